@@ -1,0 +1,36 @@
+"""Layer normalisation over the last axis.
+
+    LN(x) = gamma * (x - mean(x)) / sqrt(var(x) + eps) + beta
+
+Each position's vector is rescaled to mean 0 and variance 1, then given a learned scale and shift.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import as_real_array, check_ndim, check_not_empty, check_shape
+
+LAYER_NORM_LATEX = r"\mathrm{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta"
+
+
+def layer_norm(x, gamma, beta, eps: float = 1e-5) -> np.ndarray:
+    """Normalise each vector along the last axis, then scale by gamma and shift by beta.
+
+    Shapes: x (..., d), gamma (d,), beta (d,) -> (..., d). eps must be a positive finite number
+    (it keeps a constant vector, whose variance is 0, from dividing by zero).
+    """
+    x = as_real_array(x, "x")
+    check_ndim(x, "x", 1, "(..., d)")
+    check_not_empty(x, "x")
+    d = x.shape[-1]
+    gamma = as_real_array(gamma, "gamma")
+    beta = as_real_array(beta, "beta")
+    check_shape(gamma, "gamma", (d,))
+    check_shape(beta, "beta", (d,))
+    if not (isinstance(eps, (int, float, np.floating)) and np.isfinite(eps) and eps > 0):
+        raise ValueError(f"eps must be a positive finite number, got {eps!r}")
+    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+    centred = x - mean  # (..., d)
+    var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
+    normed = centred * (1.0 / np.sqrt(var + x.dtype.type(eps)))  # (..., d)
+    return normed * gamma.astype(x.dtype, copy=False) + beta.astype(x.dtype, copy=False)

@@ -1,0 +1,56 @@
+"""Softmax along an axis, numerically stable.
+
+    softmax(x)_i = exp(x_i - max_j x_j) / sum_k exp(x_k - max_j x_j)
+
+Subtracting the row maximum changes nothing mathematically (it cancels between numerator and
+denominator) but keeps every exponent <= 0, so exp never overflows, even for logits of 1e4.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import as_real_array
+
+SOFTMAX_LATEX = r"\mathrm{softmax}(x)_i = \frac{e^{x_i - \max_j x_j}}{\sum_k e^{x_k - \max_j x_j}}"
+
+
+def softmax(x, axis: int = -1) -> np.ndarray:
+    """Softmax of `x` along `axis`; -inf entries get weight exactly 0.
+
+    Shapes: x (...) -> same shape; every slice along `axis` sums to 1.
+    Raises `ValueError` for NaN, +inf, an empty axis, or a slice that is entirely -inf
+    (a fully masked row has nothing to attend to).
+    """
+    x = as_real_array(x, "x", allow_neg_inf=True)
+    if x.ndim == 0:
+        raise ValueError("x is a scalar; softmax needs at least one axis")
+    if x.shape[axis] == 0:
+        raise ValueError(f"x has shape {x.shape}: axis {axis} is empty")
+    return softmax_inplace(x.copy(), axis=axis)
+
+
+def softmax_inplace(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Softmax of a float array `x` along `axis`, overwriting `x` (no validation of the input).
+
+    The core's attention uses this on its own freshly computed scores: three passes over the
+    scores (max, exp, normalise) and no temporary array of their size.
+    """
+    row_max = x.max(axis=axis, keepdims=True)
+    if not np.isfinite(row_max).all():
+        _explain_bad_rows(row_max, axis)
+    x -= row_max
+    np.exp(x, out=x)
+    x *= np.reciprocal(x.sum(axis=axis, keepdims=True))
+    return x
+
+
+def _explain_bad_rows(row_max: np.ndarray, axis: int) -> None:
+    """Raise the `ValueError` that says why some row's maximum is not finite."""
+    bad = tuple(int(i) for i in np.argwhere(~np.isfinite(row_max))[0])
+    value = row_max[bad]
+    if np.isneginf(value):
+        raise ValueError(
+            f"row {bad} (along axis {axis}) is entirely -inf: every position is masked, "
+            "so there is nothing to attend to"
+        )
+    raise ValueError(f"row {bad} (along axis {axis}) has maximum {value}: the scores overflowed")
