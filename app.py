@@ -1,0 +1,24 @@
+"""Attention from scratch: entry point, shared state and navigation.
+
+Run with `streamlit run app.py`. Every page is listed here explicitly (st.navigation does not
+discover the pages/ folder). Pages read the shared state set up below and call the numpy core.
+"""
+import streamlit as st
+
+from ui.state import init_defaults
+
+st.set_page_config(page_title="Attention from scratch", page_icon="🔍", layout="wide")
+init_defaults()
+
+PAGES = {
+    "Build it": [
+        st.Page("pages/playground.py", title="Playground", icon="🧮", url_path="playground", default=True),
+    ],
+}
+
+pg = st.navigation(PAGES)
+st.sidebar.caption(
+    "Attention from scratch: every number on screen is computed by the project's own numpy core, "
+    "no deep-learning framework."
+)
+pg.run()

@@ -1,0 +1,79 @@
+"""Hand-built and random example sequences: the presets the pages start from.
+
+Each example is (tokens, q, k, v) for self-attention over one short sequence: position i has
+token i, query q[i], key k[i] and value v[i].
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import check_positive_int
+
+
+@dataclass(frozen=True)
+class Example:
+    """A named example sequence. Shapes: q (n, d_k), k (n, d_k), v (n, d_v); len(tokens) == n."""
+
+    name: str
+    description: str
+    tokens: tuple[str, ...]
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+
+
+def compass() -> Example:
+    """The hand-built example: four keys pointing north, east, south and west (d_k = 2).
+
+    Every weight can be predicted on paper: a query aligned with a key gets a large weight,
+    one orthogonal to it (dot product 0) a small one, one opposite to it a tiny one.
+    """
+    tokens = ("north", "east", "south", "west")
+    k = np.array([[0.0, 2.0], [2.0, 0.0], [0.0, -2.0], [-2.0, 0.0]])  # (4, 2): the four compass directions
+    q = np.array([
+        [0.0, 2.0],  # north looks north: aligned with its own key
+        [0.0, 2.0],  # east also looks north: aligned with north's key, orthogonal to its own
+        [2.0, 0.0],  # south looks east: aligned with east's key
+        [1.0, 1.0],  # west looks north-east: half-way between north and east, so both equally
+    ])
+    v = np.eye(4)  # one-hot values: each output row *is* that query's row of weights
+    return Example("Hand-built (compass)", "Aligned pairs get large weights, orthogonal pairs small ones.",
+                   tokens, q, k, v)
+
+
+def identical_keys(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0) -> Example:
+    """Every key the same: each query scores every key equally, so every weight is 1/n."""
+    rng = np.random.default_rng(seed)
+    q = np.round(rng.standard_normal((n, d_k)), 2)
+    k = np.tile(np.round(rng.standard_normal(d_k), 2), (n, 1))  # (n, d_k), all rows equal
+    v = np.round(rng.standard_normal((n, d_v)), 2)
+    return Example("Identical keys", "All keys are equal, so every query spreads its weight uniformly (1/n each).",
+                   default_tokens(n), q, k, v)
+
+
+def dominant_key(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0, position: int | None = None) -> Example:
+    """One key is long and points where every query points: everyone attends to it."""
+    n = check_positive_int(n, "n")
+    position = n - 1 if position is None else position
+    q = np.ones((n, d_k))  # every query points along (1, 1, ..., 1)
+    k = np.zeros((n, d_k))
+    k[position] = 3.0  # (d_k,), long and aligned with every query
+    rng = np.random.default_rng(seed)
+    v = np.round(rng.standard_normal((n, d_v)), 2)
+    return Example("One dominant key", f"Key {position} is long and aligned with every query: all of them attend to it.",
+                   default_tokens(n), q, k, v)
+
+
+def random_example(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0) -> Example:
+    """Unit-variance random q, k, v (rounded to 2 decimals so they can be read and shared)."""
+    rng = np.random.default_rng(seed)
+    q, k = (np.round(rng.standard_normal((n, d_k)), 2) for _ in range(2))
+    v = np.round(rng.standard_normal((n, d_v)), 2)
+    return Example(f"Random (seed {seed})", "Random vectors with unit-variance components.", default_tokens(n), q, k, v)
+
+
+def default_tokens(n: int) -> tuple[str, ...]:
+    """Placeholder labels t0, t1, ... for n positions."""
+    return tuple(f"t{i}" for i in range(n))

@@ -1,0 +1,109 @@
+"""Heatmaps of attention weights and of any labelled matrix.
+
+Axes are numeric positions with the tokens as tick labels, because plotly merges repeated
+category names (a sentence with "the" twice would lose a row).
+"""
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+WEIGHT_COLORSCALE = "Blues"
+MINUS_INF = "−∞"
+
+
+def fmt(x: float, digits: int = 3) -> str:
+    """A number for display; -inf shows as −∞."""
+    if np.isneginf(x):
+        return MINUS_INF
+    if np.isposinf(x):
+        return "∞"
+    return f"{x:.{digits}f}"
+
+
+def safe_labels(labels: Sequence[str]) -> list[str]:
+    """Token labels escaped for plotly's HTML-like text (a label is user text, never markup)."""
+    return [html.escape(str(label)) for label in labels]
+
+
+def _token_axis(labels: Sequence[str], title: str) -> dict:
+    return dict(title=title, tickmode="array", tickvals=list(range(len(labels))), ticktext=safe_labels(labels),
+                showgrid=False, zeroline=False)
+
+
+def attention_heatmap(weights: np.ndarray, query_labels: Sequence[str], key_labels: Sequence[str], *,
+                      scores: np.ndarray | None = None, scale_factor: float | None = None,
+                      allowed: np.ndarray | None = None, title: str | None = None,
+                      annotate: bool = True, font_size: int = 14, height: int | None = None) -> go.Figure:
+    """Heatmap of attention weights: rows are queries, columns are keys, colour fixed to 0..1.
+
+    Shapes: weights (n, m); scores (n, m) raw q·k (optional, for the hover arithmetic); allowed (n, m)
+    bool, True = may attend. Hovering a cell shows q_i · k_j, the division by sqrt(d_k) and the weight.
+    """
+    n, m = weights.shape
+    hover = _hover_text(weights, query_labels, key_labels, scores, scale_factor, allowed)
+    fig = go.Figure(go.Heatmap(
+        z=weights, x=list(range(m)), y=list(range(n)), zmin=0.0, zmax=1.0, colorscale=WEIGHT_COLORSCALE,
+        text=np.vectorize(lambda w: f"{w:.2f}")(weights) if annotate else None,
+        texttemplate="%{text}" if annotate else None, textfont=dict(size=font_size),
+        customdata=hover, hovertemplate="%{customdata}<extra></extra>",
+        colorbar=dict(title="weight", thickness=12),
+    ))
+    fig.update_layout(
+        title=title, xaxis=_token_axis(key_labels, "key (attended to)"),
+        yaxis=dict(_token_axis(query_labels, "query (attending)"), autorange="reversed"),
+        margin=dict(l=10, r=10, t=40 if title else 10, b=10), height=height or max(260, 48 * n + 110),
+    )
+    return fig
+
+
+def _hover_text(weights, query_labels, key_labels, scores, scale_factor, allowed) -> np.ndarray:
+    """One string per cell spelling out how its weight was computed."""
+    n, m = weights.shape
+    query_labels, key_labels = safe_labels(query_labels), safe_labels(key_labels)
+    out = np.empty((n, m), dtype=object)
+    for i in range(n):
+        for j in range(m):
+            head = f"query {i} '{query_labels[i]}' → key {j} '{key_labels[j]}'"
+            lines = [head]
+            if scores is not None:
+                lines.append(f"q_{i} · k_{j} = {scores[i, j]:.3f}")
+                if scale_factor is not None and scale_factor != 1.0:
+                    lines.append(f"divided by √d_k = {scores[i, j] * scale_factor:.3f}")
+                else:
+                    lines.append("not scaled")
+            if allowed is not None and not allowed[i, j]:
+                lines.append("masked: −∞ before the softmax")
+            lines.append(f"weight = {weights[i, j]:.3f}")
+            out[i, j] = "<br>".join(lines)
+    return out
+
+
+def matrix_heatmap(values: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,
+                   title: str | None = None, colorscale: str = "RdBu", symmetric: bool = True,
+                   zmin: float | None = None, zmax: float | None = None, digits: int = 2,
+                   height: int | None = None) -> go.Figure:
+    """Annotated heatmap of any small matrix (-inf cells shown as −∞ and left uncoloured).
+
+    Shapes: values (r, c); row_labels r strings; col_labels c strings.
+    """
+    values = np.asarray(values, dtype=float)
+    r, c = values.shape
+    finite = np.where(np.isfinite(values), values, np.nan)
+    if symmetric and zmin is None and zmax is None:
+        bound = float(np.nanmax(np.abs(finite))) if np.isfinite(finite).any() else 1.0
+        zmin, zmax = -(bound or 1.0), (bound or 1.0)
+    text = np.vectorize(lambda x: fmt(x, digits))(values)
+    fig = go.Figure(go.Heatmap(
+        z=finite, x=list(range(c)), y=list(range(r)), zmin=zmin, zmax=zmax, colorscale=colorscale,
+        text=text, texttemplate="%{text}", hovertemplate="row %{y}, column %{x}: %{text}<extra></extra>",
+        showscale=False,
+    ))
+    fig.update_layout(
+        title=title, xaxis=_token_axis(col_labels, None), yaxis=dict(_token_axis(row_labels, None), autorange="reversed"),
+        margin=dict(l=10, r=10, t=40 if title else 10, b=10), height=height or max(180, 34 * r + 90),
+    )
+    return fig
