@@ -5,10 +5,11 @@ discover the pages/ folder). Pages read the shared state set up below and call t
 """
 import streamlit as st
 
-from ui.state import init_defaults
+from ui.state import init_defaults, mark_app_entry
 
 st.set_page_config(page_title="Attention from scratch", page_icon="🔍", layout="wide")
 init_defaults()
+mark_app_entry()
 
 PAGES = {
     "Build it": [

@@ -17,3 +17,30 @@ def init_defaults() -> None:
     """Set every shared key that is not set yet (first run of a session)."""
     st.session_state.setdefault(SEQUENCE_KEY, default_sequence())
     st.session_state.setdefault(f"{SEQUENCE_KEY}_rev", 0)
+
+
+APP_ENTRY_KEY = "_app_entry_ran"
+
+
+def mark_app_entry() -> None:
+    """Called by app.py on every run, before the page runs."""
+    st.session_state[APP_ENTRY_KEY] = True
+
+
+def require_app_entry() -> None:
+    """First line of every page: make sure the page runs through app.py's navigation.
+
+    Streamlit quirk (1.67): until some run has called st.navigation, a server whose folder holds
+    `pages/` treats it as an old-style multipage app, so the very first deep link after a restart
+    (/playground?...) would run the page file alone, without app.py's state and navigation. Turn
+    that legacy mode off and rerun: the rerun goes through app.py and lands on the same page and URL.
+    """
+    if st.session_state.get(APP_ENTRY_KEY):
+        return
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+
+        PagesManager.uses_pages_directory = False
+    except ImportError:  # a future Streamlit without the legacy mode
+        pass
+    st.rerun()

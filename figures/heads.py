@@ -1,0 +1,118 @@
+"""Figures for multi-head attention: how d_model is split between heads, and every head's weights.
+
+Pure functions: numpy arrays in, plotly Figures out (no streamlit).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
+
+HEAD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+
+
+def head_colour(h: int) -> str:
+    """The colour that marks head h (0-based) in every figure."""
+    return HEAD_COLOURS[h % len(HEAD_COLOURS)]
+
+
+def head_split_figure(matrix: np.ndarray, n_heads: int, row_labels: Sequence[str], *, title: str | None = None,
+                      annotate: bool | None = None) -> go.Figure:
+    """A (n, d_model) matrix with each head's block of d_head columns framed and named.
+
+    Shapes: matrix (n, d_model), n_heads divides d_model; row_labels n strings. Head h owns columns
+    h*d_head .. (h+1)*d_head - 1: the picture of "d_model is split into h chunks".
+    """
+    d_model = np.shape(matrix)[1]
+    if n_heads < 1 or d_model % n_heads:
+        raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}")
+    d_head = d_model // n_heads
+    blocks = [(h * d_head, (h + 1) * d_head, f"head {h + 1}" if n_heads <= 8 or d_head > 1 else str(h + 1),
+               head_colour(h)) for h in range(n_heads)]
+    return column_blocks_figure(matrix, row_labels, blocks, title=title, annotate=annotate)
+
+
+def column_blocks_figure(matrix: np.ndarray, row_labels: Sequence[str], blocks: Sequence[tuple[int, int, str, str]],
+                         *, column_labels: Sequence[str] | None = None, title: str | None = None,
+                         annotate: bool | None = None) -> go.Figure:
+    """A matrix heatmap (blue > 0, red < 0) with groups of columns framed and named above.
+
+    Shapes: matrix (n, d); row_labels n strings; blocks (start, stop, name, colour) with
+    0 <= start < stop <= d; column_labels d strings (default: the column numbers).
+    """
+    matrix = np.asarray(matrix, dtype=float)
+    n, d = matrix.shape
+    bound = float(np.max(np.abs(matrix))) or 1.0
+    annotate = (d <= 16 and n <= 12) if annotate is None else annotate
+    owner = [""] * d
+    for start, stop, name, _ in blocks:
+        owner[start:stop] = [name] * (stop - start)
+    fig = go.Figure(go.Heatmap(
+        z=matrix, x=list(range(d)), y=list(range(n)), zmin=-bound, zmax=bound, colorscale="RdBu",
+        text=np.vectorize(lambda v: f"{v:.2f}")(matrix) if annotate else None,
+        texttemplate="%{text}" if annotate else None, textfont=dict(size=10),
+        customdata=np.array([safe_labels(owner)] * n),
+        hovertemplate="row %{y}, column %{x} (%{customdata}): %{z:.3f}<extra></extra>", showscale=False,
+    ))
+    for start, stop, name, colour in blocks:
+        left, right = start - 0.5, stop - 0.5
+        fig.add_shape(type="rect", x0=left, x1=right, y0=-0.5, y1=n - 0.5, line=dict(color=colour, width=3))
+        fig.add_annotation(x=(left + right) / 2, y=-0.5, yshift=4, yanchor="bottom", showarrow=False,
+                           text=f"<b>{safe_labels([name])[0]}</b>", font=dict(color=colour, size=12))
+    xaxis = dict(title="column", showgrid=False, zeroline=False)
+    if column_labels is not None:
+        xaxis.update(tickmode="array", tickvals=list(range(d)), ticktext=safe_labels(column_labels), tickangle=-60)
+    fig.update_layout(
+        title=title, margin=dict(l=10, r=10, t=70 if title else 30, b=10), height=max(200, 26 * n + 130),
+        xaxis=xaxis, yaxis=dict(tickmode="array", tickvals=list(range(n)), ticktext=safe_labels(row_labels),
+                                autorange="reversed", showgrid=False, zeroline=False),
+    )
+    return fig
+
+
+def heads_grid(weights: np.ndarray, labels: Sequence[str], titles: Sequence[str], *, columns: int = 4,
+               annotate: bool | None = None, height_per_row: int = 300) -> go.Figure:
+    """One attention heatmap per head, side by side, all on one colour scale 0..1.
+
+    Shapes: weights (n_heads, n, n), rows sum to 1; labels n token strings; titles n_heads strings
+    (plotly text: each title is escaped here except for <br> line breaks).
+    """
+    weights = np.asarray(weights, dtype=float)
+    h, n, m = weights.shape
+    if len(titles) != h:
+        raise ValueError(f"{len(titles)} titles for {h} heads")
+    cols = max(1, min(columns, h))
+    rows = -(-h // cols)
+    annotate = (n <= 8 and cols <= 4) if annotate is None else annotate
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[_title(t) for t in titles],
+                        horizontal_spacing=0.04, vertical_spacing=min(0.25, 0.5 / rows))
+    ticks = safe_labels(labels)
+    for k in range(h):
+        r, c = divmod(k, cols)
+        hover = np.array([[f"head {k + 1}: query {i} '{ticks[i]}' → key {j} '{ticks[j]}'" for j in range(m)]
+                          for i in range(n)])
+        fig.add_trace(go.Heatmap(
+            z=weights[k], x=list(range(m)), y=list(range(n)), coloraxis="coloraxis",
+            text=np.vectorize(lambda w: f"{w:.2f}")(weights[k]) if annotate else None,
+            texttemplate="%{text}" if annotate else None, textfont=dict(size=10), customdata=hover,
+            hovertemplate="%{customdata}<br>weight = %{z:.3f}<extra></extra>", name=f"head {k + 1}",
+        ), row=r + 1, col=c + 1)
+        axis = dict(tickmode="array", tickvals=list(range(n)), ticktext=ticks, showgrid=False, zeroline=False,
+                    tickfont=dict(size=9))
+        fig.update_xaxes(axis, row=r + 1, col=c + 1)
+        fig.update_yaxes(axis, autorange="reversed", row=r + 1, col=c + 1)
+    fig.update_annotations(font=dict(size=12))
+    fig.update_layout(
+        coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=dict(title="weight", thickness=12)),
+        height=rows * height_per_row + 40, margin=dict(l=10, r=10, t=70, b=10),
+    )
+    return fig
+
+
+def _title(text: str) -> str:
+    """Escape a title for plotly's HTML-like text, keeping the line breaks we put in."""
+    return "<br>".join(safe_labels(str(text).split("\n")))

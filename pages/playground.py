@@ -1,0 +1,113 @@
+"""Playground: type query, key and value vectors and watch the attention weights change live."""
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention import attention_steps
+from attention.dot_product import ATTENTION_LATEX
+from figures.geometry import arrows_figure
+from figures.heatmaps import attention_heatmap, fmt
+from ui.export import matrices_to_csv, matrices_to_json
+from ui.sequence_editor import reset_sequence, sequence_editor
+from ui.state import SEQUENCE_KEY, require_app_entry
+from ui.url import decode_flag, decode_sequence, encode_flag, encode_sequence
+from ui.urlsync import show_url_warnings, write_page_params
+
+require_app_entry()
+KEY = SEQUENCE_KEY
+
+
+def load_from_url() -> None:
+    """On this page's first run in a session, take the state from the URL (bad parts fall back)."""
+    if st.session_state.get("pg_url_read"):
+        return
+    st.session_state["pg_url_read"] = True
+    params = st.query_params.to_dict()
+    warnings: list[str] = []
+    if any(m in params for m in ("q", "k", "v", "tokens")):
+        reset_sequence(KEY, decode_sequence(params, warnings))
+    st.session_state["pg_causal"] = decode_flag(params, "causal", st.session_state.get("pg_causal", False), warnings)
+    st.session_state["pg_scale"] = decode_flag(params, "scale", st.session_state.get("pg_scale", True), warnings)
+    st.session_state["pg_url_warnings"] = warnings
+
+
+def matrix_table(a: np.ndarray, row_labels, col_labels, digits: int = 3) -> pd.DataFrame:
+    """A matrix as a table of display strings (so −∞ shows as −∞)."""
+    return pd.DataFrame([[fmt(x, digits) for x in row] for row in a], index=list(row_labels),
+                        columns=list(col_labels))
+
+
+def show_step(title: str, a: np.ndarray, rows, cols, note: str = "") -> None:
+    st.markdown(f"**{title}** &nbsp; `{a.shape[0]} × {a.shape[1]}`" + (f" — {note}" if note else ""))
+    st.dataframe(matrix_table(a, rows, cols), width="content")
+
+
+load_from_url()
+st.title("Attention playground")
+st.markdown(
+    "Each position has a **query** (what it looks for), a **key** (what it offers) and a **value** (what it "
+    "hands over). A query is compared with every key by a dot product; the softmax turns that row of scores into "
+    "weights that sum to 1; the output is the weighted average of the values."
+)
+st.latex(ATTENTION_LATEX)
+show_url_warnings("pg_url_warnings")
+
+left, right = st.columns([5, 4], gap="large")
+with left:
+    seq = sequence_editor(KEY)
+with right:
+    t1, t2 = st.columns(2)
+    causal = t1.toggle("Causal mask", key="pg_causal", persist_state="session",
+                       help="Each position may only attend to itself and earlier positions: scores above the "
+                            "diagonal become −∞ before the softmax, so their weights are exactly 0.")
+    scale = t2.toggle("Divide by √d_k", key="pg_scale", persist_state="session",
+                      help="Scale the scores by 1/√d_k before the softmax. Off: raw dot products.")
+    try:
+        steps = attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale)
+    except ValueError as err:
+        st.error(f"Cannot compute attention: {err}")
+        st.stop()
+    st.plotly_chart(attention_heatmap(steps.weights, seq.tokens, seq.tokens, scores=steps.scores,
+                                      scale_factor=steps.scale_factor, allowed=steps.allowed),
+                    width="stretch", key="pg_heatmap")
+    st.caption("Rows are queries, columns are keys; each row sums to 1. Hover a cell for its arithmetic.")
+    if seq.d_k == 2:
+        st.markdown("**Geometry (d_k = 2).** Queries in red, keys in blue: aligned arrows have a large dot "
+                    "product, perpendicular ones a dot product of 0.")
+        st.plotly_chart(arrows_figure(seq.q, seq.k, seq.tokens), width="stretch", key="pg_geometry")
+
+st.subheader("Step by step")
+tok = seq.tokens
+dk_cols = [f"d{j + 1}" for j in range(seq.d_k)]
+dv_cols = [f"d{j + 1}" for j in range(seq.d_v)]
+c1, c2, c3 = st.columns(3)
+with c1:
+    show_step("1. Q", steps.q, tok, dk_cols)
+with c2:
+    show_step("2. Kᵀ", steps.k.T, dk_cols, tok, "keys as columns")
+with c3:
+    show_step("3. Q Kᵀ", steps.scores, tok, tok, "every query dotted with every key")
+c4, c5 = st.columns(2)
+with c4:
+    note = f"÷ √{seq.d_k} = × {steps.scale_factor:.3f}" if scale else "scaling off: same as Q Kᵀ"
+    show_step("4. Scaled scores", steps.scaled, tok, tok, note)
+with c5:
+    show_step("5. Masked scores", steps.masked, tok, tok,
+              "−∞ above the diagonal (future positions)" if causal else "causal mask off: nothing masked")
+c6, c7 = st.columns(2)
+with c6:
+    weights_with_sums = np.column_stack([steps.weights, steps.weights.sum(axis=1)])
+    show_step("6. Weights = softmax(row)", weights_with_sums, tok, [*tok, "row sum"], "the last column is each row's sum")
+with c7:
+    show_step("7. Output = weights @ V", steps.output, tok, dv_cols, "each row: a weighted average of the values")
+
+st.subheader("Download")
+matrices = {"Q": steps.q, "K": steps.k, "V": steps.v, "scores": steps.scores, "weights": steps.weights,
+            "output": steps.output}
+d1, d2, _ = st.columns([1, 1, 3])
+d1.download_button("Matrices as CSV", matrices_to_csv(tok, matrices), file_name="attention.csv",
+                   mime="text/csv", key="pg_csv", on_click="ignore")
+d2.download_button("Matrices as JSON", matrices_to_json(tok, matrices, causal=causal, scale=scale),
+                   file_name="attention.json", mime="application/json", key="pg_json", on_click="ignore")
+
+write_page_params({**encode_sequence(seq), "causal": encode_flag(causal), "scale": encode_flag(scale)})

@@ -1,0 +1,44 @@
+"""Helpers for AppTest-based page tests."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+TIMEOUT = 90
+APP = Path(__file__).resolve().parents[1] / "app.py"
+
+
+def run_page(page: str | None = None, query: dict[str, str] | None = None, state: dict | None = None) -> AppTest:
+    """Run app.py (optionally with a URL query and session state), switch to `page`, return the AppTest."""
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    for k, v in (state or {}).items():
+        at.session_state[k] = v
+    at.run()
+    if page:
+        at.switch_page(page)
+        at.run()
+    return at
+
+
+def plotly_figures(at: AppTest) -> list[dict]:
+    """Every plotly chart on the page as its figure JSON."""
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def heatmap_z(fig: dict) -> np.ndarray:
+    """The z matrix of the first heatmap trace of a figure."""
+    trace = next(t for t in fig["data"] if t.get("type") == "heatmap")
+    z = trace["z"]
+    if isinstance(z, dict):  # plotly's typed-array encoding
+        import base64
+        raw = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
+        shape = z.get("shape")
+        if isinstance(shape, str):
+            shape = [int(x) for x in shape.split(",")]
+        return raw.reshape(shape) if shape else raw
+    return np.array(z, dtype=float)

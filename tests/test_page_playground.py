@@ -1,0 +1,106 @@
+"""The Playground page under AppTest: the numbers it shows are the core's numbers."""
+import numpy as np
+
+from attention import scaled_dot_product_attention
+from attention.examples import random_example
+from tests.apptest_helpers import heatmap_z, plotly_figures, run_page
+from ui.sequence import default_sequence, from_example
+from ui.url import encode_sequence
+
+
+def shown_weights(at) -> np.ndarray:
+    return heatmap_z(plotly_figures(at)[0])
+
+
+def test_playground_runs_and_shows_the_hand_built_example():
+    at = run_page()
+    assert not at.exception
+    seq = default_sequence()
+    _, expected = scaled_dot_product_attention(seq.q, seq.k, seq.v)
+    np.testing.assert_allclose(shown_weights(at), expected, atol=1e-12)
+    # the aligned pair (north's query, north's key) beats the orthogonal pair (north's query, east's key)
+    assert shown_weights(at)[0, 0] > 0.8 > 0.1 > shown_weights(at)[0, 1]
+
+
+def test_causal_toggle_zeroes_everything_above_the_diagonal():
+    seq = from_example(random_example(6, 3, 2, seed=4))
+    at = run_page(state={"seq": seq})
+    assert np.triu(shown_weights(at), 1).any()  # without the mask the future gets weight
+    at.toggle(key="pg_causal").set_value(True).run()
+    w = shown_weights(at)
+    assert not at.exception
+    assert np.all(np.triu(w, 1) == 0.0)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(w, scaled_dot_product_attention(seq.q, seq.k, seq.v, causal=True)[1], atol=1e-12)
+
+
+def test_switching_scaling_changes_the_weights_as_the_core_predicts():
+    seq = from_example(random_example(5, 8, 2, seed=1))
+    at = run_page(state={"seq": seq})
+    scaled = shown_weights(at)
+    at.toggle(key="pg_scale").set_value(False).run()
+    unscaled = shown_weights(at)
+    np.testing.assert_allclose(scaled, scaled_dot_product_attention(seq.q, seq.k, seq.v, scale=True)[1], atol=1e-12)
+    np.testing.assert_allclose(unscaled, scaled_dot_product_attention(seq.q, seq.k, seq.v, scale=False)[1], atol=1e-12)
+    assert not np.allclose(scaled, unscaled)
+    assert unscaled.max() > scaled.max()  # without 1/sqrt(d_k) the softmax is sharper
+
+
+def test_pasted_text_replaces_the_matrix():
+    at = run_page()
+    at.text_area(key="seq_text_k").set_value("1 0; 0 1; 1 0; 0 1").run()
+    assert not at.exception and not at.error
+    assert np.array_equal(at.session_state["seq"].k, [[1, 0], [0, 1], [1, 0], [0, 1]])
+
+
+def test_bad_text_shows_an_error_and_keeps_the_previous_matrices():
+    at = run_page()
+    before = at.session_state["seq"]
+    at.text_area(key="seq_text_q").set_value("1 0; 0 banana; 1 1; 0 0").run()
+    assert not at.exception
+    assert any("banana" in e.value and "previous Q is kept" in e.value for e in at.error)
+    after = at.session_state["seq"]
+    assert np.array_equal(after.q, before.q) and np.array_equal(after.k, before.k)
+    assert at.text_area(key="seq_text_q").value == "1 0; 0 banana; 1 1; 0 0"  # what was typed is not thrown away
+    at.text_area(key="seq_text_q").set_value("1 0; 0 1").run()  # right numbers, wrong number of rows
+    assert any("2 row(s) given, expected 4" in e.value for e in at.error)
+
+
+def test_changing_sizes_keeps_the_values_that_fit():
+    at = run_page()
+    before = at.session_state["seq"]
+    at.number_input(key="seq_n_in").set_value(6).run()
+    at.number_input(key="seq_dk_in").set_value(3).run()
+    seq = at.session_state["seq"]
+    assert not at.exception and seq.q.shape == (6, 3) and seq.v.shape == (6, 4)
+    assert np.array_equal(seq.q[:4, :2], before.q) and shown_weights(at).shape == (6, 6)
+
+
+def test_presets_load_and_behave_as_described():
+    at = run_page()
+    at.selectbox(key="seq_preset").set_value("Identical keys").run()
+    at.button(key="seq_load").click().run()
+    np.testing.assert_allclose(shown_weights(at), 1 / 4, atol=1e-12)  # identical keys: uniform weights
+    at.selectbox(key="seq_preset").set_value("One dominant key").run()
+    at.button(key="seq_load").click().run()
+    assert np.all(shown_weights(at).argmax(axis=1) == 3)
+
+
+def test_a_url_with_the_state_reproduces_it():
+    seq = from_example(random_example(5, 3, 2, seed=9))
+    query = {**encode_sequence(seq), "causal": "1", "scale": "0"}
+    at = run_page(query=query)
+    assert not at.exception and not at.warning
+    assert at.session_state["seq"].equals(seq)
+    assert at.toggle(key="pg_causal").value is True and at.toggle(key="pg_scale").value is False
+    expected = scaled_dot_product_attention(seq.q, seq.k, seq.v, causal=True, scale=False)[1]
+    np.testing.assert_allclose(shown_weights(at), expected, atol=1e-12)
+    assert at.query_params["q"] == query["q"]  # the page writes the same state back into the URL
+
+
+def test_a_malformed_url_warns_and_falls_back_without_crashing():
+    at = run_page(query={"q": "1,<script>", "k": "1", "v": "1", "causal": "yes please"})
+    assert not at.exception
+    texts = " ".join(w.value for w in at.warning)
+    assert "could not be used" in texts and "'causal' should be 0 or 1" in texts
+    assert at.session_state["seq"].equals(default_sequence())

@@ -1,0 +1,76 @@
+"""The sequence's text form, token labels and resizing (ui/sequence.py)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from ui.sequence import MAX_N, TokenSequence, default_sequence, format_matrix, parse_matrix, parse_tokens
+
+
+def test_parse_accepts_semicolons_newlines_and_commas():
+    expected = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    assert np.array_equal(parse_matrix("1 0 0; 0 1 0"), expected)
+    assert np.array_equal(parse_matrix("1, 0, 0\n0,1,0\n"), expected)
+    assert np.array_equal(parse_matrix("  1 0 0 ;; 0 1 0  "), expected)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("1 x; 0 1", r"row 1, value 2: 'x' is not a number"),
+    ("1 0; 0", r"row 2 has 1 value\(s\), expected 2"),
+    ("nan 0; 0 1", "not a finite number"),
+    ("inf 0; 0 1", "not a finite number"),
+    ("1e9 0; 0 1", "too large"),
+    ("", "no numbers"),
+    (" ; \n", "no numbers"),
+])
+def test_parse_rejects_bad_text_with_a_message(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_matrix(text, rows=2, cols=2, name="Q")
+
+
+def test_parse_checks_the_expected_shape():
+    with pytest.raises(ValueError, match=r"3 row\(s\) given, expected 2"):
+        parse_matrix("1 0; 0 1; 1 1", rows=2, cols=2)
+    with pytest.raises(ValueError, match="expected 3"):
+        parse_matrix("1 0; 0 1", rows=2, cols=3)
+
+
+def test_parse_refuses_oversized_text_before_parsing():
+    with pytest.raises(ValueError, match="characters long"):
+        parse_matrix("1 " * 5000)
+    with pytest.raises(ValueError, match="too large"):
+        parse_matrix("; ".join(["1"] * (MAX_N + 1)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 6)),
+              elements=st.floats(-1000, 1000, allow_nan=False, allow_infinity=False)))
+def test_format_then_parse_gives_back_exactly_the_same_floats(a):
+    assert np.array_equal(parse_matrix(format_matrix(a)), a)
+    assert np.array_equal(parse_matrix(format_matrix(a, row_sep=";")), a)
+
+
+def test_tokens_are_padded_or_cut_with_a_notice():
+    assert parse_tokens("the cat sat", 3) == (("the", "cat", "sat"), None)
+    tokens, notice = parse_tokens("the cat", 4)
+    assert tokens == ("the", "cat", "t2", "t3") and "2 label(s) for 4" in notice
+    tokens, notice = parse_tokens("a b c d e", 3)
+    assert tokens == ("a", "b", "c") and "only the first 3" in notice
+
+
+def test_resizing_keeps_the_values_that_still_fit():
+    seq = default_sequence()
+    bigger = seq.resized(6, 3, 5)
+    assert bigger.q.shape == (6, 3) and bigger.v.shape == (6, 5) and bigger.n == 6
+    assert np.array_equal(bigger.q[:4, :2], seq.q) and not bigger.q[4:].any() and not bigger.q[:, 2].any()
+    assert bigger.tokens[:4] == seq.tokens
+    smaller = bigger.resized(2, 1, 1)
+    assert np.array_equal(smaller.k, seq.k[:2, :1]) and smaller.tokens == seq.tokens[:2]
+
+
+def test_with_matrix_replaces_only_that_matrix():
+    seq = default_sequence()
+    new = seq.with_matrix("k", np.ones((4, 2)))
+    assert np.array_equal(new.k, np.ones((4, 2))) and np.array_equal(new.q, seq.q)
+    assert isinstance(new, TokenSequence) and not new.equals(seq)

@@ -1,0 +1,180 @@
+"""The shared Q/K/V editor: sizes, token labels, presets, a grid and a text box per matrix.
+
+Canonical state: st.session_state[key] is a TokenSequence. Grids are given a *base* snapshot
+(st.session_state[key + "_base"]) and a widget key with the shape and a revision counter; the
+revision is bumped only on a deliberate reset (preset, pasted text, resize, URL), so a grid's
+own edits are never fed back as its input and never disappear.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention.examples import compass, dominant_key, identical_keys, random_example
+from ui.sequence import (MAX_ABS_VALUE, MAX_D, MAX_N, TokenSequence, format_matrix, from_example, parse_matrix,
+                         parse_tokens)
+
+MATRIX_HELP = {
+    "q": "Queries: what each position is looking for. One row per position, one column per dimension (d_k).",
+    "k": "Keys: what each position offers to be found by. Same width as the queries (d_k).",
+    "v": "Values: what each position hands over when it is attended to (d_v columns).",
+}
+PRESETS = ("Hand-built (compass)", "Identical keys", "One dominant key", "Random")
+
+
+def reset_sequence(key: str, seq: TokenSequence, *, keep_token_text: bool = False) -> None:
+    """Make `seq` the canonical state and redraw every editor from it (call before widgets are drawn,
+    or from a callback)."""
+    st.session_state[key] = seq
+    st.session_state[f"{key}_synced"] = seq
+    st.session_state[f"{key}_base"] = seq
+    st.session_state[f"{key}_rev"] = st.session_state.get(f"{key}_rev", 0) + 1
+    for m in "qkv":
+        st.session_state[f"{key}_text_{m}"] = format_matrix(seq.matrix(m))
+        st.session_state.pop(f"{key}_err_{m}", None)
+    st.session_state[f"{key}_n_in"], st.session_state[f"{key}_dk_in"], st.session_state[f"{key}_dv_in"] = (
+        seq.n, seq.d_k, seq.d_v)
+    if not keep_token_text:
+        st.session_state[f"{key}_tokens_in"] = " ".join(seq.tokens)
+        st.session_state.pop(f"{key}_tokens_notice", None)
+
+
+def _ensure_widget_state(key: str) -> TokenSequence:
+    """Fill in any widget value that was dropped (e.g. after a page switch) from the canonical state,
+    and redraw everything if another page (or a test) replaced the sequence since the editor last saw it."""
+    seq = st.session_state[key]
+    if st.session_state.get(f"{key}_synced") is not seq:
+        reset_sequence(key, seq)
+    st.session_state.setdefault(f"{key}_base", seq)
+    st.session_state.setdefault(f"{key}_rev", 0)
+    defaults = {f"{key}_n_in": seq.n, f"{key}_dk_in": seq.d_k, f"{key}_dv_in": seq.d_v,
+                f"{key}_tokens_in": " ".join(seq.tokens),
+                **{f"{key}_text_{m}": format_matrix(seq.matrix(m)) for m in "qkv"}}
+    for k, v in defaults.items():
+        st.session_state.setdefault(k, v)
+    return seq
+
+
+def _on_resize(key: str) -> None:
+    seq = st.session_state[key]
+    n, d_k, d_v = (int(st.session_state[f"{key}_{s}_in"]) for s in ("n", "dk", "dv"))
+    reset_sequence(key, seq.resized(n, d_k, d_v))
+
+
+def _on_tokens(key: str) -> None:
+    seq = st.session_state[key]
+    tokens, notice = parse_tokens(st.session_state[f"{key}_tokens_in"], seq.n)
+    reset_sequence(key, TokenSequence(tokens, seq.q, seq.k, seq.v), keep_token_text=True)
+    if notice:
+        st.session_state[f"{key}_tokens_notice"] = notice
+
+
+def _on_text(key: str, m: str) -> None:
+    seq = st.session_state[key]
+    cols = seq.d_v if m == "v" else seq.d_k
+    try:
+        value = parse_matrix(st.session_state[f"{key}_text_{m}"], rows=seq.n, cols=cols, name=m.upper())
+    except ValueError as err:
+        st.session_state[f"{key}_err_{m}"] = f"{err}. The previous {m.upper()} is kept."
+        return
+    text = st.session_state[f"{key}_text_{m}"]
+    reset_sequence(key, seq.with_matrix(m, value))
+    st.session_state[f"{key}_text_{m}"] = text  # keep the student's own layout of what they pasted
+
+
+def _on_preset(key: str) -> None:
+    seq = st.session_state[key]
+    choice = st.session_state[f"{key}_preset"]
+    seed = int(st.session_state.get(f"{key}_seed", 0))
+    n, d_k, d_v = seq.n, seq.d_k, seq.d_v
+    example = {
+        "Hand-built (compass)": compass,
+        "Identical keys": lambda: identical_keys(n, d_k, d_v, seed),
+        "One dominant key": lambda: dominant_key(n, d_k, d_v, seed),
+        "Random": lambda: random_example(n, d_k, d_v, seed),
+    }[choice]()
+    reset_sequence(key, from_example(example))
+    st.session_state[f"{key}_preset_note"] = example.description
+
+
+def size_controls(key: str) -> None:
+    """Number inputs for n, d_k, d_v (changing them keeps the values that still fit)."""
+    c1, c2, c3 = st.columns(3)
+    c1.number_input("positions n", 1, MAX_N, key=f"{key}_n_in", on_change=_on_resize, args=(key,),
+                    help="How many tokens in the sequence (1 to 16). Values that still fit are kept.")
+    c2.number_input("d_k", 1, MAX_D, key=f"{key}_dk_in", on_change=_on_resize, args=(key,),
+                    help="Length of each query and key vector (1 to 16).")
+    c3.number_input("d_v", 1, MAX_D, key=f"{key}_dv_in", on_change=_on_resize, args=(key,),
+                    help="Length of each value vector, and so of each output (1 to 16).")
+
+
+def preset_controls(key: str) -> None:
+    """A preset picker with a seed, and a button that loads it."""
+    c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+    c1.selectbox("Preset", PRESETS, key=f"{key}_preset",
+                 help="Start from a known example: the hand-built one can be predicted on paper.")
+    c2.number_input("seed", 0, 10_000, key=f"{key}_seed", help="Seed for the random presets.")
+    c3.button("Load", key=f"{key}_load", on_click=_on_preset, args=(key,), width="stretch")
+    note = st.session_state.get(f"{key}_preset_note")
+    if note:
+        st.caption(note)
+
+
+def _grid(key: str, m: str, seq: TokenSequence) -> None:
+    """One matrix as an editable grid; edits go straight into the canonical state."""
+    base: TokenSequence = st.session_state[f"{key}_base"]
+    values = base.matrix(m)
+    n, d = values.shape
+    columns = [f"{m}{j + 1}" for j in range(d)]
+    frame = pd.DataFrame(values, columns=columns)
+    frame.insert(0, "token", list(base.tokens))
+    config = {c: st.column_config.NumberColumn(c, min_value=-MAX_ABS_VALUE, max_value=MAX_ABS_VALUE, format="%.4g",
+                                               width="small") for c in columns}
+    config["token"] = st.column_config.TextColumn("token", disabled=True, width="small")
+    rev = st.session_state[f"{key}_rev"]
+    edited = st.data_editor(frame, key=f"{key}_grid_{m}_{n}x{d}_r{rev}", hide_index=True, num_rows="fixed",
+                            column_config=config, width="stretch")
+    new = edited[columns].to_numpy(dtype=float, na_value=np.nan)
+    if np.isnan(new).any():
+        st.warning(f"An empty {m.upper()} cell keeps its previous value; type a number to change it.")
+        new = np.where(np.isnan(new), seq.matrix(m), new)
+    if not np.array_equal(new, seq.matrix(m)):
+        seq = seq.with_matrix(m, new)
+        st.session_state[key] = st.session_state[f"{key}_synced"] = seq
+        st.session_state[f"{key}_text_{m}"] = format_matrix(new)  # the text box follows the grid
+        st.session_state.pop(f"{key}_err_{m}", None)
+
+
+def _text_box(key: str, m: str) -> None:
+    seq = st.session_state[key]
+    cols = seq.d_v if m == "v" else seq.d_k
+    st.text_area(f"{m.upper()} as text", key=f"{key}_text_{m}", on_change=_on_text, args=(key, m), height=110,
+                 help=f"Paste {seq.n} rows of {cols} numbers: rows separated by new lines or ';', "
+                      "numbers by spaces or commas, e.g. `1 0; 0 1`. Press Ctrl+Enter or click away to apply.")
+    err = st.session_state.get(f"{key}_err_{m}")
+    if err:
+        st.error(err)
+
+
+def sequence_editor(key: str, *, presets: bool = True, sizes: bool = True) -> TokenSequence:
+    """Draw the whole editor for the sequence at st.session_state[key]; return the current sequence."""
+    _ensure_widget_state(key)
+    if presets:
+        preset_controls(key)
+    if sizes:
+        size_controls(key)
+    st.text_input("Token labels", key=f"{key}_tokens_in", on_change=_on_tokens, args=(key,),
+                  help="One label per position, separated by spaces. Labels are only names; the vectors "
+                       "below are what attention computes with.")
+    notice = st.session_state.get(f"{key}_tokens_notice")
+    if notice:
+        st.info(notice)
+    for m, col in zip("qkv", st.columns(3)):
+        with col:
+            st.markdown(f"**{m.upper()}** ({st.session_state[key].n} × "
+                        f"{st.session_state[key].d_v if m == 'v' else st.session_state[key].d_k})",
+                        help=MATRIX_HELP[m])
+            _grid(key, m, st.session_state[key])
+            _text_box(key, m)
+    return st.session_state[key]
