@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import importlib.metadata
 import math
 import os
 import subprocess
@@ -53,6 +54,21 @@ def test_weights_file_is_the_published_checkpoint(model):
 def test_load_is_cached(model):
     assert load_minilm() is model
     assert load_minilm() is load_minilm()
+
+
+def test_model_files_are_found_in_the_package(model):
+    assert pretrained.model_dir() == model.source
+    assert (model.source / "tokenizer.json").is_file()
+
+
+def test_missing_package_says_how_to_install(monkeypatch):
+    def no_distribution(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(pretrained.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(pretrained.importlib.metadata, "files", no_distribution)
+    with pytest.raises(FileNotFoundError, match="requirements-model.txt"):
+        pretrained.model_dir()
 
 
 def test_config_matches_the_architecture(model):
