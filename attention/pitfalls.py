@@ -1,0 +1,262 @@
+"""Three classic attention bugs, written out so a page can run them beside the correct version.
+
+- Masking *after* the softmax: the future is zeroed too late, rows no longer sum to 1.
+- Multiplying by K instead of Kᵀ: only runs when n == d_k, and then it silently computes nonsense.
+- Reading the weights as an explanation: different inputs can share one attention pattern.
+
+Also the check that catches a broken causal mask: outputs up to position t must not move, bit for
+bit, when only tokens after t change. Mask convention everywhere: True = may attend.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import as_real_array, check_positive_int
+from .dot_product import check_qkv, scaled_dot_product_attention
+from .examples import Example, random_example
+from .masks import causal_mask
+from .softmax import softmax
+
+MASK_AFTER_SOFTMAX_LATEX = (r"\tilde{A} = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) \odot M, \qquad"
+                            r"\text{leak}_i = 1 - \sum_j \tilde{A}_{ij}")
+CAUSAL_LATEX = (r"A = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right), \qquad "
+                r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}")
+WRONG_TRANSPOSE_LATEX = (r"\underbrace{Q K^\top}_{(n \times d_k)(d_k \times n) \,=\, n \times n}"
+                         r"\quad\text{vs.}\quad"
+                         r"\underbrace{Q K}_{(n \times d_k)(n \times d_k):\ \text{runs only if } d_k = n}")
+ROW_SUM_TOLERANCE = 1e-9
+
+
+def _scaled_scores(q: np.ndarray, k: np.ndarray, scale: bool) -> np.ndarray:
+    scores = q @ k.T  # (n, m)
+    return scores / math.sqrt(q.shape[-1]) if scale else scores
+
+
+@dataclass(frozen=True)
+class AfterSoftmaxMask:
+    """The buggy causal attention: softmax over every key, then the masked weights set to 0.
+
+    Shapes: full_weights, weights (n, m); output (n, d_v); row_sums, leak (n,).
+    """
+
+    full_weights: np.ndarray  # softmax over all keys, the future included (rows sum to 1)
+    weights: np.ndarray  # full_weights with the masked entries zeroed, not renormalised
+    output: np.ndarray  # weights @ V
+    row_sums: np.ndarray  # sum of each row of `weights`: below 1 wherever the future had weight
+    leak: np.ndarray  # weight mass that had gone to masked keys = 1 - row_sums
+
+
+def mask_after_softmax(q, k, v, mask=None, *, scale: bool = True) -> AfterSoftmaxMask:
+    """The bug: mask the weights after the softmax instead of the scores before it.
+
+    Shapes: q (n, d_k), k (m, d_k), v (m, d_v), mask (n, m) bool, True = may attend (default: causal).
+    The future's scores still enter every row's normalisation, so the kept weights are too small:
+    a row sums to 1 - leak, and the output is shrunk towards 0.
+    """
+    q, k, v = check_qkv(q, k, v)
+    _check_2d(q, k, v)
+    n, m = q.shape[0], k.shape[0]
+    mask = causal_mask(n, m) if mask is None else np.asarray(mask)
+    if mask.dtype != np.bool_ or mask.shape != (n, m):
+        raise ValueError(f"mask has shape {mask.shape} and dtype {mask.dtype}; expected bool ({n}, {m})")
+    full = softmax(_scaled_scores(q, k, scale))  # (n, m), the future included
+    weights = np.where(mask, full, 0.0)  # (n, m), zeroed too late
+    leak = np.where(mask, 0.0, full).sum(axis=-1)  # (n,)
+    return AfterSoftmaxMask(full, weights, weights @ v, weights.sum(axis=-1), leak)  # output (n, d_v)
+
+
+def _check_2d(*arrays: np.ndarray) -> None:
+    for name, a in zip("qkv", arrays):
+        if a.ndim != 2:
+            raise ValueError(f"{name} has shape {a.shape}; these demonstrations take one sequence, (positions, dims)")
+
+
+def wrong_transpose_scores(q, k) -> np.ndarray:
+    """The bug: Q K instead of Q Kᵀ. Shapes: q (n, d_k), k (n, d_k) -> (n, n), only when d_k == n.
+
+    Raises ValueError (as numpy would) when the shapes do not allow it: with d_k != n the mistake is
+    caught at once. With d_k == n the product is square and runs, and nothing but a predicted
+    answer reveals that entry (i, j) is sum_c q_ic k_cj, which mixes positions with dimensions.
+    """
+    q, k = as_real_array(q, "q"), as_real_array(k, "k")
+    _check_2d(q, k)
+    n, d_k = q.shape
+    if k.shape[0] != d_k:
+        raise ValueError(f"Q K is undefined: q is {n}×{d_k} and k is {k.shape[0]}×{k.shape[1]}, and a "
+                         f"{n}×{d_k} matrix can only multiply one with {d_k} rows. The wrong product runs "
+                         "only when n = d_k: that is exactly when this bug hides.")
+    return q @ k  # (n, d_k) @ (d_k == n, d_k) -> (n, n): runs, and means nothing
+
+
+def wrong_transpose_attention(q, k, v, *, scale: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Attention with the transpose bug: returns (scores, weights, output) of softmax(Q K / sqrt(d_k)) V.
+
+    Shapes: q, k (n, d_k) with d_k == n, v (n, d_v) -> scores, weights (n, n), output (n, d_v).
+    """
+    q, k, v = check_qkv(q, k, v)
+    scores = wrong_transpose_scores(q, k)  # (n, n)
+    weights = softmax(scores / math.sqrt(q.shape[1]) if scale else scores)  # (n, n), rows still sum to 1
+    return scores, weights, weights @ v  # output (n, d_v)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One sanity check: what was checked, whether it passed, and the numbers behind the verdict."""
+
+    name: str
+    passed: bool
+    detail: str
+
+
+def sanity_checks(scores: np.ndarray, weights: np.ndarray, n: int, m: int) -> tuple[Check, Check]:
+    """The shape and row-sum checks every attention implementation must pass (necessary, not sufficient).
+
+    Shapes: scores, weights should be (n, m).
+    """
+    shape_ok = scores.shape == (n, m) and weights.shape == (n, m)
+    sums = weights.sum(axis=-1)
+    sums_ok = shape_ok and bool(np.all(np.abs(sums - 1.0) <= ROW_SUM_TOLERANCE))
+    worst = float(np.max(np.abs(sums - 1.0)))
+    return (Check("scores are (n, n)", shape_ok, f"shape {scores.shape}, expected ({n}, {m})"),
+            Check("every row of weights sums to 1", sums_ok, f"largest |row sum − 1| = {worst:.1e}"))
+
+
+def transpose_hand_example() -> tuple[Example, tuple[int, ...]]:
+    """A 3×3 example whose answer is known on paper, and that answer (the key each query picks).
+
+    Query i is the unit vector e_i ("I look for feature i"); key j carries feature j+1 (mod 3) with
+    length 3. So query i finds its feature in key i-1 (mod 3): the predicted argmaxes are (2, 0, 1).
+    K is not symmetric, so Q K (whose row i is key i, because Q = I) picks (1, 2, 0) instead.
+    """
+    q = np.eye(3)  # (3, 3): query i looks for feature i
+    k = 3.0 * np.roll(np.eye(3), 1, axis=1)  # (3, 3): key j has feature (j + 1) mod 3
+    v = np.eye(3)  # one-hot values: the output row is the weight row
+    example = Example("Transpose hand example", "Query i looks for feature i; key j carries feature j+1 (mod 3).",
+                      ("a", "b", "c"), q, k, v)
+    return example, (2, 0, 1)
+
+
+def prediction_check(weights: np.ndarray, expected_argmax) -> Check:
+    """Does each query's largest weight sit on the key predicted by hand? Shapes: weights (n, m)."""
+    got = tuple(int(j) for j in np.argmax(weights, axis=-1))
+    expected = tuple(int(j) for j in expected_argmax)
+    return Check("hand example comes out as predicted", got == expected,
+                 f"queries pick keys {got}, predicted {expected}")
+
+
+def row_max_abs_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per position, the largest |a - b| over its row. Shapes: a, b (n, d) -> (n,)."""
+    if a.shape != b.shape:
+        raise ValueError(f"cannot compare a {a.shape} result with a {b.shape} one")
+    return np.abs(a - b).max(axis=-1)
+
+
+@dataclass(frozen=True)
+class InvarianceResult:
+    """Causal outputs before and after a change, and whether positions up to t stayed put.
+
+    Shapes: before, after (n, d_v); diff (n,).
+    """
+
+    t: int
+    before: np.ndarray
+    after: np.ndarray
+    diff: np.ndarray  # per position, max |after - before|
+    first_changed_input: int | None  # the earliest position whose q, k or v differ (None: no change)
+
+    @property
+    def passed(self) -> bool:
+        """True iff every output at positions 0..t is unchanged, bit for bit (== 0, no tolerance)."""
+        return bool(np.all(self.diff[: self.t + 1] == 0.0))
+
+    @property
+    def later_changed(self) -> bool:
+        """True if some output after t moved (the change did reach the later positions)."""
+        return bool(np.any(self.diff[self.t + 1:] != 0.0))
+
+
+def invariance_check(before: tuple, after: tuple, t: int, *, scale: bool = True) -> InvarianceResult:
+    """Run causal attention on (q, k, v) before and after a change and compare outputs per position.
+
+    Shapes: before and after are (q (n, d_k), k (n, d_k), v (n, d_v)) of the same shapes; 0 <= t < n.
+    With a correct mask, changing only positions > t leaves outputs 0..t exactly as they were.
+    """
+    old, new = check_qkv(*before), check_qkv(*after)
+    for name, a, b in zip("qkv", old, new):
+        if a.shape != b.shape:
+            raise ValueError(f"{name} was {a.shape} before and is {b.shape} after: compare sequences of one size")
+    t = check_position(t, old[0].shape[0])
+    out_old, _ = scaled_dot_product_attention(*old, causal=True, scale=scale)
+    out_new, _ = scaled_dot_product_attention(*new, causal=True, scale=scale)
+    changed = np.flatnonzero(np.any([np.any(a != b, axis=-1) for a, b in zip(old, new)], axis=0))
+    first = int(changed[0]) if changed.size else None
+    return InvarianceResult(t, out_old, out_new, row_max_abs_diff(out_old, out_new), first)
+
+
+def randomise_after(q, k, v, t: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Copies of q, k, v with every row after position t replaced by new random values (2 decimals).
+
+    Shapes: q (n, d_k), k (n, d_k), v (n, d_v) -> the same shapes; rows 0..t are untouched.
+    """
+    q, k, v = check_qkv(q, k, v)
+    t = check_position(t, q.shape[0])
+    rng = np.random.default_rng(seed)
+    out = []
+    for a in (q, k, v):
+        a = a.copy()
+        a[t + 1:] = np.round(rng.standard_normal(a[t + 1:].shape) * 1.5, 2)  # (n - t - 1, d)
+        out.append(a)
+    return tuple(out)
+
+
+def leak_example() -> Example:
+    """The causal pages' starting sequence: 6 random tokens, d_k = 3, d_v = 2 (seed 7)."""
+    example = random_example(6, 3, 2, seed=7)
+    return Example("Causal example", "Six random tokens to mask.", ("The", "cat", "sat", "on", "the", "mat"),
+                   example.q, example.k, example.v)
+
+
+@dataclass(frozen=True)
+class PatternTwin:
+    """Two different inputs with the same attention pattern and different outputs.
+
+    Shapes: inputs (q, k, v) each (n, d_k), (n, d_k), (n, d_v); weights (n, n); outputs (n, d_v).
+    """
+
+    a: tuple[np.ndarray, np.ndarray, np.ndarray]
+    b: tuple[np.ndarray, np.ndarray, np.ndarray]
+    rotation: np.ndarray  # (d_k, d_k) orthogonal: q_b = q_a R, k_b = k_a R
+    weights_a: np.ndarray
+    weights_b: np.ndarray
+    output_a: np.ndarray
+    output_b: np.ndarray
+
+
+def same_pattern_different_output(q, k, v, seed: int = 0, *, scale: bool = True) -> PatternTwin:
+    """Input B = (Q R, K R, new V) for a random orthogonal R: new vectors, the same weights.
+
+    (Q R)(K R)ᵀ = Q R Rᵀ Kᵀ = Q Kᵀ, so every score, and so every weight, is the same (up to rounding);
+    B's values are new random numbers, so the outputs differ. Shapes: as PatternTwin.
+    """
+    q, k, v = check_qkv(q, k, v)
+    _check_2d(q, k, v)
+    rng = np.random.default_rng(seed)
+    d_k = q.shape[1]
+    r, upper = np.linalg.qr(rng.standard_normal((d_k, d_k)))  # (d_k, d_k), r orthogonal
+    r = r * np.sign(np.diag(upper))  # a uniformly random rotation or reflection
+    v_b = np.round(rng.standard_normal(v.shape) * 2.0, 2)  # (n, d_v): what B's tokens carry
+    b = (q @ r, k @ r, v_b)  # (n, d_k) @ (d_k, d_k) -> (n, d_k) each
+    out_a, w_a = scaled_dot_product_attention(q, k, v, scale=scale)
+    out_b, w_b = scaled_dot_product_attention(*b, scale=scale)
+    return PatternTwin((q, k, v), b, r, w_a, w_b, out_a, out_b)
+
+
+def check_position(t, n: int) -> int:
+    """t as a position index 0..n-1, or ValueError."""
+    n = check_positive_int(n, "n")
+    if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or not 0 <= t < n:
+        raise ValueError(f"t must be a position from 0 to {n - 1}, got {t!r}")
+    return int(t)

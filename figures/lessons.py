@@ -1,0 +1,75 @@
+"""Figures for the lesson pages (predict, causal masking, pitfalls): numpy in, plotly Figure out."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from figures.heatmaps import attention_heatmap, safe_labels
+
+RIGHT_COLOUR = "#2ca02c"
+WRONG_COLOUR = "#d62728"
+LATER_COLOUR = "#7f7f7f"
+
+
+def guess_heatmap(weights: np.ndarray, tokens: Sequence[str], guesses: Sequence[int], correct: Sequence[bool], *,
+                  scores: np.ndarray | None = None, scale_factor: float | None = None) -> go.Figure:
+    """The attention heatmap with the student's guessed key circled in each row (green right, red wrong).
+
+    Shapes: weights (n, n); guesses n key indices; correct n bools.
+    """
+    fig = attention_heatmap(weights, tokens, tokens, scores=scores, scale_factor=scale_factor)
+    for ok, name, colour in ((True, "your guess: right", RIGHT_COLOUR), (False, "your guess: wrong", WRONG_COLOUR)):
+        rows = [i for i, c in enumerate(correct) if bool(c) == ok]
+        fig.add_trace(go.Scatter(
+            x=[guesses[i] for i in rows], y=rows, mode="markers", name=name,
+            marker=dict(symbol="square-open", size=44, color=colour, line=dict(width=4)),
+            hovertemplate=f"{name}: query %{{y}} → key %{{x}}<extra></extra>", visible=True if rows else "legendonly",
+        ))
+    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), showlegend=True)
+    fig.update_layout(margin=dict(t=40))
+    return fig
+
+
+def difference_bars(diff: np.ndarray, t: int, tokens: Sequence[str], *, height: int = 300) -> go.Figure:
+    """Per position, the largest change of the output, with the boundary after position t marked.
+
+    Shapes: diff (n,). Positions 0..t must show exactly 0 (green; red if not); later ones are grey.
+    """
+    n = len(diff)
+    colours = [(RIGHT_COLOUR if d == 0.0 else WRONG_COLOUR) if i <= t else LATER_COLOUR for i, d in enumerate(diff)]
+    labels = ["0" if d == 0.0 else f"{d:.2e}" for d in diff]
+    fig = go.Figure(go.Bar(x=list(range(n)), y=diff, marker_color=colours, text=labels, textposition="outside",
+                           hovertemplate="position %{x}: max |Δ output| = %{y:.3e}<extra></extra>"))
+    fig.add_vline(x=t + 0.5, line_dash="dash", line_color="#333",
+                  annotation_text=f"t = {t}: nothing may move to the left", annotation_position="top left")
+    top = float(np.max(diff)) if n and np.max(diff) > 0 else 1.0
+    fig.update_layout(xaxis=dict(tickmode="array", tickvals=list(range(n)), ticktext=safe_labels(tokens),
+                                 title="position"),
+                      yaxis=dict(title="max |after − before|", range=[0, top * 1.3]),
+                      margin=dict(l=10, r=10, t=30, b=10), height=height, showlegend=False)
+    return fig
+
+
+def leak_bars(row_sums: np.ndarray, leak: np.ndarray, tokens: Sequence[str], *, height: int = 300) -> go.Figure:
+    """Each row's weight kept by the after-softmax mask (its row sum) stacked with the mass lost to the future.
+
+    Shapes: row_sums (n,), leak (n,). A correct mask would make every bar a full 1.
+    """
+    n = len(row_sums)
+    x = list(range(n))
+    fig = go.Figure([
+        go.Bar(x=x, y=row_sums, name="row sum (what is left)", marker_color="#1f77b4",
+               text=[f"{s:.3f}" for s in row_sums], textposition="inside",
+               hovertemplate="row %{x}: sums to %{y:.4f}<extra></extra>"),
+        go.Bar(x=x, y=leak, name="leak (weight the future had)", marker_color=WRONG_COLOUR,
+               text=[f"{s:.3f}" if s > 0.02 else "" for s in leak], textposition="inside",
+               hovertemplate="row %{x}: %{y:.4f} of the weight had gone to the future<extra></extra>"),
+    ])
+    fig.add_hline(y=1.0, line_dash="dot", line_color="#333")
+    fig.update_layout(barmode="stack", xaxis=dict(tickmode="array", tickvals=x, ticktext=safe_labels(tokens),
+                                                  title="query (row)"),
+                      yaxis=dict(title="weight", range=[0, 1.08]), margin=dict(l=10, r=10, t=30, b=10),
+                      height=height, legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+    return fig
