@@ -1,0 +1,244 @@
+"""Figures for a real pretrained encoder: all 6 × 12 heads at a glance, one head in full, token to token.
+
+Pure functions: numpy arrays in, plotly Figures out (no streamlit). Built to stay fast at 256 tokens:
+the overview is one PNG image (every head block-averaged to at most 48 × 48 cells), and the one-head
+heatmap carries numbers, not one hover string per cell (at 256 tokens `attention_heatmap`'s per-cell
+hover strings take ~0.2 s to build and serialise and weigh 5 MB).
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.express as px
+import plotly.graph_objects as go
+from plotly.colors import sample_colorscale, unlabel_rgb
+
+from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
+
+SPECIAL_TOKENS = ("[CLS]", "[SEP]")
+THUMB_CELLS = 48  # a thumbnail shows at most 48 × 48 cells, whatever the input length
+THUMB_PIXELS = 96  # small inputs are blown up (nearest neighbour) to about this many pixels a side
+GAP_RGB = (205, 208, 214)  # the lines between thumbnails
+HIGHLIGHT_COLOURS = ("#d62728", "#ff7f0e")  # head A, head B
+ANNOTATE_MAX = 20  # write the weight in every cell up to this many tokens
+
+
+def strip_special(weights: np.ndarray, tokens: Sequence[str]) -> tuple[np.ndarray, list[int]]:
+    """Drop the [CLS]/[SEP] rows and columns and rescale every remaining row to sum to 1 again.
+
+    Shapes: weights (..., n, n) -> (..., m, m) with m = number of other tokens; also returns the m kept
+    positions. Rescaling (rather than leaving rows short of 1) keeps colours comparable between heads
+    that park very different amounts of weight on [CLS]/[SEP].
+    """
+    n = weights.shape[-1]
+    if weights.shape[-2:] != (n, n) or len(tokens) != n:
+        raise ValueError(f"weights has shape {weights.shape}; expected (..., {len(tokens)}, {len(tokens)})")
+    kept = [i for i, tok in enumerate(tokens) if tok not in SPECIAL_TOKENS]
+    if not kept:
+        raise ValueError("every token is [CLS] or [SEP]: nothing would be left")
+    sub = weights[..., kept, :][..., :, kept]  # (..., m, m)
+    mass = sub.sum(axis=-1, keepdims=True)  # (..., m, 1)
+    return sub / np.where(mass > 0, mass, 1.0), kept
+
+
+def downsample(weights: np.ndarray, max_cells: int = THUMB_CELLS) -> np.ndarray:
+    """Shrink an (n, n) weight matrix to at most max_cells a side: rows averaged, columns summed.
+
+    Shapes: (n, n) -> (m, m), m = min(n, max_cells). Cell (r, c) is the share of a query in row-block r
+    that goes to the keys in column-block c, so every row still sums to what the original rows summed to.
+    """
+    n = weights.shape[0]
+    if weights.shape != (n, n) or n == 0:
+        raise ValueError(f"weights has shape {weights.shape}; expected a non-empty square matrix (n, n)")
+    m = min(n, max_cells)
+    if m == n:
+        return np.asarray(weights, dtype=np.float64)
+    edges = np.linspace(0, n, m + 1).round().astype(int)  # m blocks of n/m positions, none empty
+    counts = np.diff(edges)  # (m,)
+    rows = np.add.reduceat(weights.astype(np.float64), edges[:-1], axis=0) / counts[:, None]  # (m, n)
+    return np.add.reduceat(rows, edges[:-1], axis=1)  # (m, m)
+
+
+def head_mosaic(attentions: np.ndarray, max_cells: int = THUMB_CELLS, gap: int = 1) -> np.ndarray:
+    """Every head's (downsampled) weights tiled in one array: layers down, heads across, NaN between.
+
+    Shapes: attentions (n_layers, n_heads, n, n) -> (n_layers * (m + gap) - gap, n_heads * (m + gap) - gap).
+    """
+    n_layers, n_heads, n, _ = attentions.shape
+    m = min(n, max_cells)
+    step = m + gap
+    out = np.full((n_layers * step - gap, n_heads * step - gap), np.nan)
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            out[layer * step:layer * step + m, head * step:head * step + m] = downsample(attentions[layer, head], m)
+    return out
+
+
+@functools.lru_cache(maxsize=4)
+def _colour_table(colorscale: str) -> np.ndarray:
+    """256 RGB colours sampled along a plotly colour scale. Shapes: -> (256, 3) uint8."""
+    colours = sample_colorscale(colorscale, np.linspace(0.0, 1.0, 256), colortype="rgb")
+    return np.array([unlabel_rgb(c) for c in colours]).round().astype(np.uint8)
+
+
+def weights_to_rgb(values: np.ndarray, colorscale: str = WEIGHT_COLORSCALE) -> np.ndarray:
+    """Weights in 0..1 as colours (NaN as the gap colour). Shapes: (h, w) -> (h, w, 3) uint8."""
+    index = np.clip(np.nan_to_num(values, nan=0.0), 0.0, 1.0) * 255
+    rgb = _colour_table(colorscale)[index.round().astype(np.intp)]  # (h, w, 3)
+    rgb[np.isnan(values)] = GAP_RGB
+    return rgb
+
+
+def head_summaries(attentions: np.ndarray, tokens: Sequence[str]) -> list[list[str]]:
+    """One line per head for the overview's hover: where its weight goes, averaged over the queries.
+
+    Shapes: attentions (n_layers, n_heads, n, n) -> n_layers lists of n_heads strings.
+    """
+    n = attentions.shape[-1]
+    mean_to = attentions.mean(axis=-2)  # (L, H, n): average weight each key receives
+    diag = lambda k: np.diagonal(attentions, offset=k, axis1=-2, axis2=-1).sum(axis=-1) / n  # noqa: E731
+    parts = {"[CLS]": mean_to[..., 0] if tokens[0] == "[CLS]" else None,
+             "[SEP]": mean_to[..., -1] if tokens[-1] == "[SEP]" else None,
+             "itself": diag(0), "previous token": diag(-1), "next token": diag(1)}
+    shares = {name: share for name, share in parts.items() if share is not None}
+    return [[" · ".join(f"{name} {shares[name][layer, head]:.0%}" for name in shares)
+             for head in range(attentions.shape[1])] for layer in range(attentions.shape[0])]
+
+
+def overview_figure(attentions: np.ndarray, tokens: Sequence[str], *, summaries: list[list[str]] | None = None,
+                    max_cells: int = THUMB_CELLS) -> go.Figure:
+    """All heads as thumbnails in one image, rows = layers, columns = heads, with a hover per head.
+
+    Shapes: attentions (n_layers, n_heads, n, n), rows summing to 1; tokens n strings. The image is a
+    PNG (one element in the browser however long the input); an invisible marker at each thumbnail's
+    centre carries its hover text and can be clicked (point index = layer * n_heads + head).
+    """
+    n_layers, n_heads, n, _ = attentions.shape
+    m = min(n, max_cells)
+    scale = max(1, -(-THUMB_PIXELS // m))  # ceil: whole pixels per cell
+    rgb = weights_to_rgb(head_mosaic(attentions, max_cells))  # (rows, cols, 3)
+    rgb = rgb.repeat(scale, axis=0).repeat(scale, axis=1)  # nearest neighbour: sharp cells
+    step = (m + 1) * scale
+    centres = lambda count: [i * step + m * scale / 2 - 0.5 for i in range(count)]  # noqa: E731
+    fig = px.imshow(rgb, binary_string=True, binary_compression_level=1)
+    fig.update_traces(hoverinfo="skip", hovertemplate=None)
+    summaries = summaries if summaries is not None else head_summaries(attentions, tokens)
+    xs, ys = np.meshgrid(centres(n_heads), centres(n_layers))  # (L, H) each
+    labels = [[f"<b>layer {layer + 1}, head {head + 1}</b><br>{summaries[layer][head]}<br>click to open"
+               for head in range(n_heads)] for layer in range(n_layers)]
+    fig.add_trace(go.Scatter(
+        x=xs.ravel(), y=ys.ravel(), mode="markers", hovertext=np.array(labels).ravel(), hoverinfo="text",
+        marker=dict(size=max(8, step // 2), opacity=0, symbol="square"), showlegend=False,
+        selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
+    ))
+    note = f", each shrunk to {m} × {m}" if m < n else ""
+    fig.update_layout(
+        xaxis=dict(tickmode="array", tickvals=centres(n_heads), ticktext=[f"H{h + 1}" for h in range(n_heads)],
+                   title=f"head (each thumbnail: {n} queries down × {n} keys across{note})", side="top",
+                   showgrid=False, zeroline=False),
+        yaxis=dict(tickmode="array", tickvals=centres(n_layers), ticktext=[f"L{l + 1}" for l in range(n_layers)],
+                   title="layer", showgrid=False, zeroline=False),
+        margin=dict(l=10, r=10, t=60, b=10), hovermode="closest", hoverdistance=-1, dragmode=False,
+        clickmode="event+select",
+    )
+    return fig
+
+
+def highlight_heads(fig: go.Figure, heads: Sequence[tuple[int, int]], n_tokens: int,
+                    max_cells: int = THUMB_CELLS) -> go.Figure:
+    """Frame the chosen heads (layer, head), 0-based, on an `overview_figure`; returns the same figure."""
+    m = min(n_tokens, max_cells)
+    scale = max(1, -(-THUMB_PIXELS // m))
+    step, size = (m + 1) * scale, m * scale
+    for (layer, head), colour in zip(heads, HIGHLIGHT_COLOURS):
+        x0, y0 = head * step - 0.5, layer * step - 0.5
+        fig.add_shape(type="rect", x0=x0, x1=x0 + size, y0=y0, y1=y0 + size, line=dict(color=colour, width=3))
+    return fig
+
+
+def position_labels(tokens: Sequence[str]) -> list[str]:
+    """Unique, escaped axis labels "3 · it" (plotly would merge two categories both called "the")."""
+    return [f"{i} · {tok}" for i, tok in enumerate(safe_labels(tokens))]
+
+
+def head_heatmap(weights: np.ndarray, tokens: Sequence[str], *, original: np.ndarray | None = None,
+                 title: str | None = None, height: int | None = None) -> go.Figure:
+    """The full labelled heatmap of one head: rows are queries, columns keys, colour fixed to 0..1.
+
+    Shapes: weights (n, n); tokens n strings; original (n, n), the weights before [CLS]/[SEP] were
+    dropped and the rows rescaled (shown in the hover beside the rescaled weight). Cells carry their
+    numbers only, so a 256-token head stays light.
+    """
+    n = weights.shape[0]
+    if weights.shape != (n, n) or len(tokens) != n:
+        raise ValueError(f"weights has shape {weights.shape} but there are {len(tokens)} tokens; expected (n, n)")
+    labels = position_labels(tokens)
+    hover = "query %{y}<br>→ key %{x}<br>weight %{z:.3f}"
+    if original is not None:
+        hover = "query %{y}<br>→ key %{x}<br>weight %{z:.3f} (rescaled)<br>original weight %{customdata:.3f}"
+    annotate = n <= ANNOTATE_MAX
+    fig = go.Figure(go.Heatmap(
+        z=weights, x=labels, y=labels, zmin=0.0, zmax=1.0, colorscale=WEIGHT_COLORSCALE,
+        customdata=original, hovertemplate=hover + "<extra></extra>",
+        texttemplate="%{z:.2f}" if annotate else None, textfont=dict(size=11),
+        colorbar=dict(title="weight", thickness=12),
+    ))
+    tick_font = dict(size=12 if n <= 40 else 9)
+    fig.update_layout(
+        title=title, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        xaxis=dict(title="key (attended to)", type="category", tickangle=-60, tickfont=tick_font, showgrid=False),
+        yaxis=dict(title="query (attending)", type="category", autorange="reversed", tickfont=tick_font,
+                   showgrid=False),
+        height=height or int(np.clip(26 * n + 160, 360, 900)),
+    )
+    return fig
+
+
+WIDTH_BUCKETS = ((0.0, 0.15, 1.0), (0.15, 0.3, 2.5), (0.3, 0.5, 4.5), (0.5, 0.75, 7.0), (0.75, 1.01, 10.0))
+
+
+def token_lines_figure(weights: np.ndarray, tokens: Sequence[str], *, threshold: float = 0.05,
+                       focus: int | None = None, colour: str = "#1f77b4", title: str | None = None) -> go.Figure:
+    """Token to token: a line from each query (left) to every key (right) it gives >= threshold weight.
+
+    Shapes: weights (n, n), rows are queries; tokens n strings; focus = one query's row, or None for all.
+    Line width and opacity grow with the weight; one trace per width bucket keeps it fast.
+    """
+    n = weights.shape[0]
+    if weights.shape != (n, n) or len(tokens) != n:
+        raise ValueError(f"weights has shape {weights.shape} but there are {len(tokens)} tokens; expected (n, n)")
+    rows = np.arange(n) if focus is None else np.array([focus])
+    fig = go.Figure()
+    for lo, hi, width in WIDTH_BUCKETS:
+        block = weights[rows]  # (r, n)
+        i, j = np.nonzero((block >= max(lo, threshold)) & (block < hi))  # one line per (query, key) pair
+        if i.size:
+            xs = np.tile([0.0, 1.0, np.nan], i.size)  # NaN breaks the line between pairs
+            ys = np.column_stack([rows[i], j, np.full(i.size, np.nan)]).ravel().astype(float)
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
+                                     line=dict(width=width, color=colour), opacity=min(1.0, 0.25 + hi * 0.75)))
+    labels = safe_labels(tokens)
+    top = weights.argmax(axis=1)  # (n,)
+    hover = [f"'{labels[i]}' (position {i}) gives most weight to '{labels[top[i]]}' ({weights[i, top[i]]:.2f})"
+             for i in range(n)]
+    received = weights.sum(axis=0)  # (n,)
+    hover_right = [f"'{labels[j]}' (position {j}) receives {received[j]:.2f} in total" for j in range(n)]
+    font = dict(size=13 if n <= 40 else 9)
+    dim = [1.0 if focus is None or i == focus else 0.35 for i in range(n)]
+    fig.add_trace(go.Scatter(x=[0] * n, y=list(range(n)), mode="markers+text", text=labels, textposition="middle left",
+                             textfont=font, hovertext=hover, hoverinfo="text", showlegend=False,
+                             marker=dict(size=6, color="#555", opacity=dim)))
+    fig.add_trace(go.Scatter(x=[1] * n, y=list(range(n)), mode="markers+text", text=labels, textposition="middle right",
+                             textfont=font, hovertext=hover_right, hoverinfo="text", showlegend=False,
+                             marker=dict(size=6, color="#555")))
+    fig.update_layout(
+        title=title, margin=dict(l=10, r=10, t=40 if title else 10, b=10), hovermode="closest",
+        xaxis=dict(range=[-0.6, 1.6], visible=False, fixedrange=True),
+        yaxis=dict(range=[n - 0.5, -0.5], visible=False),
+        height=int(np.clip(24 * n + 60, 300, 1400)),
+        annotations=[dict(x=0, y=-0.5, yshift=14, text="attending (query)", showarrow=False, xanchor="right"),
+                     dict(x=1, y=-0.5, yshift=14, text="attended to (key)", showarrow=False, xanchor="left")],
+    )
+    return fig
