@@ -47,16 +47,18 @@ def block_diagram(steps: Sequence[tuple[str, str, Sequence[int]]], residual_sour
         colour, kind = _style(name)
         fig.add_shape(type="rect", x0=1.0, x1=6.0, y0=y[name] - 0.35, y1=y[name] + 0.35, fillcolor=colour,
                       line=dict(color="#555", width=1))
-        fig.add_annotation(x=3.5, y=y[name], text=html.escape(label), showarrow=False, font=dict(size=13))
+        fig.add_annotation(x=3.5, y=y[name], text=html.escape(label), showarrow=False,
+                           font=dict(size=13, color="#222"))
         to = y[names[k + 1]] if k + 1 < len(steps) else y_out
         _arrow(fig, (3.5, y[name] - 0.35), (3.5, to + (0.35 if k + 1 < len(steps) else 0.25)))
         fig.add_annotation(x=3.65, y=(y[name] + to) / 2, text=shape_text(shape), showarrow=False, xanchor="left",
                            font=dict(size=12, family="monospace", color="#333"), name="shape")
     fig.add_annotation(x=3.5, y=y_out, text="<b>output</b> (same shape as the input)", showarrow=False,
-                       font=dict(size=13), yanchor="top")
+                       font=dict(size=13, color="#222"), yanchor="top")
+    shapes = {name: shape for name, _, shape in steps}
     for lane, (target, source) in enumerate(residual_sources.items()):
-        if target in y and source in y:
-            _skip(fig, y[source], y[target], 7.0 + 1.0 * (lane % 2), shape_text(dict((s[0], s[2]) for s in steps)[source]))
+        if target in y and source in y:  # alternate lanes, so two skips that meet at one stage do not overlap
+            _skip(fig, y[source], y[target], 7.0 + 1.0 * (lane % 2), shape_text(shapes[source]))
     fig.update_xaxes(visible=False, range=[0, 10])
     fig.update_yaxes(visible=False, range=[y_out - 0.7, 0.7])
     fig.update_layout(title=title, height=int(75 * (len(steps) + 1.5)), margin=dict(l=10, r=10, t=40 if title else 10, b=10),
@@ -92,7 +94,7 @@ def stack_figure(shapes: Sequence[Sequence[int]]) -> go.Figure:
     for b in range(1, n_blocks + 1):
         fig.add_shape(type="rect", x0=2 * b - 0.6, x1=2 * b + 0.6, y0=-0.5, y1=0.5, fillcolor="#ffe8cc",
                       line=dict(color="#555"))
-        fig.add_annotation(x=2 * b, y=0, text=f"block<br>{b}", showarrow=False, font=dict(size=12))
+        fig.add_annotation(x=2 * b, y=0, text=f"block<br>{b}", showarrow=False, font=dict(size=12, color="#222"))
     for b, shape in enumerate(shapes):
         x0, x1 = 2 * b + (0.6 if b else -0.4), 2 * b + 1.4
         _arrow(fig, (x0, 0), (x1, 0))

@@ -67,7 +67,8 @@ def column_blocks_figure(matrix: np.ndarray, row_labels: Sequence[str], blocks: 
     if column_labels is not None:
         xaxis.update(tickmode="array", tickvals=list(range(d)), ticktext=safe_labels(column_labels), tickangle=-60)
     fig.update_layout(
-        title=title, margin=dict(l=10, r=10, t=70 if title else 30, b=10), height=max(200, 26 * n + 130),
+        title=title, margin=dict(l=10, r=10, t=70 if title else 30, b=10),
+        height=max(200, 26 * n + 130) + (80 if column_labels is not None else 0),
         xaxis=xaxis, yaxis=dict(tickmode="array", tickvals=list(range(n)), ticktext=safe_labels(row_labels),
                                 autorange="reversed", showgrid=False, zeroline=False),
     )
@@ -104,8 +105,8 @@ def heads_grid(weights: np.ndarray, labels: Sequence[str], titles: Sequence[str]
         axis = dict(tickmode="array", tickvals=list(range(n)), ticktext=ticks, showgrid=False, zeroline=False,
                     tickfont=dict(size=9))
         fig.update_xaxes(axis, row=r + 1, col=c + 1)
-        fig.update_yaxes(axis, autorange="reversed", row=r + 1, col=c + 1)
-    fig.update_annotations(font=dict(size=12))
+        fig.update_yaxes(axis, autorange="reversed", showticklabels=c == 0, row=r + 1, col=c + 1)
+    fig.update_annotations(font=dict(size=12, color="#222"))
     fig.update_layout(
         coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=dict(title="weight", thickness=12)),
         height=rows * height_per_row + 40, margin=dict(l=10, r=10, t=70, b=10),
