@@ -15,6 +15,10 @@ PAGES = {
     "Build it": [
         st.Page("pages/playground.py", title="Playground", icon="🧮", url_path="playground", default=True),
     ],
+    "Inside the transformer": [
+        st.Page("pages/heads.py", title="Multi-head attention", icon="🧠", url_path="heads"),
+        st.Page("pages/block.py", title="The transformer block", icon="🧱", url_path="block"),
+    ],
 }
 
 pg = st.navigation(PAGES)

@@ -1,0 +1,181 @@
+"""The transformer block: its stages with the shape at every arrow, post- vs pre-norm, and stacks of blocks."""
+from ui.state import require_app_entry
+
+require_app_entry()
+
+import pandas as pd
+import streamlit as st
+
+from attention import ACTIVATIONS, NORMS, divisors
+from attention.block import POST_NORM_LATEX, PRE_NORM_LATEX
+from attention.feed_forward import FEED_FORWARD_LATEX
+from attention.head_library import (MAX_POSITIONS, embed_tokens, residual_sources, run_stack, stack_params,
+                                    summarise_head)
+from attention.norms import LAYER_NORM_LATEX
+from figures.block import block_diagram, residual_norm_figure, shape_text, stack_figure
+from figures.heads import heads_grid
+from ui.state import SEQUENCE_KEY
+from ui.url import decode_choice, decode_flag, decode_int, encode_flag
+from ui.urlsync import show_url_warnings, write_page_params
+
+MAX_HEADS, MAX_BLOCKS, SEED_MAX = 8, 12, 9999
+D_MODEL_MIN, D_MODEL_MAX = 4, 64
+D_FF_MAX = 4 * D_MODEL_MAX
+DEFAULTS = {"d_model": 16, "n_heads": 4, "d_ff": 64, "act": "relu", "norm": "post", "blocks": 4, "seed": 0,
+            "inspect": 1}
+NORM_LABELS = {"post": "post-norm (original paper, BERT)", "pre": "pre-norm (GPT-2 and most since)"}
+
+
+def load_from_url() -> None:
+    """On this page's first run in a session, take the settings from the URL (bad parts fall back)."""
+    if st.session_state.get("block_url_read"):
+        return
+    st.session_state["block_url_read"] = True
+    p, w, s = st.query_params.to_dict(), [], st.session_state
+    s["block_d_model"] = decode_int(p, "d_model", DEFAULTS["d_model"], D_MODEL_MIN, D_MODEL_MAX, w)
+    s["block_n_heads"] = decode_int(p, "n_heads", DEFAULTS["n_heads"], 1, MAX_HEADS, w)
+    s["block_d_ff"] = decode_int(p, "d_ff", DEFAULTS["d_ff"], 1, D_FF_MAX, w)
+    s["block_activation"] = decode_choice(p, "act", ACTIVATIONS, DEFAULTS["act"], w)
+    s["block_norm"] = decode_choice(p, "norm", NORMS, DEFAULTS["norm"], w)
+    s["block_causal"] = decode_flag(p, "causal", False, w)
+    s["block_n_blocks"] = decode_int(p, "blocks", DEFAULTS["blocks"], 1, MAX_BLOCKS, w)
+    s["block_seed"] = decode_int(p, "seed", DEFAULTS["seed"], 0, SEED_MAX, w)
+    s["block_inspect"] = decode_int(p, "inspect", DEFAULTS["inspect"], 1, MAX_BLOCKS, w)
+    s["block_url_warnings"] = w
+
+
+def save_to_url() -> None:
+    s = st.session_state
+    write_page_params({
+        "d_model": str(s["block_d_model"]), "n_heads": str(s["block_n_heads"]), "d_ff": str(s["block_d_ff"]),
+        "act": s["block_activation"], "norm": s["block_norm"], "causal": encode_flag(s["block_causal"]),
+        "blocks": str(s["block_n_blocks"]), "seed": str(s["block_seed"]), "inspect": str(s.get("block_inspect", 1)),
+    })
+
+
+def stop_with(message: str) -> None:
+    st.error(message)
+    save_to_url()
+    st.stop()
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def compute(tokens: tuple[str, ...], d_model: int, d_ff: int, n_heads: int, n_blocks: int, seed: int, causal: bool,
+            activation: str):
+    """The same stack of seeded random blocks run post-norm and pre-norm: {"post": StackRun, "pre": StackRun}."""
+    x = embed_tokens(tokens, d_model, seed).x  # (n, d_model)
+    blocks = stack_params(d_model, d_ff, n_blocks, seed)
+    return {norm: run_stack(x, blocks, n_heads, causal=causal, activation=activation, norm=norm) for norm in NORMS}
+
+
+load_from_url()
+seq = st.session_state[SEQUENCE_KEY]
+tokens = tuple(seq.tokens)
+
+st.title("The transformer block")
+st.markdown(
+    "A transformer is the same block repeated. Each block does two things to every position's vector: "
+    "**multi-head attention** (positions exchange information) and a **feed-forward network** (each position "
+    "is transformed on its own: expanded to d_ff, passed through a non-linearity, contracted back). Each of the "
+    "two is wrapped in a **residual add** (its result is added to its input, so information can skip it) and a "
+    "**layer norm** (each vector is rescaled to mean 0 and variance 1)."
+)
+show_url_warnings("block_url_warnings")
+
+c1, c2, c3, c4 = st.columns(4)
+d_model = c1.number_input("d_model", D_MODEL_MIN, D_MODEL_MAX, step=1, key="block_d_model", persist_state="session",
+                          help=f"Width of each position's vector ({D_MODEL_MIN} to {D_MODEL_MAX}); a multiple of "
+                               "the number of heads.")
+n_heads = c2.slider("Heads", 1, MAX_HEADS, key="block_n_heads", persist_state="session",
+                    help="Attention heads per block; each gets d_model / heads columns.")
+d_ff = c3.number_input("d_ff", 1, D_FF_MAX, step=1, key="block_d_ff", persist_state="session",
+                       help="Width the feed-forward network expands to (at most 4 × d_model; 4 × is the usual).")
+activation = c4.selectbox("Activation", ACTIVATIONS, key="block_activation", persist_state="session",
+                          help="The feed-forward non-linearity: ReLU max(0, x), or GELU x·Φ(x) as in BERT and GPT.")
+c1, c2, c3, c4 = st.columns(4)
+norm = c1.radio("Where the layer norm goes", NORMS, format_func=NORM_LABELS.get, key="block_norm",
+                persist_state="session", help="Post-norm: after each residual add. Pre-norm: on the copy that "
+                                              "enters each sub-layer, leaving the residual stream itself alone.")
+n_blocks = c2.slider("Blocks in the stack", 1, MAX_BLOCKS, key="block_n_blocks", persist_state="session",
+                     help="How many blocks to apply one after another (each with its own random weights).")
+seed = c3.number_input("Seed", 0, SEED_MAX, step=1, key="block_seed", persist_state="session",
+                       help="Seeds the input's word vectors and every block's random weights.")
+causal = c4.toggle("Causal mask", key="block_causal", persist_state="session",
+                   help="Each position may only attend to itself and earlier positions.")
+
+if not 1 <= seq.n <= MAX_POSITIONS:
+    stop_with(f"The Playground's sequence has {seq.n} tokens; this page shows 1 to {MAX_POSITIONS}.")
+if d_model % n_heads:
+    valid = ", ".join(str(h) for h in divisors(d_model) if h <= MAX_HEADS)
+    stop_with(f"**d_model = {d_model} cannot be split into {n_heads} heads**: {d_model} / {n_heads} is not a whole "
+              f"number. For d_model = {d_model}, the valid head counts are {valid}.")
+if d_ff > 4 * d_model:
+    stop_with(f"**d_ff = {d_ff} is too large** for d_model = {d_model}: this page allows at most "
+              f"4 × d_model = {4 * d_model}.")
+
+runs = compute(tokens, d_model, d_ff, n_heads, n_blocks, seed, causal, activation)
+run = runs[norm]
+first = run.traces[0]
+
+st.header("1 · One block, stage by stage")
+st.latex(POST_NORM_LATEX if norm == "post" else PRE_NORM_LATEX)
+left, right = st.columns([3, 2], gap="large")
+with left:
+    st.plotly_chart(block_diagram([(s.name, s.label, s.shape) for s in first.steps], residual_sources(first),
+                                  title=f"Block 1, {norm}-norm: the shape of the tensor on every arrow"),
+                    width="stretch", key="block_diagram", config={"displayModeBar": False})
+with right:
+    st.markdown(
+        f"Every shape below is read from the block's own trace. The input X is {seq.n} × {d_model} (one row per "
+        f"token of the Playground, built as on the *Multi-head attention* page). Only the feed-forward hidden "
+        f"layer is wider (d_ff = {d_ff}); everything else keeps d_model columns, because a residual add needs "
+        "both of its terms to have the same shape."
+    )
+    st.dataframe(pd.DataFrame({"step": [s.name for s in first.steps], "operation": [s.label for s in first.steps],
+                               "shape": [shape_text(s.shape) for s in first.steps]}),
+                 hide_index=True, width="stretch", key="block_shapes_table")
+    st.latex(LAYER_NORM_LATEX)
+    st.latex(FEED_FORWARD_LATEX)
+
+st.header("2 · Post-norm or pre-norm: the size of the residual stream")
+st.markdown(
+    "The same blocks (same weights) applied post-norm and pre-norm; the plot shows the average length of a "
+    "position's vector after each block. Post-norm ends every block with a layer norm, which resets every vector "
+    "to mean 0 and variance 1, so its length stays at √d_model; pre-norm only normalises the copy that enters "
+    "each sub-layer and *adds* the result to the stream, so the stream keeps growing (which is why GPT-2 puts one "
+    "last layer norm after its final block)."
+)
+st.plotly_chart(residual_norm_figure({name: r.residual_norms for name, r in runs.items()}, d_model, highlight=norm),
+                width="stretch", key="block_norm_fig")
+
+st.header(f"3 · Blocks stack: {n_blocks} block{'s' if n_blocks > 1 else ''}")
+shapes = [tuple(state.shape) for state in run.states]
+st.plotly_chart(stack_figure(shapes), width="stretch", key="block_stack_fig", config={"displayModeBar": False})
+m1, m2, m3 = st.columns(3)
+m1.metric("input shape", shape_text(shapes[0]))
+m2.metric(f"output shape after {n_blocks} block{'s' if n_blocks > 1 else ''}", shape_text(shapes[-1]))
+m3.metric("mean |x| at the output", f"{run.residual_norms[-1]:.2f}")
+if shapes[0] == shapes[-1]:
+    st.success(f"Input {shape_text(shapes[0])} and output {shape_text(shapes[-1])} have the same shape: a block "
+               "maps n vectors of width d_model to n vectors of width d_model, so the next block accepts its output "
+               "as input, and any number of blocks can be stacked.")
+else:  # cannot happen with the core's block; said loudly if it ever does
+    st.error(f"Input {shape_text(shapes[0])} and output {shape_text(shapes[-1])} differ.")
+
+st.header("4 · The heads inside any block")
+if st.session_state.get("block_inspect", 1) > n_blocks:
+    st.session_state["block_inspect"] = 1
+inspect = st.selectbox("Block to look inside", list(range(1, n_blocks + 1)), key="block_inspect",
+                       persist_state="session", format_func=lambda b: f"block {b} of {n_blocks}",
+                       help="Show the per-head attention weights of this block of the stack.")
+weights = run.traces[inspect - 1].weights  # (n_heads, n, n)
+summaries = [summarise_head(w, causal, tokens) for w in weights]
+st.markdown(f"Block {inspect}'s {n_heads} heads ({norm}-norm, random weights: untrained heads rarely show a "
+            "clean pattern; compare the hand-built ones on the *Multi-head attention* page).")
+st.plotly_chart(heads_grid(weights, tokens, [f"block {inspect}, head {h + 1}\n{s.caption.split(' · ', 1)[0]}"
+                                             for h, s in enumerate(summaries)]),
+                width="stretch", key="block_heads_fig")
+st.dataframe(pd.DataFrame({"head": range(1, n_heads + 1), "caption": [s.caption for s in summaries]}),
+             hide_index=True, width="stretch", key="block_heads_table")
+
+save_to_url()

@@ -1,0 +1,253 @@
+"""Multi-head attention: d_model split into heads, one heatmap per head, concatenation, output projection."""
+from ui.state import require_app_entry
+
+require_app_entry()
+
+import pandas as pd
+import streamlit as st
+
+from attention import attention_steps, divisors, multi_head_steps
+from attention.dot_product import ATTENTION_LATEX
+from attention.head_library import (EMBEDDING_LATEX, ENTROPY_LATEX, MAX_POSITIONS, PRESET_LABELS, PRESETS,
+                                    embed_tokens, head_library_weights, preset_problem, summarise_head)
+from attention.heads import MULTI_HEAD_LATEX
+from figures.heads import column_blocks_figure, head_split_figure, heads_grid
+from figures.heatmaps import attention_heatmap, matrix_heatmap
+from ui.state import SEQUENCE_KEY
+from ui.url import decode_flag, decode_int, encode_flag
+from ui.urlsync import show_url_warnings, write_page_params
+
+MAX_HEADS = 8
+D_MODEL_MIN, D_MODEL_MAX = 4, 64
+SEED_MAX = 9999
+DEFAULTS = {"d_model": 16, "n_heads": 4, "seed": 0, "focus": 1}
+DEFAULT_PRESETS = ("previous", "first", "self", "similar", "uniform", "random", "random", "random")
+
+
+def decode_presets(params, warnings: list[str]) -> tuple[str, ...]:
+    """Read `presets=previous,first,...` (one name per head, up to 8); anything else warns."""
+    raw = params.get("presets")
+    if raw is None:
+        return DEFAULT_PRESETS
+    names = str(raw)[:200].split(",")
+    if len(names) > MAX_HEADS or not all(name in PRESETS for name in names):
+        warnings.append(f"URL parameter 'presets' should be up to {MAX_HEADS} of {', '.join(PRESETS)}, separated "
+                        "by commas; using the default presets.")
+        return DEFAULT_PRESETS
+    return tuple(names) + DEFAULT_PRESETS[len(names):]
+
+
+def or_list(values) -> str:
+    """[1, 2, 4] -> '1, 2 or 4'."""
+    words = [str(v) for v in values]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def load_from_url() -> None:
+    """On this page's first run in a session, take the settings from the URL (bad parts fall back)."""
+    if st.session_state.get("heads_url_read"):
+        return
+    st.session_state["heads_url_read"] = True
+    params, warnings = st.query_params.to_dict(), []
+    st.session_state["heads_d_model"] = decode_int(params, "d_model", DEFAULTS["d_model"], D_MODEL_MIN, D_MODEL_MAX,
+                                                   warnings)
+    st.session_state["heads_n_heads"] = decode_int(params, "n_heads", DEFAULTS["n_heads"], 1, MAX_HEADS, warnings)
+    st.session_state["heads_seed"] = decode_int(params, "seed", DEFAULTS["seed"], 0, SEED_MAX, warnings)
+    st.session_state["heads_causal"] = decode_flag(params, "causal", False, warnings)
+    st.session_state["heads_scale"] = decode_flag(params, "scale", True, warnings)
+    for h, preset in enumerate(decode_presets(params, warnings)):
+        st.session_state[f"heads_preset_{h}"] = preset
+    st.session_state["heads_focus"] = decode_int(params, "focus", DEFAULTS["focus"], 1, MAX_HEADS, warnings)
+    st.session_state["heads_url_warnings"] = warnings
+
+
+def save_to_url() -> None:
+    s = st.session_state
+    write_page_params({
+        "d_model": str(s["heads_d_model"]), "n_heads": str(s["heads_n_heads"]), "seed": str(s["heads_seed"]),
+        "causal": encode_flag(s["heads_causal"]), "scale": encode_flag(s["heads_scale"]),
+        "presets": ",".join(s.get(f"heads_preset_{h}", "random") for h in range(s["heads_n_heads"])),
+        "focus": str(s.get("heads_focus", 1)),
+    })
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def compute(tokens: tuple[str, ...], d_model: int, n_heads: int, presets: tuple[str, ...], seed: int,
+            causal: bool, scale: bool):
+    """Embeddings, weights, every intermediate of multi-head attention and one summary per head."""
+    emb = embed_tokens(tokens, d_model, seed)
+    hw = head_library_weights(emb, presets, seed)
+    steps = multi_head_steps(emb.x, hw.w_q, hw.w_k, hw.w_v, hw.w_o, n_heads, b_q=hw.b_q, causal=causal, scale=scale)
+    summaries = tuple(summarise_head(w, causal, tokens) for w in steps.weights)
+    return emb, hw, steps, summaries
+
+
+load_from_url()
+seq = st.session_state[SEQUENCE_KEY]
+tokens = tuple(seq.tokens)
+
+st.title("Multi-head attention")
+st.markdown(
+    "One attention head compares every query with every key in **one** way. Multi-head attention runs "
+    "**h heads side by side**: the d_model columns of Q, K and V are cut into h chunks of d_head = d_model / h "
+    "columns, each head attends with its own chunk, and the h outputs are glued back together and mixed by W_O. "
+    "Different heads can learn to look for different things: the previous word, the first word, the same word..."
+)
+st.latex(MULTI_HEAD_LATEX)
+show_url_warnings("heads_url_warnings")
+
+c1, c2, c3, c4 = st.columns([3, 3, 2, 3])
+d_model = c1.number_input("d_model", D_MODEL_MIN, D_MODEL_MAX, step=1, key="heads_d_model", persist_state="session",
+                          help=f"Width of each token's vector ({D_MODEL_MIN} to {D_MODEL_MAX}); it must be a "
+                               "multiple of the number of heads.")
+n_heads = c2.slider("Number of heads h", 1, MAX_HEADS, key="heads_n_heads", persist_state="session",
+                    help="How many heads share the d_model columns; each gets d_model / h of them.")
+seed = c3.number_input("Seed", 0, SEED_MAX, step=1, key="heads_seed", persist_state="session",
+                       help="Seeds the random word vectors, W_V, W_O and the heads set to 'random'.")
+causal = c4.toggle("Causal mask", key="heads_causal", persist_state="session",
+                   help="Each position may only attend to itself and earlier positions (applied in every head).")
+scale = c4.toggle("Divide by √d_head", key="heads_scale", persist_state="session",
+                  help="Scale every head's scores by 1/√d_head before the softmax.")
+
+if not 1 <= seq.n <= MAX_POSITIONS:
+    st.error(f"The Playground's sequence has {seq.n} tokens; this page shows 1 to {MAX_POSITIONS}. "
+             "Shorten it on the Playground.")
+    save_to_url()
+    st.stop()
+if d_model % n_heads:
+    valid = [h for h in divisors(d_model) if h <= MAX_HEADS]
+    st.error(f"**d_model = {d_model} cannot be split into {n_heads} heads**: {d_model} / {n_heads} is not a whole "
+             f"number, and every head needs the same whole number of columns. For d_model = {d_model}, choose "
+             f"{or_list(valid)} heads (or change d_model to a multiple of {n_heads}).")
+    save_to_url()
+    st.stop()
+d_head = d_model // n_heads
+
+st.header("1 · The input X")
+st.markdown(
+    f"The {seq.n} tokens come from the **Playground**. There, you typed each token's q, k and v directly; here we go "
+    "one step back, to the vectors X that a transformer starts from, and each head makes its *own* q, k and v "
+    "from X. Each row of X is built from the token's **position** (sinusoids, so that a head can find "
+    "'the previous position') and its **word** (random angles keyed by the word's text, so the same word always "
+    "gets the same columns). GPT adds the two; we put them side by side so that a head can read one and ignore "
+    "the other exactly."
+)
+st.latex(EMBEDDING_LATEX)
+emb = embed_tokens(tokens, d_model, seed)
+k_pos = 2 * emb.n_position_pairs
+st.plotly_chart(column_blocks_figure(emb.x, tokens, [(0, k_pos, "position", "#6a3d9a"),
+                                                     (k_pos, d_model, "word", "#b15928")],
+                                     column_labels=emb.columns if d_model <= 24 else None,
+                                     title=f"X: {seq.n} tokens × d_model = {d_model}"),
+                width="stretch", key="heads_x_fig")
+
+st.header("2 · The head library")
+st.markdown(
+    "Each head's columns of W_Q and W_K decide what it looks for. Pick a preset per head; the presets are built "
+    "by hand (no training) and really produce their pattern:\n"
+    "- **previous token**: q_i is position i rotated back by one step, k_j is position j: the dot product is "
+    "largest at j = i − 1.\n"
+    "- **first token**: every query is the position-0 vector (from the query bias b_Q): largest at j = 0.\n"
+    "- **itself**: q_i and k_j are positions i and j: largest at j = i, even for a repeated word.\n"
+    "- **uniform**: W_Q = W_K = 0, every score 0, every weight 1/n.\n"
+    "- **most similar word**: q and k read only the word columns (as many as the head has): a word attends to "
+    "the words whose columns are most like its own: first of all itself, and every copy of itself equally (repeat "
+    "a word on the Playground to see it), but also other words that happen to look alike in those few columns.\n"
+    "- **random**: seeded random columns, like an untrained model."
+)
+preset_cols = st.columns(min(n_heads, 4))
+presets: list[str] = []
+for h in range(n_heads):
+    st.session_state.setdefault(f"heads_preset_{h}", DEFAULT_PRESETS[h])
+    presets.append(preset_cols[h % 4].selectbox(
+        f"Head {h + 1}", PRESETS, format_func=PRESET_LABELS.get, key=f"heads_preset_{h}", persist_state="session",
+        help="What this head's W_Q and W_K are built to look for."))
+for h, preset in enumerate(presets):
+    problem = preset_problem(preset, d_head, emb)
+    if problem:
+        st.warning(f"Head {h + 1}: {problem}. This head uses random weights instead.")
+        presets[h] = "random"
+
+emb, hw, steps, summaries = compute(tokens, d_model, n_heads, tuple(presets), seed, causal, scale)
+
+st.header("3 · Split d_model into heads")
+st.markdown(
+    f"Q = X W_Q (+ b_Q) has d_model = {d_model} columns. Head h takes its own {d_head} of them "
+    f"(d_head = {d_model} / {n_heads} = {d_head}); K and V are cut the same way. No numbers are copied or "
+    "changed: the split is only a reshape, (n, d_model) → (h, n, d_head)."
+)
+st.plotly_chart(head_split_figure(steps.q_heads.swapaxes(0, 1).reshape(seq.n, d_model), n_heads, tokens,
+                                  title=f"Q = X W_Q + b_Q: {seq.n} × {d_model}, in {n_heads} chunks of {d_head} columns"),
+                width="stretch", key="heads_split_fig")
+st.dataframe(pd.DataFrame({
+    "head": [h + 1 for h in range(n_heads)],
+    "columns of Q, K, V": [f"{h * d_head} … {(h + 1) * d_head - 1}" for h in range(n_heads)],
+    "Q_h, K_h, V_h shape": [str(tuple(steps.q_heads[h].shape)) for h in range(n_heads)],
+}), hide_index=True, key="heads_split_table")
+
+st.header("4 · Every head attends on its own")
+st.markdown(
+    "Each head runs ordinary scaled dot-product attention on its chunk. The heatmaps share one colour scale "
+    "(0 to 1), so their colours can be compared. Each caption is computed from the head's weights alone: "
+    "the pattern it fits best, the entropy of its rows (0 bits: all weight on one key; log₂ n bits: spread "
+    "evenly) and how far from the diagonal it looks on average."
+)
+st.latex(ATTENTION_LATEX)
+st.latex(ENTROPY_LATEX)
+titles = [f"head {h + 1} · {PRESET_LABELS[p]}\n{s.caption.split(' · ', 1)[0]}" for h, (p, s) in
+          enumerate(zip(presets, summaries))]
+st.plotly_chart(heads_grid(steps.weights, tokens, titles), width="stretch", key="heads_grid_fig")
+st.dataframe(pd.DataFrame({
+    "head": [h + 1 for h in range(n_heads)],
+    "preset": [PRESET_LABELS[p] for p in presets],
+    "caption": [s.caption for s in summaries],
+    "entropy (bits)": [round(s.entropy_bits, 3) for s in summaries],
+    "entropy / max": [round(s.normalised_entropy, 3) for s in summaries],
+    "mean |i−j|": [round(s.mean_distance, 3) for s in summaries],
+}), hide_index=True, width="stretch", key="heads_summary_table")
+
+st.header("5 · Concatenate, then project with W_O")
+st.markdown(
+    f"The {n_heads} head outputs (each {seq.n} × {d_head}) are put side by side again: the concatenation is "
+    f"{seq.n} × {d_model}, the same shape as X. W_O ({d_model} × {d_model}) then mixes the heads' columns, so "
+    "every output column can use what every head found."
+)
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(head_split_figure(steps.concat, n_heads, tokens,
+                                      title=f"Concat(head₁ … head_{n_heads}): {seq.n} × {d_model}"),
+                    width="stretch", key="heads_concat_fig")
+with right:
+    st.plotly_chart(matrix_heatmap(steps.output, tokens, [str(c) for c in range(d_model)],
+                                   title=f"Output = Concat · W_O: {seq.n} × {d_model}",
+                                   digits=2 if d_model <= 16 else 1),
+                    width="stretch", key="heads_output_fig")
+
+st.header("6 · One head, step by step")
+if st.session_state.get("heads_focus", 1) > n_heads:
+    st.session_state["heads_focus"] = 1
+focus = st.selectbox("Head to enlarge", list(range(1, n_heads + 1)), key="heads_focus", persist_state="session",
+                     format_func=lambda h: f"head {h} · {PRESET_LABELS[presets[h - 1]]}",
+                     help="Show this head's Q, K, V chunks, scores, weights and output.")
+h = focus - 1
+one = attention_steps(steps.q_heads[h], steps.k_heads[h], steps.v_heads[h], causal=causal, scale=scale)
+cols = [f"{c}" for c in range(h * d_head, (h + 1) * d_head)]
+a, b, c = st.columns(3)
+for col, name, m in ((a, "Q", one.q), (b, "K", one.k), (c, "V", one.v)):
+    col.plotly_chart(matrix_heatmap(m, tokens, cols, title=f"{name}_{focus}: {seq.n} × {d_head} (columns "
+                                    f"{cols[0]}–{cols[-1]})"), width="stretch", key=f"heads_focus_{name}")
+a, b = st.columns(2)
+a.plotly_chart(matrix_heatmap(one.masked, tokens, tokens, title=(
+    f"scores Q Kᵀ{' / √' + str(d_head) if scale else ''}{' (masked)' if causal else ''}")),
+    width="stretch", key="heads_focus_scores")
+b.plotly_chart(attention_heatmap(one.weights, tokens, tokens, scores=one.scores, scale_factor=one.scale_factor,
+                                 allowed=one.allowed, title=f"weights of head {focus} (softmax of each row)"),
+               width="stretch", key="heads_focus_weights")
+st.caption(summaries[h].caption)
+a, b = st.columns(2)
+a.plotly_chart(matrix_heatmap(one.output, tokens, cols, title=f"head {focus} output = weights · V_{focus}: "
+                              f"{seq.n} × {d_head}"), width="stretch", key="heads_focus_output")
+b.markdown(f"This head's output fills columns {cols[0]}–{cols[-1]} of the concatenation in step 5. Each row is "
+           "the weighted average of the rows of V, with that query's weights.")
+
+save_to_url()

@@ -1,0 +1,163 @@
+"""AppTest: the transformer block page."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention import transformer_block
+from attention.head_library import embed_tokens, run_stack, stack_params
+from figures.block import shape_text
+from tests.apptest_helpers import APP, TIMEOUT, heatmap_z
+
+PAGE = "pages/block.py"
+
+
+def open_page(page: str, query: dict[str, str] | None = None, state: dict | None = None) -> AppTest:
+    """Run app.py straight on `page`, as when its URL is opened (so the URL holds only this page's query)."""
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.switch_page(page)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    for k, v in (state or {}).items():
+        at.session_state[k] = v
+    return at.run()
+
+
+def chart_by_key(at: AppTest, key: str) -> dict:
+    """The figure JSON of the plotly chart drawn with `key=`."""
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
+    return json.loads(chart.proto.spec)
+
+
+def shapes_table(at):
+    return next(df.value for df in at.dataframe if "shape" in df.value.columns)
+
+
+def core_trace(seq, d_model=16, d_ff=64, n_heads=4, norm="post", seed=0, causal=False, activation="relu"):
+    """Block 1's trace, computed here straight from the core."""
+    x = embed_tokens(seq.tokens, d_model, seed).x
+    (params,) = stack_params(d_model, d_ff, 1, seed)
+    return transformer_block(x, params, n_heads, norm=norm, causal=causal, activation=activation)[1]
+
+
+def diagram_shapes(at) -> list[str]:
+    fig = chart_by_key(at, "block_diagram")
+    return [a["text"] for a in fig["layout"]["annotations"] if a.get("name") == "shape"]
+
+
+@pytest.fixture(scope="module")
+def default_page():
+    return open_page(PAGE)
+
+
+def test_the_page_runs_with_explanation_formulas_and_help(default_page):
+    at = default_page
+    assert not at.exception and not at.error
+    assert at.title[0].value == "The transformer block"
+    assert len(at.latex) >= 3
+    widgets = [*at.number_input, *at.slider, *at.toggle, *at.selectbox, *at.radio]
+    assert len(widgets) == 9 and all(w.help for w in widgets)
+    assert all(w.key.startswith("block_") for w in widgets)
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_the_shapes_shown_are_the_cores_trace(norm):
+    at = open_page(PAGE, {"norm": norm, "d_ff": "40", "d_model": "12", "n_heads": "3"})
+    assert not at.exception and not at.error
+    trace = core_trace(at.session_state["seq"], d_model=12, d_ff=40, n_heads=3, norm=norm)
+    table = shapes_table(at)
+    assert list(table["step"]) == trace.names
+    assert list(table["shape"]) == [shape_text(s.shape) for s in trace.steps]
+    assert diagram_shapes(at) == [shape_text(s.shape) for s in trace.steps]
+    assert f"({at.session_state['seq'].n}, 40)" in diagram_shapes(at)  # the feed-forward's hidden layer
+
+
+def test_switching_to_pre_norm_redraws_the_block():
+    at = open_page(PAGE)
+    at.radio(key="block_norm").set_value("pre").run()
+    assert not at.exception
+    trace = core_trace(at.session_state["seq"], norm="pre")
+    assert list(shapes_table(at)["step"]) == trace.names
+    assert trace.names[1] == "norm_1"  # pre-norm normalises first
+    assert at.query_params["norm"] == "pre"
+
+
+def test_heads_that_do_not_divide_give_a_clear_message_and_keep_the_other_settings():
+    at = open_page(PAGE)
+    at.slider(key="block_n_blocks").set_value(7)
+    at.radio(key="block_norm").set_value("pre")
+    at.run()
+    at.slider(key="block_n_heads").set_value(3).run()
+    assert not at.exception
+    assert len(at.error) == 1 and "cannot be split into 3 heads" in at.error[0].value
+    assert "1, 2, 4, 8" in at.error[0].value
+    assert at.slider(key="block_n_blocks").value == 7 and at.radio(key="block_norm").value == "pre"
+    at.slider(key="block_n_heads").set_value(2).run()
+    assert not at.error and not at.exception
+
+
+def test_a_too_wide_feed_forward_is_refused_with_a_message():
+    at = open_page(PAGE)
+    at.number_input(key="block_d_ff").set_value(65).run()
+    assert not at.exception
+    assert "at most 4 × d_model = 64" in at.error[0].value
+
+
+def test_twelve_blocks_stack_and_keep_the_shape():
+    at = open_page(PAGE, {"blocks": "12", "n_heads": "8"})
+    assert not at.exception and not at.error
+    seq = at.session_state["seq"]
+    stack = chart_by_key(at, "block_stack_fig")
+    texts = [a["text"] for a in stack["layout"]["annotations"]]
+    assert texts.count(f"({seq.n}, 16)") == 13 and "block<br>12" in texts
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["input shape"] == metrics["output shape after 12 blocks"] == f"({seq.n}, 16)"
+    assert "same shape" in at.success[0].value
+
+
+def test_the_residual_stream_plot_has_both_norms():
+    at = open_page(PAGE, {"blocks": "12"})
+    seq = at.session_state["seq"]
+    x = embed_tokens(seq.tokens, 16, 0).x
+    blocks = stack_params(16, 64, 12, 0)
+    fig = chart_by_key(at, "block_norm_fig")
+    lines = {t["name"]: t for t in fig["data"]}
+    assert set(lines) == {"post-norm", "pre-norm"}
+    for norm in ("post", "pre"):
+        expected = run_stack(x, blocks, 4, norm=norm).residual_norms
+        y = lines[f"{norm}-norm"]["y"]
+        y = heatmap_z({"data": [{"type": "heatmap", "z": y}]}) if isinstance(y, dict) else np.array(y)
+        np.testing.assert_allclose(y, expected)
+    assert expected[-1] > expected[0]  # pre-norm grows
+
+
+def test_any_block_s_heads_on_demand():
+    at = open_page(PAGE, {"blocks": "12", "n_heads": "8", "causal": "1"})
+    at.selectbox(key="block_inspect").set_value(12).run()
+    assert not at.exception
+    seq = at.session_state["seq"]
+    x = embed_tokens(seq.tokens, 16, 0).x
+    run = run_stack(x, stack_params(16, 64, 12, 0), 8, causal=True)
+    fig = chart_by_key(at, "block_heads_fig")
+    grid = [heatmap_z({"data": [t]}) for t in fig["data"] if t.get("type") == "heatmap"]
+    assert len(grid) == 8
+    for h in range(8):
+        np.testing.assert_allclose(grid[h], run.traces[11].weights[h], atol=1e-12)
+    assert at.query_params["inspect"] == "12"
+    at.slider(key="block_n_blocks").set_value(3).run()  # block 12 is gone: back to block 1
+    assert not at.exception and at.selectbox(key="block_inspect").value == 1
+
+
+def test_malformed_url_values_warn_and_fall_back():
+    query = {"blocks": "99", "norm": "sideways", "act": "tanh", "d_ff": "lots", "seed": "-1", "inspect": "0"}
+    at = open_page(PAGE, query)
+    assert not at.exception and not at.error
+    warnings = " ".join(w.value for w in at.warning)
+    for name in query:
+        assert f"'{name}'" in warnings
+    assert at.slider(key="block_n_blocks").value == 4 and at.radio(key="block_norm").value == "post"
+    assert at.selectbox(key="block_activation").value == "relu" and at.number_input(key="block_d_ff").value == 64
+    assert at.query_params["blocks"] == "4"

@@ -1,0 +1,192 @@
+"""AppTest: the multi-head attention page."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention import multi_head_steps
+from attention.head_library import PRESET_LABELS, embed_tokens, head_library_weights, summarise_head
+from tests.apptest_helpers import APP, TIMEOUT, heatmap_z
+from ui.sequence import TokenSequence
+
+PAGE = "pages/heads.py"
+
+
+def open_page(page: str, query: dict[str, str] | None = None, state: dict | None = None) -> AppTest:
+    """Run app.py straight on `page`, as when its URL is opened (so the URL holds only this page's query)."""
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.switch_page(page)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    for k, v in (state or {}).items():
+        at.session_state[k] = v
+    return at.run()
+
+
+def chart_by_key(at: AppTest, key: str) -> dict:
+    """The figure JSON of the plotly chart drawn with `key=`."""
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
+    return json.loads(chart.proto.spec)
+DEFAULT_PRESETS = ("previous", "first", "self", "similar")
+
+
+def heatmaps(fig: dict) -> list[np.ndarray]:
+    """The z matrix of every heatmap trace of a figure JSON."""
+    return [heatmap_z({"data": [t]}) for t in fig["data"] if t.get("type") == "heatmap"]
+
+
+def core_result(seq, d_model=16, n_heads=4, presets=DEFAULT_PRESETS, seed=0, causal=False, scale=True):
+    """What the page should show, computed here straight from the core."""
+    emb = embed_tokens(seq.tokens, d_model, seed)
+    hw = head_library_weights(emb, presets, seed)
+    return multi_head_steps(emb.x, hw.w_q, hw.w_k, hw.w_v, hw.w_o, n_heads, b_q=hw.b_q, causal=causal, scale=scale)
+
+
+def table(at, column: str):
+    """The first table on the page with this column (a dataframe without selection has no id to find it by)."""
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+@pytest.fixture(scope="module")
+def default_page():
+    return open_page(PAGE)
+
+
+def test_the_page_runs_and_shows_formula_and_explanation(default_page):
+    at = default_page
+    assert not at.exception
+    assert not at.error
+    assert at.title[0].value == "Multi-head attention"
+    assert len(at.latex) >= 3
+    assert at.slider(key="heads_n_heads").value == 4
+    assert at.number_input(key="heads_d_model").value == 16
+
+
+def test_every_control_has_help(default_page):
+    at = default_page
+    widgets = [*at.number_input, *at.slider, *at.toggle, *at.selectbox]
+    assert widgets and all(w.help for w in widgets)
+    assert all(w.key.startswith("heads_") for w in widgets)
+
+
+def test_the_shapes_and_weights_shown_are_the_cores(default_page):
+    at = default_page
+    seq = at.session_state["seq"]
+    steps = core_result(seq)
+    split = table(at, "Q_h, K_h, V_h shape")
+    assert list(split["Q_h, K_h, V_h shape"]) == [str(tuple(steps.q_heads[h].shape)) for h in range(4)]
+    assert list(split["Q_h, K_h, V_h shape"]) == [str((seq.n, 4))] * 4
+    grid = heatmaps(chart_by_key(at, "heads_grid_fig"))
+    assert len(grid) == 4
+    for h in range(4):
+        np.testing.assert_allclose(grid[h], steps.weights[h], atol=1e-12)
+    np.testing.assert_allclose(heatmaps(chart_by_key(at, "heads_concat_fig"))[0], steps.concat)
+    np.testing.assert_allclose(heatmaps(chart_by_key(at, "heads_output_fig"))[0], steps.output)
+
+
+def test_the_shared_colour_scale_is_0_to_1(default_page):
+    fig = chart_by_key(default_page, "heads_grid_fig")
+    assert (fig["layout"]["coloraxis"]["cmin"], fig["layout"]["coloraxis"]["cmax"]) == (0, 1)
+
+
+def test_captions_are_computed_from_the_weights(default_page):
+    at = default_page
+    steps = core_result(at.session_state["seq"])
+    captions = list(table(at, "caption")["caption"])
+    assert captions == [summarise_head(w, False, at.session_state["seq"].tokens).caption for w in steps.weights]
+    assert captions[0].startswith("previous") and captions[1].startswith("first") and captions[2].startswith("self")
+
+
+def test_heads_that_do_not_divide_d_model_give_a_clear_message_and_keep_the_other_settings():
+    at = open_page(PAGE)
+    at.number_input(key="heads_seed").set_value(7)
+    at.toggle(key="heads_causal").set_value(True)
+    at.selectbox(key="heads_preset_0").set_value("uniform")
+    at.run()
+    at.slider(key="heads_n_heads").set_value(3).run()
+    assert not at.exception
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert "d_model = 16 cannot be split into 3 heads" in message and "1, 2, 4 or 8" in message
+    assert at.number_input(key="heads_d_model").value == 16
+    assert at.number_input(key="heads_seed").value == 7
+    assert at.toggle(key="heads_causal").value is True
+    at.slider(key="heads_n_heads").set_value(4).run()  # back to a valid count: everything is still there
+    assert not at.error and not at.exception
+    assert at.selectbox(key="heads_preset_0").value == "uniform"
+    assert at.toggle(key="heads_causal").value is True
+
+
+def test_changing_d_model_instead_fixes_it():
+    at = open_page(PAGE, {"n_heads": "3"})
+    assert at.error
+    at.number_input(key="heads_d_model").set_value(12).run()
+    assert not at.error and not at.exception
+    assert list(table(at, "Q_h, K_h, V_h shape")["Q_h, K_h, V_h shape"]) == ["(4, 4)"] * 3
+
+
+def test_eight_heads_from_the_url():
+    at = open_page(PAGE, {"n_heads": "8", "presets": "uniform,self", "causal": "1"})
+    assert not at.exception and not at.warning
+    assert at.slider(key="heads_n_heads").value == 8
+    assert [at.selectbox(key=f"heads_preset_{h}").value for h in range(8)][:4] == ["uniform", "self", "self", "similar"]
+    seq = at.session_state["seq"]
+    presets = ("uniform", "self", "self", "similar", "uniform", "random", "random", "random")  # the rest: defaults
+    steps = core_result(seq, n_heads=8, presets=presets, causal=True)
+    grid = heatmaps(chart_by_key(at, "heads_grid_fig"))
+    assert len(grid) == 8
+    np.testing.assert_allclose(grid[7], steps.weights[7], atol=1e-12)
+    assert at.query_params["n_heads"] == "8" and at.query_params["causal"] == "1"
+
+
+def test_malformed_url_values_warn_and_fall_back():
+    query = {"n_heads": "abc", "d_model": "9999", "presets": "previous,evil", "causal": "maybe", "focus": "<b>1</b>"}
+    at = open_page(PAGE, query)
+    assert not at.exception and not at.error
+    warnings = " ".join(w.value for w in at.warning)
+    for name in query:
+        assert f"'{name}'" in warnings
+    assert "<b>" not in warnings  # the stranger's text is never echoed
+    assert at.slider(key="heads_n_heads").value == 4 and at.number_input(key="heads_d_model").value == 16
+    assert at.toggle(key="heads_causal").value is False and at.selectbox(key="heads_preset_1").value == "first"
+    assert at.query_params["n_heads"] == "4"  # the URL now holds the values in use
+
+
+def test_presets_that_do_not_fit_fall_back_to_random_with_a_warning():
+    at = open_page(PAGE, {"d_model": "8", "n_heads": "8"})
+    assert not at.exception
+    texts = " ".join(w.value for w in at.warning)
+    assert "Head 1" in texts and "d_head = 1" in texts
+    assert len(heatmaps(chart_by_key(at, "heads_grid_fig"))) == 8
+
+
+def test_a_repeated_word_is_recognised_by_the_most_similar_head():
+    tokens = ("the", "cat", "sat", "on", "the", "mat")
+    seq = TokenSequence(tokens, np.zeros((6, 2)), np.zeros((6, 2)), np.zeros((6, 2)))
+    at = open_page(PAGE, {"d_model": "64", "n_heads": "4"}, state={"seq": seq})
+    assert not at.exception
+    captions = list(table(at, "caption")["caption"])
+    assert captions[3].startswith("same word")
+    w = heatmaps(chart_by_key(at, "heads_grid_fig"))[3]
+    assert w[0, 0] == pytest.approx(w[0, 4]) and w[0, 0] + w[0, 4] > 0.9
+
+
+def test_enlarging_a_head_shows_its_steps():
+    at = open_page(PAGE)
+    at.selectbox(key="heads_focus").set_value(2).run()
+    assert not at.exception
+    seq = at.session_state["seq"]
+    steps = core_result(seq)
+    np.testing.assert_allclose(heatmap_z(chart_by_key(at, "heads_focus_weights")), steps.weights[1], atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(chart_by_key(at, "heads_focus_Q")), steps.q_heads[1])
+    assert at.query_params["focus"] == "2"
+    at.slider(key="heads_n_heads").set_value(1).run()  # the enlarged head no longer exists: back to head 1
+    assert not at.exception and at.selectbox(key="heads_focus").value == 1
+
+
+def test_preset_labels_are_shown(default_page):
+    assert default_page.selectbox(key="heads_preset_0").options[:2] == [PRESET_LABELS["random"],
+                                                                         PRESET_LABELS["previous"]]
