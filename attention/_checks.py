@@ -68,6 +68,18 @@ def check_positive_int(value, name: str) -> int:
     return int(value)
 
 
+def check_result(a: np.ndarray, what: str) -> np.ndarray:
+    """Return `a` if every value is finite, else raise `ValueError`: the inputs were finite but so
+    large that `what` overflowed. The core never hands back NaN or inf silently."""
+    if not np.isfinite(a).all():
+        where = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
+        raise ValueError(
+            f"{what} overflowed to {a[where]} at index {where} (shape {a.shape}): "
+            f"the inputs are too large for {a.dtype}"
+        )
+    return a
+
+
 def result_dtype(*arrays: np.ndarray) -> np.dtype:
     """The float dtype the result of combining `arrays` should have (float32 only if all are)."""
     return np.result_type(*arrays)

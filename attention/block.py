@@ -10,8 +10,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ._checks import as_real_array, check_ndim, check_not_empty, check_shape
-from .feed_forward import feed_forward_steps
+from ._checks import as_real_array, check_ndim, check_not_empty, check_positive_int, check_result, check_shape
+from .feed_forward import ACTIVATIONS, feed_forward_steps
 from .heads import check_heads, multi_head_steps
 from .norms import layer_norm
 
@@ -57,6 +57,9 @@ class BlockParams:
     def random(cls, d_model: int, d_ff: int, rng: np.random.Generator, dtype=np.float64) -> "BlockParams":
         """Demo parameters: weights ~ N(0, 1/fan_in) so activations keep their size, small biases,
         layer norms starting as the identity (gamma 1, beta 0). Seeded only by `rng`."""
+        d_model = check_positive_int(d_model, "d_model")
+        d_ff = check_positive_int(d_ff, "d_ff")
+
         def w(fan_in: int, fan_out: int) -> np.ndarray:
             return (rng.standard_normal((fan_in, fan_out)) / np.sqrt(fan_in)).astype(dtype)
 
@@ -71,7 +74,9 @@ class BlockParams:
 
     def check(self, d_model: int) -> None:
         """Raise `ValueError` naming the first parameter whose shape does not fit x's d_model."""
-        d_ff = int(np.shape(self.w_1)[1]) if np.ndim(self.w_1) == 2 else -1
+        if np.ndim(self.w_1) != 2:
+            raise ValueError(f"w_1 has shape {np.shape(self.w_1)}; expected (d_model={d_model}, d_ff)")
+        d_ff = int(np.shape(self.w_1)[1])
         expected = {"w_q": (d_model, d_model), "w_k": (d_model, d_model), "w_v": (d_model, d_model),
                     "w_o": (d_model, d_model), "w_1": (d_model, d_ff), "b_1": (d_ff,), "w_2": (d_ff, d_model)}
         for f in fields(self):
@@ -125,6 +130,8 @@ def transformer_block(x, params: BlockParams, n_heads: int, *, causal: bool = Fa
     """
     if norm not in NORMS:
         raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
     x = as_real_array(x, "x")
     check_ndim(x, "x", 2, "(..., n, d_model)")
     check_not_empty(x, "x")
@@ -161,4 +168,4 @@ def transformer_block(x, params: BlockParams, n_heads: int, *, causal: bool = Fa
         y = record("residual_1", "residual add x + attention", x + mha.output)
         h = record("norm_2", "layer norm 2", layer_norm(y, p.ln2_gamma, p.ln2_beta, eps))
         out = record("residual_2", "residual add y + feed-forward", y + ffn(h))
-    return out, BlockTrace(tuple(steps), mha.weights, norm)
+    return check_result(out, "the block output"), BlockTrace(tuple(steps), mha.weights, norm)

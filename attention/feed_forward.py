@@ -11,19 +11,31 @@ import math
 import numpy as np
 from scipy.special import erf
 
-from ._checks import as_real_array, check_ndim, check_not_empty, check_shape
+from ._checks import as_real_array, check_ndim, check_not_empty, check_result, check_shape
 
 FEED_FORWARD_LATEX = r"\mathrm{FFN}(x) = \mathrm{act}(x W_1 + b_1)\, W_2 + b_2"
 ACTIVATIONS = ("relu", "gelu")
+GELU_LATEX = r"\mathrm{GELU}(x) = x\,\Phi(x) = \tfrac{1}{2}\,x\left(1 + \mathrm{erf}(x/\sqrt{2})\right)"
 
 
-def relu(x: np.ndarray) -> np.ndarray:
-    """max(0, x), elementwise."""
+def relu(x) -> np.ndarray:
+    """max(0, x), elementwise. Shapes: any -> the same."""
+    return _relu(as_real_array(x, "x"))
+
+
+def gelu(x) -> np.ndarray:
+    """The exact GELU, x * Phi(x) = 0.5 x (1 + erf(x / sqrt(2))) (not the tanh approximation).
+
+    Shapes: any -> the same.
+    """
+    return _gelu(as_real_array(x, "x"))
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
     return np.maximum(x, x.dtype.type(0))
 
 
-def gelu(x: np.ndarray) -> np.ndarray:
-    """The exact GELU, x * Phi(x) = 0.5 x (1 + erf(x / sqrt(2))) (not the tanh approximation)."""
+def _gelu(x: np.ndarray) -> np.ndarray:
     return x * (0.5 * (1.0 + erf(x * x.dtype.type(1.0 / math.sqrt(2.0)))))
 
 
@@ -40,15 +52,16 @@ def feed_forward_steps(x, w_1, b_1, w_2, b_2, activation: str = "relu") -> tuple
     check_not_empty(x, "x")
     d_model = x.shape[-1]
     w_1 = as_real_array(w_1, "w_1")
-    check_ndim(w_1, "w_1", 2, f"(d_model={d_model}, d_ff)")
+    if w_1.ndim != 2 or w_1.shape[0] != d_model or w_1.shape[1] == 0:
+        raise ValueError(f"w_1 has shape {w_1.shape}; expected (d_model={d_model}, d_ff) with d_ff >= 1")
     d_ff = w_1.shape[1]
-    check_shape(w_1, "w_1", (d_model, d_ff))
+    b_1, w_2, b_2 = (as_real_array(a, name) for a, name in ((b_1, "b_1"), (w_2, "w_2"), (b_2, "b_2")))
     for name, a, shape in (("b_1", b_1, (d_ff,)), ("w_2", w_2, (d_ff, d_model)), ("b_2", b_2, (d_model,))):
-        check_shape(as_real_array(a, name), name, shape)
-    dtype = x.dtype
-    pre = np.matmul(x, w_1.astype(dtype, copy=False)) + np.asarray(b_1, dtype=dtype)  # (..., n, d_ff)
-    hidden = relu(pre) if activation == "relu" else gelu(pre)
-    output = np.matmul(hidden, np.asarray(w_2, dtype=dtype)) + np.asarray(b_2, dtype=dtype)  # (..., n, d_model)
+        check_shape(a, name, shape)
+    w_1, b_1, w_2, b_2 = (a.astype(x.dtype, copy=False) for a in (w_1, b_1, w_2, b_2))  # keep x's dtype
+    pre = check_result(x @ w_1 + b_1, "x @ w_1 + b_1")  # (..., n, d_ff)
+    hidden = _relu(pre) if activation == "relu" else _gelu(pre)  # (..., n, d_ff)
+    output = check_result(hidden @ w_2 + b_2, "the feed-forward output")  # (..., n, d_model)
     return hidden, output
 
 

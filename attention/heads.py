@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_real_array, check_ndim, check_not_empty, check_positive_int, check_shape, result_dtype
+from ._checks import (as_real_array, check_ndim, check_not_empty, check_positive_int, check_result, check_shape,
+                      result_dtype)
 from .dot_product import scaled_dot_product_attention
 
 MULTI_HEAD_LATEX = (
@@ -43,6 +44,7 @@ def split_heads(x, n_heads: int) -> np.ndarray:
     """
     x = as_real_array(x, "x")
     check_ndim(x, "x", 2, "(..., n, d_model)")
+    check_not_empty(x, "x")
     *batch, n, d_model = x.shape
     d_head = check_heads(d_model, n_heads)
     return x.reshape(*batch, n, n_heads, d_head).swapaxes(-2, -3)  # (..., h, n, d_head)
@@ -52,6 +54,7 @@ def merge_heads(x) -> np.ndarray:
     """Concatenate the heads again: (..., n_heads, n, d_head) -> (..., n, n_heads * d_head)."""
     x = as_real_array(x, "x")
     check_ndim(x, "x", 3, "(..., n_heads, n, d_head)")
+    check_not_empty(x, "x")
     *batch, h, n, d_head = x.shape
     return x.swapaxes(-2, -3).reshape(*batch, n, h * d_head)  # (..., n, d_model)
 
@@ -82,7 +85,7 @@ def _projection(x: np.ndarray, w, b, name: str, d_model: int, dtype) -> np.ndarr
         b = as_real_array(b, f"b_{name}")
         check_shape(b, f"b_{name}", (d_model,))
         out += b.astype(dtype, copy=False)
-    return out
+    return check_result(out, f"the projection x @ w_{name}")
 
 
 def multi_head_steps(x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, b_v=None, b_o=None,

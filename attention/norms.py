@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_real_array, check_ndim, check_not_empty, check_shape
+from ._checks import as_real_array, check_ndim, check_not_empty, check_result, check_shape
 
 LAYER_NORM_LATEX = r"\mathrm{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta"
 
@@ -27,10 +27,14 @@ def layer_norm(x, gamma, beta, eps: float = 1e-5) -> np.ndarray:
     beta = as_real_array(beta, "beta")
     check_shape(gamma, "gamma", (d,))
     check_shape(beta, "beta", (d,))
-    if not (isinstance(eps, (int, float, np.floating)) and np.isfinite(eps) and eps > 0):
+    is_number = isinstance(eps, (int, float, np.floating)) and not isinstance(eps, bool)
+    if not (is_number and np.isfinite(eps) and eps > 0):
         raise ValueError(f"eps must be a positive finite number, got {eps!r}")
-    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+    # The statistics in float64: a float32 x squared overflows from |x| ~ 2e19, in float64 it cannot.
+    mean = x.mean(axis=-1, keepdims=True, dtype=np.float64)  # (..., 1)
     centred = x - mean  # (..., d)
     var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
-    normed = centred * (1.0 / np.sqrt(var + x.dtype.type(eps)))  # (..., d)
-    return normed * gamma.astype(x.dtype, copy=False) + beta.astype(x.dtype, copy=False)
+    check_result(var, "the variance of x")  # only a float64 x beyond ~1e154 gets here
+    normed = (centred * (1.0 / np.sqrt(var + eps))).astype(x.dtype)  # (..., d)
+    out = normed * gamma.astype(x.dtype, copy=False) + beta.astype(x.dtype, copy=False)
+    return check_result(out, "layer_norm's gamma * normalised + beta")

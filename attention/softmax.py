@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_real_array
+from ._checks import as_real_array, check_not_empty
 
 SOFTMAX_LATEX = r"\mathrm{softmax}(x)_i = \frac{e^{x_i - \max_j x_j}}{\sum_k e^{x_k - \max_j x_j}}"
 
@@ -24,9 +24,10 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     x = as_real_array(x, "x", allow_neg_inf=True)
     if x.ndim == 0:
         raise ValueError("x is a scalar; softmax needs at least one axis")
-    if x.shape[axis] == 0:
-        raise ValueError(f"x has shape {x.shape}: axis {axis} is empty")
-    return softmax_inplace(x.copy(), axis=axis)
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis={axis!r} does not exist for x of shape {x.shape}")
+    check_not_empty(x, "x")
+    return softmax_inplace(x.copy(), axis=int(axis))
 
 
 def softmax_inplace(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -46,11 +47,12 @@ def softmax_inplace(x: np.ndarray, axis: int = -1) -> np.ndarray:
 
 def _explain_bad_rows(row_max: np.ndarray, axis: int) -> None:
     """Raise the `ValueError` that says why some row's maximum is not finite."""
-    bad = tuple(int(i) for i in np.argwhere(~np.isfinite(row_max))[0])
-    value = row_max[bad]
+    where = np.argwhere(~np.isfinite(row_max))[0]
+    value = row_max[tuple(where)]
+    row = tuple(int(i) for i in np.delete(where, axis))  # drop the kept axis of length 1
     if np.isneginf(value):
         raise ValueError(
-            f"row {bad} (along axis {axis}) is entirely -inf: every position is masked, "
+            f"the slice at index {row} along axis {axis} is entirely -inf: every position is masked, "
             "so there is nothing to attend to"
         )
-    raise ValueError(f"row {bad} (along axis {axis}) has maximum {value}: the scores overflowed")
+    raise ValueError(f"the slice at index {row} along axis {axis} has maximum {value}: the scores overflowed")

@@ -1,0 +1,80 @@
+"""The core's boundary: no UI libraries imported, and every public function keeps float32."""
+import inspect
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import attention
+
+ROOT = Path(__file__).resolve().parents[1]
+UI_LIBRARIES = ("streamlit", "plotly")
+
+
+def run_fresh(code: str) -> str:
+    """Run python `code` in a fresh interpreter from the repository root; return what it prints."""
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_importing_attention_loads_neither_streamlit_nor_plotly():
+    loaded = run_fresh(f"import attention, sys; print(sorted(m for m in sys.modules if m.split('.')[0] in {UI_LIBRARIES!r}))")
+    assert loaded == "[]"
+
+
+def test_no_core_module_loads_streamlit_or_plotly():
+    # One interpreter imports the modules one by one and names the first that pulls a UI library in.
+    modules = sorted(m.name for m in pkgutil.iter_modules(attention.__path__))
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module('attention.' + name)\n"
+        f"    ui = sorted(m for m in sys.modules if m.split('.')[0] in {UI_LIBRARIES!r})\n"
+        "    if ui:\n"
+        "        print(f'attention.{name} loads {ui}'); break\n"
+    )
+    assert run_fresh(code) == ""
+
+
+def float32_calls():
+    """One float32 call of every public function, by name."""
+    rng = np.random.default_rng(0)
+    f32 = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    x, w = f32(2, 4, 6), f32(6, 6)
+    params = attention.BlockParams.random(6, 8, rng, dtype=np.float32)
+    return {
+        "softmax": lambda: attention.softmax(f32(3, 5)),
+        "scaled_dot_product_attention": lambda: attention.scaled_dot_product_attention(f32(4, 3), f32(5, 3), f32(5, 2)),
+        "attention_steps": lambda: attention.attention_steps(f32(4, 3), f32(5, 3), f32(5, 2), causal=True).output,
+        "split_heads": lambda: attention.split_heads(x, 3),
+        "merge_heads": lambda: attention.merge_heads(f32(3, 4, 2)),
+        "multi_head_attention": lambda: attention.multi_head_attention(x, w, w, w, w, 2),
+        "multi_head_steps": lambda: attention.multi_head_steps(x, w, w, w, w, 2).output,
+        "layer_norm": lambda: attention.layer_norm(x, np.ones(6), np.zeros(6)),
+        "relu": lambda: attention.relu(x),
+        "gelu": lambda: attention.gelu(x),
+        "feed_forward": lambda: attention.feed_forward(x, f32(6, 8), f32(8), f32(8, 6), f32(6)),
+        "feed_forward_steps": lambda: attention.feed_forward_steps(x, f32(6, 8), f32(8), f32(8, 6), f32(6)),
+        "transformer_block": lambda: attention.transformer_block(x, params, 2),
+    }
+
+
+NOT_ARRAY_FUNCTIONS = {"causal_mask", "divisors"}  # bool masks and lists of ints: no float dtype to keep
+
+
+def test_every_public_function_is_covered_by_the_float32_check():
+    public = {name for name in attention.__all__ if inspect.isfunction(getattr(attention, name))}
+    assert public - NOT_ARRAY_FUNCTIONS == set(float32_calls())
+
+
+@pytest.mark.parametrize("name", sorted(float32_calls()))
+def test_float32_in_float32_out(name):
+    results = float32_calls()[name]()
+    for result in results if isinstance(results, tuple) else (results,):
+        arrays = [result] if isinstance(result, np.ndarray) else [result.weights]  # a BlockTrace
+        for array in arrays:
+            assert array.dtype == np.float32, f"{name} returned {array.dtype}"
