@@ -13,12 +13,16 @@ mark_app_entry()
 
 PAGES = {
     "Build it": [
-        st.Page("pages/playground.py", title="Playground", icon="🧮", url_path="playground", default=True),
+        st.Page("pages/playground.py", title="Playground", icon=":material/grid_on:", default=True),  # lives at /
+        st.Page("pages/predict.py", title="Predict, then check", icon=":material/psychology_alt:", url_path="predict"),
+        st.Page("pages/causal.py", title="Causal masking", icon=":material/block:", url_path="causal"),
+        st.Page("pages/pitfalls.py", title="Pitfalls", icon=":material/warning:", url_path="pitfalls"),
     ],
     "Inside the transformer": [
-        st.Page("pages/heads.py", title="Multi-head attention", icon="🧠", url_path="heads"),
-        st.Page("pages/block.py", title="The transformer block", icon="🧱", url_path="block"),
+        st.Page("pages/heads.py", title="Multi-head attention", icon=":material/hub:", url_path="heads"),
+        st.Page("pages/block.py", title="The transformer block", icon=":material/view_agenda:", url_path="block"),
     ],
+    "A real model": [st.Page("pages/pretrained.py", title="A real pretrained model", icon=":material/smart_toy:", url_path="pretrained")],
 }
 
 pg = st.navigation(PAGES)

@@ -52,7 +52,7 @@ st.markdown(
 st.latex(ATTENTION_LATEX)
 show_url_warnings("pg_url_warnings")
 
-left, right = st.columns([5, 4], gap="large")
+left, right = st.columns([3, 2], gap="large")
 with left:
     seq = sequence_editor(KEY)
 with right:

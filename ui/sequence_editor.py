@@ -12,7 +12,8 @@ import pandas as pd
 import streamlit as st
 
 from attention.examples import compass, dominant_key, identical_keys, random_example
-from ui.sequence import (MAX_ABS_VALUE, MAX_D, MAX_N, TokenSequence, format_matrix, from_example, parse_matrix,
+from ui.sequence import (MAX_ABS_VALUE, MAX_D, MAX_N, MAX_TOKEN_CHARS, TokenSequence, format_matrix, from_example,
+                         parse_matrix,
                          parse_tokens)
 
 MATRIX_HELP = {
@@ -121,29 +122,39 @@ def preset_controls(key: str) -> None:
         st.caption(note)
 
 
-def _grid(key: str, m: str, seq: TokenSequence) -> None:
-    """One matrix as an editable grid; edits go straight into the canonical state."""
+def _grid(key: str, seq: TokenSequence) -> TokenSequence:
+    """Q, K and V side by side in one editable grid, one row per position (token labels editable too).
+
+    Edits go straight into the canonical state; the text boxes drawn after it follow the grid.
+    """
     base: TokenSequence = st.session_state[f"{key}_base"]
-    values = base.matrix(m)
-    n, d = values.shape
-    columns = [f"{m}{j + 1}" for j in range(d)]
-    frame = pd.DataFrame(values, columns=columns)
+    columns = {m: [f"{m}{j + 1}" for j in range(base.matrix(m).shape[1])] for m in "qkv"}
+    frame = pd.DataFrame(np.hstack([base.q, base.k, base.v]), columns=[c for m in "qkv" for c in columns[m]])
     frame.insert(0, "token", list(base.tokens))
     config = {c: st.column_config.NumberColumn(c, min_value=-MAX_ABS_VALUE, max_value=MAX_ABS_VALUE, format="%.4g",
-                                               width="small") for c in columns}
-    config["token"] = st.column_config.TextColumn("token", disabled=True, width="small")
+                                               width=54, help=MATRIX_HELP[c[0]])
+              for cols in columns.values() for c in cols}
+    config["token"] = st.column_config.TextColumn("token", width=76, max_chars=MAX_TOKEN_CHARS,
+                                                  help="The label of this position (only a name).")
     rev = st.session_state[f"{key}_rev"]
-    edited = st.data_editor(frame, key=f"{key}_grid_{m}_{n}x{d}_r{rev}", hide_index=True, num_rows="fixed",
-                            column_config=config, width="stretch")
-    new = edited[columns].to_numpy(dtype=float, na_value=np.nan)
-    if np.isnan(new).any():
-        st.warning(f"An empty {m.upper()} cell keeps its previous value; type a number to change it.")
-        new = np.where(np.isnan(new), seq.matrix(m), new)
-    if not np.array_equal(new, seq.matrix(m)):
-        seq = seq.with_matrix(m, new)
-        st.session_state[key] = st.session_state[f"{key}_synced"] = seq
-        st.session_state[f"{key}_text_{m}"] = format_matrix(new)  # the text box follows the grid
-        st.session_state.pop(f"{key}_err_{m}", None)
+    edited = st.data_editor(frame, key=f"{key}_grid_{seq.n}x{seq.d_k}x{seq.d_v}_r{rev}", hide_index=True,
+                            num_rows="fixed", column_config=config, width="content")
+    tokens = tuple("_".join(str(t).split()) or f"t{i}" if t is not None else f"t{i}"
+                   for i, t in enumerate(edited["token"]))
+    if tokens != seq.tokens:
+        seq = TokenSequence(tokens, seq.q, seq.k, seq.v)
+        st.session_state[f"{key}_tokens_in"] = " ".join(tokens)
+    for m in "qkv":
+        new = edited[columns[m]].to_numpy(dtype=float, na_value=np.nan)
+        if np.isnan(new).any():
+            st.warning(f"An empty {m.upper()} cell keeps its previous value; type a number to change it.")
+            new = np.where(np.isnan(new), seq.matrix(m), new)
+        if not np.array_equal(new, seq.matrix(m)):
+            seq = seq.with_matrix(m, new)
+            st.session_state[f"{key}_text_{m}"] = format_matrix(new)  # the text box follows the grid
+            st.session_state.pop(f"{key}_err_{m}", None)
+    st.session_state[key] = st.session_state[f"{key}_synced"] = seq
+    return seq
 
 
 def _text_box(key: str, m: str) -> None:
@@ -152,9 +163,6 @@ def _text_box(key: str, m: str) -> None:
     st.text_area(f"{m.upper()} as text", key=f"{key}_text_{m}", on_change=_on_text, args=(key, m), height=110,
                  help=f"Paste {seq.n} rows of {cols} numbers: rows separated by new lines or ';', "
                       "numbers by spaces or commas, e.g. `1 0; 0 1`. Press Ctrl+Enter or click away to apply.")
-    err = st.session_state.get(f"{key}_err_{m}")
-    if err:
-        st.error(err)
 
 
 def sequence_editor(key: str, *, presets: bool = True, sizes: bool = True) -> TokenSequence:
@@ -164,17 +172,22 @@ def sequence_editor(key: str, *, presets: bool = True, sizes: bool = True) -> To
         preset_controls(key)
     if sizes:
         size_controls(key)
+    seq = st.session_state[key]
+    st.markdown(f"**Q** ({seq.n} × {seq.d_k}), **K** ({seq.n} × {seq.d_k}) and **V** ({seq.n} × {seq.d_v}): "
+                "one row per position. Double-click a cell to edit it.")
+    seq = _grid(key, seq)
     st.text_input("Token labels", key=f"{key}_tokens_in", on_change=_on_tokens, args=(key,),
                   help="One label per position, separated by spaces. Labels are only names; the vectors "
-                       "below are what attention computes with.")
+                       "are what attention computes with.")
     notice = st.session_state.get(f"{key}_tokens_notice")
     if notice:
         st.info(notice)
-    for m, col in zip("qkv", st.columns(3)):
-        with col:
-            st.markdown(f"**{m.upper()}** ({st.session_state[key].n} × "
-                        f"{st.session_state[key].d_v if m == 'v' else st.session_state[key].d_k})",
-                        help=MATRIX_HELP[m])
-            _grid(key, m, st.session_state[key])
-            _text_box(key, m)
-    return st.session_state[key]
+    with st.expander("Paste Q, K or V as text", expanded=False):
+        for m, col in zip("qkv", st.columns(3)):
+            with col:
+                _text_box(key, m)
+    for m in "qkv":  # an error must be seen even with the expander closed
+        err = st.session_state.get(f"{key}_err_{m}")
+        if err:
+            st.error(err)
+    return seq

@@ -22,6 +22,7 @@ CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--no-first-run", "--disable-sync", "--disable-quic", "--disable-dev-shm-usage"]
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+SKELETON = '[data-testid="stSkeleton"]'  # placeholders of elements (charts, grids) still loading in the browser
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 
 
@@ -107,19 +108,31 @@ def page(context):
     yield pg
 
 
-def wait_idle(page, timeout: float = 30_000) -> None:
-    """Wait until Streamlit has finished the current script run (and the page has rendered it)."""
+def wait_idle(page, timeout: float = 30_000, settle: float = 0.5) -> None:
+    """Wait until Streamlit's script is not running, nothing is still loading, and both have held
+    for `settle` seconds.
+
+    A single look is not enough: an interaction's rerun (or the first run's redirect through
+    app.py) may not have started yet when we look, so the state must hold steadily.
+    """
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
-    page.wait_for_timeout(150)  # let a rerun triggered by the last interaction begin
-    page.wait_for_selector(IDLE, timeout=timeout)
+    deadline = time.time() + timeout / 1000
+    idle_since = None
+    while time.time() < deadline:
+        if page.locator(IDLE).count() and not page.locator(SKELETON).count():
+            idle_since = idle_since or time.time()
+            if time.time() - idle_since >= settle:
+                return
+        else:
+            idle_since = None
+        page.wait_for_timeout(50)
+    raise TimeoutError(f"the app was still running after {timeout / 1000:.0f} s")
 
 
 def open_page(page, app_url: str, path: str = "", query: str = "") -> None:
     """Navigate to a page of the app (url_path, e.g. "playground") and wait for its first run."""
     url = f"{app_url}/{path}" + (f"?{query}" if query else "")
     page.goto(url)
-    wait_idle(page)
-    page.wait_for_timeout(300)
     wait_idle(page)
 
 

@@ -1,0 +1,88 @@
+"""The Playground in a real browser: editing, toggling, sharing a link, and a phone-sized screen."""
+import numpy as np
+
+from tests.browser.conftest import CHROMIUM_ARGS, assert_no_exception, open_page, screenshot, wait_idle
+
+HEATMAP = '[data-testid="stPlotlyChart"] .js-plotly-plot'
+
+
+def heatmap_weights(page) -> np.ndarray:
+    """The z matrix plotly is drawing in the first chart (the attention heatmap)."""
+    page.wait_for_selector(HEATMAP)
+    # _fullData holds what plotly decoded and drew (data[0].z may still be base64-encoded)
+    z = page.locator(HEATMAP).first.evaluate("el => Array.from(el._fullData[0].z, row => Array.from(row))")
+    return np.array(z, dtype=float)
+
+
+def test_playground_loads_without_exception(page, app_url):
+    open_page(page, app_url, "")
+    assert_no_exception(page)
+    w = heatmap_weights(page)
+    assert w.shape == (4, 4)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-9)
+    screenshot(page, "playground")
+
+
+def test_editing_a_grid_cell_changes_the_heatmap(page, app_url):
+    open_page(page, app_url, "")
+    before = heatmap_weights(page)
+    page.wait_for_selector('[data-testid="stDataFrame"] canvas')
+    grid = page.locator('[data-testid="stDataFrame"]').first  # the Q grid
+    box = grid.bounding_box()
+    # first data row (north), column q1: the token column is 76 px wide, the header row about 35 px
+    page.mouse.dblclick(box["x"] + 76 + 27, box["y"] + 35 + 17)
+    page.wait_for_timeout(300)
+    page.keyboard.type("5")  # the cell held 0: the overlay editor now reads "05", i.e. 5
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    after = heatmap_weights(page)
+    assert_no_exception(page)
+    assert not np.allclose(before[0], after[0]), "editing q_0 should change row 0 of the weights"
+    np.testing.assert_allclose(before[1:], after[1:], atol=1e-12)  # other queries untouched
+    assert "q=5" in page.url.replace("%2C", ",")  # the edit is in the shareable URL
+
+
+def test_causal_toggle_zeroes_the_upper_triangle(page, app_url):
+    open_page(page, app_url, "")
+    assert np.triu(heatmap_weights(page), 1).any()
+    page.get_by_text("Causal mask", exact=True).click()
+    wait_idle(page)
+    w = heatmap_weights(page)
+    assert np.all(np.triu(w, 1) == 0)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-9)
+    assert "causal=1" in page.url
+
+
+def test_a_copied_url_shows_the_same_heatmap_in_a_new_browser(page, app_url, browser):
+    open_page(page, app_url, "")
+    page.get_by_text("Causal mask", exact=True).click()
+    wait_idle(page)
+    page.get_by_label("Token labels", exact=True).fill("the cat sat down")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    url, weights = page.url, heatmap_weights(page)
+    other = browser.new_context(viewport={"width": 1200, "height": 900})
+    try:
+        student = other.new_page()
+        student.goto(url)
+        wait_idle(student)
+        assert_no_exception(student)
+        np.testing.assert_allclose(heatmap_weights(student), weights, atol=1e-12)
+        ticks = student.locator(HEATMAP).first.evaluate("el => el.layout.xaxis.ticktext")
+        assert ticks == ["the", "cat", "sat", "down"]
+    finally:
+        other.close()
+
+
+def test_the_page_works_on_a_phone_sized_screen(browser, app_url):
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        phone = ctx.new_page()
+        open_page(phone, app_url, "")
+        assert_no_exception(phone)
+        assert heatmap_weights(phone).shape == (4, 4)
+        chart = phone.locator('[data-testid="stPlotlyChart"]').first.bounding_box()
+        assert chart["width"] <= 390  # the heatmap fits the screen instead of overflowing it
+        screenshot(phone, "playground_phone")
+    finally:
+        ctx.close()
