@@ -1,0 +1,218 @@
+"""Why attention divides by sqrt(d_k): measure what happens to random scores without it.
+
+Draw a query q and n keys k_j with independent N(0, 1) components. Each score q·k_j is a sum of
+d_k products with variance 1, so
+
+    Var(q·k) = d_k.
+
+Unscaled, the scores spread out as d_k grows, the softmax puts almost all weight on one key, and
+its Jacobian diag(p) - p pᵀ (what the gradient is multiplied by on its way back) goes to 0.
+Divided by sqrt(d_k), the scores have variance 1 at every d_k and none of that happens.
+
+The statistics are measured, not derived: every score is a real dot product of random vectors.
+For speed the components are float32, drawn in cache-sized blocks by Box-Muller from
+`np.random.default_rng` uniforms on a few threads, and each sample is one 4096-dimensional draw
+read at every d_k of the sweep (the first d_k components of a random vector are a random d_k-vector),
+so a whole sweep costs one draw at the largest d_k.
+"""
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import entr
+
+from ._checks import check_positive_int
+from .softmax import softmax
+
+MAX_D_K = 4096
+MAX_KEYS = 256
+MAX_SAMPLES = 5000
+MAX_DRAWS = 1000 * 256  # n_samples * n_keys: keeps the slowest sweep to a few seconds
+SWEEP_D_KS = tuple(2**i for i in range(13))  # 1, 2, 4, ..., 4096: the log-spaced sweep the curves use
+
+VARIANCE_LATEX = (r"\operatorname{Var}(q \cdot k) = \sum_{i=1}^{d_k} \operatorname{Var}(q_i k_i)"
+                  r" = \sum_{i=1}^{d_k} \mathbb{E}[q_i^2]\,\mathbb{E}[k_i^2] = d_k")
+SCALED_LATEX = r"\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = \frac{d_k}{d_k} = 1"
+ENTROPY_LATEX = r"H(p) = -\sum_j p_j \log p_j \quad (\text{from } 0 \text{ for one-hot to } \log n \text{ for uniform})"
+JACOBIAN_LATEX = r"\frac{\partial p}{\partial s} = \operatorname{diag}(p) - p\,p^\top"
+
+_SAMPLES_PER_TASK = 40  # fixed, so the numbers do not depend on how many threads ran them
+_BLOCK_FLOATS = 1 << 18  # about 1 MB of float32 per generated block: stays in cache
+_TWO_PI = np.float32(2.0 * math.pi)
+
+
+@dataclass(frozen=True)
+class ScalingStats:
+    """What random q and K do to the softmax at each d_k, measured over many samples.
+
+    Shapes: d_k and every per-d_k statistic (n_d,); example_* (n_d, n_keys): sample 0's raw scores
+    q·k_j and its weights unscaled and scaled. Means are over the n_samples draws; `variance` is over
+    all n_samples * n_keys scores. Jacobian norms are Frobenius norms of diag(p) - p pᵀ.
+    """
+
+    d_k: np.ndarray
+    n_keys: int
+    n_samples: int
+    seed: int
+    variance: np.ndarray
+    max_weight_unscaled: np.ndarray
+    max_weight_scaled: np.ndarray
+    entropy_unscaled: np.ndarray
+    entropy_scaled: np.ndarray
+    jacobian_norm_unscaled: np.ndarray
+    jacobian_norm_scaled: np.ndarray
+    jacobian_median_unscaled: np.ndarray
+    jacobian_median_scaled: np.ndarray
+    example_scores: np.ndarray
+    example_unscaled: np.ndarray
+    example_scaled: np.ndarray
+
+    @property
+    def predicted_variance(self) -> np.ndarray:
+        """The theory: Var(q·k) = d_k. Shapes: (n_d,)."""
+        return self.d_k.astype(np.float64)
+
+    @property
+    def max_entropy(self) -> float:
+        """log(n_keys), the entropy of uniform weights (the most spread out they can be)."""
+        return math.log(self.n_keys)
+
+    def index(self, d_k: int) -> int:
+        """The row of `d_k` in every per-d_k array; `ValueError` if it was not measured."""
+        hits = np.flatnonzero(self.d_k == d_k)
+        if hits.size == 0:
+            raise ValueError(f"d_k={d_k} was not measured; measured: {self.d_k.tolist()}")
+        return int(hits[0])
+
+
+def check_sweep(d_ks, n_keys, n_samples, seed) -> tuple[tuple[int, ...], int, int, int]:
+    """Validate the sweep settings; return (sorted unique d_ks, n_keys, n_samples, seed).
+
+    Raises `ValueError` naming the setting and its allowed range.
+    """
+    if isinstance(d_ks, (str, bytes)) or not hasattr(d_ks, "__iter__"):
+        raise ValueError(f"d_ks must be a list of whole numbers, got {d_ks!r}")
+    d_ks = tuple(sorted({check_positive_int(d, "each d_k") for d in d_ks}))
+    if not d_ks:
+        raise ValueError("d_ks is empty: give at least one d_k")
+    if d_ks[-1] > MAX_D_K:
+        raise ValueError(f"d_k={d_ks[-1]} is too large: at most {MAX_D_K}")
+    n_keys = check_positive_int(n_keys, "n_keys")
+    n_samples = check_positive_int(n_samples, "n_samples")
+    if n_keys > MAX_KEYS:
+        raise ValueError(f"n_keys={n_keys} is too large: at most {MAX_KEYS}")
+    if n_samples > MAX_SAMPLES:
+        raise ValueError(f"n_samples={n_samples} is too large: at most {MAX_SAMPLES}")
+    if n_samples * n_keys > MAX_DRAWS:
+        raise ValueError(f"n_samples × n_keys = {n_samples} × {n_keys} = {n_samples * n_keys:,} is too many: "
+                         f"at most {MAX_DRAWS:,} (lower the samples or the keys)")
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
+    return d_ks, n_keys, n_samples, int(seed)
+
+
+def scaling_stats(d_ks=SWEEP_D_KS, *, n_keys: int = 16, n_samples: int = 1000, seed: int = 0) -> ScalingStats:
+    """Measure Var(q·k), max weight, entropy and softmax-Jacobian norm at each d_k, unscaled and scaled.
+
+    Shapes: d_ks (n_d,) whole numbers in 1..4096 -> ScalingStats with per-d_k arrays (n_d,).
+    Same seed, same numbers. Scaled means softmax(q·k / sqrt(d_k)); unscaled means softmax(q·k).
+    """
+    d_ks, n_keys, n_samples, seed = check_sweep(d_ks, n_keys, n_samples, seed)
+    scores = random_dot_products(d_ks, n_keys, n_samples, seed)  # (n_d, samples, keys)
+    d = np.array(d_ks)
+    scaled = scores / np.sqrt(d)[:, None, None]  # (n_d, samples, keys)
+    p_unscaled, p_scaled = softmax(scores), softmax(scaled)
+    j_unscaled, j_scaled = softmax_jacobian_norm(p_unscaled), softmax_jacobian_norm(p_scaled)  # (n_d, samples)
+    return ScalingStats(
+        d_k=d, n_keys=n_keys, n_samples=n_samples, seed=seed,
+        variance=scores.reshape(len(d), -1).var(axis=1, ddof=1),  # over samples * keys
+        max_weight_unscaled=p_unscaled.max(axis=-1).mean(axis=1),
+        max_weight_scaled=p_scaled.max(axis=-1).mean(axis=1),
+        entropy_unscaled=entr(p_unscaled).sum(axis=-1).mean(axis=1),
+        entropy_scaled=entr(p_scaled).sum(axis=-1).mean(axis=1),
+        jacobian_norm_unscaled=j_unscaled.mean(axis=1), jacobian_norm_scaled=j_scaled.mean(axis=1),
+        jacobian_median_unscaled=np.median(j_unscaled, axis=1), jacobian_median_scaled=np.median(j_scaled, axis=1),
+        example_scores=scores[:, 0], example_unscaled=p_unscaled[:, 0], example_scaled=p_scaled[:, 0],
+    )
+
+
+def softmax_jacobian_norm(p: np.ndarray) -> np.ndarray:
+    """Frobenius norm of J = diag(p) - p pᵀ for each row of weights, without building J.
+
+    Shapes: p (..., m), rows sum to 1 -> (...,).
+    ||J||² = Σ_i p_i² ((1 - p_i)² + Σ_{j≠i} p_j²). Near one-hot, 1 - p_max and Σ_{j≠max} p_j² are
+    summed from the small weights rather than subtracted from 1, so tiny norms (1e-30) stay accurate.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    is_max = np.arange(p.shape[-1]) == p.argmax(axis=-1)[..., None]  # (..., m)
+    p2 = p * p
+    rest = np.where(is_max, 0.0, p).sum(axis=-1, keepdims=True)  # 1 - p_max, accurately
+    rest2 = np.where(is_max, 0.0, p2).sum(axis=-1, keepdims=True)  # Σ p_j² over j ≠ max
+    one_minus_p = np.where(is_max, rest, 1.0 - p)  # only p_max can be close to 1
+    others2 = np.where(is_max, rest2, rest2 + p2.max(axis=-1, keepdims=True) - p2)  # Σ_{j≠i} p_j²
+    return np.sqrt((p2 * (one_minus_p**2 + others2)).sum(axis=-1))
+
+
+def random_dot_products(d_ks, n_keys: int, n_samples: int, seed: int) -> np.ndarray:
+    """Real dot products of random q and k_j with N(0, 1) components, read at every d_k.
+
+    Shapes: d_ks (n_d,) sorted, unique -> scores (n_d, n_samples, n_keys), float64.
+    Sample s at d_k uses the first d_k components of the same draw, so the curves over d_k are
+    smooth (common random numbers) while each d_k on its own is an exact sample.
+    Samples are drawn in fixed groups with their own child seed, so threads do not change the result.
+    """
+    d_ks, n_keys, n_samples, seed = check_sweep(d_ks, n_keys, n_samples, seed)
+    starts = range(0, n_samples, _SAMPLES_PER_TASK)
+    seeds = np.random.SeedSequence(seed).spawn(len(starts))
+    sizes = [min(_SAMPLES_PER_TASK, n_samples - s) for s in starts]
+    workers = max(1, min(4, os.cpu_count() or 1, len(sizes)))
+    with ThreadPoolExecutor(workers) as pool:  # numpy releases the GIL while drawing and multiplying
+        parts = list(pool.map(lambda a: _dot_products_group(d_ks, n_keys, *a), zip(sizes, seeds)))
+    return np.concatenate(parts, axis=1)  # (n_d, n_samples, n_keys)
+
+
+def _dot_products_group(d_ks: tuple[int, ...], n_keys: int, c: int, seed: np.random.SeedSequence) -> np.ndarray:
+    """Scores of `c` samples: draw the components block by block and accumulate the dot products.
+
+    Shapes: -> (n_d, c, n_keys).
+    """
+    rng = np.random.default_rng(seed)
+    out = np.empty((len(d_ks), c, n_keys))
+    running = np.zeros((c, n_keys))  # q·k over the components drawn so far
+    width = max(1, _BLOCK_FLOATS // (c * (n_keys + 1)))
+    done = 0
+    for i, d in enumerate(d_ks):
+        while done < d:
+            w = min(width, d - done)
+            x = standard_normal_f32(rng, (c, n_keys + 1, w))  # row 0 is q, rows 1.. are the keys
+            running += np.matmul(x[:, 1:], x[:, 0, :, None])[..., 0]  # (c, n_keys, w) @ (c, w, 1) -> (c, n_keys)
+            done += w
+        out[i] = running
+    return out
+
+
+def standard_normal_f32(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """N(0, 1) float32 samples by Box-Muller: z = sqrt(-2 ln(1 - u1)) · (cos, sin)(2π u2).
+
+    Shapes: -> `shape`. About 3x faster here than `rng.standard_normal(dtype=np.float32)`: two cheap
+    uniforms and four vectorised functions per pair. float32 uniforms cap |z| at 5.77 (a tail of 8e-9).
+    """
+    n = math.prod(shape)
+    out = np.empty(n + n % 2, dtype=np.float32)
+    rng.random(out=out, dtype=np.float32)  # uniforms in [0, 1)
+    h = out.size // 2
+    r, theta = out[:h], out[h:]
+    np.negative(r, out=r)
+    np.log1p(r, out=r)  # ln(1 - u1), finite since 1 - u1 > 0
+    r *= np.float32(-2.0)
+    np.sqrt(r, out=r)
+    theta *= _TWO_PI
+    cos = np.cos(theta)
+    np.sin(theta, out=theta)
+    theta *= r  # second half: r sin(θ)
+    r *= cos  # first half: r cos(θ)
+    return out[:n].reshape(shape)
