@@ -20,6 +20,7 @@ from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
 SPECIAL_TOKENS = ("[CLS]", "[SEP]")
 THUMB_CELLS = 48  # a thumbnail shows at most 48 × 48 cells, whatever the input length
 THUMB_PIXELS = 96  # small inputs are blown up (nearest neighbour) to about this many pixels a side
+THUMB_GAMMA = 0.5  # thumbnails colour sqrt(weight): at 256 tokens most weights are small
 GAP_RGB = (205, 208, 214)  # the lines between thumbnails
 HIGHLIGHT_COLOURS = ("#d62728", "#ff7f0e")  # head A, head B
 ANNOTATE_MAX = 20  # write the weight in every cell up to this many tokens
@@ -83,9 +84,12 @@ def _colour_table(colorscale: str) -> np.ndarray:
     return np.array([unlabel_rgb(c) for c in colours]).round().astype(np.uint8)
 
 
-def weights_to_rgb(values: np.ndarray, colorscale: str = WEIGHT_COLORSCALE) -> np.ndarray:
-    """Weights in 0..1 as colours (NaN as the gap colour). Shapes: (h, w) -> (h, w, 3) uint8."""
-    index = np.clip(np.nan_to_num(values, nan=0.0), 0.0, 1.0) * 255
+def weights_to_rgb(values: np.ndarray, colorscale: str = WEIGHT_COLORSCALE, gamma: float = 1.0) -> np.ndarray:
+    """Weights in 0..1 as colours of weight**gamma (NaN as the gap colour). Shapes: (h, w) -> (h, w, 3) uint8.
+
+    gamma < 1 darkens small weights, so a head that spreads its weight thinly still shows its pattern.
+    """
+    index = np.clip(np.nan_to_num(values, nan=0.0), 0.0, 1.0) ** gamma * 255
     rgb = _colour_table(colorscale)[index.round().astype(np.intp)]  # (h, w, 3)
     rgb[np.isnan(values)] = GAP_RGB
     return rgb
@@ -118,7 +122,7 @@ def overview_figure(attentions: np.ndarray, tokens: Sequence[str], *, summaries:
     n_layers, n_heads, n, _ = attentions.shape
     m = min(n, max_cells)
     scale = max(1, -(-THUMB_PIXELS // m))  # ceil: whole pixels per cell
-    rgb = weights_to_rgb(head_mosaic(attentions, max_cells))  # (rows, cols, 3)
+    rgb = weights_to_rgb(head_mosaic(attentions, max_cells), gamma=THUMB_GAMMA)  # (rows, cols, 3)
     rgb = rgb.repeat(scale, axis=0).repeat(scale, axis=1)  # nearest neighbour: sharp cells
     step = (m + 1) * scale
     centres = lambda count: [i * step + m * scale / 2 - 0.5 for i in range(count)]  # noqa: E731
@@ -140,41 +144,45 @@ def overview_figure(attentions: np.ndarray, tokens: Sequence[str], *, summaries:
                    showgrid=False, zeroline=False),
         yaxis=dict(tickmode="array", tickvals=centres(n_layers), ticktext=[f"L{l + 1}" for l in range(n_layers)],
                    title="layer", showgrid=False, zeroline=False),
-        margin=dict(l=10, r=10, t=60, b=10), hovermode="closest", hoverdistance=-1, dragmode=False,
+        margin=dict(l=10, r=10, t=60, b=10), height=90 + 70 * n_layers, hovermode="closest", hoverdistance=-1,
+        dragmode=False,
         clickmode="event+select",
     )
     return fig
 
 
-def highlight_heads(fig: go.Figure, heads: Sequence[tuple[int, int]], n_tokens: int,
-                    max_cells: int = THUMB_CELLS) -> go.Figure:
-    """Frame the chosen heads (layer, head), 0-based, on an `overview_figure`; returns the same figure."""
+def highlight_shapes(heads: Sequence[tuple[int, int]], n_tokens: int, max_cells: int = THUMB_CELLS) -> list[dict]:
+    """Frames around the chosen heads (layer, head), 0-based, for an `overview_figure`'s layout.shapes."""
     m = min(n_tokens, max_cells)
     scale = max(1, -(-THUMB_PIXELS // m))
     step, size = (m + 1) * scale, m * scale
-    for (layer, head), colour in zip(heads, HIGHLIGHT_COLOURS):
-        x0, y0 = head * step - 0.5, layer * step - 0.5
-        fig.add_shape(type="rect", x0=x0, x1=x0 + size, y0=y0, y1=y0 + size, line=dict(color=colour, width=3))
-    return fig
+    return [dict(type="rect", x0=head * step - 0.5, x1=head * step - 0.5 + size, y0=layer * step - 0.5,
+                 y1=layer * step - 0.5 + size, line=dict(color=colour, width=3))
+            for (layer, head), colour in zip(heads, HIGHLIGHT_COLOURS)]
 
 
-def position_labels(tokens: Sequence[str]) -> list[str]:
-    """Unique, escaped axis labels "3 · it" (plotly would merge two categories both called "the")."""
-    return [f"{i} · {tok}" for i, tok in enumerate(safe_labels(tokens))]
+def position_labels(tokens: Sequence[str], positions: Sequence[int] | None = None) -> list[str]:
+    """Unique, escaped axis labels "3 · it" (plotly would merge two categories both called "the").
+
+    positions: each token's place in the full input (default 0, 1, ...), kept when some are hidden.
+    """
+    positions = range(len(tokens)) if positions is None else positions
+    return [f"{i} · {tok}" for i, tok in zip(positions, safe_labels(tokens))]
 
 
 def head_heatmap(weights: np.ndarray, tokens: Sequence[str], *, original: np.ndarray | None = None,
-                 title: str | None = None, height: int | None = None) -> go.Figure:
+                 positions: Sequence[int] | None = None, title: str | None = None,
+                 height: int | None = None) -> go.Figure:
     """The full labelled heatmap of one head: rows are queries, columns keys, colour fixed to 0..1.
 
     Shapes: weights (n, n); tokens n strings; original (n, n), the weights before [CLS]/[SEP] were
-    dropped and the rows rescaled (shown in the hover beside the rescaled weight). Cells carry their
-    numbers only, so a 256-token head stays light.
+    dropped and the rows rescaled (shown in the hover beside the rescaled weight); positions n ints,
+    the tokens' places in the full input. Cells carry their numbers only, so a 256-token head stays light.
     """
     n = weights.shape[0]
     if weights.shape != (n, n) or len(tokens) != n:
         raise ValueError(f"weights has shape {weights.shape} but there are {len(tokens)} tokens; expected (n, n)")
-    labels = position_labels(tokens)
+    labels = position_labels(tokens, positions)
     hover = "query %{y}<br>→ key %{x}<br>weight %{z:.3f}"
     if original is not None:
         hover = "query %{y}<br>→ key %{x}<br>weight %{z:.3f} (rescaled)<br>original weight %{customdata:.3f}"
@@ -196,15 +204,19 @@ def head_heatmap(weights: np.ndarray, tokens: Sequence[str], *, original: np.nda
     return fig
 
 
+LABELS_MAX = 60  # the token-to-token view names at most about this many tokens per side
 WIDTH_BUCKETS = ((0.0, 0.15, 1.0), (0.15, 0.3, 2.5), (0.3, 0.5, 4.5), (0.5, 0.75, 7.0), (0.75, 1.01, 10.0))
 
 
 def token_lines_figure(weights: np.ndarray, tokens: Sequence[str], *, threshold: float = 0.05,
-                       focus: int | None = None, colour: str = "#1f77b4", title: str | None = None) -> go.Figure:
+                       focus: int | None = None, positions: Sequence[int] | None = None, colour: str = "#1f77b4",
+                       title: str | None = None) -> go.Figure:
     """Token to token: a line from each query (left) to every key (right) it gives >= threshold weight.
 
-    Shapes: weights (n, n), rows are queries; tokens n strings; focus = one query's row, or None for all.
-    Line width and opacity grow with the weight; one trace per width bucket keeps it fast.
+    Shapes: weights (n, n), rows are queries; tokens n strings; focus = one query's row, or None for all;
+    positions n ints, the tokens' places in the full input. Line width and opacity grow with the weight;
+    one trace per width bucket keeps it fast. Past LABELS_MAX tokens only every k-th token is named
+    (plus the focused one and the keys it reads); the hover names them all.
     """
     n = weights.shape[0]
     if weights.shape != (n, n) or len(tokens) != n:
@@ -220,25 +232,34 @@ def token_lines_figure(weights: np.ndarray, tokens: Sequence[str], *, threshold:
             fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
                                      line=dict(width=width, color=colour), opacity=min(1.0, 0.25 + hi * 0.75)))
     labels = safe_labels(tokens)
+    pos = list(range(n)) if positions is None else list(positions)
     top = weights.argmax(axis=1)  # (n,)
-    hover = [f"'{labels[i]}' (position {i}) gives most weight to '{labels[top[i]]}' ({weights[i, top[i]]:.2f})"
-             for i in range(n)]
+    hover = [f"'{labels[i]}' (position {pos[i]}) gives most weight to '{labels[top[i]]}' "
+             f"(position {pos[top[i]]}): {weights[i, top[i]]:.2f}" for i in range(n)]
     received = weights.sum(axis=0)  # (n,)
-    hover_right = [f"'{labels[j]}' (position {j}) receives {received[j]:.2f} in total" for j in range(n)]
-    font = dict(size=13 if n <= 40 else 9)
-    dim = [1.0 if focus is None or i == focus else 0.35 for i in range(n)]
-    fig.add_trace(go.Scatter(x=[0] * n, y=list(range(n)), mode="markers+text", text=labels, textposition="middle left",
-                             textfont=font, hovertext=hover, hoverinfo="text", showlegend=False,
-                             marker=dict(size=6, color="#555", opacity=dim)))
-    fig.add_trace(go.Scatter(x=[1] * n, y=list(range(n)), mode="markers+text", text=labels, textposition="middle right",
-                             textfont=font, hovertext=hover_right, hoverinfo="text", showlegend=False,
-                             marker=dict(size=6, color="#555")))
+    hover_right = [f"'{labels[j]}' (position {pos[j]}) receives {received[j]:.2f} in total" for j in range(n)]
+    named_left = np.arange(n) % -(-n // LABELS_MAX) == 0  # every k-th token, k = ceil(n / LABELS_MAX)
+    named_right = named_left.copy()
+    if focus is not None:
+        named_left[focus] = True
+        named_right |= weights[focus] >= threshold
+    font = dict(size=13 if n <= 40 else 10)
+    dim = np.where((np.arange(n) == focus) | (focus is None), 1.0, 0.35)
+    for x, named, side, hovertext, opacity in ((0, named_left, "middle left", hover, dim),
+                                               (1, named_right, "middle right", hover_right, 1.0)):
+        fig.add_trace(go.Scatter(
+            x=np.full(n, x), y=np.arange(n), mode="markers+text", text=[lab if show else "" for lab, show in
+                                                                     zip(labels, named)],
+            textposition=side, textfont=font, hovertext=hovertext, hoverinfo="text", showlegend=False,
+            marker=dict(size=6 if n <= 60 else 3, color="#555", opacity=opacity)))
     fig.update_layout(
-        title=title, margin=dict(l=10, r=10, t=40 if title else 10, b=10), hovermode="closest",
+        title=title, margin=dict(l=10, r=10, t=70 if title else 40, b=10), hovermode="closest",
         xaxis=dict(range=[-0.6, 1.6], visible=False, fixedrange=True),
         yaxis=dict(range=[n - 0.5, -0.5], visible=False),
-        height=int(np.clip(24 * n + 60, 300, 1400)),
-        annotations=[dict(x=0, y=-0.5, yshift=14, text="attending (query)", showarrow=False, xanchor="right"),
-                     dict(x=1, y=-0.5, yshift=14, text="attended to (key)", showarrow=False, xanchor="left")],
+        height=int(np.clip(24 * n + 80, 300, 1000)),
+        annotations=[dict(x=0, y=1, yref="paper", yanchor="bottom", yshift=6, text="attending (query)",
+                          showarrow=False, xanchor="right"),
+                     dict(x=1, y=1, yref="paper", yanchor="bottom", yshift=6, text="attended to (key)",
+                          showarrow=False, xanchor="left")],
     )
     return fig

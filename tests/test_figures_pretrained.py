@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from figures.pretrained import (GAP_RGB, THUMB_CELLS, downsample, head_heatmap, head_mosaic, head_summaries,
-                                highlight_heads, overview_figure, strip_special, token_lines_figure, weights_to_rgb)
+                                highlight_shapes, overview_figure, strip_special, token_lines_figure, weights_to_rgb)
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 
@@ -84,8 +84,11 @@ def test_overview_is_one_image_with_one_clickable_marker_per_head():
 
 
 def test_highlight_frames_the_chosen_heads():
-    fig = highlight_heads(overview_figure(random_weights((2, 3, 4, 4)), tokens_for(4)), [(1, 2), (0, 0)], 4)
-    assert len(fig.layout.shapes) == 2 and fig.layout.shapes[0].x0 > fig.layout.shapes[1].x0
+    fig = overview_figure(random_weights((2, 3, 4, 4)), tokens_for(4))
+    shapes = highlight_shapes([(1, 2), (0, 0)], 4)
+    assert len(shapes) == 2 and shapes[0]["x0"] > shapes[1]["x0"] and shapes[0]["y0"] > shapes[1]["y0"]
+    centre_x, centre_y = fig.data[1].x[1 * 3 + 2], fig.data[1].y[1 * 3 + 2]  # the marker of layer 2, head 3
+    assert shapes[0]["x0"] < centre_x < shapes[0]["x1"] and shapes[0]["y0"] < centre_y < shapes[0]["y1"]
 
 
 def test_summaries_measure_where_the_weight_goes():
@@ -152,6 +155,31 @@ def test_token_lines_draw_one_line_per_weight_above_the_threshold():
     labels = [t for t in fig.data if t.mode == "markers+text"]
     assert list(labels[0].text)[2] == "&lt;img src=x onerror=alert(1)&gt;"
     assert "<img" not in fig.to_json()
+
+
+def test_hidden_tokens_keep_their_positions_in_labels_and_hover():
+    w = random_weights((2, 2))
+    heat = head_heatmap(w, ["a", "b"], positions=[1, 2])
+    assert list(heat.data[0].x) == ["1 · a", "2 · b"]
+    lines = token_lines_figure(w, ["a", "b"], positions=[1, 2])
+    assert "(position 2)" in lines.data[-1].hovertext[1]
+
+
+def test_long_inputs_name_only_some_tokens_in_the_lines_view():
+    n = 256
+    w = random_weights((n, n), seed=5)
+    fig = token_lines_figure(w, [f"t{i}" for i in range(n)], focus=100)
+    left, right = (t for t in fig.data if t.mode == "markers+text")
+    named = [label for label in left.text if label]
+    assert 40 <= len(named) <= 70 and "t100" in named  # every 5th, plus the focused query
+    assert all(right.text[j] for j in np.flatnonzero(w[100] >= 0.05))  # the keys it reads are named
+    assert all(label for label in right.hovertext) and fig.layout.height <= 1000
+
+
+def test_thumbnail_colours_can_stretch_small_weights():
+    plain, stretched = weights_to_rgb(np.array([[0.04]])), weights_to_rgb(np.array([[0.04]]), gamma=0.5)
+    assert stretched.sum() < plain.sum()  # sqrt(0.04) = 0.2: visibly darker than 0.04
+    np.testing.assert_array_equal(weights_to_rgb(np.array([[1.0]]), gamma=0.5), weights_to_rgb(np.array([[1.0]])))
 
 
 def test_token_lines_can_focus_on_one_query():

@@ -1,0 +1,277 @@
+"""A real pretrained model: all-MiniLM-L6-v2's 6 × 12 attention heads on your sentence, and its sentence embeddings."""
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import streamlit as st
+
+from attention.pretrained import (COSINE_LATEX, EMBEDDING_LATEX, EXAMPLE_SENTENCES, MAX_TOKENS, MODEL_NAME,
+                                  cosine_similarity, load_minilm)
+from figures.pretrained import (HIGHLIGHT_COLOURS, SPECIAL_TOKENS, THUMB_CELLS, head_heatmap, head_summaries,
+                                highlight_shapes, overview_figure, strip_special, token_lines_figure)
+from ui.state import require_app_entry
+from ui.url import decode_flag, decode_int, encode_flag
+from ui.urlsync import show_url_warnings, write_page_params
+
+require_app_entry()
+
+MAX_TEXT_CHARS = 2000  # a typed or linked text longer than this is refused (256 tokens fit easily)
+LINE_THRESHOLD = 0.05  # the token-to-token view skips weights below this
+DEFAULTS = {"text": EXAMPLE_SENTENCES[0], "layer": 4, "head": 2, "layer2": 1, "head2": 3, "focus": -1,
+            "a": "A man is playing a guitar.", "b": "Someone is playing an instrument."}
+PAIRS = {
+    "Paraphrase: a guitar": ("A man is playing a guitar.", "Someone is playing an instrument."),
+    "Paraphrase: the weather": ("The weather is lovely today.", "It's so sunny outside!"),
+    "Unrelated: guitar vs interest rates": ("A man is playing a guitar.", "The bank raised its interest rates."),
+    "Unrelated: weather vs stadium": ("The weather is lovely today.", "He drove to the stadium."),
+    "Same word 'bank', different meaning": ("The bank raised its interest rates.",
+                                            "We had a picnic on the river bank."),
+}
+CAUTION = ("**Attention weights show what was read, not why.** A heavy line says that a token's new vector was "
+           "built mostly from another token's value vector; it does not say what the model concluded from it, and "
+           "the block's feed-forward layers, the residual stream and the other 71 heads all change the result too.")
+
+
+@st.cache_resource(show_spinner=f"Loading {MODEL_NAME} (once per server)…")
+def get_model():
+    """The loaded model, shared by every session (read-only: never mutate it)."""
+    return load_minilm()
+
+
+@st.cache_data(max_entries=32, show_spinner="Running the model…")
+def encode(text: str) -> tuple[tuple[str, ...], tuple[int, ...], np.ndarray, np.ndarray]:
+    """Tokens, token ids, attention weights (n_layers, n_heads, n, n) and sentence embedding (d_model,)."""
+    run = get_model().run(text)
+    return tuple(run.tokens), tuple(run.ids), run.attentions, run.embedding
+
+
+def shown_positions(tokens, hide: bool) -> list[int]:
+    """The positions on display: all, or all but [CLS]/[SEP] (unless nothing else would be left)."""
+    kept = [i for i, tok in enumerate(tokens) if tok not in SPECIAL_TOKENS] if hide else []
+    return kept or list(range(len(tokens)))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def overview(text: str, hide: bool) -> dict:
+    """The 6 × 12 thumbnail image as figure JSON (a dict: cheaper to copy out of the cache than a Figure).
+
+    Its hover summaries always describe the full weights, [CLS] and [SEP] included.
+    """
+    tokens, _, attentions, _ = encode(text)
+    kept = shown_positions(tokens, hide)
+    weights = strip_special(attentions, tokens)[0] if len(kept) < len(tokens) else attentions
+    fig = overview_figure(weights, [tokens[i] for i in kept], summaries=head_summaries(attentions, tokens))
+    return fig.to_plotly_json()
+
+
+def tokens_table(tokens, ids) -> pa.Table:
+    """Tokens and ids side by side, one column per position (built in Arrow: 256 pandas columns are slow)."""
+    columns = {"": ["token", "id"]} | {str(i): [tok, str(j)] for i, (tok, j) in enumerate(zip(tokens, ids))}
+    return pa.table(columns)
+
+
+def decode_text(params, name: str, default: str, warnings: list[str]) -> str:
+    """A text from the URL, refused (with a warning) when longer than MAX_TEXT_CHARS."""
+    raw = params.get(name)
+    if raw is None:
+        return default
+    if len(str(raw)) > MAX_TEXT_CHARS:
+        warnings.append(f"URL parameter '{name}' is longer than {MAX_TEXT_CHARS} characters; using the default text.")
+        return default
+    return str(raw)
+
+
+def load_from_url(n_layers: int, n_heads: int) -> None:
+    """On this page's first run in a session, take the state from the URL (bad parts fall back)."""
+    if st.session_state.get("pt_url_read"):
+        return
+    st.session_state["pt_url_read"] = True
+    params, warnings, s = st.query_params.to_dict(), [], st.session_state
+    for name in ("text", "a", "b"):
+        s[f"pt_{name}"] = decode_text(params, name, DEFAULTS[name], warnings)
+    for name in ("layer", "layer2"):
+        s[f"pt_{name}"] = decode_int(params, name, DEFAULTS[name], 1, n_layers, warnings)
+    for name in ("head", "head2"):
+        s[f"pt_{name}"] = decode_int(params, name, DEFAULTS[name], 1, n_heads, warnings)
+    s["pt_focus"] = decode_int(params, "focus", DEFAULTS["focus"], -1, MAX_TOKENS - 1, warnings)
+    s["pt_hide"] = decode_flag(params, "hide", False, warnings)
+    s["pt_compare"] = decode_flag(params, "compare", False, warnings)
+    s["pt_url_warnings"] = warnings
+
+
+def save_to_url() -> None:
+    def get(name: str):  # a widget's value, or its default if the widget was not drawn
+        return st.session_state.get(f"pt_{name}", DEFAULTS.get(name, False))
+
+    params = {name: get(name)[:MAX_TEXT_CHARS] for name in ("text", "a", "b")}
+    params |= {name: str(get(name)) for name in ("layer", "head", "layer2", "head2", "focus")}
+    params |= {name: encode_flag(get(name)) for name in ("hide", "compare")}
+    write_page_params(params)
+
+
+def load_example() -> None:
+    if st.session_state.get("pt_example"):
+        st.session_state["pt_text"] = st.session_state["pt_example"]
+    st.session_state["pt_example"] = None  # the box is a menu: it goes back to "Load an example…"
+
+
+def load_pair() -> None:
+    pair = PAIRS.get(st.session_state.get("pt_pair"))
+    if pair:
+        st.session_state["pt_a"], st.session_state["pt_b"] = pair
+    st.session_state["pt_pair"] = None
+
+
+def open_clicked_head(n_heads: int) -> None:
+    """A click on an overview thumbnail opens that head (as head A)."""
+    points = st.session_state["pt_overview"].selection.get("points", [])
+    for point in points:
+        if point.get("curve_number") == 1:  # the invisible markers, one per head, over the image
+            layer, head = divmod(int(point["point_index"]), n_heads)
+            st.session_state["pt_layer"], st.session_state["pt_head"] = layer + 1, head + 1
+            return
+
+
+def read_text(text: str):
+    """The model's reading of `text`, or None after saying (without crashing) why there is none."""
+    if not text.strip():
+        st.info("Type a sentence above (or load an example) to see how the model reads it.", icon="✏️")
+        return None
+    try:
+        return encode(text)
+    except ValueError as err:
+        st.error(f"The model cannot read this text: {err}")
+        return None
+
+
+def head_picker(column, suffix: str, label: str, n_layers: int, n_heads: int) -> tuple[int, int]:
+    """Two selectboxes (layer, head) in a column; returns the 0-based pair."""
+    a, b = column.columns(2)
+    layer = a.selectbox(f"{label}: layer", range(1, n_layers + 1), key=f"pt_layer{suffix}", persist_state="session",
+                        help=f"Which of the {n_layers} blocks (1 is closest to the input).")
+    head = b.selectbox(f"{label}: head", range(1, n_heads + 1), key=f"pt_head{suffix}", persist_state="session",
+                       help=f"Which of the {n_heads} heads in that block.")
+    return layer - 1, head - 1
+
+
+def show_head(encoded, hide: bool, layer: int, head: int, focus: int, key: str, heat_box, lines_box) -> None:
+    """One head's full heatmap and its token-to-token lines (focus: an original position, or -1 for all)."""
+    tokens, _, attentions, _ = encoded
+    full = attentions[layer, head]  # (n, n)
+    kept = shown_positions(tokens, hide)
+    weights, original = full, None
+    if len(kept) < len(tokens):
+        weights, original = strip_special(full, tokens)[0], full[np.ix_(kept, kept)]  # (m, m) rescaled, as read
+    labels = [tokens[i] for i in kept]
+    title = f"Head {key.upper()}: layer {layer + 1}, head {head + 1}"
+    heat_box.plotly_chart(head_heatmap(weights, labels, original=original, positions=kept, title=title),
+                          width="stretch", key=f"pt_heatmap_{key}")
+    colour = HIGHLIGHT_COLOURS["ab".index(key)]
+    lines_box.plotly_chart(token_lines_figure(weights, labels, threshold=LINE_THRESHOLD, positions=kept,
+                                              focus=kept.index(focus) if focus in kept else None, colour=colour,
+                                              title=title), width="stretch", key=f"pt_lines_{key}")
+
+
+model = get_model()
+cfg = model.config
+load_from_url(cfg.n_layers, cfg.n_heads)
+
+st.title("A real pretrained model")
+st.markdown(
+    f"Everything so far ran on toy matrices. This page runs **{MODEL_NAME}**, a real sentence encoder trained "
+    f"on over a billion sentence pairs: {cfg.n_layers} transformer blocks, each with {cfg.n_heads} attention heads "
+    f"(d_model = {cfg.d_model}, d_head = {cfg.d_head}). Its weights are read from disk and run by this app's own "
+    "numpy `transformer_block`, the same function the other pages show; only the numbers are learned."
+)
+st.info(CAUTION, icon="⚠️")
+show_url_warnings("pt_url_warnings")
+
+st.header("1 · Your sentence")
+st.selectbox("Load an example", EXAMPLE_SENTENCES, index=None, placeholder="Load an example…", key="pt_example",
+             on_change=load_example, help="Copies the sentence into the box below; then edit it as you like.")
+text = st.text_area("Sentence", key="pt_text", max_chars=MAX_TEXT_CHARS, height=80, persist_state="session",
+                    help=f"Any English text up to {MAX_TOKENS} tokens. Press Ctrl+Enter (or click outside) to apply.")
+encoded = read_text(text)
+if encoded is not None:
+    tokens, ids = encoded[0], encoded[1]
+    st.markdown(f"The tokenizer cut it into **{len(tokens)} tokens** (the model takes at most {MAX_TOKENS}): "
+                "`[CLS]` opens every input, `[SEP]` closes it, and `##` marks a piece that continues a word.")
+    st.dataframe(tokens_table(tokens, ids), hide_index=True, key="pt_tokens")
+
+    st.header(f"2 · All {cfg.n_layers * cfg.n_heads} heads at a glance")
+    st.markdown(
+        "Each thumbnail is one head's weight matrix: queries down, keys across, darker = more weight (the colour "
+        "follows √weight, so that thinly spread weight still shows; the big heatmap below uses the weight itself). "
+        "Rows are layers (1 at the top, nearest the input), columns are heads. **Hover** a thumbnail for where its "
+        "weight goes; **click** it to open it below. Many heads park most of their weight on `[SEP]` or `[CLS]` "
+        "(a dark last or first column), a known habit of BERT-style models, often read as 'nothing to do here'."
+    )
+    hide = st.toggle("Hide [CLS] and [SEP]", key="pt_hide", persist_state="session",
+                     help="Drop their rows and columns and rescale every remaining row to sum to 1 again, so the "
+                          "weights among the real words become visible. The hover still gives the original weight.")
+    if hide:
+        st.caption("[CLS] and [SEP] hidden: each remaining row was divided by what it kept, so rows sum to 1 again "
+                   "and colours compare across heads. These are *shares of the weight left over*, not the weights "
+                   "the model used; the hover of the big heatmap shows both.")
+    if len(tokens) > THUMB_CELLS:
+        st.caption(f"{len(tokens)} tokens: each thumbnail is shrunk to {THUMB_CELLS} × {THUMB_CELLS} (rows of a block "
+                   "averaged, keys of a block added up, so every row still sums to 1).")
+    fig = overview(text, hide)  # a fresh copy on every run: safe to add to
+    s = st.session_state
+    highlighted = [(s.get("pt_layer", DEFAULTS["layer"]) - 1, s.get("pt_head", DEFAULTS["head"]) - 1)]
+    if s.get("pt_compare"):
+        highlighted.append((s.get("pt_layer2", DEFAULTS["layer2"]) - 1, s.get("pt_head2", DEFAULTS["head2"]) - 1))
+    fig["layout"]["shapes"] = highlight_shapes(highlighted, len(shown_positions(tokens, hide)))
+    st.plotly_chart(fig, width="stretch", key="pt_overview", on_select=lambda: open_clicked_head(cfg.n_heads),
+                    selection_mode="points", config={"displayModeBar": False})
+
+    st.header("3 · One head up close")
+    c1, c2, c3 = st.columns([4, 4, 3])
+    layer, head = head_picker(c1, "", "Head A", cfg.n_layers, cfg.n_heads)
+    compare = c3.toggle("Compare with a second head", key="pt_compare", persist_state="session",
+                        help="Show a second head (B) side by side with head A.")
+    if compare:
+        layer2, head2 = head_picker(c2, "2", "Head B", cfg.n_layers, cfg.n_heads)
+    kept = shown_positions(tokens, hide)
+    if st.session_state.get("pt_focus") not in (-1, *kept):
+        st.session_state["pt_focus"] = -1
+    focus = c3.selectbox("Lines from", [-1, *kept], key="pt_focus",
+                         format_func=lambda i: "every token" if i == -1 else f"{i} · {tokens[i]}",
+                         help="Draw the token-to-token lines of one query only (handy for long inputs).")
+    st.markdown(
+        "Left: the full heatmap (hover a cell for its weight). Right or below: the same weights as lines from each "
+        f"token (left) to the tokens it reads from (right), thicker and darker for more weight; weights under "
+        f"{LINE_THRESHOLD} are not drawn."
+    )
+    col_a, col_b = st.columns(2 if compare else [3, 2], gap="medium")
+    if compare:  # each head in its own column, heatmap above lines
+        show_head(encoded, hide, layer, head, focus, "a", col_a, col_a)
+        show_head(encoded, hide, layer2, head2, focus, "b", col_b, col_b)
+    else:
+        show_head(encoded, hide, layer, head, focus, "a", col_a, col_b)
+    st.caption("Remember: " + CAUTION.replace("**", ""))
+
+st.header("4 · Does it really work? Sentence similarity")
+st.markdown(
+    "The model's real job is to turn a sentence into one vector, the **embedding** e: the average of the last "
+    "block's token vectors, scaled to length 1. Sentences that mean similar things should point in similar "
+    "directions: a cosine similarity near 1 for paraphrases, near 0 for unrelated sentences."
+)
+st.latex(EMBEDDING_LATEX)
+st.latex(COSINE_LATEX)
+st.selectbox("Load a pair", list(PAIRS), index=None, placeholder="Load a pair…", key="pt_pair", on_change=load_pair,
+             help="Copies a prepared pair of sentences into the two boxes below.")
+p1, p2 = st.columns(2)
+text_a = p1.text_input("Sentence A", key="pt_a", max_chars=MAX_TEXT_CHARS, persist_state="session",
+                       help="Any text up to 256 tokens; press Enter to apply.")
+text_b = p2.text_input("Sentence B", key="pt_b", max_chars=MAX_TEXT_CHARS, persist_state="session",
+                       help="Any text up to 256 tokens; press Enter to apply.")
+enc_a, enc_b = read_text(text_a), read_text(text_b)
+if enc_a is not None and enc_b is not None:
+    st.metric("cosine similarity cos(e_A, e_B)", f"{cosine_similarity(enc_a[3], enc_b[3]):.3f}")
+st.markdown("The prepared pairs, all scored by the same model:")
+st.dataframe(pd.DataFrame(
+    [(name, a, b, round(cosine_similarity(encode(a)[3], encode(b)[3]), 3)) for name, (a, b) in PAIRS.items()],
+    columns=["pair", "sentence A", "sentence B", "cosine similarity"]), hide_index=True, width="stretch",
+    key="pt_pairs_table")
+
+save_to_url()

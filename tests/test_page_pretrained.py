@@ -1,0 +1,148 @@
+"""The pretrained-model page under AppTest: it shows the model's own tokens, weights and similarities."""
+import uuid
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention.pretrained import MiniLM, cosine_similarity, load_minilm
+from tests.apptest_helpers import APP, TIMEOUT, heatmap_z, plotly_figures
+
+PAGE = "pages/pretrained.py"
+TEXT = "The animal didn't cross the street because it was too tired."
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_minilm()
+
+
+@pytest.fixture
+def run_counter(monkeypatch):
+    """Count the model's forward passes while the page runs (the page's cache sits in front of them)."""
+    calls = []
+    real_run = MiniLM.run
+
+    def counting_run(self, text, **kwargs):
+        calls.append(text)
+        return real_run(self, text, **kwargs)
+
+    monkeypatch.setattr(MiniLM, "run", counting_run)
+    return calls
+
+
+def open_page(query: dict[str, str] | None = None) -> AppTest:
+    """Run app.py straight on this page with `query` as its URL, like opening /pretrained?... in a browser.
+
+    (run_page(PAGE, query=...) would give the query to the default page first, which rewrites the URL.)
+    """
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.switch_page(PAGE)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def heatmaps(at) -> list[np.ndarray]:
+    """The z matrix of every heatmap on the page, in order (head A, then head B)."""
+    return [heatmap_z(f) for f in plotly_figures(at) if any(t.get("type") == "heatmap" for t in f["data"])]
+
+
+def texts(elements) -> str:
+    return " ".join(e.value for e in elements)
+
+
+def test_page_shows_the_models_tokens_and_the_chosen_heads_weights(model):
+    at = open_page({"text": TEXT, "layer": "4", "head": "2"})
+    assert not at.exception and not at.error and not at.warning
+    run = model.run(TEXT)
+    table = at.dataframe[0].value.set_index("")
+    assert list(table.loc["token"]) == run.tokens
+    assert list(table.loc["id"]) == [str(i) for i in run.ids]
+    (shown,) = heatmaps(at)
+    np.testing.assert_allclose(shown, run.attentions[3, 1], atol=1e-6)
+    assert "what was read, not why" in texts(at.info)  # the caution, at the top ...
+    assert "what was read, not why" in texts(at.caption)  # ... and again under the head
+
+
+def test_switching_heads_shows_that_head_and_never_reruns_the_model(model, run_counter):
+    text = f"A fresh sentence nobody cached yet, number {uuid.uuid4().hex[:8]}."
+    at = open_page({"text": text})
+    assert run_counter.count(text) == 1
+    expected = model.run(text).attentions
+    for layer, head in ((1, 3), (6, 12), (2, 7)):
+        at.selectbox(key="pt_layer").set_value(layer)
+        at.selectbox(key="pt_head").set_value(head).run()
+        assert not at.exception
+        np.testing.assert_allclose(heatmaps(at)[0], expected[layer - 1, head - 1], atol=1e-6)
+        assert at.query_params["layer"] == str(layer) and at.query_params["head"] == str(head)
+    assert run_counter.count(text) == 2  # the page's one run, plus this test's own
+    assert len(run_counter) == 2  # the example pairs were cached, and nothing else ran
+
+
+def test_comparing_two_heads_shows_both(model):
+    at = open_page({"text": TEXT, "compare": "1", "layer": "1", "head": "3", "layer2": "6",
+                               "head2": "12"})
+    assert not at.exception
+    a, b = heatmaps(at)
+    att = model.run(TEXT).attentions
+    np.testing.assert_allclose(a, att[0, 2], atol=1e-6)
+    np.testing.assert_allclose(b, att[5, 11], atol=1e-6)
+    at.toggle(key="pt_compare").set_value(False).run()
+    assert len(heatmaps(at)) == 1 and at.query_params["compare"] == "0"
+
+
+def test_hiding_cls_and_sep_drops_them_and_rescales_the_rows(model):
+    at = open_page({"text": TEXT, "hide": "1", "layer": "2", "head": "1"})
+    assert not at.exception
+    run = model.run(TEXT)
+    (shown,) = heatmaps(at)
+    full = run.attentions[1, 0][1:-1, 1:-1]  # without the first ([CLS]) and last ([SEP]) rows and columns
+    np.testing.assert_allclose(shown, full / full.sum(axis=1, keepdims=True), atol=1e-5)
+    heat = next(f for f in plotly_figures(at) if f["data"][0]["type"] == "heatmap")
+    assert "[CLS]" not in " ".join(heat["data"][0]["x"]) and "original weight" in heat["data"][0]["hovertemplate"]
+
+
+def test_empty_and_too_long_texts_give_messages_and_keep_the_typing():
+    at = open_page()
+    at.text_area(key="pt_text").set_value("   ").run()
+    assert not at.exception and "Type a sentence" in texts(at.info)
+    assert not heatmaps(at) and at.text_area(key="pt_text").value == "   "
+    too_long = "the " * 300
+    at.text_area(key="pt_text").set_value(too_long).run()
+    assert not at.exception
+    assert "302 tokens" in texts(at.error) and "at most 256" in texts(at.error)
+    assert at.text_area(key="pt_text").value == too_long
+    assert at.metric  # the similarity part below still works
+
+
+def test_hostile_text_is_shown_as_text_not_markup():
+    at = open_page({"text": HOSTILE, "compare": "1"})
+    assert not at.exception
+    for fig in plotly_figures(at):
+        assert "<img" not in str(fig)  # every label went through safe_labels
+    assert any("&lt;" in label for label in plotly_figures(at)[1]["data"][0]["x"])
+    assert at.text_area(key="pt_text").value == HOSTILE
+
+
+def test_a_malformed_url_warns_and_falls_back():
+    at = open_page({"layer": "99", "head": "two", "hide": "maybe", "text": "x" * 5000})
+    assert not at.exception
+    warned = texts(at.warning)
+    assert "'layer'=99 is outside 1..6" in warned and "'head' should be a whole number" in warned
+    assert "'hide' should be 0 or 1" in warned and "'text' is longer than 2000" in warned
+    assert at.selectbox(key="pt_layer").value == 4 and at.text_area(key="pt_text").value == TEXT
+
+
+def test_sentence_pair_shows_the_cosine_of_the_embeddings(model):
+    a, b = "A man is playing a guitar.", "Someone is playing an instrument."
+    at = open_page({"a": a, "b": b})
+    assert not at.exception
+    expected = cosine_similarity(model.encode(a), model.encode(b))
+    assert at.metric[0].value == f"{expected:.3f}"
+    table = at.dataframe[-1].value.set_index("pair")["cosine similarity"]
+    assert table.filter(like="Paraphrase").min() > 0.5 > table.filter(like="Unrelated").max()
+    at.selectbox(key="pt_pair").set_value("Unrelated: weather vs stadium").run()
+    assert at.text_input(key="pt_a").value == "The weather is lovely today."
+    assert float(at.metric[0].value) < 0.3
