@@ -3,10 +3,13 @@
 Run with `streamlit run app.py`. Every page is listed here explicitly (st.navigation does not
 discover the pages/ folder). Pages read the shared state set up below and call the numpy core.
 """
+import time
+
 import streamlit as st
 
-from ui.state import init_defaults, mark_app_entry
+from ui.state import init_defaults, mark_app_entry, record_run_time
 
+_run_started = time.perf_counter()
 st.set_page_config(page_title="Attention from scratch", page_icon="🔍", layout="wide")
 init_defaults()
 mark_app_entry()
@@ -23,6 +26,7 @@ PAGES = {
         st.Page("pages/block.py", title="The transformer block", icon=":material/view_agenda:", url_path="block"),
     ],
     "A real model": [st.Page("pages/pretrained.py", title="A real pretrained model", icon=":material/smart_toy:", url_path="pretrained")],
+    "Why it works": [st.Page("pages/scaling.py", title="Why divide by √d_k", icon=":material/straighten:", url_path="scaling")],
 }
 
 pg = st.navigation(PAGES)
@@ -31,3 +35,4 @@ st.sidebar.caption(
     "no deep-learning framework."
 )
 pg.run()
+record_run_time((time.perf_counter() - _run_started) * 1000)

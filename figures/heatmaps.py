@@ -11,6 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from figures.base import figure
+
 WEIGHT_COLORSCALE = "Blues"
 MINUS_INF = "−∞"
 
@@ -30,8 +32,11 @@ def safe_labels(labels: Sequence[str]) -> list[str]:
 
 
 def _token_axis(labels: Sequence[str], title: str) -> dict:
-    return dict(title=title, tickmode="array", tickvals=list(range(len(labels))), ticktext=safe_labels(labels),
+    axis = dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=safe_labels(labels),
                 showgrid=False, zeroline=False)
+    if title:
+        axis["title"] = dict(text=title)
+    return axis
 
 
 def attention_heatmap(weights: np.ndarray, query_labels: Sequence[str], key_labels: Sequence[str], *,
@@ -45,19 +50,16 @@ def attention_heatmap(weights: np.ndarray, query_labels: Sequence[str], key_labe
     """
     n, m = weights.shape
     hover = _hover_text(weights, query_labels, key_labels, scores, scale_factor, allowed)
-    fig = go.Figure(go.Heatmap(
-        z=weights, x=list(range(m)), y=list(range(n)), zmin=0.0, zmax=1.0, colorscale=WEIGHT_COLORSCALE,
-        text=np.vectorize(lambda w: f"{w:.2f}")(weights) if annotate else None,
-        texttemplate="%{text}" if annotate else None, textfont=dict(size=font_size),
-        customdata=hover, hovertemplate="%{customdata}<extra></extra>",
-        colorbar=dict(title="weight", thickness=12),
-    ))
-    fig.update_layout(
-        title=title, xaxis=_token_axis(key_labels, "key (attended to)"),
-        yaxis=dict(_token_axis(query_labels, "query (attending)"), autorange="reversed"),
-        margin=dict(l=10, r=10, t=40 if title else 10, b=10), height=height or max(260, 48 * n + 110),
-    )
-    return fig
+    trace = dict(type="heatmap", z=weights, x=list(range(m)), y=list(range(n)), zmin=0.0, zmax=1.0,
+                 colorscale=WEIGHT_COLORSCALE, customdata=hover, hovertemplate="%{customdata}<extra></extra>",
+                 colorbar=dict(title=dict(text="weight"), thickness=12))
+    if annotate:
+        trace.update(text=[[f"{w:.2f}" for w in row] for row in weights], texttemplate="%{text}",
+                     textfont=dict(size=font_size))
+    layout = dict(title=dict(text=title) if title else None, xaxis=_token_axis(key_labels, "key (attended to)"),
+                  yaxis=dict(_token_axis(query_labels, "query (attending)"), autorange="reversed"),
+                  margin=dict(l=10, r=10, t=40 if title else 10, b=10), height=height or max(260, 48 * n + 110))
+    return figure([trace], {k: v for k, v in layout.items() if v is not None})
 
 
 def _hover_text(weights, query_labels, key_labels, scores, scale_factor, allowed) -> np.ndarray:
@@ -96,14 +98,12 @@ def matrix_heatmap(values: np.ndarray, row_labels: Sequence[str], col_labels: Se
     if symmetric and zmin is None and zmax is None:
         bound = float(np.nanmax(np.abs(finite))) if np.isfinite(finite).any() else 1.0
         zmin, zmax = -(bound or 1.0), (bound or 1.0)
-    text = np.vectorize(lambda x: fmt(x, digits))(values)
-    fig = go.Figure(go.Heatmap(
-        z=finite, x=list(range(c)), y=list(range(r)), zmin=zmin, zmax=zmax, colorscale=colorscale,
-        text=text, texttemplate="%{text}", hovertemplate="row %{y}, column %{x}: %{text}<extra></extra>",
-        showscale=False,
-    ))
-    fig.update_layout(
-        title=title, xaxis=_token_axis(col_labels, None), yaxis=dict(_token_axis(row_labels, None), autorange="reversed"),
-        margin=dict(l=10, r=10, t=40 if title else 10, b=10), height=height or max(180, 34 * r + 90),
-    )
-    return fig
+    text = [[fmt(x, digits) for x in row] for row in values]
+    trace = dict(type="heatmap", z=finite, x=list(range(c)), y=list(range(r)), zmin=zmin, zmax=zmax,
+                 colorscale=colorscale, text=text, texttemplate="%{text}",
+                 hovertemplate="row %{y}, column %{x}: %{text}<extra></extra>", showscale=False)
+    layout = dict(xaxis=_token_axis(col_labels, None), yaxis=dict(_token_axis(row_labels, None), autorange="reversed"),
+                  margin=dict(l=10, r=10, t=40 if title else 10, b=10), height=height or max(180, 34 * r + 90))
+    if title:
+        layout["title"] = dict(text=title)
+    return figure([trace], layout)

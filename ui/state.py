@@ -6,6 +6,9 @@ shows the Playground's token sequence.
 """
 from __future__ import annotations
 
+import os
+from collections import deque
+
 import streamlit as st
 
 from ui.sequence import default_sequence
@@ -44,3 +47,14 @@ def require_app_entry() -> None:
     except ImportError:  # a future Streamlit without the legacy mode
         pass
     st.rerun()
+
+
+RUN_TIMES_MS: deque[float] = deque(maxlen=200)  # server-side script run times, newest last
+
+
+def record_run_time(ms: float) -> None:
+    """Remember how long a script run took on the server; with ATTENTION_LOG_RUN_MS=1 also print it
+    (bench/bench_playground.py reads it from the server's output)."""
+    RUN_TIMES_MS.append(ms)
+    if os.environ.get("ATTENTION_LOG_RUN_MS") == "1":
+        print(f"run_ms={ms:.2f}", flush=True)
