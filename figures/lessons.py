@@ -15,20 +15,20 @@ LATER_COLOUR = "#7f7f7f"
 
 def guess_heatmap(weights: np.ndarray, tokens: Sequence[str], guesses: Sequence[int], correct: Sequence[bool], *,
                   scores: np.ndarray | None = None, scale_factor: float | None = None) -> go.Figure:
-    """The attention heatmap with the student's guessed key circled in each row (green right, red wrong).
+    """The attention heatmap with the student's guessed key boxed in each row (green right, red wrong).
 
     Shapes: weights (n, n); guesses n key indices; correct n bools.
     """
-    fig = attention_heatmap(weights, tokens, tokens, scores=scores, scale_factor=scale_factor)
-    for ok, name, colour in ((True, "your guess: right", RIGHT_COLOUR), (False, "your guess: wrong", WRONG_COLOUR)):
-        rows = [i for i, c in enumerate(correct) if bool(c) == ok]
-        fig.add_trace(go.Scatter(
-            x=[guesses[i] for i in rows], y=rows, mode="markers", name=name,
-            marker=dict(symbol="square-open", size=44, color=colour, line=dict(width=4)),
-            hovertemplate=f"{name}: query %{{y}} → key %{{x}}<extra></extra>", visible=True if rows else "legendonly",
-        ))
-    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), showlegend=True)
-    fig.update_layout(margin=dict(t=40))
+    n = weights.shape[0]
+    fig = attention_heatmap(weights, tokens, tokens, scores=scores, scale_factor=scale_factor, height=70 * n + 170)
+    for i, (j, ok) in enumerate(zip(guesses, correct)):  # boxes in data coordinates: they scale with the cells
+        fig.add_shape(type="rect", x0=j - 0.46, x1=j + 0.46, y0=i - 0.46, y1=i + 0.46,
+                      line=dict(color=RIGHT_COLOUR if ok else WRONG_COLOUR, width=4), name=f"guess {i}")
+    for name, colour in (("your guess: right", RIGHT_COLOUR), ("your guess: wrong", WRONG_COLOUR)):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
+                                 marker=dict(symbol="square-open", size=14, color=colour, line=dict(width=3))))
+    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), showlegend=True,
+                      margin=dict(t=40))
     return fig
 
 
@@ -64,12 +64,12 @@ def leak_bars(row_sums: np.ndarray, leak: np.ndarray, tokens: Sequence[str], *, 
                text=[f"{s:.3f}" for s in row_sums], textposition="inside",
                hovertemplate="row %{x}: sums to %{y:.4f}<extra></extra>"),
         go.Bar(x=x, y=leak, name="leak (weight the future had)", marker_color=WRONG_COLOUR,
-               text=[f"{s:.3f}" if s > 0.02 else "" for s in leak], textposition="inside",
+               text=[f"{s:.3f}" if s > 0.1 else "" for s in leak], textposition="inside",
                hovertemplate="row %{x}: %{y:.4f} of the weight had gone to the future<extra></extra>"),
     ])
     fig.add_hline(y=1.0, line_dash="dot", line_color="#333")
     fig.update_layout(barmode="stack", xaxis=dict(tickmode="array", tickvals=x, ticktext=safe_labels(tokens),
                                                   title="query (row)"),
-                      yaxis=dict(title="weight", range=[0, 1.08]), margin=dict(l=10, r=10, t=30, b=10),
-                      height=height, legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+                      yaxis=dict(title="weight", range=[0, 1.05]), margin=dict(l=10, r=10, t=50, b=10),
+                      height=height, legend=dict(orientation="h", yanchor="bottom", y=1.04, x=0))
     return fig

@@ -118,7 +118,6 @@ def test_custom_puzzle_takes_the_vectors_as_they_are():
 
 def test_guess_heatmap_boxes_each_guess_in_its_row():
     w = np.array([[0.9, 0.1], [0.2, 0.8]])
-    fig = guess_heatmap(w, ["a", "b"], [0, 0], [True, False]).to_dict()
-    right, wrong = (t for t in fig["data"] if t["type"] == "scatter")
-    assert list(right["x"]) == [0] and list(right["y"]) == [0]
-    assert list(wrong["x"]) == [0] and list(wrong["y"]) == [1]
+    fig = guess_heatmap(w, ["a", "b"], [0, 0], [True, False])
+    boxes = [(s.x0 + 0.46, s.y0 + 0.46, s.line.color) for s in fig.layout.shapes]
+    assert boxes == [(0, 0, "#2ca02c"), (0, 1, "#d62728")]  # query 0 right at key 0; query 1 wrong at key 0
