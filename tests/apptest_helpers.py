@@ -42,3 +42,22 @@ def heatmap_z(fig: dict) -> np.ndarray:
             shape = [int(x) for x in shape.split(",")]
         return raw.reshape(shape) if shape else raw
     return np.array(z, dtype=float)
+
+
+def open_page(page: str, query: dict[str, str] | None = None, state: dict | None = None) -> AppTest:
+    """Run app.py straight on `page` (like opening its URL), so the URL holds only that page's query."""
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.switch_page(page)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    for k, v in (state or {}).items():
+        at.session_state[k] = v
+    return at.run()
+
+
+def chart_by_key(at: AppTest, key: str) -> dict:
+    """The figure JSON of the plotly chart drawn with `key=`."""
+    for chart in at.get("plotly_chart"):
+        if chart.proto.id.endswith(f"-{key}"):
+            return json.loads(chart.proto.spec)
+    raise KeyError(f"no plotly chart with key {key!r}")

@@ -1,0 +1,215 @@
+"""Causal masking: the mask on and off, the check that the future cannot leak, and the after-softmax bug."""
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention import attention_steps
+from attention.pitfalls import (CAUSAL_LATEX, MASK_AFTER_SOFTMAX_LATEX, invariance_check, leak_example,
+                                mask_after_softmax, randomise_after, row_max_abs_diff)
+from figures.heatmaps import attention_heatmap, matrix_heatmap
+from figures.lessons import difference_bars, leak_bars
+from ui.sequence import TokenSequence, from_example
+from ui.sequence_editor import reset_sequence, sequence_editor
+from ui.state import require_app_entry
+from ui.url import decode_int, decode_sequence, encode_sequence
+from ui.urlsync import show_url_warnings, write_page_params
+
+require_app_entry()
+
+KEY = "causal_seq"
+SEED_MAX = 10_000
+
+
+def load_from_url() -> None:
+    """On this page's first run in a session, take the sequence, t and seed from the URL."""
+    if st.session_state.get("causal_url_read"):
+        return
+    st.session_state["causal_url_read"] = True
+    params, warnings = st.query_params.to_dict(), []
+    if any(m in params for m in "qkv"):
+        seq = decode_sequence(params, warnings)
+        reset_sequence(KEY, seq)
+        st.session_state["causal_before"] = seq
+    n = st.session_state.get(KEY, from_example(leak_example())).n
+    st.session_state["causal_t"] = decode_int(params, "t", min(2, max(n - 2, 0)), 0, max(n - 2, 0),
+                                                warnings)
+    st.session_state["causal_seed"] = decode_int(params, "seed", 0, 0, SEED_MAX, warnings)
+    st.session_state["causal_url_warnings"] = warnings
+
+
+def take_snapshot() -> None:
+    st.session_state["causal_before"] = st.session_state[KEY]
+
+
+def restore_snapshot() -> None:
+    reset_sequence(KEY, st.session_state["causal_before"])
+
+
+def randomise_later() -> None:
+    """Snapshot the sequence, then give every position after t new random q, k, v (next seed each press)."""
+    seq: TokenSequence = st.session_state[KEY]
+    t, seed = int(st.session_state["causal_t"]), int(st.session_state["causal_seed"])
+    st.session_state["causal_before"] = seq
+    q, k, v = randomise_after(seq.q, seq.k, seq.v, t, seed)
+    reset_sequence(KEY, TokenSequence(seq.tokens, q, k, v))
+    st.session_state["causal_seed"] = (seed + 1) % (SEED_MAX + 1)
+
+
+def vector_text(row: np.ndarray) -> str:
+    return "(" + ", ".join(f"{x:.3f}" for x in row) + ")"
+
+
+def exact_text(d: float) -> str:
+    """A difference as text that never rounds a non-zero to 0."""
+    return "0" if d == 0.0 else f"{d:.3g}"
+
+
+load_from_url()
+st.session_state.setdefault(KEY, from_example(leak_example()))
+st.session_state.setdefault("causal_seed", 0)
+st.title("Causal masking")
+st.markdown(
+    "A language model predicts the next token, so position *i* must not look at anything after *i*. The causal "
+    "mask adds −∞ to every score above the diagonal **before** the softmax: e^−∞ = 0, so the future gets weight "
+    "exactly 0 and each row still sums to 1 over the positions that remain."
+)
+st.latex(CAUSAL_LATEX)
+show_url_warnings("causal_url_warnings")
+
+st.markdown("**The sequence** (the Playground's editor: edit any vector and everything below follows)")
+with st.container(border=True):
+    seq = sequence_editor(KEY)
+seq = st.session_state[KEY]
+tok = seq.tokens
+try:
+    plain = attention_steps(seq.q, seq.k, seq.v, causal=False)
+    masked = attention_steps(seq.q, seq.k, seq.v, causal=True)
+    bug = mask_after_softmax(seq.q, seq.k, seq.v)
+except ValueError as err:
+    st.error(f"Cannot compute attention: {err}")
+    st.stop()
+
+st.header("1 · The mask off and on")
+c1, c2 = st.columns(2, gap="large")
+with c1:
+    st.markdown("**Mask off**: every query sees every key")
+    st.plotly_chart(attention_heatmap(plain.weights, tok, tok, scores=plain.scores, scale_factor=plain.scale_factor,
+                                      font_size=12), width="stretch", key="causal_heat_off")
+with c2:
+    st.markdown("**Mask on**: nothing above the diagonal")
+    st.plotly_chart(attention_heatmap(masked.weights, tok, tok, scores=masked.scores,
+                                      scale_factor=masked.scale_factor, allowed=masked.allowed, font_size=12),
+                    width="stretch", key="causal_heat_on")
+c3, c4 = st.columns(2, gap="large")
+with c3:
+    st.markdown("**Masked scores** Q Kᵀ/√d_k + M: what the softmax sees")
+    st.plotly_chart(matrix_heatmap(masked.masked, tok, tok, height=max(260, 48 * seq.n + 110)), width="stretch",
+                    key="causal_masked_scores")
+with c4:
+    st.markdown(
+        "**Reading the two heatmaps.** Above the diagonal, the masked scores are −∞ and e^−∞ = 0: those weights "
+        "are exactly 0, not merely small. Below the diagonal the weights change too: with the mask on, each row's "
+        "weight is shared among fewer keys, so the ones that remain grow. The first token can only attend to "
+        "itself, so its row is a single 1."
+    )
+
+st.header("2 · The check: the future cannot leak")
+st.markdown(
+    "If the mask works, the output at position *t* depends only on positions 0…*t*. So: pick *t*, change any "
+    "**later** token (press the button, or edit a later row in the editor above), and compare the outputs. "
+    "Every position up to *t* must come out **exactly** the same, bit for bit (no tolerance); later positions "
+    "may move."
+)
+if seq.n < 2:
+    st.info("With a single position there is no later token to change: give the sequence at least 2 positions.")
+else:
+    if st.session_state.get("causal_t", 0) > seq.n - 2:
+        st.session_state["causal_t"] = seq.n - 2
+    before: TokenSequence = st.session_state.setdefault("causal_before", seq)
+    if before.q.shape != seq.q.shape or before.v.shape != seq.v.shape:
+        st.session_state["causal_before"] = before = seq
+        st.info("The sequence changed size, so the snapshot was taken again from the current vectors.")
+    b1, b2, b3, b4 = st.columns([3, 1, 2, 2], vertical_alignment="bottom")
+    t = b1.slider("position t", 0, seq.n - 2, key="causal_t", persist_state="session",
+                  help="Outputs at positions 0..t must not change when only tokens after t change.")
+    b2.number_input("seed", 0, SEED_MAX, key="causal_seed", persist_state="session",
+                    help="Seed for the random later tokens (goes up by one after each press).")
+    b3.button("Randomise later tokens", key="causal_randomise", on_click=randomise_later, type="primary",
+              icon="🎲", width="stretch",
+              help="Take a snapshot, then replace q, k and v of every position after t with random numbers.")
+    with b4:
+        s1, s2 = st.columns(2)
+        s1.button("Snapshot", key="causal_snapshot", on_click=take_snapshot, width="stretch",
+                  help="Use the current vectors as 'before'; then edit a later row in the editor above.")
+        s2.button("Restore", key="causal_restore", on_click=restore_snapshot, width="stretch",
+                  help="Put the snapshot's vectors back into the editor.")
+    try:
+        inv = invariance_check((before.q, before.k, before.v), (seq.q, seq.k, seq.v), t)
+    except ValueError as err:
+        st.error(f"Cannot run the check: {err}")
+        st.stop()
+    if inv.first_changed_input is None:
+        st.info("Nothing has changed since the snapshot yet: press **Randomise later tokens** or edit a row after "
+                f"position {t}.", icon="👉")
+    elif inv.passed:
+        st.success(f"✅ Check passed: the outputs at positions 0…{t} are exactly unchanged (difference 0, bit for bit)"
+                   + (", and later positions moved." if inv.later_changed else "."))
+    else:
+        why = (f" You changed position {inv.first_changed_input} itself, which is not after t = {t}: its own output "
+               "and the ones after it are allowed to move." if inv.first_changed_input <= t else
+               " The future leaked into the past: the mask is broken.")
+        st.error(f"❌ Check failed: some output at positions 0…{t} changed.{why}")
+    rows = [{"position": i, "token": tok[i], "output before": vector_text(inv.before[i]),
+             "output after": vector_text(inv.after[i]), "max |after − before|": exact_text(inv.diff[i]),
+             "check": ("✅" if inv.diff[i] == 0.0 else "❌") if i <= t else "—"} for i in range(seq.n)]
+    d1, d2 = st.columns([3, 2], gap="large")
+    d1.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
+        "position": st.column_config.NumberColumn("pos", width=50),
+        "token": st.column_config.TextColumn("token", width=70),
+        "max |after − before|": st.column_config.TextColumn(
+            "max |Δ|", width=80, help="Largest change of this position's output; '0' means exactly 0."),
+        "check": st.column_config.TextColumn("check", width=60, help="Positions up to t must be exactly 0."),
+    })
+    d2.plotly_chart(difference_bars(inv.diff, t, tok), width="stretch", key="causal_diff_bars")
+
+st.header("3 · The bug beside it: masking after the softmax")
+st.markdown(
+    "A tempting shortcut: take the ordinary softmax, then set the weights above the diagonal to 0. The future's "
+    "scores have already been used in each row's normalisation, so what is left no longer sums to 1: the missing "
+    "part, the **leak**, is exactly the weight the future had. The output shrinks by that much, and it still "
+    "depends on the future tokens (through the normaliser)."
+)
+st.latex(MASK_AFTER_SOFTMAX_LATEX)
+e1, e2 = st.columns(2)
+with e1:
+    st.markdown("**Correct**: −∞ before the softmax")
+    st.plotly_chart(attention_heatmap(masked.weights, tok, tok, allowed=masked.allowed, font_size=12),
+                    width="stretch", key="causal_heat_correct")
+with e2:
+    st.markdown("**Bug**: softmax first, then zero the future")
+    st.plotly_chart(attention_heatmap(bug.weights, tok, tok, allowed=masked.allowed, font_size=12),
+                    width="stretch", key="causal_heat_bug")
+leak_table = pd.DataFrame({
+    "query": list(tok),
+    "row sum (correct)": masked.weights.sum(axis=1),
+    "row sum (bug)": bug.row_sums,
+    "leak = 1 − row sum": bug.leak,
+    "max |Δ output|": row_max_abs_diff(bug.output, masked.output),
+})
+LEAK_COLUMNS = {  # short headers, the full meaning in each column's help
+    "row sum (correct)": ("sum, correct", "Row sum of the correctly masked weights: always 1."),
+    "row sum (bug)": ("sum, bug", "Row sum of the weights masked after the softmax."),
+    "leak = 1 − row sum": ("leak", "1 − row sum: the weight the future had before it was zeroed."),
+    "max |Δ output|": ("max |Δ out|", "Largest difference between this row's buggy output and the correct one."),
+}
+f1, f2 = st.columns([3, 2], gap="large")
+f1.dataframe(leak_table, hide_index=True, width="stretch", column_config={
+    "query": st.column_config.TextColumn("query", width=70),
+    **{c: st.column_config.NumberColumn(label, format="%.6f", help=text, width=100)
+       for c, (label, text) in LEAK_COLUMNS.items()}})
+f1.caption("leak = 1 − the bug's row sum. max |Δ out|: how far each buggy output row is from the correct one. "
+           "The last query sees every key, so nothing is masked in its row: no leak, no error.")
+f2.plotly_chart(leak_bars(bug.row_sums, bug.leak, tok), width="stretch", key="causal_leak_bars")
+
+write_page_params({**encode_sequence(seq), "t": str(st.session_state.get("causal_t", 0)),
+                   "seed": str(st.session_state["causal_seed"])})

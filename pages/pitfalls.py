@@ -1,0 +1,180 @@
+"""Pitfalls: the wrong transpose, masking after the softmax, and reading attention as explanation."""
+import pandas as pd
+import streamlit as st
+
+from attention import attention_steps
+from attention.pitfalls import (MASK_AFTER_SOFTMAX_LATEX, WRONG_TRANSPOSE_LATEX, leak_example, mask_after_softmax,
+                                prediction_check, row_max_abs_diff, same_pattern_different_output, sanity_checks,
+                                transpose_hand_example, wrong_transpose_attention)
+from figures.heatmaps import attention_heatmap, matrix_heatmap
+from ui.sequence import from_example
+from ui.sequence_editor import reset_sequence, sequence_editor
+from ui.state import SEQUENCE_KEY, require_app_entry
+from ui.url import decode_int, decode_sequence, encode_sequence
+from ui.urlsync import show_url_warnings, write_page_params
+
+require_app_entry()
+
+KEY = "pitfalls_seq"  # the transpose demo's sequence, edited with the shared editor
+SEED_MAX = 10_000
+HAND_EXAMPLE, HAND_ANSWER = transpose_hand_example()
+
+
+def load_from_url() -> None:
+    """On this page's first run in a session, take the transpose demo's vectors and the seed from the URL."""
+    if st.session_state.get("pitfalls_url_read"):
+        return
+    st.session_state["pitfalls_url_read"] = True
+    params, warnings = st.query_params.to_dict(), []
+    if any(m in params for m in "qkv"):
+        reset_sequence(KEY, decode_sequence(params, warnings))
+    st.session_state["pitfalls_seed"] = decode_int(params, "seed", 0, 0, SEED_MAX, warnings)
+    st.session_state["pitfalls_url_warnings"] = warnings
+
+
+def verdict(check) -> str:
+    return f"{'✅ pass' if check.passed else '❌ fail'}: {check.detail}"
+
+
+def vectors_table(tokens, **matrices) -> pd.DataFrame:
+    """q, k, v side by side, one row per position (columns q1.., k1.., v1..)."""
+    frame = pd.DataFrame({f"{name}{c + 1}": a[:, c] for name, a in matrices.items() for c in range(a.shape[1])})
+    frame.insert(0, "token", list(tokens))
+    return frame
+
+
+load_from_url()
+st.session_state.setdefault(KEY, from_example(HAND_EXAMPLE))
+st.title("Pitfalls")
+st.markdown("Three mistakes that produce numbers of the right shape, so nothing crashes, and the tests that "
+            "catch them.")
+show_url_warnings("pitfalls_url_warnings")
+
+# ---------------------------------------------------------------- 1. the wrong transpose
+st.header("1 · Transposing K wrongly")
+st.markdown(
+    "The scores are Q Kᵀ: query *i* dotted with key *j*. Write Q K instead and numpy normally refuses, because "
+    "(n × d_k)(n × d_k) only multiplies when **d_k = n**. In a square example, which is what small hand examples "
+    "often are, the wrong product is square too, runs, softmaxes into rows that sum to 1, and is nonsense: "
+    "entry (i, j) mixes query *i*'s components with *column j* of K, a dimension rather than a position."
+)
+st.latex(WRONG_TRANSPOSE_LATEX)
+st.markdown("**The vectors** (the Playground's editor; they start at the 3×3 hand example: query *i* looks for "
+            "feature *i*, key *j* carries feature *j*+1)")
+with st.container(border=True):
+    seq = sequence_editor(KEY, presets=False)
+    st.caption("Try n = 4 with d_k = 3: the wrong product no longer runs. Try Q = identity with a symmetric K: "
+               "the wrong product gives the right answer, and such an example can never catch the bug.")
+seq = st.session_state[KEY]
+try:
+    right = attention_steps(seq.q, seq.k, seq.v)
+except ValueError as err:
+    st.error(f"Cannot compute attention: {err}")
+    st.stop()
+try:
+    wrong_scores, wrong_weights, wrong_output = wrong_transpose_attention(seq.q, seq.k, seq.v)
+    wrong_error = None
+except ValueError as err:
+    wrong_error = str(err)
+
+r1, r2 = st.columns(2, gap="large")
+with r1:
+    st.markdown("**Right**: softmax(Q Kᵀ / √d_k)")
+    st.plotly_chart(attention_heatmap(right.weights, seq.tokens, seq.tokens, scores=right.scores,
+                                      scale_factor=right.scale_factor), width="stretch", key="pitfalls_right")
+with r2:
+    st.markdown("**Wrong**: softmax(Q K / √d_k)")
+    if wrong_error:
+        st.warning(f"The wrong product does not run on these vectors, so this bug is caught at once: {wrong_error}",
+                   icon="🛑")
+    else:
+        st.plotly_chart(attention_heatmap(wrong_weights, seq.tokens, seq.tokens), width="stretch",
+                        key="pitfalls_wrong")
+        if row_max_abs_diff(right.weights, wrong_weights).max() < 1e-12:
+            st.warning("On these vectors both products give the same weights: this example cannot tell the right "
+                       "code from the wrong one.", icon="🙈")
+
+st.markdown("**How to catch it.** Two checks every implementation must pass, and the one that actually catches "
+            "this bug: a hand example whose answer you wrote down first. Query *i* looks for feature *i*; key *j* "
+            "carries feature *j*+1 (mod 3); so query 0 must pick key 2, query 1 key 0, query 2 key 1.")
+hand = attention_steps(HAND_EXAMPLE.q, HAND_EXAMPLE.k, HAND_EXAMPLE.v)
+_, hand_wrong, _ = wrong_transpose_attention(HAND_EXAMPLE.q, HAND_EXAMPLE.k, HAND_EXAMPLE.v)
+n = seq.n
+right_checks = (*sanity_checks(right.scores, right.weights, n, n), prediction_check(hand.weights, HAND_ANSWER))
+if wrong_error:
+    wrong_column = [f"🛑 caught: Q K does not run ({n}×{seq.d_k} times {n}×{seq.d_k})", "— (did not run)"]
+else:
+    wrong_column = [verdict(c) for c in sanity_checks(wrong_scores, wrong_weights, n, n)]
+wrong_column.append(verdict(prediction_check(hand_wrong, HAND_ANSWER)))
+st.dataframe(pd.DataFrame({"check": [c.name for c in right_checks], "right: Q Kᵀ": [verdict(c) for c in right_checks],
+                           "wrong: Q K": wrong_column}), hide_index=True, width="stretch")
+st.caption("The first two checks run on the vectors above; the third always runs on the fixed 3×3 hand example. "
+           "Shape and row sums are necessary, not sufficient: only the predicted answer tells the two apart.")
+
+# ---------------------------------------------------------------- 2. masking after the softmax
+st.header("2 · Masking after the softmax")
+st.markdown(
+    "Zeroing the future's weights *after* the softmax leaves rows that no longer sum to 1: the future's scores "
+    "were already used to normalise the row. The missing mass, the leak, is exactly the weight the future had. "
+    "Here are the numbers for the causal page's sequence:"
+)
+st.latex(MASK_AFTER_SOFTMAX_LATEX)
+causal_seq = st.session_state.get("causal_seq", None)
+if causal_seq is None:  # the causal page has not been opened yet: its starting sequence
+    causal_seq = from_example(leak_example())
+try:
+    bug = mask_after_softmax(causal_seq.q, causal_seq.k, causal_seq.v)
+except ValueError as err:
+    st.error(f"Cannot compute the after-softmax mask: {err}")
+else:
+    st.dataframe(pd.DataFrame({"query": list(causal_seq.tokens), "row sum (bug)": bug.row_sums,
+                               "leak = 1 − row sum": bug.leak}), hide_index=True, width="content",
+                 column_config={c: st.column_config.NumberColumn(c, format="%.6f")
+                                for c in ("row sum (bug)", "leak = 1 − row sum")})
+st.page_link("pages/causal.py", label="See it live beside the correct mask, with the invariance check, on the "
+             "Causal masking page", icon="⏩")
+
+# ---------------------------------------------------------------- 3. attention is not explanation
+st.header("3 · Attention is not explanation")
+st.markdown(
+    "A heatmap says how much each position *read* from each other one. It does not say what was read, or why it "
+    "mattered. Input **A** below is the Playground's sequence. Input **B** has different queries and keys "
+    "(A's, turned by a random rotation R: (Q R)(K R)ᵀ = Q Kᵀ) and different values. Same attention pattern, "
+    "different outputs."
+)
+st.latex(r"(Q R)(K R)^\top = Q R R^\top K^\top = Q K^\top \quad (R R^\top = I)")
+st.columns([1, 3])[0].number_input(
+    "seed for input B", 0, SEED_MAX, key="pitfalls_seed", persist_state="session",
+    help="Picks the rotation R and B's values. Input A is the Playground's sequence: edit it there.")
+a_seq = st.session_state[SEQUENCE_KEY]
+try:
+    twin = same_pattern_different_output(a_seq.q, a_seq.k, a_seq.v, int(st.session_state["pitfalls_seed"]))
+except ValueError as err:
+    st.error(f"Cannot build the two inputs: {err}")
+    st.stop()
+tok = a_seq.tokens
+ca, cb = st.columns(2, gap="large")
+for col, name, (q, k, v), weights, output in ((ca, "A", twin.a, twin.weights_a, twin.output_a),
+                                              (cb, "B", twin.b, twin.weights_b, twin.output_b)):
+    with col:
+        st.subheader(f"Input {name}")
+        table = vectors_table(tok, q=q, k=k, v=v)
+        st.dataframe(table, hide_index=True, width="stretch",
+                     column_config={"token": st.column_config.TextColumn("token", width=64),
+                                    **{c: st.column_config.NumberColumn(c, format="%.2f", width=46)
+                                       for c in table.columns[1:]}})
+        st.plotly_chart(attention_heatmap(weights, tok, tok, font_size=12, title=f"weights of {name}"),
+                        width="stretch", key=f"pitfalls_heat_{name}")
+        st.plotly_chart(matrix_heatmap(output, tok, [f"out{j + 1}" for j in range(output.shape[1])],
+                                       title=f"output of {name} = weights @ V"),
+                        width="stretch", key=f"pitfalls_out_{name}")
+m1, m2 = st.columns(2)
+m1.metric("largest |weights A − weights B|", f"{row_max_abs_diff(twin.weights_a, twin.weights_b).max():.1e}",
+          help="Rounding only: the two patterns are the same.")
+m2.metric("largest |output A − output B|", f"{row_max_abs_diff(twin.output_a, twin.output_b).max():.3f}",
+          help="The same pattern moved different information.")
+st.info("**The weights show what was read, not why.** Two inputs, or two heads, can share one pattern and compute "
+        "entirely different things: to know what a head does, look at the values it moves and what happens to "
+        "the output, not only at the heatmap.", icon="🔍")
+
+write_page_params({**encode_sequence(seq), "seed": str(st.session_state["pitfalls_seed"])})

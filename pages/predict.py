@@ -1,0 +1,170 @@
+"""Predict, then check: guess which key each query attends to most, then reveal the weights and the score."""
+import pandas as pd
+import streamlit as st
+
+from attention import attention_steps
+from attention.puzzles import PREDICT_LATEX, PUZZLES, PUZZLES_BY_ID, Puzzle, custom_puzzle, score_guesses
+from figures.geometry import arrows_figure
+from figures.lessons import guess_heatmap
+from ui.sequence_editor import reset_sequence, sequence_editor
+from ui.state import SEQUENCE_KEY, require_app_entry
+from ui.url import decode_choice, decode_sequence, encode_sequence
+from ui.urlsync import show_url_warnings, write_page_params
+
+require_app_entry()
+
+OWN = "own"
+CHOICES = (*(p.id for p in PUZZLES), OWN)
+EDIT_KEY = "predict_seq"  # the "make your own" sequence, edited with the shared editor
+
+
+def title_of(choice: str) -> str:
+    return "Make your own (from the Playground)" if choice == OWN else PUZZLES_BY_ID[choice].title
+
+
+def hide_reveal() -> None:
+    """Start a fresh round: new (empty) guess widgets, heatmap hidden."""
+    st.session_state["predict_round"] = st.session_state.get("predict_round", 0) + 1
+    st.session_state.pop("predict_revealed", None)
+
+
+def on_puzzle_change() -> None:
+    if st.session_state["predict_puzzle"] == OWN:
+        reset_sequence(EDIT_KEY, st.session_state[SEQUENCE_KEY])
+    hide_reveal()
+
+
+def copy_playground() -> None:
+    reset_sequence(EDIT_KEY, st.session_state[SEQUENCE_KEY])
+    hide_reveal()
+
+
+def load_from_url() -> None:
+    """On this page's first run in a session, take the puzzle (and own vectors) from the URL."""
+    if st.session_state.get("predict_url_read"):
+        return
+    st.session_state["predict_url_read"] = True
+    params, warnings = st.query_params.to_dict(), []
+    choice = decode_choice(params, "puzzle", CHOICES, st.session_state.get("predict_puzzle", CHOICES[0]), warnings)
+    st.session_state["predict_puzzle"] = choice
+    if choice == OWN and any(m in params for m in "qkv"):
+        reset_sequence(EDIT_KEY, decode_sequence(params, warnings))
+    st.session_state["predict_url_warnings"] = warnings
+
+
+def fingerprint(p: Puzzle) -> tuple:
+    """What the reveal belongs to: another puzzle, or edited vectors, hide it again."""
+    return p.id, p.tokens, p.q.tobytes(), p.q.shape, p.k.tobytes(), p.k.shape
+
+
+def vectors_table(a, tokens, name: str) -> pd.DataFrame:
+    frame = pd.DataFrame(a, columns=[f"{name}{c + 1}" for c in range(a.shape[1])])
+    frame.insert(0, "token", list(tokens))
+    frame.index = [f"{name}_{i}" for i in range(len(tokens))]
+    return frame
+
+
+load_from_url()
+st.session_state.setdefault("predict_round", 0)
+st.title("Predict, then check")
+st.markdown(
+    "Before you look at a heatmap, say what it will show. For every **query** below, pick the **key** you expect "
+    "to get the largest weight (and, if you like, guess that weight). Only then press **Reveal**: the page draws "
+    "the weights, scores your guesses and explains every miss with the actual dot products."
+)
+st.info("**The rule of this lesson:** if you cannot predict the output, you are testing nothing. A test is a "
+        "prediction written down before the run.", icon="🎯")
+st.latex(PREDICT_LATEX)
+st.caption("The softmax never changes the order within a row: the largest dot product always gets the largest "
+           "weight. Scaling by 1/√d_k changes how large that weight is, not which key gets it.")
+show_url_warnings("predict_url_warnings")
+
+choice = st.selectbox("Puzzle", CHOICES, format_func=title_of, key="predict_puzzle", on_change=on_puzzle_change,
+                      persist_state="session",
+                      help="Built-in puzzles get harder from 1 to 5. 'Make your own' copies the Playground's "
+                           "vectors, which you can then edit here.")
+if choice == OWN:
+    st.session_state.setdefault(EDIT_KEY, st.session_state[SEQUENCE_KEY])
+    st.button("Copy the Playground's vectors again", key="predict_copy", on_click=copy_playground,
+              help="Replace the vectors below with the Playground's current ones (your guesses are cleared).")
+    st.markdown("**Your vectors** (the Playground's editor: change them, then predict again)")
+    with st.container(border=True):
+        seq = sequence_editor(EDIT_KEY, presets=False)
+    try:
+        puzzle = custom_puzzle(seq.tokens, seq.q, seq.k, seq.v)
+    except ValueError as err:
+        st.error(f"These vectors cannot be used: {err}")
+        st.stop()
+else:
+    puzzle = PUZZLES_BY_ID[choice]
+with st.expander("Hint"):
+    st.markdown(puzzle.hint)
+
+n = len(puzzle.tokens)
+key_names = [f"k_{j} '{tok}'" for j, tok in enumerate(puzzle.tokens)]
+rnd = st.session_state["predict_round"]
+guess_keys = [f"predict_guess_{rnd}_{n}_{i}" for i in range(n)]
+weight_keys = [f"predict_weight_{rnd}_{n}_{i}" for i in range(n)]
+revealed = (st.session_state.get("predict_revealed") == fingerprint(puzzle)
+            and all(st.session_state.get(k) is not None for k in guess_keys))
+
+left, right = st.columns([5, 4], gap="large")
+with left:
+    st.subheader("The vectors")
+    c1, c2 = st.columns(2)
+    c1.markdown("**Queries Q**", help="What each position looks for: one row per position.")
+    c1.dataframe(vectors_table(puzzle.q, puzzle.tokens, "q"), width="stretch")
+    c2.markdown("**Keys K**", help="What each position offers to be found by: one row per position.")
+    c2.dataframe(vectors_table(puzzle.k, puzzle.tokens, "k"), width="stretch")
+    if puzzle.q.shape[1] == 2:
+        with st.expander("Draw them as arrows (d_k = 2)"):
+            st.plotly_chart(arrows_figure(puzzle.q, puzzle.k, puzzle.tokens, height=360), width="stretch",
+                            key="predict_arrows")
+
+    st.subheader("Your prediction")
+    for i, tok in enumerate(puzzle.tokens):
+        g1, g2 = st.columns([3, 2], vertical_alignment="bottom")
+        g1.selectbox(f"q_{i} '{tok}' attends most to", range(n), index=None, format_func=lambda j: key_names[j],
+                     key=guess_keys[i], placeholder="pick a key", disabled=revealed,
+                     help=f"Which key gets the largest weight in row {i}? Compare q_{i} with every key.")
+        g2.number_input("its weight (optional)", 0.0, 1.0, value=None, step=0.05, format="%.2f", key=weight_keys[i],
+                        placeholder="e.g. 0.7", disabled=revealed,
+                        help="Optional: your guess of that largest weight, between 0 and 1.")
+    guesses = [st.session_state.get(k) for k in guess_keys]
+    missing = sum(g is None for g in guesses)
+    if revealed:
+        st.button("Try again", key="predict_again", on_click=hide_reveal, icon="🔁",
+                  help="Clear your guesses and hide the weights again.")
+    else:
+        st.button("Reveal", key="predict_reveal", type="primary", disabled=missing > 0, icon="👀",
+                  on_click=lambda: st.session_state.update(predict_revealed=fingerprint(puzzle)),
+                  help="Show the weights and score your guesses (unlocked once every query has a guess).")
+        if missing:
+            st.caption(f"Pick a key for {missing} more quer{'y' if missing == 1 else 'ies'} to unlock Reveal.")
+
+with right:
+    st.subheader("The check")
+    if not revealed:
+        st.info("The weights stay hidden until you have made a guess for every query and pressed **Reveal**.",
+                icon="🙈")
+    else:
+        try:
+            steps = attention_steps(puzzle.q, puzzle.k, puzzle.v)
+            results = score_guesses(steps.weights, guesses, [st.session_state.get(k) for k in weight_keys],
+                                    steps.scores, puzzle.tokens)
+        except ValueError as err:
+            st.error(f"Cannot score this puzzle: {err}")
+            st.stop()
+        right_count = sum(r.correct for r in results)
+        st.metric("Your score", f"{right_count} / {n}", help="A query counts as right if your key gets the largest "
+                                                              "weight (on a tie, any of the tied keys).")
+        st.plotly_chart(guess_heatmap(steps.weights, puzzle.tokens, guesses, [r.correct for r in results],
+                                      scores=steps.scores, scale_factor=steps.scale_factor),
+                        width="stretch", key="predict_heatmap")
+        st.caption("Rows are queries, columns keys; your guess is boxed. Hover a cell for q·k and the weight.")
+        for r in results:
+            (st.success if r.correct else st.error)(f"**q_{r.query} '{puzzle.tokens[r.query]}'**: {r.explanation}",
+                                                   icon="✅" if r.correct else "❌")
+        st.info(puzzle.lesson, icon="💡")
+
+write_page_params({"puzzle": choice, **(encode_sequence(st.session_state[EDIT_KEY]) if choice == OWN else {})})

@@ -1,0 +1,90 @@
+"""The lesson pages (predict, causal masking, pitfalls) in a real browser."""
+import re
+
+import numpy as np
+import pytest
+
+from attention import scaled_dot_product_attention
+from attention.puzzles import PUZZLES_BY_ID
+from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
+
+CHARTS = '[data-testid="stPlotlyChart"] .js-plotly-plot'
+
+
+def heatmap_count(page) -> int:
+    """How many charts on the page draw a heatmap (the d_k = 2 arrows figure is a scatter plot)."""
+    return page.evaluate("""() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+        .filter(el => (el._fullData || []).some(t => t.type === 'heatmap')).length""")
+
+
+def screenshot_whole(page, name: str) -> None:
+    """Screenshot the whole page: Streamlit scrolls inside its main block, so grow the window to fit it."""
+    height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    page.set_viewport_size({"width": 1400, "height": min(int(height) + 60, 8000)})
+    page.wait_for_timeout(800)
+    screenshot(page, name)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+
+
+def pick(page, label: str, option: str) -> None:
+    """Choose `option` in the selectbox labelled `label`, by clicking like a student."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    box = page.locator('[data-testid="stSelectbox"]').filter(has_text=label)
+    choice = page.get_by_role("option", name=option, exact=True)
+    for _ in range(3):  # a rerun that lands just as the box is clicked can close the list again
+        box.click()
+        try:
+            choice.wait_for(timeout=5_000)
+            break
+        except PlaywrightTimeoutError:
+            page.keyboard.press("Escape")
+            wait_idle(page)
+    choice.click()
+    wait_idle(page)
+    page.wait_for_timeout(300)
+    wait_idle(page)
+
+
+@pytest.mark.parametrize("path", ["predict", "causal", "pitfalls"])
+def test_each_lesson_page_loads_without_exception(page, app_url, path):
+    open_page(page, app_url, path)
+    assert_no_exception(page)
+    assert page.locator('[data-testid="stHeading"], h1').first.is_visible()
+    screenshot_whole(page, path)
+
+
+def test_predict_flow_by_clicking(page, app_url):
+    open_page(page, app_url, "predict")
+    assert page.get_by_text("The weights stay hidden").is_visible()
+    reveal = page.get_by_role("button", name=re.compile("Reveal"))
+    assert reveal.is_disabled()
+    assert heatmap_count(page) == 0  # no heatmap before the guesses
+    pick(page, "q_0 'east' attends most to", "k_0 'east'")
+    pick(page, "q_1 'north' attends most to", "k_0 'east'")  # a deliberate miss
+    assert reveal.is_disabled()  # one query still has no guess
+    pick(page, "q_2 'west' attends most to", "k_2 'west'")
+    assert reveal.is_enabled()
+    reveal.click()
+    wait_idle(page)
+    page.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                           ".some(el => (el._fullData || []).some(t => t.type === 'heatmap'))")
+    assert_no_exception(page)
+    assert page.locator('[data-testid="stMetricValue"]').first.inner_text() == "2 / 3"
+    p = PUZZLES_BY_ID["aligned"]
+    heatmap = page.locator(CHARTS).last  # the arrows figure, if drawn, comes first
+    z = heatmap.evaluate("el => Array.from(el._fullData[0].z, row => Array.from(row))")
+    np.testing.assert_allclose(np.array(z, dtype=float), scaled_dot_product_attention(p.q, p.k, p.v)[1], atol=1e-9)
+    assert page.get_by_text("You picked k_0 'east' (q_1·k_0 = 0").is_visible()
+    screenshot_whole(page, "predict_revealed")
+
+
+def test_causal_randomise_passes_the_check(page, app_url):
+    open_page(page, app_url, "causal")
+    page.get_by_role("button", name=re.compile("Randomise later tokens")).click()
+    wait_idle(page)
+    page.wait_for_timeout(300)
+    wait_idle(page)
+    assert_no_exception(page)
+    assert page.get_by_text(re.compile("Check passed")).is_visible()
+    screenshot_whole(page, "causal_randomised")
