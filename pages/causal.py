@@ -130,8 +130,12 @@ else:
         st.session_state["causal_before"] = before = seq
         st.info("The sequence changed size, so the snapshot was taken again from the current vectors.")
     b1, b2, b3, b4 = st.columns([3, 1, 2, 2], vertical_alignment="bottom")
-    t = b1.slider("position t", 0, seq.n - 2, key="causal_t", persist_state="session",
-                  help="Outputs at positions 0..t must not change when only tokens after t change.")
+    if seq.n > 2:
+        t = b1.slider("position t", 0, seq.n - 2, key="causal_t", persist_state="session",
+                      help="Outputs at positions 0..t must not change when only tokens after t change.")
+    else:  # a slider needs two ends: with 2 positions, t = 0 is the only choice
+        t = st.session_state["causal_t"] = 0
+        b1.markdown("position **t = 0** (with 2 positions, the only one that has a later token)")
     b2.number_input("seed", 0, SEED_MAX, key="causal_seed", persist_state="session",
                     help="Seed for the random later tokens (goes up by one after each press).")
     b3.button("Randomise later tokens", key="causal_randomise", on_click=randomise_later, type="primary",

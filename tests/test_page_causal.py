@@ -84,7 +84,11 @@ def test_url_state_and_bad_values():
     assert "'t'=99 is outside" in texts and "'seed' should be a whole number" in texts and "could not be used" in texts
 
 
-def test_a_single_position_does_not_crash():
+def test_one_or_two_positions_do_not_crash():
     seq = TokenSequence(("only",), np.ones((1, 2)), np.ones((1, 2)), np.ones((1, 1)))
     at = open_page(PAGE, state={"causal_seq": seq})
     assert not at.exception and any("at least 2 positions" in i.value for i in at.info)
+    two = TokenSequence(("a", "b"), np.eye(2), np.eye(2), np.ones((2, 1)))
+    at = open_page(PAGE, state={"causal_seq": two})  # a slider from 0 to 0 is impossible: t is fixed at 0
+    at.button(key="causal_randomise").click().run()
+    assert not at.exception and any("Check passed" in s.value for s in at.success)
