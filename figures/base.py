@@ -7,7 +7,10 @@ properties and wrap them without validation; tests validate every builder's outp
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import plotly.graph_objects as go
+from plotly.colors import get_colorscale
 
 
 def figure(data: list[dict], layout: dict) -> go.Figure:
@@ -19,3 +22,13 @@ def validated(fig: go.Figure) -> go.Figure:
     """Validate every property of `fig` (raises ValueError on an invalid one); return `fig` itself."""
     go.Figure(fig.to_dict())
     return fig
+
+
+@lru_cache(maxsize=None)
+def colorscale(name: str) -> tuple[tuple[float, str], ...]:
+    """A named plotly colorscale as explicit (position, colour) stops.
+
+    Needed because unvalidated figures send the name as it is, and plotly.js's own "Blues" and
+    "RdBu" run in the opposite direction to plotly.py's.
+    """
+    return tuple((float(p), c) for p, c in get_colorscale(name))

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from figures.base import colorscale as named_colorscale
 from figures.base import figure
 
 WEIGHT_COLORSCALE = "Blues"
@@ -51,7 +52,7 @@ def attention_heatmap(weights: np.ndarray, query_labels: Sequence[str], key_labe
     n, m = weights.shape
     hover = _hover_text(weights, query_labels, key_labels, scores, scale_factor, allowed)
     trace = dict(type="heatmap", z=weights, x=list(range(m)), y=list(range(n)), zmin=0.0, zmax=1.0,
-                 colorscale=WEIGHT_COLORSCALE, customdata=hover, hovertemplate="%{customdata}<extra></extra>",
+                 colorscale=named_colorscale(WEIGHT_COLORSCALE), customdata=hover, hovertemplate="%{customdata}<extra></extra>",
                  colorbar=dict(title=dict(text="weight"), thickness=12))
     if annotate:
         trace.update(text=[[f"{w:.2f}" for w in row] for row in weights], texttemplate="%{text}",
@@ -100,7 +101,7 @@ def matrix_heatmap(values: np.ndarray, row_labels: Sequence[str], col_labels: Se
         zmin, zmax = -(bound or 1.0), (bound or 1.0)
     text = [[fmt(x, digits) for x in row] for row in values]
     trace = dict(type="heatmap", z=finite, x=list(range(c)), y=list(range(r)), zmin=zmin, zmax=zmax,
-                 colorscale=colorscale, text=text, texttemplate="%{text}",
+                 colorscale=named_colorscale(colorscale), text=text, texttemplate="%{text}",
                  hovertemplate="row %{y}, column %{x}: %{text}<extra></extra>", showscale=False)
     layout = dict(xaxis=_token_axis(col_labels, None), yaxis=dict(_token_axis(row_labels, None), autorange="reversed"),
                   margin=dict(l=10, r=10, t=40 if title else 10, b=10), height=height or max(180, 34 * r + 90))

@@ -73,3 +73,11 @@ def test_downloads_hold_every_number_exactly():
     assert len(rows) == s.q.size + s.masked.size + s.weights.size
     w01 = next(r for r in rows if r["matrix"] == "weights" and r["row"] == "0" and r["column"] == "1")
     assert float(w01["value"]) == s.weights[0, 1] and w01["row_token"] == "north"
+
+
+def test_weights_run_from_white_at_0_to_dark_blue_at_1():
+    # unvalidated figures must not send a colorscale name: plotly.js reverses "Blues"
+    e, s = compass_steps()
+    stops = attention_heatmap(s.weights, e.tokens, e.tokens).data[0].colorscale
+    assert stops[0][0] == 0 and stops[0][1] == "rgb(247,251,255)"  # near white
+    assert stops[-1][0] == 1 and stops[-1][1] == "rgb(8,48,107)"  # dark blue
