@@ -59,8 +59,10 @@ def overview(text: str, hide: bool) -> dict:
     tokens, _, attentions, _ = encode(text)
     kept = shown_positions(tokens, hide)
     weights = strip_special(attentions, tokens)[0] if len(kept) < len(tokens) else attentions
-    fig = overview_figure(weights, [tokens[i] for i in kept], summaries=head_summaries(attentions, tokens))
-    return fig.to_plotly_json()
+    summaries = head_summaries(attentions, tokens)
+    fig = overview_figure(weights, [tokens[i] for i in kept], summaries=summaries).to_plotly_json()
+    fig["layout"].pop("template", None)  # Streamlit's theme styles it; re-validating plotly's costs ~10 ms a rerun
+    return fig
 
 
 def tokens_table(tokens, ids) -> pa.Table:
