@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention.pretrained import MiniLM, cosine_similarity, load_minilm
+from attention.pretrained import EXAMPLE_SENTENCES, MiniLM, cosine_similarity, load_minilm
 from tests.apptest_helpers import APP, TIMEOUT, heatmap_z, plotly_figures
 
 PAGE = "pages/pretrained.py"
@@ -115,6 +115,9 @@ def test_empty_and_too_long_texts_give_messages_and_keep_the_typing():
     assert "302 tokens" in texts(at.error) and "at most 256" in texts(at.error)
     assert at.text_area(key="pt_text").value == too_long
     assert at.metric  # the similarity part below still works
+    at.selectbox(key="pt_example").set_value(EXAMPLE_SENTENCES[2]).run()  # an example brings everything back
+    assert at.text_area(key="pt_text").value == EXAMPLE_SENTENCES[2] and not at.error and len(heatmaps(at)) == 1
+    assert at.selectbox(key="pt_example").value is None  # the box is a menu, ready for the next pick
 
 
 def test_hostile_text_is_shown_as_text_not_markup():
