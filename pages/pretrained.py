@@ -65,6 +65,13 @@ def overview(text: str, hide: bool) -> dict:
     return fig
 
 
+@st.cache_data(show_spinner=False)
+def prepared_pairs() -> pd.DataFrame:
+    """Every prepared pair with the cosine similarity of its two embeddings."""
+    rows = [(name, a, b, round(cosine_similarity(encode(a)[3], encode(b)[3]), 3)) for name, (a, b) in PAIRS.items()]
+    return pd.DataFrame(rows, columns=["pair", "sentence A", "sentence B", "cosine similarity"])
+
+
 def tokens_table(tokens, ids) -> pa.Table:
     """Tokens and ids side by side, one column per position (built in Arrow: 256 pandas columns are slow)."""
     columns = {"": ["token", "id"]} | {str(i): [tok, str(j)] for i, (tok, j) in enumerate(zip(tokens, ids))}
@@ -271,9 +278,6 @@ enc_a, enc_b = read_text(text_a), read_text(text_b)
 if enc_a is not None and enc_b is not None:
     st.metric("cosine similarity cos(e_A, e_B)", f"{cosine_similarity(enc_a[3], enc_b[3]):.3f}")
 st.markdown("The prepared pairs, all scored by the same model:")
-st.dataframe(pd.DataFrame(
-    [(name, a, b, round(cosine_similarity(encode(a)[3], encode(b)[3]), 3)) for name, (a, b) in PAIRS.items()],
-    columns=["pair", "sentence A", "sentence B", "cosine similarity"]), hide_index=True, width="stretch",
-    key="pt_pairs_table")
+st.dataframe(prepared_pairs(), hide_index=True, width="stretch", key="pt_pairs_table")
 
 save_to_url()
