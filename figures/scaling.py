@@ -21,15 +21,22 @@ ANNOTATE_MAX_KEYS = 16
 
 
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
-    fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+    """Title on top, legend in one row under the plot (a legend beside the title would cover it)."""
+    fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=40, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0.0),
                       hovermode="x unified")
     return fig
 
 
 def _d_k_axis(d_k: np.ndarray) -> dict:
-    """A log x axis with a tick at every measured d_k (they are powers of 2 on the page)."""
-    return dict(title="d_k", type="log", tickvals=[int(d) for d in d_k], ticktext=[str(int(d)) for d in d_k])
+    """A log x axis labelled at the measured d_k (every other one when there are many, so labels stay flat)."""
+    ticks = [int(d) for d in d_k][:: 2 if len(d_k) > 8 else 1]
+    return dict(title="d_k", type="log", tickvals=ticks, ticktext=[str(d) for d in ticks], tickangle=0)
+
+
+def _log_axis(title: str) -> dict:
+    """A log y axis with a label at every power of 10, written 10^k."""
+    return dict(title=title, type="log", dtick=1, exponentformat="power")
 
 
 def weights_by_d_k_figure(d_ks: Sequence[int], unscaled: np.ndarray, scaled: np.ndarray,
@@ -56,7 +63,8 @@ def weights_by_d_k_figure(d_ks: Sequence[int], unscaled: np.ndarray, scaled: np.
             text=np.vectorize(lambda x: f"{x:.2f}")(w) if annotate else None,
             texttemplate="%{text}" if annotate else None, textfont=dict(size=11),
         ), row=1, col=col)
-        fig.update_xaxes(title_text="key", showgrid=False, zeroline=False, row=1, col=col)
+        fig.update_xaxes(title_text="key", showgrid=False, zeroline=False, row=1, col=col,
+                         dtick=1 if m <= ANNOTATE_MAX_KEYS else None)  # whole key numbers, never 0.2
     fig.update_yaxes(tickmode="array", tickvals=list(range(r)), ticktext=rows, autorange="reversed",
                      showgrid=False, zeroline=False)
     fig.update_layout(coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0,
@@ -80,11 +88,11 @@ def max_weight_figure(d_k: np.ndarray, unscaled: np.ndarray, scaled: np.ndarray,
     fig = go.Figure()
     _two_curves(fig, d_k, unscaled, scaled)
     fig.add_hline(y=1.0, line=dict(color=THEORY_COLOUR, dash="dot"), annotation_text="one-hot",
-                  annotation_position="bottom right")
+                  annotation_position="bottom left")
     fig.add_hline(y=1.0 / n_keys, line=dict(color=THEORY_COLOUR, dash="dot"), annotation_text=f"uniform (1/{n_keys})",
                   annotation_position="top right")
     fig.update_layout(xaxis=_d_k_axis(d_k), yaxis=dict(title="mean max weight", range=[0, 1.05]))
-    return _layout(fig, "Largest attention weight", 340)
+    return _layout(fig, "Largest attention weight", 360)
 
 
 def variance_figure(d_k: np.ndarray, measured: np.ndarray) -> go.Figure:
@@ -96,8 +104,8 @@ def variance_figure(d_k: np.ndarray, measured: np.ndarray) -> go.Figure:
     fig.add_trace(go.Scatter(x=d_k, y=d_k, mode="lines", name="predicted: d_k", line=dict(color=THEORY_COLOUR)))
     fig.add_trace(go.Scatter(x=d_k, y=measured, mode="markers", name="measured Var(q·k)",
                              marker=dict(color=UNSCALED_COLOUR, size=9)))
-    fig.update_layout(xaxis=_d_k_axis(d_k), yaxis=dict(title="variance of q·k", type="log"))
-    return _layout(fig, "Variance of the raw scores", 340)
+    fig.update_layout(xaxis=_d_k_axis(d_k), yaxis=_log_axis("variance of q·k"))
+    return _layout(fig, "Variance of the raw scores", 360)
 
 
 def jacobian_figure(d_k: np.ndarray, median_unscaled: np.ndarray, median_scaled: np.ndarray,
@@ -111,9 +119,8 @@ def jacobian_figure(d_k: np.ndarray, median_unscaled: np.ndarray, median_scaled:
                 name=" (median)")
     _two_curves(fig, d_k, np.maximum(mean_unscaled, LOG_FLOOR), np.maximum(mean_scaled, LOG_FLOOR),
                 name=" (mean)", dash="dot", mode="lines")
-    fig.update_layout(xaxis=_d_k_axis(d_k),
-                      yaxis=dict(title="‖diag(p) − p pᵀ‖", type="log", exponentformat="power"))
-    return _layout(fig, "How much gradient the softmax lets through", 340)
+    fig.update_layout(xaxis=_d_k_axis(d_k), yaxis=dict(_log_axis("‖diag(p) − p pᵀ‖"), dtick=2))
+    return _layout(fig, "How much gradient the softmax lets through", 380)
 
 
 def loss_curves_figure(scaled: np.ndarray, unscaled: np.ndarray) -> go.Figure:
@@ -122,14 +129,27 @@ def loss_curves_figure(scaled: np.ndarray, unscaled: np.ndarray) -> go.Figure:
     fig = go.Figure()
     _two_curves(fig, steps, unscaled, scaled, mode="lines")
     fig.update_layout(xaxis=dict(title="step"), yaxis=dict(title="loss (batch)", rangemode="tozero"))
-    return _layout(fig, "Training loss", 340)
+    return _layout(fig, "Training loss", 360)
+
+
+def running_median(x: np.ndarray, window: int = 15) -> np.ndarray:
+    """The median of the last `window` values at each step (fewer at the start). Shapes: (steps,) -> (steps,)."""
+    x = np.asarray(x, dtype=float)
+    return np.array([np.median(x[max(0, i - window + 1): i + 1]) for i in range(len(x))])
 
 
 def grad_norm_figure(scaled: np.ndarray, unscaled: np.ndarray) -> go.Figure:
-    """Gradient norm ‖dL/dW‖ per step, log axis (exact zeros drawn at LOG_FLOOR). Shapes: (steps,) each."""
+    """Gradient norm ‖dL/dW‖ per step as dots, with a running median line, on a log axis.
+
+    Shapes: scaled, unscaled (steps,). Exact zeros (a softmax one-hot to machine precision) are drawn at LOG_FLOOR.
+    """
     steps = np.arange(1, len(scaled) + 1)
+    unscaled, scaled = np.maximum(unscaled, LOG_FLOOR), np.maximum(scaled, LOG_FLOOR)
     fig = go.Figure()
-    _two_curves(fig, steps, np.maximum(unscaled, LOG_FLOOR), np.maximum(scaled, LOG_FLOOR), mode="lines")
-    fig.update_layout(xaxis=dict(title="step"),
-                      yaxis=dict(title="‖dL/dW_q, dL/dW_k‖", type="log", exponentformat="power"))
-    return _layout(fig, "Gradient norm per step", 340)
+    _two_curves(fig, steps, unscaled, scaled, mode="markers", name=" (each step)")
+    for trace in fig.data:
+        trace.update(marker=dict(size=4, opacity=0.45, color=trace.line.color))
+    _two_curves(fig, steps, running_median(unscaled), running_median(scaled), mode="lines",
+                name=" (running median)")
+    fig.update_layout(xaxis=dict(title="step"), yaxis=dict(_log_axis("‖dL/dW_q, dL/dW_k‖"), dtick=5))
+    return _layout(fig, "Gradient norm per step", 380)

@@ -219,8 +219,10 @@ def test_curve_figures_plot_the_numbers_they_are_given(sweep):
 
 
 def test_training_figures_draw_exact_zeros_at_the_floor():
-    fig = grad_norm_figure(np.array([1.0, 0.5]), np.array([2.0, 0.0]))
-    unscaled = next(t for t in fig.data if t.name == "unscaled")
-    np.testing.assert_array_equal(unscaled.y, [2.0, LOG_FLOOR])
+    fig = grad_norm_figure(np.array([1.0, 0.5, 0.25]), np.array([2.0, 0.0, 0.0]))
+    unscaled = next(t for t in fig.data if t.name == "unscaled (each step)")
+    np.testing.assert_array_equal(unscaled.y, [2.0, LOG_FLOOR, LOG_FLOOR])
+    median = next(t for t in fig.data if t.name == "unscaled (running median)")
+    np.testing.assert_array_equal(median.y, [2.0, (2.0 + LOG_FLOOR) / 2, LOG_FLOOR])
     fig = loss_curves_figure(np.array([1.0, 0.1, 0.01]), np.array([1.0, 0.9, 0.8]))
     assert list(fig.data[0].x) == [1, 2, 3]
