@@ -1,0 +1,62 @@
+"""The "Why divide by √d_k" page in a real browser: defaults, extreme settings, a bad URL, a slider."""
+from urllib.parse import parse_qs, urlparse
+
+from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
+
+CHARTS = '[data-testid="stPlotlyChart"] .js-plotly-plot'
+N_CHARTS = 6  # weights, max weight, variance, Jacobian, loss, gradient norm
+
+
+def screenshot_whole(page, name: str) -> None:
+    """Screenshot the whole page: Streamlit scrolls inside its main block, so grow the window to fit it."""
+    height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    page.set_viewport_size({"width": 1400, "height": min(int(height) + 60, 8000)})
+    page.wait_for_timeout(800)
+    screenshot(page, name)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+
+
+def query(page) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def test_default_page_draws_every_chart_and_the_verdict(page, app_url):
+    open_page(page, app_url, "scaling")
+    assert_no_exception(page)
+    page.locator(CHARTS).nth(N_CHARTS - 1).wait_for()
+    assert page.locator(CHARTS).count() == N_CHARTS
+    assert page.get_by_text("the unscaled run trains worse").is_visible()
+    assert query(page)["dk"] == "4,64,1024"
+    screenshot_whole(page, "scaling")
+
+
+def test_extreme_settings_from_the_url(page, app_url):
+    open_page(page, app_url, "scaling", "dk=4096&keys=1&samples=100&tdk=1024&steps=50")
+    assert_no_exception(page)
+    page.locator(CHARTS).nth(N_CHARTS - 1).wait_for()
+    assert page.locator('[data-testid="stAlertContentWarning"]').count() == 0
+    assert query(page)["keys"] == "1" and query(page)["tdk"] == "1024"
+    screenshot_whole(page, "scaling_extreme")
+
+
+def test_a_malformed_url_warns_and_the_page_still_works(page, app_url):
+    open_page(page, app_url, "scaling", "keys=banana&dk=%3Cb%3Ebold%3C%2Fb%3E&lr=9")
+    assert_no_exception(page)
+    warnings = page.locator('[data-testid="stAlertContentWarning"]')
+    assert warnings.count() == 3
+    assert page.locator("main b", has_text="bold").count() == 0  # URL text is never rendered as HTML
+    page.locator(CHARTS).nth(N_CHARTS - 1).wait_for()
+    assert query(page)["keys"] == "16"  # the default replaced the bad value in the URL
+
+
+def test_moving_the_keys_slider_to_one_key(page, app_url):
+    open_page(page, app_url, "scaling")
+    thumb = page.locator('[data-testid="stSlider"]').filter(has_text="keys per query").get_by_role("slider")
+    thumb.focus()
+    thumb.press("Home")
+    wait_idle(page)
+    page.wait_for_timeout(300)
+    wait_idle(page)
+    assert_no_exception(page)
+    assert query(page)["keys"] == "1"
+    assert page.locator(CHARTS).count() == N_CHARTS

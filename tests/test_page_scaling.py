@@ -1,0 +1,114 @@
+"""The "Why divide by √d_k" page under AppTest: it runs, shows the core's numbers, survives extreme
+settings and malformed URLs."""
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from attention.scaling import SWEEP_D_KS, scaling_stats
+
+APP = Path(__file__).resolve().parents[1] / "app.py"
+PAGE = "pages/scaling.py"
+
+
+def open_scaling(query: dict[str, str] | None = None) -> AppTest:
+    """Run app.py straight on the page, as opening /scaling?<query> in a browser would."""
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.switch_page(PAGE)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def chart(at: AppTest, key: str) -> dict:
+    """The figure JSON of the plotly chart drawn with `key=`."""
+    for c in at.get("plotly_chart"):
+        if c.proto.id.endswith(f"-{key}"):
+            return json.loads(c.proto.spec)
+    raise KeyError(f"no chart with key {key!r}")
+
+
+def values(a) -> np.ndarray:
+    """A plotly JSON array, plain or typed ({"dtype", "bdata", "shape"})."""
+    if isinstance(a, dict):
+        raw = np.frombuffer(base64.b64decode(a["bdata"]), dtype=np.dtype(a["dtype"]))
+        shape = a.get("shape")
+        return raw.reshape([int(s) for s in str(shape).split(",")]) if shape else raw
+    return np.array(a, dtype=float)
+
+
+def texts(elements) -> str:
+    return " | ".join(str(e.value) for e in elements)
+
+
+def test_default_page_shows_the_core_numbers_and_the_verdict():
+    at = open_scaling()
+    assert not at.exception and not at.error
+    expected = scaling_stats(SWEEP_D_KS, n_keys=16, n_samples=1000, seed=0)
+    fig = chart(at, "scaling_max_weight")
+    np.testing.assert_allclose(values(fig["data"][0]["y"]), expected.max_weight_unscaled)
+    np.testing.assert_allclose(values(fig["data"][1]["y"]), expected.max_weight_scaled)
+    np.testing.assert_allclose(values(chart(at, "scaling_variance")["data"][1]["y"]), expected.variance)
+    weights = chart(at, "scaling_weights")
+    rows = [expected.index(d) for d in (4, 64, 1024)]
+    np.testing.assert_allclose(values(weights["data"][0]["z"]), expected.example_unscaled[rows])
+    for key in ("scaling_jacobian", "scaling_loss", "scaling_grad_norm"):
+        assert chart(at, key)["data"]
+    assert "trains worse" in texts(at.info)
+    assert dict(at.query_params) == {"dk": "4,64,1024", "keys": "16", "samples": "1000", "seed": "0", "tdk": "256",
+                                     "lr": "1", "steps": "300"}  # the settings travel with the link
+
+
+def test_extreme_settings_by_widget_one_key_at_d_k_4096():
+    at = open_scaling()
+    at.multiselect(key="scaling_d_ks").set_value([4096])
+    at.slider(key="scaling_keys").set_value(1)
+    at.run()
+    assert not at.exception and not at.error
+    np.testing.assert_array_equal(values(chart(at, "scaling_weights")["data"][0]["z"]), [[1.0]])
+
+
+def test_extreme_settings_from_the_url():
+    at = open_scaling({"dk": "1,4096", "keys": "1", "samples": "5000", "tdk": "1024", "steps": "50", "lr": "3"})
+    assert not at.exception and not at.error and not at.warning
+    assert at.multiselect(key="scaling_d_ks").value == [1, 4096]
+    assert at.slider(key="scaling_keys").value == 1
+    assert at.select_slider(key="scaling_train_d_k").value == 1024
+    assert chart(at, "scaling_loss")["data"]
+
+
+def test_malformed_url_warns_and_falls_back_to_the_defaults():
+    at = open_scaling({"dk": "3,banana", "keys": "999", "samples": "7", "seed": "-4", "tdk": "4096", "lr": "nan",
+                       "steps": "<script>"})
+    assert not at.exception
+    assert len(at.warning) == 7, texts(at.warning)
+    assert "<script>" not in texts(at.warning)
+    assert at.multiselect(key="scaling_d_ks").value == [4, 64, 1024]
+    assert at.slider(key="scaling_keys").value == 16
+    assert at.select_slider(key="scaling_lr").value == 1.0
+    assert at.slider(key="scaling_steps").value == 300
+
+
+def test_too_many_draws_shows_the_core_message_and_the_page_goes_on():
+    at = open_scaling({"keys": "256", "samples": "5000"})
+    assert not at.exception
+    assert "too many" in texts(at.error)
+    assert chart(at, "scaling_loss")["data"]  # the training section still runs
+
+
+def test_an_empty_selection_asks_for_a_d_k():
+    at = open_scaling()
+    at.multiselect(key="scaling_d_ks").set_value([])
+    at.run()
+    assert not at.exception
+    assert "Pick at least one d_k" in texts(at.warning)
+
+
+def test_the_page_says_so_when_unscaled_is_not_worse():
+    at = open_scaling({"tdk": "16"})  # at d_k = 16 the unscaled scores barely saturate
+    assert not at.exception
+    assert "does **not** train clearly worse" in texts(at.info)
+    at = open_scaling({"tdk": "1", "steps": "50"})
+    assert "the two runs are the same run" in texts(at.info)
