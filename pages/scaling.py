@@ -156,7 +156,10 @@ def show_measurements(stats: ScalingStats, shown: list[int]) -> None:
     with right:
         st.markdown("**All the numbers** (entropy in nats; uniform weights have log n = "
                     f"{stats.max_entropy:.2f}, one-hot weights 0)")
-        st.dataframe(numbers_table(stats), width="stretch", height=300)
+        table = numbers_table(stats)
+        formats = {c: st.column_config.NumberColumn(format="%.2e" if c.startswith("‖J‖") else "%.4g")
+                   for c in table.columns}
+        st.dataframe(table, width="stretch", height=300, column_config=formats)
 
 
 def verdict(c: ScalingComparison) -> str:
