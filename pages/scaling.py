@@ -5,8 +5,8 @@ import pandas as pd
 import streamlit as st
 
 from attention.gradients import ATTENTION_BACKWARD_LATEX, SOFTMAX_BACKWARD_LATEX
-from attention.scaling import (JACOBIAN_LATEX, MAX_KEYS, SCALED_LATEX, SWEEP_D_KS, VARIANCE_LATEX, ScalingStats,
-                               scaling_stats)
+from attention.scaling import (DEFAULT_KEYS, JACOBIAN_LATEX, MAX_KEYS, SCALED_LATEX, SWEEP_D_KS, VARIANCE_LATEX,
+                               ScalingStats, scaling_stats)
 from attention.training import LOSS_LATEX, MAX_D_K as MAX_TRAIN_D_K
 from attention.training import STUCK_WEIGHT, ScalingComparison, TrainingConfig, compare_scaling
 from figures.scaling import (grad_norm_figure, jacobian_figure, loss_curves_figure, max_weight_figure,
@@ -24,7 +24,7 @@ SEED_MAX = 9999
 TRAIN_D_KS = tuple(d for d in SWEEP_D_KS if d <= MAX_TRAIN_D_K)
 LR_OPTIONS = (0.1, 0.3, 1.0, 3.0)
 STEPS_MIN, STEPS_MAX, STEPS_STEP = 50, 1000, 50
-DEFAULTS = {"scaling_d_ks": D_KS_DEFAULT, "scaling_keys": 16, "scaling_samples": 1000, "scaling_seed": 0,
+DEFAULTS = {"scaling_d_ks": D_KS_DEFAULT, "scaling_keys": DEFAULT_KEYS, "scaling_samples": 1000, "scaling_seed": 0,
             "scaling_train_d_k": 256, "scaling_lr": 1.0, "scaling_steps": 300}
 
 
@@ -131,8 +131,8 @@ def show_measurements(stats: ScalingStats, shown: list[int]) -> None:
         st.info("With one key, its weight is 1 whatever the score: there is nothing to saturate, and the "
                 "softmax Jacobian is exactly 0 (drawn at the bottom of its log axis).")
     st.markdown("**One sample at each d_k.** Each row is the same random query and keys cut to d_k dimensions: "
-                "unscaled, the weights collapse onto one key as d_k grows; divided by √d_k, they look alike at "
-                "every d_k.")
+                "unscaled, the weights pile onto one key as d_k grows (now and then onto two whose scores happen to "
+                "tie); divided by √d_k, they look alike at every d_k.")
     st.plotly_chart(weights_by_d_k_figure(shown, stats.example_unscaled[rows], stats.example_scaled[rows],
                                           stats.example_scores[rows]), width="stretch", key="scaling_weights")
     left, right = st.columns(2, gap="large")

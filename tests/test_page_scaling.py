@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from attention.scaling import SWEEP_D_KS, scaling_stats
+from attention.scaling import DEFAULT_KEYS, SWEEP_D_KS, scaling_stats
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
 PAGE = "pages/scaling.py"
@@ -46,7 +46,7 @@ def texts(elements) -> str:
 def test_default_page_shows_the_core_numbers_and_the_verdict():
     at = open_scaling()
     assert not at.exception and not at.error
-    expected = scaling_stats(SWEEP_D_KS, n_keys=16, n_samples=1000, seed=0)
+    expected = scaling_stats(SWEEP_D_KS, n_keys=DEFAULT_KEYS, n_samples=1000, seed=0)
     fig = chart(at, "scaling_max_weight")
     np.testing.assert_allclose(values(fig["data"][0]["y"]), expected.max_weight_unscaled)
     np.testing.assert_allclose(values(fig["data"][1]["y"]), expected.max_weight_scaled)
@@ -57,8 +57,8 @@ def test_default_page_shows_the_core_numbers_and_the_verdict():
     for key in ("scaling_jacobian", "scaling_loss", "scaling_grad_norm"):
         assert chart(at, key)["data"]
     assert "trains worse" in texts(at.info)
-    assert dict(at.query_params) == {"dk": "4,64,1024", "keys": "16", "samples": "1000", "seed": "0", "tdk": "256",
-                                     "lr": "1", "steps": "300"}  # the settings travel with the link
+    assert dict(at.query_params) == {"dk": "4,64,1024", "keys": str(DEFAULT_KEYS), "samples": "1000", "seed": "0",
+                                     "tdk": "256", "lr": "1", "steps": "300"}  # the settings travel with the link
 
 
 def test_extreme_settings_by_widget_one_key_at_d_k_4096():
@@ -86,7 +86,7 @@ def test_malformed_url_warns_and_falls_back_to_the_defaults():
     assert len(at.warning) == 7, texts(at.warning)
     assert "<script>" not in texts(at.warning)
     assert at.multiselect(key="scaling_d_ks").value == [4, 64, 1024]
-    assert at.slider(key="scaling_keys").value == 16
+    assert at.slider(key="scaling_keys").value == DEFAULT_KEYS
     assert at.select_slider(key="scaling_lr").value == 1.0
     assert at.slider(key="scaling_steps").value == 300
 

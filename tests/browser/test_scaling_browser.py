@@ -1,6 +1,7 @@
 """The "Why divide by √d_k" page in a real browser: defaults, extreme settings, a bad URL, a slider."""
 from urllib.parse import parse_qs, urlparse
 
+from attention.scaling import DEFAULT_KEYS
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
 
 CHARTS = '[data-testid="stPlotlyChart"] .js-plotly-plot'
@@ -46,7 +47,7 @@ def test_a_malformed_url_warns_and_the_page_still_works(page, app_url):
     assert warnings.count() == 3
     assert page.locator("main b", has_text="bold").count() == 0  # URL text is never rendered as HTML
     page.locator(CHARTS).nth(N_CHARTS - 1).wait_for()
-    assert query(page)["keys"] == "16"  # the default replaced the bad value in the URL
+    assert query(page)["keys"] == str(DEFAULT_KEYS)  # the default replaced the bad value in the URL
 
 
 def test_moving_the_keys_slider_to_one_key(page, app_url):
