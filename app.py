@@ -7,17 +7,22 @@ import time
 
 import streamlit as st
 
+from ui.presenter import presenter_controls, presenter_from_url, share_link
 from ui.state import init_defaults, mark_app_entry, record_run_time
 
 _run_started = time.perf_counter()
-st.set_page_config(page_title="Attention from scratch", page_icon="🔍", layout="wide")
+st.set_page_config(page_title="Attention from scratch", page_icon=":material/grid_on:", layout="wide",
+                   initial_sidebar_state="collapsed" if presenter_from_url() else "auto")
 init_defaults()
 mark_app_entry()
 
 PAGES = {
-    "Build it": [
+    "Attention by hand": [
         st.Page("pages/playground.py", title="Playground", icon=":material/grid_on:", default=True),  # lives at /
         st.Page("pages/predict.py", title="Predict, then check", icon=":material/psychology_alt:", url_path="predict"),
+    ],
+    "Getting it right": [
+        st.Page("pages/scaling.py", title="Why divide by √d_k", icon=":material/straighten:", url_path="scaling"),
         st.Page("pages/causal.py", title="Causal masking", icon=":material/block:", url_path="causal"),
         st.Page("pages/pitfalls.py", title="Pitfalls", icon=":material/warning:", url_path="pitfalls"),
     ],
@@ -25,14 +30,19 @@ PAGES = {
         st.Page("pages/heads.py", title="Multi-head attention", icon=":material/hub:", url_path="heads"),
         st.Page("pages/block.py", title="The transformer block", icon=":material/view_agenda:", url_path="block"),
     ],
-    "A real model": [st.Page("pages/pretrained.py", title="A real pretrained model", icon=":material/smart_toy:", url_path="pretrained")],
-    "Why it works": [st.Page("pages/scaling.py", title="Why divide by √d_k", icon=":material/straighten:", url_path="scaling")],
+    "A real model": [
+        st.Page("pages/pretrained.py", title="A real pretrained model", icon=":material/smart_toy:",
+                url_path="pretrained"),
+    ],
 }
 
 pg = st.navigation(PAGES)
+presenter_controls()
+share_slot = st.sidebar.empty()  # filled after the page has written its state into the URL
 st.sidebar.caption(
     "Attention from scratch: every number on screen is computed by the project's own numpy core, "
     "no deep-learning framework."
 )
 pg.run()
+share_link(share_slot, pg.url_path)
 record_run_time((time.perf_counter() - _run_started) * 1000)

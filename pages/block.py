@@ -17,6 +17,7 @@ from figures.heads import heads_grid
 from ui.state import SEQUENCE_KEY
 from ui.url import decode_choice, decode_flag, decode_int, encode_flag
 from ui.urlsync import show_url_warnings, write_page_params
+from ui.charts import chart
 
 MAX_HEADS, MAX_BLOCKS, SEED_MAX = 8, 12, 9999
 D_MODEL_MIN, D_MODEL_MAX = 4, 64
@@ -121,7 +122,7 @@ st.header("1 · One block, stage by stage")
 st.latex(POST_NORM_LATEX if norm == "post" else PRE_NORM_LATEX)
 left, right = st.columns([3, 2], gap="large")
 with left:
-    st.plotly_chart(block_diagram([(s.name, s.label, s.shape) for s in first.steps], residual_sources(first),
+    chart(st, block_diagram([(s.name, s.label, s.shape) for s in first.steps], residual_sources(first),
                                   title=f"Block 1, {norm}-norm: the shape of the tensor on every arrow"),
                     width="stretch", key="block_diagram", config={"displayModeBar": False})
 with right:
@@ -145,12 +146,12 @@ st.markdown(
     "each sub-layer and *adds* the result to the stream, so the stream keeps growing (which is why GPT-2 puts one "
     "last layer norm after its final block)."
 )
-st.plotly_chart(residual_norm_figure({name: r.residual_norms for name, r in runs.items()}, d_model, highlight=norm),
+chart(st, residual_norm_figure({name: r.residual_norms for name, r in runs.items()}, d_model, highlight=norm),
                 width="stretch", key="block_norm_fig")
 
 st.header(f"3 · Blocks stack: {n_blocks} block{'s' if n_blocks > 1 else ''}")
 shapes = [tuple(state.shape) for state in run.states]
-st.plotly_chart(stack_figure(shapes), width="stretch", key="block_stack_fig", config={"displayModeBar": False})
+chart(st, stack_figure(shapes), width="stretch", key="block_stack_fig", config={"displayModeBar": False})
 m1, m2, m3 = st.columns(3)
 m1.metric("input shape", shape_text(shapes[0]))
 m2.metric(f"output shape after {n_blocks} block{'s' if n_blocks > 1 else ''}", shape_text(shapes[-1]))
@@ -172,7 +173,7 @@ weights = run.traces[inspect - 1].weights  # (n_heads, n, n)
 summaries = [summarise_head(w, causal, tokens) for w in weights]
 st.markdown(f"Block {inspect}'s {n_heads} heads ({norm}-norm, random weights: untrained heads rarely show a "
             "clean pattern; compare the hand-built ones on the *Multi-head attention* page).")
-st.plotly_chart(heads_grid(weights, tokens, [f"block {inspect}, head {h + 1}\n{s.caption.split(' · ', 1)[0]}"
+chart(st, heads_grid(weights, tokens, [f"block {inspect}, head {h + 1}\n{s.caption.split(' · ', 1)[0]}"
                                              for h, s in enumerate(summaries)]),
                 width="stretch", key="block_heads_fig")
 st.dataframe(pd.DataFrame({"head": range(1, n_heads + 1), "caption": [s.caption for s in summaries]}),

@@ -13,6 +13,7 @@ from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.state import require_app_entry
 from ui.url import decode_int, decode_sequence, encode_sequence
 from ui.urlsync import show_url_warnings, write_page_params
+from ui.charts import chart
 
 require_app_entry()
 
@@ -93,17 +94,17 @@ st.header("1 · The mask off and on")
 c1, c2 = st.columns(2, gap="large")
 with c1:
     st.markdown("**Mask off**: every query sees every key")
-    st.plotly_chart(attention_heatmap(plain.weights, tok, tok, scores=plain.scores, scale_factor=plain.scale_factor,
+    chart(st, attention_heatmap(plain.weights, tok, tok, scores=plain.scores, scale_factor=plain.scale_factor,
                                       font_size=12), width="stretch", key="causal_heat_off")
 with c2:
     st.markdown("**Mask on**: nothing above the diagonal")
-    st.plotly_chart(attention_heatmap(masked.weights, tok, tok, scores=masked.scores,
+    chart(st, attention_heatmap(masked.weights, tok, tok, scores=masked.scores,
                                       scale_factor=masked.scale_factor, allowed=masked.allowed, font_size=12),
                     width="stretch", key="causal_heat_on")
 c3, c4 = st.columns(2, gap="large")
 with c3:
     st.markdown("**Masked scores** Q Kᵀ/√d_k + M: what the softmax sees")
-    st.plotly_chart(matrix_heatmap(masked.masked, tok, tok, height=max(260, 48 * seq.n + 110)), width="stretch",
+    chart(st, matrix_heatmap(masked.masked, tok, tok, height=max(260, 48 * seq.n + 110)), width="stretch",
                     key="causal_masked_scores")
 with c4:
     st.markdown(
@@ -174,7 +175,7 @@ else:
             "max |Δ|", width=80, help="Largest change of this position's output; '0' means exactly 0."),
         "check": st.column_config.TextColumn("check", width=60, help="Positions up to t must be exactly 0."),
     })
-    d2.plotly_chart(difference_bars(inv.diff, t, tok), width="stretch", key="causal_diff_bars")
+    chart(d2, difference_bars(inv.diff, t, tok), width="stretch", key="causal_diff_bars")
 
 st.header("3 · The bug beside it: masking after the softmax")
 st.markdown(
@@ -187,11 +188,11 @@ st.latex(MASK_AFTER_SOFTMAX_LATEX)
 e1, e2 = st.columns(2)
 with e1:
     st.markdown("**Correct**: −∞ before the softmax")
-    st.plotly_chart(attention_heatmap(masked.weights, tok, tok, allowed=masked.allowed, font_size=12),
+    chart(st, attention_heatmap(masked.weights, tok, tok, allowed=masked.allowed, font_size=12),
                     width="stretch", key="causal_heat_correct")
 with e2:
     st.markdown("**Bug**: softmax first, then zero the future")
-    st.plotly_chart(attention_heatmap(bug.weights, tok, tok, allowed=masked.allowed, font_size=12),
+    chart(st, attention_heatmap(bug.weights, tok, tok, allowed=masked.allowed, font_size=12),
                     width="stretch", key="causal_heat_bug")
 leak_table = pd.DataFrame({
     "query": list(tok),
@@ -213,7 +214,7 @@ f1.dataframe(leak_table, hide_index=True, width="stretch", column_config={
        for c, (label, text) in LEAK_COLUMNS.items()}})
 f1.caption("leak = 1 − the bug's row sum. max |Δ out|: how far each buggy output row is from the correct one. "
            "The last query sees every key, so nothing is masked in its row: no leak, no error.")
-f2.plotly_chart(leak_bars(bug.row_sums, bug.leak, tok), width="stretch", key="causal_leak_bars")
+chart(f2, leak_bars(bug.row_sums, bug.leak, tok), width="stretch", key="causal_leak_bars")
 
 write_page_params({**encode_sequence(seq), "t": str(st.session_state.get("causal_t", 0)),
                    "seed": str(st.session_state["causal_seed"])})

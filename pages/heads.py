@@ -16,6 +16,7 @@ from figures.heatmaps import attention_heatmap, matrix_heatmap
 from ui.state import SEQUENCE_KEY
 from ui.url import decode_flag, decode_int, encode_flag
 from ui.urlsync import show_url_warnings, write_page_params
+from ui.charts import chart
 
 MAX_HEADS = 8
 D_MODEL_MIN, D_MODEL_MAX = 4, 64
@@ -135,7 +136,7 @@ st.markdown(
 st.latex(EMBEDDING_LATEX)
 emb = embed_tokens(tokens, d_model, seed)
 k_pos = 2 * emb.n_position_pairs
-st.plotly_chart(column_blocks_figure(emb.x, tokens, [(0, k_pos, "position", "#6a3d9a"),
+chart(st, column_blocks_figure(emb.x, tokens, [(0, k_pos, "position", "#6a3d9a"),
                                                      (k_pos, d_model, "word", "#b15928")],
                                      column_labels=emb.columns if d_model <= 24 else None,
                                      title=f"X: {seq.n} tokens × d_model = {d_model}"),
@@ -176,7 +177,7 @@ st.markdown(
     f"(d_head = {d_model} / {n_heads} = {d_head}); K and V are cut the same way. No numbers are copied or "
     "changed: the split is only a reshape, (n, d_model) → (h, n, d_head)."
 )
-st.plotly_chart(head_split_figure(steps.q_heads.swapaxes(0, 1).reshape(seq.n, d_model), n_heads, tokens,
+chart(st, head_split_figure(steps.q_heads.swapaxes(0, 1).reshape(seq.n, d_model), n_heads, tokens,
                                   title=f"Q = X W_Q + b_Q: {seq.n} × {d_model}, in {n_heads} chunks of {d_head} columns"),
                 width="stretch", key="heads_split_fig")
 st.dataframe(pd.DataFrame({
@@ -196,7 +197,7 @@ st.latex(ATTENTION_LATEX)
 st.latex(ENTROPY_LATEX)
 titles = [f"head {h + 1} · {PRESET_LABELS[p]}\n{s.caption.split(' · ', 1)[0]}" for h, (p, s) in
           enumerate(zip(presets, summaries))]
-st.plotly_chart(heads_grid(steps.weights, tokens, titles), width="stretch", key="heads_grid_fig")
+chart(st, heads_grid(steps.weights, tokens, titles), width="stretch", key="heads_grid_fig")
 st.dataframe(pd.DataFrame({
     "head": [h + 1 for h in range(n_heads)],
     "preset": [PRESET_LABELS[p] for p in presets],
@@ -214,11 +215,11 @@ st.markdown(
 )
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(head_split_figure(steps.concat, n_heads, tokens,
+    chart(st, head_split_figure(steps.concat, n_heads, tokens,
                                       title=f"Concat(head₁ … head_{n_heads}): {seq.n} × {d_model}"),
                     width="stretch", key="heads_concat_fig")
 with right:
-    st.plotly_chart(matrix_heatmap(steps.output, tokens, [str(c) for c in range(d_model)],
+    chart(st, matrix_heatmap(steps.output, tokens, [str(c) for c in range(d_model)],
                                    title=f"Output = Concat · W_O: {seq.n} × {d_model}",
                                    digits=2 if d_model <= 16 else 1),
                     width="stretch", key="heads_output_fig")
@@ -234,18 +235,18 @@ one = attention_steps(steps.q_heads[h], steps.k_heads[h], steps.v_heads[h], caus
 cols = [f"{c}" for c in range(h * d_head, (h + 1) * d_head)]
 a, b, c = st.columns(3)
 for col, name, m in ((a, "Q", one.q), (b, "K", one.k), (c, "V", one.v)):
-    col.plotly_chart(matrix_heatmap(m, tokens, cols, title=f"{name}_{focus}: {seq.n} × {d_head} (columns "
+    chart(col, matrix_heatmap(m, tokens, cols, title=f"{name}_{focus}: {seq.n} × {d_head} (columns "
                                     f"{cols[0]}–{cols[-1]})"), width="stretch", key=f"heads_focus_{name}")
 a, b = st.columns(2)
-a.plotly_chart(matrix_heatmap(one.masked, tokens, tokens, title=(
+chart(a, matrix_heatmap(one.masked, tokens, tokens, title=(
     f"scores Q Kᵀ{' / √' + str(d_head) if scale else ''}{' (masked)' if causal else ''}")),
     width="stretch", key="heads_focus_scores")
-b.plotly_chart(attention_heatmap(one.weights, tokens, tokens, scores=one.scores, scale_factor=one.scale_factor,
+chart(b, attention_heatmap(one.weights, tokens, tokens, scores=one.scores, scale_factor=one.scale_factor,
                                  allowed=one.allowed, title=f"weights of head {focus} (softmax of each row)"),
                width="stretch", key="heads_focus_weights")
 st.caption(summaries[h].caption)
 a, b = st.columns(2)
-a.plotly_chart(matrix_heatmap(one.output, tokens, cols, title=f"head {focus} output = weights · V_{focus}: "
+chart(a, matrix_heatmap(one.output, tokens, cols, title=f"head {focus} output = weights · V_{focus}: "
                               f"{seq.n} × {d_head}"), width="stretch", key="heads_focus_output")
 b.markdown(f"This head's output fills columns {cols[0]}–{cols[-1]} of the concatenation in step 5. Each row is "
            "the weighted average of the rows of V, with that query's weights.")

@@ -12,6 +12,7 @@ from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.state import SEQUENCE_KEY, require_app_entry
 from ui.url import decode_int, decode_sequence, encode_sequence
 from ui.urlsync import show_url_warnings, write_page_params
+from ui.charts import chart
 
 require_app_entry()
 
@@ -80,7 +81,7 @@ except ValueError as err:
 r1, r2 = st.columns(2, gap="large")
 with r1:
     st.markdown("**Right**: softmax(Q Kᵀ / √d_k)")
-    st.plotly_chart(attention_heatmap(right.weights, seq.tokens, seq.tokens, scores=right.scores,
+    chart(st, attention_heatmap(right.weights, seq.tokens, seq.tokens, scores=right.scores,
                                       scale_factor=right.scale_factor), width="stretch", key="pitfalls_right")
 with r2:
     st.markdown("**Wrong**: softmax(Q K / √d_k)")
@@ -88,7 +89,7 @@ with r2:
         st.warning(f"The wrong product does not run on these vectors, so this bug is caught at once: {wrong_error}",
                    icon="🛑")
     else:
-        st.plotly_chart(attention_heatmap(wrong_weights, seq.tokens, seq.tokens), width="stretch",
+        chart(st, attention_heatmap(wrong_weights, seq.tokens, seq.tokens), width="stretch",
                         key="pitfalls_wrong")
         if row_max_abs_diff(right.weights, wrong_weights).max() < 1e-12:
             st.warning("On these vectors both products give the same weights: this example cannot tell the right "
@@ -163,9 +164,9 @@ for col, name, (q, k, v), weights, output in ((ca, "A", twin.a, twin.weights_a, 
                      column_config={"token": st.column_config.TextColumn("token", width=64),
                                     **{c: st.column_config.NumberColumn(c, format="%.2f", width=46)
                                        for c in table.columns[1:]}})
-        st.plotly_chart(attention_heatmap(weights, tok, tok, font_size=12, title=f"weights of {name}"),
+        chart(st, attention_heatmap(weights, tok, tok, font_size=12, title=f"weights of {name}"),
                         width="stretch", key=f"pitfalls_heat_{name}")
-        st.plotly_chart(matrix_heatmap(output, tok, [f"out{j + 1}" for j in range(output.shape[1])],
+        chart(st, matrix_heatmap(output, tok, [f"out{j + 1}" for j in range(output.shape[1])],
                                        title=f"output of {name} = weights @ V"),
                         width="stretch", key=f"pitfalls_out_{name}")
 m1, m2 = st.columns(2)

@@ -12,6 +12,7 @@ from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.state import SEQUENCE_KEY, require_app_entry
 from ui.url import decode_flag, decode_sequence, encode_flag, encode_sequence
 from ui.urlsync import show_url_warnings, write_page_params
+from ui.charts import chart
 
 require_app_entry()
 KEY = SEQUENCE_KEY
@@ -67,14 +68,14 @@ with right:
     except ValueError as err:
         st.error(f"Cannot compute attention: {err}")
         st.stop()
-    st.plotly_chart(attention_heatmap(steps.weights, seq.tokens, seq.tokens, scores=steps.scores,
+    chart(st, attention_heatmap(steps.weights, seq.tokens, seq.tokens, scores=steps.scores,
                                       scale_factor=steps.scale_factor, allowed=steps.allowed),
                     width="stretch", key="pg_heatmap")
     st.caption("Rows are queries, columns are keys; each row sums to 1. Hover a cell for its arithmetic.")
     if seq.d_k == 2:
         st.markdown("**Geometry (d_k = 2).** Queries in red, keys in blue: aligned arrows have a large dot "
                     "product, perpendicular ones a dot product of 0.")
-        st.plotly_chart(arrows_figure(seq.q, seq.k, seq.tokens), width="stretch", key="pg_geometry")
+        chart(st, arrows_figure(seq.q, seq.k, seq.tokens), width="stretch", key="pg_geometry")
 
 st.subheader("Step by step")
 tok = seq.tokens

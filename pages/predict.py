@@ -10,6 +10,7 @@ from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.state import SEQUENCE_KEY, require_app_entry
 from ui.url import decode_choice, decode_sequence, encode_sequence
 from ui.urlsync import show_url_warnings, write_page_params
+from ui.charts import chart
 
 require_app_entry()
 
@@ -118,7 +119,7 @@ with left:
     c2.dataframe(vectors_table(puzzle.k, puzzle.tokens, "k"), width="stretch")
     if puzzle.q.shape[1] == 2:
         with st.expander("Draw them as arrows (d_k = 2)"):
-            st.plotly_chart(arrows_figure(puzzle.q, puzzle.k, puzzle.tokens, height=360), width="stretch",
+            chart(st, arrows_figure(puzzle.q, puzzle.k, puzzle.tokens, height=360), width="stretch",
                             key="predict_arrows")
 
     st.subheader("Your prediction")
@@ -158,7 +159,7 @@ with right:
         right_count = sum(r.correct for r in results)
         st.metric("Your score", f"{right_count} / {n}", help="A query counts as right if your key gets the largest "
                                                               "weight (on a tie, any of the tied keys).")
-        st.plotly_chart(guess_heatmap(steps.weights, puzzle.tokens, guesses, [r.correct for r in results],
+        chart(st, guess_heatmap(steps.weights, puzzle.tokens, guesses, [r.correct for r in results],
                                       scores=steps.scores, scale_factor=steps.scale_factor),
                         width="stretch", key="predict_heatmap")
         st.caption("Rows are queries, columns keys; your guess is boxed. Hover a cell for q·k and the weight.")

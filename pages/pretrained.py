@@ -11,6 +11,7 @@ from figures.pretrained import (HIGHLIGHT_COLOURS, SPECIAL_TOKENS, THUMB_CELLS, 
 from ui.state import require_app_entry
 from ui.url import decode_flag, decode_int, encode_flag
 from ui.urlsync import show_url_warnings, write_page_params
+from ui.charts import chart
 
 require_app_entry()
 
@@ -172,10 +173,10 @@ def show_head(encoded, hide: bool, layer: int, head: int, focus: int, key: str, 
         weights, original = strip_special(full, tokens)[0], full[np.ix_(kept, kept)]  # (m, m) rescaled, as read
     labels = [tokens[i] for i in kept]
     title = f"Head {key.upper()}: layer {layer + 1}, head {head + 1}"
-    heat_box.plotly_chart(head_heatmap(weights, labels, original=original, positions=kept, title=title),
+    chart(heat_box, head_heatmap(weights, labels, original=original, positions=kept, title=title),
                           width="stretch", key=f"pt_heatmap_{key}")
     colour = HIGHLIGHT_COLOURS["ab".index(key)]
-    lines_box.plotly_chart(token_lines_figure(weights, labels, threshold=LINE_THRESHOLD, positions=kept,
+    chart(lines_box, token_lines_figure(weights, labels, threshold=LINE_THRESHOLD, positions=kept,
                                               focus=kept.index(focus) if focus in kept else None, colour=colour,
                                               title=title), width="stretch", key=f"pt_lines_{key}")
 
@@ -230,7 +231,7 @@ if encoded is not None:
     if s.get("pt_compare"):
         highlighted.append((s.get("pt_layer2", DEFAULTS["layer2"]) - 1, s.get("pt_head2", DEFAULTS["head2"]) - 1))
     fig["layout"]["shapes"] = highlight_shapes(highlighted, len(shown_positions(tokens, hide)))
-    st.plotly_chart(fig, width="stretch", key="pt_overview", on_select=lambda: open_clicked_head(cfg.n_heads),
+    chart(st, fig, width="stretch", key="pt_overview", on_select=lambda: open_clicked_head(cfg.n_heads),
                     selection_mode="points", config={"displayModeBar": False})
 
     st.header("3 · One head up close")

@@ -14,6 +14,7 @@ from figures.scaling import (grad_norm_figure, jacobian_figure, loss_curves_figu
 from ui.state import require_app_entry
 from ui.url import decode_choice, decode_int
 from ui.urlsync import show_url_warnings, write_page_params
+from ui.charts import chart
 
 require_app_entry()
 
@@ -133,21 +134,21 @@ def show_measurements(stats: ScalingStats, shown: list[int]) -> None:
     st.markdown("**One sample at each d_k.** Each row is the same random query and keys cut to d_k dimensions: "
                 "unscaled, the weights pile onto one key as d_k grows (now and then onto two whose scores happen to "
                 "tie); divided by √d_k, they look alike at every d_k.")
-    st.plotly_chart(weights_by_d_k_figure(shown, stats.example_unscaled[rows], stats.example_scaled[rows],
+    chart(st, weights_by_d_k_figure(shown, stats.example_unscaled[rows], stats.example_scaled[rows],
                                           stats.example_scores[rows]), width="stretch", key="scaling_weights")
     left, right = st.columns(2, gap="large")
     with left:
-        st.plotly_chart(max_weight_figure(stats.d_k, stats.max_weight_unscaled, stats.max_weight_scaled,
+        chart(st, max_weight_figure(stats.d_k, stats.max_weight_unscaled, stats.max_weight_scaled,
                                           stats.n_keys), width="stretch", key="scaling_max_weight")
         st.caption("The average largest weight: unscaled it climbs towards 1 (one-hot) as d_k grows; scaled it "
                    "stays where it is at d_k = 1.")
     with right:
-        st.plotly_chart(variance_figure(stats.d_k, stats.variance), width="stretch", key="scaling_variance")
+        chart(st, variance_figure(stats.d_k, stats.variance), width="stretch", key="scaling_variance")
         st.caption("The measured variance of q·k sits on the line y = d_k: the spread that dividing by √d_k undoes.")
     left, right = st.columns(2, gap="large")
     with left:
         st.latex(JACOBIAN_LATEX)
-        st.plotly_chart(jacobian_figure(stats.d_k, stats.jacobian_median_unscaled, stats.jacobian_median_scaled,
+        chart(st, jacobian_figure(stats.d_k, stats.jacobian_median_unscaled, stats.jacobian_median_scaled,
                                         stats.jacobian_norm_unscaled, stats.jacobian_norm_scaled),
                         width="stretch", key="scaling_jacobian")
         st.caption("The norm of diag(p) − p pᵀ, which every gradient is multiplied by on its way back through the "
@@ -185,11 +186,11 @@ def show_training(c: ScalingComparison) -> None:
     cols[3].metric("accuracy, unscaled", f"{c.unscaled.final_accuracy:.1%}")
     left, right = st.columns(2, gap="large")
     with left:
-        st.plotly_chart(loss_curves_figure(c.scaled.loss, c.unscaled.loss), width="stretch", key="scaling_loss")
+        chart(st, loss_curves_figure(c.scaled.loss, c.unscaled.loss), width="stretch", key="scaling_loss")
         st.caption("The loss on each step's batch: same start, same batches, same learning rate; only the "
                    "1/√d_k differs.")
     with right:
-        st.plotly_chart(grad_norm_figure(c.scaled.grad_norm, c.unscaled.grad_norm), width="stretch",
+        chart(st, grad_norm_figure(c.scaled.grad_norm, c.unscaled.grad_norm), width="stretch",
                         key="scaling_grad_norm")
         st.caption("The size of each step's gradient (log scale): scaled, it shrinks as the loss does; unscaled, it "
                    "collapses by many orders of magnitude while the loss is still high (exact zeros at the bottom).")

@@ -58,7 +58,8 @@ def test_the_page_runs_with_explanation_formulas_and_help(default_page):
     assert not at.exception and not at.error
     assert at.title[0].value == "The transformer block"
     assert len(at.latex) >= 3
-    widgets = [*at.number_input, *at.slider, *at.toggle, *at.selectbox, *at.radio]
+    m = at.main  # the sidebar holds the app-wide presenter and export controls
+    widgets = [*m.number_input, *m.slider, *m.toggle, *m.selectbox, *m.radio]
     assert len(widgets) == 9 and all(w.help for w in widgets)
     assert all(w.key.startswith("block_") for w in widgets)
 

@@ -67,7 +67,8 @@ def test_the_page_runs_and_shows_formula_and_explanation(default_page):
 
 def test_every_control_has_help(default_page):
     at = default_page
-    widgets = [*at.number_input, *at.slider, *at.toggle, *at.selectbox]
+    m = at.main  # the sidebar holds the app-wide presenter and export controls
+    widgets = [*m.number_input, *m.slider, *m.toggle, *m.selectbox]
     assert widgets and all(w.help for w in widgets)
     assert all(w.key.startswith("heads_") for w in widgets)
 

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from attention.examples import compass, dominant_key, identical_keys, random_example
+from ui.presenter import is_presenting
 from ui.sequence import (MAX_ABS_VALUE, MAX_D, MAX_N, MAX_TOKEN_CHARS, TokenSequence, format_matrix, from_example,
                          parse_matrix,
                          parse_tokens)
@@ -131,10 +132,11 @@ def _grid(key: str, seq: TokenSequence) -> TokenSequence:
     columns = {m: [f"{m}{j + 1}" for j in range(base.matrix(m).shape[1])] for m in "qkv"}
     frame = pd.DataFrame(np.hstack([base.q, base.k, base.v]), columns=[c for m in "qkv" for c in columns[m]])
     frame.insert(0, "token", list(base.tokens))
+    cell = 72 if is_presenting() else 54  # px; presenter mode's larger text needs wider columns
     config = {c: st.column_config.NumberColumn(c, min_value=-MAX_ABS_VALUE, max_value=MAX_ABS_VALUE, format="%.4g",
-                                               width=54, help=MATRIX_HELP[c[0]])
+                                               width=cell, help=MATRIX_HELP[c[0]])
               for cols in columns.values() for c in cols}
-    config["token"] = st.column_config.TextColumn("token", width=76, max_chars=MAX_TOKEN_CHARS,
+    config["token"] = st.column_config.TextColumn("token", width=cell + 22, max_chars=MAX_TOKEN_CHARS,
                                                   help="The label of this position (only a name).")
     rev = st.session_state[f"{key}_rev"]
     edited = st.data_editor(frame, key=f"{key}_grid_{seq.n}x{seq.d_k}x{seq.d_v}_r{rev}", hide_index=True,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-GLOBAL_PARAMS: tuple[str, ...] = ()  # parameters shared by every page (kept when a page writes its own)
+GLOBAL_PARAMS: tuple[str, ...] = ("present",)  # shared by every page (kept when a page writes its own)
 
 
 def write_page_params(params: dict[str, str]) -> None:

@@ -1,0 +1,66 @@
+"""Presenter mode, the share link and the export of every chart's numbers (issue: classroom-ready)."""
+import csv
+import io
+import json
+
+import numpy as np
+
+from figures.export import figure_to_csv, figure_to_json
+from figures.heatmaps import attention_heatmap
+from tests.apptest_helpers import plotly_figures, run_page
+
+
+def test_chart_numbers_export_exactly_with_their_labels():
+    w = np.array([[1.0, 0.0], [0.25, 0.75]])
+    fig = attention_heatmap(w, ["a", "b"], ["c", "d"])
+    doc = json.loads(figure_to_json(fig))
+    assert doc["axis_labels"] == {"xaxis": ["c", "d"], "yaxis": ["a", "b"]}
+    assert np.array_equal(np.array(doc["traces"][0]["z"]), w)
+    rows = [r for r in csv.DictReader(io.StringIO(figure_to_csv(fig))) if r["field"] == "z"]
+    assert [(r["row"], r["column"], float(r["value"])) for r in rows] == [
+        ("0", "0", 1.0), ("0", "1", 0.0), ("1", "0", 0.25), ("1", "1", 0.75)]
+
+
+def test_export_writes_minus_infinity_as_text():
+    from figures.heatmaps import matrix_heatmap
+    fig = matrix_heatmap(np.array([[1.0, -np.inf]]), ["a"], ["x", "y"])
+    assert "NaN" not in figure_to_json(fig)  # -inf is drawn as a gap (NaN) and exported as the string "nan"
+
+
+def test_presenter_mode_from_the_url_enlarges_chart_text():
+    normal = run_page()
+    presenting = run_page(query={"present": "1"})
+    assert not presenting.exception
+    assert presenting.sidebar.toggle(key="presenter").value is True
+    assert normal.sidebar.toggle(key="presenter").value is False
+    size = lambda at: plotly_figures(at)[0]["data"][0]["textfont"]["size"]  # noqa: E731
+    assert size(presenting) > size(normal)
+    assert presenting.query_params["present"] == "1"  # the page keeps it when it writes its own state
+
+
+def test_switching_presenter_mode_on_and_off_in_the_sidebar():
+    at = run_page()
+    at.sidebar.toggle(key="presenter").set_value(True).run()
+    assert not at.exception and at.query_params["present"] == "1"
+    at.sidebar.toggle(key="presenter").set_value(False).run()
+    assert "present" not in at.query_params
+
+
+def test_a_malformed_presenter_flag_warns_and_stays_off():
+    at = run_page(query={"present": "<script>alert(1)</script>"})
+    assert not at.exception
+    assert at.sidebar.toggle(key="presenter").value is False
+    assert any("'present' should be 0 or 1" in w.value for w in at.sidebar.warning)
+
+
+def test_the_share_link_carries_the_page_state():
+    at = run_page()
+    at.toggle(key="pg_causal").set_value(True).run()
+    link = at.sidebar.code[0].value
+    assert "causal=1" in link and "tokens=north+east+south+west" in link
+
+
+def test_every_chart_offers_its_numbers():
+    at = run_page()
+    labels = [b.label for b in at.get("download_button")]
+    assert labels.count("CSV") >= 2 and labels.count("JSON") >= 2  # heatmap and geometry view

@@ -1,0 +1,68 @@
+"""Presenter mode and sharing: the controls app.py draws in the sidebar for every page."""
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from ui.url import decode_flag
+
+PRESENTER_KEY = "presenter"
+FORMAT_KEY = "chart_format"
+CHART_FORMATS = ("png", "svg")
+
+# Larger text everywhere, readable from the back of a room; Streamlit sizes most text in rem.
+PRESENTER_CSS = """
+<style>
+html { font-size: 21px; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.1rem; }
+[data-testid="stCaptionContainer"] { font-size: 0.95rem; }
+</style>
+"""
+
+
+def presenter_from_url() -> bool:
+    """Presenter mode as asked by the URL (?present=1), read before the page config is set."""
+    return decode_flag(st.query_params.to_dict(), "present", False, [])
+
+
+def presenter_controls() -> bool:
+    """Sidebar toggle for presenter mode (also ?present=1) and the chart download format."""
+    if "presenter_url_read" not in st.session_state:
+        st.session_state["presenter_url_read"] = True
+        warnings: list[str] = []
+        st.session_state[PRESENTER_KEY] = decode_flag(st.query_params.to_dict(), "present", False, warnings)
+        st.session_state["presenter_warnings"] = warnings
+    on = st.sidebar.toggle("Presenter mode", key=PRESENTER_KEY, persist_state="session",
+                           help="Larger text and heatmap numbers for a projector; the link carries ?present=1.")
+    st.sidebar.radio("Chart downloads", CHART_FORMATS, key=FORMAT_KEY, horizontal=True, persist_state="session",
+                     format_func=str.upper,
+                     help="Format of the camera button in each chart's toolbar (top right of a chart).")
+    if on:
+        st.html(PRESENTER_CSS)
+        st.query_params["present"] = "1"
+    elif "present" in st.query_params:
+        del st.query_params["present"]
+    for warning in st.session_state.get("presenter_warnings", []):
+        st.sidebar.warning(warning)
+    return on
+
+
+def is_presenting() -> bool:
+    return bool(st.session_state.get(PRESENTER_KEY, False))
+
+
+def chart_format() -> str:
+    return st.session_state.get(FORMAT_KEY, "png")
+
+
+def share_link(slot, url_path: str) -> None:
+    """Fill `slot` (a sidebar placeholder) with this view's full link, which st.code lets one copy."""
+    base = (st.context.url or "").rstrip("/")
+    query = urlencode(st.query_params.to_dict())
+    link = f"{base}/{url_path}" if url_path else (base or "/")
+    link += f"?{query}" if query else ""
+    with slot.container():
+        st.markdown("**Share this view**", help="Everything on this page is in its link: students who open it "
+                                                 "see the same example. Copy it with the icon at the right.")
+        st.code(link, language=None, wrap_lines=True)
