@@ -17,7 +17,8 @@ from figures.heads import heads_grid
 from ui.state import SEQUENCE_KEY
 from ui.url import decode_choice, decode_flag, decode_int, encode_flag
 from ui.urlsync import show_url_warnings, write_page_params
-from ui.charts import chart
+from ui.charts import chart, show_snippet
+from ui.snippets import block_snippet
 
 MAX_HEADS, MAX_BLOCKS, SEED_MAX = 8, 12, 9999
 D_MODEL_MIN, D_MODEL_MAX = 4, 64
@@ -178,5 +179,8 @@ chart(st, heads_grid(weights, tokens, [f"block {inspect}, head {h + 1}\n{s.capti
                 width="stretch", key="block_heads_fig")
 st.dataframe(pd.DataFrame({"head": range(1, n_heads + 1), "caption": [s.caption for s in summaries]}),
              hide_index=True, width="stretch", key="block_heads_table")
+
+show_snippet(block_snippet(tokens, d_model=d_model, d_ff=d_ff, n_heads=n_heads, n_blocks=n_blocks, seed=seed,
+                          causal=causal, activation=activation, norm=norm))
 
 save_to_url()

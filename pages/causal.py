@@ -13,7 +13,8 @@ from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.state import require_app_entry
 from ui.url import decode_int, decode_sequence, encode_sequence
 from ui.urlsync import show_url_warnings, write_page_params
-from ui.charts import chart
+from ui.charts import chart, show_snippet
+from ui.snippets import attention_snippet
 
 require_app_entry()
 
@@ -215,6 +216,8 @@ f1.dataframe(leak_table, hide_index=True, width="stretch", column_config={
 f1.caption("leak = 1 − the bug's row sum. max |Δ out|: how far each buggy output row is from the correct one. "
            "The last query sees every key, so nothing is masked in its row: no leak, no error.")
 chart(f2, leak_bars(bug.row_sums, bug.leak, tok), width="stretch", key="causal_leak_bars")
+
+show_snippet(attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=True, scale=True))
 
 write_page_params({**encode_sequence(seq), "t": str(st.session_state.get("causal_t", 0)),
                    "seed": str(st.session_state["causal_seed"])})

@@ -16,7 +16,8 @@ from figures.heatmaps import attention_heatmap, matrix_heatmap
 from ui.state import SEQUENCE_KEY
 from ui.url import decode_flag, decode_int, encode_flag
 from ui.urlsync import show_url_warnings, write_page_params
-from ui.charts import chart
+from ui.charts import chart, show_snippet
+from ui.snippets import heads_snippet
 
 MAX_HEADS = 8
 D_MODEL_MIN, D_MODEL_MAX = 4, 64
@@ -250,5 +251,8 @@ chart(a, matrix_heatmap(one.output, tokens, cols, title=f"head {focus} output = 
                               f"{seq.n} × {d_head}"), width="stretch", key="heads_focus_output")
 b.markdown(f"This head's output fills columns {cols[0]}–{cols[-1]} of the concatenation in step 5. Each row is "
            "the weighted average of the rows of V, with that query's weights.")
+
+show_snippet(heads_snippet(tokens, d_model=d_model, n_heads=n_heads, presets=presets, seed=seed, causal=causal,
+                          scale=scale))
 
 save_to_url()

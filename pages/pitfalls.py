@@ -12,7 +12,8 @@ from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.state import SEQUENCE_KEY, require_app_entry
 from ui.url import decode_int, decode_sequence, encode_sequence
 from ui.urlsync import show_url_warnings, write_page_params
-from ui.charts import chart
+from ui.charts import chart, show_snippet
+from ui.snippets import attention_snippet
 
 require_app_entry()
 
@@ -177,5 +178,8 @@ m2.metric("largest |output A − output B|", f"{row_max_abs_diff(twin.output_a, 
 st.info("**The weights show what was read, not why.** Two inputs, or two heads, can share one pattern and compute "
         "entirely different things: to know what a head does, look at the values it moves and what happens to "
         "the output, not only at the heatmap.", icon="🔍")
+
+show_snippet(attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=False, scale=True)
+             + "\nwrong = Q @ K  # the pitfall: still runs when n == d_k, but it is not Q @ K.T")
 
 write_page_params({**encode_sequence(seq), "seed": str(st.session_state["pitfalls_seed"])})

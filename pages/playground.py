@@ -12,7 +12,8 @@ from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.state import SEQUENCE_KEY, require_app_entry
 from ui.url import decode_flag, decode_sequence, encode_flag, encode_sequence
 from ui.urlsync import show_url_warnings, write_page_params
-from ui.charts import chart
+from ui.charts import chart, show_snippet
+from ui.snippets import attention_snippet
 
 require_app_entry()
 KEY = SEQUENCE_KEY
@@ -110,5 +111,7 @@ d1.download_button("Matrices as CSV", matrices_to_csv(tok, matrices), file_name=
                    mime="text/csv", key="pg_csv", on_click="ignore")
 d2.download_button("Matrices as JSON", matrices_to_json(tok, matrices, causal=causal, scale=scale),
                    file_name="attention.json", mime="application/json", key="pg_json", on_click="ignore")
+
+show_snippet(attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=causal, scale=scale))
 
 write_page_params({**encode_sequence(seq), "causal": encode_flag(causal), "scale": encode_flag(scale)})

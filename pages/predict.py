@@ -10,7 +10,8 @@ from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.state import SEQUENCE_KEY, require_app_entry
 from ui.url import decode_choice, decode_sequence, encode_sequence
 from ui.urlsync import show_url_warnings, write_page_params
-from ui.charts import chart
+from ui.charts import chart, show_snippet
+from ui.snippets import attention_snippet
 
 require_app_entry()
 
@@ -167,5 +168,6 @@ with right:
             (st.success if r.correct else st.error)(f"**q_{r.query} '{puzzle.tokens[r.query]}'**: {r.explanation}",
                                                    icon="✅" if r.correct else "❌")
         st.info(puzzle.lesson, icon="💡")
+        show_snippet(attention_snippet(puzzle.tokens, puzzle.q, puzzle.k, puzzle.v, causal=False, scale=True))
 
 write_page_params({"puzzle": choice, **(encode_sequence(st.session_state[EDIT_KEY]) if choice == OWN else {})})

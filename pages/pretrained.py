@@ -11,7 +11,8 @@ from figures.pretrained import (HIGHLIGHT_COLOURS, SPECIAL_TOKENS, THUMB_CELLS, 
 from ui.state import require_app_entry
 from ui.url import decode_flag, decode_int, encode_flag
 from ui.urlsync import show_url_warnings, write_page_params
-from ui.charts import chart
+from ui.charts import chart, show_snippet
+from ui.snippets import pretrained_snippet
 
 require_app_entry()
 
@@ -258,6 +259,7 @@ if encoded is not None:
         show_head(encoded, hide, layer2, head2, focus, "b", col_b, col_b)
     else:
         show_head(encoded, hide, layer, head, focus, "a", col_a, col_b)
+    show_snippet(pretrained_snippet(text, layer=layer, head=head))
     st.caption("Remember: " + CAUTION.replace("**", ""))
 
 st.header("4 · Does it really work? Sentence similarity")

@@ -14,7 +14,8 @@ from figures.scaling import (grad_norm_figure, jacobian_figure, loss_curves_figu
 from ui.state import require_app_entry
 from ui.url import decode_choice, decode_int
 from ui.urlsync import show_url_warnings, write_page_params
-from ui.charts import chart
+from ui.charts import chart, show_snippet
+from ui.snippets import scaling_snippet
 
 require_app_entry()
 
@@ -263,6 +264,9 @@ except ValueError as err:
     st.error(f"Cannot train: {err}")
 else:
     show_training(comparison)
+
+show_snippet(scaling_snippet(n_keys=n_keys, n_samples=n_samples, seed=seed, train_d_k=train_d_k, lr=lr,
+                             steps=steps))
 
 write_page_params({"dk": ",".join(str(x) for x in sorted(shown)), "keys": str(n_keys), "samples": str(n_samples),
                    "seed": str(seed), "tdk": str(train_d_k), "lr": f"{lr:g}", "steps": str(steps)})

@@ -40,3 +40,10 @@ def _export_menu(container, fig: go.Figure, key: str) -> None:
                            key=f"{key}_csv", on_click="ignore")
         st.download_button("JSON", lambda: figure_to_json(fig), file_name=f"{key}.json", mime="application/json",
                            key=f"{key}_json", on_click="ignore")
+
+
+def show_snippet(code: str, *, label: str = "Reproduce this in Python") -> None:
+    """An expander with a short script that reproduces the page's current example (copy button included)."""
+    with st.expander(label, icon=":material/code:"):
+        st.caption("Paste into Python in this project's folder; it prints the numbers shown above.")
+        st.code(code, language="python")

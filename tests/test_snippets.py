@@ -1,0 +1,69 @@
+"""The 'reproduce this in Python' snippets run, and print the numbers the pages show."""
+import io
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+
+from attention import attention_steps, multi_head_steps
+from attention.examples import random_example
+from attention.head_library import embed_tokens, head_library_weights
+from tests.apptest_helpers import run_page
+from ui.snippets import (attention_snippet, block_snippet, heads_snippet, pretrained_snippet, scaling_snippet)
+
+
+def run(code: str) -> dict:
+    namespace: dict = {}
+    with redirect_stdout(io.StringIO()):
+        exec(compile(code, "<snippet>", "exec"), namespace)  # noqa: S102 - our own generated code
+    return namespace
+
+
+@pytest.mark.parametrize("causal, scale", [(False, True), (True, True), (False, False), (True, False)])
+def test_the_numpy_snippet_gives_the_cores_weights_and_output(causal, scale):
+    e = random_example(5, 3, 2, seed=3)
+    ns = run(attention_snippet(e.tokens, e.q, e.k, e.v, causal=causal, scale=scale))
+    steps = attention_steps(e.q, e.k, e.v, causal=causal, scale=scale)
+    np.testing.assert_allclose(ns["weights"], steps.weights, atol=1e-12)
+    np.testing.assert_allclose(ns["output"], steps.output, atol=1e-12)
+    assert ns["tokens"] == list(e.tokens)
+
+
+def test_user_text_stays_a_string_literal():
+    tokens = ["');import os;print('", "<img src=x onerror=alert(1)>"]
+    ns = run(attention_snippet(tokens, np.eye(2), np.eye(2), np.eye(2), causal=False, scale=True))
+    assert ns["tokens"] == tokens and "os" not in ns
+
+
+def test_the_heads_snippet_matches_the_heads_computation():
+    tokens = ("the", "cat", "sat", "on", "the", "mat")
+    ns = run(heads_snippet(tokens, d_model=16, n_heads=4, presets=["previous", "first", "self", "uniform"], seed=2,
+                           causal=True, scale=True))
+    emb = embed_tokens(tokens, 16, 2)
+    hw = head_library_weights(emb, ["previous", "first", "self", "uniform"], 2)
+    expected = multi_head_steps(emb.x, hw.w_q, hw.w_k, hw.w_v, hw.w_o, 4, b_q=hw.b_q, causal=True).weights
+    np.testing.assert_array_equal(ns["weights"], expected)
+
+
+def test_the_block_snippet_stacks_blocks_and_keeps_the_shape():
+    ns = run(block_snippet(["a", "b", "c"], d_model=8, d_ff=32, n_heads=2, n_blocks=3, seed=1, causal=False,
+                           activation="gelu", norm="pre"))
+    assert ns["x"].shape == (3, 8) and len(ns["trace"].steps) == 8
+
+
+def test_the_scaling_snippet_runs():
+    ns = run(scaling_snippet(n_keys=4, n_samples=20, seed=0, train_d_k=16, lr=1.0, steps=5))
+    assert ns["stats"].d_k[-1] == 4096 and len(ns["c"].scaled.loss) == 5
+
+
+def test_the_pretrained_snippet_reads_the_same_head():
+    from attention.pretrained import load_minilm
+    text = 'He said "it\'s fine"\nand left.'
+    ns = run(pretrained_snippet(text, layer=2, head=5))
+    np.testing.assert_array_equal(ns["weights"], load_minilm().run(text).attentions[1, 4])
+
+
+def test_the_playground_shows_its_snippet():
+    at = run_page()
+    codes = [c.value for c in at.main.code]
+    assert any("Q = np.array([[0, 2], [0, 2], [2, 0], [1, 1]], dtype=float)" in c for c in codes)
