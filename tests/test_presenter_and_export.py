@@ -64,3 +64,14 @@ def test_every_chart_offers_its_numbers():
     at = run_page()
     labels = [b.label for b in at.get("download_button")]
     assert labels.count("CSV") >= 2 and labels.count("JSON") >= 2  # heatmap and geometry view
+
+
+def test_page_links_name_the_page_once_whatever_the_browser_reports():
+    from ui.presenter import page_link
+    params = {"n_heads": "4", "tokens": "a b"}
+    expected = "http://h:1/heads?n_heads=4&tokens=a+b"
+    assert page_link("http://h:1", "heads", params) == expected
+    assert page_link("http://h:1/heads", "heads", params) == expected
+    assert page_link("http://h:1/heads/", "heads", params) == expected
+    assert page_link("http://h:1/", "", {"causal": "1"}) == "http://h:1/?causal=1"
+    assert page_link("", "", {}) == "/"

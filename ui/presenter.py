@@ -56,12 +56,20 @@ def chart_format() -> str:
     return st.session_state.get(FORMAT_KEY, "png")
 
 
+def page_link(app_url: str, url_path: str, params: dict[str, str]) -> str:
+    """The full link of a page with its state: `app_url` as the browser reports it (with or without
+    the page's own path at the end), the page's url_path ("" for the default page) and its query."""
+    base = app_url.split("?")[0].rstrip("/")
+    if url_path and base.endswith("/" + url_path):
+        base = base[: -len(url_path) - 1]
+    link = f"{base}/{url_path}" if url_path else (base + "/" if base else "/")
+    query = urlencode(params)
+    return f"{link}?{query}" if query else link
+
+
 def share_link(slot, url_path: str) -> None:
     """Fill `slot` (a sidebar placeholder) with this view's full link, which st.code lets one copy."""
-    base = (st.context.url or "").rstrip("/")
-    query = urlencode(st.query_params.to_dict())
-    link = f"{base}/{url_path}" if url_path else (base or "/")
-    link += f"?{query}" if query else ""
+    link = page_link(st.context.url or "", url_path, st.query_params.to_dict())
     with slot.container():
         st.markdown("**Share this view**", help="Everything on this page is in its link: students who open it "
                                                  "see the same example. Copy it with the icon at the right.")
