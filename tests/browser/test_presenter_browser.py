@@ -1,0 +1,53 @@
+"""Presenter mode, the share link and chart export in a real browser."""
+from tests.browser.conftest import assert_no_exception, open_page, wait_idle
+
+HEATMAP = '[data-testid="stPlotlyChart"] .js-plotly-plot'
+
+
+def cell_font_size(page) -> float:
+    return page.locator(HEATMAP).first.evaluate("el => el._fullData[0].textfont.size")
+
+
+def test_presenter_mode_from_the_link_collapses_the_sidebar_and_enlarges_text(page, app_url):
+    open_page(page, app_url, "", "present=1")
+    assert_no_exception(page)
+    root_px = page.evaluate("() => parseFloat(getComputedStyle(document.documentElement).fontSize)")
+    assert root_px >= 20  # Streamlit's default is 16 px
+    assert cell_font_size(page) >= 20
+    box = page.locator('[data-testid="stSidebar"]').bounding_box()
+    assert box is None or box["x"] + box["width"] <= 5  # collapsed: nothing of it on screen
+    assert "present=1" in page.url
+
+
+def test_turning_presenter_mode_on_in_the_sidebar(page, app_url):
+    open_page(page, app_url, "")
+    normal = cell_font_size(page)
+    page.locator('[data-testid="stSidebar"]').get_by_text("Presenter mode", exact=True).click()
+    wait_idle(page)
+    assert cell_font_size(page) > normal and "present=1" in page.url
+
+
+def test_share_link_and_csv_export(page, app_url):
+    open_page(page, app_url, "")
+    page.get_by_text("Causal mask", exact=True).click()
+    wait_idle(page)
+    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').first.inner_text()
+    assert "causal=1" in link.replace("\n", "")
+    page.get_by_role("button", name="Export").first.click()
+    with page.expect_download() as info:
+        page.locator('[data-testid="stPopoverBody"]').get_by_role("button", name="CSV", exact=True).click()
+    text = open(info.value.path(), encoding="utf-8").read()
+    assert text.startswith("trace,type,name,field,row,column,value")
+    z_rows = [line for line in text.splitlines() if ",z," in line]
+    assert len(z_rows) == 16  # the 4 × 4 weights behind the heatmap
+
+
+def test_the_toolbar_saves_images_in_the_chosen_format(page, app_url):
+    open_page(page, app_url, "")
+    page.locator('[data-testid="stSidebar"]').get_by_text("SVG", exact=True).click()
+    wait_idle(page)
+    fmt = page.locator(HEATMAP).first.evaluate("el => el._context.toImageButtonOptions.format")
+    assert fmt == "svg"
+    page.locator(HEATMAP).first.hover()
+    assert page.locator('.modebar-btn[data-title="Download plot as a svg"], .modebar-btn[data-title*="Download"]'
+                        ).count() >= 1
