@@ -145,7 +145,8 @@ def test_leading_axes_pass_through():
     (dict(w_1=np.full((4, 6), 1e200), w_2=np.full((6, 4), 1e200)), "the feed-forward output overflowed"),
 ])
 def test_bad_input_raises_value_error(changes, message):
-    kwargs = dict(x=np.ones((2, 4)), w_1=np.ones((4, 6)), b_1=np.zeros(6), w_2=np.ones((6, 4)), b_2=np.zeros(4)) | changes
+    good = dict(x=np.ones((2, 4)), w_1=np.ones((4, 6)), b_1=np.zeros(6), w_2=np.ones((6, 4)), b_2=np.zeros(4))
+    kwargs = good | changes
     with np.errstate(over="ignore", invalid="ignore"):
         with pytest.raises(ValueError, match=message):
             feed_forward(**kwargs)

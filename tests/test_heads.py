@@ -5,7 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attention import divisors, merge_heads, multi_head_attention, multi_head_steps, scaled_dot_product_attention, split_heads
+from attention import (divisors, merge_heads, multi_head_attention, multi_head_steps, scaled_dot_product_attention,
+                       split_heads)
 
 SETTINGS = settings(max_examples=30, deadline=None)
 WEIGHT_NAMES = ("w_q", "w_k", "w_v", "w_o")

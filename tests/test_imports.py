@@ -22,8 +22,8 @@ def run_fresh(code: str) -> str:
 
 
 def test_importing_attention_loads_neither_streamlit_nor_plotly():
-    loaded = run_fresh(f"import attention, sys; print(sorted(m for m in sys.modules if m.split('.')[0] in {UI_LIBRARIES!r}))")
-    assert loaded == "[]"
+    code = f"import attention, sys; print(sorted(m for m in sys.modules if m.split('.')[0] in {UI_LIBRARIES!r}))"
+    assert run_fresh(code) == "[]"
 
 
 def test_no_core_module_loads_streamlit_or_plotly():
