@@ -1,11 +1,30 @@
-"""Shared pytest setup for the whole suite. Kept minimal: module-specific helpers live in their own test files.
-
-`attention` is importable from the repository root through `pythonpath = ["."]` in pyproject.toml;
-this guard keeps that true when pytest is started with a different configuration.
-"""
+"""Shared test setup. Kept minimal: module-specific helpers live in their own test files."""
 import sys
 from pathlib import Path
 
+# `attention` is imported from the working tree however pytest is started (`pytest`, `python -m pytest`).
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+
+def _run_app_py_on_every_apptest_run() -> None:
+    """Make AppTest run app.py on every run, as the real server does.
+
+    AppTest (Streamlit 1.67) resets PagesManager.uses_pages_directory before each run, so with a
+    `pages/` folder every rerun after the first takes the legacy multipage path and runs the page
+    file alone, skipping app.py's sidebar. The real server leaves legacy mode for good once
+    st.navigation has run; this does the same for the test runner.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original_init = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    PagesManager.__init__ = init
+
+
+_run_app_py_on_every_apptest_run()
