@@ -15,6 +15,7 @@ from functools import cache
 import numpy as np
 
 from ._checks import as_real_array, check_ndim, check_not_empty, check_result, result_dtype
+from .limits import check_dim, check_positions, check_scores
 from .masks import causal_mask
 from .softmax import softmax, softmax_inplace
 
@@ -50,11 +51,14 @@ def check_qkv(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             "each key needs exactly one value"
         )
     try:
-        np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
         raise ValueError(
             f"the leading (batch/head) axes of q {q.shape}, k {k.shape} and v {v.shape} do not broadcast"
         ) from None
+    check_positions(max(q.shape[-2], k.shape[-2]), "the sequence")
+    check_dim(max(q.shape[-1], v.shape[-1]), "d_k or d_v")
+    check_scores((*batch, q.shape[-2], k.shape[-2]))
     return q, k, v
 
 

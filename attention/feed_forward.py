@@ -12,6 +12,7 @@ import numpy as np
 from scipy.special import erf
 
 from ._checks import as_real_array, check_ndim, check_not_empty, check_result, check_shape
+from .limits import check_dim, check_scores
 
 FEED_FORWARD_LATEX = r"\mathrm{FFN}(x) = \mathrm{act}(x W_1 + b_1)\, W_2 + b_2"
 ACTIVATIONS = ("relu", "gelu")
@@ -55,6 +56,8 @@ def feed_forward_steps(x, w_1, b_1, w_2, b_2, activation: str = "relu") -> tuple
     if w_1.ndim != 2 or w_1.shape[0] != d_model or w_1.shape[1] == 0:
         raise ValueError(f"w_1 has shape {w_1.shape}; expected (d_model={d_model}, d_ff) with d_ff >= 1")
     d_ff = w_1.shape[1]
+    check_dim(max(d_model, d_ff), "d_model or d_ff")
+    check_scores((*x.shape[:-1], d_ff))  # the hidden layer is as big as a score tensor could be
     b_1, w_2, b_2 = (as_real_array(a, name) for a, name in ((b_1, "b_1"), (w_2, "w_2"), (b_2, "b_2")))
     for name, a, shape in (("b_1", b_1, (d_ff,)), ("w_2", w_2, (d_ff, d_model)), ("b_2", b_2, (d_model,))):
         check_shape(a, name, shape)

@@ -13,6 +13,7 @@ import numpy as np
 
 from ._checks import (as_real_array, check_ndim, check_not_empty, check_positive_int, check_result, check_shape,
                       result_dtype)
+from .limits import check_dim, check_positions
 from .dot_product import scaled_dot_product_attention
 
 MULTI_HEAD_LATEX = (
@@ -96,6 +97,8 @@ def multi_head_steps(x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, b_v=
     check_not_empty(x, "x")
     d_model = x.shape[-1]
     check_heads(d_model, n_heads)
+    check_positions(x.shape[-2], "x")
+    check_dim(d_model, "d_model")
     dtype = result_dtype(x)
     q = _projection(x, w_q, b_q, "q", d_model, dtype)  # (..., n, d_model)
     k = _projection(x, w_k, b_k, "k", d_model, dtype)  # (..., n, d_model)
