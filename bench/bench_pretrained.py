@@ -14,8 +14,9 @@ import os
 import sys
 from pathlib import Path
 
+from _threads import rerun_with_threads, thread_settings  # noqa: E402  (bench/ is on sys.path)
+
 ROOT = Path(__file__).resolve().parent.parent
-THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 TARGETS_MS = {32: 30.0, 256: 150.0}
 BASE_TEXT = (
     "The animal didn't cross the street because it was too tired. Attention lets every word look at "
@@ -31,14 +32,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=15, help="timed runs per length (default 15)")
     parser.add_argument("--check", action="store_true", help="exit with status 1 if a target is missed")
     return parser.parse_args()
-
-
-def rerun_with_threads(threads: int) -> None:
-    """BLAS reads its thread count when numpy is imported, so set it and start afresh."""
-    if all(os.environ.get(v) == str(threads) for v in THREAD_VARIABLES):
-        return
-    env = {**os.environ, **{v: str(threads) for v in THREAD_VARIABLES}}
-    os.execve(sys.executable, [sys.executable, *sys.argv], env)
 
 
 def main() -> int:
@@ -72,7 +65,7 @@ def main() -> int:
 def print_machine() -> None:
     import numpy as np
 
-    threads = ", ".join(f"{v}={os.environ[v]}" for v in THREAD_VARIABLES if v in os.environ) or "BLAS default"
+    threads = thread_settings()
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} CPUs, threads: {threads}")
     print(f"load average (1, 5, 15 min): {load}  (other busy processes slow multi-threaded BLAS a lot)")

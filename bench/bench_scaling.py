@@ -19,8 +19,9 @@ import sys
 import time
 from pathlib import Path
 
+from _threads import rerun_with_threads, thread_settings  # noqa: E402  (bench/ is on sys.path)
+
 ROOT = Path(__file__).resolve().parent.parent
-THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 SWEEP_TARGET_S = 0.5
 TRAIN_TARGET_S = 5.0
 
@@ -32,14 +33,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--check", action="store_true", help="exit with status 1 if a target is missed")
     parser.add_argument("--quick", action="store_true", help="skip the training table at other d_k")
     return parser.parse_args()
-
-
-def rerun_with_threads(threads: int) -> None:
-    """BLAS reads its thread count when numpy is imported, so set it and start afresh."""
-    if all(os.environ.get(v) == str(threads) for v in THREAD_VARIABLES):
-        return
-    env = {**os.environ, **{v: str(threads) for v in THREAD_VARIABLES}}
-    os.execve(sys.executable, [sys.executable, *sys.argv], env)
 
 
 def timed(fn, repeats: int) -> tuple[float, float]:
@@ -56,7 +49,7 @@ def timed(fn, repeats: int) -> tuple[float, float]:
 def print_machine() -> None:
     import numpy as np
 
-    threads = ", ".join(f"{v}={os.environ[v]}" for v in THREAD_VARIABLES if v in os.environ) or "BLAS default"
+    threads = thread_settings()
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} CPUs, threads: {threads}")
     print(f"load average (1, 5, 15 min): {load}  (other busy processes slow multi-threaded BLAS a lot)")

@@ -1,35 +1,16 @@
 """AppTest: the transformer block page."""
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from attention import transformer_block
 from attention.head_library import embed_tokens, run_stack, stack_params
 from figures.block import shape_text
-from tests.apptest_helpers import APP, TIMEOUT, heatmap_z
+from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
 
 PAGE = "pages/block.py"
-
-
-def open_page(page: str, query: dict[str, str] | None = None, state: dict | None = None) -> AppTest:
-    """Run app.py straight on `page`, as when its URL is opened (so the URL holds only this page's query)."""
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    at.switch_page(page)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    for k, v in (state or {}).items():
-        at.session_state[k] = v
-    return at.run()
-
-
-def chart_by_key(at: AppTest, key: str) -> dict:
-    """The figure JSON of the plotly chart drawn with `key=`."""
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
-    return json.loads(chart.proto.spec)
 
 
 def shapes_table(at):

@@ -1,35 +1,18 @@
 """AppTest: the multi-head attention page."""
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from attention import multi_head_steps
 from attention.head_library import PRESET_LABELS, embed_tokens, head_library_weights, summarise_head
-from tests.apptest_helpers import APP, TIMEOUT, heatmap_z
+from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
 from ui.sequence import TokenSequence
 
 PAGE = "pages/heads.py"
 
 
-def open_page(page: str, query: dict[str, str] | None = None, state: dict | None = None) -> AppTest:
-    """Run app.py straight on `page`, as when its URL is opened (so the URL holds only this page's query)."""
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    at.switch_page(page)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    for k, v in (state or {}).items():
-        at.session_state[k] = v
-    return at.run()
-
-
-def chart_by_key(at: AppTest, key: str) -> dict:
-    """The figure JSON of the plotly chart drawn with `key=`."""
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
-    return json.loads(chart.proto.spec)
 DEFAULT_PRESETS = ("previous", "first", "self", "similar")
 
 
