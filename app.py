@@ -8,9 +8,10 @@ import time
 import streamlit as st
 
 from ui.presenter import presenter_controls, presenter_from_url, share_link
-from ui.state import init_defaults, mark_app_entry, record_run_time
+from ui.state import init_defaults, limit_blas_threads, mark_app_entry, record_run_time
 
 _run_started = time.perf_counter()
+limit_blas_threads()
 st.set_page_config(page_title="Attention from scratch", page_icon=":material/grid_on:", layout="wide",
                    initial_sidebar_state="collapsed" if presenter_from_url() else "auto")
 init_defaults()

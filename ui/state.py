@@ -58,3 +58,21 @@ def record_run_time(ms: float) -> None:
     RUN_TIMES_MS.append(ms)
     if os.environ.get("ATTENTION_LOG_RUN_MS") == "1":
         print(f"run_ms={ms:.2f}", flush=True)
+
+
+def limit_blas_threads() -> None:
+    """Run numpy's BLAS on one thread in the server, once per process.
+
+    A classroom server answers many small requests at once; a BLAS that splits each small matmul
+    over every core makes the requests fight for the same cores (measured 5-40x slower under load
+    here). Requests then run side by side on separate cores instead.
+    """
+    global _blas_limited
+    if not _blas_limited:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1, user_api="blas")
+        _blas_limited = True
+
+
+_blas_limited = False
