@@ -63,7 +63,7 @@ def start_server(port: int | None = None, extra_args: tuple[str, ...] = ()) -> t
                 if r.status == 200:
                     return proc, url
         except OSError:
-            time.sleep(0.3)
+            time.sleep(0.1)
     proc.kill()
     raise RuntimeError("streamlit did not become healthy within 60 s")
 
