@@ -35,10 +35,11 @@ def decode_d_ks(params: Mapping[str, str], warnings: list[str]) -> list[int]:
     raw = params.get("dk")
     if raw is None:
         return D_KS_DEFAULT
-    parts = [p.strip() for p in str(raw)[:100].split(",") if p.strip()]
+    text = str(raw) if len(str(raw)) <= 100 else "?"  # refused whole, never cut
+    parts = [p.strip() for p in text.split(",") if p.strip()]
     if not parts:
         return []  # the reader had cleared the selection
-    if len(parts) <= MAX_SHOWN and all(p.isdigit() and int(p) in SWEEP_D_KS for p in parts):
+    if len(parts) <= MAX_SHOWN and all(p.isdecimal() and int(p) in SWEEP_D_KS for p in parts):  # int("²") fails
         return sorted({int(p) for p in parts})
     warnings.append(f"URL parameter 'dk' should be up to {MAX_SHOWN} comma-separated powers of 2 from 1 to "
                     f"{SWEEP_D_KS[-1]}; using {','.join(map(str, D_KS_DEFAULT))}.")
@@ -67,8 +68,10 @@ def load_from_url() -> None:
 
 def _decode_lr(params: Mapping[str, str], warnings: list[str]) -> float:
     raw = params.get("lr")
+    if raw is None:
+        return DEFAULTS["scaling_lr"]
     try:
-        value = float(str(raw)[:12]) if raw is not None else DEFAULTS["scaling_lr"]
+        value = float(str(raw)) if len(str(raw)) <= 12 else None  # refused whole, never cut
     except ValueError:
         value = None
     if value not in LR_OPTIONS:

@@ -37,8 +37,10 @@ def decode_int(params: Mapping[str, str], name: str, default: int, lo: int, hi: 
     raw = params.get(name)
     if raw is None:
         return default
-    text = str(raw).strip()[:12]
+    text = str(raw).strip()
     try:
+        if len(text) > 12:  # refused whole, never cut: "5     junk" is not 5
+            raise ValueError(text[:12])
         value = int(text)
     except ValueError:
         warnings.append(f"URL parameter '{name}' should be a whole number from {lo} to {hi}; using {default}.")
