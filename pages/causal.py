@@ -29,7 +29,7 @@ def load_from_url() -> None:
     st.session_state["causal_url_read"] = True
     params, warnings = st.query_params.to_dict(), []
     if any(m in params for m in "qkv"):
-        seq = decode_sequence(params, warnings)
+        seq = decode_sequence(params, warnings, from_example(leak_example()))  # if bad: this page's own
         reset_sequence(KEY, seq)
         st.session_state["causal_before"] = seq
     n = st.session_state.get(KEY, from_example(leak_example())).n

@@ -29,7 +29,7 @@ def load_from_url() -> None:
     st.session_state["pitfalls_url_read"] = True
     params, warnings = st.query_params.to_dict(), []
     if any(m in params for m in "qkv"):
-        reset_sequence(KEY, decode_sequence(params, warnings))
+        reset_sequence(KEY, decode_sequence(params, warnings, from_example(HAND_EXAMPLE)))  # if bad: this page's own
     st.session_state["pitfalls_seed"] = decode_int(params, "seed", 0, 0, SEED_MAX, warnings)
     st.session_state["pitfalls_url_warnings"] = warnings
 

@@ -72,9 +72,11 @@ def encode_sequence(seq: TokenSequence) -> dict[str, str]:
     return out
 
 
-def decode_sequence(params: Mapping[str, str], warnings: list[str]) -> TokenSequence:
-    """The sequence in the URL, or the default one (with a warning saying why) if any part is bad."""
-    default = default_sequence()
+def decode_sequence(params: Mapping[str, str], warnings: list[str],
+                    default: TokenSequence | None = None) -> TokenSequence:
+    """The sequence in the URL, or `default` (the page's own example; the Playground's if not given), with a
+    warning saying why, if any part is bad."""
+    default = default_sequence() if default is None else default
     if not any(m in params for m in "qkv"):
         return default
     try:
