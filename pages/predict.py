@@ -6,6 +6,7 @@ from attention import attention_steps
 from attention.puzzles import PREDICT_LATEX, PUZZLES, PUZZLES_BY_ID, Puzzle, custom_puzzle, score_guesses
 from figures.geometry import arrows_figure
 from figures.lessons import guess_heatmap
+from ui.safe_text import escape_markdown
 from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.state import SEQUENCE_KEY, require_app_entry
 from ui.url import decode_choice, decode_sequence, encode_sequence
@@ -126,7 +127,8 @@ with left:
     st.subheader("Your prediction")
     for i, tok in enumerate(puzzle.tokens):
         g1, g2 = st.columns([3, 2], vertical_alignment="bottom")
-        g1.selectbox(f"q_{i} '{tok}' attends most to", range(n), index=None, format_func=lambda j: key_names[j],
+        g1.selectbox(f"q_{i} '{escape_markdown(tok)}' attends most to", range(n), index=None,  # a label is markdown
+                     format_func=lambda j: key_names[j],
                      key=guess_keys[i], placeholder="pick a key", disabled=revealed,
                      help=f"Which key gets the largest weight in row {i}? Compare q_{i} with every key.")
         g2.number_input("its weight (optional)", 0.0, 1.0, value=None, step=0.05, format="%.2f", key=weight_keys[i],
@@ -153,7 +155,7 @@ with right:
         try:
             steps = attention_steps(puzzle.q, puzzle.k, puzzle.v)
             results = score_guesses(steps.weights, guesses, [st.session_state.get(k) for k in weight_keys],
-                                    steps.scores, puzzle.tokens)
+                                    steps.scores, [escape_markdown(t) for t in puzzle.tokens])  # for st.error
         except ValueError as err:
             st.error(f"Cannot score this puzzle: {err}")
             st.stop()
@@ -165,7 +167,8 @@ with right:
                         width="stretch", key="predict_heatmap")
         st.caption("Rows are queries, columns keys; your guess is boxed. Hover a cell for q·k and the weight.")
         for r in results:
-            (st.success if r.correct else st.error)(f"**q_{r.query} '{puzzle.tokens[r.query]}'**: {r.explanation}",
+            label = escape_markdown(puzzle.tokens[r.query])
+            (st.success if r.correct else st.error)(f"**q_{r.query} '{label}'**: {r.explanation}",
                                                    icon="✅" if r.correct else "❌")
         st.info(puzzle.lesson, icon="💡")
         show_snippet(attention_snippet(puzzle.tokens, puzzle.q, puzzle.k, puzzle.v, causal=False, scale=True))

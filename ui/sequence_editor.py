@@ -13,6 +13,7 @@ import streamlit as st
 
 from attention.examples import compass, dominant_key, identical_keys, random_example
 from ui.presenter import is_presenting
+from ui.safe_text import escape_markdown
 from ui.sequence import (MAX_ABS_VALUE, MAX_D, MAX_N, MAX_TOKEN_CHARS, TokenSequence, format_matrix, from_example,
                          parse_matrix,
                          parse_tokens)
@@ -191,5 +192,5 @@ def sequence_editor(key: str, *, presets: bool = True, sizes: bool = True) -> To
     for m in "qkv":  # an error must be seen even with the expander closed
         err = st.session_state.get(f"{key}_err_{m}")
         if err:
-            st.error(err)
+            st.error(escape_markdown(err))  # it quotes what was typed
     return seq

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.safe_text import escape_markdown
+
 GLOBAL_PARAMS: tuple[str, ...] = ("present",)  # shared by every page (kept when a page writes its own)
 
 
@@ -17,4 +19,4 @@ def write_page_params(params: dict[str, str]) -> None:
 def show_url_warnings(state_key: str) -> None:
     """Show (once per session) the warnings collected while reading this page's URL."""
     for warning in st.session_state.get(state_key, []):
-        st.warning(warning, icon="🔗")
+        st.warning(escape_markdown(warning), icon="🔗")  # it may quote the URL's text
