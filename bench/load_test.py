@@ -675,7 +675,7 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
     log("")
     log("=" * 100)
     log(f"LOAD TEST  {args.sessions} sessions x {args.interactions} interactions x {len(figures['waves'])} "
-        f"wave(s), pages {','.join(pages)}, think {args.think} s ±50 %, ramp {args.ramp} s, TTL {args.ttl} s")
+        f"of {args.waves} wave(s), pages {','.join(pages)}, think {args.think} s ±50 %, ramp {args.ramp} s, TTL {args.ttl} s")
     log(f"load average: at the end {figures['load_end']}  (2 cores; other work runs on this machine too)")
     for w in figures["waves"]:
         la0, la1 = w["load"]
@@ -739,7 +739,8 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
             f"({mib(w['after'] - base):+.0f} MiB vs baseline)")
     # verdict
     checks = []
-    checks.append(("zero errors", not errors and not figures.get("timed_out"), f"{len(errors)} errors"))
+    checks.append(("zero errors", not errors and not figures.get("timed_out"),
+                   f"{len(errors)} errors" + (", overall timeout reached" if figures.get("timed_out") else "")))
     p95 = pct(lat, 95) if lat else float("inf")
     checks.append((f"p95 latency <= {TARGET_P95_MS / 1000:.0f} s", p95 <= TARGET_P95_MS, f"p95 {p95:.0f} ms"))
     checks.append(("all planned interactions measured", len(lat) == n_interactions and n_interactions > 0,
