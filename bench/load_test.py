@@ -589,7 +589,8 @@ async def main_async(args, log) -> int:
                 figures["warm_errors"] = warm.errors
                 await settle_memory(browser, url, args, log, "warm-up", mem)
                 figures["baseline"] = mem.median_last(3)
-                log(f"memory baseline (after warm-up, its session expired): {mib(figures['baseline']):.0f} MiB")
+                log(f"memory baseline (after {'one short session' if args.no_warmup else 'warm-up'}, its session "
+                    f"expired): {mib(figures['baseline']):.0f} MiB")
                 srv_pids = process_tree(proc.pid)
                 for w in range(1, args.waves + 1):
                     remaining = args.timeout - (time.monotonic() - started)
@@ -731,8 +732,8 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
     if alerts:
         log(f"st.error boxes seen (app-handled, counted as errors only if unexpected): {len(alerts)}, e.g. {alerts[0]}")
     base = figures.get("baseline", 0)
-    log(f"memory (server RSS): right after start {mib(figures['cold']):.0f} MiB; baseline after warm-up "
-        f"{mib(base):.0f} MiB")
+    log(f"memory (server RSS): right after start {mib(figures['cold']):.0f} MiB; baseline "
+        f"{'(no warm-up, one short session)' if args.no_warmup else 'after warm-up'} {mib(base):.0f} MiB")
     for w in figures["waves"]:
         log(f"    wave {w['wave']}: peak {mib(w['peak']):.0f} MiB ({mib(w['peak'] - base):+.0f}); after close + TTL "
             f"{mib(w['before_reap']):.0f} MiB; after the expired sessions were dropped {mib(w['after']):.0f} MiB "
