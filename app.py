@@ -4,15 +4,18 @@ Run with `streamlit run app.py`. Every page is listed here explicitly (st.naviga
 discover the pages/ folder). Pages read the shared state set up below and call the numpy core.
 """
 import time
+from pathlib import Path
 
 import streamlit as st
 
 from ui.presenter import presenter_controls, presenter_from_url, share_link
 from ui.state import init_defaults, limit_blas_threads, mark_app_entry, record_run_time
 
+# A local file: a material-symbol favicon would be fetched from the internet by every browser.
+FAVICON = Path(__file__).parent / "docs" / "favicon.png"
 _run_started = time.perf_counter()
 limit_blas_threads()
-st.set_page_config(page_title="Attention from scratch", page_icon=":material/grid_on:", layout="wide",
+st.set_page_config(page_title="Attention from scratch", page_icon=str(FAVICON), layout="wide",
                    initial_sidebar_state="collapsed" if presenter_from_url() else "auto")
 init_defaults()
 mark_app_entry()

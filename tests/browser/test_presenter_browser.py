@@ -51,3 +51,12 @@ def test_the_toolbar_saves_images_in_the_chosen_format(page, app_url):
     page.locator(HEATMAP).first.hover()
     assert page.locator('.modebar-btn[data-title="Download plot as a svg"], .modebar-btn[data-title*="Download"]'
                         ).count() >= 1
+
+
+def test_the_app_asks_nothing_of_the_internet(page, app_url):
+    # a classroom may have no internet: no favicon, font or script may come from another host
+    outside = []
+    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith((app_url, "data:", "blob:")) else None)
+    for path in ("", "heads", "pretrained"):
+        open_page(page, app_url, path)
+    assert outside == []
