@@ -35,26 +35,41 @@ def stable_box(page, locator) -> dict:
     return box
 
 
+def edit_first_q(page, grid, text: str, attempts: int = 5) -> bool:
+    """Double-click north's q1 cell, type `text`, press Enter; True once the edit reached the URL.
+
+    Retried because a late rerun can redraw the grid and close the cell editor between the
+    double-click and the typing; and Enter pressed at once after typing commits the old value.
+    """
+    for _ in range(attempts):
+        box = stable_box(page, grid)
+        # first data row (north), column q1: the token column is 76 px wide, the header row about 35 px
+        page.mouse.dblclick(box["x"] + 76 + 27, box["y"] + 35 + 17)
+        try:
+            page.wait_for_selector(".gdg-input", timeout=5_000)  # the cell editor opened...
+            if page.locator(".gdg-input").input_value() != "0":  # ...on north's q1, which holds 0
+                page.keyboard.press("Escape")
+                continue
+            page.keyboard.type(text)  # the editor opens with its text selected: typing replaces the 0
+            page.wait_for_timeout(300)  # let the grid take the typed text in before Enter commits it
+            if page.locator(".gdg-input").input_value() != text:
+                continue
+            page.keyboard.press("Enter")
+            # the run triggered by the edit ends by writing q into the URL
+            page.wait_for_function(f"() => location.search.includes('q={text}%2C')", timeout=15_000)
+            return True
+        except Exception:  # noqa: BLE001 - the editor closed or the run never came: try again
+            page.keyboard.press("Escape")
+            wait_idle(page)
+    return False
+
+
 def test_editing_a_grid_cell_changes_the_heatmap(page, app_url):
     open_page(page, app_url, "")
     before = heatmap_weights(page)
     page.wait_for_selector('[data-testid="stDataFrame"] canvas')
     grid = page.locator('[data-testid="stDataFrame"]').first  # the Q|K|V grid
-    for _ in range(5):  # on a busy machine the layout can still move (formulas render late): retry
-        box = stable_box(page, grid)
-        # first data row (north), column q1: the token column is 76 px wide, the header row about 35 px
-        page.mouse.dblclick(box["x"] + 76 + 27, box["y"] + 35 + 17)
-        try:
-            page.wait_for_selector(".gdg-input", timeout=5_000)  # the grid's cell editor opened...
-        except Exception:  # noqa: BLE001 - try again
-            continue
-        if page.locator(".gdg-input").input_value() == "0":  # ...on north's q1, which holds 0
-            break
-        page.keyboard.press("Escape")
-    page.keyboard.type("5")  # the cell editor opens with its text selected: typing replaces the 0
-    page.keyboard.press("Enter")
-    # the run triggered by the edit ends by writing q into the URL: wait for that, however busy the machine
-    page.wait_for_function("() => location.search.includes('q=5%2C')", timeout=30_000)
+    assert edit_first_q(page, grid, "5"), "could not edit north's q1 by double-click, type, Enter"
     wait_idle(page)
     after = heatmap_weights(page)
     assert_no_exception(page)
