@@ -142,8 +142,19 @@ def assert_no_exception(page) -> None:
 
 
 def screenshot(page, name: str) -> Path:
-    """Save a full-page screenshot under artifacts/screenshots/ (for a person to look at)."""
+    """Save a whole-page screenshot under artifacts/screenshots/ (for a person to look at).
+
+    Streamlit scrolls inside its main block, so a "full page" screenshot would stop at the window:
+    grow the window to the content's height for the shot, then put it back.
+    """
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
+    viewport = page.viewport_size
+    height = page.evaluate("() => (document.querySelector('[data-testid=\"stMain\"]') || document.body).scrollHeight")
+    if viewport:
+        page.set_viewport_size({"width": viewport["width"], "height": min(int(height) + 60, 8000)})
+        page.wait_for_timeout(800)
     page.screenshot(path=str(path), full_page=True)
+    if viewport:
+        page.set_viewport_size(viewport)
     return path

@@ -17,15 +17,6 @@ def heatmap_count(page) -> int:
         .filter(el => (el._fullData || []).some(t => t.type === 'heatmap')).length""")
 
 
-def screenshot_whole(page, name: str) -> None:
-    """Screenshot the whole page: Streamlit scrolls inside its main block, so grow the window to fit it."""
-    height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-    page.set_viewport_size({"width": 1400, "height": min(int(height) + 60, 8000)})
-    page.wait_for_timeout(800)
-    screenshot(page, name)
-    page.set_viewport_size({"width": 1400, "height": 1000})
-
-
 def pick(page, label: str, option: str) -> None:
     """Choose `option` in the selectbox labelled `label`, by clicking like a student."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
@@ -51,7 +42,7 @@ def test_each_lesson_page_loads_without_exception(page, app_url, path):
     open_page(page, app_url, path)
     assert_no_exception(page)
     assert page.locator('[data-testid="stHeading"], h1').first.is_visible()
-    screenshot_whole(page, path)
+    screenshot(page, path)
 
 
 def test_predict_flow_by_clicking(page, app_url):
@@ -76,7 +67,7 @@ def test_predict_flow_by_clicking(page, app_url):
     z = heatmap.evaluate("el => Array.from(el._fullData[0].z, row => Array.from(row))")
     np.testing.assert_allclose(np.array(z, dtype=float), scaled_dot_product_attention(p.q, p.k, p.v)[1], atol=1e-9)
     assert page.get_by_text("You picked k_0 'east' (q_1·k_0 = 0").is_visible()
-    screenshot_whole(page, "predict_revealed")
+    screenshot(page, "predict_revealed")
 
 
 def test_causal_randomise_passes_the_check(page, app_url):
@@ -87,4 +78,4 @@ def test_causal_randomise_passes_the_check(page, app_url):
     wait_idle(page)
     assert_no_exception(page)
     assert page.get_by_text(re.compile("Check passed")).is_visible()
-    screenshot_whole(page, "causal_randomised")
+    screenshot(page, "causal_randomised")

@@ -8,15 +8,6 @@ CHARTS = '[data-testid="stPlotlyChart"] .js-plotly-plot'
 N_CHARTS = 6  # weights, max weight, variance, Jacobian, loss, gradient norm
 
 
-def screenshot_whole(page, name: str) -> None:
-    """Screenshot the whole page: Streamlit scrolls inside its main block, so grow the window to fit it."""
-    height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-    page.set_viewport_size({"width": 1400, "height": min(int(height) + 60, 8000)})
-    page.wait_for_timeout(800)
-    screenshot(page, name)
-    page.set_viewport_size({"width": 1400, "height": 1000})
-
-
 def query(page) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
 
@@ -28,7 +19,7 @@ def test_default_page_draws_every_chart_and_the_verdict(page, app_url):
     assert page.locator(CHARTS).count() == N_CHARTS
     assert page.get_by_text("the unscaled run trains worse").is_visible()
     assert query(page)["dk"] == "4,64,1024"
-    screenshot_whole(page, "scaling")
+    screenshot(page, "scaling")
 
 
 def test_extreme_settings_from_the_url(page, app_url):
@@ -37,7 +28,7 @@ def test_extreme_settings_from_the_url(page, app_url):
     page.locator(CHARTS).nth(N_CHARTS - 1).wait_for()
     assert page.locator('[data-testid="stAlertContentWarning"]').count() == 0
     assert query(page)["keys"] == "1" and query(page)["tdk"] == "1024"
-    screenshot_whole(page, "scaling_extreme")
+    screenshot(page, "scaling_extreme")
 
 
 def test_a_malformed_url_warns_and_the_page_still_works(page, app_url):
