@@ -2,12 +2,15 @@
 
     python bench/load_test.py [--sessions 30] [--interactions 10] [--pages playground,causal,heads,...]
                               [--waves 2] [--port 0] [--ttl 10] [--think 1.0] [--timeout 1800]
-                              [--snapshot] [--nice-browser 19] [--out FILE]   (--help lists every option)
+                              [--snapshot] [--nice-browser 19] [--browsers K] [--out FILE]   (--help: all)
 
 `--snapshot` serves a copy of the last commit instead of the working tree (Streamlit reloads files
 that change, so other people's edits in progress would otherwise reach the server mid-run);
 `--nice-browser 19` runs Chromium below the server's priority, to see the server's side of 30 sessions
-when the browsers, which need far more CPU than the server, share its 2 cores.
+when the browsers, which need far more CPU than the server, share its 2 cores; `--browsers K` makes only
+K of the N sessions Chromium pages and the others browser-less sessions speaking Streamlit's websocket
+protocol (bench/ws_client.py: the same page visits and widget changes, the same messages, no rendering),
+which is how a classroom loads the server when each browser runs on its own laptop.
 
 What it does (issue #8):
 1. starts ONE server on 127.0.0.1 with tests/browser/conftest.py's start_server, passing
@@ -29,7 +32,8 @@ What it does (issue #8):
    only drops expired sessions from its store when it next writes to it, see
    streamlit/runtime/caching/ttl_cache.py), and read the memory again.
 
-Latency of an interaction = from the click (or key press) in the page until the app is idle again (script
+Latency of an interaction (browser-less sessions: BackMsg sent -> `script_finished` received, reported
+apart) = from the click (or key press) in the page until the app is idle again (script
 not running, no skeleton) with the changed content on screen: for an option, until some plotly chart's
 data (z, x, y) differs from before; for a page change, until the URL path is the new page's and its
 title (h1) has replaced the old one. The state must then hold for a short settle time, which is not
@@ -350,7 +354,7 @@ class Session:
         start = result.get("clicked") or t0_wall_ms
         ms = max(0.0, result["since"] - start)
         self.stats.latencies.append({"wave": self.wave, "session": self.name, "kind": kind,
-                                     "page": self.page_name, "label": label, "ms": ms})
+                                     "page": self.page_name, "label": label, "ms": ms, "client": "browser"})
         return ms
 
     async def navigate(self, page, target: str) -> None:
@@ -431,30 +435,9 @@ class Session:
                 self.error(self.describe(f"loading {first}", result))
                 return
             self.page_name = first
-            self.stats.loads.append({"wave": self.wave, "session": self.name, "ms": result["since"] - t0})
+            self.stats.loads.append({"wave": self.wave, "session": self.name, "ms": result["since"] - t0, "client": "browser"})
             await self.check_page(page, f"loading {first}")
-            next_i, acted_here = 1, 0
-            used: dict[str, int] = {}  # actions used per page, so that a revisit takes the next option
-            for _ in range(interactions):
-                if self.crashed:
-                    break
-                if think:
-                    await asyncio.sleep(think * rng.uniform(0.5, 1.5))
-                here = ACTIONS[self.page_name]
-                limit = len(here) if per_visit is None else per_visit
-                if here and acted_here < limit:
-                    n_used = used.get(self.page_name, 0)
-                    kind, label = here[n_used % len(here)]
-                    used[self.page_name] = n_used + 1
-                    acted_here += 1
-                    await self.act(page, kind, label, n_used // len(here))
-                else:
-                    target = plan[next_i % len(plan)]
-                    next_i += 1
-                    if target == self.page_name:  # a one-page plan: nowhere else to go
-                        target = next(p for p in PAGES if p != target)
-                    acted_here = 0
-                    await self.navigate(page, target)
+            await follow_plan(self, page, plan, interactions, per_visit, think, rng)
         except asyncio.CancelledError:
             self.error("cancelled (overall timeout)")
             raise
@@ -467,6 +450,114 @@ class Session:
                 await asyncio.wait_for(ctx.close(), timeout=30)
             except Exception as exc:  # noqa: BLE001
                 self.error(f"closing the context: {exc!r}")
+
+
+async def follow_plan(session, page, plan: list[str], interactions: int, per_visit: int | None, think: float,
+                      rng: random.Random) -> None:
+    """The interactions of one session once its first page is open (browser and protocol sessions alike):
+    on a page with options, use `per_visit` of them (None: all), then go to the plan's next page (cycling)."""
+    next_i, acted_here = 1, 0
+    used: dict[str, int] = {}  # actions used per page, so that a revisit takes the next option
+    for _ in range(interactions):
+        if session.crashed:
+            break
+        if think:
+            await asyncio.sleep(think * rng.uniform(0.5, 1.5))
+        here = ACTIONS[session.page_name]
+        limit = len(here) if per_visit is None else per_visit
+        if here and acted_here < limit:
+            n_used = used.get(session.page_name, 0)
+            kind, label = here[n_used % len(here)]
+            used[session.page_name] = n_used + 1
+            acted_here += 1
+            await session.act(page, kind, label, n_used // len(here))
+        else:
+            target = plan[next_i % len(plan)]
+            next_i += 1
+            if target == session.page_name:  # a one-page plan: nowhere else to go
+                target = next(p for p in PAGES if p != target)
+            acted_here = 0
+            await session.navigate(page, target)
+
+
+class ProtocolSession:
+    """A session without a browser (bench/ws_client.py): the same plan, over Streamlit's websocket protocol.
+    Its latency is BackMsg sent -> script_finished received: the server's whole work and the transfer,
+    not the rendering, which a student's own laptop does."""
+
+    def __init__(self, url: str, name: str, wave: int, stats: Stats, args):
+        self.url, self.name, self.wave, self.stats, self.args = url, name, wave, stats, args
+        self.crashed = False
+        self.page_name = None
+
+    def error(self, msg: str) -> None:
+        self.stats.errors.append(f"[{self.name}] {msg}")
+
+    def check(self, where: str, result) -> bool:
+        if result.status != "FINISHED_SUCCESSFULLY":
+            self.error(f"{where}: run ended {result.status} after {result.ms:.0f} ms")
+            if result.status.startswith("closed"):
+                self.crashed = True
+            return False
+        for exc in result.exceptions:
+            self.error(f"stException after {where}: {exc!r}")
+        for alert in result.errors:
+            self.stats.alerts.append(f"[{self.name}] after {where}: {alert!r}")
+        return not result.exceptions
+
+    def record(self, kind: str, label: str, result) -> None:
+        self.stats.latencies.append({"wave": self.wave, "session": self.name, "kind": kind, "page": self.page_name,
+                                     "label": label, "ms": result.ms, "client": "protocol"})
+
+    async def navigate(self, client, target: str) -> None:
+        result = await client.goto(PAGES[target])
+        if self.check(f"going to {target}", result):
+            self.page_name = target
+            self.record("navigate", target, result)
+
+    async def act(self, client, kind: str, label: str, nth: int) -> None:
+        where = f"{kind} {label!r} on {self.page_name}"
+        try:
+            if kind == "toggle":
+                result, was, now = await client.toggle(label)
+                if result.status == "FINISHED_SUCCESSFULLY" and now == was:
+                    self.error(f"{where}: the toggle did not change")
+            elif kind == "button":
+                result = await client.click(label)
+            else:  # slider: right, then back left
+                result = await client.slide(label, 1 if nth % 2 == 0 else -1)
+        except LookupError as exc:
+            self.error(f"{where}: {exc}")
+            return
+        if self.check(where, result):
+            self.record(kind, label, result)
+
+    async def run(self, plan: list[str], interactions: int, per_visit: int | None = 1, think: float = 0.0) -> None:
+        from bench.ws_client import ProtocolSession as Client
+
+        rng = random.Random(f"{self.wave}-{self.name}")
+        client = Client(self.url, timeout=self.args.interaction_timeout)
+        try:
+            t0 = time.perf_counter()
+            await client.connect()
+            first = plan[0]
+            result = await client.open(PAGES[first])
+            if not self.check(f"loading {first}", result):
+                return
+            self.page_name = first
+            self.stats.loads.append({"wave": self.wave, "session": self.name, "ms": (time.perf_counter() - t0) * 1000,
+                                     "client": "protocol"})
+            await follow_plan(self, client, plan, interactions, per_visit, think, rng)
+        except asyncio.CancelledError:
+            self.error("cancelled (overall timeout)")
+            raise
+        except Exception as exc:  # a refused connection, a protocol error...
+            self.error(f"{type(exc).__name__} on {self.page_name}: {str(exc)[:200]}")
+        finally:
+            try:
+                await asyncio.wait_for(client.close(), timeout=30)
+            except Exception as exc:  # noqa: BLE001
+                self.error(f"closing the connection: {exc!r}")
 
 
 async def warm_up(browser, url: str, pages: list[str], stats: Stats, args) -> None:
@@ -608,7 +699,10 @@ async def main_async(args, log) -> int:
                     load0 = os.getloadavg()
                     machine0 = machine_cpu()
                     plans = [session_plan(pages, i, rng) for i in range(args.sessions)]
-                    sessions = [Session(browser, url, f"w{w}s{i:02d}", w, stats, args) for i in range(args.sessions)]
+                    n_browsers = args.sessions if args.browsers is None else min(args.browsers, args.sessions)
+                    sessions = [Session(browser, url, f"w{w}s{i:02d}", w, stats, args) if i < n_browsers
+                                else ProtocolSession(url, f"w{w}p{i:02d}", w, stats, args)
+                                for i in range(args.sessions)]
 
                     async def one(i, s):
                         if args.ramp:
@@ -675,6 +769,10 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
     n_interactions = args.sessions * args.interactions * len(figures["waves"])
     log("")
     log("=" * 100)
+    n_browsers = args.sessions if args.browsers is None else min(args.browsers, args.sessions)
+    if n_browsers < args.sessions:
+        log(f"clients: {n_browsers} Chromium page(s) and {args.sessions - n_browsers} browser-less sessions "
+            "(Streamlit's websocket protocol, bench/ws_client.py)")
     log(f"LOAD TEST  {args.sessions} sessions x {args.interactions} interactions x {len(figures['waves'])} "
         f"of {args.waves} wave(s), pages {','.join(pages)}, think {args.think} s ±50 %, ramp {args.ramp} s, TTL {args.ttl} s")
     log(f"load average: at the end {figures['load_end']}  (2 cores; other work runs on this machine too)")
@@ -705,6 +803,12 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
         for key in sorted(kinds, key=lambda k: -pct(kinds[k], 95)):
             v = kinds[key]
             log(f"    {key:<52} n={len(v):>3}  p50 {pct(v, 50):>6.0f}  p95 {pct(v, 95):>6.0f}  max {max(v):>6.0f} ms")
+        for client, what in (("browser", "Chromium pages, click -> changed content on screen"),
+                             ("protocol", "browser-less sessions, BackMsg sent -> script_finished received")):
+            v = [r["ms"] for s in all_stats for r in s.latencies if r.get("client") == client]
+            if v and len(v) < len(lat):
+                log(f"    {client} sessions ({what}): n={len(v)}, p50 {pct(v, 50):.0f} ms, p95 {pct(v, 95):.0f} ms, "
+                    f"max {max(v):.0f} ms")
         for w in figures["waves"]:
             v = [r["ms"] for s in all_stats for r in s.latencies if r["wave"] == w["wave"]]
             if v:
@@ -782,6 +886,11 @@ def main() -> None:
     parser.add_argument("--nice-browser", type=int, default=0,
                         help="run Playwright and Chromium at this nice value (the server stays at 0): shows what "
                              "the server does when 30 browsers on the same cores do not starve it")
+    parser.add_argument("--browsers", type=int, default=None,
+                        help="how many of the sessions are Chromium pages (default: all); the others speak "
+                             "Streamlit's websocket protocol without a browser (bench/ws_client.py), as a "
+                             "classroom's browsers on their own laptops would, so that 30 sessions can load one "
+                             "server on a machine that cannot also render 30 pages")
     parser.add_argument("--no-warmup", action="store_true")
     parser.add_argument("--snapshot", action="store_true",
                         help="serve a copy of the last commit (git archive HEAD, under --scratch) instead of the "

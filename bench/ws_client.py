@@ -1,0 +1,201 @@
+"""A Streamlit session without a browser: the messages a student's browser exchanges with the server.
+
+The load test uses it to put 30 sessions on one server when the 30 browsers cannot run on the same
+machine (on a 2-core machine, 30 headless Chromium pages need several times the CPU the server does,
+and a classroom's browsers each run on their own laptop). It speaks Streamlit's own websocket protocol
+(`/_stcore/stream`, binary protobufs from `streamlit.proto`), as the frontend does:
+
+- opening a page: a `rerun_script` BackMsg with the URL's path (`page_name`) and query string;
+- using a widget: a `rerun_script` with the widgets' states, the changed one included (a toggle's
+  `bool_value`, a button's `trigger_value`, a slider's `double_array_value`);
+- going to another page: a `rerun_script` with the target's `page_script_hash`, from the app's
+  `navigation` message;
+- the query string the app writes (`page_info_changed`) is sent back on the next rerun, and large
+  messages are cached by hash (`cached_message_hashes`), as the browser does.
+
+A run is done at its `script_finished` message; its latency is from sending the BackMsg to receiving
+that message, so it holds the server's whole work (queueing, the script, serialising) and the transfer,
+but not the browser's rendering. Errors: an `exception` element, a run that did not finish successfully,
+the connection closing, or no answer within the timeout.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+
+@dataclass
+class Widget:
+    kind: str  # "checkbox" (toggles too), "button", "slider", ...
+    id: str
+    label: str
+    proto: object
+
+
+@dataclass
+class RunResult:
+    ms: float
+    status: str  # "FINISHED_SUCCESSFULLY", ... or "closed" / "timeout"
+    exceptions: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # st.error boxes (app-handled messages)
+    page_hash: str = ""
+    h1: str = ""
+    messages: int = 0
+    bytes: int = 0
+
+
+class ProtocolSession:
+    """One browser-less session: connect(), open(path), toggle(label), click(label), slide(label), goto(path)."""
+
+    def __init__(self, base_url: str, timeout: float = 60.0):
+        self.ws_url = base_url.replace("http", "ws", 1).rstrip("/") + "/_stcore/stream"
+        self.timeout = timeout
+        self.ws = None
+        self.query_string = ""
+        self.page_hash = ""
+        self.pages: dict[str, str] = {}  # url path -> page script hash
+        self.widgets: dict[str, Widget] = {}  # label -> widget of the current page
+        self.states: dict[str, WidgetState] = {}  # widget id -> the value this session gave it
+        self.cached: set[str] = set()  # hashes of large messages already received
+
+    async def connect(self) -> None:
+        from websockets.asyncio.client import connect
+
+        self.ws = await connect(self.ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=self.timeout,
+                                ping_interval=None)
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+            self.ws = None
+
+    # -------------------------------------------------------------- what a user does
+
+    async def open(self, path: str, query_string: str = "") -> RunResult:
+        """Open the app at /<path>?<query_string>, as typing the URL does."""
+        self.query_string = query_string
+        return await self._rerun(page_name=path, page_hash="")
+
+    async def goto(self, path: str) -> RunResult:
+        """Go to another page by its sidebar link."""
+        page_hash = self.pages.get(path)
+        if page_hash is None:
+            raise ValueError(f"no page at /{path}; the app lists {sorted(self.pages)}")
+        self.states = {}
+        self.query_string = ""
+        return await self._rerun(page_name=path, page_hash=page_hash)
+
+    async def toggle(self, label: str) -> tuple[RunResult, bool, bool]:
+        """Flip a checkbox or toggle; returns (run, value before, value the next run drew it with)."""
+        w = self._widget(label, "checkbox")
+        was = self._checkbox_value(w)
+        self.states[w.id] = WidgetState(id=w.id, bool_value=not was)
+        result = await self._rerun()
+        now = self._checkbox_value(self.widgets[label]) if label in self.widgets else was
+        return result, was, now
+
+    async def click(self, label: str) -> RunResult:
+        w = self._widget(label, "button")
+        trigger = WidgetState(id=w.id, trigger_value=True)
+        return await self._rerun(extra=[trigger])  # a trigger is sent once, not kept
+
+    async def slide(self, label: str, step: int) -> RunResult:
+        """Move a numeric slider `step` steps (negative: left), staying within its range."""
+        w = self._widget(label, "slider")
+        p = w.proto
+        current = list(p.value) if p.set_value else list(p.default)
+        if p.options:  # a select_slider: values are option indices
+            new = min(max(int(current[0]) + step, 0), len(p.options) - 1)
+        else:
+            new = min(max(current[0] + step * p.step, p.min), p.max)
+        self.states[w.id] = WidgetState(id=w.id, double_array_value={"data": [float(new)]})
+        return await self._rerun()
+
+    # -------------------------------------------------------------- protocol
+
+    def _widget(self, label: str, kind: str) -> Widget:
+        w = self.widgets.get(label)
+        if w is None or w.kind != kind:
+            have = sorted(f"{x.kind} {x.label!r}" for x in self.widgets.values())
+            raise LookupError(f"no {kind} labelled {label!r} on this page; it has {have}")
+        return w
+
+    def _checkbox_value(self, w: Widget) -> bool:
+        state = self.states.get(w.id)
+        if state is not None:
+            return state.bool_value
+        return bool(w.proto.value) if w.proto.set_value else bool(w.proto.default)
+
+    async def _rerun(self, page_name: str | None = None, page_hash: str | None = None,
+                     extra: list[WidgetState] = ()) -> RunResult:
+        msg = BackMsg()
+        rs = msg.rerun_script
+        rs.query_string = self.query_string
+        rs.page_script_hash = self.page_hash if page_hash is None else page_hash
+        rs.page_name = page_name or ""
+        for state in [*self.states.values(), *extra]:
+            rs.widget_states.widgets.append(state)
+        rs.cached_message_hashes.extend(sorted(self.cached))
+        t0 = time.perf_counter()
+        await self.ws.send(msg.SerializeToString())
+        try:
+            result = await asyncio.wait_for(self._until_finished(), timeout=self.timeout)
+        except asyncio.TimeoutError:
+            return RunResult(ms=(time.perf_counter() - t0) * 1000, status="timeout")
+        result.ms = (time.perf_counter() - t0) * 1000
+        return result
+
+    async def _until_finished(self) -> RunResult:
+        from websockets.exceptions import ConnectionClosed
+
+        result = RunResult(ms=0.0, status="")
+        widgets: dict[str, Widget] = {}
+        while True:
+            try:
+                raw = await self.ws.recv()
+            except ConnectionClosed as exc:
+                result.status = f"closed ({exc})"
+                return result
+            result.messages += 1
+            result.bytes += len(raw)
+            fm = ForwardMsg()
+            fm.ParseFromString(raw)
+            if fm.metadata.cacheable and fm.hash:
+                self.cached.add(fm.hash)
+            kind = fm.WhichOneof("type")
+            if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+                self._read_element(fm.delta.new_element, widgets, result)
+            elif kind == "page_info_changed":
+                self.query_string = fm.page_info_changed.query_string
+            elif kind == "navigation":
+                self.pages = {p.url_pathname: p.page_script_hash for p in fm.navigation.app_pages}
+                self.page_hash = fm.navigation.page_script_hash
+                result.page_hash = self.page_hash
+            elif kind == "script_finished":
+                status = ForwardMsg.ScriptFinishedStatus.Name(fm.script_finished)
+                if status == "FINISHED_EARLY_FOR_RERUN":
+                    continue  # the app called st.rerun(): the next run follows
+                result.status = status
+                self.widgets = widgets
+                live = {w.id for w in widgets.values()}
+                self.states = {k: v for k, v in self.states.items() if k in live}
+                return result
+
+    @staticmethod
+    def _read_element(el, widgets: dict[str, Widget], result: RunResult) -> None:
+        kind = el.WhichOneof("type")
+        if kind == "exception":
+            result.exceptions.append(f"{el.exception.type}: {el.exception.message}"[:300])
+        elif kind == "alert" and el.alert.format == el.alert.ERROR:
+            result.errors.append(el.alert.body[:200])
+        elif kind == "heading" and el.heading.tag == "h1" and not result.h1:
+            result.h1 = el.heading.body
+        elif kind in ("checkbox", "button", "slider"):
+            proto = getattr(el, kind)
+            if proto.label not in widgets:
+                widgets[proto.label] = Widget(kind, proto.id, proto.label, proto)
