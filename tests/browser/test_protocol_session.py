@@ -1,0 +1,69 @@
+"""The load test's browser-less client (bench/ws_client.py) against the real server.
+
+It must do what a browser does, or the load test's figures for 30 sessions measure something else:
+open a page, change a widget (the app then runs with the new value: it writes it into the URL), go to
+every other page, and report exceptions. Uses the browser tests' server, no browser.
+"""
+from __future__ import annotations
+
+import asyncio
+from urllib.parse import parse_qs
+
+from bench.load_test import PAGES
+from bench.ws_client import ProtocolSession
+
+# The h1 of each page, as a reader sees it first.
+TITLES = {"playground": "Attention playground", "predict": "Predict, then check", "causal": "Causal masking",
+          "pitfalls": "Pitfalls", "heads": "Multi-head attention", "block": "The transformer block",
+          "pretrained": "A real pretrained model", "scaling": "Why divide by √d_k"}
+
+
+def _run(coro):
+    return asyncio.run(asyncio.wait_for(coro, timeout=240))
+
+
+def test_protocol_session_opens_toggles_and_sends_state_back(app_url):
+    async def scenario():
+        s = ProtocolSession(app_url)
+        await s.connect()
+        try:
+            opened = await s.open("")
+            first = parse_qs(s.query_string)
+            toggled, was, now = await s.toggle("Causal mask")
+            after = parse_qs(s.query_string)
+            again, _, back = await s.toggle("Causal mask")
+            return opened, first, (toggled, was, now), after, (again, back), parse_qs(s.query_string)
+        finally:
+            await s.close()
+
+    opened, first, (toggled, was, now), after, (again, back), last = _run(scenario())
+    assert opened.status == "FINISHED_SUCCESSFULLY" and not opened.exceptions
+    assert opened.h1 == TITLES["playground"]
+    assert first["causal"] == ["0"]
+    assert toggled.status == "FINISHED_SUCCESSFULLY" and (was, now) == (False, True)
+    assert after["causal"] == ["1"]  # the server ran the page with the new value
+    assert after["q"] == first["q"]  # and kept the rest of the state, sent back with the query string
+    assert again.status == "FINISHED_SUCCESSFULLY" and back is False and last["causal"] == ["0"]
+
+
+def test_protocol_session_visits_every_page_without_an_exception(app_url):
+    async def scenario():
+        s = ProtocolSession(app_url)
+        await s.connect()
+        try:
+            runs = {"playground": await s.open("")}
+            for name, path in PAGES.items():
+                if name != "playground":
+                    runs[name] = await s.goto(path)
+            with_slider = await s.goto(PAGES["scaling"])
+            slid = await s.slide("keys per query", 1)
+            return runs, parse_qs(s.query_string), slid, with_slider
+        finally:
+            await s.close()
+
+    runs, query, slid, _ = _run(scenario())
+    for name, run in runs.items():
+        assert run.status == "FINISHED_SUCCESSFULLY", name
+        assert not run.exceptions, (name, run.exceptions)
+        assert run.h1 == TITLES[name]
+    assert slid.status == "FINISHED_SUCCESSFULLY" and query["keys"] == ["9"]  # 8 keys by default, one step right
