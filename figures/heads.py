@@ -1,6 +1,7 @@
 """Figures for multi-head attention: how d_model is split between heads, and every head's weights.
 
-Pure functions: numpy arrays in, plotly Figures out (no streamlit).
+Pure functions: numpy arrays in, plotly Figures out (no streamlit). Built as plain dicts and wrapped
+without validation (figures.base); the tests validate them.
 """
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
+from figures.base import colorscale as named_colorscale
+from figures.base import figure
 from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
 
 HEAD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
@@ -51,28 +53,50 @@ def column_blocks_figure(matrix: np.ndarray, row_labels: Sequence[str], blocks: 
     owner = [""] * d
     for start, stop, name, _ in blocks:
         owner[start:stop] = [name] * (stop - start)
-    fig = go.Figure(go.Heatmap(
-        z=matrix, x=list(range(d)), y=list(range(n)), zmin=-bound, zmax=bound, colorscale="RdBu",
-        text=np.vectorize(lambda v: f"{v:.2f}")(matrix) if annotate else None,
-        texttemplate="%{text}" if annotate else None, textfont=dict(size=10),
-        customdata=np.array([safe_labels(owner)] * n),
-        hovertemplate="row %{y}, column %{x} (%{customdata}): %{z:.3f}<extra></extra>", showscale=False,
-    ))
+    owner = safe_labels(owner)
+    trace = dict(type="heatmap", z=matrix, x=list(range(d)), y=list(range(n)), zmin=-bound, zmax=bound,
+                 colorscale=named_colorscale("RdBu"), textfont=dict(size=10),
+                 customdata=[list(owner) for _ in range(n)],
+                 hovertemplate="row %{y}, column %{x} (%{customdata}): %{z:.3f}<extra></extra>", showscale=False)
+    if annotate:
+        trace.update(text=[[f"{v:.2f}" for v in row] for row in matrix.tolist()], texttemplate="%{text}")
+    shapes, annotations = [], []
     for start, stop, name, colour in blocks:
         left, right = start - 0.5, stop - 0.5
-        fig.add_shape(type="rect", x0=left, x1=right, y0=-0.5, y1=n - 0.5, line=dict(color=colour, width=3))
-        fig.add_annotation(x=(left + right) / 2, y=-0.5, yshift=4, yanchor="bottom", showarrow=False,
-                           text=f"<b>{safe_labels([name])[0]}</b>", font=dict(color=colour, size=12))
-    xaxis = dict(title="column", showgrid=False, zeroline=False)
+        shapes.append(dict(type="rect", x0=left, x1=right, y0=-0.5, y1=n - 0.5, line=dict(color=colour, width=3)))
+        annotations.append(dict(x=(left + right) / 2, y=-0.5, yshift=4, yanchor="bottom", showarrow=False,
+                                text=f"<b>{safe_labels([name])[0]}</b>", font=dict(color=colour, size=12)))
+    xaxis = dict(title=dict(text="column"), showgrid=False, zeroline=False)
     if column_labels is not None:
         xaxis.update(tickmode="array", tickvals=list(range(d)), ticktext=safe_labels(column_labels), tickangle=-60)
-    fig.update_layout(
-        title=title, margin=dict(l=10, r=10, t=70 if title else 30, b=10),
+    layout = dict(
+        margin=dict(l=10, r=10, t=70 if title else 30, b=10),
         height=max(200, 26 * n + 130) + (80 if column_labels is not None else 0),
         xaxis=xaxis, yaxis=dict(tickmode="array", tickvals=list(range(n)), ticktext=safe_labels(row_labels),
                                 autorange="reversed", showgrid=False, zeroline=False),
     )
-    return fig
+    if shapes:
+        layout.update(shapes=shapes, annotations=annotations)
+    if title:
+        layout["title"] = dict(text=title)
+    return figure([trace], layout)
+
+
+def _grid_domains(rows: int, cols: int, horizontal_spacing: float,
+                  vertical_spacing: float) -> list[tuple[list[float], list[float]]]:
+    """(x domain, y domain) of each cell of a rows x cols grid, row by row from the top left: the same
+    numbers as plotly's make_subplots (which validates every property, too slowly for a rerun)."""
+    width = (1.0 - horizontal_spacing * (cols - 1)) / cols
+    height = (1.0 - vertical_spacing * (rows - 1)) / rows
+    cells = []
+    for r in range(rows):
+        from_bottom = rows - 1 - r
+        y0 = sum([height] * from_bottom) + from_bottom * vertical_spacing
+        y_domain = [min(max(y0, 0.0), 1.0), min(max(y0 + height, 0.0), 1.0)]
+        for c in range(cols):
+            x0 = sum([width] * c) + c * horizontal_spacing
+            cells.append(([x0, x0 + width], y_domain))
+    return cells
 
 
 def heads_grid(weights: np.ndarray, labels: Sequence[str], titles: Sequence[str], *, columns: int = 4,
@@ -89,29 +113,43 @@ def heads_grid(weights: np.ndarray, labels: Sequence[str], titles: Sequence[str]
     cols = max(1, min(columns, h))
     rows = -(-h // cols)
     annotate = (n <= 8 and cols <= 4) if annotate is None else annotate
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[_title(t) for t in titles],
-                        horizontal_spacing=0.04, vertical_spacing=min(0.25, 0.5 / rows))
     ticks = safe_labels(labels)
+    cells = _grid_domains(rows, cols, 0.04, min(0.25, 0.5 / rows))
+    layout: dict = {}
+    for k, (x_domain, y_domain) in enumerate(cells):  # every cell of the grid gets its axes, as in make_subplots
+        suffix = str(k + 1) if k else ""
+        layout["xaxis" + suffix] = dict(anchor="y" + suffix, domain=x_domain)
+        layout["yaxis" + suffix] = dict(anchor="x" + suffix, domain=y_domain)
+    pairs = [f"query {i} '{ticks[i]}' → key {j} '{ticks[j]}'" for i in range(n) for j in range(m)]
+    data, annotations = [], []
     for k in range(h):
-        r, c = divmod(k, cols)
-        hover = np.array([[f"head {k + 1}: query {i} '{ticks[i]}' → key {j} '{ticks[j]}'" for j in range(m)]
-                          for i in range(n)])
-        fig.add_trace(go.Heatmap(
-            z=weights[k], x=list(range(m)), y=list(range(n)), coloraxis="coloraxis",
-            text=np.vectorize(lambda w: f"{w:.2f}")(weights[k]) if annotate else None,
-            texttemplate="%{text}" if annotate else None, textfont=dict(size=10), customdata=hover,
-            hovertemplate="%{customdata}<br>weight = %{z:.3f}<extra></extra>", name=f"head {k + 1}",
-        ), row=r + 1, col=c + 1)
+        suffix = str(k + 1) if k else ""
+        trace = dict(type="heatmap", z=weights[k], x=list(range(m)), y=list(range(n)), coloraxis="coloraxis",
+                     textfont=dict(size=10), customdata=[[f"head {k + 1}: {pairs[i * m + j]}" for j in range(m)]
+                                                         for i in range(n)],
+                     hovertemplate="%{customdata}<br>weight = %{z:.3f}<extra></extra>", name=f"head {k + 1}",
+                     xaxis="x" + suffix, yaxis="y" + suffix)
+        if annotate:
+            trace.update(text=[[f"{w:.2f}" for w in row] for row in weights[k].tolist()], texttemplate="%{text}")
+        data.append(trace)
         axis = dict(tickmode="array", tickvals=list(range(n)), ticktext=ticks, showgrid=False, zeroline=False,
                     tickfont=dict(size=9))
-        fig.update_xaxes(axis, row=r + 1, col=c + 1)
-        fig.update_yaxes(axis, autorange="reversed", showticklabels=c == 0, row=r + 1, col=c + 1)
-    fig.update_annotations(font=dict(size=12, color="#222"))
-    fig.update_layout(
-        coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0, colorbar=dict(title="weight", thickness=12)),
+        layout["xaxis" + suffix].update(axis)
+        layout["yaxis" + suffix].update(axis, autorange="reversed", showticklabels=k % cols == 0)
+        title = _title(titles[k])
+        if title:  # a subplot title, centred above its cell (as make_subplots writes it)
+            x_domain, y_domain = cells[k]
+            annotations.append(dict(text=title, x=sum(x_domain) / 2.0, y=y_domain[1], xref="paper", yref="paper",
+                                    xanchor="center", yanchor="bottom", showarrow=False,
+                                    font=dict(size=12, color="#222")))
+    if annotations:
+        layout["annotations"] = annotations
+    layout.update(
+        coloraxis=dict(colorscale=named_colorscale(WEIGHT_COLORSCALE), cmin=0.0, cmax=1.0,
+                       colorbar=dict(title=dict(text="weight"), thickness=12)),
         height=rows * height_per_row + 40, margin=dict(l=10, r=10, t=70, b=10),
     )
-    return fig
+    return figure(data, layout)
 
 
 def _title(text: str) -> str:

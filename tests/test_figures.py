@@ -81,3 +81,111 @@ def test_weights_run_from_white_at_0_to_dark_blue_at_1():
     stops = attention_heatmap(s.weights, e.tokens, e.tokens).data[0].colorscale
     assert stops[0][0] == 0 and stops[0][1] == "rgb(247,251,255)"  # near white
     assert stops[-1][0] == 1 and stops[-1][1] == "rgb(8,48,107)"  # dark blue
+
+
+# ---------------------------------------------------------------- block and heads figures (built unvalidated)
+# Imported here, with the tests that use them, so this section can be added to without touching the above.
+import pytest
+from plotly.subplots import make_subplots
+
+from attention.head_library import embed_tokens, residual_sources, run_stack, stack_params
+from figures.block import block_diagram, residual_norm_figure, stack_figure
+from figures.heads import column_blocks_figure, head_split_figure, heads_grid
+
+BLOCK_TOKENS = ("north", "east", "south", "west")
+
+
+def _block_run(norm: str, n_blocks: int = 3):
+    x = embed_tokens(BLOCK_TOKENS, 16).x
+    return run_stack(x, stack_params(16, 48, n_blocks), 4, norm=norm, causal=norm == "pre")
+
+
+def _some_weights(h: int, n: int = 4) -> np.ndarray:
+    w = np.random.default_rng(h).random((h, n, n))
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+BLOCK_FIGURES = {
+    "block_diagram post, titled": lambda: block_diagram(
+        [(s.name, s.label, s.shape) for s in _block_run("post").traces[0].steps],
+        residual_sources(_block_run("post").traces[0]), title="Block 1, post-norm"),
+    "block_diagram pre": lambda: block_diagram(
+        [(s.name, s.label, s.shape) for s in _block_run("pre").traces[0].steps],
+        residual_sources(_block_run("pre").traces[0])),
+    "block_diagram escaped label": lambda: block_diagram([("input", "<x> & y", (2, 3)), ("residual_1", "add", (2, 3))],
+                                                         {"residual_1": "input"}),
+    "stack_figure 1 block": lambda: stack_figure([(4, 16), (4, 16)]),
+    "stack_figure 12 blocks": lambda: stack_figure([(4, 16)] * 13),
+    "residual_norm_figure": lambda: residual_norm_figure(
+        {n: _block_run(n).residual_norms for n in ("post", "pre")}, 16, highlight="pre"),
+    "residual_norm_figure other name": lambda: residual_norm_figure({"other": [1.0, 2.0]}, 9),
+}
+
+HEADS_FIGURES = {
+    "head_split_figure titled": lambda: head_split_figure(np.arange(64.0).reshape(4, 16) - 30, 4, BLOCK_TOKENS,
+                                                          title="Q"),
+    "head_split_figure 64 heads": lambda: head_split_figure(np.ones((2, 64)), 64, ("a", "<b>")),
+    "head_split_figure not annotated": lambda: head_split_figure(np.zeros((3, 6)), 2, ("a", "b", "c"),
+                                                                 annotate=False),
+    "column_blocks_figure labelled": lambda: column_blocks_figure(
+        np.ones((2, 3)), ("<b>x</b>", "y"), [(0, 1, "position", "#6a3d9a"), (1, 3, "<i>word</i>", "#b15928")],
+        column_labels=("a", "b", "<c>"), title="X"),
+    "column_blocks_figure no blocks": lambda: column_blocks_figure(np.array([[1.0, -2.0]]), ("r",), []),
+    **{f"heads_grid {h} heads": (lambda h=h: heads_grid(_some_weights(h), BLOCK_TOKENS,
+                                                        [f"head {k + 1}\n<i>cap</i>" for k in range(h)]))
+       for h in (1, 3, 4, 5, 8)},
+    "heads_grid 3 columns, annotated": lambda: heads_grid(_some_weights(6, 9), tuple("abcdefghi"), list("abcdef"),
+                                                          columns=3, annotate=True, height_per_row=200),
+}
+
+
+@pytest.mark.parametrize("name", list(BLOCK_FIGURES))
+def test_block_figures_are_valid_plotly(name):
+    fig = validated(BLOCK_FIGURES[name]())  # raises on any invalid property
+    assert fig.layout.height and fig.layout.annotations
+
+
+@pytest.mark.parametrize("name", list(HEADS_FIGURES))
+def test_heads_figures_are_valid_plotly(name):
+    fig = validated(HEADS_FIGURES[name]())
+    heatmaps = [t for t in fig.data if t.type == "heatmap"]
+    assert heatmaps and all(np.ndim(t.z) == 2 for t in heatmaps)
+
+
+@pytest.mark.parametrize("n_heads, columns", [(1, 4), (3, 4), (4, 4), (5, 4), (8, 4), (6, 3), (3, 1), (7, 2)])
+def test_heads_grid_places_its_cells_and_titles_as_make_subplots_does(n_heads, columns):
+    fig = heads_grid(_some_weights(n_heads), BLOCK_TOKENS, [f"t{k}" for k in range(n_heads)], columns=columns)
+    cols = min(columns, n_heads)
+    rows = -(-n_heads // cols)
+    ref = make_subplots(rows=rows, cols=cols, subplot_titles=[f"t{k}" for k in range(n_heads)],
+                        horizontal_spacing=0.04, vertical_spacing=min(0.25, 0.5 / rows))
+    for k in range(rows * cols):  # every cell has its axes, even the empty ones at the end of the last row
+        suffix = str(k + 1) if k else ""
+        for axis in ("xaxis", "yaxis"):
+            assert fig.layout[axis + suffix].domain == ref.layout[axis + suffix].domain
+            assert fig.layout[axis + suffix].anchor == ref.layout[axis + suffix].anchor
+    for k, t in enumerate(fig.data):
+        suffix = str(k + 1) if k else ""
+        assert (t.xaxis, t.yaxis) == ("x" + suffix, "y" + suffix)
+        assert fig.layout["yaxis" + suffix].showticklabels == (k % cols == 0)
+    assert [(a.text, a.x, a.y, a.xref, a.yref, a.yanchor) for a in fig.layout.annotations] == \
+           [(a.text, a.x, a.y, a.xref, a.yref, a.yanchor) for a in ref.layout.annotations]
+
+
+def test_heads_figures_send_colour_stops_not_colorscale_names():
+    # plotly.js's named "RdBu" and "Blues" run the other way round from plotly.py's
+    split = head_split_figure(np.array([[-1.0, 1.0]]), 2, ("a",))
+    stops = split.data[0].colorscale
+    assert stops[0] == (0.0, "rgb(103,0,31)") and stops[-1] == (1.0, "rgb(5,48,97)")  # red < 0, blue > 0
+    grid = heads_grid(_some_weights(2), BLOCK_TOKENS, ["a", "b"]).layout.coloraxis.colorscale
+    assert grid[0] == (0.0, "rgb(247,251,255)") and grid[-1] == (1.0, "rgb(8,48,107)")  # white at 0, dark blue at 1
+
+
+def test_block_residual_norm_reference_line_spans_the_plot_as_add_hline_drew_it():
+    fig = residual_norm_figure({"post": [4.0, 4.0]}, 16)
+    (line,) = fig.layout.shapes
+    assert (line.type, line.xref, line.x0, line.x1, line.yref, line.y0, line.y1) == \
+           ("line", "x domain", 0, 1, "y", 4.0, 4.0)
+    (label,) = fig.layout.annotations
+    assert (label.xref, label.x, label.xanchor, label.yanchor, label.text) == ("x domain", 1, "right", "top",
+                                                                                "√d_model = 4.00")
