@@ -6,6 +6,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from figures.base import figure
 from figures.heatmaps import attention_heatmap, safe_labels
 
 RIGHT_COLOUR = "#2ca02c"
@@ -20,16 +21,19 @@ def guess_heatmap(weights: np.ndarray, tokens: Sequence[str], guesses: Sequence[
     Shapes: weights (n, n); guesses n key indices; correct n bools.
     """
     n = weights.shape[0]
-    fig = attention_heatmap(weights, tokens, tokens, scores=scores, scale_factor=scale_factor, height=70 * n + 170)
-    for i, (j, ok) in enumerate(zip(guesses, correct)):  # boxes in data coordinates: they scale with the cells
-        fig.add_shape(type="rect", x0=j - 0.46, x1=j + 0.46, y0=i - 0.46, y1=i + 0.46,
-                      line=dict(color=RIGHT_COLOUR if ok else WRONG_COLOUR, width=4), name=f"guess {i}")
-    for name, colour in (("your guess: right", RIGHT_COLOUR), ("your guess: wrong", WRONG_COLOUR)):
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
-                                 marker=dict(symbol="square-open", size=14, color=colour, line=dict(width=3))))
-    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), showlegend=True,
-                      margin=dict(t=40))
-    return fig
+    heat = attention_heatmap(weights, tokens, tokens, scores=scores, scale_factor=scale_factor, height=70 * n + 170)
+    layout = heat.layout.to_plotly_json()  # plain dicts (copies): adding to them skips plotly's validation
+    layout.pop("template", None)  # `figure` puts the default one back
+    # boxes in data coordinates: they scale with the cells
+    layout["shapes"] = [dict(type="rect", x0=j - 0.46, x1=j + 0.46, y0=i - 0.46, y1=i + 0.46,
+                             line=dict(color=RIGHT_COLOUR if ok else WRONG_COLOUR, width=4), name=f"guess {i}")
+                        for i, (j, ok) in enumerate(zip(guesses, correct))]
+    legend = [dict(type="scatter", x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
+                   marker=dict(symbol="square-open", size=14, color=colour, line=dict(width=3)))
+              for name, colour in (("your guess: right", RIGHT_COLOUR), ("your guess: wrong", WRONG_COLOUR))]
+    layout.update(legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), showlegend=True,
+                  margin=dict(layout.get("margin", {}), t=40))
+    return figure([heat.data[0].to_plotly_json(), *legend], layout)
 
 
 def difference_bars(diff: np.ndarray, t: int, tokens: Sequence[str], *, height: int = 300) -> go.Figure:
@@ -40,16 +44,20 @@ def difference_bars(diff: np.ndarray, t: int, tokens: Sequence[str], *, height: 
     n = len(diff)
     colours = [(RIGHT_COLOUR if d == 0.0 else WRONG_COLOUR) if i <= t else LATER_COLOUR for i, d in enumerate(diff)]
     labels = ["0" if d == 0.0 else f"{d:.2e}" for d in diff]
-    fig = go.Figure(go.Bar(x=list(range(n)), y=diff, marker_color=colours, text=labels, textposition="outside",
-                           hovertemplate="position %{x}: max |Δ output| = %{y:.3e}<extra></extra>"))
-    fig.add_vline(x=t + 0.5, line_dash="dash", line_color="#333",
-                  annotation_text=f"t = {t}: nothing may move to the left", annotation_position="top left")
+    bars = dict(type="bar", x=list(range(n)), y=diff, marker=dict(color=colours), text=labels, textposition="outside",
+                hovertemplate="position %{x}: max |Δ output| = %{y:.3e}<extra></extra>")
+    boundary = t + 0.5  # a dashed vertical line there, labelled on its left at the top (fig.add_vline's shape)
     top = float(np.max(diff)) if n and np.max(diff) > 0 else 1.0
-    fig.update_layout(xaxis=dict(tickmode="array", tickvals=list(range(n)), ticktext=safe_labels(tokens),
-                                 title="position"),
-                      yaxis=dict(title="max |after − before|", range=[0, top * 1.3]),
-                      margin=dict(l=10, r=10, t=30, b=10), height=height, showlegend=False)
-    return fig
+    layout = dict(
+        shapes=[dict(type="line", xref="x", x0=boundary, x1=boundary, yref="y domain", y0=0, y1=1,
+                     line=dict(color="#333", dash="dash"))],
+        annotations=[dict(text=f"t = {t}: nothing may move to the left", showarrow=False, xref="x", x=boundary,
+                          xanchor="right", yref="y domain", y=1, yanchor="top")],
+        xaxis=dict(tickmode="array", tickvals=list(range(n)), ticktext=safe_labels(tokens),
+                   title=dict(text="position")),
+        yaxis=dict(title=dict(text="max |after − before|"), range=[0, top * 1.3]),
+        margin=dict(l=10, r=10, t=30, b=10), height=height, showlegend=False)
+    return figure([bars], layout)
 
 
 def leak_bars(row_sums: np.ndarray, leak: np.ndarray, tokens: Sequence[str], *, height: int = 300) -> go.Figure:
@@ -59,17 +67,19 @@ def leak_bars(row_sums: np.ndarray, leak: np.ndarray, tokens: Sequence[str], *, 
     """
     n = len(row_sums)
     x = list(range(n))
-    fig = go.Figure([
-        go.Bar(x=x, y=row_sums, name="row sum (what is left)", marker_color="#1f77b4",
-               text=[f"{s:.3f}" for s in row_sums], textposition="inside",
-               hovertemplate="row %{x}: sums to %{y:.4f}<extra></extra>"),
-        go.Bar(x=x, y=leak, name="leak (weight the future had)", marker_color=WRONG_COLOUR,
-               text=[f"{s:.3f}" if s > 0.1 else "" for s in leak], textposition="inside",
-               hovertemplate="row %{x}: %{y:.4f} of the weight had gone to the future<extra></extra>"),
-    ])
-    fig.add_hline(y=1.0, line_dash="dot", line_color="#333")
-    fig.update_layout(barmode="stack", xaxis=dict(tickmode="array", tickvals=x, ticktext=safe_labels(tokens),
-                                                  title="query (row)"),
-                      yaxis=dict(title="weight", range=[0, 1.05]), margin=dict(l=10, r=10, t=50, b=10),
-                      height=height, legend=dict(orientation="h", yanchor="bottom", y=1.04, x=0))
-    return fig
+    data = [
+        dict(type="bar", x=x, y=row_sums, name="row sum (what is left)", marker=dict(color="#1f77b4"),
+             text=[f"{s:.3f}" for s in row_sums], textposition="inside",
+             hovertemplate="row %{x}: sums to %{y:.4f}<extra></extra>"),
+        dict(type="bar", x=x, y=leak, name="leak (weight the future had)", marker=dict(color=WRONG_COLOUR),
+             text=[f"{s:.3f}" if s > 0.1 else "" for s in leak], textposition="inside",
+             hovertemplate="row %{x}: %{y:.4f} of the weight had gone to the future<extra></extra>"),
+    ]
+    layout = dict(
+        shapes=[dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=1.0, y1=1.0,  # fig.add_hline(y=1)
+                     line=dict(color="#333", dash="dot"))],
+        barmode="stack", xaxis=dict(tickmode="array", tickvals=x, ticktext=safe_labels(tokens),
+                                    title=dict(text="query (row)")),
+        yaxis=dict(title=dict(text="weight"), range=[0, 1.05]), margin=dict(l=10, r=10, t=50, b=10),
+        height=height, legend=dict(orientation="h", yanchor="bottom", y=1.04, x=0))
+    return figure(data, layout)

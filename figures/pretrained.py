@@ -11,10 +11,12 @@ import functools
 from collections.abc import Sequence
 
 import numpy as np
-import plotly.express as px
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale, unlabel_rgb
+from plotly.utils import image_array_to_data_uri
 
+from figures.base import colorscale as named_colorscale
+from figures.base import figure
 from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
 
 SPECIAL_TOKENS = ("[CLS]", "[SEP]")
@@ -126,29 +128,32 @@ def overview_figure(attentions: np.ndarray, tokens: Sequence[str], *, summaries:
     rgb = rgb.repeat(scale, axis=0).repeat(scale, axis=1)  # nearest neighbour: sharp cells
     step = (m + 1) * scale
     centres = lambda count: [i * step + m * scale / 2 - 0.5 for i in range(count)]  # noqa: E731
-    fig = px.imshow(rgb, binary_string=True, binary_compression_level=1)
-    fig.update_traces(hoverinfo="skip", hovertemplate=None)
+    # the image trace px.imshow(rgb, binary_string=True, binary_compression_level=1) makes, without its hover
+    image = dict(type="image", source=image_array_to_data_uri(rgb, backend="auto", compression=1, ext="png"),
+                 name="0", xaxis="x", yaxis="y", hoverinfo="skip")
     summaries = summaries if summaries is not None else head_summaries(attentions, tokens)
     xs, ys = np.meshgrid(centres(n_heads), centres(n_layers))  # (L, H) each
     labels = [[f"<b>layer {layer + 1}, head {head + 1}</b><br>{summaries[layer][head]}<br>click to open"
                for head in range(n_heads)] for layer in range(n_layers)]
-    fig.add_trace(go.Scatter(
-        x=xs.ravel(), y=ys.ravel(), mode="markers", hovertext=np.array(labels).ravel(), hoverinfo="text",
-        marker=dict(size=max(8, step // 2), opacity=0, symbol="square"), showlegend=False,
+    markers = dict(
+        type="scatter", x=xs.ravel(), y=ys.ravel(), mode="markers", hovertext=np.array(labels).ravel(),
+        hoverinfo="text", marker=dict(size=max(8, step // 2), opacity=0, symbol="square"), showlegend=False,
         selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
-    ))
+    )
     note = f", each shrunk to {m} × {m}" if m < n else ""
-    fig.update_layout(
-        xaxis=dict(tickmode="array", tickvals=centres(n_heads), ticktext=[f"H{h + 1}" for h in range(n_heads)],
-                   title=f"head (each thumbnail: {n} queries down × {n} keys across{note})", side="top",
+    layout = dict(
+        xaxis=dict(anchor="y", domain=[0.0, 1.0], tickmode="array", tickvals=centres(n_heads),
+                   ticktext=[f"H{h + 1}" for h in range(n_heads)],
+                   title=dict(text=f"head (each thumbnail: {n} queries down × {n} keys across{note})"), side="top",
                    showgrid=False, zeroline=False),
-        yaxis=dict(tickmode="array", tickvals=centres(n_layers), ticktext=[f"L{l + 1}" for l in range(n_layers)],
-                   title="layer", showgrid=False, zeroline=False),
+        yaxis=dict(anchor="x", domain=[0.0, 1.0], tickmode="array", tickvals=centres(n_layers),
+                   ticktext=[f"L{l + 1}" for l in range(n_layers)], title=dict(text="layer"), showgrid=False,
+                   zeroline=False),
         margin=dict(l=10, r=10, t=60, b=10), height=90 + 70 * n_layers, hovermode="closest", hoverdistance=-1,
         dragmode=False,
         clickmode="event+select",
     )
-    return fig
+    return figure([image, markers], layout)
 
 
 def highlight_shapes(heads: Sequence[tuple[int, int]], n_tokens: int, max_cells: int = THUMB_CELLS) -> list[dict]:
@@ -187,21 +192,24 @@ def head_heatmap(weights: np.ndarray, tokens: Sequence[str], *, original: np.nda
     if original is not None:
         hover = "query %{y}<br>→ key %{x}<br>weight %{z:.3f} (rescaled)<br>original weight %{customdata:.3f}"
     annotate = n <= ANNOTATE_MAX
-    fig = go.Figure(go.Heatmap(
-        z=weights, x=labels, y=labels, zmin=0.0, zmax=1.0, colorscale=WEIGHT_COLORSCALE,
-        customdata=original, hovertemplate=hover + "<extra></extra>",
-        texttemplate="%{z:.2f}" if annotate else None, textfont=dict(size=11),
-        colorbar=dict(title="weight", thickness=12),
-    ))
+    trace = dict(type="heatmap", z=weights, x=labels, y=labels, zmin=0.0, zmax=1.0,
+                 colorscale=named_colorscale(WEIGHT_COLORSCALE), hovertemplate=hover + "<extra></extra>",
+                 textfont=dict(size=11), colorbar=dict(title=dict(text="weight"), thickness=12))
+    if original is not None:
+        trace["customdata"] = original
+    if annotate:
+        trace["texttemplate"] = "%{z:.2f}"
     tick_font = dict(size=12 if n <= 40 else 9)
-    fig.update_layout(
-        title=title, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
-        xaxis=dict(title="key (attended to)", type="category", tickangle=-60, tickfont=tick_font, showgrid=False),
-        yaxis=dict(title="query (attending)", type="category", autorange="reversed", tickfont=tick_font,
+    layout = dict(
+        margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        xaxis=dict(title=dict(text="key (attended to)"), type="category", tickangle=-60, tickfont=tick_font,
+                   showgrid=False),
+        yaxis=dict(title=dict(text="query (attending)"), type="category", autorange="reversed", tickfont=tick_font,
                    showgrid=False),
         height=height or int(np.clip(26 * n + 160, 360, 900)),
     )
-    return fig
+    layout["title"] = dict(text=title) if title is not None else {}  # {}: no title (as update_layout(title=None))
+    return figure([trace], layout)
 
 
 LABELS_MAX = 60  # the token-to-token view names at most about this many tokens per side
@@ -222,15 +230,15 @@ def token_lines_figure(weights: np.ndarray, tokens: Sequence[str], *, threshold:
     if weights.shape != (n, n) or len(tokens) != n:
         raise ValueError(f"weights has shape {weights.shape} but there are {len(tokens)} tokens; expected (n, n)")
     rows = np.arange(n) if focus is None else np.array([focus])
-    fig = go.Figure()
+    data = []
     for lo, hi, width in WIDTH_BUCKETS:
         block = weights[rows]  # (r, n)
         i, j = np.nonzero((block >= max(lo, threshold)) & (block < hi))  # one line per (query, key) pair
         if i.size:
             xs = np.tile([0.0, 1.0, np.nan], i.size)  # NaN breaks the line between pairs
             ys = np.column_stack([rows[i], j, np.full(i.size, np.nan)]).ravel().astype(float)
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
-                                     line=dict(width=width, color=colour), opacity=min(1.0, 0.25 + hi * 0.75)))
+            data.append(dict(type="scatter", x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
+                             line=dict(width=width, color=colour), opacity=min(1.0, 0.25 + hi * 0.75)))
     labels = safe_labels(tokens)
     pos = list(range(n)) if positions is None else list(positions)
     top = weights.argmax(axis=1)  # (n,)
@@ -247,13 +255,13 @@ def token_lines_figure(weights: np.ndarray, tokens: Sequence[str], *, threshold:
     dim = np.where((np.arange(n) == focus) | (focus is None), 1.0, 0.35)
     for x, named, side, hovertext, opacity in ((0, named_left, "middle left", hover, dim),
                                                (1, named_right, "middle right", hover_right, 1.0)):
-        fig.add_trace(go.Scatter(
-            x=np.full(n, x), y=np.arange(n), mode="markers+text", text=[lab if show else "" for lab, show in
-                                                                     zip(labels, named)],
+        data.append(dict(
+            type="scatter", x=np.full(n, x), y=np.arange(n), mode="markers+text",
+            text=[lab if show else "" for lab, show in zip(labels, named)],
             textposition=side, textfont=font, hovertext=hovertext, hoverinfo="text", showlegend=False,
             marker=dict(size=6 if n <= 60 else 3, color="#555", opacity=opacity)))
-    fig.update_layout(
-        title=title, margin=dict(l=10, r=10, t=70 if title else 40, b=10), hovermode="closest",
+    layout = dict(
+        margin=dict(l=10, r=10, t=70 if title else 40, b=10), hovermode="closest",
         xaxis=dict(range=[-0.6, 1.6], visible=False, fixedrange=True),
         yaxis=dict(range=[n - 0.5, -0.5], visible=False),
         height=int(np.clip(24 * n + 80, 300, 1000)),
@@ -262,4 +270,5 @@ def token_lines_figure(weights: np.ndarray, tokens: Sequence[str], *, threshold:
                      dict(x=1, y=1, yref="paper", yanchor="bottom", yshift=6, text="attended to (key)",
                           showarrow=False, xanchor="left")],
     )
-    return fig
+    layout["title"] = dict(text=title) if title is not None else {}  # {}: no title (as update_layout(title=None))
+    return figure(data, layout)

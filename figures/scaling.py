@@ -9,8 +9,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+from numpy.lib.stride_tricks import sliding_window_view
 
+from figures.base import colorscale, figure
 from figures.heatmaps import WEIGHT_COLORSCALE
 
 UNSCALED_COLOUR = "#d62728"
@@ -20,23 +21,35 @@ LOG_FLOOR = 1e-30  # values below this (exact zeros included) are drawn at the f
 ANNOTATE_MAX_KEYS = 16
 
 
-def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
+def _layout(title: str, height: int, **layout) -> dict:
     """Title on top, legend in one row under the plot (a legend beside the title would cover it)."""
-    fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=40, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0.0),
-                      hovermode="x unified")
-    return fig
+    return dict(layout, title=dict(text=title), height=height, margin=dict(l=10, r=10, t=40, b=10),
+                legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0.0),
+                hovermode="x unified")
+
+
+def _hline(y: float, text: str, position: str) -> tuple[dict, dict]:
+    """A dotted grey line across the plot at y, and its label at `position` ("bottom left", "top right").
+
+    What `fig.add_hline(..., annotation_text=..., annotation_position=...)` adds, as a shape and an annotation.
+    """
+    vertical, horizontal = position.split()
+    shape = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=y, y1=y,
+                 line=dict(color=THEORY_COLOUR, dash="dot"))
+    label = dict(text=text, showarrow=False, xref="x domain", x=0 if horizontal == "left" else 1, xanchor=horizontal,
+                 yref="y", y=y, yanchor="top" if vertical == "bottom" else "bottom")
+    return shape, label
 
 
 def _d_k_axis(d_k: np.ndarray) -> dict:
     """A log x axis labelled at the measured d_k (every other one when there are many, so labels stay flat)."""
     ticks = [int(d) for d in d_k][:: 2 if len(d_k) > 8 else 1]
-    return dict(title="d_k", type="log", tickvals=ticks, ticktext=[str(d) for d in ticks], tickangle=0)
+    return dict(title=dict(text="d_k"), type="log", tickvals=ticks, ticktext=[str(d) for d in ticks], tickangle=0)
 
 
 def _log_axis(title: str) -> dict:
     """A log y axis with a label at every power of 10, written 10^k."""
-    return dict(title=title, type="log", dtick=1, exponentformat="power")
+    return dict(title=dict(text=title), type="log", dtick=1, exponentformat="power")
 
 
 def weights_by_d_k_figure(d_ks: Sequence[int], unscaled: np.ndarray, scaled: np.ndarray,
@@ -50,34 +63,44 @@ def weights_by_d_k_figure(d_ks: Sequence[int], unscaled: np.ndarray, scaled: np.
     r, m = unscaled.shape
     rows = [f"d_k = {int(d)}" for d in d_ks]
     annotate = m <= ANNOTATE_MAX_KEYS
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=("unscaled: softmax(q·k)", "scaled: softmax(q·k / √d_k)"))
+    data = []
     for col, (name, w) in enumerate((("unscaled", unscaled), ("scaled", scaled)), start=1):
         hover = [[f"{rows[i]}, key {j}<br>" + (f"q·k = {scores[i, j]:.2f}<br>" if scores is not None else "")
                   + (f"÷ √{int(d_ks[i])} = {scores[i, j] / np.sqrt(d_ks[i]):.2f}<br>"
                      if scores is not None and name == "scaled" else "")
                   + f"weight = {w[i, j]:.4f}" for j in range(m)] for i in range(r)]
-        fig.add_trace(go.Heatmap(
-            z=w, x=list(range(m)), y=list(range(r)), coloraxis="coloraxis", customdata=hover,
-            hovertemplate="%{customdata}<extra></extra>",
-            text=np.vectorize(lambda x: f"{x:.2f}")(w) if annotate else None,
-            texttemplate="%{text}" if annotate else None, textfont=dict(size=11),
-        ), row=1, col=col)
-        fig.update_xaxes(title_text="key", showgrid=False, zeroline=False, row=1, col=col,
-                         dtick=1 if m <= ANNOTATE_MAX_KEYS else None)  # whole key numbers, never 0.2
-    fig.update_yaxes(tickmode="array", tickvals=list(range(r)), ticktext=rows, autorange="reversed",
-                     showgrid=False, zeroline=False)
-    fig.update_layout(coloraxis=dict(colorscale=WEIGHT_COLORSCALE, cmin=0.0, cmax=1.0,
-                                     colorbar=dict(title="weight", thickness=12)),
-                      height=max(220, 46 * r + 120), margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+        trace = dict(type="heatmap", z=w, x=list(range(m)), y=list(range(r)), coloraxis="coloraxis",
+                     customdata=hover, hovertemplate="%{customdata}<extra></extra>", textfont=dict(size=11),
+                     xaxis="x" if col == 1 else "x2", yaxis="y" if col == 1 else "y2")
+        if annotate:
+            trace.update(text=[[f"{x:.2f}" for x in row] for row in w.tolist()], texttemplate="%{text}")
+        data.append(trace)
+    # what make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04, subplot_titles=...) lays out
+    x_axis = dict(title=dict(text="key"), showgrid=False, zeroline=False)
+    if annotate:
+        x_axis["dtick"] = 1  # whole key numbers, never 0.2
+    y_axis = dict(tickmode="array", tickvals=list(range(r)), ticktext=rows, autorange="reversed", showgrid=False,
+                  zeroline=False)
+    titles = [dict(text=text, x=x, y=1.0, xref="paper", yref="paper", xanchor="center", yanchor="bottom",
+                   showarrow=False, font=dict(size=16))
+              for text, x in (("unscaled: softmax(q·k)", 0.24), ("scaled: softmax(q·k / √d_k)", 0.76))]
+    layout = dict(
+        xaxis=dict(x_axis, anchor="y", domain=[0.0, 0.48]), xaxis2=dict(x_axis, anchor="y2", domain=[0.52, 1.0]),
+        yaxis=dict(y_axis, anchor="x", domain=[0.0, 1.0]),
+        yaxis2=dict(y_axis, anchor="x2", domain=[0.0, 1.0], matches="y", showticklabels=False),
+        annotations=titles,
+        coloraxis=dict(colorscale=colorscale(WEIGHT_COLORSCALE), cmin=0.0, cmax=1.0,
+                       colorbar=dict(title=dict(text="weight"), thickness=12)),
+        height=max(220, 46 * r + 120), margin=dict(l=10, r=10, t=40, b=10))
+    return figure(data, layout)
 
 
-def _two_curves(fig: go.Figure, x, unscaled, scaled, *, name: str = "", dash: str = "solid",
-                mode: str = "lines+markers", show: bool = True, row=None, col=None) -> None:
-    for label, y, colour in (("unscaled", unscaled, UNSCALED_COLOUR), ("scaled", scaled, SCALED_COLOUR)):
-        fig.add_trace(go.Scatter(x=x, y=y, mode=mode, name=f"{label}{name}", legendgroup=label + name,
-                                 showlegend=show, line=dict(color=colour, dash=dash)), row=row, col=col)
+def _two_curves(x, unscaled, scaled, *, name: str = "", dash: str = "solid", mode: str = "lines+markers",
+                show: bool = True) -> list[dict]:
+    """The unscaled (red) and scaled (blue) curve over the same x, as two scatter trace dicts."""
+    return [dict(type="scatter", x=x, y=y, mode=mode, name=f"{label}{name}", legendgroup=label + name,
+                 showlegend=show, line=dict(color=colour, dash=dash))
+            for label, y, colour in (("unscaled", unscaled, UNSCALED_COLOUR), ("scaled", scaled, SCALED_COLOUR))]
 
 
 def max_weight_figure(d_k: np.ndarray, unscaled: np.ndarray, scaled: np.ndarray, n_keys: int) -> go.Figure:
@@ -85,14 +108,11 @@ def max_weight_figure(d_k: np.ndarray, unscaled: np.ndarray, scaled: np.ndarray,
 
     Shapes: d_k, unscaled, scaled (n_d,).
     """
-    fig = go.Figure()
-    _two_curves(fig, d_k, unscaled, scaled)
-    fig.add_hline(y=1.0, line=dict(color=THEORY_COLOUR, dash="dot"), annotation_text="one-hot",
-                  annotation_position="bottom left")
-    fig.add_hline(y=1.0 / n_keys, line=dict(color=THEORY_COLOUR, dash="dot"), annotation_text=f"uniform (1/{n_keys})",
-                  annotation_position="top right")
-    fig.update_layout(xaxis=_d_k_axis(d_k), yaxis=dict(title="mean max weight", range=[0, 1.05]))
-    return _layout(fig, "Largest attention weight", 360)
+    lines = (_hline(1.0, "one-hot", "bottom left"), _hline(1.0 / n_keys, f"uniform (1/{n_keys})", "top right"))
+    layout = _layout("Largest attention weight", 360, xaxis=_d_k_axis(d_k),
+                     yaxis=dict(title=dict(text="mean max weight"), range=[0, 1.05]),
+                     shapes=[shape for shape, _ in lines], annotations=[label for _, label in lines])
+    return figure(_two_curves(d_k, unscaled, scaled), layout)
 
 
 def variance_figure(d_k: np.ndarray, measured: np.ndarray) -> go.Figure:
@@ -100,12 +120,11 @@ def variance_figure(d_k: np.ndarray, measured: np.ndarray) -> go.Figure:
 
     Shapes: d_k, measured (n_d,).
     """
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=d_k, y=d_k, mode="lines", name="predicted: d_k", line=dict(color=THEORY_COLOUR)))
-    fig.add_trace(go.Scatter(x=d_k, y=measured, mode="markers", name="measured Var(q·k)",
-                             marker=dict(color=UNSCALED_COLOUR, size=9)))
-    fig.update_layout(xaxis=_d_k_axis(d_k), yaxis=_log_axis("variance of q·k"))
-    return _layout(fig, "Variance of the raw scores", 360)
+    data = [dict(type="scatter", x=d_k, y=d_k, mode="lines", name="predicted: d_k", line=dict(color=THEORY_COLOUR)),
+            dict(type="scatter", x=d_k, y=measured, mode="markers", name="measured Var(q·k)",
+                 marker=dict(color=UNSCALED_COLOUR, size=9))]
+    layout = _layout("Variance of the raw scores", 360, xaxis=_d_k_axis(d_k), yaxis=_log_axis("variance of q·k"))
+    return figure(data, layout)
 
 
 def jacobian_figure(d_k: np.ndarray, median_unscaled: np.ndarray, median_scaled: np.ndarray,
@@ -114,28 +133,34 @@ def jacobian_figure(d_k: np.ndarray, median_unscaled: np.ndarray, median_scaled:
 
     Shapes: every array (n_d,).
     """
-    fig = go.Figure()
-    _two_curves(fig, d_k, np.maximum(median_unscaled, LOG_FLOOR), np.maximum(median_scaled, LOG_FLOOR),
-                name=" (median)")
-    _two_curves(fig, d_k, np.maximum(mean_unscaled, LOG_FLOOR), np.maximum(mean_scaled, LOG_FLOOR),
-                name=" (mean)", dash="dot", mode="lines")
-    fig.update_layout(xaxis=_d_k_axis(d_k), yaxis=dict(_log_axis("‖diag(p) − p pᵀ‖"), dtick=2))
-    return _layout(fig, "How much gradient the softmax lets through", 380)
+    data = (_two_curves(d_k, np.maximum(median_unscaled, LOG_FLOOR), np.maximum(median_scaled, LOG_FLOOR),
+                        name=" (median)")
+            + _two_curves(d_k, np.maximum(mean_unscaled, LOG_FLOOR), np.maximum(mean_scaled, LOG_FLOOR),
+                          name=" (mean)", dash="dot", mode="lines"))
+    layout = _layout("How much gradient the softmax lets through", 380, xaxis=_d_k_axis(d_k),
+                     yaxis=dict(_log_axis("‖diag(p) − p pᵀ‖"), dtick=2))
+    return figure(data, layout)
 
 
 def loss_curves_figure(scaled: np.ndarray, unscaled: np.ndarray) -> go.Figure:
     """Training loss per step, both runs on one plot. Shapes: scaled, unscaled (steps,)."""
     steps = np.arange(1, len(scaled) + 1)
-    fig = go.Figure()
-    _two_curves(fig, steps, unscaled, scaled, mode="lines")
-    fig.update_layout(xaxis=dict(title="step"), yaxis=dict(title="loss (batch)", rangemode="tozero"))
-    return _layout(fig, "Training loss", 360)
+    layout = _layout("Training loss", 360, xaxis=dict(title=dict(text="step")),
+                     yaxis=dict(title=dict(text="loss (batch)"), rangemode="tozero"))
+    return figure(_two_curves(steps, unscaled, scaled, mode="lines"), layout)
 
 
 def running_median(x: np.ndarray, window: int = 15) -> np.ndarray:
     """The median of the last `window` values at each step (fewer at the start). Shapes: (steps,) -> (steps,)."""
     x = np.asarray(x, dtype=float)
-    return np.array([np.median(x[max(0, i - window + 1): i + 1]) for i in range(len(x))])
+    if window < 1:  # every window empty: keep the plain definition (NaN, with numpy's warning)
+        return np.array([np.median(x[max(0, i - window + 1): i + 1]) for i in range(len(x))])
+    head = min(window - 1, len(x))  # the first steps have fewer than `window` values behind them
+    first = [np.median(x[:i + 1]) for i in range(head)]
+    if len(x) < window:
+        return np.array(first, dtype=float)
+    full = np.median(sliding_window_view(x, window), axis=-1)  # (steps - window + 1,): x[i - window + 1 : i + 1]
+    return np.concatenate([np.array(first, dtype=float), full])
 
 
 def grad_norm_figure(scaled: np.ndarray, unscaled: np.ndarray) -> go.Figure:
@@ -145,11 +170,11 @@ def grad_norm_figure(scaled: np.ndarray, unscaled: np.ndarray) -> go.Figure:
     """
     steps = np.arange(1, len(scaled) + 1)
     unscaled, scaled = np.maximum(unscaled, LOG_FLOOR), np.maximum(scaled, LOG_FLOOR)
-    fig = go.Figure()
-    _two_curves(fig, steps, unscaled, scaled, mode="markers", name=" (each step)")
-    for trace in fig.data:
-        trace.update(marker=dict(size=4, opacity=0.45, color=trace.line.color))
-    _two_curves(fig, steps, running_median(unscaled), running_median(scaled), mode="lines",
-                name=" (running median)")
-    fig.update_layout(xaxis=dict(title="step"), yaxis=dict(_log_axis("‖dL/dW_q, dL/dW_k‖"), dtick=5))
-    return _layout(fig, "Gradient norm per step", 380)
+    dots = _two_curves(steps, unscaled, scaled, mode="markers", name=" (each step)")
+    for trace in dots:
+        trace["marker"] = dict(size=4, opacity=0.45, color=trace["line"]["color"])
+    data = dots + _two_curves(steps, running_median(unscaled), running_median(scaled), mode="lines",
+                              name=" (running median)")
+    layout = _layout("Gradient norm per step", 380, xaxis=dict(title=dict(text="step")),
+                     yaxis=dict(_log_axis("‖dL/dW_q, dL/dW_k‖"), dtick=5))
+    return figure(data, layout)

@@ -189,3 +189,107 @@ def test_block_residual_norm_reference_line_spans_the_plot_as_add_hline_drew_it(
     (label,) = fig.layout.annotations
     assert (label.xref, label.x, label.xanchor, label.yanchor, label.text) == ("x domain", 1, "right", "top",
                                                                                 "√d_model = 4.00")
+
+
+# ---------------------------------------------------------------- scaling, lessons and pretrained figures (unvalidated)
+# Imported here, with the tests that use them, so this section can be added to without touching the above.
+from attention.pitfalls import invariance_check, leak_example, mask_after_softmax, randomise_after
+from attention.scaling import SWEEP_D_KS, scaling_stats
+from figures.lessons import difference_bars, guess_heatmap, leak_bars
+from figures.pretrained import head_heatmap, overview_figure, token_lines_figure
+from figures.scaling import (LOG_FLOOR, grad_norm_figure, jacobian_figure, loss_curves_figure, max_weight_figure,
+                             running_median, variance_figure, weights_by_d_k_figure)
+
+WHITE_TO_DARK_BLUE = ((0.0, "rgb(247,251,255)"), (1.0, "rgb(8,48,107)"))  # plotly.py's "Blues", never the name
+
+
+def _ends(stops) -> tuple:
+    return (float(stops[0][0]), stops[0][1]), (float(stops[-1][0]), stops[-1][1])
+
+
+def _rows_of_weights(shape, seed=0) -> np.ndarray:
+    w = np.random.default_rng(seed).random(shape) ** 4
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+def test_scaling_figures_are_valid_plotly_with_an_explicit_colour_scale():
+    for n_keys in (1, 8, 64):  # 64 keys: too many to write the numbers in
+        stats = scaling_stats(SWEEP_D_KS, n_keys=n_keys, n_samples=50, seed=0)
+        rows = [stats.index(d) for d in (4, 64, 1024)]
+        for scores in (stats.example_scores[rows], None):
+            fig = validated(weights_by_d_k_figure([4, 64, 1024], stats.example_unscaled[rows],
+                                                  stats.example_scaled[rows], scores))
+            assert [(t.xaxis, t.yaxis) for t in fig.data] == [("x", "y"), ("x2", "y2")]
+            assert (fig.data[0].text is None) == (n_keys > 16) and fig.layout.yaxis2.matches == "y"
+            assert _ends(fig.layout.coloraxis.colorscale) == WHITE_TO_DARK_BLUE
+        validated(max_weight_figure(stats.d_k, stats.max_weight_unscaled, stats.max_weight_scaled, n_keys))
+        validated(variance_figure(stats.d_k, stats.variance))
+        validated(jacobian_figure(stats.d_k, stats.jacobian_median_unscaled, stats.jacobian_median_scaled,
+                                  stats.jacobian_norm_unscaled, stats.jacobian_norm_scaled))
+    steps = np.random.default_rng(1).random(40)
+    validated(loss_curves_figure(steps, steps[::-1]))
+    fig = validated(grad_norm_figure(steps, np.where(steps > 0.5, steps, 0.0)))
+    assert [t.mode for t in fig.data] == ["markers", "markers", "lines", "lines"]
+    assert fig.data[0].marker.color == "#d62728" and min(fig.data[0].y) == LOG_FLOOR
+
+
+def test_scaling_max_weight_lines_are_what_add_hline_would_draw():
+    fig = max_weight_figure(np.array([1, 2, 4]), np.array([0.5, 0.7, 0.9]), np.array([0.5, 0.5, 0.5]), 8)
+    one_hot, uniform = fig.layout.shapes
+    assert (one_hot.type, one_hot.xref, one_hot.x0, one_hot.x1, one_hot.yref, one_hot.y0, one_hot.y1) == \
+           ("line", "x domain", 0, 1, "y", 1.0, 1.0)
+    assert uniform.y0 == uniform.y1 == 1 / 8 and uniform.line.dash == "dot"
+    labels = [(a.text, a.x, a.xanchor, a.y, a.yanchor) for a in fig.layout.annotations]
+    assert labels == [("one-hot", 0, "left", 1.0, "top"), ("uniform (1/8)", 1, "right", 0.125, "bottom")]
+    assert fig.layout.title.text == "Largest attention weight" and fig.layout.xaxis.title.text == "d_k"
+
+
+def test_scaling_running_median_is_the_median_of_the_last_window_values():
+    rng = np.random.default_rng(0)
+    for n in (0, 1, 5, 14, 15, 16, 100):
+        for window in (1, 2, 4, 15, 200):
+            x = rng.standard_normal(n)
+            x[rng.random(n) < 0.05] = np.nan
+            plain = np.array([np.median(x[max(0, i - window + 1): i + 1]) for i in range(n)])
+            np.testing.assert_array_equal(running_median(x, window), plain)  # exactly, NaN where a window has one
+
+
+def test_lessons_figures_are_valid_plotly():
+    ex = leak_example()
+    t = 2
+    inv = invariance_check((ex.q, ex.k, ex.v), randomise_after(ex.q, ex.k, ex.v, t, seed=0), t)
+    fig = validated(difference_bars(inv.diff, t, ex.tokens))
+    (line,) = fig.layout.shapes  # what fig.add_vline(x=t + 0.5) would draw
+    assert (line.xref, line.x0, line.x1, line.yref, line.y0, line.y1) == ("x", t + 0.5, t + 0.5, "y domain", 0, 1)
+    (label,) = fig.layout.annotations
+    assert (label.x, label.xanchor, label.yref, label.y, label.yanchor) == (t + 0.5, "right", "y domain", 1, "top")
+    validated(difference_bars(np.zeros(3), 0, ["a", "<b>", "c"], height=200))
+    bug = mask_after_softmax(ex.q, ex.k, ex.v)
+    fig = validated(leak_bars(bug.row_sums, bug.leak, ex.tokens))
+    (line,) = fig.layout.shapes
+    assert (line.xref, line.x0, line.x1, line.y0, line.y1, line.line.dash) == ("x domain", 0, 1, 1.0, 1.0, "dot")
+    w = np.array([[0.9, 0.1], [0.2, 0.8]])
+    fig = validated(guess_heatmap(w, ["a", "b"], [1, 0], [False, True], scores=w, scale_factor=0.5))
+    assert [t.type for t in fig.data] == ["heatmap", "scatter", "scatter"] and fig.layout.showlegend
+    assert fig.layout.margin.t == 40 and fig.layout.margin.l == 10 and len(fig.layout.shapes) == 2
+    assert _ends(fig.data[0].colorscale) == WHITE_TO_DARK_BLUE
+
+
+def test_pretrained_figures_are_valid_plotly_with_an_explicit_colour_scale():
+    for n in (4, 30):
+        w = _rows_of_weights((n, n), seed=n)
+        tokens = ["<img src=x>"] + [f"t{i}" for i in range(1, n)]
+        fig = validated(head_heatmap(w, tokens))
+        assert _ends(fig.data[0].colorscale) == WHITE_TO_DARK_BLUE and fig.data[0].customdata is None
+        fig = validated(head_heatmap(w, tokens, original=w / 2, positions=list(range(1, n + 1)), title="Head A"))
+        assert fig.layout.title.text == "Head A" and fig.data[0].customdata is not None
+        validated(token_lines_figure(w, tokens, threshold=0.05))
+        fig = validated(token_lines_figure(w, tokens, threshold=0.05, focus=1, colour="#d62728", title="Head B"))
+        assert fig.layout.title.text == "Head B"
+        assert {t.line.color for t in fig.data if t.mode == "lines"} == {"#d62728"}
+    n = 6
+    tokens = ["[CLS]", *[f"w{i}" for i in range(1, n - 1)], "[SEP]"]
+    fig = validated(overview_figure(_rows_of_weights((2, 3, n, n)), tokens))
+    image, markers = fig.data
+    assert image.type == "image" and image.source.startswith("data:image/png;base64,") and image.hoverinfo == "skip"
+    assert markers.hoverinfo == "text" and fig.layout.xaxis.title.text.startswith("head (each thumbnail")
