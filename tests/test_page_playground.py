@@ -76,6 +76,23 @@ def test_changing_sizes_keeps_the_values_that_fit():
     assert np.array_equal(seq.q[:4, :2], before.q) and shown_weights(at).shape == (6, 6)
 
 
+def test_a_smaller_size_then_a_larger_one_brings_the_cut_values_back():
+    at = run_page()
+    before = at.session_state["seq"]
+    at.number_input(key="seq_n_in").set_value(1).run()  # what an emptied box commits in the browser
+    assert at.session_state["seq"].n == 1 and shown_weights(at).shape == (1, 1)
+    at.number_input(key="seq_n_in").set_value(4).run()
+    back = at.session_state["seq"]
+    assert not at.exception and back.tokens == before.tokens
+    assert all(np.array_equal(back.matrix(m), before.matrix(m)) for m in "qkv")
+    at.number_input(key="seq_n_in").set_value(2).run()
+    at.selectbox(key="seq_preset").set_value("Random").run()
+    at.button(key="seq_load").click().run()  # a new example at n = 2: what the old one lost is gone for good
+    at.number_input(key="seq_n_in").set_value(4).run()
+    grown = at.session_state["seq"]
+    assert grown.q[:2].any() and not grown.q[2:].any() and not grown.k[2:].any()
+
+
 def test_presets_load_and_behave_as_described():
     at = run_page()
     at.selectbox(key="seq_preset").set_value("Identical keys").run()

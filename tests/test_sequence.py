@@ -69,6 +69,18 @@ def test_resizing_keeps_the_values_that_still_fit():
     assert np.array_equal(smaller.k, seq.k[:2, :1]) and smaller.tokens == seq.tokens[:2]
 
 
+def test_over_keeps_its_own_values_and_fills_the_rest_from_under():
+    whole = default_sequence().resized(6, 3, 5).with_matrix("q", np.arange(18.0).reshape(6, 3))
+    small = whole.resized(2, 1, 5).with_matrix("q", [[-1.0], [-2.0]])
+    merged = small.over(whole)
+    assert merged.q.shape == (6, 3) and merged.v.shape == (6, 5) and merged.tokens == whole.tokens
+    assert merged.q[:2, 0].tolist() == [-1.0, -2.0]  # its own edits win
+    assert np.array_equal(merged.q[:2, 1:], whole.q[:2, 1:]) and np.array_equal(merged.q[2:], whole.q[2:])
+    assert np.array_equal(merged.k, whole.k) and np.array_equal(merged.v, whole.v)
+    bigger = whole.resized(8, 3, 5)
+    assert np.array_equal(bigger.over(small).q, bigger.q)  # nothing of a smaller `under` shows through
+
+
 def test_with_matrix_replaces_only_that_matrix():
     seq = default_sequence()
     new = seq.with_matrix("k", np.ones((4, 2)))

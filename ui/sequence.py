@@ -53,6 +53,16 @@ class TokenSequence:
         tokens = tuple(self.tokens[:n]) + default_tokens(n)[len(self.tokens):]
         return TokenSequence(tokens, _fit(self.q, n, d_k), _fit(self.k, n, d_k), _fit(self.v, n, d_v))
 
+    def over(self, under: "TokenSequence") -> "TokenSequence":
+        """This sequence laid over `under`: its own values where it has them, `under`'s beyond its size.
+
+        Shapes: the larger of the two in each of n, d_k, d_v. Used to bring back what a smaller size cut.
+        """
+        n, d_k, d_v = max(self.n, under.n), max(self.d_k, under.d_k), max(self.d_v, under.d_v)
+        tokens = tuple(self.tokens) + tuple(under.tokens[self.n:])
+        return TokenSequence(tokens, _overlay(self.q, under.q, n, d_k), _overlay(self.k, under.k, n, d_k),
+                             _overlay(self.v, under.v, n, d_v))
+
     def equals(self, other: "TokenSequence") -> bool:
         return (self.tokens == other.tokens and all(
             np.array_equal(self.matrix(m), other.matrix(m)) for m in "qkv"))
@@ -62,6 +72,12 @@ def _fit(a: np.ndarray, rows: int, cols: int) -> np.ndarray:
     out = np.zeros((rows, cols))
     r, c = min(rows, a.shape[0]), min(cols, a.shape[1])
     out[:r, :c] = a[:r, :c]
+    return out
+
+
+def _overlay(top: np.ndarray, bottom: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    out = _fit(bottom, rows, cols)
+    out[:top.shape[0], :top.shape[1]] = top
     return out
 
 

@@ -26,9 +26,11 @@ MATRIX_HELP = {
 PRESETS = ("Hand-built (compass)", "Identical keys", "One dominant key", "Random")
 
 
-def reset_sequence(key: str, seq: TokenSequence, *, keep_token_text: bool = False) -> None:
+def reset_sequence(key: str, seq: TokenSequence, *, keep_token_text: bool = False, keep_cut: bool = False) -> None:
     """Make `seq` the canonical state and redraw every editor from it (call before widgets are drawn,
-    or from a callback)."""
+    or from a callback). Unless `keep_cut`, forget what earlier size changes cut off: a new example."""
+    if not keep_cut:
+        st.session_state.pop(f"{key}_cut", None)
     st.session_state[key] = seq
     st.session_state[f"{key}_synced"] = seq
     st.session_state[f"{key}_base"] = seq
@@ -62,13 +64,18 @@ def _ensure_widget_state(key: str) -> TokenSequence:
 def _on_resize(key: str) -> None:
     seq = st.session_state[key]
     n, d_k, d_v = (int(st.session_state[f"{key}_{s}_in"]) for s in ("n", "dk", "dv"))
-    reset_sequence(key, seq.resized(n, d_k, d_v))
+    # What a smaller size cuts is kept aside and comes back when the size grows again (an emptied box
+    # commits 1 in the browser, which would otherwise lose every row but the first).
+    cut = st.session_state.get(f"{key}_cut")
+    whole = seq.over(cut) if isinstance(cut, TokenSequence) else seq
+    st.session_state[f"{key}_cut"] = whole
+    reset_sequence(key, whole.resized(n, d_k, d_v), keep_cut=True)
 
 
 def _on_tokens(key: str) -> None:
     seq = st.session_state[key]
     tokens, notice = parse_tokens(st.session_state[f"{key}_tokens_in"], seq.n)
-    reset_sequence(key, TokenSequence(tokens, seq.q, seq.k, seq.v), keep_token_text=True)
+    reset_sequence(key, TokenSequence(tokens, seq.q, seq.k, seq.v), keep_token_text=True, keep_cut=True)
     if notice:
         st.session_state[f"{key}_tokens_notice"] = notice
 
@@ -82,7 +89,7 @@ def _on_text(key: str, m: str) -> None:
         st.session_state[f"{key}_err_{m}"] = f"{err}. The previous {m.upper()} is kept."
         return
     text = st.session_state[f"{key}_text_{m}"]
-    reset_sequence(key, seq.with_matrix(m, value))
+    reset_sequence(key, seq.with_matrix(m, value), keep_cut=True)
     st.session_state[f"{key}_text_{m}"] = text  # keep the student's own layout of what they pasted
 
 
@@ -105,7 +112,8 @@ def size_controls(key: str) -> None:
     """Number inputs for n, d_k, d_v (changing them keeps the values that still fit)."""
     c1, c2, c3 = st.columns(3)
     c1.number_input("positions n", 1, MAX_N, key=f"{key}_n_in", on_change=_on_resize, args=(key,),
-                    help="How many tokens in the sequence (1 to 16). Values that still fit are kept.")
+                    help="How many tokens in the sequence (1 to 16). Values that still fit are kept; rows a "
+                         "smaller size cut come back when you make it larger again.")
     c2.number_input("d_k", 1, MAX_D, key=f"{key}_dk_in", on_change=_on_resize, args=(key,),
                     help="Length of each query and key vector (1 to 16).")
     c3.number_input("d_v", 1, MAX_D, key=f"{key}_dv_in", on_change=_on_resize, args=(key,),
