@@ -115,6 +115,14 @@ def test_a_url_with_the_state_reproduces_it():
     assert at.query_params["q"] == query["q"]  # the page writes the same state back into the URL
 
 
+def test_a_url_with_labels_only_relabels_the_example():
+    at = run_page(query={"tokens": "I like green tea"})
+    assert not at.exception and not at.warning
+    assert at.session_state["seq"].tokens == ("I", "like", "green", "tea")
+    assert at.text_input(key="seq_tokens_in").value == "I like green tea"
+    assert at.query_params["tokens"] == "I like green tea"  # and the full state is written back
+
+
 def test_a_malformed_url_warns_and_falls_back_without_crashing():
     at = run_page(query={"q": "1,<script>", "k": "1", "v": "1", "causal": "yes please"})
     assert not at.exception

@@ -40,6 +40,16 @@ def test_wrong_token_count_keeps_the_vectors_and_warns():
     assert "1 label(s) for 2" in warnings[0]
 
 
+def test_labels_only_relabel_the_example():
+    warnings = []
+    seq = decode_sequence({"tokens": "a b c d"}, warnings)
+    base = default_sequence()
+    assert seq.tokens == ("a", "b", "c", "d") and warnings == []
+    assert all(np.array_equal(seq.matrix(m), base.matrix(m)) for m in "qkv")
+    seq = decode_sequence({"tokens": "a b c d e f"}, warnings)
+    assert seq.tokens == ("a", "b", "c", "d") and "6 labels for 4 positions" in warnings[0]
+
+
 def test_script_like_tokens_are_kept_as_plain_text():
     seq = decode_sequence({"q": "1", "k": "1", "v": "1", "tokens": "<img src=x onerror=alert(1)>"}, [])
     assert seq.tokens == ("<img",)  # split on spaces and kept verbatim; figures escape it on display

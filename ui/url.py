@@ -78,7 +78,13 @@ def decode_sequence(params: Mapping[str, str], warnings: list[str],
     warning saying why, if any part is bad."""
     default = default_sequence() if default is None else default
     if not any(m in params for m in "qkv"):
-        return default
+        if params.get("tokens") is None:
+            return default
+        # labels only (someone trimmed the link, or wrote one by hand): the example's vectors, these labels
+        tokens, notice = parse_tokens(str(params["tokens"])[:MAX_PARAM_CHARS], default.n)
+        if notice:
+            warnings.append(f"URL parameter 'tokens': {notice}")
+        return TokenSequence(tokens, default.q, default.k, default.v)
     try:
         q, k, v = (_decode_matrix(params, m) for m in "qkv")
         _check_consistent(q, k, v)
