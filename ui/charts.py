@@ -33,7 +33,13 @@ def chart(container, fig: go.Figure | dict, *, key: str, width="stretch", config
 
 
 def _export_menu(container, fig: go.Figure, key: str) -> None:
-    with container.popover("Export", icon=":material/download:", type="tertiary", key=f"{key}_export"):
+    # Its buttons are drawn only while it is open (opening it reruns the page): 2 download buttons per
+    # chart on every run cost the server more than the chart itself when a class shares it.
+    menu = container.popover("Export", icon=":material/download:", type="tertiary", key=f"{key}_export",
+                             on_change="rerun")
+    if not menu.open:
+        return
+    with menu:
         st.caption(f"Image: the camera button in the chart's toolbar saves a {chart_format().upper()} "
                    "(format in the sidebar). The numbers behind the chart:")
         st.download_button("CSV", lambda: figure_to_csv(fig), file_name=f"{key}.csv", mime="text/csv",

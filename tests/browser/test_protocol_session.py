@@ -7,6 +7,7 @@ every other page, and report exceptions. Uses the browser tests' server, no brow
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs
 
 from bench.load_test import PAGES
@@ -19,7 +20,12 @@ TITLES = {"playground": "Attention playground", "predict": "Predict, then check"
 
 
 def _run(coro):
-    return asyncio.run(asyncio.wait_for(coro, timeout=240))
+    """Run on a thread of its own: Playwright's sync API keeps an event loop running in this one."""
+    async def bounded():
+        return await asyncio.wait_for(coro, timeout=240)
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, bounded()).result()
 
 
 def test_protocol_session_opens_toggles_and_sends_state_back(app_url):
