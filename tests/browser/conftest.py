@@ -1,8 +1,9 @@
 """Browser tests: the real app under `streamlit run`, driven by Playwright in Debian's Chromium.
 
 One server per test session. Browser tests are skipped only when Chromium or Playwright is
-missing AND no environment variable asks for them; with CI=true or REQUIRE_BROWSER=1 a missing
-browser is a failure, so CI can never pass by skipping them.
+missing AND no environment variable asks for them; with CI=true or REQUIRE_BROWSER=1 (which
+scripts/test.sh, the README's test command, sets) a missing browser is a failure, so the suite can
+never pass by skipping them.
 """
 from __future__ import annotations
 
