@@ -30,18 +30,22 @@ def plotly_figures(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
 
-def heatmap_z(fig: dict) -> np.ndarray:
-    """The z matrix of the first heatmap trace of a figure."""
-    trace = next(t for t in fig["data"] if t.get("type") == "heatmap")
-    z = trace["z"]
-    if isinstance(z, dict):  # plotly's typed-array encoding
+def plotly_values(a) -> np.ndarray:
+    """A plotly JSON array as numpy: plain, or plotly's typed-array encoding ({"dtype", "bdata", "shape"})."""
+    if isinstance(a, dict):
         import base64
-        raw = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
-        shape = z.get("shape")
+        raw = np.frombuffer(base64.b64decode(a["bdata"]), dtype=np.dtype(a["dtype"]))
+        shape = a.get("shape")
         if isinstance(shape, str):
             shape = [int(x) for x in shape.split(",")]
         return raw.reshape(shape) if shape else raw
-    return np.array(z, dtype=float)
+    return np.array(a, dtype=float)
+
+
+def heatmap_z(fig: dict) -> np.ndarray:
+    """The z matrix of the first heatmap trace of a figure."""
+    trace = next(t for t in fig["data"] if t.get("type") == "heatmap")
+    return plotly_values(trace["z"])
 
 
 def open_page(page: str, query: dict[str, str] | None = None, state: dict | None = None) -> AppTest:
@@ -61,3 +65,8 @@ def chart_by_key(at: AppTest, key: str) -> dict:
         if chart.proto.id.endswith(f"-{key}"):
             return json.loads(chart.proto.spec)
     raise KeyError(f"no plotly chart with key {key!r}")
+
+
+def table_with_column(at: AppTest, column: str):
+    """The first table on the page with this column (a st.dataframe without selection has no key to find it by)."""
+    return next(df.value for df in at.dataframe if column in df.value.columns)

@@ -5,15 +5,12 @@ from attention import scaled_dot_product_attention
 from attention.examples import random_example
 from attention.pitfalls import invariance_check, leak_example, mask_after_softmax
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
+from tests.apptest_helpers import table_with_column as frame
 from ui.sequence import TokenSequence, from_example
 from ui.url import encode_sequence
 
 PAGE = "pages/causal.py"
 
-
-def frame(at, column: str):
-    """The first table on the page with this column (plain st.dataframe tables carry no key)."""
-    return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
 def test_mask_off_and_on_and_the_minus_infinity_scores():

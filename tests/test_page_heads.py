@@ -1,13 +1,13 @@
 """AppTest: the multi-head attention page."""
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 from attention import multi_head_steps
 from attention.head_library import PRESET_LABELS, embed_tokens, head_library_weights, summarise_head
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
+from tests.apptest_helpers import table_with_column as table
 from ui.sequence import TokenSequence
 
 PAGE = "pages/heads.py"
@@ -27,10 +27,6 @@ def core_result(seq, d_model=16, n_heads=4, presets=DEFAULT_PRESETS, seed=0, cau
     hw = head_library_weights(emb, presets, seed)
     return multi_head_steps(emb.x, hw.w_q, hw.w_k, hw.w_v, hw.w_o, n_heads, b_q=hw.b_q, causal=causal, scale=scale)
 
-
-def table(at, column: str):
-    """The first table on the page with this column (a dataframe without selection has no id to find it by)."""
-    return next(df.value for df in at.dataframe if column in df.value.columns)
 
 
 @pytest.fixture(scope="module")

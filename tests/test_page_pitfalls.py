@@ -6,13 +6,11 @@ from attention.examples import random_example
 from attention.pitfalls import (leak_example, mask_after_softmax, same_pattern_different_output,
                                 transpose_hand_example, wrong_transpose_attention)
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
+from tests.apptest_helpers import table_with_column as frame
 from ui.sequence import from_example
 
 PAGE = "pages/pitfalls.py"
 
-
-def frame(at, column: str):
-    return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
 def test_right_and_wrong_transpose_side_by_side_and_the_check_that_catches_it():

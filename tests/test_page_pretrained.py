@@ -6,7 +6,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention.pretrained import EXAMPLE_SENTENCES, MiniLM, cosine_similarity, load_minilm
-from tests.apptest_helpers import APP, TIMEOUT, heatmap_z, plotly_figures
+from tests.apptest_helpers import heatmap_z, plotly_figures
+from tests.apptest_helpers import open_page as open_page_at
 
 PAGE = "pages/pretrained.py"
 TEXT = "The animal didn't cross the street because it was too tired."
@@ -37,11 +38,7 @@ def open_page(query: dict[str, str] | None = None) -> AppTest:
 
     (run_page(PAGE, query=...) would give the query to the default page first, which rewrites the URL.)
     """
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    at.switch_page(PAGE)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    return at.run()
+    return open_page_at(PAGE, query)
 
 
 def heatmaps(at) -> list[np.ndarray]:

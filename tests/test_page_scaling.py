@@ -1,42 +1,19 @@
 """The "Why divide by √d_k" page under AppTest: it runs, shows the core's numbers, survives extreme
 settings and malformed URLs."""
-import base64
-import json
-from pathlib import Path
-
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from attention.scaling import DEFAULT_KEYS, SWEEP_D_KS, scaling_stats
+from tests.apptest_helpers import chart_by_key as chart
+from tests.apptest_helpers import open_page
+from tests.apptest_helpers import plotly_values as values
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
 PAGE = "pages/scaling.py"
 
 
 def open_scaling(query: dict[str, str] | None = None) -> AppTest:
     """Run app.py straight on the page, as opening /scaling?<query> in a browser would."""
-    at = AppTest.from_file(str(APP), default_timeout=60)
-    at.switch_page(PAGE)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    return at.run()
-
-
-def chart(at: AppTest, key: str) -> dict:
-    """The figure JSON of the plotly chart drawn with `key=`."""
-    for c in at.get("plotly_chart"):
-        if c.proto.id.endswith(f"-{key}"):
-            return json.loads(c.proto.spec)
-    raise KeyError(f"no chart with key {key!r}")
-
-
-def values(a) -> np.ndarray:
-    """A plotly JSON array, plain or typed ({"dtype", "bdata", "shape"})."""
-    if isinstance(a, dict):
-        raw = np.frombuffer(base64.b64decode(a["bdata"]), dtype=np.dtype(a["dtype"]))
-        shape = a.get("shape")
-        return raw.reshape([int(s) for s in str(shape).split(",")]) if shape else raw
-    return np.array(a, dtype=float)
+    return open_page(PAGE, query)
 
 
 def texts(elements) -> str:
