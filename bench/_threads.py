@@ -1,4 +1,4 @@
-"""BLAS thread control shared by the benchmark scripts."""
+"""BLAS thread control and the machine description shared by the benchmark scripts."""
 from __future__ import annotations
 
 import os
@@ -18,3 +18,13 @@ def rerun_with_threads(threads: int) -> None:
 def thread_settings() -> str:
     """The BLAS thread variables in force, for printing beside the figures."""
     return ", ".join(f"{v}={os.environ[v]}" for v in THREAD_VARIABLES if v in os.environ) or "BLAS default"
+
+
+def print_machine() -> None:
+    """Python, numpy, CPUs, BLAS threads and load: what the figures printed after it depend on."""
+    import numpy as np
+
+    threads = thread_settings()
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} CPUs, threads: {threads}")
+    print(f"load average (1, 5, 15 min): {load}  (other busy processes slow multi-threaded BLAS a lot)")

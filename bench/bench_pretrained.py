@@ -10,11 +10,10 @@ Targets: 32 tokens <= 30 ms, 256 tokens <= 150 ms (median of several runs, model
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-from _threads import rerun_with_threads, thread_settings  # noqa: E402  (bench/ is on sys.path)
+from _threads import print_machine, rerun_with_threads  # noqa: E402  (bench/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS_MS = {32: 30.0, 256: 150.0}
@@ -60,15 +59,6 @@ def main() -> int:
             missed.append(n_tokens)
     print_memory(model, text_with_tokens(model, 256))
     return 1 if args.check and missed else 0
-
-
-def print_machine() -> None:
-    import numpy as np
-
-    threads = thread_settings()
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} CPUs, threads: {threads}")
-    print(f"load average (1, 5, 15 min): {load}  (other busy processes slow multi-threaded BLAS a lot)")
 
 
 def print_matmul_speed() -> None:

@@ -13,13 +13,12 @@ Also printed: the sweep at other key counts, the two normal generators, and the 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
-from _threads import rerun_with_threads, thread_settings  # noqa: E402  (bench/ is on sys.path)
+from _threads import print_machine, rerun_with_threads  # noqa: E402  (bench/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 SWEEP_TARGET_S = 0.5
@@ -44,15 +43,6 @@ def timed(fn, repeats: int) -> tuple[float, float]:
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times), min(times)
-
-
-def print_machine() -> None:
-    import numpy as np
-
-    threads = thread_settings()
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} CPUs, threads: {threads}")
-    print(f"load average (1, 5, 15 min): {load}  (other busy processes slow multi-threaded BLAS a lot)")
 
 
 def bench_generators() -> None:

@@ -153,8 +153,9 @@ def screenshot(page, name: str) -> Path:
     viewport = page.viewport_size
     height = page.evaluate("() => (document.querySelector('[data-testid=\"stMain\"]') || document.body).scrollHeight")
     if viewport:
-        page.set_viewport_size({"width": viewport["width"], "height": min(int(height) + 60, 8000)})
-        page.wait_for_timeout(800)
+        page.set_viewport_size({"width": viewport["width"], "height": min(int(height) + 100, 16000)})
+        page.wait_for_timeout(800)  # plotly redraws at the new size
+        wait_idle(page)
     page.screenshot(path=str(path), full_page=True)
     if viewport:
         page.set_viewport_size(viewport)

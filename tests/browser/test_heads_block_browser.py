@@ -6,15 +6,6 @@ from tests.browser.conftest import assert_no_exception, open_page, screenshot, w
 CHART = '[data-testid="stPlotlyChart"]'
 
 
-def tall_screenshot(page, name: str) -> None:
-    """Screenshot the whole page: Streamlit scrolls inside its own container, so grow the window to fit it."""
-    height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-    page.set_viewport_size({"width": 1400, "height": min(int(height) + 100, 16000)})
-    page.wait_for_timeout(800)  # plotly redraws at the new size
-    wait_idle(page)
-    screenshot(page, name)
-
-
 def test_heads_page_at_8_heads(page, app_url):
     open_page(page, app_url, "heads", "n_heads=8")
     assert_no_exception(page)
@@ -26,7 +17,7 @@ def test_heads_page_at_8_heads(page, app_url):
     assert "n_heads=8" in page.url
     # one subplot title per head: "head 8 · ..." is drawn by plotly in the grid
     assert page.locator(f"{CHART} >> text=/head 8 ·/").count() >= 1
-    tall_screenshot(page, "heads")
+    screenshot(page, "heads")
 
 
 def test_heads_page_shows_a_message_for_heads_that_do_not_divide(page, app_url):
@@ -51,4 +42,4 @@ def test_block_page_at_12_blocks_and_8_heads(page, app_url):
     assert_no_exception(page)
     assert page.locator(f"{CHART} >> text=/block 12, head 8/").count() >= 1
     assert "inspect=12" in page.url
-    tall_screenshot(page, "block")
+    screenshot(page, "block")
