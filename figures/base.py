@@ -32,3 +32,17 @@ def colorscale(name: str) -> tuple[tuple[float, str], ...]:
     "RdBu" run in the opposite direction to plotly.py's.
     """
     return tuple((float(p), c) for p, c in get_colorscale(name))
+
+
+def hline(y: float, line: dict, text: str | None = None, position: str = "top right") -> tuple[dict, list[dict]]:
+    """A line across the whole plot at y and, with `text`, its label at `position` ("bottom left", "top right"...).
+
+    What `fig.add_hline(y, line=..., annotation_text=..., annotation_position=...)` adds: (shape, annotations).
+    """
+    shape = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=y, y1=y, line=line)
+    if text is None:
+        return shape, []
+    vertical, horizontal = position.split()
+    label = dict(text=text, showarrow=False, xref="x domain", x=0 if horizontal == "left" else 1, xanchor=horizontal,
+                 yref="y", y=y, yanchor="top" if vertical == "bottom" else "bottom")
+    return shape, [label]

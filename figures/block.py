@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from figures.base import figure
+from figures.base import figure, hline
 
 # The stage a trace step comes from, by the start of its name: (fill colour, short kind).
 STAGE_STYLE = {"input": ("#e0e0e0", "input"), "attention": ("#ffd8a8", "attention"),
@@ -143,13 +143,9 @@ def residual_norm_figure(norms: Mapping[str, Sequence[float]], d_model: int, *,
             line=line, hovertemplate=f"{name}-norm, after %{{x}} block(s): mean |x| = %{{y:.2f}}<extra></extra>",
         ))
     root = float(np.sqrt(d_model))
-    # A horizontal line across the whole plot at y = sqrt(d_model), labelled at its bottom right (as add_hline).
-    reference = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=root, y1=root,
-                     line=dict(dash="dash", color="#777"))
-    label = dict(xref="x domain", x=1, xanchor="right", yref="y", y=root, yanchor="top", showarrow=False,
-                 text=f"√d_model = {np.sqrt(d_model):.2f}")
+    reference, label = hline(root, dict(dash="dash", color="#777"), f"√d_model = {root:.2f}", "bottom right")
     return figure(data, dict(
-        shapes=[reference], annotations=[label],
+        shapes=[reference], annotations=label,
         xaxis=dict(title=dict(text="blocks applied"), tickmode="linear", dtick=1, range=[-0.3, longest - 0.7]),
         yaxis=dict(title=dict(text="mean size |x| of a position's vector"), rangemode="tozero"),
         height=360, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=1.1),

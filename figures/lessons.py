@@ -6,7 +6,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from figures.base import figure
+from figures.base import figure, hline
 from figures.heatmaps import attention_heatmap, safe_labels
 
 RIGHT_COLOUR = "#2ca02c"
@@ -76,8 +76,7 @@ def leak_bars(row_sums: np.ndarray, leak: np.ndarray, tokens: Sequence[str], *, 
              hovertemplate="row %{x}: %{y:.4f} of the weight had gone to the future<extra></extra>"),
     ]
     layout = dict(
-        shapes=[dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=1.0, y1=1.0,  # fig.add_hline(y=1)
-                     line=dict(color="#333", dash="dot"))],
+        shapes=[hline(1.0, dict(color="#333", dash="dot"))[0]],
         barmode="stack", xaxis=dict(tickmode="array", tickvals=x, ticktext=safe_labels(tokens),
                                     title=dict(text="query (row)")),
         yaxis=dict(title=dict(text="weight"), range=[0, 1.05]), margin=dict(l=10, r=10, t=50, b=10),

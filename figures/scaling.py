@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.lib.stride_tricks import sliding_window_view
 
-from figures.base import colorscale, figure
+from figures.base import colorscale, figure, hline
 from figures.heatmaps import WEIGHT_COLORSCALE
 
 UNSCALED_COLOUR = "#d62728"
@@ -26,19 +26,6 @@ def _layout(title: str, height: int, **layout) -> dict:
     return dict(layout, title=dict(text=title), height=height, margin=dict(l=10, r=10, t=40, b=10),
                 legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0.0),
                 hovermode="x unified")
-
-
-def _hline(y: float, text: str, position: str) -> tuple[dict, dict]:
-    """A dotted grey line across the plot at y, and its label at `position` ("bottom left", "top right").
-
-    What `fig.add_hline(..., annotation_text=..., annotation_position=...)` adds, as a shape and an annotation.
-    """
-    vertical, horizontal = position.split()
-    shape = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=y, y1=y,
-                 line=dict(color=THEORY_COLOUR, dash="dot"))
-    label = dict(text=text, showarrow=False, xref="x domain", x=0 if horizontal == "left" else 1, xanchor=horizontal,
-                 yref="y", y=y, yanchor="top" if vertical == "bottom" else "bottom")
-    return shape, label
 
 
 def _d_k_axis(d_k: np.ndarray) -> dict:
@@ -108,10 +95,11 @@ def max_weight_figure(d_k: np.ndarray, unscaled: np.ndarray, scaled: np.ndarray,
 
     Shapes: d_k, unscaled, scaled (n_d,).
     """
-    lines = (_hline(1.0, "one-hot", "bottom left"), _hline(1.0 / n_keys, f"uniform (1/{n_keys})", "top right"))
+    dotted = dict(color=THEORY_COLOUR, dash="dot")
+    lines = (hline(1.0, dotted, "one-hot", "bottom left"), hline(1.0 / n_keys, dotted, f"uniform (1/{n_keys})"))
     layout = _layout("Largest attention weight", 360, xaxis=_d_k_axis(d_k),
                      yaxis=dict(title=dict(text="mean max weight"), range=[0, 1.05]),
-                     shapes=[shape for shape, _ in lines], annotations=[label for _, label in lines])
+                     shapes=[shape for shape, _ in lines], annotations=[label for _, labels in lines for label in labels])
     return figure(_two_curves(d_k, unscaled, scaled), layout)
 
 
