@@ -480,7 +480,7 @@ async def follow_plan(session, page, plan: list[str], interactions: int, per_vis
             await session.navigate(page, target)
 
 
-class ProtocolSession:
+class BrowserlessSession:
     """A session without a browser (bench/ws_client.py): the same plan, over Streamlit's websocket protocol.
     Its latency is BackMsg sent -> script_finished received: the server's whole work and the transfer,
     not the rendering, which a student's own laptop does."""
@@ -533,10 +533,10 @@ class ProtocolSession:
             self.record(kind, label, result)
 
     async def run(self, plan: list[str], interactions: int, per_visit: int | None = 1, think: float = 0.0) -> None:
-        from bench.ws_client import ProtocolSession as Client
+        from bench.ws_client import ProtocolSession
 
         rng = random.Random(f"{self.wave}-{self.name}")
-        client = Client(self.url, timeout=self.args.interaction_timeout)
+        client = ProtocolSession(self.url, timeout=self.args.interaction_timeout)
         try:
             t0 = time.perf_counter()
             await client.connect()
@@ -701,7 +701,7 @@ async def main_async(args, log) -> int:
                     plans = [session_plan(pages, i, rng) for i in range(args.sessions)]
                     n_browsers = args.sessions if args.browsers is None else min(args.browsers, args.sessions)
                     sessions = [Session(browser, url, f"w{w}s{i:02d}", w, stats, args) if i < n_browsers
-                                else ProtocolSession(url, f"w{w}p{i:02d}", w, stats, args)
+                                else BrowserlessSession(url, f"w{w}p{i:02d}", w, stats, args)
                                 for i in range(args.sessions)]
 
                     async def one(i, s):
