@@ -11,7 +11,7 @@ from figures.lessons import difference_bars, leak_bars
 from ui.sequence import TokenSequence, from_example
 from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.state import require_app_entry
-from ui.url import decode_int, decode_sequence, encode_sequence
+from ui.url import decode_int, decode_sequence, encode_sequence, names_a_sequence
 from ui.urlsync import show_url_warnings, write_page_params
 from ui.charts import chart, show_snippet
 from ui.snippets import attention_snippet
@@ -28,7 +28,7 @@ def load_from_url() -> None:
         return
     st.session_state["causal_url_read"] = True
     params, warnings = st.query_params.to_dict(), []
-    if any(m in params for m in "qkv"):
+    if names_a_sequence(params):
         seq = decode_sequence(params, warnings, from_example(leak_example()))  # if bad: this page's own
         reset_sequence(KEY, seq)
         st.session_state["causal_before"] = seq

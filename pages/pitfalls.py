@@ -10,7 +10,7 @@ from figures.heatmaps import attention_heatmap, matrix_heatmap
 from ui.sequence import from_example
 from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.state import SEQUENCE_KEY, require_app_entry
-from ui.url import decode_int, decode_sequence, encode_sequence
+from ui.url import decode_int, decode_sequence, encode_sequence, names_a_sequence
 from ui.urlsync import show_url_warnings, write_page_params
 from ui.charts import chart, show_snippet
 from ui.snippets import attention_snippet
@@ -28,7 +28,7 @@ def load_from_url() -> None:
         return
     st.session_state["pitfalls_url_read"] = True
     params, warnings = st.query_params.to_dict(), []
-    if any(m in params for m in "qkv"):
+    if names_a_sequence(params):
         reset_sequence(KEY, decode_sequence(params, warnings, from_example(HAND_EXAMPLE)))  # if bad: this page's own
     st.session_state["pitfalls_seed"] = decode_int(params, "seed", 0, 0, SEED_MAX, warnings)
     st.session_state["pitfalls_url_warnings"] = warnings

@@ -9,7 +9,7 @@ from figures.lessons import guess_heatmap
 from ui.safe_text import escape_markdown
 from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.state import SEQUENCE_KEY, require_app_entry
-from ui.url import decode_choice, decode_sequence, encode_sequence
+from ui.url import decode_choice, decode_sequence, encode_sequence, names_a_sequence
 from ui.urlsync import show_url_warnings, write_page_params
 from ui.charts import chart, show_snippet
 from ui.snippets import attention_snippet
@@ -50,7 +50,7 @@ def load_from_url() -> None:
     params, warnings = st.query_params.to_dict(), []
     choice = decode_choice(params, "puzzle", CHOICES, st.session_state.get("predict_puzzle", CHOICES[0]), warnings)
     st.session_state["predict_puzzle"] = choice
-    if choice == OWN and any(m in params for m in "qkv"):
+    if choice == OWN and names_a_sequence(params):
         reset_sequence(EDIT_KEY, decode_sequence(params, warnings))
     st.session_state["predict_url_warnings"] = warnings
 

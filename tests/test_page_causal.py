@@ -81,6 +81,15 @@ def test_url_state_and_bad_values():
     assert "'t'=99 is outside" in texts and "'seed' should be a whole number" in texts and "could not be used" in texts
 
 
+def test_a_url_with_labels_only_relabels_the_page_example():
+    e = leak_example()
+    labels = " ".join(f"w{i}" for i in range(len(e.tokens)))
+    at = open_page(PAGE, query={"tokens": labels})
+    seq = at.session_state["causal_seq"]
+    assert not at.exception and not at.warning and seq.tokens == tuple(labels.split())
+    assert np.array_equal(seq.q, np.array(e.q, dtype=float))  # the page's own example's vectors
+
+
 def test_one_or_two_positions_do_not_crash():
     seq = TokenSequence(("only",), np.ones((1, 2)), np.ones((1, 2)), np.ones((1, 1)))
     at = open_page(PAGE, state={"causal_seq": seq})

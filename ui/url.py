@@ -7,8 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ui.sequence import (MAX_D, MAX_N, MAX_PARAM_CHARS, TokenSequence, default_sequence, format_matrix,
-                         parse_matrix, parse_tokens)
+from ui.sequence import (
+    MAX_D,
+    MAX_N,
+    MAX_PARAM_CHARS,
+    TokenSequence,
+    default_sequence,
+    format_matrix,
+    parse_matrix,
+    parse_tokens,
+)
 
 TRUE_WORDS = {"1", "true", "on", "yes"}
 FALSE_WORDS = {"0", "false", "off", "no"}
@@ -70,6 +78,11 @@ def encode_sequence(seq: TokenSequence) -> dict[str, str]:
     for m in "qkv":
         out[m] = format_matrix(seq.matrix(m), row_sep=";").replace(" ", ",")
     return out
+
+
+def names_a_sequence(params: Mapping[str, str]) -> bool:
+    """Whether the URL says anything about the sequence (its vectors, or only its labels)."""
+    return any(name in params for name in ("q", "k", "v", "tokens"))
 
 
 def decode_sequence(params: Mapping[str, str], warnings: list[str],
