@@ -8,7 +8,7 @@ from .feed_forward import ACTIVATIONS, feed_forward, feed_forward_steps, gelu, r
 from .heads import MultiHeadSteps, divisors, merge_heads, multi_head_attention, multi_head_steps, split_heads
 from .masks import causal_mask
 from .norms import layer_norm
-from .softmax import softmax
+from .stable_softmax import softmax
 
 __all__ = [
     "ACTIVATIONS", "NORMS", "AttentionSteps", "BlockParams", "BlockTrace", "MultiHeadSteps", "TraceStep",

@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ._checks import as_real_array, check_ndim, check_not_empty, check_positive_int, check_result, check_shape
+from .checks import as_real_array, check_ndim, check_not_empty, check_positive_int, check_result, check_shape
 from .feed_forward import ACTIVATIONS, feed_forward_steps
 from .heads import check_heads, multi_head_steps
 from .norms import layer_norm

@@ -14,10 +14,10 @@ from functools import cache
 
 import numpy as np
 
-from ._checks import as_real_array, check_ndim, check_not_empty, check_result, result_dtype
+from .checks import as_real_array, check_ndim, check_not_empty, check_result, result_dtype
 from .limits import check_dim, check_positions, check_scores
 from .masks import causal_mask
-from .softmax import softmax, softmax_inplace
+from .stable_softmax import softmax, softmax_inplace
 
 ATTENTION_LATEX = r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V"
 

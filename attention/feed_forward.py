@@ -11,7 +11,7 @@ import math
 import numpy as np
 from scipy.special import erf
 
-from ._checks import as_real_array, check_ndim, check_not_empty, check_result, check_shape
+from .checks import as_real_array, check_ndim, check_not_empty, check_result, check_shape
 from .limits import check_dim, check_scores
 
 FEED_FORWARD_LATEX = r"\mathrm{FFN}(x) = \mathrm{act}(x W_1 + b_1)\, W_2 + b_2"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_real_array, check_ndim, check_shape
+from .checks import as_real_array, check_ndim, check_shape
 from .dot_product import check_qkv
 
 SOFTMAX_BACKWARD_LATEX = (r"\frac{\partial L}{\partial s_i} = \sum_j \frac{\partial p_j}{\partial s_i}"

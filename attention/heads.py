@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import (as_real_array, check_ndim, check_not_empty, check_positive_int, check_result, check_shape,
+from .checks import (as_real_array, check_ndim, check_not_empty, check_positive_int, check_result, check_shape,
                       result_dtype)
 from .limits import check_dim, check_positions
 from .dot_product import scaled_dot_product_attention

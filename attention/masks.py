@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_positive_int
+from .checks import check_positive_int
 
 
 def causal_mask(n: int, m: int | None = None) -> np.ndarray:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_real_array, check_ndim, check_not_empty, check_result, check_shape
+from .checks import as_real_array, check_ndim, check_not_empty, check_result, check_shape
 
 LAYER_NORM_LATEX = r"\mathrm{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta"
 

@@ -26,7 +26,7 @@ import numpy as np
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
-from ._checks import as_real_array, check_not_empty
+from .checks import as_real_array, check_not_empty
 from .block import BlockParams, BlockTrace, transformer_block
 from .norms import layer_norm
 

@@ -48,7 +48,7 @@ def timed(fn, repeats: int) -> tuple[float, float]:
 def bench_generators() -> None:
     import numpy as np
 
-    from attention.scaling import standard_normal_f32
+    from lessons.scaling import standard_normal_f32
 
     rng, n = np.random.default_rng(0), 4_000_000
     for name, fn in (("rng.standard_normal(float32)", lambda: rng.standard_normal(n, dtype=np.float32)),
@@ -59,7 +59,7 @@ def bench_generators() -> None:
 
 def bench_sweep(repeats: int) -> float:
     """Print the sweep's timings; return the median at the page's default number of keys."""
-    from attention.scaling import DEFAULT_KEYS, SWEEP_D_KS, scaling_stats
+    from lessons.scaling import DEFAULT_KEYS, SWEEP_D_KS, scaling_stats
 
     draws = sum(SWEEP_D_KS)
     print(f"sweep d_k = 1, 2, 4, ..., 4096 ({len(SWEEP_D_KS)} values), 1000 samples each:")
@@ -81,7 +81,7 @@ def bench_training(quick: bool) -> float:
     """Print the default comparison's time and results (and other d_k); return the default's time."""
     from dataclasses import replace
 
-    from attention.training import TrainingConfig, compare_scaling
+    from lessons.training import TrainingConfig, compare_scaling
 
     base = TrainingConfig()
     print(f"training: retrieval, {base.steps} steps, batch {base.batch}, lr {base.lr}, seed {base.seed}, "

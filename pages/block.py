@@ -9,7 +9,7 @@ import streamlit as st
 from attention import ACTIVATIONS, NORMS, divisors
 from attention.block import POST_NORM_LATEX, PRE_NORM_LATEX
 from attention.feed_forward import FEED_FORWARD_LATEX
-from attention.head_library import (MAX_POSITIONS, embed_tokens, residual_sources, run_stack, stack_params,
+from lessons.head_library import (MAX_POSITIONS, embed_tokens, residual_sources, run_stack, stack_params,
                                     summarise_head)
 from attention.norms import LAYER_NORM_LATEX
 from figures.block import block_diagram, residual_norm_figure, shape_text, stack_figure

@@ -4,11 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from attention import attention_steps
-from attention.pitfalls import (CAUSAL_LATEX, MASK_AFTER_SOFTMAX_LATEX, invariance_check, leak_example,
+from lessons.pitfalls import (CAUSAL_LATEX, MASK_AFTER_SOFTMAX_LATEX, invariance_check, leak_example,
                                 mask_after_softmax, randomise_after, row_max_abs_diff)
 from figures.heatmaps import attention_heatmap, matrix_heatmap
 from figures.lessons import difference_bars, leak_bars
-from ui.sequence import TokenSequence, from_example
+from attention.sequence import TokenSequence
 from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.state import require_app_entry
 from ui.url import decode_int, decode_sequence, encode_sequence, names_a_sequence
@@ -29,10 +29,10 @@ def load_from_url() -> None:
     st.session_state["causal_url_read"] = True
     params, warnings = st.query_params.to_dict(), []
     if names_a_sequence(params):
-        seq = decode_sequence(params, warnings, from_example(leak_example()))  # if bad: this page's own
+        seq = decode_sequence(params, warnings, leak_example().seq)  # if bad: this page's own
         reset_sequence(KEY, seq)
         st.session_state["causal_before"] = seq
-    n = st.session_state.get(KEY, from_example(leak_example())).n
+    n = st.session_state.get(KEY, leak_example().seq).n
     st.session_state["causal_t"] = decode_int(params, "t", min(2, max(n - 2, 0)), 0, max(n - 2, 0),
                                                 warnings)
     st.session_state["causal_seed"] = decode_int(params, "seed", 0, 0, SEED_MAX, warnings)
@@ -67,7 +67,7 @@ def exact_text(d: float) -> str:
 
 
 load_from_url()
-st.session_state.setdefault(KEY, from_example(leak_example()))
+st.session_state.setdefault(KEY, leak_example().seq)
 st.session_state.setdefault("causal_seed", 0)
 st.title("Causal masking")
 st.markdown(

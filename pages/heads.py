@@ -8,7 +8,7 @@ import streamlit as st
 
 from attention import attention_steps, divisors, multi_head_steps
 from attention.dot_product import ATTENTION_LATEX
-from attention.head_library import (EMBEDDING_LATEX, ENTROPY_LATEX, MAX_POSITIONS, PRESET_LABELS, PRESETS,
+from lessons.head_library import (EMBEDDING_LATEX, ENTROPY_LATEX, MAX_POSITIONS, PRESET_LABELS, PRESETS,
                                     embed_tokens, head_library_weights, preset_problem, summarise_head)
 from attention.heads import MULTI_HEAD_LATEX
 from figures.heads import column_blocks_figure, head_split_figure, heads_grid

@@ -3,11 +3,11 @@ import pandas as pd
 import streamlit as st
 
 from attention import attention_steps
-from attention.pitfalls import (MASK_AFTER_SOFTMAX_LATEX, WRONG_TRANSPOSE_LATEX, leak_example, mask_after_softmax,
+from lessons.pitfalls import (MASK_AFTER_SOFTMAX_LATEX, WRONG_TRANSPOSE_LATEX, leak_example, mask_after_softmax,
                                 prediction_check, row_max_abs_diff, same_pattern_different_output, sanity_checks,
                                 transpose_hand_example, wrong_transpose_attention)
 from figures.heatmaps import attention_heatmap, matrix_heatmap
-from ui.sequence import from_example
+
 from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.state import SEQUENCE_KEY, require_app_entry
 from ui.url import decode_int, decode_sequence, encode_sequence, names_a_sequence
@@ -29,7 +29,7 @@ def load_from_url() -> None:
     st.session_state["pitfalls_url_read"] = True
     params, warnings = st.query_params.to_dict(), []
     if names_a_sequence(params):
-        reset_sequence(KEY, decode_sequence(params, warnings, from_example(HAND_EXAMPLE)))  # if bad: this page's own
+        reset_sequence(KEY, decode_sequence(params, warnings, HAND_EXAMPLE.seq))  # if bad: this page's own
     st.session_state["pitfalls_seed"] = decode_int(params, "seed", 0, 0, SEED_MAX, warnings)
     st.session_state["pitfalls_url_warnings"] = warnings
 
@@ -46,7 +46,7 @@ def vectors_table(tokens, **matrices) -> pd.DataFrame:
 
 
 load_from_url()
-st.session_state.setdefault(KEY, from_example(HAND_EXAMPLE))
+st.session_state.setdefault(KEY, HAND_EXAMPLE.seq)
 st.title("Pitfalls")
 st.markdown("Three mistakes that produce numbers of the right shape, so nothing crashes, and the tests that "
             "catch them.")
@@ -99,8 +99,8 @@ with r2:
 st.markdown("**How to catch it.** Two checks every implementation must pass, and the one that actually catches "
             "this bug: a hand example whose answer you wrote down first. Query *i* looks for feature *i*; key *j* "
             "carries feature *j*+1 (mod 3); so query 0 must pick key 2, query 1 key 0, query 2 key 1.")
-hand = attention_steps(HAND_EXAMPLE.q, HAND_EXAMPLE.k, HAND_EXAMPLE.v)
-_, hand_wrong, _ = wrong_transpose_attention(HAND_EXAMPLE.q, HAND_EXAMPLE.k, HAND_EXAMPLE.v)
+hand = attention_steps(HAND_EXAMPLE.seq.q, HAND_EXAMPLE.seq.k, HAND_EXAMPLE.seq.v)
+_, hand_wrong, _ = wrong_transpose_attention(HAND_EXAMPLE.seq.q, HAND_EXAMPLE.seq.k, HAND_EXAMPLE.seq.v)
 n = seq.n
 right_checks = (*sanity_checks(right.scores, right.weights, n, n), prediction_check(hand.weights, HAND_ANSWER))
 if wrong_error:
@@ -123,7 +123,7 @@ st.markdown(
 st.latex(MASK_AFTER_SOFTMAX_LATEX)
 causal_seq = st.session_state.get("causal_seq", None)
 if causal_seq is None:  # the causal page has not been opened yet: its starting sequence
-    causal_seq = from_example(leak_example())
+    causal_seq = leak_example().seq
 try:
     bug = mask_after_softmax(causal_seq.q, causal_seq.k, causal_seq.v)
 except ValueError as err:

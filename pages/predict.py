@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from attention import attention_steps
-from attention.puzzles import PREDICT_LATEX, PUZZLES, PUZZLES_BY_ID, Puzzle, custom_puzzle, score_guesses
+from lessons.puzzles import PREDICT_LATEX, PUZZLES, PUZZLES_BY_ID, Puzzle, custom_puzzle, score_guesses
 from figures.geometry import arrows_figure
 from figures.lessons import guess_heatmap
 from ui.safe_text import escape_markdown
@@ -57,7 +57,7 @@ def load_from_url() -> None:
 
 def fingerprint(p: Puzzle) -> tuple:
     """What the reveal belongs to: another puzzle, or edited vectors, hide it again."""
-    return p.id, p.tokens, p.q.tobytes(), p.q.shape, p.k.tobytes(), p.k.shape
+    return p.id, p.seq.tokens, p.seq.q.tobytes(), p.seq.q.shape, p.seq.k.tobytes(), p.seq.k.shape
 
 
 def vectors_table(a, tokens, name: str) -> pd.DataFrame:
@@ -94,7 +94,7 @@ if choice == OWN:
     with st.container(border=True):
         seq = sequence_editor(EDIT_KEY, presets=False)
     try:
-        puzzle = custom_puzzle(seq.tokens, seq.q, seq.k, seq.v)
+        puzzle = custom_puzzle(seq)
     except ValueError as err:
         st.error(f"These vectors cannot be used: {err}")
         st.stop()
@@ -103,8 +103,8 @@ else:
 with st.expander("Hint"):
     st.markdown(puzzle.hint)
 
-n = len(puzzle.tokens)
-key_names = [f"k_{j} '{tok}'" for j, tok in enumerate(puzzle.tokens)]
+n = len(puzzle.seq.tokens)
+key_names = [f"k_{j} '{tok}'" for j, tok in enumerate(puzzle.seq.tokens)]
 rnd = st.session_state["predict_round"]
 guess_keys = [f"predict_guess_{rnd}_{n}_{i}" for i in range(n)]
 weight_keys = [f"predict_weight_{rnd}_{n}_{i}" for i in range(n)]
@@ -116,16 +116,16 @@ with left:
     st.subheader("The vectors")
     c1, c2 = st.columns(2)
     c1.markdown("**Queries Q**", help="What each position looks for: one row per position.")
-    c1.dataframe(vectors_table(puzzle.q, puzzle.tokens, "q"), width="stretch")
+    c1.dataframe(vectors_table(puzzle.seq.q, puzzle.seq.tokens, "q"), width="stretch")
     c2.markdown("**Keys K**", help="What each position offers to be found by: one row per position.")
-    c2.dataframe(vectors_table(puzzle.k, puzzle.tokens, "k"), width="stretch")
-    if puzzle.q.shape[1] == 2:
+    c2.dataframe(vectors_table(puzzle.seq.k, puzzle.seq.tokens, "k"), width="stretch")
+    if puzzle.seq.q.shape[1] == 2:
         with st.expander("Draw them as arrows (d_k = 2)"):
-            chart(st, arrows_figure(puzzle.q, puzzle.k, puzzle.tokens, height=360), width="stretch",
+            chart(st, arrows_figure(puzzle.seq.q, puzzle.seq.k, puzzle.seq.tokens, height=360), width="stretch",
                             key="predict_arrows")
 
     st.subheader("Your prediction")
-    for i, tok in enumerate(puzzle.tokens):
+    for i, tok in enumerate(puzzle.seq.tokens):
         g1, g2 = st.columns([3, 2], vertical_alignment="bottom")
         g1.selectbox(f"q_{i} '{escape_markdown(tok)}' attends most to", range(n), index=None,  # a label is markdown
                      format_func=lambda j: key_names[j],
@@ -153,24 +153,24 @@ with right:
                 icon="🙈")
     else:
         try:
-            steps = attention_steps(puzzle.q, puzzle.k, puzzle.v)
+            steps = attention_steps(puzzle.seq.q, puzzle.seq.k, puzzle.seq.v)
             results = score_guesses(steps.weights, guesses, [st.session_state.get(k) for k in weight_keys],
-                                    steps.scores, [escape_markdown(t) for t in puzzle.tokens])  # for st.error
+                                    steps.scores, [escape_markdown(t) for t in puzzle.seq.tokens])  # for st.error
         except ValueError as err:
             st.error(f"Cannot score this puzzle: {err}")
             st.stop()
         right_count = sum(r.correct for r in results)
         st.metric("Your score", f"{right_count} / {n}", help="A query counts as right if your key gets the largest "
                                                               "weight (on a tie, any of the tied keys).")
-        chart(st, guess_heatmap(steps.weights, puzzle.tokens, guesses, [r.correct for r in results],
+        chart(st, guess_heatmap(steps.weights, puzzle.seq.tokens, guesses, [r.correct for r in results],
                                       scores=steps.scores, scale_factor=steps.scale_factor),
                         width="stretch", key="predict_heatmap")
         st.caption("Rows are queries, columns keys; your guess is boxed. Hover a cell for q·k and the weight.")
         for r in results:
-            label = escape_markdown(puzzle.tokens[r.query])
+            label = escape_markdown(puzzle.seq.tokens[r.query])
             (st.success if r.correct else st.error)(f"**q_{r.query} '{label}'**: {r.explanation}",
                                                    icon="✅" if r.correct else "❌")
         st.info(puzzle.lesson, icon="💡")
-        show_snippet(attention_snippet(puzzle.tokens, puzzle.q, puzzle.k, puzzle.v, causal=False, scale=True))
+        show_snippet(attention_snippet(puzzle.seq.tokens, puzzle.seq.q, puzzle.seq.k, puzzle.seq.v, causal=False, scale=True))
 
 write_page_params({"puzzle": choice, **(encode_sequence(st.session_state[EDIT_KEY]) if choice == OWN else {})})

@@ -5,10 +5,10 @@ import pandas as pd
 import streamlit as st
 
 from attention.gradients import ATTENTION_BACKWARD_LATEX, SOFTMAX_BACKWARD_LATEX
-from attention.scaling import (DEFAULT_KEYS, JACOBIAN_LATEX, MAX_KEYS, SCALED_LATEX, SWEEP_D_KS, VARIANCE_LATEX,
+from lessons.scaling import (DEFAULT_KEYS, JACOBIAN_LATEX, MAX_KEYS, SCALED_LATEX, SWEEP_D_KS, VARIANCE_LATEX,
                                ScalingStats, scaling_stats)
-from attention.training import LOSS_LATEX, MAX_D_K as MAX_TRAIN_D_K
-from attention.training import STUCK_WEIGHT, ScalingComparison, TrainingConfig, compare_scaling
+from lessons.training import LOSS_LATEX, MAX_D_K as MAX_TRAIN_D_K
+from lessons.training import STUCK_WEIGHT, ScalingComparison, TrainingConfig, compare_scaling
 from figures.scaling import (grad_norm_figure, jacobian_figure, loss_curves_figure, max_weight_figure,
                              variance_figure, weights_by_d_k_figure)
 from ui.state import require_app_entry

@@ -6,7 +6,7 @@ import json
 import numpy as np
 
 from attention import attention_steps
-from attention.examples import compass
+from lessons.examples import compass
 from figures.base import validated
 from figures.geometry import arrows_figure
 from figures.heatmaps import attention_heatmap, matrix_heatmap
@@ -14,7 +14,7 @@ from ui.export import matrices_to_csv, matrices_to_json
 
 
 def compass_steps(**kw):
-    e = compass()
+    e = compass().seq
     return e, attention_steps(e.q, e.k, e.v, **kw)
 
 
@@ -53,7 +53,7 @@ def test_matrix_heatmap_writes_minus_infinity_and_leaves_it_uncoloured():
 
 
 def test_geometry_draws_one_arrow_per_query_and_key():
-    e = compass()
+    e = compass().seq
     fig = validated(arrows_figure(e.q, e.k, e.tokens))
     assert len(fig.layout.annotations) == 2 * len(e.tokens)
     tips = {(a.x, a.y) for a in fig.layout.annotations}
@@ -88,7 +88,7 @@ def test_weights_run_from_white_at_0_to_dark_blue_at_1():
 import pytest
 from plotly.subplots import make_subplots
 
-from attention.head_library import embed_tokens, residual_sources, run_stack, stack_params
+from lessons.head_library import embed_tokens, residual_sources, run_stack, stack_params
 from figures.block import block_diagram, residual_norm_figure, stack_figure
 from figures.heads import column_blocks_figure, head_split_figure, heads_grid
 
@@ -193,8 +193,8 @@ def test_block_residual_norm_reference_line_spans_the_plot_as_add_hline_drew_it(
 
 # ---------------------------------------------------------------- scaling, lessons and pretrained figures (unvalidated)
 # Imported here, with the tests that use them, so this section can be added to without touching the above.
-from attention.pitfalls import invariance_check, leak_example, mask_after_softmax, randomise_after
-from attention.scaling import SWEEP_D_KS, scaling_stats
+from lessons.pitfalls import invariance_check, leak_example, mask_after_softmax, randomise_after
+from lessons.scaling import SWEEP_D_KS, scaling_stats
 from figures.lessons import difference_bars, guess_heatmap, leak_bars
 from figures.pretrained import head_heatmap, overview_figure, token_lines_figure
 from figures.scaling import (LOG_FLOOR, grad_norm_figure, jacobian_figure, loss_curves_figure, max_weight_figure,
@@ -255,7 +255,7 @@ def test_scaling_running_median_is_the_median_of_the_last_window_values():
 
 
 def test_lessons_figures_are_valid_plotly():
-    ex = leak_example()
+    ex = leak_example().seq
     t = 2
     inv = invariance_check((ex.q, ex.k, ex.v), randomise_after(ex.q, ex.k, ex.v, t, seed=0), t)
     fig = validated(difference_bars(inv.diff, t, ex.tokens))

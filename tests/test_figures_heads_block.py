@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import pytest
 
 from attention import transformer_block
-from attention.head_library import embed_tokens, residual_sources, run_stack, stack_params
+from lessons.head_library import embed_tokens, residual_sources, run_stack, stack_params
 from figures.block import block_diagram, residual_norm_figure, shape_text, stack_figure
 from figures.heads import column_blocks_figure, head_split_figure, heads_grid
 

@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from attention import multi_head_steps, transformer_block
-from attention.head_library import (MAX_POSITIONS, POSITION_PERIODS, PRESETS, best_position_pairs, embed_tokens,
+from lessons.head_library import (MAX_POSITIONS, POSITION_PERIODS, PRESETS, best_position_pairs, embed_tokens,
                                     head_library_weights, position_frequencies, positional_margin, preset_problem,
                                     residual_sources, run_stack, shift_rotation, stack_params, summarise_head)
 
@@ -313,6 +313,6 @@ def test_residual_sources_are_read_from_the_trace():
 
 
 def test_the_library_imports_neither_streamlit_nor_plotly():
-    code = ("import sys, attention.head_library; "
+    code = ("import sys, lessons.head_library; "
             "bad = [m for m in ('streamlit', 'plotly') if m in sys.modules]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -13,13 +13,14 @@ import re
 import numpy as np
 import pytest
 
-from attention.pitfalls import leak_example, transpose_hand_example
+from lessons.pitfalls import leak_example, transpose_hand_example
 from attention.pretrained import EXAMPLE_SENTENCES
-from attention.puzzles import PUZZLES
-from attention.scaling import DEFAULT_KEYS
+from lessons.puzzles import PUZZLES
+from lessons.scaling import DEFAULT_KEYS
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_figures
 from ui.safe_text import escape_markdown
-from ui.sequence import MAX_PARAM_CHARS, TokenSequence, default_sequence, from_example, parse_tokens
+from attention.sequence import TokenSequence
+from ui.sequence import MAX_PARAM_CHARS, default_sequence, parse_tokens
 from ui.url import encode_sequence
 
 SCRIPT = "<script>alert(1)</script>"
@@ -32,8 +33,8 @@ BAD_VALUES = ["abc", "1e999", "nan", "inf", "-inf", "-5", "99999999999999999999"
               SCRIPT, IMG, "javascript:alert(1)", "%00", "\x00", MD_IMG, "5           junk", "1,2", " "]
 RAW_HTML = ("<img", "<script")  # never in a figure (plotly text is HTML-like; markdown means nothing there)
 
-LEAK = from_example(leak_example())
-HAND = from_example(transpose_hand_example()[0])
+LEAK = leak_example().seq
+HAND = transpose_hand_example()[0].seq
 SEQ_KEYS = {"pages/playground.py": "seq", "pages/causal.py": "causal_seq", "pages/pitfalls.py": "pitfalls_seq"}
 # every page's URL parameters (the free-text ones apart): {name: (state key, default value)}
 URL_PARAMS = {

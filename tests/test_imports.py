@@ -40,6 +40,32 @@ def test_no_core_module_loads_streamlit_or_plotly():
     assert run_fresh(code) == ""
 
 
+def test_the_mechanism_never_imports_the_lessons():
+    # Imports point one way: lessons -> attention. Importing every core module must not load `lessons`.
+    modules = sorted(m.name for m in pkgutil.iter_modules(attention.__path__))
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module('attention.' + name)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('lessons', 'ui', 'figures', 'pages')))\n"
+    )
+    assert run_fresh(code) == "[]"
+
+
+def test_no_lesson_module_loads_streamlit_or_plotly():
+    import lessons
+
+    modules = sorted(m.name for m in pkgutil.iter_modules(lessons.__path__))
+    assert {"examples", "pitfalls", "puzzles", "head_library", "scaling", "training"} <= set(modules)
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module('lessons.' + name)\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {UI_LIBRARIES!r}))\n"
+    )
+    assert run_fresh(code) == "[]"
+
+
 def float32_calls():
     """One float32 call of every public function, by name."""
     rng = np.random.default_rng(0)

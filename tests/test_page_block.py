@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attention import transformer_block
-from attention.head_library import embed_tokens, run_stack, stack_params
+from lessons.head_library import embed_tokens, run_stack, stack_params
 from figures.block import shape_text
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
 

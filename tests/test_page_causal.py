@@ -2,11 +2,11 @@
 import numpy as np
 
 from attention import scaled_dot_product_attention
-from attention.examples import random_example
-from attention.pitfalls import invariance_check, leak_example, mask_after_softmax
+from lessons.examples import random_example
+from lessons.pitfalls import invariance_check, leak_example, mask_after_softmax
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
 from tests.apptest_helpers import table_with_column as frame
-from ui.sequence import TokenSequence, from_example
+from attention.sequence import TokenSequence
 from ui.url import encode_sequence
 
 PAGE = "pages/causal.py"
@@ -16,7 +16,7 @@ PAGE = "pages/causal.py"
 def test_mask_off_and_on_and_the_minus_infinity_scores():
     at = open_page(PAGE)
     assert not at.exception and not at.error
-    e = leak_example()
+    e = leak_example().seq
     np.testing.assert_allclose(heatmap_z(chart_by_key(at, "causal_heat_off")),
                                scaled_dot_product_attention(e.q, e.k, e.v)[1], atol=1e-12)
     on = heatmap_z(chart_by_key(at, "causal_heat_on"))
@@ -60,7 +60,7 @@ def test_editing_an_early_token_fails_the_check_and_says_why():
 
 
 def test_after_softmax_row_sums_differ_from_one_by_the_core_leak():
-    seq = from_example(random_example(5, 3, 2, seed=11))
+    seq = random_example(5, 3, 2, seed=11).seq
     at = open_page(PAGE, query=encode_sequence(seq))
     assert not at.exception and not at.warning
     table = frame(at, "row sum (bug)")
@@ -82,7 +82,7 @@ def test_url_state_and_bad_values():
 
 
 def test_a_url_with_labels_only_relabels_the_page_example():
-    e = leak_example()
+    e = leak_example().seq
     labels = " ".join(f"w{i}" for i in range(len(e.tokens)))
     at = open_page(PAGE, query={"tokens": labels})
     seq = at.session_state["causal_seq"]

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from attention import multi_head_steps
-from attention.head_library import PRESET_LABELS, embed_tokens, head_library_weights, summarise_head
+from lessons.head_library import PRESET_LABELS, embed_tokens, head_library_weights, summarise_head
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
 from tests.apptest_helpers import table_with_column as table
-from ui.sequence import TokenSequence
+from attention.sequence import TokenSequence
 
 PAGE = "pages/heads.py"
 

@@ -2,12 +2,12 @@
 import numpy as np
 
 from attention import scaled_dot_product_attention
-from attention.examples import random_example
-from attention.pitfalls import (leak_example, mask_after_softmax, same_pattern_different_output,
+from lessons.examples import random_example
+from lessons.pitfalls import (leak_example, mask_after_softmax, same_pattern_different_output,
                                 transpose_hand_example, wrong_transpose_attention)
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
 from tests.apptest_helpers import table_with_column as frame
-from ui.sequence import from_example
+
 
 PAGE = "pages/pitfalls.py"
 
@@ -18,9 +18,9 @@ def test_right_and_wrong_transpose_side_by_side_and_the_check_that_catches_it():
     assert not at.exception and not at.error
     example, _ = transpose_hand_example()
     np.testing.assert_allclose(heatmap_z(chart_by_key(at, "pitfalls_right")),
-                               scaled_dot_product_attention(example.q, example.k, example.v)[1], atol=1e-12)
+                               scaled_dot_product_attention(example.seq.q, example.seq.k, example.seq.v)[1], atol=1e-12)
     np.testing.assert_allclose(heatmap_z(chart_by_key(at, "pitfalls_wrong")),
-                               wrong_transpose_attention(example.q, example.k, example.v)[1], atol=1e-12)
+                               wrong_transpose_attention(example.seq.q, example.seq.k, example.seq.v)[1], atol=1e-12)
     checks = frame(at, "wrong: Q K")
     assert all(v.startswith("✅") for v in checks["right: Q Kᵀ"])
     # the wrong product is still (3, 3) with rows summing to 1; only the predicted hand example fails
@@ -28,7 +28,7 @@ def test_right_and_wrong_transpose_side_by_side_and_the_check_that_catches_it():
 
 
 def test_when_n_differs_from_d_k_the_wrong_product_does_not_run():
-    seq = from_example(random_example(4, 3, 2, seed=0))
+    seq = random_example(4, 3, 2, seed=0).seq
     at = open_page(PAGE, state={"pitfalls_seq": seq})
     assert not at.exception
     assert any("does not run on these vectors" in w.value and "4×3" in w.value for w in at.warning)
@@ -44,7 +44,7 @@ def test_a_symmetric_example_cannot_catch_the_bug_and_the_page_says_so():
 
 def test_the_leak_numbers_are_the_cores_for_the_causal_pages_sequence():
     at = open_page(PAGE)
-    e = leak_example()
+    e = leak_example().seq
     bug = mask_after_softmax(e.q, e.k, e.v)
     table = frame(at, "leak = 1 − row sum")
     np.testing.assert_allclose(table["row sum (bug)"].to_numpy(), bug.row_sums, atol=0)
@@ -53,7 +53,7 @@ def test_the_leak_numbers_are_the_cores_for_the_causal_pages_sequence():
 
 
 def test_same_pattern_different_outputs_for_the_playgrounds_sequence():
-    seq = from_example(random_example(5, 3, 2, seed=4))
+    seq = random_example(5, 3, 2, seed=4).seq
     at = open_page(PAGE, state={"seq": seq}, query={"seed": "3"})
     assert not at.exception and at.number_input(key="pitfalls_seed").value == 3
     twin = same_pattern_different_output(seq.q, seq.k, seq.v, 3)

@@ -2,9 +2,9 @@
 import numpy as np
 
 from attention import scaled_dot_product_attention
-from attention.examples import random_example
+from lessons.examples import random_example
 from tests.apptest_helpers import heatmap_z, plotly_figures, run_page
-from ui.sequence import default_sequence, from_example
+from ui.sequence import default_sequence
 from ui.url import encode_sequence
 
 
@@ -23,7 +23,7 @@ def test_playground_runs_and_shows_the_hand_built_example():
 
 
 def test_causal_toggle_zeroes_everything_above_the_diagonal():
-    seq = from_example(random_example(6, 3, 2, seed=4))
+    seq = random_example(6, 3, 2, seed=4).seq
     at = run_page(state={"seq": seq})
     assert np.triu(shown_weights(at), 1).any()  # without the mask the future gets weight
     at.toggle(key="pg_causal").set_value(True).run()
@@ -35,7 +35,7 @@ def test_causal_toggle_zeroes_everything_above_the_diagonal():
 
 
 def test_switching_scaling_changes_the_weights_as_the_core_predicts():
-    seq = from_example(random_example(5, 8, 2, seed=1))
+    seq = random_example(5, 8, 2, seed=1).seq
     at = run_page(state={"seq": seq})
     scaled = shown_weights(at)
     at.toggle(key="pg_scale").set_value(False).run()
@@ -104,7 +104,7 @@ def test_presets_load_and_behave_as_described():
 
 
 def test_a_url_with_the_state_reproduces_it():
-    seq = from_example(random_example(5, 3, 2, seed=9))
+    seq = random_example(5, 3, 2, seed=9).seq
     query = {**encode_sequence(seq), "causal": "1", "scale": "0"}
     at = run_page(query=query)
     assert not at.exception and not at.warning

@@ -2,10 +2,10 @@
 import numpy as np
 
 from attention import attention_steps
-from attention.examples import random_example
-from attention.puzzles import PUZZLES_BY_ID
+from lessons.examples import random_example
+from lessons.puzzles import PUZZLES_BY_ID
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
-from ui.sequence import from_example
+
 from ui.url import encode_sequence
 
 PAGE = "pages/predict.py"
@@ -50,7 +50,7 @@ def test_reveal_scores_the_guesses_and_explains_the_misses():
     at.button(key="predict_reveal").click().run()
     assert not at.exception and has_heatmap(at)
     p = PUZZLES_BY_ID["aligned"]
-    expected = attention_steps(p.q, p.k, p.v).weights
+    expected = attention_steps(p.seq.q, p.seq.k, p.seq.v).weights
     np.testing.assert_allclose(heatmap_z(chart_by_key(at, "predict_heatmap")), expected, atol=1e-12)
     assert at.metric[0].value == "2 / 3"
     assert len(at.success) == 2 and len(at.error) == 1
@@ -84,7 +84,7 @@ def test_try_again_clears_the_guesses():
 
 
 def test_make_your_own_copies_the_playground_vectors():
-    seq = from_example(random_example(4, 3, 2, seed=2))
+    seq = random_example(4, 3, 2, seed=2).seq
     at = open_page(PAGE, state={"seq": seq})
     at.selectbox(key="predict_puzzle").set_value("own").run()
     assert not at.exception and at.session_state["predict_seq"].equals(seq)

@@ -3,7 +3,7 @@ settings and malformed URLs."""
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from attention.scaling import DEFAULT_KEYS, SWEEP_D_KS, scaling_stats
+from lessons.scaling import DEFAULT_KEYS, SWEEP_D_KS, scaling_stats
 from tests.apptest_helpers import chart_by_key as chart
 from tests.apptest_helpers import open_page
 from tests.apptest_helpers import plotly_values as values

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention import attention_steps, scaled_dot_product_attention
-from attention.examples import random_example
-from attention.pitfalls import (invariance_check, leak_example, mask_after_softmax, prediction_check,
+from lessons.examples import random_example
+from lessons.pitfalls import (invariance_check, leak_example, mask_after_softmax, prediction_check,
                                 randomise_after, row_max_abs_diff, same_pattern_different_output, sanity_checks,
                                 transpose_hand_example, wrong_transpose_attention, wrong_transpose_scores)
 from figures.lessons import difference_bars, leak_bars
@@ -33,7 +33,7 @@ def test_mask_after_softmax_by_hand():
 
 
 def test_leak_is_one_minus_row_sum_and_renormalising_gives_the_correct_weights():
-    e = leak_example()
+    e = leak_example().seq
     bug = mask_after_softmax(e.q, e.k, e.v)
     np.testing.assert_allclose(1.0 - bug.row_sums, bug.leak, atol=1e-15)
     assert np.all(bug.leak[:-1] > 0.0) and bug.leak[-1] == 0.0  # the last row masks nothing
@@ -42,7 +42,7 @@ def test_leak_is_one_minus_row_sum_and_renormalising_gives_the_correct_weights()
 
 
 def test_mask_after_softmax_takes_a_custom_mask_and_refuses_a_bad_one():
-    e = random_example(3, 2, 2, seed=1)
+    e = random_example(3, 2, 2, seed=1).seq
     only_self = np.eye(3, dtype=bool)
     bug = mask_after_softmax(e.q, e.k, e.v, only_self, scale=False)
     np.testing.assert_allclose(bug.row_sums, np.diag(bug.full_weights))
@@ -65,9 +65,9 @@ def test_wrong_transpose_only_runs_when_n_equals_d_k():
 def test_the_hand_example_catches_the_wrong_transpose_and_the_shape_checks_do_not():
     example, answer = transpose_hand_example()
     assert answer == (2, 0, 1)  # query i looks for feature i, which key i−1 (mod 3) carries
-    right = attention_steps(example.q, example.k, example.v)
-    wrong_scores, wrong_weights, wrong_output = wrong_transpose_attention(example.q, example.k, example.v)
-    np.testing.assert_array_equal(wrong_scores, example.k)  # Q = I, so Q K is K itself: row i is key i
+    right = attention_steps(example.seq.q, example.seq.k, example.seq.v)
+    wrong_scores, wrong_weights, wrong_output = wrong_transpose_attention(example.seq.q, example.seq.k, example.seq.v)
+    np.testing.assert_array_equal(wrong_scores, example.seq.k)  # Q = I, so Q K is K itself: row i is key i
     assert tuple(np.argmax(wrong_weights, axis=1)) == (1, 2, 0)
     np.testing.assert_allclose(wrong_output, wrong_weights)  # one-hot values
     for checks in (sanity_checks(right.scores, right.weights, 3, 3), sanity_checks(wrong_scores, wrong_weights, 3, 3)):
@@ -87,7 +87,7 @@ def test_sanity_checks_fail_on_a_wrong_shape_or_a_bad_row_sum():
 # ---------------------------------------------------------------- the invariance check
 
 def test_randomising_later_tokens_leaves_earlier_outputs_exactly_unchanged():
-    e = leak_example()
+    e = leak_example().seq
     t = 2
     after = randomise_after(e.q, e.k, e.v, t, seed=3)
     for old, new in zip((e.q, e.k, e.v), after):
@@ -100,7 +100,7 @@ def test_randomising_later_tokens_leaves_earlier_outputs_exactly_unchanged():
 
 
 def test_changing_an_early_token_fails_the_check():
-    e = leak_example()
+    e = leak_example().seq
     q = e.q.copy()
     q[1] += 1.0  # position 1 is not after t = 3
     result = invariance_check((e.q, e.k, e.v), (q, e.k, e.v), 3)
@@ -108,7 +108,7 @@ def test_changing_an_early_token_fails_the_check():
 
 
 def test_without_a_mask_the_same_change_would_move_early_outputs():
-    e = leak_example()
+    e = leak_example().seq
     after = randomise_after(e.q, e.k, e.v, 2, seed=0)
     plain_before, _ = scaled_dot_product_attention(e.q, e.k, e.v)
     plain_after, _ = scaled_dot_product_attention(*after)
@@ -116,8 +116,8 @@ def test_without_a_mask_the_same_change_would_move_early_outputs():
 
 
 def test_invariance_check_refuses_mismatched_sizes_and_bad_t():
-    e = leak_example()
-    small = random_example(5, 3, 2, seed=0)
+    e = leak_example().seq
+    small = random_example(5, 3, 2, seed=0).seq
     with pytest.raises(ValueError, match="compare sequences of one size"):
         invariance_check((e.q, e.k, e.v), (small.q, small.k, small.v), 1)
     for t in (-1, 6, 1.5, True):
@@ -130,7 +130,7 @@ def test_invariance_check_refuses_mismatched_sizes_and_bad_t():
 def test_causal_outputs_up_to_t_never_move_bit_for_bit(n, d_k, d_v, data):
     t = data.draw(st.integers(0, n - 2))
     seed = data.draw(st.integers(0, 2**16))
-    e = random_example(n, d_k, d_v, seed=seed)
+    e = random_example(n, d_k, d_v, seed=seed).seq
     result = invariance_check((e.q, e.k, e.v), randomise_after(e.q, e.k, e.v, t, seed=seed + 1), t)
     assert result.passed
 
@@ -139,7 +139,7 @@ def test_causal_outputs_up_to_t_never_move_bit_for_bit(n, d_k, d_v, data):
 
 @pytest.mark.parametrize("d_k", [1, 2, 3])
 def test_two_different_inputs_share_the_pattern_but_not_the_output(d_k):
-    e = random_example(4, d_k, 2, seed=5)
+    e = random_example(4, d_k, 2, seed=5).seq
     twin = same_pattern_different_output(e.q, e.k, e.v, seed=2)
     np.testing.assert_allclose(twin.rotation @ twin.rotation.T, np.eye(d_k), atol=1e-12)
     np.testing.assert_allclose(twin.weights_a, twin.weights_b, atol=1e-12)
@@ -171,6 +171,6 @@ def test_leak_bars_stack_to_one():
 
 
 def test_the_lesson_core_imports_neither_streamlit_nor_plotly():
-    code = ("import sys, attention.pitfalls, attention.puzzles; "
+    code = ("import sys, lessons.pitfalls, lessons.puzzles; "
             "assert not {'streamlit', 'plotly'} & {m.split('.')[0] for m in sys.modules}")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from attention import attention_steps
-from attention.puzzles import PUZZLES, PUZZLES_BY_ID, custom_puzzle, score_guesses
+from attention.sequence import TokenSequence
+from lessons.puzzles import PUZZLES, PUZZLES_BY_ID, custom_puzzle, score_guesses
 from figures.lessons import guess_heatmap
 
 # The key(s) each query should pick, reasoned on paper from q_i · k_j (a tie lists every tied key).
@@ -37,7 +38,7 @@ def test_every_puzzle_has_an_intended_answer_and_they_come_in_order():
 
 @pytest.mark.parametrize("puzzle", PUZZLES, ids=lambda p: p.id)
 def test_puzzle_weights_peak_where_reasoned(puzzle):
-    w = attention_steps(puzzle.q, puzzle.k, puzzle.v).weights
+    w = attention_steps(puzzle.seq.q, puzzle.seq.k, puzzle.seq.v).weights
     for i, expected in enumerate(EXPECTED[puzzle.id]):
         top = set(np.flatnonzero(w[i] >= w[i].max() - 1e-9))
         assert top == expected, f"{puzzle.id}: query {i}"
@@ -45,11 +46,11 @@ def test_puzzle_weights_peak_where_reasoned(puzzle):
 
 @pytest.mark.parametrize("puzzle", PUZZLES, ids=lambda p: p.id)
 def test_puzzle_shape_and_its_aligned_and_orthogonal_pairs(puzzle):
-    n, d_k = puzzle.q.shape
-    assert 3 <= n <= 4 and puzzle.k.shape == (n, d_k) and len(puzzle.tokens) == n
-    np.testing.assert_array_equal(puzzle.v, np.eye(n))  # one-hot values: the output row is the weight row
-    dots = puzzle.q @ puzzle.k.T
-    norms = np.outer(np.linalg.norm(puzzle.q, axis=1), np.linalg.norm(puzzle.k, axis=1))
+    n, d_k = puzzle.seq.q.shape
+    assert 3 <= n <= 4 and puzzle.seq.k.shape == (n, d_k) and len(puzzle.seq.tokens) == n
+    np.testing.assert_array_equal(puzzle.seq.v, np.eye(n))  # one-hot values: the output row is the weight row
+    dots = puzzle.seq.q @ puzzle.seq.k.T
+    norms = np.outer(np.linalg.norm(puzzle.seq.q, axis=1), np.linalg.norm(puzzle.seq.k, axis=1))
     assert np.any(np.isclose(dots, norms)), "some query-key pair points the same way (cos = 1)"
     assert np.any(dots == 0.0), "some query-key pair is at right angles"
     assert puzzle.hint and puzzle.lesson
@@ -74,7 +75,7 @@ def test_scoring_a_hand_computed_two_by_two():
 
 def test_any_key_in_a_tie_counts_as_correct():
     puzzle = PUZZLES_BY_ID["between"]
-    steps = attention_steps(puzzle.q, puzzle.k, puzzle.v)
+    steps = attention_steps(puzzle.seq.q, puzzle.seq.k, puzzle.seq.v)
     for guess_0 in (0, 1):  # q_0 = (1, 1) is equally close to k_0 and k_1
         r = score_guesses(steps.weights, [guess_0, 1, 2, 3], None, steps.scores)[0]
         assert r.correct and r.best == (0, 1) and "tie" in r.explanation
@@ -83,7 +84,7 @@ def test_any_key_in_a_tie_counts_as_correct():
 
 def test_a_far_off_weight_guess_is_marked_off():
     puzzle = PUZZLES_BY_ID["length"]
-    steps = attention_steps(puzzle.q, puzzle.k, puzzle.v)
+    steps = attention_steps(puzzle.seq.q, puzzle.seq.k, puzzle.seq.v)
     r = score_guesses(steps.weights, [1, 1, 3, 1], [0.3, 0.9, 0.77, 1.0], steps.scores)
     assert [x.correct for x in r] == [True] * 4
     assert r[0].weight_close is False and "off by" in r[0].explanation  # the real weight is 0.982
@@ -99,7 +100,7 @@ def test_a_far_off_weight_guess_is_marked_off():
 ])
 def test_bad_guesses_are_refused_with_a_message(guesses, weights, message):
     puzzle = PUZZLES_BY_ID["aligned"]
-    steps = attention_steps(puzzle.q, puzzle.k, puzzle.v)
+    steps = attention_steps(puzzle.seq.q, puzzle.seq.k, puzzle.seq.v)
     with pytest.raises(ValueError, match=message):
         score_guesses(steps.weights, guesses, weights, steps.scores)
 
@@ -110,10 +111,11 @@ def test_mismatched_scores_are_refused():
 
 
 def test_custom_puzzle_takes_the_vectors_as_they_are():
-    p = custom_puzzle(("x", "y"), [[1, 0], [0, 1]], [[0, 1], [1, 0]], [[1], [2]])
-    assert p.id == "own" and p.tokens == ("x", "y") and p.q.dtype == float
-    with pytest.raises(ValueError, match="finite"):
-        custom_puzzle(("x",), [[np.nan]], [[1.0]], [[1.0]])
+    seq = TokenSequence(("x", "y"), [[1, 0], [0, 1]], [[0, 1], [1, 0]], [[1], [2]])
+    p = custom_puzzle(seq)
+    assert p.id == "own" and p.seq is seq and p.seq.q.dtype == float
+    with pytest.raises(ValueError, match="finite"):  # a sequence with NaN cannot even be built
+        custom_puzzle(TokenSequence(("x",), [[np.nan]], [[1.0]], [[1.0]]))
 
 
 def test_guess_heatmap_boxes_each_guess_in_its_row():

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import stats as scipy_stats
 
-import attention.scaling as scaling
+import lessons.scaling as scaling
 from attention import softmax
-from attention.scaling import (MAX_DRAWS, SWEEP_D_KS, random_dot_products, scaling_stats, softmax_jacobian_norm,
+from lessons.scaling import (MAX_DRAWS, SWEEP_D_KS, random_dot_products, scaling_stats, softmax_jacobian_norm,
                                standard_normal_f32)
 from figures.scaling import (LOG_FLOOR, grad_norm_figure, jacobian_figure, loss_curves_figure, max_weight_figure,
                              variance_figure, weights_by_d_k_figure)

@@ -5,7 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from ui.sequence import MAX_N, TokenSequence, default_sequence, format_matrix, parse_matrix, parse_tokens
+from attention.sequence import TokenSequence
+from ui.sequence import MAX_N, default_sequence, format_matrix, parse_matrix, parse_tokens
 
 
 def test_parse_accepts_semicolons_newlines_and_commas():

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from attention import attention_steps, multi_head_steps
-from attention.examples import random_example
-from attention.head_library import embed_tokens, head_library_weights
+from lessons.examples import random_example
+from lessons.head_library import embed_tokens, head_library_weights
 from tests.apptest_helpers import run_page
 from ui.snippets import (attention_snippet, block_snippet, heads_snippet, pretrained_snippet, scaling_snippet)
 
@@ -21,7 +21,7 @@ def run(code: str) -> dict:
 
 @pytest.mark.parametrize("causal, scale", [(False, True), (True, True), (False, False), (True, False)])
 def test_the_numpy_snippet_gives_the_cores_weights_and_output(causal, scale):
-    e = random_example(5, 3, 2, seed=3)
+    e = random_example(5, 3, 2, seed=3).seq
     ns = run(attention_snippet(e.tokens, e.q, e.k, e.v, causal=causal, scale=scale))
     steps = attention_steps(e.q, e.k, e.v, causal=causal, scale=scale)
     np.testing.assert_allclose(ns["weights"], steps.weights, atol=1e-12)

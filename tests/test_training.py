@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attention import softmax
-from attention.training import (TrainingConfig, compare_scaling, forward, init_weights, make_task, retrieval_loss,
+from lessons.training import (TrainingConfig, compare_scaling, forward, init_weights, make_task, retrieval_loss,
                                 sample_batch, stuck_fraction, train)
 from tests.test_gradients import REL_TOL, numerical_gradient, relative_error
 

@@ -2,13 +2,13 @@
 import numpy as np
 import pytest
 
-from attention.examples import random_example
-from ui.sequence import default_sequence, from_example
+from lessons.examples import random_example
+from ui.sequence import default_sequence
 from ui.url import decode_choice, decode_flag, decode_int, decode_sequence, encode_sequence
 
 
 def test_a_sequence_survives_the_round_trip_through_the_url_exactly():
-    seq = from_example(random_example(7, 5, 3, seed=11)).with_matrix("q", np.full((7, 5), 1 / 3))
+    seq = random_example(7, 5, 3, seed=11).seq.with_matrix("q", np.full((7, 5), 1 / 3))
     warnings = []
     back = decode_sequence(encode_sequence(seq), warnings)
     assert warnings == [] and back.equals(seq)

@@ -1,15 +1,15 @@
-"""The token sequence the pages edit: labels plus Q, K, V, and its text and URL forms.
+"""The text forms of the sequence the pages edit (attention.sequence.TokenSequence): matrices as text,
+token labels, and the limits of what the editor accepts.
 
 Pure Python and numpy (no streamlit), so every parsing and encoding rule is tested directly.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
-
 import numpy as np
 
-from attention.examples import Example, compass, default_tokens
+from attention.sequence import TokenSequence, default_tokens
+from lessons.examples import compass
 
 MAX_N = 16
 MAX_D = 16
@@ -18,77 +18,9 @@ MAX_TOKEN_CHARS = 24
 MAX_PARAM_CHARS = 4000  # a URL parameter longer than this is refused before it is parsed
 
 
-@dataclass(frozen=True)
-class TokenSequence:
-    """n positions, each with a token label, a query, a key and a value.
-
-    Shapes: q (n, d_k), k (n, d_k), v (n, d_v); len(tokens) == n.
-    """
-
-    tokens: tuple[str, ...]
-    q: np.ndarray
-    k: np.ndarray
-    v: np.ndarray
-
-    @property
-    def n(self) -> int:
-        return len(self.tokens)
-
-    @property
-    def d_k(self) -> int:
-        return self.q.shape[1]
-
-    @property
-    def d_v(self) -> int:
-        return self.v.shape[1]
-
-    def matrix(self, name: str) -> np.ndarray:
-        return {"q": self.q, "k": self.k, "v": self.v}[name]
-
-    def with_matrix(self, name: str, value: np.ndarray) -> "TokenSequence":
-        return replace(self, **{name: np.array(value, dtype=float)})
-
-    def resized(self, n: int, d_k: int, d_v: int) -> "TokenSequence":
-        """The same sequence at a new size, keeping every value that still fits (new entries are 0)."""
-        tokens = tuple(self.tokens[:n]) + default_tokens(n)[len(self.tokens):]
-        return TokenSequence(tokens, _fit(self.q, n, d_k), _fit(self.k, n, d_k), _fit(self.v, n, d_v))
-
-    def over(self, under: "TokenSequence") -> "TokenSequence":
-        """This sequence laid over `under`: its own values where it has them, `under`'s beyond its size.
-
-        Shapes: the larger of the two in each of n, d_k, d_v. Used to bring back what a smaller size cut.
-        """
-        n, d_k, d_v = max(self.n, under.n), max(self.d_k, under.d_k), max(self.d_v, under.d_v)
-        tokens = tuple(self.tokens) + tuple(under.tokens[self.n:])
-        return TokenSequence(tokens, _overlay(self.q, under.q, n, d_k), _overlay(self.k, under.k, n, d_k),
-                             _overlay(self.v, under.v, n, d_v))
-
-    def equals(self, other: "TokenSequence") -> bool:
-        return (self.tokens == other.tokens and all(
-            np.array_equal(self.matrix(m), other.matrix(m)) for m in "qkv"))
-
-
-def _fit(a: np.ndarray, rows: int, cols: int) -> np.ndarray:
-    out = np.zeros((rows, cols))
-    r, c = min(rows, a.shape[0]), min(cols, a.shape[1])
-    out[:r, :c] = a[:r, :c]
-    return out
-
-
-def _overlay(top: np.ndarray, bottom: np.ndarray, rows: int, cols: int) -> np.ndarray:
-    out = _fit(bottom, rows, cols)
-    out[:top.shape[0], :top.shape[1]] = top
-    return out
-
-
-def from_example(example: Example) -> TokenSequence:
-    return TokenSequence(tuple(example.tokens), np.array(example.q, float), np.array(example.k, float),
-                         np.array(example.v, float))
-
-
 def default_sequence() -> TokenSequence:
     """The Playground's starting point: the hand-built compass example."""
-    return from_example(compass())
+    return compass().seq
 
 
 # ---------------------------------------------------------------- text form of a matrix

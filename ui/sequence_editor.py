@@ -11,12 +11,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.examples import compass, dominant_key, identical_keys, random_example
+from lessons.examples import compass, dominant_key, identical_keys, random_example
 from ui.presenter import is_presenting
 from ui.safe_text import escape_markdown
-from ui.sequence import (MAX_ABS_VALUE, MAX_D, MAX_N, MAX_TOKEN_CHARS, TokenSequence, format_matrix, from_example,
-                         parse_matrix,
-                         parse_tokens)
+from attention.sequence import TokenSequence
+from ui.sequence import MAX_ABS_VALUE, MAX_D, MAX_N, MAX_TOKEN_CHARS, format_matrix, parse_matrix, parse_tokens
 
 MATRIX_HELP = {
     "q": "Queries: what each position is looking for. One row per position, one column per dimension (d_k).",
@@ -104,7 +103,7 @@ def _on_preset(key: str) -> None:
         "One dominant key": lambda: dominant_key(n, d_k, d_v, seed),
         "Random": lambda: random_example(n, d_k, d_v, seed),
     }[choice]()
-    reset_sequence(key, from_example(example))
+    reset_sequence(key, example.seq)
     st.session_state[f"{key}_preset_note"] = example.description
 
 

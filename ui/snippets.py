@@ -48,7 +48,7 @@ def heads_snippet(tokens: Sequence[str], *, d_model: int, n_heads: int, presets:
     """The Multi-head page's computation with this project's `attention` package."""
     return "\n".join([
         "from attention import multi_head_steps",
-        "from attention.head_library import embed_tokens, head_library_weights",
+        "from lessons.head_library import embed_tokens, head_library_weights",
         "",
         f"tokens = {list(tokens)!r}",
         f"emb = embed_tokens(tokens, d_model={d_model}, seed={seed})  # X: (n, d_model)",
@@ -66,7 +66,7 @@ def block_snippet(tokens: Sequence[str], *, d_model: int, d_ff: int, n_heads: in
     """The Block page's stack with this project's `attention` package."""
     return "\n".join([
         "from attention import transformer_block",
-        "from attention.head_library import embed_tokens, stack_params",
+        "from lessons.head_library import embed_tokens, stack_params",
         "",
         f"tokens = {list(tokens)!r}",
         f"x = embed_tokens(tokens, d_model={d_model}, seed={seed}).x  # (n, d_model)",
@@ -81,8 +81,8 @@ def block_snippet(tokens: Sequence[str], *, d_model: int, d_ff: int, n_heads: in
 def scaling_snippet(*, n_keys: int, n_samples: int, seed: int, train_d_k: int, lr: float, steps: int) -> str:
     """The √d_k page's measurement and training with this project's `attention` package."""
     return "\n".join([
-        "from attention.scaling import SWEEP_D_KS, scaling_stats",
-        "from attention.training import TrainingConfig, compare_scaling",
+        "from lessons.scaling import SWEEP_D_KS, scaling_stats",
+        "from lessons.training import TrainingConfig, compare_scaling",
         "",
         f"stats = scaling_stats(SWEEP_D_KS, n_keys={n_keys}, n_samples={n_samples}, seed={seed})",
         "print(stats.d_k, stats.variance, stats.max_weight_unscaled, stats.max_weight_scaled)",

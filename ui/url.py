@@ -7,16 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ui.sequence import (
-    MAX_D,
-    MAX_N,
-    MAX_PARAM_CHARS,
-    TokenSequence,
-    default_sequence,
-    format_matrix,
-    parse_matrix,
-    parse_tokens,
-)
+from attention.sequence import TokenSequence
+from ui.sequence import MAX_D, MAX_N, MAX_PARAM_CHARS, default_sequence, format_matrix, parse_matrix, parse_tokens
 
 TRUE_WORDS = {"1", "true", "on", "yes"}
 FALSE_WORDS = {"0", "false", "off", "no"}

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from attention import scaled_dot_product_attention
-from attention.puzzles import PUZZLES_BY_ID
+from lessons.puzzles import PUZZLES_BY_ID
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
 
 CHARTS = '[data-testid="stPlotlyChart"] .js-plotly-plot'
@@ -65,7 +65,7 @@ def test_predict_flow_by_clicking(page, app_url):
     p = PUZZLES_BY_ID["aligned"]
     heatmap = page.locator(CHARTS).last  # the arrows figure, if drawn, comes first
     z = heatmap.evaluate("el => Array.from(el._fullData[0].z, row => Array.from(row))")
-    np.testing.assert_allclose(np.array(z, dtype=float), scaled_dot_product_attention(p.q, p.k, p.v)[1], atol=1e-9)
+    np.testing.assert_allclose(np.array(z, dtype=float), scaled_dot_product_attention(p.seq.q, p.seq.k, p.seq.v)[1], atol=1e-9)
     assert page.get_by_text("You picked k_0 'east' (q_1·k_0 = 0").is_visible()
     screenshot(page, "predict_revealed")
 

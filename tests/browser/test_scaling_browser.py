@@ -1,7 +1,7 @@
 """The "Why divide by √d_k" page in a real browser: defaults, extreme settings, a bad URL, a slider."""
 from urllib.parse import parse_qs, urlparse
 
-from attention.scaling import DEFAULT_KEYS
+from lessons.scaling import DEFAULT_KEYS
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
 
 CHARTS = '[data-testid="stPlotlyChart"] .js-plotly-plot'

@@ -1,6 +1,6 @@
 """Hand-built and random example sequences: the presets the pages start from.
 
-Each example is (tokens, q, k, v) for self-attention over one short sequence: position i has
+Each example is a named `TokenSequence`: one short sequence for self-attention, position i with
 token i, query q[i], key k[i] and value v[i].
 """
 from __future__ import annotations
@@ -9,19 +9,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_positive_int
+from attention.checks import check_positive_int
+from attention.sequence import TokenSequence, default_tokens
 
 
 @dataclass(frozen=True)
 class Example:
-    """A named example sequence. Shapes: q (n, d_k), k (n, d_k), v (n, d_v); len(tokens) == n."""
+    """A named example sequence, with a sentence saying what it shows."""
 
     name: str
     description: str
-    tokens: tuple[str, ...]
-    q: np.ndarray
-    k: np.ndarray
-    v: np.ndarray
+    seq: TokenSequence
 
 
 def compass() -> Example:
@@ -40,7 +38,7 @@ def compass() -> Example:
     ])
     v = np.eye(4)  # one-hot values: each output row *is* that query's row of weights
     return Example("Hand-built (compass)", "Aligned pairs get large weights, orthogonal pairs small ones.",
-                   tokens, q, k, v)
+                   TokenSequence(tokens, q, k, v))
 
 
 def identical_keys(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0) -> Example:
@@ -50,7 +48,7 @@ def identical_keys(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0) -> Exa
     k = np.tile(np.round(rng.standard_normal(d_k), 2), (n, 1))  # (n, d_k), all rows equal
     v = np.round(rng.standard_normal((n, d_v)), 2)
     return Example("Identical keys", "All keys are equal, so every query spreads its weight uniformly (1/n each).",
-                   default_tokens(n), q, k, v)
+                   TokenSequence(default_tokens(n), q, k, v))
 
 
 def dominant_key(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0, position: int | None = None) -> Example:
@@ -63,7 +61,7 @@ def dominant_key(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0, position
     rng = np.random.default_rng(seed)
     v = np.round(rng.standard_normal((n, d_v)), 2)
     return Example("One dominant key", f"Key {position} is long and aligned with every query: all of them attend to it.",
-                   default_tokens(n), q, k, v)
+                   TokenSequence(default_tokens(n), q, k, v))
 
 
 def random_example(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0) -> Example:
@@ -71,9 +69,7 @@ def random_example(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0) -> Exa
     rng = np.random.default_rng(seed)
     q, k = (np.round(rng.standard_normal((n, d_k)), 2) for _ in range(2))
     v = np.round(rng.standard_normal((n, d_v)), 2)
-    return Example(f"Random (seed {seed})", "Random vectors with unit-variance components.", default_tokens(n), q, k, v)
+    return Example(f"Random (seed {seed})", "Random vectors with unit-variance components.",
+                   TokenSequence(default_tokens(n), q, k, v))
 
 
-def default_tokens(n: int) -> tuple[str, ...]:
-    """Placeholder labels t0, t1, ... for n positions."""
-    return tuple(f"t{i}" for i in range(n))

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import entr
 
-from ._checks import check_positive_int
-from .softmax import softmax
+from attention.checks import check_positive_int
+from attention.stable_softmax import softmax
 
 MAX_D_K = 4096
 DEFAULT_KEYS = 8  # a short sentence; the whole sweep at 1000 samples then redraws in well under 0.5 s here

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_real_array, check_positive_int
-from .block import BlockParams, BlockTrace, transformer_block
-from .heads import check_heads
+from attention.checks import as_real_array, check_positive_int
+from attention.block import BlockParams, BlockTrace, transformer_block
+from attention.heads import check_heads
 
 EMBEDDING_LATEX = (
     r"x_i = \big[\cos(\omega_k i),\ \sin(\omega_k i)\big]_{k<K}\ \big\Vert\ "

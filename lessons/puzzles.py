@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_real_array
+from attention.checks import as_real_array
+from attention.sequence import TokenSequence
 
 PREDICT_LATEX = (r"s_{ij} = \frac{q_i \cdot k_j}{\sqrt{d_k}}, \qquad "
                  r"w_{ij} = \frac{e^{s_{ij}}}{\sum_{l} e^{s_{il}}}, \qquad "
@@ -22,21 +23,17 @@ CLOSE_WEIGHT = 0.1  # a guessed weight within this of the real one counts as clo
 
 @dataclass(frozen=True)
 class Puzzle:
-    """One predict-then-check exercise. Shapes: q (n, d_k), k (n, d_k), v (n, d_v); len(tokens) == n."""
+    """One predict-then-check exercise on a short sequence `seq`."""
 
     id: str
     title: str
     hint: str
     lesson: str  # what the puzzle teaches, shown after the reveal
-    tokens: tuple[str, ...]
-    q: np.ndarray
-    k: np.ndarray
-    v: np.ndarray
+    seq: TokenSequence
 
 
 def _puzzle(id_: str, title: str, hint: str, lesson: str, tokens, q, k) -> Puzzle:
-    q, k = np.array(q, dtype=float), np.array(k, dtype=float)
-    return Puzzle(id_, title, hint, lesson, tuple(tokens), q, k, np.eye(len(tokens)))  # one-hot values
+    return Puzzle(id_, title, hint, lesson, TokenSequence(tokens, q, k, np.eye(len(tokens))))  # one-hot values
 
 
 PUZZLES: tuple[Puzzle, ...] = (
@@ -79,11 +76,10 @@ PUZZLES: tuple[Puzzle, ...] = (
 PUZZLES_BY_ID = {p.id: p for p in PUZZLES}
 
 
-def custom_puzzle(tokens, q, k, v) -> Puzzle:
+def custom_puzzle(seq: TokenSequence) -> Puzzle:
     """A puzzle made from the student's own vectors (e.g. the Playground's sequence)."""
     return Puzzle("own", "Make your own", "These are your own vectors: compute q_i · k_j for each key.",
-                  "Your own example: the largest dot product in each row wins.", tuple(tokens),
-                  as_real_array(q, "q"), as_real_array(k, "k"), as_real_array(v, "v"))
+                  "Your own example: the largest dot product in each row wins.", seq)
 
 
 @dataclass(frozen=True)

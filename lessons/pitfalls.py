@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_real_array, check_positive_int
-from .dot_product import check_qkv, scaled_dot_product_attention
-from .examples import Example, random_example
-from .masks import causal_mask
-from .softmax import softmax
+from attention.checks import as_real_array, check_positive_int
+from attention.dot_product import check_qkv, scaled_dot_product_attention
+from lessons.examples import Example, random_example
+from attention.masks import causal_mask
+from attention.sequence import TokenSequence
+from attention.stable_softmax import softmax
 
 MASK_AFTER_SOFTMAX_LATEX = (r"\tilde{A} = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) \odot M, \qquad"
                             r"\text{leak}_i = 1 - \sum_j \tilde{A}_{ij}")
@@ -135,7 +136,7 @@ def transpose_hand_example() -> tuple[Example, tuple[int, ...]]:
     k = 3.0 * np.roll(np.eye(3), 1, axis=1)  # (3, 3): key j has feature (j + 1) mod 3
     v = np.eye(3)  # one-hot values: the output row is the weight row
     example = Example("Transpose hand example", "Query i looks for feature i; key j carries feature j+1 (mod 3).",
-                      ("a", "b", "c"), q, k, v)
+                      TokenSequence(("a", "b", "c"), q, k, v))
     return example, (2, 0, 1)
 
 
@@ -215,8 +216,8 @@ def randomise_after(q, k, v, t: int, seed: int = 0) -> tuple[np.ndarray, np.ndar
 def leak_example() -> Example:
     """The causal pages' starting sequence: 6 random tokens, d_k = 3, d_v = 2 (seed 7)."""
     example = random_example(6, 3, 2, seed=7)
-    return Example("Causal example", "Six random tokens to mask.", ("The", "cat", "sat", "on", "the", "mat"),
-                   example.q, example.k, example.v)
+    return Example("Causal example", "Six random tokens to mask.",
+                   example.seq.with_tokens(("The", "cat", "sat", "on", "the", "mat")))
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_positive_int
-from .dot_product import scaled_dot_product_attention
-from .gradients import attention_backward
+from attention.checks import check_positive_int
+from attention.dot_product import scaled_dot_product_attention
+from attention.gradients import attention_backward
 
 MAX_D_K = 1024  # the effect is total by here; at 4096 one comparison takes half a minute on 2 cores
 MAX_STEPS = 1000

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_real_array, check_not_empty
+from .checks import as_real_array, check_not_empty
 
 SOFTMAX_LATEX = r"\mathrm{softmax}(x)_i = \frac{e^{x_i - \max_j x_j}}{\sum_k e^{x_k - \max_j x_j}}"
 
