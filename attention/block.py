@@ -11,9 +11,12 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .checks import as_real_array, check_ndim, check_not_empty, check_positive_int, check_result, check_shape
-from .feed_forward import ACTIVATIONS, feed_forward_steps
-from .heads import check_heads, multi_head_steps
-from .norms import layer_norm
+from .dot_product import attend
+from .feed_forward import ACTIVATIONS, ffn
+from .heads import MultiHeadSteps, check_heads, multi_head
+from .limits import check_dim, check_positions, check_scores
+from .norms import check_eps
+from .norms import norm as layer_norm_of
 
 POST_NORM_LATEX = r"y = \mathrm{LN}_1(x + \mathrm{MHA}(x)),\quad \mathrm{out} = \mathrm{LN}_2(y + \mathrm{FFN}(y))"
 PRE_NORM_LATEX = r"y = x + \mathrm{MHA}(\mathrm{LN}_1(x)),\quad \mathrm{out} = y + \mathrm{FFN}(\mathrm{LN}_2(y))"
@@ -72,16 +75,20 @@ class BlockParams:
                    ln1_gamma=ones, ln1_beta=zeros, w_1=w(d_model, d_ff), b_1=b(d_ff),
                    w_2=w(d_ff, d_model), b_2=b(d_model), ln2_gamma=ones.copy(), ln2_beta=zeros.copy())
 
-    def check(self, d_model: int) -> None:
-        """Raise `ValueError` naming the first parameter whose shape does not fit x's d_model."""
-        if np.ndim(self.w_1) != 2:
-            raise ValueError(f"w_1 has shape {np.shape(self.w_1)}; expected (d_model={d_model}, d_ff)")
+    def check(self, d_model: int) -> "BlockParams":
+        """These parameters as real arrays, each checked once, or `ValueError` naming the first whose
+        shape or values do not fit a block of width `d_model`."""
+        if np.ndim(self.w_1) != 2 or np.shape(self.w_1)[1] == 0:
+            raise ValueError(f"w_1 has shape {np.shape(self.w_1)}; expected (d_model={d_model}, d_ff) with d_ff >= 1")
         d_ff = int(np.shape(self.w_1)[1])
+        check_dim(max(d_model, d_ff), "d_model or d_ff")
         expected = {"w_q": (d_model, d_model), "w_k": (d_model, d_model), "w_v": (d_model, d_model),
                     "w_o": (d_model, d_model), "w_1": (d_model, d_ff), "b_1": (d_ff,), "w_2": (d_ff, d_model)}
+        checked = {}
         for f in fields(self):
-            value = as_real_array(getattr(self, f.name), f.name)
-            check_shape(value, f.name, expected.get(f.name, (d_model,)))
+            checked[f.name] = as_real_array(getattr(self, f.name), f.name)
+            check_shape(checked[f.name], f.name, expected.get(f.name, (d_model,)))
+        return BlockParams(**checked)
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,7 @@ def transformer_block(x, params: BlockParams, n_heads: int, *, causal: bool = Fa
     Shapes: x (..., n, d_model) -> output (..., n, d_model), the same shape, so blocks stack.
     norm="post": y = LN1(x + MHA(x)), out = LN2(y + FFN(y)); norm="pre": y = x + MHA(LN1(x)),
     out = y + FFN(LN2(y)). `trace` holds each named intermediate in order and the per-head weights.
+    Every argument is checked once, here; the computation below trusts them.
     """
     if norm not in NORMS:
         raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
@@ -137,35 +145,45 @@ def transformer_block(x, params: BlockParams, n_heads: int, *, causal: bool = Fa
     check_not_empty(x, "x")
     d_model = x.shape[-1]
     check_heads(d_model, n_heads)
-    params.check(d_model)
-    p = params
+    check_positions(x.shape[-2], "x")
+    check_eps(eps)
+    params = params.check(d_model)
+    check_scores((*x.shape[:-1], params.d_ff))  # the feed-forward hidden layer, as big as a score tensor could be
+    out, trace = block(x, params, n_heads, causal=causal, activation=activation, norm=norm, eps=eps)
+    return check_result(out, "the block output"), trace
+
+
+def block(x: np.ndarray, p: BlockParams, n_heads: int, *, causal: bool, activation: str, norm: str, eps: float,
+          kernel=attend):
+    """The block itself, on arguments already checked: (output, trace). `kernel` computes each
+    head's attention (the readable reference by default; the real model passes the blocked one)."""
     steps: list[TraceStep] = [TraceStep("input", "input x", x)]
 
     def record(name: str, label: str, value: np.ndarray) -> np.ndarray:
         steps.append(TraceStep(name, label, value))
         return value
 
-    def attend(h: np.ndarray):
-        return multi_head_steps(h, p.w_q, p.w_k, p.w_v, p.w_o, n_heads, b_q=p.b_q, b_k=p.b_k, b_v=p.b_v,
-                                b_o=p.b_o, causal=causal)
+    def mha(h: np.ndarray) -> MultiHeadSteps:
+        return multi_head(h, n_heads, w_q=p.w_q, w_k=p.w_k, w_v=p.w_v, w_o=p.w_o, b_q=p.b_q, b_k=p.b_k,
+                          b_v=p.b_v, b_o=p.b_o, causal=causal, kernel=kernel)
 
-    def ffn(h: np.ndarray):
-        hidden, out = feed_forward_steps(h, p.w_1, p.b_1, p.w_2, p.b_2, activation)
+    def feed_forward(h: np.ndarray) -> np.ndarray:
+        hidden, out = ffn(h, p.w_1, p.b_1, p.w_2, p.b_2, activation)
         record("ffn_hidden", f"feed-forward expand ({activation})", hidden)  # (..., n, d_ff)
         return record("ffn_out", "feed-forward contract", out)  # (..., n, d_model)
 
     if norm == "post":
-        mha = attend(x)
-        record("attention", "multi-head attention", mha.output)
-        y = record("residual_1", "residual add x + attention", x + mha.output)
-        y = record("norm_1", "layer norm 1", layer_norm(y, p.ln1_gamma, p.ln1_beta, eps))
-        out = record("residual_2", "residual add y + feed-forward", y + ffn(y))
-        out = record("norm_2", "layer norm 2", layer_norm(out, p.ln2_gamma, p.ln2_beta, eps))
+        attended = mha(x)
+        record("attention", "multi-head attention", attended.output)
+        y = record("residual_1", "residual add x + attention", x + attended.output)
+        y = record("norm_1", "layer norm 1", layer_norm_of(y, p.ln1_gamma, p.ln1_beta, eps))
+        out = record("residual_2", "residual add y + feed-forward", y + feed_forward(y))
+        out = record("norm_2", "layer norm 2", layer_norm_of(out, p.ln2_gamma, p.ln2_beta, eps))
     else:
-        h = record("norm_1", "layer norm 1", layer_norm(x, p.ln1_gamma, p.ln1_beta, eps))
-        mha = attend(h)
-        record("attention", "multi-head attention", mha.output)
-        y = record("residual_1", "residual add x + attention", x + mha.output)
-        h = record("norm_2", "layer norm 2", layer_norm(y, p.ln2_gamma, p.ln2_beta, eps))
-        out = record("residual_2", "residual add y + feed-forward", y + ffn(h))
-    return check_result(out, "the block output"), BlockTrace(tuple(steps), mha.weights, norm)
+        h = record("norm_1", "layer norm 1", layer_norm_of(x, p.ln1_gamma, p.ln1_beta, eps))
+        attended = mha(h)
+        record("attention", "multi-head attention", attended.output)
+        y = record("residual_1", "residual add x + attention", x + attended.output)
+        h = record("norm_2", "layer norm 2", layer_norm_of(y, p.ln2_gamma, p.ln2_beta, eps))
+        out = record("residual_2", "residual add y + feed-forward", y + feed_forward(h))
+    return out, BlockTrace(tuple(steps), attended.weights, norm)

@@ -61,10 +61,19 @@ def feed_forward_steps(x, w_1, b_1, w_2, b_2, activation: str = "relu") -> tuple
     b_1, w_2, b_2 = (as_real_array(a, name) for a, name in ((b_1, "b_1"), (w_2, "w_2"), (b_2, "b_2")))
     for name, a, shape in (("b_1", b_1, (d_ff,)), ("w_2", w_2, (d_ff, d_model)), ("b_2", b_2, (d_model,))):
         check_shape(a, name, shape)
-    w_1, b_1, w_2, b_2 = (a.astype(x.dtype, copy=False) for a in (w_1, b_1, w_2, b_2))  # keep x's dtype
-    pre = check_result(x @ w_1 + b_1, "x @ w_1 + b_1")  # (..., n, d_ff)
+    hidden, output = ffn(x, w_1, b_1, w_2, b_2, activation)
+    return hidden, check_result(output, "the feed-forward output")
+
+
+def ffn(x: np.ndarray, w_1, b_1, w_2, b_2, activation: str) -> tuple[np.ndarray, np.ndarray]:
+    """(hidden, output) on arguments already checked, in x's dtype. Shapes: as `feed_forward_steps`."""
+    w_1, b_1, w_2, b_2 = (a.astype(x.dtype, copy=False) for a in (w_1, b_1, w_2, b_2))
+    pre = x @ w_1  # (..., n, d_ff)
+    pre += b_1
+    check_result(pre, "x @ w_1 + b_1")  # finite inputs can still overflow: never pass inf on silently
     hidden = _relu(pre) if activation == "relu" else _gelu(pre)  # (..., n, d_ff)
-    output = check_result(hidden @ w_2 + b_2, "the feed-forward output")  # (..., n, d_model)
+    output = hidden @ w_2  # (..., n, d_model)
+    output += b_2
     return hidden, output
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from .checks import (as_real_array, check_ndim, check_not_empty, check_positive_int, check_result, check_shape,
                       result_dtype)
 from .limits import check_dim, check_positions
-from .dot_product import scaled_dot_product_attention
+from .dot_product import attend
 
 MULTI_HEAD_LATEX = (
     r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\,W_O,\quad "
@@ -46,9 +46,8 @@ def split_heads(x, n_heads: int) -> np.ndarray:
     x = as_real_array(x, "x")
     check_ndim(x, "x", 2, "(..., n, d_model)")
     check_not_empty(x, "x")
-    *batch, n, d_model = x.shape
-    d_head = check_heads(d_model, n_heads)
-    return x.reshape(*batch, n, n_heads, d_head).swapaxes(-2, -3)  # (..., h, n, d_head)
+    check_heads(x.shape[-1], n_heads)
+    return _split(x, n_heads)
 
 
 def merge_heads(x) -> np.ndarray:
@@ -56,6 +55,15 @@ def merge_heads(x) -> np.ndarray:
     x = as_real_array(x, "x")
     check_ndim(x, "x", 3, "(..., n_heads, n, d_head)")
     check_not_empty(x, "x")
+    return _merge(x)
+
+
+def _split(x: np.ndarray, n_heads: int) -> np.ndarray:
+    *batch, n, d_model = x.shape
+    return x.reshape(*batch, n, n_heads, d_model // n_heads).swapaxes(-2, -3)  # (..., h, n, d_head)
+
+
+def _merge(x: np.ndarray) -> np.ndarray:
     *batch, h, n, d_head = x.shape
     return x.swapaxes(-2, -3).reshape(*batch, n, h * d_head)  # (..., n, d_model)
 
@@ -77,21 +85,10 @@ class MultiHeadSteps:
     output: np.ndarray
 
 
-def _projection(x: np.ndarray, w, b, name: str, d_model: int, dtype) -> np.ndarray:
-    """x @ w + b in x's dtype, after checking w is (d_model, d_model) and b is (d_model,) or None."""
-    w = as_real_array(w, f"w_{name}")
-    check_shape(w, f"w_{name}", (d_model, d_model))
-    out = np.matmul(x, w.astype(dtype, copy=False))  # (..., n, d_model), in x's dtype
-    if b is not None:
-        b = as_real_array(b, f"b_{name}")
-        check_shape(b, f"b_{name}", (d_model,))
-        out += b.astype(dtype, copy=False)
-    return check_result(out, f"the projection x @ w_{name}")
-
-
 def multi_head_steps(x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, b_v=None, b_o=None,
                      causal: bool = False, scale: bool = True) -> MultiHeadSteps:
-    """Multi-head attention keeping every intermediate. Shapes: x (..., n, d_model)."""
+    """Multi-head attention keeping every intermediate. Shapes: x (..., n, d_model), every w
+    (d_model, d_model), every b (d_model,) or None. Checks every argument once, then computes."""
     x = as_real_array(x, "x")
     check_ndim(x, "x", 2, "(..., n, d_model)")
     check_not_empty(x, "x")
@@ -99,15 +96,44 @@ def multi_head_steps(x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, b_v=
     check_heads(d_model, n_heads)
     check_positions(x.shape[-2], "x")
     check_dim(d_model, "d_model")
-    dtype = result_dtype(x)
-    q = _projection(x, w_q, b_q, "q", d_model, dtype)  # (..., n, d_model)
-    k = _projection(x, w_k, b_k, "k", d_model, dtype)  # (..., n, d_model)
-    v = _projection(x, w_v, b_v, "v", d_model, dtype)  # (..., n, d_model)
-    q_h, k_h, v_h = (split_heads(t, n_heads) for t in (q, k, v))  # (..., h, n, d_head)
-    head_outputs, weights = scaled_dot_product_attention(q_h, k_h, v_h, causal=causal, scale=scale)
-    concat = merge_heads(head_outputs)  # (..., n, d_model)
-    output = _projection(concat, w_o, b_o, "o", d_model, concat.dtype)  # (..., n, d_model)
+    weights = {}
+    for name, w, b in (("q", w_q, b_q), ("k", w_k, b_k), ("v", w_v, b_v), ("o", w_o, b_o)):
+        weights[f"w_{name}"] = as_real_array(w, f"w_{name}")
+        check_shape(weights[f"w_{name}"], f"w_{name}", (d_model, d_model))
+        if b is not None:
+            weights[f"b_{name}"] = as_real_array(b, f"b_{name}")
+            check_shape(weights[f"b_{name}"], f"b_{name}", (d_model,))
+    steps = multi_head(x, n_heads, causal=causal, scale=scale, **weights)
+    check_result(steps.output, "the multi-head output")
+    return steps
+
+
+def multi_head(x: np.ndarray, n_heads: int, *, w_q, w_k, w_v, w_o, b_q=None, b_k=None, b_v=None, b_o=None,
+               causal: bool = False, scale: bool = True, kernel=attend) -> MultiHeadSteps:
+    """The computation itself, on arguments already checked. `kernel(q, k, v, causal, scale)` returns
+    (output, weights): the readable reference by default, the blocked one for the real model.
+
+    Shapes: as `multi_head_steps`; the projections are done in x's dtype.
+    """
+    q = _project(x, w_q, b_q, "q")  # (..., n, d_model)
+    k = _project(x, w_k, b_k, "k")  # (..., n, d_model)
+    v = _project(x, w_v, b_v, "v")  # (..., n, d_model)
+    q_h, k_h, v_h = (_split(t, n_heads) for t in (q, k, v))  # (..., h, n, d_head)
+    head_outputs, weights = kernel(q_h, k_h, v_h, causal, scale)  # (..., h, n, d_head), (..., h, n, n)
+    concat = _merge(head_outputs)  # (..., n, d_model)
+    output = _project(concat, w_o, b_o, "o")  # (..., n, d_model)
     return MultiHeadSteps(q_h, k_h, v_h, weights, head_outputs, concat, output)
+
+
+def _project(x: np.ndarray, w: np.ndarray, b, name: str) -> np.ndarray:
+    """x @ w + b in x's dtype. Shapes: x (..., n, d_in), w (d_in, d_out), b (d_out,) or None.
+
+    The result is checked (not the arguments): finite inputs can still overflow, and the core never
+    hands on inf or NaN silently."""
+    out = np.matmul(x, w.astype(x.dtype, copy=False))  # (..., n, d_out)
+    if b is not None:
+        out += b.astype(x.dtype, copy=False)
+    return check_result(out, f"the projection x @ w_{name}")
 
 
 def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, b_v=None, b_o=None,

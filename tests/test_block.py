@@ -215,3 +215,51 @@ def test_bad_input_raises_value_error(changes, message):
 def test_random_params_refuse_bad_sizes(d_model, d_ff, message):
     with pytest.raises(ValueError, match=message):
         BlockParams.random(d_model, d_ff, np.random.default_rng(0))
+
+
+# --- checks at the door: each argument once ------------------------------------------------------
+
+def checked_names(fn) -> list[str]:
+    """The `name` of every as_real_array call made while running fn() (the core's one array check)."""
+    import sys
+
+    from attention.checks import as_real_array
+
+    names = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code is as_real_array.__code__:
+            names.append(frame.f_locals["name"])
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return names
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_one_block_call_checks_each_argument_once(norm):
+    rng = np.random.default_rng(0)
+    params = BlockParams.random(16, 32, rng)
+    x = rng.standard_normal((5, 16))
+    names = checked_names(lambda: transformer_block(x, params, 4, norm=norm, activation="gelu"))
+    assert sorted(names) == sorted(["x", *(f.name for f in dataclasses.fields(BlockParams))])  # 17, each once
+
+
+def test_checks_off_skips_the_checks_and_nothing_else():
+    from attention.checks import checks_off
+
+    rng = np.random.default_rng(1)
+    params = BlockParams.random(8, 16, rng)
+    x = rng.standard_normal((3, 8))
+    with checks_off():
+        assert checked_names(lambda: transformer_block(x, params, 2)) == ["x", *(f.name for f in dataclasses.fields(
+            BlockParams))]  # still called, but they return at once
+        same, _ = transformer_block(x, params, 2)
+        odd = dataclasses.replace(params, b_q=np.zeros(1))  # the wrong shape, but numpy can broadcast it
+        transformer_block(x, odd, 2)  # no ValueError while the checks are off
+    np.testing.assert_array_equal(same, transformer_block(x, params, 2)[0])
+    with pytest.raises(ValueError, match=r"b_q has shape \(1,\); expected \(8,\)"):  # on again after the block
+        transformer_block(x, odd, 2)

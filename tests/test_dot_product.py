@@ -1,8 +1,5 @@
 """Scaled dot-product attention: cases worked on paper, a python-loop reference, properties, refusals."""
-import contextlib
 import math
-import multiprocessing
-import os
 
 import numpy as np
 import pytest
@@ -10,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import attention.dot_product as dot_product
 from attention import attention_steps, causal_mask, scaled_dot_product_attention
+from attention.blocked_attention import blocked_attention
 
 SETTINGS = settings(max_examples=40, deadline=None)
 E = math.e
@@ -40,17 +37,6 @@ def naive_attention(q, k, v, *, causal=False, scale=True, mask=None):
         for c in range(d_v):
             output[i, c] = sum(weights[i, j] * v[j, c] for j in range(m))
     return output, weights
-
-
-@contextlib.contextmanager
-def tiny_threaded_blocks():
-    """Blocks of 2 queries, always on the thread pool: the fast path's bookkeeping on small inputs."""
-    saved = dot_product.BLOCK_ROWS, dot_product.PARALLEL_MIN_SCORES
-    dot_product.BLOCK_ROWS, dot_product.PARALLEL_MIN_SCORES = 2, 0
-    try:
-        yield
-    finally:
-        dot_product.BLOCK_ROWS, dot_product.PARALLEL_MIN_SCORES = saved
 
 
 def vectorised_reference(q, k, v, *, causal=False):
@@ -152,20 +138,15 @@ def test_matches_python_loop_reference(arrays_, causal, scale):
     output, weights = scaled_dot_product_attention(q, k, v, causal=causal, scale=scale)
     assert np.allclose(weights, expected_w, rtol=1e-9, atol=1e-12)
     assert np.allclose(output, expected_out, rtol=1e-9, atol=1e-9)
-    with tiny_threaded_blocks():
-        output, weights = scaled_dot_product_attention(q, k, v, causal=causal, scale=scale)
-    assert np.allclose(weights, expected_w, rtol=1e-9, atol=1e-12)
-    assert np.allclose(output, expected_out, rtol=1e-9, atol=1e-9)
 
 
 @SETTINGS
 @given(qkv(), st.booleans(), st.booleans())
-def test_attention_steps_agrees_with_the_fast_path(arrays_, causal, scale):
+def test_attention_steps_is_the_same_computation(arrays_, causal, scale):
     q, k, v = arrays_
     output, weights = scaled_dot_product_attention(q, k, v, causal=causal, scale=scale)
     steps = attention_steps(q, k, v, causal=causal, scale=scale)
-    assert np.allclose(steps.weights, weights, rtol=1e-9, atol=1e-12)
-    assert np.allclose(steps.output, output, rtol=1e-9, atol=1e-9)
+    assert np.array_equal(steps.weights, weights) and np.array_equal(steps.output, output)
     assert np.allclose(steps.scaled, steps.scores * steps.scale_factor, rtol=0, atol=0)
     assert np.array_equal(np.isneginf(steps.masked), ~steps.allowed)
 
@@ -231,12 +212,10 @@ def test_causal_outputs_ignore_every_later_token(arrays_, data):
         a[..., t + 1:, :] = data.draw(arrays(np.float64, a[..., t + 1:, :].shape, elements=st.floats(-10, 10)),
                                       label=f"new {name} after t")
         changed.append(a)
-    for arrangement in (contextlib.nullcontext, tiny_threaded_blocks):
-        with arrangement():
-            out1, w1 = scaled_dot_product_attention(q, k, v, causal=True)
-            out2, w2 = scaled_dot_product_attention(*changed, causal=True)
-        assert np.array_equal(out1[..., :t + 1, :], out2[..., :t + 1, :])  # bit for bit
-        assert np.array_equal(w1[..., :t + 1, :], w2[..., :t + 1, :])
+    out1, w1 = scaled_dot_product_attention(q, k, v, causal=True)
+    out2, w2 = scaled_dot_product_attention(*changed, causal=True)
+    assert np.array_equal(out1[..., :t + 1, :], out2[..., :t + 1, :])  # bit for bit
+    assert np.array_equal(w1[..., :t + 1, :], w2[..., :t + 1, :])
 
 
 @SETTINGS
@@ -250,9 +229,6 @@ def test_mask_gives_exact_zeros_and_rows_still_sum_to_one(arrays_, causal, data)
     allowed = mask & causal_mask(n, m) if causal else mask
     assert np.all(weights[..., ~allowed] == 0.0)
     assert np.allclose(weights.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
-    with tiny_threaded_blocks():
-        assert np.allclose(scaled_dot_product_attention(q, k, v, causal=causal, mask=mask)[1], weights,
-                           rtol=1e-12, atol=1e-15)
     # A key that no query may see never reaches the output, however large its value.
     v_poisoned = np.where(allowed.any(axis=0)[:, None], v, 1e6)
     assert np.array_equal(scaled_dot_product_attention(q, k, v_poisoned, causal=causal, mask=mask)[0], output)
@@ -282,39 +258,6 @@ def test_inputs_are_not_modified():
     scaled_dot_product_attention(q, k, v, causal=True)
     attention_steps(q, k, v, causal=True)
     assert all(np.array_equal(a, b) for a, b in zip((q, k, v), before))
-
-
-# --- the blocked, threaded path at realistic sizes -----------------------------------------------
-
-@pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_large_inputs_match_the_reference_threaded_or_not(monkeypatch, causal, dtype):
-    rng = np.random.default_rng(2)
-    q, k, v = (rng.standard_normal((4, 300, 32)).astype(dtype) for _ in range(3))
-    expected_out, expected_w = vectorised_reference(*(a.astype(np.float64) for a in (q, k, v)), causal=causal)
-    tol = 1e-12 if dtype == np.float64 else 1e-5
-    monkeypatch.setattr(dot_product, "PARALLEL_MIN_SCORES", 0)  # threads for any size
-    out_threaded, w_threaded = scaled_dot_product_attention(q, k, v, causal=causal)
-    monkeypatch.setattr(dot_product, "PARALLEL_MIN_SCORES", float("inf"))  # never threads
-    out_serial, w_serial = scaled_dot_product_attention(q, k, v, causal=causal)
-    assert len(dot_product.query_blocks(300, 300, causal)) > 1  # several blocks really were used
-    assert out_serial.dtype == dtype and w_serial.dtype == dtype
-    assert np.allclose(w_serial, expected_w, rtol=0, atol=tol)
-    assert np.allclose(out_serial, expected_out, rtol=0, atol=10 * tol)
-    assert np.array_equal(out_threaded, out_serial) and np.array_equal(w_threaded, w_serial)
-
-
-def test_large_causal_outputs_ignore_later_tokens_bit_for_bit():
-    rng = np.random.default_rng(3)
-    q, k, v = (rng.standard_normal((8, 256, 32), dtype=np.float32) for _ in range(3))
-    t = 150
-    q2, k2, v2 = (a.copy() for a in (q, k, v))
-    for a in (q2, k2, v2):
-        a[:, t + 1:] = rng.standard_normal(a[:, t + 1:].shape, dtype=np.float32) * 5
-    out1, w1 = scaled_dot_product_attention(q, k, v, causal=True)
-    out2, w2 = scaled_dot_product_attention(q2, k2, v2, causal=True)
-    assert np.array_equal(out1[:, :t + 1], out2[:, :t + 1]) and np.array_equal(w1[:, :t + 1], w2[:, :t + 1])
-    assert not np.array_equal(out1[:, t + 1:], out2[:, t + 1:])
 
 
 # --- refusals ------------------------------------------------------------------------------------
@@ -348,25 +291,10 @@ BAD_INPUTS = [
 ]
 
 
-@pytest.mark.parametrize("function", [scaled_dot_product_attention, attention_steps])
+@pytest.mark.parametrize("function", [scaled_dot_product_attention, attention_steps, blocked_attention])
 @pytest.mark.parametrize("changes, message", BAD_INPUTS)
 def test_bad_input_raises_value_error(function, changes, message):
     kwargs = dict(q=GOOD, k=GOOD, v=GOOD) | changes
     with np.errstate(over="ignore", invalid="ignore"):
         with pytest.raises(ValueError, match=message):
             function(**kwargs)
-
-
-def _threaded_attention_sum(_):
-    q = np.random.default_rng(4).standard_normal((8, 256, 32))
-    return float(scaled_dot_product_attention(q, q, q, causal=True)[0].sum())
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_a_forked_child_can_still_use_the_thread_pool(monkeypatch):
-    # Regression: a forked child inherits the parent's pool object but none of its threads, so
-    # handing it work hung forever. The pool is now recreated in the child.
-    monkeypatch.setattr(dot_product, "PARALLEL_MIN_SCORES", 0)
-    expected = _threaded_attention_sum(None)  # the parent's pool is running now
-    with multiprocessing.get_context("fork").Pool(1) as pool:
-        assert pool.map_async(_threaded_attention_sum, [0]).get(timeout=60) == [expected]

@@ -17,6 +17,8 @@ import pytest
 from safetensors import safe_open
 
 import attention.pretrained as pretrained
+from attention import transformer_block
+from attention.blocked_attention import blocked_kernel
 from attention.pretrained import EXAMPLE_SENTENCES, MiniLMRun, cosine_similarity, load_minilm
 
 # The sha256 Hugging Face lists for sentence-transformers/all-MiniLM-L6-v2's model.safetensors.
@@ -198,22 +200,35 @@ def test_result_is_frozen_and_read_only(hello):
 
 
 def test_forward_pass_is_built_from_the_core(model, monkeypatch):
+    # The model runs the core's own block (the one transformer_block checks its arguments for and then
+    # calls) with the blocked attention kernel, held equal to the reference in test_blocked_attention.py.
     calls = []
-    real_block, real_norm = pretrained.transformer_block, pretrained.layer_norm
+    real_block, real_norm = pretrained.block, pretrained.layer_norm_of
 
     def spy_block(x, params, n_heads, **kwargs):
-        calls.append(("block", n_heads, kwargs))
+        calls.append(("block", n_heads, {k: v for k, v in kwargs.items() if k != "kernel"}, kwargs["kernel"]))
         return real_block(x, params, n_heads, **kwargs)
 
     def spy_norm(*args):
         calls.append(("layer_norm",))
         return real_norm(*args)
 
-    monkeypatch.setattr(pretrained, "transformer_block", spy_block)
-    monkeypatch.setattr(pretrained, "layer_norm", spy_norm)
+    monkeypatch.setattr(pretrained, "block", spy_block)
+    monkeypatch.setattr(pretrained, "layer_norm_of", spy_norm)
     model.run("Hello world!")
     assert calls[0] == ("layer_norm",)
-    assert calls[1:] == [("block", 12, {"activation": "gelu", "norm": "post", "eps": 1e-12})] * 6
+    settings = {"causal": False, "activation": "gelu", "norm": "post", "eps": 1e-12}
+    assert calls[1:] == [("block", 12, settings, blocked_kernel)] * 6
+
+
+def test_the_blocked_kernel_gives_the_reference_blocks_answer(model):
+    # Run the same sentence through transformer_block (checked arguments, reference kernel): same states.
+    run = model.run("The bank raised its interest rates.")
+    x = model.embed(run.ids)
+    for layer, params in enumerate(model.layers):
+        x, trace = transformer_block(x, params, 12, activation="gelu", norm="post", eps=1e-12)
+        np.testing.assert_allclose(x, run.hidden_states[layer + 1], rtol=0, atol=2e-5)
+        np.testing.assert_allclose(trace.weights, run.attentions[layer], rtol=0, atol=2e-6)
 
 
 # --- an independent recomputation of the embeddings and layer 0 ---------------------------------

@@ -1,0 +1,138 @@
+"""The blocked kernel computes what the readable reference computes: held equal over shapes, masks, dtypes.
+
+The pages teach `attention_steps`; the real model runs `blocked_attention`. These tests are what lets
+the real model's heatmaps be called "the same attention".
+"""
+import contextlib
+import multiprocessing
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import attention.blocked_attention as blocked
+from attention import attention_steps, scaled_dot_product_attention
+from attention.blocked_attention import blocked_attention, query_blocks
+from attention.masks import causal_mask
+
+SETTINGS = settings(max_examples=60, deadline=None)
+TOLERANCE = {np.float64: (1e-12, 1e-12), np.float32: (2e-6, 2e-6)}  # (weights, output), absolute
+
+
+@contextlib.contextmanager
+def tiny_threaded_blocks():
+    """Blocks of 2 queries, always on the thread pool: the bookkeeping of many blocks on small inputs."""
+    saved = blocked.BLOCK_ROWS, blocked.PARALLEL_MIN_SCORES
+    blocked.BLOCK_ROWS, blocked.PARALLEL_MIN_SCORES = 2, 0
+    try:
+        yield
+    finally:
+        blocked.BLOCK_ROWS, blocked.PARALLEL_MIN_SCORES = saved
+
+
+@st.composite
+def problems(draw):
+    """q, k, v of random shapes (batch axes included), a dtype, causal, scale and an optional bool mask."""
+    dtype = draw(st.sampled_from([np.float64, np.float32]))
+    lead = draw(st.sampled_from([(), (1,), (2,), (3, 2)]))
+    n, m = draw(st.integers(1, 9)), draw(st.integers(1, 9))
+    d_k, d_v = draw(st.integers(1, 6)), draw(st.integers(1, 5))
+    values = st.floats(-8, 8, width=32 if dtype == np.float32 else 64)
+    q, k, v = (draw(arrays(dtype, (*lead, rows, cols), elements=values)) for rows, cols in ((n, d_k), (m, d_k),
+                                                                                          (m, d_v)))
+    causal, scale = draw(st.booleans()), draw(st.booleans())
+    mask = None
+    if draw(st.booleans()):
+        mask_shape = draw(st.sampled_from([(n, m), (*lead, n, m)]))
+        mask = draw(arrays(np.bool_, mask_shape))
+        mask[..., :, 0] = True  # every query keeps key 0, so no row is empty (causal keeps it too)
+    return q, k, v, dict(causal=causal, scale=scale, mask=mask)
+
+
+@SETTINGS
+@given(problems(), st.booleans())
+def test_blocked_equals_the_reference(problem, many_blocks):
+    q, k, v, kw = problem
+    expected = attention_steps(q, k, v, **kw)
+    with tiny_threaded_blocks() if many_blocks else contextlib.nullcontext():
+        output, weights = blocked_attention(q, k, v, **kw)
+    atol_w, atol_o = TOLERANCE[q.dtype.type]
+    assert weights.dtype == expected.weights.dtype and output.dtype == expected.output.dtype
+    assert weights.shape == expected.weights.shape and output.shape == expected.output.shape
+    np.testing.assert_allclose(weights, expected.weights, rtol=0, atol=atol_w)
+    np.testing.assert_allclose(output, expected.output, rtol=0, atol=atol_o * (1 + np.abs(v).max()))
+    assert np.all(weights[..., ~expected.allowed] == 0.0)  # hidden keys: exactly 0 in both
+
+
+@SETTINGS
+@given(problems())
+def test_causal_blocks_ignore_later_tokens_bit_for_bit(problem):
+    q, k, v, kw = problem
+    n = min(q.shape[-2], k.shape[-2])
+    if n < 2 or q.shape[-2] != k.shape[-2]:
+        return
+    t = n // 2
+    q2, k2, v2 = (a.copy() for a in (q, k, v))
+    for a in (q2, k2, v2):
+        a[..., t + 1:, :] = 3.0
+    with tiny_threaded_blocks():
+        out1, w1 = blocked_attention(q, k, v, causal=True, scale=kw["scale"])
+        out2, w2 = blocked_attention(q2, k2, v2, causal=True, scale=kw["scale"])
+    assert np.array_equal(out1[..., :t + 1, :], out2[..., :t + 1, :])
+    assert np.array_equal(w1[..., :t + 1, :], w2[..., :t + 1, :])
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_large_inputs_match_the_reference_threaded_or_not(monkeypatch, causal, dtype):
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((4, 300, 32)).astype(dtype) for _ in range(3))
+    expected_out, expected_w = scaled_dot_product_attention(*(a.astype(np.float64) for a in (q, k, v)), causal=causal)
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    monkeypatch.setattr(blocked, "PARALLEL_MIN_SCORES", 0)  # threads for any size
+    out_threaded, w_threaded = blocked_attention(q, k, v, causal=causal)
+    monkeypatch.setattr(blocked, "PARALLEL_MIN_SCORES", float("inf"))  # never threads
+    out_serial, w_serial = blocked_attention(q, k, v, causal=causal)
+    assert len(query_blocks(300, 300, causal)) > 1  # several blocks really were used
+    assert out_serial.dtype == dtype and w_serial.dtype == dtype
+    assert np.allclose(w_serial, expected_w, rtol=0, atol=tol)
+    assert np.allclose(out_serial, expected_out, rtol=0, atol=10 * tol)
+    assert np.array_equal(out_threaded, out_serial) and np.array_equal(w_threaded, w_serial)
+
+
+def test_a_causal_block_skips_the_future():
+    # Two blocks of 64 queries over 100 keys: the first needs keys 0..63 only, the second all 100.
+    assert query_blocks(100, 100, True) == [(slice(0, 64), slice(0, 64)), (slice(64, 100), slice(0, 100))]
+    assert query_blocks(100, 100, False) == [(slice(0, 64), slice(0, 100)), (slice(64, 100), slice(0, 100))]
+
+
+def test_large_causal_outputs_ignore_later_tokens_bit_for_bit():
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((8, 256, 32), dtype=np.float32) for _ in range(3))
+    t = 150
+    q2, k2, v2 = (a.copy() for a in (q, k, v))
+    for a in (q2, k2, v2):
+        a[:, t + 1:] = rng.standard_normal(a[:, t + 1:].shape, dtype=np.float32) * 5
+    out1, w1 = blocked_attention(q, k, v, causal=True)
+    out2, w2 = blocked_attention(q2, k2, v2, causal=True)
+    assert np.array_equal(out1[:, :t + 1], out2[:, :t + 1]) and np.array_equal(w1[:, :t + 1], w2[:, :t + 1])
+    assert not np.array_equal(out1[:, t + 1:], out2[:, t + 1:])
+    assert np.all(w1[:, causal_mask(256) == 0] == 0.0)
+
+
+def _threaded_attention_sum(_):
+    q = np.random.default_rng(4).standard_normal((8, 256, 32))
+    return float(blocked_attention(q, q, q, causal=True)[0].sum())
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_can_still_use_the_thread_pool(monkeypatch):
+    # Regression: a forked child inherits the parent's pool object but none of its threads, so
+    # handing it work hung forever. The pool is now recreated in the child.
+    monkeypatch.setattr(blocked, "PARALLEL_MIN_SCORES", 0)
+    expected = _threaded_attention_sum(None)  # the parent's pool is running now
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.map_async(_threaded_attention_sum, [0]).get(timeout=60) == [expected]
