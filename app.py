@@ -8,6 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui.page_state import finish_run, save_current, start_run
 from ui.presenter import presenter_controls, presenter_from_url, share_link
 from ui.state import init_defaults, limit_blas_threads, mark_app_entry, record_run_time
 
@@ -47,6 +48,15 @@ st.sidebar.caption(
     "Attention from scratch: every number on screen is computed by the project's own numpy core, "
     "no deep-learning framework."
 )
+
+
+def finish() -> None:
+    """After the page: its declared state goes into the link, then the link is shown to share."""
+    save_current()
+    share_link(share_slot, pg.url_path)
+    record_run_time((time.perf_counter() - _run_started) * 1000)
+
+
+start_run(finish)
 pg.run()
-share_link(share_slot, pg.url_path)
-record_run_time((time.perf_counter() - _run_started) * 1000)
+finish_run()  # a page that stopped early (ui.page_state.stop) has already finished

@@ -207,6 +207,13 @@ def _load_cached() -> MiniLM:
     return load_minilm_from(model_dir())
 
 
+@functools.lru_cache(maxsize=1)
+def read_model_config() -> MiniLMConfig:
+    """The architecture from the installed config.json, without loading any weight (FileNotFoundError
+    with the install command if the model package is missing)."""
+    return _read_config(model_dir() / "config.json")
+
+
 def load_minilm_from(directory: Path) -> MiniLM:
     """Read config.json, model.safetensors and tokenizer.json from `directory` (not cached)."""
     directory = Path(directory)

@@ -14,51 +14,32 @@ from lessons.head_library import (MAX_POSITIONS, embed_tokens, residual_sources,
 from attention.norms import LAYER_NORM_LATEX
 from figures.block import block_diagram, residual_norm_figure, shape_text, stack_figure
 from figures.heads import heads_grid
-from ui.state import SEQUENCE_KEY
-from ui.url import decode_choice, decode_flag, decode_int, encode_flag
-from ui.urlsync import show_url_warnings, write_page_params
 from ui.charts import chart, show_snippet
+from ui.page_state import PageState, stop
 from ui.snippets import block_snippet
+from ui.state import SEQUENCE_KEY
+from ui.url import Choice, Flag, Int
 
-MAX_HEADS, MAX_BLOCKS, SEED_MAX = 8, 12, 9999
-D_MODEL_MIN, D_MODEL_MAX = 4, 64
-D_FF_MAX = 4 * D_MODEL_MAX
-DEFAULTS = {"d_model": 16, "n_heads": 4, "d_ff": 64, "act": "relu", "norm": "post", "blocks": 4, "seed": 0,
-            "inspect": 1}
+MAX_HEADS, MAX_BLOCKS = 8, 12
+D_MODEL_MAX = 64
 NORM_LABELS = {"post": "post-norm (original paper, BERT)", "pre": "pre-norm (GPT-2 and most since)"}
-
-
-def load_from_url() -> None:
-    """On this page's first run in a session, take the settings from the URL (bad parts fall back)."""
-    if st.session_state.get("block_url_read"):
-        return
-    st.session_state["block_url_read"] = True
-    p, w, s = st.query_params.to_dict(), [], st.session_state
-    s["block_d_model"] = decode_int(p, "d_model", DEFAULTS["d_model"], D_MODEL_MIN, D_MODEL_MAX, w)
-    s["block_n_heads"] = decode_int(p, "n_heads", DEFAULTS["n_heads"], 1, MAX_HEADS, w)
-    s["block_d_ff"] = decode_int(p, "d_ff", DEFAULTS["d_ff"], 1, D_FF_MAX, w)
-    s["block_activation"] = decode_choice(p, "act", ACTIVATIONS, DEFAULTS["act"], w)
-    s["block_norm"] = decode_choice(p, "norm", NORMS, DEFAULTS["norm"], w)
-    s["block_causal"] = decode_flag(p, "causal", False, w)
-    s["block_n_blocks"] = decode_int(p, "blocks", DEFAULTS["blocks"], 1, MAX_BLOCKS, w)
-    s["block_seed"] = decode_int(p, "seed", DEFAULTS["seed"], 0, SEED_MAX, w)
-    s["block_inspect"] = decode_int(p, "inspect", DEFAULTS["inspect"], 1, MAX_BLOCKS, w)
-    s["block_url_warnings"] = w
-
-
-def save_to_url() -> None:
-    s = st.session_state
-    write_page_params({
-        "d_model": str(s["block_d_model"]), "n_heads": str(s["block_n_heads"]), "d_ff": str(s["block_d_ff"]),
-        "act": s["block_activation"], "norm": s["block_norm"], "causal": encode_flag(s["block_causal"]),
-        "blocks": str(s["block_n_blocks"]), "seed": str(s["block_seed"]), "inspect": str(s.get("block_inspect", 1)),
-    })
+STATE = PageState(
+    "block",
+    d_model=Int(16, lo=4, hi=D_MODEL_MAX),
+    n_heads=Int(4, lo=1, hi=MAX_HEADS),
+    d_ff=Int(64, lo=1, hi=4 * D_MODEL_MAX),
+    activation=Choice("relu", url="act", choices=ACTIVATIONS),
+    norm=Choice("post", choices=NORMS),
+    causal=Flag(False),
+    n_blocks=Int(4, url="blocks", lo=1, hi=MAX_BLOCKS),
+    seed=Int(0, lo=0, hi=9999),
+    inspect=Int(1, lo=1, hi=MAX_BLOCKS),
+)
 
 
 def stop_with(message: str) -> None:
     st.error(message)
-    save_to_url()
-    st.stop()
+    stop()
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -70,7 +51,7 @@ def compute(tokens: tuple[str, ...], d_model: int, d_ff: int, n_heads: int, n_bl
     return {norm: run_stack(x, blocks, n_heads, causal=causal, activation=activation, norm=norm) for norm in NORMS}
 
 
-load_from_url()
+STATE.load()
 seq = st.session_state[SEQUENCE_KEY]
 tokens = tuple(seq.tokens)
 
@@ -82,28 +63,32 @@ st.markdown(
     "two is wrapped in a **residual add** (its result is added to its input, so information can skip it) and a "
     "**layer norm** (each vector is rescaled to mean 0 and variance 1)."
 )
-show_url_warnings("block_url_warnings")
+STATE.show_warnings()
 
-c1, c2, c3, c4 = st.columns(4)
-d_model = c1.number_input("d_model", D_MODEL_MIN, D_MODEL_MAX, step=1, key="block_d_model", persist_state="session",
-                          help=f"Width of each position's vector ({D_MODEL_MIN} to {D_MODEL_MAX}); a multiple of "
-                               "the number of heads.")
-n_heads = c2.slider("Heads", 1, MAX_HEADS, key="block_n_heads", persist_state="session",
-                    help="Attention heads per block; each gets d_model / heads columns.")
-d_ff = c3.number_input("d_ff", 1, D_FF_MAX, step=1, key="block_d_ff", persist_state="session",
-                       help="Width the feed-forward network expands to (at most 4 × d_model; 4 × is the usual).")
-activation = c4.selectbox("Activation", ACTIVATIONS, key="block_activation", persist_state="session",
-                          help="The feed-forward non-linearity: ReLU max(0, x), or GELU x·Φ(x) as in BERT and GPT.")
-c1, c2, c3, c4 = st.columns(4)
-norm = c1.radio("Where the layer norm goes", NORMS, format_func=NORM_LABELS.get, key="block_norm",
-                persist_state="session", help="Post-norm: after each residual add. Pre-norm: on the copy that "
-                                              "enters each sub-layer, leaving the residual stream itself alone.")
-n_blocks = c2.slider("Blocks in the stack", 1, MAX_BLOCKS, key="block_n_blocks", persist_state="session",
-                     help="How many blocks to apply one after another (each with its own random weights).")
-seed = c3.number_input("Seed", 0, SEED_MAX, step=1, key="block_seed", persist_state="session",
-                       help="Seeds the input's word vectors and every block's random weights.")
-causal = c4.toggle("Causal mask", key="block_causal", persist_state="session",
-                   help="Each position may only attend to itself and earlier positions.")
+width_col, heads_col, ff_col, activation_col = st.columns(4)
+d_model = width_col.number_input(
+    "d_model", step=1, key=STATE.key("d_model"), **STATE.bounds("d_model"), persist_state="session",
+    help="Width of each position's vector ({min_value} to {max_value}); a multiple of the number of "
+         "heads.".format(**STATE.bounds("d_model")))
+n_heads = heads_col.slider("Heads", key=STATE.key("n_heads"), **STATE.bounds("n_heads"), persist_state="session",
+                           help="Attention heads per block; each gets d_model / heads columns.")
+d_ff = ff_col.number_input("d_ff", step=1, key=STATE.key("d_ff"), **STATE.bounds("d_ff"), persist_state="session",
+                           help="Width the feed-forward network expands to (at most 4 × d_model; 4 × is the usual).")
+activation = activation_col.selectbox(
+    "Activation", key=STATE.key("activation"), **STATE.bounds("activation"), persist_state="session",
+    help="The feed-forward non-linearity: ReLU max(0, x), or GELU x·Φ(x) as in BERT and GPT.")
+norm_col, blocks_col, seed_col, causal_col = st.columns(4)
+norm = norm_col.radio("Where the layer norm goes", format_func=NORM_LABELS.get, key=STATE.key("norm"),
+                      **STATE.bounds("norm"), persist_state="session",
+                      help="Post-norm: after each residual add. Pre-norm: on the copy that enters each sub-layer, "
+                           "leaving the residual stream itself alone.")
+n_blocks = blocks_col.slider("Blocks in the stack", key=STATE.key("n_blocks"), **STATE.bounds("n_blocks"),
+                             persist_state="session",
+                             help="How many blocks to apply one after another (each with its own random weights).")
+seed = seed_col.number_input("Seed", step=1, key=STATE.key("seed"), **STATE.bounds("seed"), persist_state="session",
+                             help="Seeds the input's word vectors and every block's random weights.")
+causal = causal_col.toggle("Causal mask", key=STATE.key("causal"), persist_state="session",
+                           help="Each position may only attend to itself and earlier positions.")
 
 if not 1 <= seq.n <= MAX_POSITIONS:
     stop_with(f"The Playground's sequence has {seq.n} tokens; this page shows 1 to {MAX_POSITIONS}.")
@@ -165,9 +150,9 @@ else:  # cannot happen with the core's block; said loudly if it ever does
     st.error(f"Input {shape_text(shapes[0])} and output {shape_text(shapes[-1])} differ.")
 
 st.header("4 · The heads inside any block")
-if st.session_state.get("block_inspect", 1) > n_blocks:
-    st.session_state["block_inspect"] = 1
-inspect = st.selectbox("Block to look inside", list(range(1, n_blocks + 1)), key="block_inspect",
+if STATE["inspect"] > n_blocks:
+    STATE.set("inspect", 1)
+inspect = st.selectbox("Block to look inside", list(range(1, n_blocks + 1)), key=STATE.key("inspect"),
                        persist_state="session", format_func=lambda b: f"block {b} of {n_blocks}",
                        help="Show the per-head attention weights of this block of the stack.")
 weights = run.traces[inspect - 1].weights  # (n_heads, n, n)
@@ -182,5 +167,3 @@ st.dataframe(pd.DataFrame({"head": range(1, n_heads + 1), "caption": [s.caption 
 
 show_snippet(block_snippet(tokens, d_model=d_model, d_ff=d_ff, n_heads=n_heads, n_blocks=n_blocks, seed=seed,
                           causal=causal, activation=activation, norm=norm))
-
-save_to_url()

@@ -9,34 +9,23 @@ from lessons.pitfalls import (CAUSAL_LATEX, MASK_AFTER_SOFTMAX_LATEX, invariance
 from figures.heatmaps import attention_heatmap, matrix_heatmap
 from figures.lessons import difference_bars, leak_bars
 from attention.sequence import TokenSequence
-from ui.sequence_editor import reset_sequence, sequence_editor
-from ui.state import require_app_entry
-from ui.url import decode_int, decode_sequence, encode_sequence, names_a_sequence
-from ui.urlsync import show_url_warnings, write_page_params
 from ui.charts import chart, show_snippet
+from ui.page_state import PageState, stop
+from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.snippets import attention_snippet
+from ui.state import require_app_entry
+from ui.url import Int, SequenceParam
 
 require_app_entry()
 
-KEY = "causal_seq"
 SEED_MAX = 10_000
-
-
-def load_from_url() -> None:
-    """On this page's first run in a session, take the sequence, t and seed from the URL."""
-    if st.session_state.get("causal_url_read"):
-        return
-    st.session_state["causal_url_read"] = True
-    params, warnings = st.query_params.to_dict(), []
-    if names_a_sequence(params):
-        seq = decode_sequence(params, warnings, leak_example().seq)  # if bad: this page's own
-        reset_sequence(KEY, seq)
-        st.session_state["causal_before"] = seq
-    n = st.session_state.get(KEY, leak_example().seq).n
-    st.session_state["causal_t"] = decode_int(params, "t", min(2, max(n - 2, 0)), 0, max(n - 2, 0),
-                                                warnings)
-    st.session_state["causal_seed"] = decode_int(params, "seed", 0, 0, SEED_MAX, warnings)
-    st.session_state["causal_url_warnings"] = warnings
+STATE = PageState(
+    "causal",
+    seq=SequenceParam(lambda _: leak_example().seq, key="causal_seq"),  # a bad link falls back to this page's own
+    t=Int(lambda v: min(2, max(v["seq"].n - 2, 0)), lo=0, hi=lambda v: max(v["seq"].n - 2, 0)),
+    seed=Int(0, lo=0, hi=SEED_MAX),
+)
+KEY = STATE.key("seq")
 
 
 def take_snapshot() -> None:
@@ -50,11 +39,11 @@ def restore_snapshot() -> None:
 def randomise_later() -> None:
     """Snapshot the sequence, then give every position after t new random q, k, v (next seed each press)."""
     seq: TokenSequence = st.session_state[KEY]
-    t, seed = int(st.session_state["causal_t"]), int(st.session_state["causal_seed"])
+    t, seed = int(st.session_state[STATE.key("t")]), int(st.session_state[STATE.key("seed")])
     st.session_state["causal_before"] = seq
     q, k, v = randomise_after(seq.q, seq.k, seq.v, t, seed)
     reset_sequence(KEY, TokenSequence(seq.tokens, q, k, v))
-    st.session_state["causal_seed"] = (seed + 1) % (SEED_MAX + 1)
+    st.session_state[STATE.key("seed")] = (seed + 1) % (SEED_MAX + 1)
 
 
 def vector_text(row: np.ndarray) -> str:
@@ -66,9 +55,7 @@ def exact_text(d: float) -> str:
     return "0" if d == 0.0 else f"{d:.3g}"
 
 
-load_from_url()
-st.session_state.setdefault(KEY, leak_example().seq)
-st.session_state.setdefault("causal_seed", 0)
+STATE.load()
 st.title("Causal masking")
 st.markdown(
     "A language model predicts the next token, so position *i* must not look at anything after *i*. The causal "
@@ -76,7 +63,7 @@ st.markdown(
     "exactly 0 and each row still sums to 1 over the positions that remain."
 )
 st.latex(CAUSAL_LATEX)
-show_url_warnings("causal_url_warnings")
+STATE.show_warnings()
 
 st.markdown("**The sequence** (the Playground's editor: edit any vector and everything below follows)")
 with st.container(border=True):
@@ -89,7 +76,7 @@ try:
     bug = mask_after_softmax(seq.q, seq.k, seq.v)
 except ValueError as err:
     st.error(f"Cannot compute attention: {err}")
-    st.stop()
+    stop()
 
 st.header("1 · The mask off and on")
 c1, c2 = st.columns(2, gap="large")
@@ -125,20 +112,20 @@ st.markdown(
 if seq.n < 2:
     st.info("With a single position there is no later token to change: give the sequence at least 2 positions.")
 else:
-    if st.session_state.get("causal_t", 0) > seq.n - 2:
-        st.session_state["causal_t"] = seq.n - 2
+    if st.session_state.get(STATE.key("t"), 0) > seq.n - 2:
+        st.session_state[STATE.key("t")] = seq.n - 2
     before: TokenSequence = st.session_state.setdefault("causal_before", seq)
     if before.q.shape != seq.q.shape or before.v.shape != seq.v.shape:
         st.session_state["causal_before"] = before = seq
         st.info("The sequence changed size, so the snapshot was taken again from the current vectors.")
     b1, b2, b3, b4 = st.columns([3, 1, 2, 2], vertical_alignment="bottom")
     if seq.n > 2:
-        t = b1.slider("position t", 0, seq.n - 2, key="causal_t", persist_state="session",
+        t = b1.slider("position t", 0, seq.n - 2, key=STATE.key("t"), persist_state="session",
                       help="Outputs at positions 0..t must not change when only tokens after t change.")
     else:  # a slider needs two ends: with 2 positions, t = 0 is the only choice
-        t = st.session_state["causal_t"] = 0
+        t = st.session_state[STATE.key("t")] = 0
         b1.markdown("position **t = 0** (with 2 positions, the only one that has a later token)")
-    b2.number_input("seed", 0, SEED_MAX, key="causal_seed", persist_state="session",
+    b2.number_input("seed", 0, SEED_MAX, key=STATE.key("seed"), persist_state="session",
                     help="Seed for the random later tokens (goes up by one after each press).")
     b3.button("Randomise later tokens", key="causal_randomise", on_click=randomise_later, type="primary",
               icon="🎲", width="stretch",
@@ -153,7 +140,7 @@ else:
         inv = invariance_check((before.q, before.k, before.v), (seq.q, seq.k, seq.v), t)
     except ValueError as err:
         st.error(f"Cannot run the check: {err}")
-        st.stop()
+        stop()
     if inv.first_changed_input is None:
         st.info("Nothing has changed since the snapshot yet: press **Randomise later tokens** or edit a row after "
                 f"position {t}.", icon="👉")
@@ -218,6 +205,3 @@ f1.caption("leak = 1 − the bug's row sum. max |Δ out|: how far each buggy out
 chart(f2, leak_bars(bug.row_sums, bug.leak, tok), width="stretch", key="causal_leak_bars")
 
 show_snippet(attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=True, scale=True))
-
-write_page_params({**encode_sequence(seq), "t": str(st.session_state.get("causal_t", 0)),
-                   "seed": str(st.session_state["causal_seed"])})

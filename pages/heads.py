@@ -13,64 +13,31 @@ from lessons.head_library import (EMBEDDING_LATEX, ENTROPY_LATEX, MAX_POSITIONS,
 from attention.heads import MULTI_HEAD_LATEX
 from figures.heads import column_blocks_figure, head_split_figure, heads_grid
 from figures.heatmaps import attention_heatmap, matrix_heatmap
-from ui.state import SEQUENCE_KEY
-from ui.url import decode_flag, decode_int, encode_flag
-from ui.urlsync import show_url_warnings, write_page_params
 from ui.charts import chart, show_snippet
+from ui.page_state import PageState, stop
 from ui.snippets import heads_snippet
+from ui.state import SEQUENCE_KEY
+from ui.url import Flag, Int, Slots
 
 MAX_HEADS = 8
-D_MODEL_MIN, D_MODEL_MAX = 4, 64
 SEED_MAX = 9999
-DEFAULTS = {"d_model": 16, "n_heads": 4, "seed": 0, "focus": 1}
 DEFAULT_PRESETS = ("previous", "first", "self", "similar", "uniform", "random", "random", "random")
-
-
-def decode_presets(params, warnings: list[str]) -> tuple[str, ...]:
-    """Read `presets=previous,first,...` (one name per head, up to 8); anything else warns."""
-    raw = params.get("presets")
-    if raw is None:
-        return DEFAULT_PRESETS
-    names = str(raw)[:200].split(",")
-    if len(names) > MAX_HEADS or not all(name in PRESETS for name in names):
-        warnings.append(f"URL parameter 'presets' should be up to {MAX_HEADS} of {', '.join(PRESETS)}, separated "
-                        "by commas; using the default presets.")
-        return DEFAULT_PRESETS
-    return tuple(names) + DEFAULT_PRESETS[len(names):]
+STATE = PageState(
+    "heads",
+    d_model=Int(16, lo=4, hi=64),
+    n_heads=Int(4, lo=1, hi=MAX_HEADS),
+    seed=Int(0, lo=0, hi=SEED_MAX),
+    causal=Flag(False),
+    scale=Flag(True),
+    presets=Slots(DEFAULT_PRESETS, key="preset", choices=PRESETS, slots=MAX_HEADS, count=lambda v: v["n_heads"]),
+    focus=Int(1, lo=1, hi=MAX_HEADS),
+)
 
 
 def or_list(values) -> str:
     """[1, 2, 4] -> '1, 2 or 4'."""
     words = [str(v) for v in values]
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
-
-
-def load_from_url() -> None:
-    """On this page's first run in a session, take the settings from the URL (bad parts fall back)."""
-    if st.session_state.get("heads_url_read"):
-        return
-    st.session_state["heads_url_read"] = True
-    params, warnings = st.query_params.to_dict(), []
-    st.session_state["heads_d_model"] = decode_int(params, "d_model", DEFAULTS["d_model"], D_MODEL_MIN, D_MODEL_MAX,
-                                                   warnings)
-    st.session_state["heads_n_heads"] = decode_int(params, "n_heads", DEFAULTS["n_heads"], 1, MAX_HEADS, warnings)
-    st.session_state["heads_seed"] = decode_int(params, "seed", DEFAULTS["seed"], 0, SEED_MAX, warnings)
-    st.session_state["heads_causal"] = decode_flag(params, "causal", False, warnings)
-    st.session_state["heads_scale"] = decode_flag(params, "scale", True, warnings)
-    for h, preset in enumerate(decode_presets(params, warnings)):
-        st.session_state[f"heads_preset_{h}"] = preset
-    st.session_state["heads_focus"] = decode_int(params, "focus", DEFAULTS["focus"], 1, MAX_HEADS, warnings)
-    st.session_state["heads_url_warnings"] = warnings
-
-
-def save_to_url() -> None:
-    s = st.session_state
-    write_page_params({
-        "d_model": str(s["heads_d_model"]), "n_heads": str(s["heads_n_heads"]), "seed": str(s["heads_seed"]),
-        "causal": encode_flag(s["heads_causal"]), "scale": encode_flag(s["heads_scale"]),
-        "presets": ",".join(s.get(f"heads_preset_{h}", "random") for h in range(s["heads_n_heads"])),
-        "focus": str(s.get("heads_focus", 1)),
-    })
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -84,7 +51,7 @@ def compute(tokens: tuple[str, ...], d_model: int, n_heads: int, presets: tuple[
     return emb, hw, steps, summaries
 
 
-load_from_url()
+STATE.load()
 seq = st.session_state[SEQUENCE_KEY]
 tokens = tuple(seq.tokens)
 
@@ -96,33 +63,34 @@ st.markdown(
     "Different heads can learn to look for different things: the previous word, the first word, the same word..."
 )
 st.latex(MULTI_HEAD_LATEX)
-show_url_warnings("heads_url_warnings")
+STATE.show_warnings()
 
-c1, c2, c3, c4 = st.columns([3, 3, 2, 3])
-d_model = c1.number_input("d_model", D_MODEL_MIN, D_MODEL_MAX, step=1, key="heads_d_model", persist_state="session",
-                          help=f"Width of each token's vector ({D_MODEL_MIN} to {D_MODEL_MAX}); it must be a "
-                               "multiple of the number of heads.")
-n_heads = c2.slider("Number of heads h", 1, MAX_HEADS, key="heads_n_heads", persist_state="session",
-                    help="How many heads share the d_model columns; each gets d_model / h of them.")
-seed = c3.number_input("Seed", 0, SEED_MAX, step=1, key="heads_seed", persist_state="session",
-                       help="Seeds the random word vectors, W_V, W_O and the heads set to 'random'.")
-causal = c4.toggle("Causal mask", key="heads_causal", persist_state="session",
-                   help="Each position may only attend to itself and earlier positions (applied in every head).")
-scale = c4.toggle("Divide by √d_head", key="heads_scale", persist_state="session",
-                  help="Scale every head's scores by 1/√d_head before the softmax.")
+width_col, heads_col, seed_col, switches_col = st.columns([3, 3, 2, 3])
+d_model = width_col.number_input(
+    "d_model", step=1, key=STATE.key("d_model"), **STATE.bounds("d_model"), persist_state="session",
+    help="Width of each token's vector ({min_value} to {max_value}); it must be a multiple of the number of "
+         "heads.".format(**STATE.bounds("d_model")))
+n_heads = heads_col.slider("Number of heads h", key=STATE.key("n_heads"), **STATE.bounds("n_heads"),
+                           persist_state="session",
+                           help="How many heads share the d_model columns; each gets d_model / h of them.")
+seed = seed_col.number_input("Seed", step=1, key=STATE.key("seed"), **STATE.bounds("seed"), persist_state="session",
+                             help="Seeds the random word vectors, W_V, W_O and the heads set to 'random'.")
+causal = switches_col.toggle("Causal mask", key=STATE.key("causal"), persist_state="session",
+                             help="Each position may only attend to itself and earlier positions (applied in every "
+                                  "head).")
+scale = switches_col.toggle("Divide by √d_head", key=STATE.key("scale"), persist_state="session",
+                            help="Scale every head's scores by 1/√d_head before the softmax.")
 
 if not 1 <= seq.n <= MAX_POSITIONS:
     st.error(f"The Playground's sequence has {seq.n} tokens; this page shows 1 to {MAX_POSITIONS}. "
              "Shorten it on the Playground.")
-    save_to_url()
-    st.stop()
+    stop()
 if d_model % n_heads:
     valid = [h for h in divisors(d_model) if h <= MAX_HEADS]
     st.error(f"**d_model = {d_model} cannot be split into {n_heads} heads**: {d_model} / {n_heads} is not a whole "
              f"number, and every head needs the same whole number of columns. For d_model = {d_model}, choose "
              f"{or_list(valid)} heads (or change d_model to a multiple of {n_heads}).")
-    save_to_url()
-    st.stop()
+    stop()
 d_head = d_model // n_heads
 
 st.header("1 · The input X")
@@ -160,9 +128,9 @@ st.markdown(
 preset_cols = st.columns(min(n_heads, 4))
 presets: list[str] = []
 for h in range(n_heads):
-    st.session_state.setdefault(f"heads_preset_{h}", DEFAULT_PRESETS[h])
     presets.append(preset_cols[h % 4].selectbox(
-        f"Head {h + 1}", PRESETS, format_func=PRESET_LABELS.get, key=f"heads_preset_{h}", persist_state="session",
+        f"Head {h + 1}", PRESETS, format_func=PRESET_LABELS.get, key=f"{STATE.key('presets')}_{h}",
+        persist_state="session",
         help="What this head's W_Q and W_K are built to look for."))
 for h, preset in enumerate(presets):
     problem = preset_problem(preset, d_head, emb)
@@ -226,9 +194,9 @@ with right:
                     width="stretch", key="heads_output_fig")
 
 st.header("6 · One head, step by step")
-if st.session_state.get("heads_focus", 1) > n_heads:
-    st.session_state["heads_focus"] = 1
-focus = st.selectbox("Head to enlarge", list(range(1, n_heads + 1)), key="heads_focus", persist_state="session",
+if STATE["focus"] > n_heads:
+    STATE.set("focus", 1)
+focus = st.selectbox("Head to enlarge", list(range(1, n_heads + 1)), key=STATE.key("focus"), persist_state="session",
                      format_func=lambda h: f"head {h} · {PRESET_LABELS[presets[h - 1]]}",
                      help="Show this head's Q, K, V chunks, scores, weights and output.")
 h = focus - 1
@@ -254,5 +222,3 @@ b.markdown(f"This head's output fills columns {cols[0]}–{cols[-1]} of the conc
 
 show_snippet(heads_snippet(tokens, d_model=d_model, n_heads=n_heads, presets=presets, seed=seed, causal=causal,
                           scale=scale))
-
-save_to_url()

@@ -8,30 +8,23 @@ from lessons.pitfalls import (MASK_AFTER_SOFTMAX_LATEX, WRONG_TRANSPOSE_LATEX, l
                                 transpose_hand_example, wrong_transpose_attention)
 from figures.heatmaps import attention_heatmap, matrix_heatmap
 
-from ui.sequence_editor import reset_sequence, sequence_editor
-from ui.state import SEQUENCE_KEY, require_app_entry
-from ui.url import decode_int, decode_sequence, encode_sequence, names_a_sequence
-from ui.urlsync import show_url_warnings, write_page_params
 from ui.charts import chart, show_snippet
+from ui.page_state import PageState, stop
+from ui.sequence_editor import sequence_editor
 from ui.snippets import attention_snippet
+from ui.state import SEQUENCE_KEY, require_app_entry
+from ui.url import Int, SequenceParam
 
 require_app_entry()
 
-KEY = "pitfalls_seq"  # the transpose demo's sequence, edited with the shared editor
 SEED_MAX = 10_000
 HAND_EXAMPLE, HAND_ANSWER = transpose_hand_example()
-
-
-def load_from_url() -> None:
-    """On this page's first run in a session, take the transpose demo's vectors and the seed from the URL."""
-    if st.session_state.get("pitfalls_url_read"):
-        return
-    st.session_state["pitfalls_url_read"] = True
-    params, warnings = st.query_params.to_dict(), []
-    if names_a_sequence(params):
-        reset_sequence(KEY, decode_sequence(params, warnings, HAND_EXAMPLE.seq))  # if bad: this page's own
-    st.session_state["pitfalls_seed"] = decode_int(params, "seed", 0, 0, SEED_MAX, warnings)
-    st.session_state["pitfalls_url_warnings"] = warnings
+STATE = PageState(
+    "pitfalls",
+    seq=SequenceParam(lambda _: HAND_EXAMPLE.seq, key="pitfalls_seq"),  # the transpose demo's vectors
+    seed=Int(0, lo=0, hi=SEED_MAX),
+)
+KEY = STATE.key("seq")
 
 
 def verdict(check) -> str:
@@ -45,12 +38,11 @@ def vectors_table(tokens, **matrices) -> pd.DataFrame:
     return frame
 
 
-load_from_url()
-st.session_state.setdefault(KEY, HAND_EXAMPLE.seq)
+STATE.load()
 st.title("Pitfalls")
 st.markdown("Three mistakes that produce numbers of the right shape, so nothing crashes, and the tests that "
             "catch them.")
-show_url_warnings("pitfalls_url_warnings")
+STATE.show_warnings()
 
 # ---------------------------------------------------------------- 1. the wrong transpose
 st.header("1 · Transposing K wrongly")
@@ -72,7 +64,7 @@ try:
     right = attention_steps(seq.q, seq.k, seq.v)
 except ValueError as err:
     st.error(f"Cannot compute attention: {err}")
-    st.stop()
+    stop()
 try:
     wrong_scores, wrong_weights, wrong_output = wrong_transpose_attention(seq.q, seq.k, seq.v)
     wrong_error = None
@@ -146,14 +138,14 @@ st.markdown(
 )
 st.latex(r"(Q R)(K R)^\top = Q R R^\top K^\top = Q K^\top \quad (R R^\top = I)")
 st.columns([1, 3])[0].number_input(
-    "seed for input B", 0, SEED_MAX, key="pitfalls_seed", persist_state="session",
+    "seed for input B", 0, SEED_MAX, key=STATE.key("seed"), persist_state="session",
     help="Picks the rotation R and B's values. Input A is the Playground's sequence: edit it there.")
 a_seq = st.session_state[SEQUENCE_KEY]
 try:
-    twin = same_pattern_different_output(a_seq.q, a_seq.k, a_seq.v, int(st.session_state["pitfalls_seed"]))
+    twin = same_pattern_different_output(a_seq.q, a_seq.k, a_seq.v, int(STATE["seed"]))
 except ValueError as err:
     st.error(f"Cannot build the two inputs: {err}")
-    st.stop()
+    stop()
 tok = a_seq.tokens
 ca, cb = st.columns(2, gap="large")
 for col, name, (q, k, v), weights, output in ((ca, "A", twin.a, twin.weights_a, twin.output_a),
@@ -181,5 +173,3 @@ st.info("**The weights show what was read, not why.** Two inputs, or two heads, 
 
 show_snippet(attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=False, scale=True)
              + "\nwrong = Q @ K  # the pitfall: still runs when n == d_k, but it is not Q @ K.T")
-
-write_page_params({**encode_sequence(seq), "seed": str(st.session_state["pitfalls_seed"])})

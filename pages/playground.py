@@ -8,29 +8,21 @@ from attention.dot_product import ATTENTION_LATEX
 from figures.geometry import arrows_figure
 from figures.heatmaps import attention_heatmap, fmt
 from ui.export import matrices_to_csv, matrices_to_json
-from ui.sequence_editor import reset_sequence, sequence_editor
-from ui.state import SEQUENCE_KEY, require_app_entry
-from ui.url import decode_flag, decode_sequence, encode_flag, encode_sequence
-from ui.urlsync import show_url_warnings, write_page_params
 from ui.charts import chart, show_snippet
+from ui.page_state import PageState, stop
+from ui.sequence import default_sequence
+from ui.sequence_editor import sequence_editor
 from ui.snippets import attention_snippet
+from ui.state import SEQUENCE_KEY, require_app_entry
+from ui.url import Flag, SequenceParam
 
 require_app_entry()
-KEY = SEQUENCE_KEY
-
-
-def load_from_url() -> None:
-    """On this page's first run in a session, take the state from the URL (bad parts fall back)."""
-    if st.session_state.get("pg_url_read"):
-        return
-    st.session_state["pg_url_read"] = True
-    params = st.query_params.to_dict()
-    warnings: list[str] = []
-    if any(m in params for m in ("q", "k", "v", "tokens")):
-        reset_sequence(KEY, decode_sequence(params, warnings))
-    st.session_state["pg_causal"] = decode_flag(params, "causal", st.session_state.get("pg_causal", False), warnings)
-    st.session_state["pg_scale"] = decode_flag(params, "scale", st.session_state.get("pg_scale", True), warnings)
-    st.session_state["pg_url_warnings"] = warnings
+STATE = PageState(
+    "pg",
+    seq=SequenceParam(lambda _: default_sequence(), key=SEQUENCE_KEY),  # shared with the other pages
+    causal=Flag(False),
+    scale=Flag(True),
+)
 
 
 def matrix_table(a: np.ndarray, row_labels, col_labels, digits: int = 3) -> pd.DataFrame:
@@ -44,7 +36,7 @@ def show_step(title: str, a: np.ndarray, rows, cols, note: str = "") -> None:
     st.dataframe(matrix_table(a, rows, cols), width="content")
 
 
-load_from_url()
+STATE.load()
 st.title("Attention playground")
 st.markdown(
     "Each position has a **query** (what it looks for), a **key** (what it offers) and a **value** (what it "
@@ -52,23 +44,23 @@ st.markdown(
     "weights that sum to 1; the output is the weighted average of the values."
 )
 st.latex(ATTENTION_LATEX)
-show_url_warnings("pg_url_warnings")
+STATE.show_warnings()
 
 left, right = st.columns([3, 2], gap="large")
 with left:
-    seq = sequence_editor(KEY)
+    seq = sequence_editor(STATE.key("seq"))
 with right:
     t1, t2 = st.columns(2)
-    causal = t1.toggle("Causal mask", key="pg_causal", persist_state="session",
+    causal = t1.toggle("Causal mask", key=STATE.key("causal"), persist_state="session",
                        help="Each position may only attend to itself and earlier positions: scores above the "
                             "diagonal become −∞ before the softmax, so their weights are exactly 0.")
-    scale = t2.toggle("Divide by √d_k", key="pg_scale", persist_state="session",
+    scale = t2.toggle("Divide by √d_k", key=STATE.key("scale"), persist_state="session",
                       help="Scale the scores by 1/√d_k before the softmax. Off: raw dot products.")
     try:
         steps = attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale)
     except ValueError as err:
         st.error(f"Cannot compute attention: {err}")
-        st.stop()
+        stop()
     chart(st, attention_heatmap(steps.weights, seq.tokens, seq.tokens, scores=steps.scores,
                                       scale_factor=steps.scale_factor, allowed=steps.allowed),
                     width="stretch", key="pg_heatmap")
@@ -113,5 +105,3 @@ d2.download_button("Matrices as JSON", matrices_to_json(tok, matrices, causal=ca
                    file_name="attention.json", mime="application/json", key="pg_json", on_click="ignore")
 
 show_snippet(attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=causal, scale=scale))
-
-write_page_params({**encode_sequence(seq), "causal": encode_flag(causal), "scale": encode_flag(scale)})

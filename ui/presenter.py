@@ -5,9 +5,10 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from ui.page_state import SHARED
 from ui.url import decode_flag
 
-PRESENTER_KEY = "presenter"
+PRESENTER_KEY = SHARED.key("presenter")
 FORMAT_KEY = "chart_format"
 CHART_FORMATS = ("png", "svg")
 
@@ -28,11 +29,7 @@ def presenter_from_url() -> bool:
 
 def presenter_controls() -> bool:
     """Sidebar toggle for presenter mode (also ?present=1) and the chart download format."""
-    if "presenter_url_read" not in st.session_state:
-        st.session_state["presenter_url_read"] = True
-        warnings: list[str] = []
-        st.session_state[PRESENTER_KEY] = decode_flag(st.query_params.to_dict(), "present", False, warnings)
-        st.session_state["presenter_warnings"] = warnings
+    SHARED.load()
     on = st.sidebar.toggle("Presenter mode", key=PRESENTER_KEY, persist_state="session",
                            help="Larger text and heatmap numbers for a projector; the link carries ?present=1.")
     st.sidebar.radio("Chart downloads", CHART_FORMATS, key=FORMAT_KEY, horizontal=True, persist_state="session",
@@ -40,11 +37,7 @@ def presenter_controls() -> bool:
                      help="Format of the camera button in each chart's toolbar (top right of a chart).")
     if on:
         st.html(PRESENTER_CSS)
-        st.query_params["present"] = "1"
-    elif "present" in st.query_params:
-        del st.query_params["present"]
-    for warning in st.session_state.get("presenter_warnings", []):
-        st.sidebar.warning(warning)
+    SHARED.show_warnings(st.sidebar)
     return on
 
 

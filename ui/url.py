@@ -5,7 +5,9 @@ says so, it never raises. Nothing here is ever evaluated or rendered as HTML.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from attention.sequence import TokenSequence
 from ui.sequence import MAX_D, MAX_N, MAX_PARAM_CHARS, default_sequence, format_matrix, parse_matrix, parse_tokens
@@ -118,3 +120,186 @@ def _check_consistent(q, k, v) -> None:
         raise ValueError(f"v has {v.shape[0]} rows but q has {q.shape[0]}")
     if q.shape[0] > MAX_N or max(q.shape[1], v.shape[1]) > MAX_D:
         raise ValueError(f"at most {MAX_N} positions and {MAX_D} dimensions")
+
+
+# ---------------------------------------------------------------- declared parameters
+# A page declares each piece of its state once, as one of these; ui/page_state.py derives the session key,
+# the widget key, the URL read on the page's first run and the URL written after every run.
+# Bounds, defaults and conditions may be functions of the values declared before them (`values`).
+
+Values = Mapping[str, Any]
+
+
+def _resolve(x, values: Values):
+    return x(values) if callable(x) else x
+
+
+@dataclass(frozen=True)
+class Param:
+    """One piece of a page's state. `url`: its name in the link (the declared name if None); `key`: its
+    session key without the page prefix (the declared name if None); `when`: it is written into the
+    link only while when(values) holds (a link that names it is always read)."""
+
+    default: Any
+    url: str | None = None
+    key: str | None = None
+    when: Callable[[Values], bool] | None = None
+
+    def url_names(self, name: str) -> tuple[str, ...]:
+        return (self.url or name,)
+
+    def decode(self, params: Mapping[str, str], name: str, values: Values, warnings: list[str]):
+        """The value in `params`, the default if absent; a bad value warns (naming the parameter) and
+        gives the default."""
+        raise NotImplementedError
+
+    def encode(self, value, name: str) -> dict[str, str]:
+        return {self.url or name: str(value)}
+
+    def default_value(self, values: Values):
+        return _resolve(self.default, values)
+
+    def widget_args(self, values: Values) -> dict:
+        """Extra keyword arguments for the widget that holds this value (its bounds or options)."""
+        return {}
+
+
+@dataclass(frozen=True)
+class Flag(Param):
+    """An on/off switch, `1`/`0` in the link."""
+
+    def decode(self, params, name, values, warnings):
+        return decode_flag(params, self.url or name, self.default_value(values), warnings)
+
+    def encode(self, value, name):
+        return {self.url or name: encode_flag(value)}
+
+
+@dataclass(frozen=True)
+class Int(Param):
+    """A whole number from lo to hi (each may depend on earlier values)."""
+
+    lo: Any = 0
+    hi: Any = 0
+
+    def decode(self, params, name, values, warnings):
+        lo, hi = _resolve(self.lo, values), _resolve(self.hi, values)
+        return decode_int(params, self.url or name, self.default_value(values), lo, hi, warnings)
+
+    def widget_args(self, values):
+        return {"min_value": _resolve(self.lo, values), "max_value": _resolve(self.hi, values)}
+
+
+@dataclass(frozen=True)
+class Choice(Param):
+    """One of `choices`, compared as text in the link (`lr=0.3` reads back as the float 0.3)."""
+
+    choices: tuple = ()
+
+    def decode(self, params, name, values, warnings):
+        url, default = self.url or name, self.default_value(values)
+        raw = params.get(url)
+        if raw is not None and all(isinstance(c, float) for c in self.choices):  # `lr=3` is the choice 3.0
+            try:
+                number = float(str(raw)) if len(str(raw)) <= 12 else None  # refused whole, never cut
+            except ValueError:
+                number = None
+            if number in self.choices:
+                return number
+            raw = "\x00"  # not one of them: warn below
+        return decode_choice({url: raw} if raw is not None else {}, url, self.choices, default, warnings)
+
+    def encode(self, value, name):
+        return {self.url or name: f"{value:g}" if isinstance(value, float) else str(value)}
+
+    def widget_args(self, values):
+        return {"options": self.choices}
+
+
+@dataclass(frozen=True)
+class Text(Param):
+    """Free text up to `max_chars` characters; a longer one in the link is refused whole."""
+
+    max_chars: int = 2000
+
+    def decode(self, params, name, values, warnings):
+        raw = params.get(self.url or name)
+        if raw is None:
+            return self.default_value(values)
+        if len(str(raw)) > self.max_chars:
+            warnings.append(f"URL parameter '{self.url or name}' is longer than {self.max_chars} characters; "
+                            "using the default text.")
+            return self.default_value(values)
+        return str(raw)
+
+    def encode(self, value, name):
+        return {self.url or name: str(value)}
+
+
+@dataclass(frozen=True)
+class ChoiceList(Param):
+    """Up to `max_items` of `choices` separated by commas (`dk=4,64,1024`). `sort_unique`: read as a
+    sorted set (a multiselect); else one item per slot, the rest of the slots taken from the default."""
+
+    choices: tuple = ()
+    max_items: int = 8
+    sort_unique: bool = False
+
+    def decode(self, params, name, values, warnings):
+        url, default = self.url or name, list(self.default_value(values))
+        raw = params.get(url)
+        if raw is None:
+            return default
+        text = str(raw) if len(str(raw)) <= 20 * self.max_items else "\x00"  # refused whole, never cut
+        parts = [p.strip() for p in text.split(",") if p.strip()]
+        names = [str(c) for c in self.choices]
+        if len(parts) <= self.max_items and all(p in names for p in parts):
+            items = [self.choices[names.index(p)] for p in parts]
+            return sorted(set(items)) if self.sort_unique else items + default[len(items):]
+        shown = ", ".join(names) if len(names) <= 8 else f"{names[0]}, {names[1]}, … {names[-1]}"
+        warnings.append(f"URL parameter '{url}' should be up to {self.max_items} of {shown}, separated by commas; "
+                        f"using {','.join(map(str, default))}.")
+        return default
+
+    def encode(self, value, name):
+        return {self.url or name: ",".join(str(v) for v in value)}
+
+
+@dataclass(frozen=True)
+class SequenceParam(Param):
+    """A token sequence with its q, k, v: four parameters in the link (tokens, q, k, v); its value
+    lives under `key` (the editor's key, e.g. the Playground's shared "seq")."""
+
+    def url_names(self, name):
+        return ("tokens", "q", "k", "v")
+
+    def names_it(self, params: Mapping[str, str]) -> bool:
+        return names_a_sequence(params)
+
+    def decode(self, params, name, values, warnings):
+        return decode_sequence(params, warnings, self.default_value(values))
+
+    def encode(self, value, name):
+        return encode_sequence(value)
+
+
+@dataclass(frozen=True)
+class Slots(Param):
+    """One of `choices` per slot, in `slots` slots (e.g. a preset per head), each held by its own widget;
+    the link carries the first `count(values)` of them, comma-separated. `default`: one per slot."""
+
+    choices: tuple = ()
+    slots: int = 8
+    count: Callable[[Values], int] | None = None
+
+    def decode(self, params, name, values, warnings):
+        url, default = self.url or name, tuple(self.default_value(values))
+        items = str(params.get(url, ""))[:200].split(",")
+        if len(items) <= self.slots and all(item in self.choices for item in items):
+            return tuple(items) + default[len(items):]
+        warnings.append(f"URL parameter '{url}' should be up to {self.slots} of {', '.join(self.choices)}, "
+                        "separated by commas; using the default presets.")
+        return default
+
+    def encode(self, value, name):
+        return {self.url or name: ",".join(value)}

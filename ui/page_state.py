@@ -1,0 +1,177 @@
+"""Declared page state: a page lists its state once; the URL, session keys and widget keys follow.
+
+    STATE = PageState("heads", d_model=Int(16, lo=4, hi=64), causal=Flag(False), ...)
+    STATE.load()                                    # first line of the page's body
+    st.number_input("d_model", key=STATE.key("d_model"), **STATE.bounds("d_model"))
+
+- `load()` reads the link on the page's first run in a session: each parameter in the order declared
+  (later bounds may depend on earlier values); a bad value falls back to its default and the page
+  shows which parameter was refused and why. On later runs it only fills in values that are missing.
+- The session key (and the widget key) of `name` is "<prefix>_<name>", unless the declaration gives
+  its own `key=` (the shared sequence "seq", or keys older links and tests know).
+- After the page has run, app.py calls `save_current()`, which writes exactly this page's state into
+  the link (st.stop() included: it runs in a `finally`). No page reads or writes st.query_params.
+
+Streamlit's own `bind="query-params"` was considered: it drops a bad value from the link without a
+word and forces the link's names to be the widget keys, so the guarantees above would be lost; and
+matrices, labels and sentences have no widget to bind. Widgets keep `persist_state="session"`.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import streamlit as st
+
+from ui.safe_text import escape_markdown
+from ui.url import Flag, Param, SequenceParam, Slots
+
+LOADED_KEY = "_page_state_loaded"  # the pages whose link was read in this session
+CURRENT_KEY = "_page_state_current"  # the PageState of the page running now (app.py writes its link)
+
+
+class PageState:
+    """The declared state of one page: `prefix` for its session keys, then name=Param pairs in order.
+
+    `prefix=None` declares state shared by every page (app.py's presenter switch): its keys are the bare
+    names, and its link parameters are written beside whichever page's.
+    """
+
+    def __init__(self, prefix: str | None, **params: Param) -> None:
+        self.prefix = prefix
+        self.params: dict[str, Param] = params
+
+    # ------------------------------------------------------------ names
+    def key(self, name: str) -> str:
+        """The session key, which is also the widget key, of the parameter `name` (for Slots, the
+        widget of slot i has the key `key(name)_i`). A sequence's `key=` is the editor's whole key."""
+        param = self._param(name)
+        if isinstance(param, SequenceParam) or self.prefix is None:
+            return param.key or name
+        return f"{self.prefix}_{param.key or name}"
+
+    def bounds(self, name: str) -> dict:
+        """The widget arguments the declaration fixes (min_value/max_value, or options)."""
+        return self._param(name).widget_args(self.values())
+
+    def _param(self, name: str) -> Param:
+        try:
+            return self.params[name]
+        except KeyError:
+            raise KeyError(f"{self.prefix}: no parameter {name!r}; declared: {', '.join(self.params)}") from None
+
+    # ------------------------------------------------------------ values
+    def __getitem__(self, name: str) -> Any:
+        """The current value of `name` (its default if nothing set it yet)."""
+        return self.values()[name]
+
+    def values(self) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for name, param in self.params.items():
+            values[name] = self._read(name, param, values)
+        return values
+
+    def _read(self, name: str, param: Param, values: Mapping[str, Any]) -> Any:
+        key, default = self.key(name), _default(param, values)
+        if isinstance(param, Slots):
+            return tuple(st.session_state.get(f"{key}_{i}", default[i]) for i in range(param.slots))
+        return st.session_state.get(key, default)
+
+    def _is_set(self, name: str, param: Param) -> bool:
+        key = self.key(name)
+        return f"{key}_0" in st.session_state if isinstance(param, Slots) else key in st.session_state
+
+    def set(self, name: str, value: Any) -> None:
+        """Set a value (before its widget is drawn, or from a callback)."""
+        param, key = self._param(name), self.key(name)
+        if isinstance(param, SequenceParam):
+            from ui.sequence_editor import reset_sequence  # here, not above: the editor imports ui.presenter
+
+            reset_sequence(key, value)
+        elif isinstance(param, Slots):
+            for i, item in enumerate(value):
+                st.session_state[f"{key}_{i}"] = item
+        else:
+            st.session_state[key] = value
+
+    # ------------------------------------------------------------ the link
+    def load(self) -> None:
+        """Take the state from the link on this page's first run in the session; fill in missing values.
+        A page's state becomes the one app.py writes into the link after the run."""
+        if self.prefix is not None:
+            st.session_state[CURRENT_KEY] = self
+        loaded = st.session_state.setdefault(LOADED_KEY, set())
+        first = self.prefix not in loaded
+        loaded.add(self.prefix)
+        link = st.query_params.to_dict() if first else {}
+        warnings: list[str] = []
+        values: dict[str, Any] = {}
+        for name, param in self.params.items():
+            if any(u in link for u in param.url_names(name)):
+                self.set(name, param.decode(link, name, values, warnings))
+            elif not self._is_set(name, param):
+                self.set(name, _default(param, values))
+            values[name] = self._read(name, param, values)
+        if first:
+            st.session_state[self._warnings_key] = warnings
+
+    def show_warnings(self, where=st) -> None:
+        """Show the warnings collected when the link was read (every run until the page is left)."""
+        for warning in st.session_state.get(self._warnings_key, []):
+            where.warning(escape_markdown(warning), icon="🔗")  # it may quote the link's text
+
+    @property
+    def _warnings_key(self) -> str:
+        return f"_{self.prefix}_url_warnings"
+
+    def encode(self) -> dict[str, str]:
+        """The link's query for the current values (parameters whose `when` holds)."""
+        values, query = self.values(), {}
+        for name, param in self.params.items():
+            if param.when is None or param.when(values):
+                value = values[name]
+                if isinstance(param, Slots) and param.count is not None:
+                    value = value[: param.count(values)]
+                query |= param.encode(value, name)
+        return query
+
+
+
+def _default(param: Param, values: Mapping[str, Any]) -> Any:
+    return param.default_value(values)
+
+
+# Shared by every page: presenter mode, in the link (?present=1) only while it is on.
+SHARED = PageState(None, presenter=Flag(False, url="present", when=lambda values: values["presenter"]))
+
+
+def save_current() -> None:
+    """Make the link hold exactly the shared state plus the state of the page that ran; no-op if it does."""
+    page = st.session_state.get(CURRENT_KEY)
+    wanted = SHARED.encode() | (page.encode() if isinstance(page, PageState) else {})
+    if st.query_params.to_dict() != wanted:
+        st.query_params.from_dict(wanted)
+
+
+FINISH_KEY = "_page_state_finish"
+
+
+def start_run(finish) -> None:
+    """Called by app.py before the page runs: `finish()` will write the link (and whatever else app.py
+    does after a page), once, after the page, whether it ends or stops."""
+    st.session_state.pop(CURRENT_KEY, None)  # a page that declares no state writes none into the link
+    st.session_state[FINISH_KEY] = finish
+
+
+def finish_run() -> None:
+    """Run the `finish` given to start_run, unless it already ran in this run."""
+    finish = st.session_state.pop(FINISH_KEY, None)
+    if finish is not None:
+        finish()
+
+
+def stop() -> None:
+    """Stop the page here, like st.stop(), after its state went into the link: once st.stop() has been
+    called, Streamlit sends nothing more, not even a change of the link."""
+    finish_run()
+    st.stop()
