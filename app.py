@@ -3,6 +3,7 @@
 Run with `streamlit run app.py`. Every page is listed here explicitly (st.navigation does not
 discover the pages/ folder). Pages read the shared state set up below and call the numpy core.
 """
+
 import time
 from pathlib import Path
 
@@ -16,8 +17,12 @@ from ui.state import init_defaults, limit_blas_threads, mark_app_entry, record_r
 FAVICON = Path(__file__).parent / "docs" / "favicon.png"
 _run_started = time.perf_counter()
 limit_blas_threads()
-st.set_page_config(page_title="Attention from scratch", page_icon=str(FAVICON), layout="wide",
-                   initial_sidebar_state="collapsed" if presenter_from_url() else "auto")
+st.set_page_config(
+    page_title="Attention from scratch",
+    page_icon=str(FAVICON),
+    layout="wide",
+    initial_sidebar_state="collapsed" if presenter_from_url() else "auto",
+)
 init_defaults()
 mark_app_entry()
 
@@ -36,8 +41,9 @@ PAGES = {
         st.Page("pages/block.py", title="The transformer block", icon=":material/view_agenda:", url_path="block"),
     ],
     "A real model": [
-        st.Page("pages/pretrained.py", title="A real pretrained model", icon=":material/smart_toy:",
-                url_path="pretrained"),
+        st.Page(
+            "pages/pretrained.py", title="A real pretrained model", icon=":material/smart_toy:", url_path="pretrained"
+        ),
     ],
 }
 

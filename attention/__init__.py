@@ -2,6 +2,7 @@
 
 No streamlit, no plotly, no deep-learning framework: only numpy (and scipy's erf for GELU).
 """
+
 from .block import NORMS, BlockParams, BlockTrace, TraceStep, transformer_block
 from .dot_product import AttentionSteps, attention_steps, scaled_dot_product_attention
 from .feed_forward import ACTIVATIONS, feed_forward, feed_forward_steps, gelu, relu
@@ -11,8 +12,26 @@ from .norms import layer_norm
 from .stable_softmax import softmax
 
 __all__ = [
-    "ACTIVATIONS", "NORMS", "AttentionSteps", "BlockParams", "BlockTrace", "MultiHeadSteps", "TraceStep",
-    "attention_steps", "causal_mask", "divisors", "feed_forward", "feed_forward_steps", "gelu", "layer_norm",
-    "merge_heads", "multi_head_attention", "multi_head_steps", "relu", "scaled_dot_product_attention",
-    "softmax", "split_heads", "transformer_block",
+    "ACTIVATIONS",
+    "NORMS",
+    "AttentionSteps",
+    "BlockParams",
+    "BlockTrace",
+    "MultiHeadSteps",
+    "TraceStep",
+    "attention_steps",
+    "causal_mask",
+    "divisors",
+    "feed_forward",
+    "feed_forward_steps",
+    "gelu",
+    "layer_norm",
+    "merge_heads",
+    "multi_head_attention",
+    "multi_head_steps",
+    "relu",
+    "scaled_dot_product_attention",
+    "softmax",
+    "split_heads",
+    "transformer_block",
 ]

@@ -4,6 +4,7 @@ and a layer norm. Its output has the shape of its input, which is why blocks sta
     post-norm (the original paper, BERT):  y = LN1(x + MHA(x)),    out = LN2(y + FFN(y))
     pre-norm  (GPT-2 and most since):      y = x + MHA(LN1(x)),    out = y + FFN(LN2(y))
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -70,10 +71,24 @@ class BlockParams:
             return (0.02 * rng.standard_normal(size)).astype(dtype)
 
         ones, zeros = np.ones(d_model, dtype), np.zeros(d_model, dtype)
-        return cls(w_q=w(d_model, d_model), b_q=b(d_model), w_k=w(d_model, d_model), b_k=b(d_model),
-                   w_v=w(d_model, d_model), b_v=b(d_model), w_o=w(d_model, d_model), b_o=b(d_model),
-                   ln1_gamma=ones, ln1_beta=zeros, w_1=w(d_model, d_ff), b_1=b(d_ff),
-                   w_2=w(d_ff, d_model), b_2=b(d_model), ln2_gamma=ones.copy(), ln2_beta=zeros.copy())
+        return cls(
+            w_q=w(d_model, d_model),
+            b_q=b(d_model),
+            w_k=w(d_model, d_model),
+            b_k=b(d_model),
+            w_v=w(d_model, d_model),
+            b_v=b(d_model),
+            w_o=w(d_model, d_model),
+            b_o=b(d_model),
+            ln1_gamma=ones,
+            ln1_beta=zeros,
+            w_1=w(d_model, d_ff),
+            b_1=b(d_ff),
+            w_2=w(d_ff, d_model),
+            b_2=b(d_model),
+            ln2_gamma=ones.copy(),
+            ln2_beta=zeros.copy(),
+        )
 
     def check(self, d_model: int) -> "BlockParams":
         """These parameters as real arrays, each checked once, or `ValueError` naming the first whose
@@ -82,8 +97,15 @@ class BlockParams:
             raise ValueError(f"w_1 has shape {np.shape(self.w_1)}; expected (d_model={d_model}, d_ff) with d_ff >= 1")
         d_ff = int(np.shape(self.w_1)[1])
         check_dim(max(d_model, d_ff), "d_model or d_ff")
-        expected = {"w_q": (d_model, d_model), "w_k": (d_model, d_model), "w_v": (d_model, d_model),
-                    "w_o": (d_model, d_model), "w_1": (d_model, d_ff), "b_1": (d_ff,), "w_2": (d_ff, d_model)}
+        expected = {
+            "w_q": (d_model, d_model),
+            "w_k": (d_model, d_model),
+            "w_v": (d_model, d_model),
+            "w_o": (d_model, d_model),
+            "w_1": (d_model, d_ff),
+            "b_1": (d_ff,),
+            "w_2": (d_ff, d_model),
+        }
         checked = {}
         for f in fields(self):
             checked[f.name] = as_real_array(getattr(self, f.name), f.name)
@@ -127,8 +149,16 @@ class BlockTrace:
         return [s.name for s in self.steps]
 
 
-def transformer_block(x, params: BlockParams, n_heads: int, *, causal: bool = False,
-                      activation: str = "relu", norm: str = "post", eps: float = 1e-5):
+def transformer_block(
+    x,
+    params: BlockParams,
+    n_heads: int,
+    *,
+    causal: bool = False,
+    activation: str = "relu",
+    norm: str = "post",
+    eps: float = 1e-5,
+):
     """Return (output, trace) of one transformer block.
 
     Shapes: x (..., n, d_model) -> output (..., n, d_model), the same shape, so blocks stack.
@@ -153,8 +183,9 @@ def transformer_block(x, params: BlockParams, n_heads: int, *, causal: bool = Fa
     return check_result(out, "the block output"), trace
 
 
-def block(x: np.ndarray, p: BlockParams, n_heads: int, *, causal: bool, activation: str, norm: str, eps: float,
-          kernel=attend):
+def block(
+    x: np.ndarray, p: BlockParams, n_heads: int, *, causal: bool, activation: str, norm: str, eps: float, kernel=attend
+):
     """The block itself, on arguments already checked: (output, trace). `kernel` computes each
     head's attention (the readable reference by default; the real model passes the blocked one)."""
     steps: list[TraceStep] = [TraceStep("input", "input x", x)]
@@ -164,8 +195,20 @@ def block(x: np.ndarray, p: BlockParams, n_heads: int, *, causal: bool, activati
         return value
 
     def mha(h: np.ndarray) -> MultiHeadSteps:
-        return multi_head(h, n_heads, w_q=p.w_q, w_k=p.w_k, w_v=p.w_v, w_o=p.w_o, b_q=p.b_q, b_k=p.b_k,
-                          b_v=p.b_v, b_o=p.b_o, causal=causal, kernel=kernel)
+        return multi_head(
+            h,
+            n_heads,
+            w_q=p.w_q,
+            w_k=p.w_k,
+            w_v=p.w_v,
+            w_o=p.w_o,
+            b_q=p.b_q,
+            b_k=p.b_k,
+            b_v=p.b_v,
+            b_o=p.b_o,
+            causal=causal,
+            kernel=kernel,
+        )
 
     def feed_forward(h: np.ndarray) -> np.ndarray:
         hidden, out = ffn(h, p.w_1, p.b_1, p.w_2, p.b_2, activation)

@@ -10,6 +10,7 @@ What changes is only how the work is arranged, never what is computed:
 - from PARALLEL_MIN_SCORES scores on, the blocks' softmaxes run on a small thread pool: numpy releases
   the GIL in exp and the reductions. The matmuls stay on the calling thread, where BLAS has its own threads.
 """
+
 from __future__ import annotations
 
 import math

@@ -7,6 +7,7 @@ Internal helpers trust the arrays they are handed: each argument is checked once
 `checks_off()` switches every check here off, for one purpose: a benchmark measuring what the
 checks cost (bench/bench_pretrained.py). Nothing in the app or the tests relies on it otherwise.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator

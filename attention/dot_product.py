@@ -7,6 +7,7 @@ values. Dividing by sqrt(d_k) keeps the scores' spread independent of the dimens
 This is the code every page shows and checks, one line per step. `blocked_attention.py` computes
 the same thing arranged for speed (used by the real model); property tests hold the two equal.
 """
+
 from __future__ import annotations
 
 import math

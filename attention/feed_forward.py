@@ -4,6 +4,7 @@
 
 The same two-layer network is applied to every position independently.
 """
+
 from __future__ import annotations
 
 import math

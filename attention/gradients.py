@@ -15,6 +15,7 @@ When a row of P is nearly one-hot, diag(p) - p pᵀ is nearly 0, so dS, dQ and d
 G is: a saturated softmax passes almost no gradient back. The tests check every formula here
 against centred finite differences in float64.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,12 +26,16 @@ import numpy as np
 from .checks import as_real_array, check_ndim, check_shape
 from .dot_product import check_qkv
 
-SOFTMAX_BACKWARD_LATEX = (r"\frac{\partial L}{\partial s_i} = \sum_j \frac{\partial p_j}{\partial s_i}"
-                          r"\frac{\partial L}{\partial p_j} = p_i \Big( g_i - \sum_j p_j g_j \Big),"
-                          r"\quad g = \frac{\partial L}{\partial p}")
-ATTENTION_BACKWARD_LATEX = (r"dV = P^\top G,\quad dP = G V^\top,\quad dS = P \odot \big(dP - "
-                            r"\mathrm{rowsum}(dP \odot P)\big),\quad dQ = \tfrac{1}{\sqrt{d_k}}\, dS\, K,"
-                            r"\quad dK = \tfrac{1}{\sqrt{d_k}}\, dS^\top Q")
+SOFTMAX_BACKWARD_LATEX = (
+    r"\frac{\partial L}{\partial s_i} = \sum_j \frac{\partial p_j}{\partial s_i}"
+    r"\frac{\partial L}{\partial p_j} = p_i \Big( g_i - \sum_j p_j g_j \Big),"
+    r"\quad g = \frac{\partial L}{\partial p}"
+)
+ATTENTION_BACKWARD_LATEX = (
+    r"dV = P^\top G,\quad dP = G V^\top,\quad dS = P \odot \big(dP - "
+    r"\mathrm{rowsum}(dP \odot P)\big),\quad dQ = \tfrac{1}{\sqrt{d_k}}\, dS\, K,"
+    r"\quad dK = \tfrac{1}{\sqrt{d_k}}\, dS^\top Q"
+)
 
 
 def softmax_jacobian(p) -> np.ndarray:
@@ -91,8 +96,9 @@ def attention_backward(q, k, v, weights, grad_output, *, scale: bool = True) -> 
     grad_scores = softmax_backward(p, grad_weights)  # (..., n, m)
     grad_q = c * (grad_scores @ k)  # (..., n, m) @ (..., m, d_k) -> (..., n, d_k)
     grad_k = c * (grad_scores.swapaxes(-1, -2) @ q)  # (..., m, n) @ (..., n, d_k) -> (..., m, d_k)
-    return AttentionGrads(_unbroadcast(grad_q, q.shape), _unbroadcast(grad_k, k.shape),
-                          _unbroadcast(grad_v, v.shape), grad_scores, c)
+    return AttentionGrads(
+        _unbroadcast(grad_q, q.shape), _unbroadcast(grad_k, k.shape), _unbroadcast(grad_v, v.shape), grad_scores, c
+    )
 
 
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

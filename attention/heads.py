@@ -5,16 +5,23 @@
 
 Every head runs exactly the same computation on its own d_head = d_model / h columns.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import (as_real_array, check_ndim, check_not_empty, check_positive_int, check_result, check_shape,
-                      result_dtype)
-from .limits import check_dim, check_positions
+from .checks import (
+    as_real_array,
+    check_ndim,
+    check_not_empty,
+    check_positive_int,
+    check_result,
+    check_shape,
+)
 from .dot_product import attend
+from .limits import check_dim, check_positions
 
 MULTI_HEAD_LATEX = (
     r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\,W_O,\quad "
@@ -85,8 +92,9 @@ class MultiHeadSteps:
     output: np.ndarray
 
 
-def multi_head_steps(x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, b_v=None, b_o=None,
-                     causal: bool = False, scale: bool = True) -> MultiHeadSteps:
+def multi_head_steps(
+    x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, b_v=None, b_o=None, causal: bool = False, scale: bool = True
+) -> MultiHeadSteps:
     """Multi-head attention keeping every intermediate. Shapes: x (..., n, d_model), every w
     (d_model, d_model), every b (d_model,) or None. Checks every argument once, then computes."""
     x = as_real_array(x, "x")
@@ -108,8 +116,22 @@ def multi_head_steps(x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, b_v=
     return steps
 
 
-def multi_head(x: np.ndarray, n_heads: int, *, w_q, w_k, w_v, w_o, b_q=None, b_k=None, b_v=None, b_o=None,
-               causal: bool = False, scale: bool = True, kernel=attend) -> MultiHeadSteps:
+def multi_head(
+    x: np.ndarray,
+    n_heads: int,
+    *,
+    w_q,
+    w_k,
+    w_v,
+    w_o,
+    b_q=None,
+    b_k=None,
+    b_v=None,
+    b_o=None,
+    causal: bool = False,
+    scale: bool = True,
+    kernel=attend,
+) -> MultiHeadSteps:
     """The computation itself, on arguments already checked. `kernel(q, k, v, causal, scale)` returns
     (output, weights): the readable reference by default, the blocked one for the real model.
 
@@ -136,13 +158,15 @@ def _project(x: np.ndarray, w: np.ndarray, b, name: str) -> np.ndarray:
     return check_result(out, f"the projection x @ w_{name}")
 
 
-def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, b_v=None, b_o=None,
-                         causal: bool = False, scale: bool = True):
+def multi_head_attention(
+    x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, b_v=None, b_o=None, causal: bool = False, scale: bool = True
+):
     """Return (output, weights) of multi-head self-attention.
 
     Shapes: x (..., n, d_model), every w (d_model, d_model), every b (d_model,)
     -> output (..., n, d_model), weights (..., n_heads, n, n). Each projection is x @ w + b.
     """
-    steps = multi_head_steps(x, w_q, w_k, w_v, w_o, n_heads, b_q=b_q, b_k=b_k, b_v=b_v, b_o=b_o,
-                             causal=causal, scale=scale)
+    steps = multi_head_steps(
+        x, w_q, w_k, w_v, w_o, n_heads, b_q=b_q, b_k=b_k, b_v=b_v, b_o=b_o, causal=causal, scale=scale
+    )
     return steps.output, steps.weights

@@ -3,6 +3,7 @@
 Generous for teaching and benchmarking (8 heads × 512 × 512 is 2M scores), far below what would
 take a shared classroom server down. The pages' own controls stay much smaller still.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,5 +29,7 @@ def check_scores(shape: tuple[int, ...]) -> None:
     """Raise `ValueError` if a score tensor of `shape` would have more than MAX_SCORES entries."""
     size = math.prod(shape)
     if size > MAX_SCORES:
-        raise ValueError(f"attention scores of shape {tuple(shape)} would have {size:,} entries; at most "
-                         f"{MAX_SCORES:,} are allowed (server limit: shorten the sequence or use fewer heads)")
+        raise ValueError(
+            f"attention scores of shape {tuple(shape)} would have {size:,} entries; at most "
+            f"{MAX_SCORES:,} are allowed (server limit: shorten the sequence or use fewer heads)"
+        )

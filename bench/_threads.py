@@ -1,4 +1,5 @@
 """BLAS thread control and the machine description shared by the benchmark scripts."""
+
 from __future__ import annotations
 
 import os

@@ -11,6 +11,7 @@ memory traffic, not flops) and does not halve for causal masking. The environmen
 OPENBLAS_* variables) is left as the machine sets it. Rates come from the fastest call, since on a
 shared machine other processes only ever add time; the median is printed alongside.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -75,9 +76,11 @@ def main() -> None:
     for h, n, d in SHAPES:
         seconds = attention_times(h, n, d, args.repeats, rng)
         rate = 4 * h * n * n * d / seconds.min() / 1e9
-        print(f"attention causal float32 h={h:<2} n={n:<4} d_head={d:<3}: {rate:7.1f} GFLOP/s "
-              f"{rate / ceiling:6.1%} of ceiling  (fastest {seconds.min() * 1e3:.3f} ms, "
-              f"median {np.median(seconds) * 1e3:.3f} ms over {seconds.size} calls)")
+        print(
+            f"attention causal float32 h={h:<2} n={n:<4} d_head={d:<3}: {rate:7.1f} GFLOP/s "
+            f"{rate / ceiling:6.1%} of ceiling  (fastest {seconds.min() * 1e3:.3f} ms, "
+            f"median {np.median(seconds) * 1e3:.3f} ms over {seconds.size} calls)"
+        )
 
 
 if __name__ == "__main__":

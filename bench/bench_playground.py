@@ -8,6 +8,7 @@
    target <= 300 ms median;
 3. time from starting `streamlit run` to the first heatmap on screen; target <= 5 s.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,10 @@ def browser_figures(repeats: int) -> tuple[float, list[float], list[float]]:
         proc, url = start_server()
         try:
             page.goto(url)
-            page.wait_for_function(f"() => document.querySelector('{HEATMAP}') && "
-                                   f"document.querySelector('{HEATMAP}')._fullData", timeout=60_000)
+            page.wait_for_function(
+                f"() => document.querySelector('{HEATMAP}') && document.querySelector('{HEATMAP}')._fullData",
+                timeout=60_000,
+            )
             first_heatmap = time.perf_counter() - start
             wait_idle(page)
             toggle = page.get_by_text("Causal mask", exact=True)
@@ -53,7 +56,10 @@ def browser_figures(repeats: int) -> tuple[float, list[float], list[float]]:
                 page.wait_for_function(
                     f"before => {{ const el = document.querySelector('{HEATMAP}'); "
                     f"return el && el._fullData && el._fullData[0].z[0][3] !== before; }}",
-                    arg=before, polling="raf", timeout=10_000)
+                    arg=before,
+                    polling="raf",
+                    timeout=10_000,
+                )
                 times.append((time.perf_counter() - t0) * 1000)
                 wait_idle(page, settle=0.2)
             browser.close()
@@ -68,10 +74,14 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=15)
     args = parser.parse_args()
     first, clicks, rerun = browser_figures(args.repeats)
-    print(f"server rerun (toggle causal, default size): median {statistics.median(rerun):6.1f} ms, "
-          f"min {min(rerun):6.1f} ms  (target <= 50 ms median)")
-    print(f"click causal -> repainted heatmap (Chromium): median {statistics.median(clicks):6.1f} ms, "
-          f"min {min(clicks):6.1f} ms  (target <= 300 ms median)")
+    print(
+        f"server rerun (toggle causal, default size): median {statistics.median(rerun):6.1f} ms, "
+        f"min {min(rerun):6.1f} ms  (target <= 50 ms median)"
+    )
+    print(
+        f"click causal -> repainted heatmap (Chromium): median {statistics.median(clicks):6.1f} ms, "
+        f"min {min(clicks):6.1f} ms  (target <= 300 ms median)"
+    )
     print(f"server start -> first heatmap on screen:      {first:6.2f} s  (target <= 5 s)")
 
 

@@ -9,6 +9,7 @@ server time. Wall time counts waiting for the CPU too, so on a busy machine (see
 process CPU time is the steadier figure. The model's forward passes are counted during the switches;
 there must be none. Target: switching heads <= 100 ms (median wall time).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,10 +59,12 @@ def main() -> int:
             median = statistics.median(times)
             failed |= median > TARGET_MS or reruns > 0
             label = "two heads" if compare else "one head "
-            print(f"{n_tokens:>3} tokens, {label}: switch heads wall median {median:5.1f} ms (best {min(times):5.1f}, "
-                  f"worst {max(times):5.1f}), CPU median {statistics.median(cpu_times):5.1f} ms; target "
-                  f"{TARGET_MS:.0f} ms: {'ok' if median <= TARGET_MS else 'OVER'}; model re-runs during switches: "
-                  f"{reruns}; first page run {first_ms:.0f} ms")
+            print(
+                f"{n_tokens:>3} tokens, {label}: switch heads wall median {median:5.1f} ms (best {min(times):5.1f}, "
+                f"worst {max(times):5.1f}), CPU median {statistics.median(cpu_times):5.1f} ms; target "
+                f"{TARGET_MS:.0f} ms: {'ok' if median <= TARGET_MS else 'OVER'}; model re-runs during switches: "
+                f"{reruns}; first page run {first_ms:.0f} ms"
+            )
     return 1 if args.check and failed else 0
 
 

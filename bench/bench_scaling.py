@@ -10,6 +10,7 @@ Targets (median of several runs):
 Also printed: the sweep at other key counts, the two normal generators, and the training result
 (final loss and accuracy, scaled vs unscaled) at several d_k, so the figures can be quoted.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,10 @@ def bench_generators() -> None:
     from lessons.scaling import standard_normal_f32
 
     rng, n = np.random.default_rng(0), 4_000_000
-    for name, fn in (("rng.standard_normal(float32)", lambda: rng.standard_normal(n, dtype=np.float32)),
-                     ("Box-Muller standard_normal_f32", lambda: standard_normal_f32(rng, (n,)))):
+    for name, fn in (
+        ("rng.standard_normal(float32)", lambda: rng.standard_normal(n, dtype=np.float32)),
+        ("Box-Muller standard_normal_f32", lambda: standard_normal_f32(rng, (n,))),
+    ):
         median, _ = timed(fn, 5)
         print(f"  {name:<32} {median / n * 1e9:5.2f} ns per number")
 
@@ -65,15 +68,21 @@ def bench_sweep(repeats: int) -> float:
     print(f"sweep d_k = 1, 2, 4, ..., 4096 ({len(SWEEP_D_KS)} values), 1000 samples each:")
     default = 0.0
     for n_keys in (DEFAULT_KEYS, 1, 16, 64, 256):
-        median, best = timed(lambda k=n_keys: scaling_stats(SWEEP_D_KS, n_keys=k, n_samples=1000, seed=0),
-                             repeats if n_keys <= 16 else 3)
+        median, best = timed(
+            lambda k=n_keys: scaling_stats(SWEEP_D_KS, n_keys=k, n_samples=1000, seed=0), repeats if n_keys <= 16 else 3
+        )
         if n_keys == DEFAULT_KEYS:
             default = median
-        verdict = f"(default; target {SWEEP_TARGET_S} s: {'ok' if median <= SWEEP_TARGET_S else 'OVER TARGET'})" \
-            if n_keys == DEFAULT_KEYS else ""
+        verdict = (
+            f"(default; target {SWEEP_TARGET_S} s: {'ok' if median <= SWEEP_TARGET_S else 'OVER TARGET'})"
+            if n_keys == DEFAULT_KEYS
+            else ""
+        )
         drawn, independent = 1000 * (n_keys + 1) * 4096 / 1e6, 1000 * (n_keys + 1) * draws / 1e6
-        print(f"  {n_keys:>3} keys: median {median:6.3f} s, best {best:6.3f} s; {drawn:6.1f}M numbers drawn "
-              f"(independent draws per d_k would need {independent:.1f}M) {verdict}")
+        print(
+            f"  {n_keys:>3} keys: median {median:6.3f} s, best {best:6.3f} s; {drawn:6.1f}M numbers drawn "
+            f"(independent draws per d_k would need {independent:.1f}M) {verdict}"
+        )
     return default
 
 
@@ -84,8 +93,10 @@ def bench_training(quick: bool) -> float:
     from lessons.training import TrainingConfig, compare_scaling
 
     base = TrainingConfig()
-    print(f"training: retrieval, {base.steps} steps, batch {base.batch}, lr {base.lr}, seed {base.seed}, "
-          f"both runs (scaled, then unscaled):")
+    print(
+        f"training: retrieval, {base.steps} steps, batch {base.batch}, lr {base.lr}, seed {base.seed}, "
+        f"both runs (scaled, then unscaled):"
+    )
     default_seconds = 0.0
     for d_k in (256,) if quick else (256, 1, 4, 16, 64, 1024):
         config = replace(base, d_k=d_k)
@@ -95,11 +106,16 @@ def bench_training(quick: bool) -> float:
         if d_k == 256:
             default_seconds = seconds
         s, u = c.scaled, c.unscaled
-        note = f"  (target {TRAIN_TARGET_S} s: {'ok' if seconds <= TRAIN_TARGET_S else 'OVER TARGET'})" \
-            if d_k == 256 else ""
-        print(f"  d_k={d_k:>4}: {seconds:5.2f} s  loss {s.final_loss:.4f} vs {u.final_loss:.4f}, "
-              f"accuracy {s.final_accuracy:6.1%} vs {u.final_accuracy:6.1%}, stuck {s.final_stuck:5.1%} vs "
-              f"{u.final_stuck:5.1%}; unscaled worse: {c.unscaled_trains_worse}{note}")
+        note = (
+            f"  (target {TRAIN_TARGET_S} s: {'ok' if seconds <= TRAIN_TARGET_S else 'OVER TARGET'})"
+            if d_k == 256
+            else ""
+        )
+        print(
+            f"  d_k={d_k:>4}: {seconds:5.2f} s  loss {s.final_loss:.4f} vs {u.final_loss:.4f}, "
+            f"accuracy {s.final_accuracy:6.1%} vs {u.final_accuracy:6.1%}, stuck {s.final_stuck:5.1%} vs "
+            f"{u.final_stuck:5.1%}; unscaled worse: {c.unscaled_trains_worse}{note}"
+        )
     return default_seconds
 
 

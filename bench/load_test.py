@@ -52,6 +52,7 @@ before it (baseline or an earlier wave): a leak of 1 MiB per session would show 
 Chromium runs on the same machine as the server, so the latency includes the browser's own work for all
 N pages: the output shows how the machine's CPU time split between the server, Chromium and the rest.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -73,8 +74,16 @@ sys.path.insert(0, str(ROOT))
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
 
 # name -> url_path in app.py (the Playground is the default page, at "/")
-PAGES = {"playground": "", "predict": "predict", "causal": "causal", "pitfalls": "pitfalls", "heads": "heads",
-         "block": "block", "pretrained": "pretrained", "scaling": "scaling"}
+PAGES = {
+    "playground": "",
+    "predict": "predict",
+    "causal": "causal",
+    "pitfalls": "pitfalls",
+    "heads": "heads",
+    "block": "block",
+    "pretrained": "pretrained",
+    "scaling": "scaling",
+}
 # what a session can do on each page: (kind, label)
 ACTIONS = {
     "playground": [("toggle", "Causal mask"), ("toggle", "Divide by √d_k")],
@@ -86,8 +95,9 @@ ACTIONS = {
     "pretrained": [("toggle", "Hide [CLS] and [SEP]"), ("toggle", "Compare with a second head")],
     "scaling": [("slider", "keys per query")],
 }
-BASE_PATH_PROBE = re.compile(r"/(?:%s)/_stcore/(?:health|host-config)(?:\?.*)?$"
-                             % "|".join(p for p in PAGES.values() if p))
+BASE_PATH_PROBE = re.compile(
+    r"/(?:%s)/_stcore/(?:health|host-config)(?:\?.*)?$" % "|".join(p for p in PAGES.values() if p)
+)
 TARGET_P95_MS = 2000.0
 # The browser resolves no host name but the server's: nothing leaves the machine. (Streamlit sets a page's
 # favicon to https://fonts.gstatic.com/... when the page's icon is ":material/...", as app.py's are.)
@@ -146,6 +156,7 @@ WAIT_JS = """async ({mode, before, path, settle, timeout}) => {
 
 
 # ---------------------------------------------------------------- processes, memory, CPU, server output
+
 
 def _children_map() -> dict[int, list[int]]:
     kids: dict[int, list[int]] = {}
@@ -271,6 +282,7 @@ class ServerOutput(threading.Thread):
 
 # ---------------------------------------------------------------- sessions
 
+
 @dataclass
 class Stats:
     latencies: list[dict] = field(default_factory=list)  # {wave, session, kind, page, label, ms}
@@ -294,7 +306,8 @@ class Session:
 
     def external(self, url: str) -> bool:
         return url.startswith(("http://", "https://", "ws://", "wss://")) and not url.startswith(
-            (self.url, self.url.replace("http", "ws", 1)))
+            (self.url, self.url.replace("http", "ws", 1))
+        )
 
     def _on_console(self, msg) -> None:
         if self.closing or msg.type != "error":
@@ -332,8 +345,13 @@ class Session:
 
     async def wait(self, page, mode: str, before=None, path: str = "", settle: float | None = None) -> dict:
         timeout_ms = self.args.interaction_timeout * 1000
-        arg = {"mode": mode, "before": before, "path": path, "timeout": timeout_ms,
-               "settle": (settle if settle is not None else self.args.settle) * 1000}
+        arg = {
+            "mode": mode,
+            "before": before,
+            "path": path,
+            "timeout": timeout_ms,
+            "settle": (settle if settle is not None else self.args.settle) * 1000,
+        }
         return await asyncio.wait_for(page.evaluate(WAIT_JS, arg), timeout=self.args.interaction_timeout + 15)
 
     @staticmethod
@@ -353,8 +371,17 @@ class Session:
     def record(self, kind: str, label: str, result: dict, t0_wall_ms: float) -> float:
         start = result.get("clicked") or t0_wall_ms
         ms = max(0.0, result["since"] - start)
-        self.stats.latencies.append({"wave": self.wave, "session": self.name, "kind": kind,
-                                     "page": self.page_name, "label": label, "ms": ms, "client": "browser"})
+        self.stats.latencies.append(
+            {
+                "wave": self.wave,
+                "session": self.name,
+                "kind": kind,
+                "page": self.page_name,
+                "label": label,
+                "ms": ms,
+                "client": "browser",
+            }
+        )
         return ms
 
     async def navigate(self, page, target: str) -> None:
@@ -425,17 +452,29 @@ class Session:
             page.on("crash", self._on_crash)
             first = plan[0]
             t0 = time.time() * 1000
-            await page.goto(f"{self.url}/{PAGES[first]}", wait_until="domcontentloaded",
-                            timeout=self.args.load_timeout * 1000)
+            await page.goto(
+                f"{self.url}/{PAGES[first]}", wait_until="domcontentloaded", timeout=self.args.load_timeout * 1000
+            )
             result = await asyncio.wait_for(
-                page.evaluate(WAIT_JS, {"mode": "load", "before": None, "path": "", "settle": 500,
-                                        "timeout": self.args.load_timeout * 1000}),
-                timeout=self.args.load_timeout + 15)
+                page.evaluate(
+                    WAIT_JS,
+                    {
+                        "mode": "load",
+                        "before": None,
+                        "path": "",
+                        "settle": 500,
+                        "timeout": self.args.load_timeout * 1000,
+                    },
+                ),
+                timeout=self.args.load_timeout + 15,
+            )
             if not result["ok"]:
                 self.error(self.describe(f"loading {first}", result))
                 return
             self.page_name = first
-            self.stats.loads.append({"wave": self.wave, "session": self.name, "ms": result["since"] - t0, "client": "browser"})
+            self.stats.loads.append(
+                {"wave": self.wave, "session": self.name, "ms": result["since"] - t0, "client": "browser"}
+            )
             await self.check_page(page, f"loading {first}")
             await follow_plan(self, page, plan, interactions, per_visit, think, rng)
         except asyncio.CancelledError:
@@ -452,8 +491,9 @@ class Session:
                 self.error(f"closing the context: {exc!r}")
 
 
-async def follow_plan(session, page, plan: list[str], interactions: int, per_visit: int | None, think: float,
-                      rng: random.Random) -> None:
+async def follow_plan(
+    session, page, plan: list[str], interactions: int, per_visit: int | None, think: float, rng: random.Random
+) -> None:
     """The interactions of one session once its first page is open (browser and protocol sessions alike):
     on a page with options, use `per_visit` of them (None: all), then go to the plan's next page (cycling)."""
     next_i, acted_here = 1, 0
@@ -506,8 +546,17 @@ class BrowserlessSession:
         return not result.exceptions
 
     def record(self, kind: str, label: str, result) -> None:
-        self.stats.latencies.append({"wave": self.wave, "session": self.name, "kind": kind, "page": self.page_name,
-                                     "label": label, "ms": result.ms, "client": "protocol"})
+        self.stats.latencies.append(
+            {
+                "wave": self.wave,
+                "session": self.name,
+                "kind": kind,
+                "page": self.page_name,
+                "label": label,
+                "ms": result.ms,
+                "client": "protocol",
+            }
+        )
 
     async def navigate(self, client, target: str) -> None:
         result = await client.goto(PAGES[target])
@@ -545,8 +594,9 @@ class BrowserlessSession:
             if not self.check(f"loading {first}", result):
                 return
             self.page_name = first
-            self.stats.loads.append({"wave": self.wave, "session": self.name, "ms": (time.perf_counter() - t0) * 1000,
-                                     "client": "protocol"})
+            self.stats.loads.append(
+                {"wave": self.wave, "session": self.name, "ms": (time.perf_counter() - t0) * 1000, "client": "protocol"}
+            )
             await follow_plan(self, client, plan, interactions, per_visit, think, rng)
         except asyncio.CancelledError:
             self.error("cancelled (overall timeout)")
@@ -588,6 +638,7 @@ def session_plan(pages: list[str], index: int, rng: random.Random) -> list[str]:
 
 # ---------------------------------------------------------------- reporting
 
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -611,8 +662,9 @@ def snapshot_of_head(scratch: Path):
     """Extract the last commit into scratch/snapshot-<sha>; return it and its own start_server."""
     import importlib.util
 
-    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                         check=True).stdout.strip()
+    sha = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
     target = scratch / f"snapshot-{sha}"
     if not (target / "app.py").exists():
         target.mkdir(parents=True, exist_ok=True)
@@ -643,13 +695,17 @@ async def main_async(args, log) -> int:
     os.environ["ATTENTION_LOG_RUN_MS"] = "1"  # app.py prints each script run's duration (bench_playground does too)
     started = time.monotonic()
     log(f"load at start: {uptime()}")
-    log(f"server: streamlit run app.py on 127.0.0.1, --server.disconnectedSessionTTL {args.ttl} "
-        f"(Streamlit's documented option, default 120 s), run times logged with ATTENTION_LOG_RUN_MS=1")
+    log(
+        f"server: streamlit run app.py on 127.0.0.1, --server.disconnectedSessionTTL {args.ttl} "
+        f"(Streamlit's documented option, default 120 s), run times logged with ATTENTION_LOG_RUN_MS=1"
+    )
     serve = start_server
     if args.snapshot:
         app_dir, serve = snapshot_of_head(scratch)
-        log(f"app: a snapshot of the last commit ({app_dir}), so that edits in progress in {ROOT} do not "
-            "reach the server (Streamlit reloads changed files) during the run")
+        log(
+            f"app: a snapshot of the last commit ({app_dir}), so that edits in progress in {ROOT} do not "
+            "reach the server (Streamlit reloads changed files) during the run"
+        )
     proc, url = serve(args.port or None, ("--server.disconnectedSessionTTL", str(args.ttl)))
     SERVERS.append(proc)
     out = ServerOutput(proc, scratch / "server.log")
@@ -673,15 +729,19 @@ async def main_async(args, log) -> int:
                 if not args.no_warmup:
                     t = time.monotonic()
                     await asyncio.wait_for(warm_up(browser, url, pages, warm, args), timeout=args.load_timeout * 4)
-                    log(f"warm-up: 1 session, {len(warm.latencies)} interactions over {len(pages)} pages in "
-                        f"{time.monotonic() - t:.0f} s, errors {len(warm.errors)}")
+                    log(
+                        f"warm-up: 1 session, {len(warm.latencies)} interactions over {len(pages)} pages in "
+                        f"{time.monotonic() - t:.0f} s, errors {len(warm.errors)}"
+                    )
                     for e in warm.errors[:5]:
                         log(f"  warm-up error: {e}")
                 figures["warm_errors"] = warm.errors
                 await settle_memory(browser, url, args, log, "warm-up", mem)
                 figures["baseline"] = mem.median_last(3)
-                log(f"memory baseline (after {'one short session' if args.no_warmup else 'warm-up'}, its session "
-                    f"expired): {mib(figures['baseline']):.0f} MiB")
+                log(
+                    f"memory baseline (after {'one short session' if args.no_warmup else 'warm-up'}, its session "
+                    f"expired): {mib(figures['baseline']):.0f} MiB"
+                )
                 srv_pids = process_tree(proc.pid)
                 for w in range(1, args.waves + 1):
                     remaining = args.timeout - (time.monotonic() - started)
@@ -700,35 +760,46 @@ async def main_async(args, log) -> int:
                     machine0 = machine_cpu()
                     plans = [session_plan(pages, i, rng) for i in range(args.sessions)]
                     n_browsers = args.sessions if args.browsers is None else min(args.browsers, args.sessions)
-                    sessions = [Session(browser, url, f"w{w}s{i:02d}", w, stats, args) if i < n_browsers
-                                else BrowserlessSession(url, f"w{w}p{i:02d}", w, stats, args)
-                                for i in range(args.sessions)]
+                    sessions = [
+                        Session(browser, url, f"w{w}s{i:02d}", w, stats, args)
+                        if i < n_browsers
+                        else BrowserlessSession(url, f"w{w}p{i:02d}", w, stats, args)
+                        for i in range(args.sessions)
+                    ]
 
-                    async def one(i, s):
+                    async def one(i, s, plan):
                         if args.ramp:
                             await asyncio.sleep(args.ramp * i / max(1, args.sessions))
-                        await s.run(plans[i], args.interactions, think=args.think)
+                        await s.run(plan, args.interactions, think=args.think)
 
-                    tasks = [asyncio.ensure_future(one(i, s)) for i, s in enumerate(sessions)]
+                    tasks = [asyncio.ensure_future(one(i, s, plans[i])) for i, s in enumerate(sessions)]
                     done, pending = await asyncio.wait(tasks, timeout=remaining - 45)
                     if pending:
-                        stats.errors.append(f"wave {w}: {len(pending)} sessions still running at the overall "
-                                            f"timeout ({args.timeout} s); cancelled")
+                        stats.errors.append(
+                            f"wave {w}: {len(pending)} sessions still running at the overall "
+                            f"timeout ({args.timeout} s); cancelled"
+                        )
                         figures["timed_out"] = True
                         for t in pending:
                             t.cancel()
                         await asyncio.gather(*pending, return_exceptions=True)
                     wave_end = time.monotonic()
                     bro = browser_pids(server_tree)
-                    wave = {"wave": w, "seconds": wave_end - wave_start,
-                            "peak": mem.peak(wave_start, wave_end),
-                            "cpu_server": cpu_seconds(srv_pids) - cpu_srv0,
-                            "cpu_browser": cpu_seconds(bro) - cpu_bro0, "load": (load0, os.getloadavg()),
-                            "cpu_machine": machine_cpu()[0] - machine0[0],
-                            "run_ms": [ms for t, ms in out.run_ms if wave_start <= t <= wave_end]}
-                    log(f"wave {w}: {args.sessions} sessions done in {wave['seconds']:.0f} s, "
+                    wave = {
+                        "wave": w,
+                        "seconds": wave_end - wave_start,
+                        "peak": mem.peak(wave_start, wave_end),
+                        "cpu_server": cpu_seconds(srv_pids) - cpu_srv0,
+                        "cpu_browser": cpu_seconds(bro) - cpu_bro0,
+                        "load": (load0, os.getloadavg()),
+                        "cpu_machine": machine_cpu()[0] - machine0[0],
+                        "run_ms": [ms for t, ms in out.run_ms if wave_start <= t <= wave_end],
+                    }
+                    log(
+                        f"wave {w}: {args.sessions} sessions done in {wave['seconds']:.0f} s, "
                         f"{len(stats.latencies)} interactions, {len(stats.errors)} errors, "
-                        f"peak RSS {mib(wave['peak']):.0f} MiB")
+                        f"peak RSS {mib(wave['peak']):.0f} MiB"
+                    )
                     wave["before_reap"], wave["after"] = await settle_memory(browser, url, args, log, f"wave {w}", mem)
                     figures["waves"].append(wave)
             finally:
@@ -754,8 +825,10 @@ async def settle_memory(browser, url: str, args, log, what: str, mem: MemorySamp
     await reap(browser, url, args)
     await asyncio.sleep(5)
     after = mem.median_last(3)
-    log(f"{what}: closed sessions kept {args.ttl} s by the server; RSS after the TTL {mib(before):.0f} MiB, "
-        f"after one more session made the server drop the expired ones {mib(after):.0f} MiB")
+    log(
+        f"{what}: closed sessions kept {args.ttl} s by the server; RSS after the TTL {mib(before):.0f} MiB, "
+        f"after one more session made the server drop the expired ones {mib(after):.0f} MiB"
+    )
     return before, after
 
 
@@ -771,51 +844,72 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
     log("=" * 100)
     n_browsers = args.sessions if args.browsers is None else min(args.browsers, args.sessions)
     if n_browsers < args.sessions:
-        log(f"clients: {n_browsers} Chromium page(s) and {args.sessions - n_browsers} browser-less sessions "
-            "(Streamlit's websocket protocol, bench/ws_client.py)")
-    log(f"LOAD TEST  {args.sessions} sessions x {args.interactions} interactions x {len(figures['waves'])} "
-        f"of {args.waves} wave(s), pages {','.join(pages)}, think {args.think} s ±50 %, ramp {args.ramp} s, TTL {args.ttl} s")
+        log(
+            f"clients: {n_browsers} Chromium page(s) and {args.sessions - n_browsers} browser-less sessions "
+            "(Streamlit's websocket protocol, bench/ws_client.py)"
+        )
+    log(
+        f"LOAD TEST  {args.sessions} sessions x {args.interactions} interactions x {len(figures['waves'])} "
+        f"of {args.waves} wave(s), pages {','.join(pages)}, think {args.think} s ±50 %, ramp {args.ramp} s, "
+        f"TTL {args.ttl} s"
+    )
     log(f"load average: at the end {figures['load_end']}  (2 cores; other work runs on this machine too)")
     for w in figures["waves"]:
         la0, la1 = w["load"]
         cores = os.cpu_count() or 1
         other = w["cpu_machine"] - w["cpu_server"] - w["cpu_browser"]
-        log(f"  wave {w['wave']}: {w['seconds']:.0f} s, 1-min load {la0[0]:.1f} -> {la1[0]:.1f}; CPU busy "
+        log(
+            f"  wave {w['wave']}: {w['seconds']:.0f} s, 1-min load {la0[0]:.1f} -> {la1[0]:.1f}; CPU busy "
             f"{w['cpu_machine'] / w['seconds'] / cores * 100:.0f} % of {cores} cores; CPU-s: server "
             f"{w['cpu_server']:.0f} ({w['cpu_server'] / w['seconds'] * 100:.0f} % of one core), Chromium + driver "
             f"{w['cpu_browser']:.0f} ({w['cpu_browser'] / w['seconds'] * 100:.0f} %), everything else "
-            f"{other:.0f} ({other / w['seconds'] * 100:.0f} %)")
+            f"{other:.0f} ({other / w['seconds'] * 100:.0f} %)"
+        )
         if w["run_ms"]:
             r = w["run_ms"]
-            log(f"          server script runs: {len(r)}, wall time p50 {pct(r, 50):.0f} ms, p95 {pct(r, 95):.0f} ms, "
+            log(
+                f"          server script runs: {len(r)}, wall time p50 {pct(r, 50):.0f} ms, p95 {pct(r, 95):.0f} ms, "
                 f"max {max(r):.0f} ms (app.py's own timing of each run); server CPU per run "
                 f"{w['cpu_server'] / len(r) * 1000:.0f} ms, so {cores} cores would serve about "
-                f"{cores * len(r) / w['cpu_server']:.0f} runs/s")
+                f"{cores * len(r) / w['cpu_server']:.0f} runs/s"
+            )
     log(f"interactions: {len(lat)} measured of {n_interactions} planned")
     if lat:
-        log(f"latency (click -> idle, changed content on screen), over the {len(lat)} completed interactions: "
-            f"p50 {pct(lat, 50):.0f} ms, p95 {pct(lat, 95):.0f} ms, max {max(lat):.0f} ms")
+        log(
+            f"latency (click -> idle, changed content on screen), over the {len(lat)} completed interactions: "
+            f"p50 {pct(lat, 50):.0f} ms, p95 {pct(lat, 95):.0f} ms, max {max(lat):.0f} ms"
+        )
         kinds: dict[str, list[float]] = {}
         for s in all_stats:
             for r in s.latencies:
-                key = "navigate to " + r["label"] if r["kind"] == "navigate" else f"{r['kind']} {r['label']!r} ({r['page']})"
+                key = (
+                    "navigate to " + r["label"]
+                    if r["kind"] == "navigate"
+                    else f"{r['kind']} {r['label']!r} ({r['page']})"
+                )
                 kinds.setdefault(key, []).append(r["ms"])
         for key in sorted(kinds, key=lambda k: -pct(kinds[k], 95)):
             v = kinds[key]
             log(f"    {key:<52} n={len(v):>3}  p50 {pct(v, 50):>6.0f}  p95 {pct(v, 95):>6.0f}  max {max(v):>6.0f} ms")
-        for client, what in (("browser", "Chromium pages, click -> changed content on screen"),
-                             ("protocol", "browser-less sessions, BackMsg sent -> script_finished received")):
+        for client, what in (
+            ("browser", "Chromium pages, click -> changed content on screen"),
+            ("protocol", "browser-less sessions, BackMsg sent -> script_finished received"),
+        ):
             v = [r["ms"] for s in all_stats for r in s.latencies if r.get("client") == client]
             if v and len(v) < len(lat):
-                log(f"    {client} sessions ({what}): n={len(v)}, p50 {pct(v, 50):.0f} ms, p95 {pct(v, 95):.0f} ms, "
-                    f"max {max(v):.0f} ms")
+                log(
+                    f"    {client} sessions ({what}): n={len(v)}, p50 {pct(v, 50):.0f} ms, p95 {pct(v, 95):.0f} ms, "
+                    f"max {max(v):.0f} ms"
+                )
         for w in figures["waves"]:
             v = [r["ms"] for s in all_stats for r in s.latencies if r["wave"] == w["wave"]]
             if v:
                 log(f"    wave {w['wave']}: p50 {pct(v, 50):.0f} ms, p95 {pct(v, 95):.0f} ms, max {max(v):.0f} ms")
     if loads:
-        log(f"first load of the app per session (not an interaction): p50 {pct(loads, 50) / 1000:.1f} s, "
-            f"p95 {pct(loads, 95) / 1000:.1f} s, max {max(loads) / 1000:.1f} s")
+        log(
+            f"first load of the app per session (not an interaction): p50 {pct(loads, 50) / 1000:.1f} s, "
+            f"p95 {pct(loads, 95) / 1000:.1f} s, max {max(loads) / 1000:.1f} s"
+        )
     log(f"errors: {len(errors)}" + (f" (all of them in {Path(args.scratch) / 'errors.txt'})" if errors else ""))
     (Path(args.scratch) / "errors.txt").write_text("".join(e + "\n" for e in errors))
     groups: dict[str, list[str]] = {}
@@ -823,42 +917,69 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
         key = re.sub(r"^\[[^]]*\] ", "", e)
         key = re.sub(r"\{'ok'.*$|\d+(\.\d+)?", "#", key)[:110]
         groups.setdefault(key, []).append(e)
-    for key, items in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:10]:
+    for _, items in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:10]:
         log(f"    {len(items):>3} x {items[0][:230]}")
     if benign:
-        log(f"not counted: {len(benign)} console/HTTP 404s of Streamlit's base-path probe on deep links "
-            f"(streamlit/streamlit#7074), e.g. {benign[0]}")
+        log(
+            f"not counted: {len(benign)} console/HTTP 404s of Streamlit's base-path probe on deep links "
+            f"(streamlit/streamlit#7074), e.g. {benign[0]}"
+        )
     external = [x for s in all_stats for x in s.external]
     if external:
         hosts = sorted({re.sub(r"^.*?(https?://[^/]+).*$", r"\1", x) for x in external})
-        log(f"not counted: {len(external)} console errors / failed requests to other hosts ({', '.join(hosts)}), "
-            f"refused by the test browser (--count-external counts them), e.g. {external[0]}")
+        log(
+            f"not counted: {len(external)} console errors / failed requests to other hosts ({', '.join(hosts)}), "
+            f"refused by the test browser (--count-external counts them), e.g. {external[0]}"
+        )
     if alerts:
         log(f"st.error boxes seen (app-handled, counted as errors only if unexpected): {len(alerts)}, e.g. {alerts[0]}")
     base = figures.get("baseline", 0)
-    log(f"memory (server RSS): right after start {mib(figures['cold']):.0f} MiB; baseline "
-        f"{'(no warm-up, one short session)' if args.no_warmup else 'after warm-up'} {mib(base):.0f} MiB")
+    log(
+        f"memory (server RSS): right after start {mib(figures['cold']):.0f} MiB; baseline "
+        f"{'(no warm-up, one short session)' if args.no_warmup else 'after warm-up'} {mib(base):.0f} MiB"
+    )
     for w in figures["waves"]:
-        log(f"    wave {w['wave']}: peak {mib(w['peak']):.0f} MiB ({mib(w['peak'] - base):+.0f}); after close + TTL "
+        log(
+            f"    wave {w['wave']}: peak {mib(w['peak']):.0f} MiB ({mib(w['peak'] - base):+.0f}); after close + TTL "
             f"{mib(w['before_reap']):.0f} MiB; after the expired sessions were dropped {mib(w['after']):.0f} MiB "
-            f"({mib(w['after'] - base):+.0f} MiB vs baseline)")
+            f"({mib(w['after'] - base):+.0f} MiB vs baseline)"
+        )
     # verdict
     checks = []
-    checks.append(("zero errors", not errors and not figures.get("timed_out"),
-                   f"{len(errors)} errors" + (", overall timeout reached" if figures.get("timed_out") else "")))
+    checks.append(
+        (
+            "zero errors",
+            not errors and not figures.get("timed_out"),
+            f"{len(errors)} errors" + (", overall timeout reached" if figures.get("timed_out") else ""),
+        )
+    )
     p95 = pct(lat, 95) if lat else float("inf")
     checks.append((f"p95 latency <= {TARGET_P95_MS / 1000:.0f} s", p95 <= TARGET_P95_MS, f"p95 {p95:.0f} ms"))
-    checks.append(("all planned interactions measured", len(lat) == n_interactions and n_interactions > 0,
-                   f"{len(lat)}/{n_interactions}"))
+    checks.append(
+        (
+            "all planned interactions measured",
+            len(lat) == n_interactions and n_interactions > 0,
+            f"{len(lat)}/{n_interactions}",
+        )
+    )
     if figures["waves"]:
         final = figures["waves"][-1]["after"]
-        checks.append((f"memory back to baseline + {args.mem_margin_mb} MiB", mib(final - base) <= args.mem_margin_mb,
-                       f"{mib(final - base):+.0f} MiB"))
+        checks.append(
+            (
+                f"memory back to baseline + {args.mem_margin_mb} MiB",
+                mib(final - base) <= args.mem_margin_mb,
+                f"{mib(final - base):+.0f} MiB",
+            )
+        )
         if len(figures["waves"]) >= 2:  # the last wave left no more than the highest level settled before it
             growth = final - max([base] + [w["after"] for w in figures["waves"][:-1]])
-            checks.append((f"no growth per wave (<= {args.mem_margin_mb / 2:.0f} MiB)",
-                           mib(growth) <= args.mem_margin_mb / 2,
-                           f"{mib(growth):+.0f} MiB after the last wave vs the highest level settled before it"))
+            checks.append(
+                (
+                    f"no growth per wave (<= {args.mem_margin_mb / 2:.0f} MiB)",
+                    mib(growth) <= args.mem_margin_mb / 2,
+                    f"{mib(growth):+.0f} MiB after the last wave vs the highest level settled before it",
+                )
+            )
     for name, ok, detail in checks:
         log(f"  {'PASS' if ok else 'FAIL'}  {name:<45} {detail}")
     passed = all(ok for _, ok, _ in checks)
@@ -867,8 +988,9 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sessions", type=int, default=30)
     parser.add_argument("--interactions", type=int, default=10, help="per session and wave")
     parser.add_argument("--pages", default=",".join(PAGES), help=f"comma-separated, from: {','.join(PAGES)}")
@@ -880,23 +1002,41 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=0.3, help="how long the idle state must hold, s (not counted)")
     parser.add_argument("--interaction-timeout", type=float, default=60.0, help="s")
     parser.add_argument("--load-timeout", type=float, default=180.0, help="first load of the app per session, s")
-    parser.add_argument("--timeout", type=float, default=1800.0,
-                        help="the whole run, s (one wave of 30 sessions took about 9 min on 2 shared cores)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=1800.0,
+        help="the whole run, s (one wave of 30 sessions took about 9 min on 2 shared cores)",
+    )
     parser.add_argument("--mem-margin-mb", type=float, default=50.0)
-    parser.add_argument("--nice-browser", type=int, default=0,
-                        help="run Playwright and Chromium at this nice value (the server stays at 0): shows what "
-                             "the server does when 30 browsers on the same cores do not starve it")
-    parser.add_argument("--browsers", type=int, default=None,
-                        help="how many of the sessions are Chromium pages (default: all); the others speak "
-                             "Streamlit's websocket protocol without a browser (bench/ws_client.py), as a "
-                             "classroom's browsers on their own laptops would, so that 30 sessions can load one "
-                             "server on a machine that cannot also render 30 pages")
+    parser.add_argument(
+        "--nice-browser",
+        type=int,
+        default=0,
+        help="run Playwright and Chromium at this nice value (the server stays at 0): shows what "
+        "the server does when 30 browsers on the same cores do not starve it",
+    )
+    parser.add_argument(
+        "--browsers",
+        type=int,
+        default=None,
+        help="how many of the sessions are Chromium pages (default: all); the others speak "
+        "Streamlit's websocket protocol without a browser (bench/ws_client.py), as a "
+        "classroom's browsers on their own laptops would, so that 30 sessions can load one "
+        "server on a machine that cannot also render 30 pages",
+    )
     parser.add_argument("--no-warmup", action="store_true")
-    parser.add_argument("--snapshot", action="store_true",
-                        help="serve a copy of the last commit (git archive HEAD, under --scratch) instead of the "
-                             "working tree, so that others' edits in progress do not reach the server mid-run")
-    parser.add_argument("--count-external", action="store_true",
-                        help="count failed requests to other hosts (refused: no network in the test) as errors")
+    parser.add_argument(
+        "--snapshot",
+        action="store_true",
+        help="serve a copy of the last commit (git archive HEAD, under --scratch) instead of the "
+        "working tree, so that others' edits in progress do not reach the server mid-run",
+    )
+    parser.add_argument(
+        "--count-external",
+        action="store_true",
+        help="count failed requests to other hosts (refused: no network in the test) as errors",
+    )
     parser.add_argument("--scratch", default="/tmp/loadtest", help="server log goes here")
     parser.add_argument("--out", help="also write the output to this file")
     args = parser.parse_args()

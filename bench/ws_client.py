@@ -18,6 +18,7 @@ that message, so it holds the server's whole work (queueing, the script, seriali
 but not the browser's rendering. Errors: an `exception` element, a run that did not finish successfully,
 the connection closing, or no answer within the timeout.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -66,8 +67,9 @@ class ProtocolSession:
     async def connect(self) -> None:
         from websockets.asyncio.client import connect
 
-        self.ws = await connect(self.ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=self.timeout,
-                                ping_interval=None)
+        self.ws = await connect(
+            self.ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=self.timeout, ping_interval=None
+        )
 
     async def close(self) -> None:
         if self.ws is not None:
@@ -131,8 +133,9 @@ class ProtocolSession:
             return state.bool_value
         return bool(w.proto.value) if w.proto.set_value else bool(w.proto.default)
 
-    async def _rerun(self, page_name: str | None = None, page_hash: str | None = None,
-                     extra: list[WidgetState] = ()) -> RunResult:
+    async def _rerun(
+        self, page_name: str | None = None, page_hash: str | None = None, extra: list[WidgetState] = ()
+    ) -> RunResult:
         msg = BackMsg()
         rs = msg.rerun_script
         rs.query_string = self.query_string

@@ -5,6 +5,7 @@ heatmap: more than the rest of a Playground rerun. Our builders produce plain di
 properties and wrap them without validation; tests validate every builder's output once
 (`validated(fig)`), so a typo still fails loudly, in the tests rather than in front of a class.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -43,6 +44,14 @@ def hline(y: float, line: dict, text: str | None = None, position: str = "top ri
     if text is None:
         return shape, []
     vertical, horizontal = position.split()
-    label = dict(text=text, showarrow=False, xref="x domain", x=0 if horizontal == "left" else 1, xanchor=horizontal,
-                 yref="y", y=y, yanchor="top" if vertical == "bottom" else "bottom")
+    label = dict(
+        text=text,
+        showarrow=False,
+        xref="x domain",
+        x=0 if horizontal == "left" else 1,
+        xanchor=horizontal,
+        yref="y",
+        y=y,
+        yanchor="top" if vertical == "bottom" else "bottom",
+    )
     return shape, [label]

@@ -2,6 +2,7 @@
 
 Pure functions (no streamlit). Works for any figure the app draws, so every chart offers its data.
 """
+
 from __future__ import annotations
 
 import csv

@@ -3,6 +3,7 @@
 Pure functions: numpy arrays in, plotly Figures out (no streamlit). Built as plain dicts and wrapped
 without validation (figures.base); the tests validate them.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -22,8 +23,14 @@ def head_colour(h: int) -> str:
     return HEAD_COLOURS[h % len(HEAD_COLOURS)]
 
 
-def head_split_figure(matrix: np.ndarray, n_heads: int, row_labels: Sequence[str], *, title: str | None = None,
-                      annotate: bool | None = None) -> go.Figure:
+def head_split_figure(
+    matrix: np.ndarray,
+    n_heads: int,
+    row_labels: Sequence[str],
+    *,
+    title: str | None = None,
+    annotate: bool | None = None,
+) -> go.Figure:
     """A (n, d_model) matrix with each head's block of d_head columns framed and named.
 
     Shapes: matrix (n, d_model), n_heads divides d_model; row_labels n strings. Head h owns columns
@@ -33,14 +40,22 @@ def head_split_figure(matrix: np.ndarray, n_heads: int, row_labels: Sequence[str
     if n_heads < 1 or d_model % n_heads:
         raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}")
     d_head = d_model // n_heads
-    blocks = [(h * d_head, (h + 1) * d_head, f"head {h + 1}" if n_heads <= 8 or d_head > 1 else str(h + 1),
-               head_colour(h)) for h in range(n_heads)]
+    blocks = [
+        (h * d_head, (h + 1) * d_head, f"head {h + 1}" if n_heads <= 8 or d_head > 1 else str(h + 1), head_colour(h))
+        for h in range(n_heads)
+    ]
     return column_blocks_figure(matrix, row_labels, blocks, title=title, annotate=annotate)
 
 
-def column_blocks_figure(matrix: np.ndarray, row_labels: Sequence[str], blocks: Sequence[tuple[int, int, str, str]],
-                         *, column_labels: Sequence[str] | None = None, title: str | None = None,
-                         annotate: bool | None = None) -> go.Figure:
+def column_blocks_figure(
+    matrix: np.ndarray,
+    row_labels: Sequence[str],
+    blocks: Sequence[tuple[int, int, str, str]],
+    *,
+    column_labels: Sequence[str] | None = None,
+    title: str | None = None,
+    annotate: bool | None = None,
+) -> go.Figure:
     """A matrix heatmap (blue > 0, red < 0) with groups of columns framed and named above.
 
     Shapes: matrix (n, d); row_labels n strings; blocks (start, stop, name, colour) with
@@ -54,26 +69,51 @@ def column_blocks_figure(matrix: np.ndarray, row_labels: Sequence[str], blocks: 
     for start, stop, name, _ in blocks:
         owner[start:stop] = [name] * (stop - start)
     owner = safe_labels(owner)
-    trace = dict(type="heatmap", z=matrix, x=list(range(d)), y=list(range(n)), zmin=-bound, zmax=bound,
-                 colorscale=named_colorscale("RdBu"), textfont=dict(size=10),
-                 customdata=[list(owner) for _ in range(n)],
-                 hovertemplate="row %{y}, column %{x} (%{customdata}): %{z:.3f}<extra></extra>", showscale=False)
+    trace = dict(
+        type="heatmap",
+        z=matrix,
+        x=list(range(d)),
+        y=list(range(n)),
+        zmin=-bound,
+        zmax=bound,
+        colorscale=named_colorscale("RdBu"),
+        textfont=dict(size=10),
+        customdata=[list(owner) for _ in range(n)],
+        hovertemplate="row %{y}, column %{x} (%{customdata}): %{z:.3f}<extra></extra>",
+        showscale=False,
+    )
     if annotate:
         trace.update(text=[[f"{v:.2f}" for v in row] for row in matrix.tolist()], texttemplate="%{text}")
     shapes, annotations = [], []
     for start, stop, name, colour in blocks:
         left, right = start - 0.5, stop - 0.5
         shapes.append(dict(type="rect", x0=left, x1=right, y0=-0.5, y1=n - 0.5, line=dict(color=colour, width=3)))
-        annotations.append(dict(x=(left + right) / 2, y=-0.5, yshift=4, yanchor="bottom", showarrow=False,
-                                text=f"<b>{safe_labels([name])[0]}</b>", font=dict(color=colour, size=12)))
+        annotations.append(
+            dict(
+                x=(left + right) / 2,
+                y=-0.5,
+                yshift=4,
+                yanchor="bottom",
+                showarrow=False,
+                text=f"<b>{safe_labels([name])[0]}</b>",
+                font=dict(color=colour, size=12),
+            )
+        )
     xaxis = dict(title=dict(text="column"), showgrid=False, zeroline=False)
     if column_labels is not None:
         xaxis.update(tickmode="array", tickvals=list(range(d)), ticktext=safe_labels(column_labels), tickangle=-60)
     layout = dict(
         margin=dict(l=10, r=10, t=70 if title else 30, b=10),
         height=max(200, 26 * n + 130) + (80 if column_labels is not None else 0),
-        xaxis=xaxis, yaxis=dict(tickmode="array", tickvals=list(range(n)), ticktext=safe_labels(row_labels),
-                                autorange="reversed", showgrid=False, zeroline=False),
+        xaxis=xaxis,
+        yaxis=dict(
+            tickmode="array",
+            tickvals=list(range(n)),
+            ticktext=safe_labels(row_labels),
+            autorange="reversed",
+            showgrid=False,
+            zeroline=False,
+        ),
     )
     if shapes:
         layout.update(shapes=shapes, annotations=annotations)
@@ -82,8 +122,9 @@ def column_blocks_figure(matrix: np.ndarray, row_labels: Sequence[str], blocks: 
     return figure([trace], layout)
 
 
-def _grid_domains(rows: int, cols: int, horizontal_spacing: float,
-                  vertical_spacing: float) -> list[tuple[list[float], list[float]]]:
+def _grid_domains(
+    rows: int, cols: int, horizontal_spacing: float, vertical_spacing: float
+) -> list[tuple[list[float], list[float]]]:
     """(x domain, y domain) of each cell of a rows x cols grid, row by row from the top left: the same
     numbers as plotly's make_subplots (which validates every property, too slowly for a rerun)."""
     width = (1.0 - horizontal_spacing * (cols - 1)) / cols
@@ -99,8 +140,15 @@ def _grid_domains(rows: int, cols: int, horizontal_spacing: float,
     return cells
 
 
-def heads_grid(weights: np.ndarray, labels: Sequence[str], titles: Sequence[str], *, columns: int = 4,
-               annotate: bool | None = None, height_per_row: int = 300) -> go.Figure:
+def heads_grid(
+    weights: np.ndarray,
+    labels: Sequence[str],
+    titles: Sequence[str],
+    *,
+    columns: int = 4,
+    annotate: bool | None = None,
+    height_per_row: int = 300,
+) -> go.Figure:
     """One attention heatmap per head, side by side, all on one colour scale 0..1.
 
     Shapes: weights (n_heads, n, n), rows sum to 1; labels n token strings; titles n_heads strings
@@ -124,30 +172,59 @@ def heads_grid(weights: np.ndarray, labels: Sequence[str], titles: Sequence[str]
     data, annotations = [], []
     for k in range(h):
         suffix = str(k + 1) if k else ""
-        trace = dict(type="heatmap", z=weights[k], x=list(range(m)), y=list(range(n)), coloraxis="coloraxis",
-                     textfont=dict(size=10), customdata=[[f"head {k + 1}: {pairs[i * m + j]}" for j in range(m)]
-                                                         for i in range(n)],
-                     hovertemplate="%{customdata}<br>weight = %{z:.3f}<extra></extra>", name=f"head {k + 1}",
-                     xaxis="x" + suffix, yaxis="y" + suffix)
+        trace = dict(
+            type="heatmap",
+            z=weights[k],
+            x=list(range(m)),
+            y=list(range(n)),
+            coloraxis="coloraxis",
+            textfont=dict(size=10),
+            customdata=[[f"head {k + 1}: {pairs[i * m + j]}" for j in range(m)] for i in range(n)],
+            hovertemplate="%{customdata}<br>weight = %{z:.3f}<extra></extra>",
+            name=f"head {k + 1}",
+            xaxis="x" + suffix,
+            yaxis="y" + suffix,
+        )
         if annotate:
             trace.update(text=[[f"{w:.2f}" for w in row] for row in weights[k].tolist()], texttemplate="%{text}")
         data.append(trace)
-        axis = dict(tickmode="array", tickvals=list(range(n)), ticktext=ticks, showgrid=False, zeroline=False,
-                    tickfont=dict(size=9))
+        axis = dict(
+            tickmode="array",
+            tickvals=list(range(n)),
+            ticktext=ticks,
+            showgrid=False,
+            zeroline=False,
+            tickfont=dict(size=9),
+        )
         layout["xaxis" + suffix].update(axis)
         layout["yaxis" + suffix].update(axis, autorange="reversed", showticklabels=k % cols == 0)
         title = _title(titles[k])
         if title:  # a subplot title, centred above its cell (as make_subplots writes it)
             x_domain, y_domain = cells[k]
-            annotations.append(dict(text=title, x=sum(x_domain) / 2.0, y=y_domain[1], xref="paper", yref="paper",
-                                    xanchor="center", yanchor="bottom", showarrow=False,
-                                    font=dict(size=12, color="#222")))
+            annotations.append(
+                dict(
+                    text=title,
+                    x=sum(x_domain) / 2.0,
+                    y=y_domain[1],
+                    xref="paper",
+                    yref="paper",
+                    xanchor="center",
+                    yanchor="bottom",
+                    showarrow=False,
+                    font=dict(size=12, color="#222"),
+                )
+            )
     if annotations:
         layout["annotations"] = annotations
     layout.update(
-        coloraxis=dict(colorscale=named_colorscale(WEIGHT_COLORSCALE), cmin=0.0, cmax=1.0,
-                       colorbar=dict(title=dict(text="weight"), thickness=12)),
-        height=rows * height_per_row + 40, margin=dict(l=10, r=10, t=70, b=10),
+        coloraxis=dict(
+            colorscale=named_colorscale(WEIGHT_COLORSCALE),
+            cmin=0.0,
+            cmax=1.0,
+            colorbar=dict(title=dict(text="weight"), thickness=12),
+        ),
+        height=rows * height_per_row + 40,
+        margin=dict(l=10, r=10, t=70, b=10),
     )
     return figure(data, layout)
 

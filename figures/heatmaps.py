@@ -3,6 +3,7 @@
 Axes are numeric positions with the tokens as tick labels, because plotly merges repeated
 category names (a sentence with "the" twice would lose a row).
 """
+
 from __future__ import annotations
 
 import html
@@ -33,17 +34,31 @@ def safe_labels(labels: Sequence[str]) -> list[str]:
 
 
 def _token_axis(labels: Sequence[str], title: str) -> dict:
-    axis = dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=safe_labels(labels),
-                showgrid=False, zeroline=False)
+    axis = dict(
+        tickmode="array",
+        tickvals=list(range(len(labels))),
+        ticktext=safe_labels(labels),
+        showgrid=False,
+        zeroline=False,
+    )
     if title:
         axis["title"] = dict(text=title)
     return axis
 
 
-def attention_heatmap(weights: np.ndarray, query_labels: Sequence[str], key_labels: Sequence[str], *,
-                      scores: np.ndarray | None = None, scale_factor: float | None = None,
-                      allowed: np.ndarray | None = None, title: str | None = None,
-                      annotate: bool = True, font_size: int = 14, height: int | None = None) -> go.Figure:
+def attention_heatmap(
+    weights: np.ndarray,
+    query_labels: Sequence[str],
+    key_labels: Sequence[str],
+    *,
+    scores: np.ndarray | None = None,
+    scale_factor: float | None = None,
+    allowed: np.ndarray | None = None,
+    title: str | None = None,
+    annotate: bool = True,
+    font_size: int = 14,
+    height: int | None = None,
+) -> go.Figure:
     """Heatmap of attention weights: rows are queries, columns are keys, colour fixed to 0..1.
 
     Shapes: weights (n, m); scores (n, m) raw q·k (optional, for the hover arithmetic); allowed (n, m)
@@ -51,15 +66,29 @@ def attention_heatmap(weights: np.ndarray, query_labels: Sequence[str], key_labe
     """
     n, m = weights.shape
     hover = _hover_text(weights, query_labels, key_labels, scores, scale_factor, allowed)
-    trace = dict(type="heatmap", z=weights, x=list(range(m)), y=list(range(n)), zmin=0.0, zmax=1.0,
-                 colorscale=named_colorscale(WEIGHT_COLORSCALE), customdata=hover, hovertemplate="%{customdata}<extra></extra>",
-                 colorbar=dict(title=dict(text="weight"), thickness=12))
+    trace = dict(
+        type="heatmap",
+        z=weights,
+        x=list(range(m)),
+        y=list(range(n)),
+        zmin=0.0,
+        zmax=1.0,
+        colorscale=named_colorscale(WEIGHT_COLORSCALE),
+        customdata=hover,
+        hovertemplate="%{customdata}<extra></extra>",
+        colorbar=dict(title=dict(text="weight"), thickness=12),
+    )
     if annotate:
-        trace.update(text=[[f"{w:.2f}" for w in row] for row in weights], texttemplate="%{text}",
-                     textfont=dict(size=font_size))
-    layout = dict(title=dict(text=title) if title else None, xaxis=_token_axis(key_labels, "key (attended to)"),
-                  yaxis=dict(_token_axis(query_labels, "query (attending)"), autorange="reversed"),
-                  margin=dict(l=10, r=10, t=40 if title else 10, b=10), height=height or max(260, 48 * n + 110))
+        trace.update(
+            text=[[f"{w:.2f}" for w in row] for row in weights], texttemplate="%{text}", textfont=dict(size=font_size)
+        )
+    layout = dict(
+        title=dict(text=title) if title else None,
+        xaxis=_token_axis(key_labels, "key (attended to)"),
+        yaxis=dict(_token_axis(query_labels, "query (attending)"), autorange="reversed"),
+        margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        height=height or max(260, 48 * n + 110),
+    )
     return figure([trace], {k: v for k, v in layout.items() if v is not None})
 
 
@@ -85,10 +114,19 @@ def _hover_text(weights, query_labels, key_labels, scores, scale_factor, allowed
     return out
 
 
-def matrix_heatmap(values: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,
-                   title: str | None = None, colorscale: str = "RdBu", symmetric: bool = True,
-                   zmin: float | None = None, zmax: float | None = None, digits: int = 2,
-                   height: int | None = None) -> go.Figure:
+def matrix_heatmap(
+    values: np.ndarray,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    title: str | None = None,
+    colorscale: str = "RdBu",
+    symmetric: bool = True,
+    zmin: float | None = None,
+    zmax: float | None = None,
+    digits: int = 2,
+    height: int | None = None,
+) -> go.Figure:
     """Annotated heatmap of any small matrix (-inf cells shown as −∞ and left uncoloured).
 
     Shapes: values (r, c); row_labels r strings; col_labels c strings.
@@ -100,11 +138,25 @@ def matrix_heatmap(values: np.ndarray, row_labels: Sequence[str], col_labels: Se
         bound = float(np.nanmax(np.abs(finite))) if np.isfinite(finite).any() else 1.0
         zmin, zmax = -(bound or 1.0), (bound or 1.0)
     text = [[fmt(x, digits) for x in row] for row in values]
-    trace = dict(type="heatmap", z=finite, x=list(range(c)), y=list(range(r)), zmin=zmin, zmax=zmax,
-                 colorscale=named_colorscale(colorscale), text=text, texttemplate="%{text}",
-                 hovertemplate="row %{y}, column %{x}: %{text}<extra></extra>", showscale=False)
-    layout = dict(xaxis=_token_axis(col_labels, None), yaxis=dict(_token_axis(row_labels, None), autorange="reversed"),
-                  margin=dict(l=10, r=10, t=40 if title else 10, b=10), height=height or max(180, 34 * r + 90))
+    trace = dict(
+        type="heatmap",
+        z=finite,
+        x=list(range(c)),
+        y=list(range(r)),
+        zmin=zmin,
+        zmax=zmax,
+        colorscale=named_colorscale(colorscale),
+        text=text,
+        texttemplate="%{text}",
+        hovertemplate="row %{y}, column %{x}: %{text}<extra></extra>",
+        showscale=False,
+    )
+    layout = dict(
+        xaxis=_token_axis(col_labels, None),
+        yaxis=dict(_token_axis(row_labels, None), autorange="reversed"),
+        margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        height=height or max(180, 34 * r + 90),
+    )
     if title:
         layout["title"] = dict(text=title)
     return figure([trace], layout)

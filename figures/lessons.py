@@ -1,4 +1,5 @@
 """Figures for the lesson pages (predict, causal masking, pitfalls): numpy in, plotly Figure out."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -14,8 +15,15 @@ WRONG_COLOUR = "#d62728"
 LATER_COLOUR = "#7f7f7f"
 
 
-def guess_heatmap(weights: np.ndarray, tokens: Sequence[str], guesses: Sequence[int], correct: Sequence[bool], *,
-                  scores: np.ndarray | None = None, scale_factor: float | None = None) -> go.Figure:
+def guess_heatmap(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    guesses: Sequence[int],
+    correct: Sequence[bool],
+    *,
+    scores: np.ndarray | None = None,
+    scale_factor: float | None = None,
+) -> go.Figure:
     """The attention heatmap with the student's guessed key boxed in each row (green right, red wrong).
 
     Shapes: weights (n, n); guesses n key indices; correct n bools.
@@ -25,14 +33,35 @@ def guess_heatmap(weights: np.ndarray, tokens: Sequence[str], guesses: Sequence[
     layout = heat.layout.to_plotly_json()  # plain dicts (copies): adding to them skips plotly's validation
     layout.pop("template", None)  # `figure` puts the default one back
     # boxes in data coordinates: they scale with the cells
-    layout["shapes"] = [dict(type="rect", x0=j - 0.46, x1=j + 0.46, y0=i - 0.46, y1=i + 0.46,
-                             line=dict(color=RIGHT_COLOUR if ok else WRONG_COLOUR, width=4), name=f"guess {i}")
-                        for i, (j, ok) in enumerate(zip(guesses, correct))]
-    legend = [dict(type="scatter", x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
-                   marker=dict(symbol="square-open", size=14, color=colour, line=dict(width=3)))
-              for name, colour in (("your guess: right", RIGHT_COLOUR), ("your guess: wrong", WRONG_COLOUR))]
-    layout.update(legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), showlegend=True,
-                  margin=dict(layout.get("margin", {}), t=40))
+    layout["shapes"] = [
+        dict(
+            type="rect",
+            x0=j - 0.46,
+            x1=j + 0.46,
+            y0=i - 0.46,
+            y1=i + 0.46,
+            line=dict(color=RIGHT_COLOUR if ok else WRONG_COLOUR, width=4),
+            name=f"guess {i}",
+        )
+        for i, (j, ok) in enumerate(zip(guesses, correct))
+    ]
+    legend = [
+        dict(
+            type="scatter",
+            x=[None],
+            y=[None],
+            mode="markers",
+            name=name,
+            hoverinfo="skip",
+            marker=dict(symbol="square-open", size=14, color=colour, line=dict(width=3)),
+        )
+        for name, colour in (("your guess: right", RIGHT_COLOUR), ("your guess: wrong", WRONG_COLOUR))
+    ]
+    layout.update(
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
+        showlegend=True,
+        margin=dict(layout.get("margin", {}), t=40),
+    )
     return figure([heat.data[0].to_plotly_json(), *legend], layout)
 
 
@@ -44,19 +73,50 @@ def difference_bars(diff: np.ndarray, t: int, tokens: Sequence[str], *, height: 
     n = len(diff)
     colours = [(RIGHT_COLOUR if d == 0.0 else WRONG_COLOUR) if i <= t else LATER_COLOUR for i, d in enumerate(diff)]
     labels = ["0" if d == 0.0 else f"{d:.2e}" for d in diff]
-    bars = dict(type="bar", x=list(range(n)), y=diff, marker=dict(color=colours), text=labels, textposition="outside",
-                hovertemplate="position %{x}: max |Δ output| = %{y:.3e}<extra></extra>")
+    bars = dict(
+        type="bar",
+        x=list(range(n)),
+        y=diff,
+        marker=dict(color=colours),
+        text=labels,
+        textposition="outside",
+        hovertemplate="position %{x}: max |Δ output| = %{y:.3e}<extra></extra>",
+    )
     boundary = t + 0.5  # a dashed vertical line there, labelled on its left at the top (fig.add_vline's shape)
     top = float(np.max(diff)) if n and np.max(diff) > 0 else 1.0
     layout = dict(
-        shapes=[dict(type="line", xref="x", x0=boundary, x1=boundary, yref="y domain", y0=0, y1=1,
-                     line=dict(color="#333", dash="dash"))],
-        annotations=[dict(text=f"t = {t}: nothing may move to the left", showarrow=False, xref="x", x=boundary,
-                          xanchor="right", yref="y domain", y=1, yanchor="top")],
-        xaxis=dict(tickmode="array", tickvals=list(range(n)), ticktext=safe_labels(tokens),
-                   title=dict(text="position")),
+        shapes=[
+            dict(
+                type="line",
+                xref="x",
+                x0=boundary,
+                x1=boundary,
+                yref="y domain",
+                y0=0,
+                y1=1,
+                line=dict(color="#333", dash="dash"),
+            )
+        ],
+        annotations=[
+            dict(
+                text=f"t = {t}: nothing may move to the left",
+                showarrow=False,
+                xref="x",
+                x=boundary,
+                xanchor="right",
+                yref="y domain",
+                y=1,
+                yanchor="top",
+            )
+        ],
+        xaxis=dict(
+            tickmode="array", tickvals=list(range(n)), ticktext=safe_labels(tokens), title=dict(text="position")
+        ),
         yaxis=dict(title=dict(text="max |after − before|"), range=[0, top * 1.3]),
-        margin=dict(l=10, r=10, t=30, b=10), height=height, showlegend=False)
+        margin=dict(l=10, r=10, t=30, b=10),
+        height=height,
+        showlegend=False,
+    )
     return figure([bars], layout)
 
 
@@ -68,17 +128,34 @@ def leak_bars(row_sums: np.ndarray, leak: np.ndarray, tokens: Sequence[str], *, 
     n = len(row_sums)
     x = list(range(n))
     data = [
-        dict(type="bar", x=x, y=row_sums, name="row sum (what is left)", marker=dict(color="#1f77b4"),
-             text=[f"{s:.3f}" for s in row_sums], textposition="inside",
-             hovertemplate="row %{x}: sums to %{y:.4f}<extra></extra>"),
-        dict(type="bar", x=x, y=leak, name="leak (weight the future had)", marker=dict(color=WRONG_COLOUR),
-             text=[f"{s:.3f}" if s > 0.1 else "" for s in leak], textposition="inside",
-             hovertemplate="row %{x}: %{y:.4f} of the weight had gone to the future<extra></extra>"),
+        dict(
+            type="bar",
+            x=x,
+            y=row_sums,
+            name="row sum (what is left)",
+            marker=dict(color="#1f77b4"),
+            text=[f"{s:.3f}" for s in row_sums],
+            textposition="inside",
+            hovertemplate="row %{x}: sums to %{y:.4f}<extra></extra>",
+        ),
+        dict(
+            type="bar",
+            x=x,
+            y=leak,
+            name="leak (weight the future had)",
+            marker=dict(color=WRONG_COLOUR),
+            text=[f"{s:.3f}" if s > 0.1 else "" for s in leak],
+            textposition="inside",
+            hovertemplate="row %{x}: %{y:.4f} of the weight had gone to the future<extra></extra>",
+        ),
     ]
     layout = dict(
         shapes=[hline(1.0, dict(color="#333", dash="dot"))[0]],
-        barmode="stack", xaxis=dict(tickmode="array", tickvals=x, ticktext=safe_labels(tokens),
-                                    title=dict(text="query (row)")),
-        yaxis=dict(title=dict(text="weight"), range=[0, 1.05]), margin=dict(l=10, r=10, t=50, b=10),
-        height=height, legend=dict(orientation="h", yanchor="bottom", y=1.04, x=0))
+        barmode="stack",
+        xaxis=dict(tickmode="array", tickvals=x, ticktext=safe_labels(tokens), title=dict(text="query (row)")),
+        yaxis=dict(title=dict(text="weight"), range=[0, 1.05]),
+        margin=dict(l=10, r=10, t=50, b=10),
+        height=height,
+        legend=dict(orientation="h", yanchor="bottom", y=1.04, x=0),
+    )
     return figure(data, layout)

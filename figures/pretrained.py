@@ -5,6 +5,7 @@ the overview is one PNG image (every head block-averaged to at most 48 × 48 cel
 heatmap carries numbers, not one hover string per cell (at 256 tokens `attention_heatmap`'s per-cell
 hover strings take ~0.2 s to build and serialise and weigh 5 MB).
 """
+
 from __future__ import annotations
 
 import functools
@@ -75,7 +76,7 @@ def head_mosaic(attentions: np.ndarray, max_cells: int = THUMB_CELLS, gap: int =
     out = np.full((n_layers * step - gap, n_heads * step - gap), np.nan)
     for layer in range(n_layers):
         for head in range(n_heads):
-            out[layer * step:layer * step + m, head * step:head * step + m] = downsample(attentions[layer, head], m)
+            out[layer * step : layer * step + m, head * step : head * step + m] = downsample(attentions[layer, head], m)
     return out
 
 
@@ -105,16 +106,30 @@ def head_summaries(attentions: np.ndarray, tokens: Sequence[str]) -> list[list[s
     n = attentions.shape[-1]
     mean_to = attentions.mean(axis=-2)  # (L, H, n): average weight each key receives
     diag = lambda k: np.diagonal(attentions, offset=k, axis1=-2, axis2=-1).sum(axis=-1) / n  # noqa: E731
-    parts = {"[CLS]": mean_to[..., 0] if tokens[0] == "[CLS]" else None,
-             "[SEP]": mean_to[..., -1] if tokens[-1] == "[SEP]" else None,
-             "itself": diag(0), "previous token": diag(-1), "next token": diag(1)}
+    parts = {
+        "[CLS]": mean_to[..., 0] if tokens[0] == "[CLS]" else None,
+        "[SEP]": mean_to[..., -1] if tokens[-1] == "[SEP]" else None,
+        "itself": diag(0),
+        "previous token": diag(-1),
+        "next token": diag(1),
+    }
     shares = {name: share for name, share in parts.items() if share is not None}
-    return [[" · ".join(f"{name} {shares[name][layer, head]:.0%}" for name in shares)
-             for head in range(attentions.shape[1])] for layer in range(attentions.shape[0])]
+    return [
+        [
+            " · ".join(f"{name} {shares[name][layer, head]:.0%}" for name in shares)
+            for head in range(attentions.shape[1])
+        ]
+        for layer in range(attentions.shape[0])
+    ]
 
 
-def overview_figure(attentions: np.ndarray, tokens: Sequence[str], *, summaries: list[list[str]] | None = None,
-                    max_cells: int = THUMB_CELLS) -> go.Figure:
+def overview_figure(
+    attentions: np.ndarray,
+    tokens: Sequence[str],
+    *,
+    summaries: list[list[str]] | None = None,
+    max_cells: int = THUMB_CELLS,
+) -> go.Figure:
     """All heads as thumbnails in one image, rows = layers, columns = heads, with a hover per head.
 
     Shapes: attentions (n_layers, n_heads, n, n), rows summing to 1; tokens n strings. The image is a
@@ -129,27 +144,62 @@ def overview_figure(attentions: np.ndarray, tokens: Sequence[str], *, summaries:
     step = (m + 1) * scale
     centres = lambda count: [i * step + m * scale / 2 - 0.5 for i in range(count)]  # noqa: E731
     # the image trace px.imshow(rgb, binary_string=True, binary_compression_level=1) makes, without its hover
-    image = dict(type="image", source=image_array_to_data_uri(rgb, backend="auto", compression=1, ext="png"),
-                 name="0", xaxis="x", yaxis="y", hoverinfo="skip")
+    image = dict(
+        type="image",
+        source=image_array_to_data_uri(rgb, backend="auto", compression=1, ext="png"),
+        name="0",
+        xaxis="x",
+        yaxis="y",
+        hoverinfo="skip",
+    )
     summaries = summaries if summaries is not None else head_summaries(attentions, tokens)
     xs, ys = np.meshgrid(centres(n_heads), centres(n_layers))  # (L, H) each
-    labels = [[f"<b>layer {layer + 1}, head {head + 1}</b><br>{summaries[layer][head]}<br>click to open"
-               for head in range(n_heads)] for layer in range(n_layers)]
+    labels = [
+        [
+            f"<b>layer {layer + 1}, head {head + 1}</b><br>{summaries[layer][head]}<br>click to open"
+            for head in range(n_heads)
+        ]
+        for layer in range(n_layers)
+    ]
     markers = dict(
-        type="scatter", x=xs.ravel(), y=ys.ravel(), mode="markers", hovertext=np.array(labels).ravel(),
-        hoverinfo="text", marker=dict(size=max(8, step // 2), opacity=0, symbol="square"), showlegend=False,
-        selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
+        type="scatter",
+        x=xs.ravel(),
+        y=ys.ravel(),
+        mode="markers",
+        hovertext=np.array(labels).ravel(),
+        hoverinfo="text",
+        marker=dict(size=max(8, step // 2), opacity=0, symbol="square"),
+        showlegend=False,
+        selected=dict(marker=dict(opacity=0)),
+        unselected=dict(marker=dict(opacity=0)),
     )
     note = f", each shrunk to {m} × {m}" if m < n else ""
     layout = dict(
-        xaxis=dict(anchor="y", domain=[0.0, 1.0], tickmode="array", tickvals=centres(n_heads),
-                   ticktext=[f"H{h + 1}" for h in range(n_heads)],
-                   title=dict(text=f"head (each thumbnail: {n} queries down × {n} keys across{note})"), side="top",
-                   showgrid=False, zeroline=False),
-        yaxis=dict(anchor="x", domain=[0.0, 1.0], tickmode="array", tickvals=centres(n_layers),
-                   ticktext=[f"L{l + 1}" for l in range(n_layers)], title=dict(text="layer"), showgrid=False,
-                   zeroline=False),
-        margin=dict(l=10, r=10, t=60, b=10), height=90 + 70 * n_layers, hovermode="closest", hoverdistance=-1,
+        xaxis=dict(
+            anchor="y",
+            domain=[0.0, 1.0],
+            tickmode="array",
+            tickvals=centres(n_heads),
+            ticktext=[f"H{h + 1}" for h in range(n_heads)],
+            title=dict(text=f"head (each thumbnail: {n} queries down × {n} keys across{note})"),
+            side="top",
+            showgrid=False,
+            zeroline=False,
+        ),
+        yaxis=dict(
+            anchor="x",
+            domain=[0.0, 1.0],
+            tickmode="array",
+            tickvals=centres(n_layers),
+            ticktext=[f"L{layer + 1}" for layer in range(n_layers)],
+            title=dict(text="layer"),
+            showgrid=False,
+            zeroline=False,
+        ),
+        margin=dict(l=10, r=10, t=60, b=10),
+        height=90 + 70 * n_layers,
+        hovermode="closest",
+        hoverdistance=-1,
         dragmode=False,
         clickmode="event+select",
     )
@@ -161,9 +211,17 @@ def highlight_shapes(heads: Sequence[tuple[int, int]], n_tokens: int, max_cells:
     m = min(n_tokens, max_cells)
     scale = max(1, -(-THUMB_PIXELS // m))
     step, size = (m + 1) * scale, m * scale
-    return [dict(type="rect", x0=head * step - 0.5, x1=head * step - 0.5 + size, y0=layer * step - 0.5,
-                 y1=layer * step - 0.5 + size, line=dict(color=colour, width=3))
-            for (layer, head), colour in zip(heads, HIGHLIGHT_COLOURS)]
+    return [
+        dict(
+            type="rect",
+            x0=head * step - 0.5,
+            x1=head * step - 0.5 + size,
+            y0=layer * step - 0.5,
+            y1=layer * step - 0.5 + size,
+            line=dict(color=colour, width=3),
+        )
+        for (layer, head), colour in zip(heads, HIGHLIGHT_COLOURS)
+    ]
 
 
 def position_labels(tokens: Sequence[str], positions: Sequence[int] | None = None) -> list[str]:
@@ -175,9 +233,15 @@ def position_labels(tokens: Sequence[str], positions: Sequence[int] | None = Non
     return [f"{i} · {tok}" for i, tok in zip(positions, safe_labels(tokens))]
 
 
-def head_heatmap(weights: np.ndarray, tokens: Sequence[str], *, original: np.ndarray | None = None,
-                 positions: Sequence[int] | None = None, title: str | None = None,
-                 height: int | None = None) -> go.Figure:
+def head_heatmap(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    *,
+    original: np.ndarray | None = None,
+    positions: Sequence[int] | None = None,
+    title: str | None = None,
+    height: int | None = None,
+) -> go.Figure:
     """The full labelled heatmap of one head: rows are queries, columns keys, colour fixed to 0..1.
 
     Shapes: weights (n, n); tokens n strings; original (n, n), the weights before [CLS]/[SEP] were
@@ -192,9 +256,18 @@ def head_heatmap(weights: np.ndarray, tokens: Sequence[str], *, original: np.nda
     if original is not None:
         hover = "query %{y}<br>→ key %{x}<br>weight %{z:.3f} (rescaled)<br>original weight %{customdata:.3f}"
     annotate = n <= ANNOTATE_MAX
-    trace = dict(type="heatmap", z=weights, x=labels, y=labels, zmin=0.0, zmax=1.0,
-                 colorscale=named_colorscale(WEIGHT_COLORSCALE), hovertemplate=hover + "<extra></extra>",
-                 textfont=dict(size=11), colorbar=dict(title=dict(text="weight"), thickness=12))
+    trace = dict(
+        type="heatmap",
+        z=weights,
+        x=labels,
+        y=labels,
+        zmin=0.0,
+        zmax=1.0,
+        colorscale=named_colorscale(WEIGHT_COLORSCALE),
+        hovertemplate=hover + "<extra></extra>",
+        textfont=dict(size=11),
+        colorbar=dict(title=dict(text="weight"), thickness=12),
+    )
     if original is not None:
         trace["customdata"] = original
     if annotate:
@@ -202,10 +275,16 @@ def head_heatmap(weights: np.ndarray, tokens: Sequence[str], *, original: np.nda
     tick_font = dict(size=12 if n <= 40 else 9)
     layout = dict(
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
-        xaxis=dict(title=dict(text="key (attended to)"), type="category", tickangle=-60, tickfont=tick_font,
-                   showgrid=False),
-        yaxis=dict(title=dict(text="query (attending)"), type="category", autorange="reversed", tickfont=tick_font,
-                   showgrid=False),
+        xaxis=dict(
+            title=dict(text="key (attended to)"), type="category", tickangle=-60, tickfont=tick_font, showgrid=False
+        ),
+        yaxis=dict(
+            title=dict(text="query (attending)"),
+            type="category",
+            autorange="reversed",
+            tickfont=tick_font,
+            showgrid=False,
+        ),
         height=height or int(np.clip(26 * n + 160, 360, 900)),
     )
     layout["title"] = dict(text=title) if title is not None else {}  # {}: no title (as update_layout(title=None))
@@ -216,9 +295,16 @@ LABELS_MAX = 60  # the token-to-token view names at most about this many tokens 
 WIDTH_BUCKETS = ((0.0, 0.15, 1.0), (0.15, 0.3, 2.5), (0.3, 0.5, 4.5), (0.5, 0.75, 7.0), (0.75, 1.01, 10.0))
 
 
-def token_lines_figure(weights: np.ndarray, tokens: Sequence[str], *, threshold: float = 0.05,
-                       focus: int | None = None, positions: Sequence[int] | None = None, colour: str = "#1f77b4",
-                       title: str | None = None) -> go.Figure:
+def token_lines_figure(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    *,
+    threshold: float = 0.05,
+    focus: int | None = None,
+    positions: Sequence[int] | None = None,
+    colour: str = "#1f77b4",
+    title: str | None = None,
+) -> go.Figure:
     """Token to token: a line from each query (left) to every key (right) it gives >= threshold weight.
 
     Shapes: weights (n, n), rows are queries; tokens n strings; focus = one query's row, or None for all;
@@ -237,13 +323,26 @@ def token_lines_figure(weights: np.ndarray, tokens: Sequence[str], *, threshold:
         if i.size:
             xs = np.tile([0.0, 1.0, np.nan], i.size)  # NaN breaks the line between pairs
             ys = np.column_stack([rows[i], j, np.full(i.size, np.nan)]).ravel().astype(float)
-            data.append(dict(type="scatter", x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
-                             line=dict(width=width, color=colour), opacity=min(1.0, 0.25 + hi * 0.75)))
+            data.append(
+                dict(
+                    type="scatter",
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    hoverinfo="skip",
+                    showlegend=False,
+                    line=dict(width=width, color=colour),
+                    opacity=min(1.0, 0.25 + hi * 0.75),
+                )
+            )
     labels = safe_labels(tokens)
     pos = list(range(n)) if positions is None else list(positions)
     top = weights.argmax(axis=1)  # (n,)
-    hover = [f"'{labels[i]}' (position {pos[i]}) gives most weight to '{labels[top[i]]}' "
-             f"(position {pos[top[i]]}): {weights[i, top[i]]:.2f}" for i in range(n)]
+    hover = [
+        f"'{labels[i]}' (position {pos[i]}) gives most weight to '{labels[top[i]]}' "
+        f"(position {pos[top[i]]}): {weights[i, top[i]]:.2f}"
+        for i in range(n)
+    ]
     received = weights.sum(axis=0)  # (n,)
     hover_right = [f"'{labels[j]}' (position {pos[j]}) receives {received[j]:.2f} in total" for j in range(n)]
     named_left = np.arange(n) % -(-n // LABELS_MAX) == 0  # every k-th token, k = ceil(n / LABELS_MAX)
@@ -253,22 +352,53 @@ def token_lines_figure(weights: np.ndarray, tokens: Sequence[str], *, threshold:
         named_right |= weights[focus] >= threshold
     font = dict(size=13 if n <= 40 else 10)
     dim = np.where((np.arange(n) == focus) | (focus is None), 1.0, 0.35)
-    for x, named, side, hovertext, opacity in ((0, named_left, "middle left", hover, dim),
-                                               (1, named_right, "middle right", hover_right, 1.0)):
-        data.append(dict(
-            type="scatter", x=np.full(n, x), y=np.arange(n), mode="markers+text",
-            text=[lab if show else "" for lab, show in zip(labels, named)],
-            textposition=side, textfont=font, hovertext=hovertext, hoverinfo="text", showlegend=False,
-            marker=dict(size=6 if n <= 60 else 3, color="#555", opacity=opacity)))
+    for x, named, side, hovertext, opacity in (
+        (0, named_left, "middle left", hover, dim),
+        (1, named_right, "middle right", hover_right, 1.0),
+    ):
+        data.append(
+            dict(
+                type="scatter",
+                x=np.full(n, x),
+                y=np.arange(n),
+                mode="markers+text",
+                text=[lab if show else "" for lab, show in zip(labels, named)],
+                textposition=side,
+                textfont=font,
+                hovertext=hovertext,
+                hoverinfo="text",
+                showlegend=False,
+                marker=dict(size=6 if n <= 60 else 3, color="#555", opacity=opacity),
+            )
+        )
     layout = dict(
-        margin=dict(l=10, r=10, t=70 if title else 40, b=10), hovermode="closest",
+        margin=dict(l=10, r=10, t=70 if title else 40, b=10),
+        hovermode="closest",
         xaxis=dict(range=[-0.6, 1.6], visible=False, fixedrange=True),
         yaxis=dict(range=[n - 0.5, -0.5], visible=False),
         height=int(np.clip(24 * n + 80, 300, 1000)),
-        annotations=[dict(x=0, y=1, yref="paper", yanchor="bottom", yshift=6, text="attending (query)",
-                          showarrow=False, xanchor="right"),
-                     dict(x=1, y=1, yref="paper", yanchor="bottom", yshift=6, text="attended to (key)",
-                          showarrow=False, xanchor="left")],
+        annotations=[
+            dict(
+                x=0,
+                y=1,
+                yref="paper",
+                yanchor="bottom",
+                yshift=6,
+                text="attending (query)",
+                showarrow=False,
+                xanchor="right",
+            ),
+            dict(
+                x=1,
+                y=1,
+                yref="paper",
+                yanchor="bottom",
+                yshift=6,
+                text="attended to (key)",
+                showarrow=False,
+                xanchor="left",
+            ),
+        ],
     )
     layout["title"] = dict(text=title) if title is not None else {}  # {}: no title (as update_layout(title=None))
     return figure(data, layout)

@@ -3,6 +3,7 @@
 Pure functions: numpy arrays in, plotly Figures out (no streamlit). Every figure draws the unscaled
 curve in red and the scaled one in blue, so a colour means the same thing everywhere on the page.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -23,9 +24,14 @@ ANNOTATE_MAX_KEYS = 16
 
 def _layout(title: str, height: int, **layout) -> dict:
     """Title on top, legend in one row under the plot (a legend beside the title would cover it)."""
-    return dict(layout, title=dict(text=title), height=height, margin=dict(l=10, r=10, t=40, b=10),
-                legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0.0),
-                hovermode="x unified")
+    return dict(
+        layout,
+        title=dict(text=title),
+        height=height,
+        margin=dict(l=10, r=10, t=40, b=10),
+        legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0.0),
+        hovermode="x unified",
+    )
 
 
 def _d_k_axis(d_k: np.ndarray) -> dict:
@@ -39,8 +45,9 @@ def _log_axis(title: str) -> dict:
     return dict(title=dict(text=title), type="log", dtick=1, exponentformat="power")
 
 
-def weights_by_d_k_figure(d_ks: Sequence[int], unscaled: np.ndarray, scaled: np.ndarray,
-                          scores: np.ndarray | None = None) -> go.Figure:
+def weights_by_d_k_figure(
+    d_ks: Sequence[int], unscaled: np.ndarray, scaled: np.ndarray, scores: np.ndarray | None = None
+) -> go.Figure:
     """One sample's attention weights at each d_k: unscaled (left) next to scaled (right), colour 0..1.
 
     Shapes: d_ks (r,); unscaled, scaled, scores (r, n_keys): row i is the same random q and keys cut to
@@ -52,13 +59,32 @@ def weights_by_d_k_figure(d_ks: Sequence[int], unscaled: np.ndarray, scaled: np.
     annotate = m <= ANNOTATE_MAX_KEYS
     data = []
     for col, (name, w) in enumerate((("unscaled", unscaled), ("scaled", scaled)), start=1):
-        hover = [[f"{rows[i]}, key {j}<br>" + (f"q·k = {scores[i, j]:.2f}<br>" if scores is not None else "")
-                  + (f"÷ √{int(d_ks[i])} = {scores[i, j] / np.sqrt(d_ks[i]):.2f}<br>"
-                     if scores is not None and name == "scaled" else "")
-                  + f"weight = {w[i, j]:.4f}" for j in range(m)] for i in range(r)]
-        trace = dict(type="heatmap", z=w, x=list(range(m)), y=list(range(r)), coloraxis="coloraxis",
-                     customdata=hover, hovertemplate="%{customdata}<extra></extra>", textfont=dict(size=11),
-                     xaxis="x" if col == 1 else "x2", yaxis="y" if col == 1 else "y2")
+        hover = [
+            [
+                f"{rows[i]}, key {j}<br>"
+                + (f"q·k = {scores[i, j]:.2f}<br>" if scores is not None else "")
+                + (
+                    f"÷ √{int(d_ks[i])} = {scores[i, j] / np.sqrt(d_ks[i]):.2f}<br>"
+                    if scores is not None and name == "scaled"
+                    else ""
+                )
+                + f"weight = {w[i, j]:.4f}"
+                for j in range(m)
+            ]
+            for i in range(r)
+        ]
+        trace = dict(
+            type="heatmap",
+            z=w,
+            x=list(range(m)),
+            y=list(range(r)),
+            coloraxis="coloraxis",
+            customdata=hover,
+            hovertemplate="%{customdata}<extra></extra>",
+            textfont=dict(size=11),
+            xaxis="x" if col == 1 else "x2",
+            yaxis="y" if col == 1 else "y2",
+        )
         if annotate:
             trace.update(text=[[f"{x:.2f}" for x in row] for row in w.tolist()], texttemplate="%{text}")
         data.append(trace)
@@ -66,28 +92,58 @@ def weights_by_d_k_figure(d_ks: Sequence[int], unscaled: np.ndarray, scaled: np.
     x_axis = dict(title=dict(text="key"), showgrid=False, zeroline=False)
     if annotate:
         x_axis["dtick"] = 1  # whole key numbers, never 0.2
-    y_axis = dict(tickmode="array", tickvals=list(range(r)), ticktext=rows, autorange="reversed", showgrid=False,
-                  zeroline=False)
-    titles = [dict(text=text, x=x, y=1.0, xref="paper", yref="paper", xanchor="center", yanchor="bottom",
-                   showarrow=False, font=dict(size=16))
-              for text, x in (("unscaled: softmax(q·k)", 0.24), ("scaled: softmax(q·k / √d_k)", 0.76))]
+    y_axis = dict(
+        tickmode="array", tickvals=list(range(r)), ticktext=rows, autorange="reversed", showgrid=False, zeroline=False
+    )
+    titles = [
+        dict(
+            text=text,
+            x=x,
+            y=1.0,
+            xref="paper",
+            yref="paper",
+            xanchor="center",
+            yanchor="bottom",
+            showarrow=False,
+            font=dict(size=16),
+        )
+        for text, x in (("unscaled: softmax(q·k)", 0.24), ("scaled: softmax(q·k / √d_k)", 0.76))
+    ]
     layout = dict(
-        xaxis=dict(x_axis, anchor="y", domain=[0.0, 0.48]), xaxis2=dict(x_axis, anchor="y2", domain=[0.52, 1.0]),
+        xaxis=dict(x_axis, anchor="y", domain=[0.0, 0.48]),
+        xaxis2=dict(x_axis, anchor="y2", domain=[0.52, 1.0]),
         yaxis=dict(y_axis, anchor="x", domain=[0.0, 1.0]),
         yaxis2=dict(y_axis, anchor="x2", domain=[0.0, 1.0], matches="y", showticklabels=False),
         annotations=titles,
-        coloraxis=dict(colorscale=colorscale(WEIGHT_COLORSCALE), cmin=0.0, cmax=1.0,
-                       colorbar=dict(title=dict(text="weight"), thickness=12)),
-        height=max(220, 46 * r + 120), margin=dict(l=10, r=10, t=40, b=10))
+        coloraxis=dict(
+            colorscale=colorscale(WEIGHT_COLORSCALE),
+            cmin=0.0,
+            cmax=1.0,
+            colorbar=dict(title=dict(text="weight"), thickness=12),
+        ),
+        height=max(220, 46 * r + 120),
+        margin=dict(l=10, r=10, t=40, b=10),
+    )
     return figure(data, layout)
 
 
-def _two_curves(x, unscaled, scaled, *, name: str = "", dash: str = "solid", mode: str = "lines+markers",
-                show: bool = True) -> list[dict]:
+def _two_curves(
+    x, unscaled, scaled, *, name: str = "", dash: str = "solid", mode: str = "lines+markers", show: bool = True
+) -> list[dict]:
     """The unscaled (red) and scaled (blue) curve over the same x, as two scatter trace dicts."""
-    return [dict(type="scatter", x=x, y=y, mode=mode, name=f"{label}{name}", legendgroup=label + name,
-                 showlegend=show, line=dict(color=colour, dash=dash))
-            for label, y, colour in (("unscaled", unscaled, UNSCALED_COLOUR), ("scaled", scaled, SCALED_COLOUR))]
+    return [
+        dict(
+            type="scatter",
+            x=x,
+            y=y,
+            mode=mode,
+            name=f"{label}{name}",
+            legendgroup=label + name,
+            showlegend=show,
+            line=dict(color=colour, dash=dash),
+        )
+        for label, y, colour in (("unscaled", unscaled, UNSCALED_COLOUR), ("scaled", scaled, SCALED_COLOUR))
+    ]
 
 
 def max_weight_figure(d_k: np.ndarray, unscaled: np.ndarray, scaled: np.ndarray, n_keys: int) -> go.Figure:
@@ -97,9 +153,14 @@ def max_weight_figure(d_k: np.ndarray, unscaled: np.ndarray, scaled: np.ndarray,
     """
     dotted = dict(color=THEORY_COLOUR, dash="dot")
     lines = (hline(1.0, dotted, "one-hot", "bottom left"), hline(1.0 / n_keys, dotted, f"uniform (1/{n_keys})"))
-    layout = _layout("Largest attention weight", 360, xaxis=_d_k_axis(d_k),
-                     yaxis=dict(title=dict(text="mean max weight"), range=[0, 1.05]),
-                     shapes=[shape for shape, _ in lines], annotations=[label for _, labels in lines for label in labels])
+    layout = _layout(
+        "Largest attention weight",
+        360,
+        xaxis=_d_k_axis(d_k),
+        yaxis=dict(title=dict(text="mean max weight"), range=[0, 1.05]),
+        shapes=[shape for shape, _ in lines],
+        annotations=[label for _, labels in lines for label in labels],
+    )
     return figure(_two_curves(d_k, unscaled, scaled), layout)
 
 
@@ -108,33 +169,60 @@ def variance_figure(d_k: np.ndarray, measured: np.ndarray) -> go.Figure:
 
     Shapes: d_k, measured (n_d,).
     """
-    data = [dict(type="scatter", x=d_k, y=d_k, mode="lines", name="predicted: d_k", line=dict(color=THEORY_COLOUR)),
-            dict(type="scatter", x=d_k, y=measured, mode="markers", name="measured Var(q·k)",
-                 marker=dict(color=UNSCALED_COLOUR, size=9))]
+    data = [
+        dict(type="scatter", x=d_k, y=d_k, mode="lines", name="predicted: d_k", line=dict(color=THEORY_COLOUR)),
+        dict(
+            type="scatter",
+            x=d_k,
+            y=measured,
+            mode="markers",
+            name="measured Var(q·k)",
+            marker=dict(color=UNSCALED_COLOUR, size=9),
+        ),
+    ]
     layout = _layout("Variance of the raw scores", 360, xaxis=_d_k_axis(d_k), yaxis=_log_axis("variance of q·k"))
     return figure(data, layout)
 
 
-def jacobian_figure(d_k: np.ndarray, median_unscaled: np.ndarray, median_scaled: np.ndarray,
-                    mean_unscaled: np.ndarray, mean_scaled: np.ndarray) -> go.Figure:
+def jacobian_figure(
+    d_k: np.ndarray,
+    median_unscaled: np.ndarray,
+    median_scaled: np.ndarray,
+    mean_unscaled: np.ndarray,
+    mean_scaled: np.ndarray,
+) -> go.Figure:
     """Norm of the softmax Jacobian vs d_k, log-log: median (solid, a typical sample) and mean (dotted).
 
     Shapes: every array (n_d,).
     """
-    data = (_two_curves(d_k, np.maximum(median_unscaled, LOG_FLOOR), np.maximum(median_scaled, LOG_FLOOR),
-                        name=" (median)")
-            + _two_curves(d_k, np.maximum(mean_unscaled, LOG_FLOOR), np.maximum(mean_scaled, LOG_FLOOR),
-                          name=" (mean)", dash="dot", mode="lines"))
-    layout = _layout("How much gradient the softmax lets through", 380, xaxis=_d_k_axis(d_k),
-                     yaxis=dict(_log_axis("‖diag(p) − p pᵀ‖"), dtick=2))
+    data = _two_curves(
+        d_k, np.maximum(median_unscaled, LOG_FLOOR), np.maximum(median_scaled, LOG_FLOOR), name=" (median)"
+    ) + _two_curves(
+        d_k,
+        np.maximum(mean_unscaled, LOG_FLOOR),
+        np.maximum(mean_scaled, LOG_FLOOR),
+        name=" (mean)",
+        dash="dot",
+        mode="lines",
+    )
+    layout = _layout(
+        "How much gradient the softmax lets through",
+        380,
+        xaxis=_d_k_axis(d_k),
+        yaxis=dict(_log_axis("‖diag(p) − p pᵀ‖"), dtick=2),
+    )
     return figure(data, layout)
 
 
 def loss_curves_figure(scaled: np.ndarray, unscaled: np.ndarray) -> go.Figure:
     """Training loss per step, both runs on one plot. Shapes: scaled, unscaled (steps,)."""
     steps = np.arange(1, len(scaled) + 1)
-    layout = _layout("Training loss", 360, xaxis=dict(title=dict(text="step")),
-                     yaxis=dict(title=dict(text="loss (batch)"), rangemode="tozero"))
+    layout = _layout(
+        "Training loss",
+        360,
+        xaxis=dict(title=dict(text="step")),
+        yaxis=dict(title=dict(text="loss (batch)"), rangemode="tozero"),
+    )
     return figure(_two_curves(steps, unscaled, scaled, mode="lines"), layout)
 
 
@@ -142,9 +230,9 @@ def running_median(x: np.ndarray, window: int = 15) -> np.ndarray:
     """The median of the last `window` values at each step (fewer at the start). Shapes: (steps,) -> (steps,)."""
     x = np.asarray(x, dtype=float)
     if window < 1:  # every window empty: keep the plain definition (NaN, with numpy's warning)
-        return np.array([np.median(x[max(0, i - window + 1): i + 1]) for i in range(len(x))])
+        return np.array([np.median(x[max(0, i - window + 1) : i + 1]) for i in range(len(x))])
     head = min(window - 1, len(x))  # the first steps have fewer than `window` values behind them
-    first = [np.median(x[:i + 1]) for i in range(head)]
+    first = [np.median(x[: i + 1]) for i in range(head)]
     if len(x) < window:
         return np.array(first, dtype=float)
     full = np.median(sliding_window_view(x, window), axis=-1)  # (steps - window + 1,): x[i - window + 1 : i + 1]
@@ -161,8 +249,13 @@ def grad_norm_figure(scaled: np.ndarray, unscaled: np.ndarray) -> go.Figure:
     dots = _two_curves(steps, unscaled, scaled, mode="markers", name=" (each step)")
     for trace in dots:
         trace["marker"] = dict(size=4, opacity=0.45, color=trace["line"]["color"])
-    data = dots + _two_curves(steps, running_median(unscaled), running_median(scaled), mode="lines",
-                              name=" (running median)")
-    layout = _layout("Gradient norm per step", 380, xaxis=dict(title=dict(text="step")),
-                     yaxis=dict(_log_axis("‖dL/dW_q, dL/dW_k‖"), dtick=5))
+    data = dots + _two_curves(
+        steps, running_median(unscaled), running_median(scaled), mode="lines", name=" (running median)"
+    )
+    layout = _layout(
+        "Gradient norm per step",
+        380,
+        xaxis=dict(title=dict(text="step")),
+        yaxis=dict(_log_axis("‖dL/dW_q, dL/dW_k‖"), dtick=5),
+    )
     return figure(data, layout)

@@ -3,6 +3,7 @@
 Each example is a named `TokenSequence`: one short sequence for self-attention, position i with
 token i, query q[i], key k[i] and value v[i].
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,15 +31,20 @@ def compass() -> Example:
     """
     tokens = ("north", "east", "south", "west")
     k = np.array([[0.0, 2.0], [2.0, 0.0], [0.0, -2.0], [-2.0, 0.0]])  # (4, 2): the four compass directions
-    q = np.array([
-        [0.0, 2.0],  # north looks north: aligned with its own key
-        [0.0, 2.0],  # east also looks north: aligned with north's key, orthogonal to its own
-        [2.0, 0.0],  # south looks east: aligned with east's key
-        [1.0, 1.0],  # west looks north-east: half-way between north and east, so both equally
-    ])
+    q = np.array(
+        [
+            [0.0, 2.0],  # north looks north: aligned with its own key
+            [0.0, 2.0],  # east also looks north: aligned with north's key, orthogonal to its own
+            [2.0, 0.0],  # south looks east: aligned with east's key
+            [1.0, 1.0],  # west looks north-east: half-way between north and east, so both equally
+        ]
+    )
     v = np.eye(4)  # one-hot values: each output row *is* that query's row of weights
-    return Example("Hand-built (compass)", "Aligned pairs get large weights, orthogonal pairs small ones.",
-                   TokenSequence(tokens, q, k, v))
+    return Example(
+        "Hand-built (compass)",
+        "Aligned pairs get large weights, orthogonal pairs small ones.",
+        TokenSequence(tokens, q, k, v),
+    )
 
 
 def identical_keys(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0) -> Example:
@@ -47,8 +53,11 @@ def identical_keys(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0) -> Exa
     q = np.round(rng.standard_normal((n, d_k)), 2)
     k = np.tile(np.round(rng.standard_normal(d_k), 2), (n, 1))  # (n, d_k), all rows equal
     v = np.round(rng.standard_normal((n, d_v)), 2)
-    return Example("Identical keys", "All keys are equal, so every query spreads its weight uniformly (1/n each).",
-                   TokenSequence(default_tokens(n), q, k, v))
+    return Example(
+        "Identical keys",
+        "All keys are equal, so every query spreads its weight uniformly (1/n each).",
+        TokenSequence(default_tokens(n), q, k, v),
+    )
 
 
 def dominant_key(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0, position: int | None = None) -> Example:
@@ -60,8 +69,11 @@ def dominant_key(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0, position
     k[position] = 3.0  # (d_k,), long and aligned with every query
     rng = np.random.default_rng(seed)
     v = np.round(rng.standard_normal((n, d_v)), 2)
-    return Example("One dominant key", f"Key {position} is long and aligned with every query: all of them attend to it.",
-                   TokenSequence(default_tokens(n), q, k, v))
+    return Example(
+        "One dominant key",
+        f"Key {position} is long and aligned with every query: all of them attend to it.",
+        TokenSequence(default_tokens(n), q, k, v),
+    )
 
 
 def random_example(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0) -> Example:
@@ -69,7 +81,8 @@ def random_example(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0) -> Exa
     rng = np.random.default_rng(seed)
     q, k = (np.round(rng.standard_normal((n, d_k)), 2) for _ in range(2))
     v = np.round(rng.standard_normal((n, d_v)), 2)
-    return Example(f"Random (seed {seed})", "Random vectors with unit-variance components.",
-                   TokenSequence(default_tokens(n), q, k, v))
-
-
+    return Example(
+        f"Random (seed {seed})",
+        "Random vectors with unit-variance components.",
+        TokenSequence(default_tokens(n), q, k, v),
+    )

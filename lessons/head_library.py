@@ -18,6 +18,7 @@ A preset sets one head's columns of W_Q and W_K (and of the query bias b_Q):
     similar:          q_i = c e_t, k_j = e_u (content only): largest where the word is the same
     uniform:          q = k = 0: every score 0, every weight 1/n
 """
+
 from __future__ import annotations
 
 import zlib
@@ -25,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention.checks import as_real_array, check_positive_int
 from attention.block import BlockParams, BlockTrace, transformer_block
+from attention.checks import as_real_array, check_positive_int
 from attention.heads import check_heads
 
 EMBEDDING_LATEX = (
@@ -42,8 +43,14 @@ POSITION_PERIODS = (32, 16, 8, 4)  # period 32 > 2 * 15: positions 0..15 are nev
 MAX_POSITIONS = 16
 MIN_D_MODEL = 4
 PRESETS = ("random", "previous", "first", "self", "uniform", "similar")
-PRESET_LABELS = {"random": "random", "previous": "previous token", "first": "first token", "self": "itself",
-                 "uniform": "uniform", "similar": "most similar word"}
+PRESET_LABELS = {
+    "random": "random",
+    "previous": "previous token",
+    "first": "first token",
+    "self": "itself",
+    "uniform": "uniform",
+    "similar": "most similar word",
+}
 MIN_D_HEAD = {"random": 1, "previous": 2, "first": 1, "self": 2, "uniform": 1, "similar": 2}
 LOGIT_GAP = 6.0  # the best key's logit beats the runner-up's by this much: weight about 0.99
 SIMILARITY_SHARPNESS = 6.0  # logit = this x the mean cosine of two words' content angles (1 for the same word)
@@ -93,7 +100,7 @@ def embed_tokens(tokens, d_model: int, seed: int = 0) -> Embedding:
     theta = np.stack([_word_angles(t, (d_content + 1) // 2, seed) for t in tokens])  # (n, ceil(d_content / 2))
     content = np.stack([np.cos(theta), np.sin(theta)], axis=-1).reshape(n, -1)[:, :d_content]  # (n, d_content)
     columns = [f"{f}(ω{k}·i)" for k in range(n_pos) for f in ("cos", "sin")]
-    columns += [f"{f}(θ{l})" for l in range((d_content + 1) // 2) for f in ("cos", "sin")][:d_content]
+    columns += [f"{f}(θ{pair})" for pair in range((d_content + 1) // 2) for f in ("cos", "sin")][:d_content]
     x = np.concatenate([positions, content], axis=1)  # (n, d_model)
     return Embedding(x, n_pos, d_content // 2, tuple(columns))
 
@@ -123,8 +130,10 @@ def positional_margin(omegas, deltas) -> float:
 def best_position_pairs(n_available: int, count: int, deltas) -> tuple[int, float]:
     """(first pair, margin) of the `count` consecutive positional pairs that best separate delta = 0
     from every other delta in `deltas`: the fastest sinusoids that do not yet repeat within them."""
-    windows = [(start, positional_margin(position_frequencies(n_available)[start:start + count], deltas))
-               for start in range(n_available - count + 1)]
+    windows = [
+        (start, positional_margin(position_frequencies(n_available)[start : start + count], deltas))
+        for start in range(n_available - count + 1)
+    ]
     return max(windows, key=lambda w: w[1])
 
 
@@ -145,8 +154,10 @@ def preset_problem(preset: str, d_head: int, embedding: Embedding) -> str | None
     if preset not in PRESETS:
         return f"unknown preset {preset!r}; expected one of {PRESETS}"
     if d_head < MIN_D_HEAD[preset]:
-        return (f"'{PRESET_LABELS[preset]}' needs at least {MIN_D_HEAD[preset]} columns per head "
-                f"(d_head = {d_head}): fewer heads, or a larger d_model")
+        return (
+            f"'{PRESET_LABELS[preset]}' needs at least {MIN_D_HEAD[preset]} columns per head "
+            f"(d_head = {d_head}): fewer heads, or a larger d_model"
+        )
     if preset == "similar" and embedding.n_content_pairs == 0:
         return "'most similar' needs at least 2 content columns in X: a larger d_model"
     return None
@@ -221,10 +232,16 @@ class HeadSummary:
     share: float  # the share of the weight that fits `pattern` (1.0 for uniform: how flat)
 
     @property
+    def looks(self) -> str:
+        """What the pattern looks like, in a few words: "previous (93%)", or "no single pattern"."""
+        return "no single pattern" if self.pattern == "mixed" else f"{self.pattern} ({self.share:.0%})"
+
+    @property
     def caption(self) -> str:
-        looks = "no single pattern" if self.pattern == "mixed" else f"{self.pattern} ({self.share:.0%})"
-        return (f"{looks} · H = {self.entropy_bits:.2f} bits ({self.normalised_entropy:.0%} of max) · "
-                f"mean |i−j| = {self.mean_distance:.2f}")
+        return (
+            f"{self.looks} · H = {self.entropy_bits:.2f} bits ({self.normalised_entropy:.0%} of max) · "
+            f"mean |i−j| = {self.mean_distance:.2f}"
+        )
 
 
 def summarise_head(weights, causal: bool = False, tokens=None) -> HeadSummary:
@@ -263,6 +280,7 @@ def summarise_head(weights, causal: bool = False, tokens=None) -> HeadSummary:
 
 # ---------------------------------------------------------------- stacks of blocks
 
+
 def stack_params(d_model: int, d_ff: int, n_blocks: int, seed: int = 0) -> tuple[BlockParams, ...]:
     """`n_blocks` random blocks drawn one after another from one generator (block k is the same for any N)."""
     n_blocks = check_positive_int(n_blocks, "n_blocks")
@@ -283,8 +301,9 @@ class StackRun:
         return np.linalg.norm(self.states, axis=-1).mean(axis=-1)
 
 
-def run_stack(x, blocks, n_heads: int, *, causal: bool = False, activation: str = "relu",
-              norm: str = "post") -> StackRun:
+def run_stack(
+    x, blocks, n_heads: int, *, causal: bool = False, activation: str = "relu", norm: str = "post"
+) -> StackRun:
     """Apply `blocks` one after another to x. Shapes: x (n, d_model) -> states (N + 1, n, d_model)."""
     states, traces = [as_real_array(x, "x")], []
     for params in blocks:

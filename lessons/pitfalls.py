@@ -7,6 +7,7 @@
 Also the check that catches a broken causal mask: outputs up to position t must not move, bit for
 bit, when only tokens after t change. Mask convention everywhere: True = may attend.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,18 +17,24 @@ import numpy as np
 
 from attention.checks import as_real_array, check_positive_int
 from attention.dot_product import check_qkv, scaled_dot_product_attention
-from lessons.examples import Example, random_example
 from attention.masks import causal_mask
 from attention.sequence import TokenSequence
 from attention.stable_softmax import softmax
+from lessons.examples import Example, random_example
 
-MASK_AFTER_SOFTMAX_LATEX = (r"\tilde{A} = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) \odot M, \qquad"
-                            r"\text{leak}_i = 1 - \sum_j \tilde{A}_{ij}")
-CAUSAL_LATEX = (r"A = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right), \qquad "
-                r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}")
-WRONG_TRANSPOSE_LATEX = (r"\underbrace{Q K^\top}_{(n \times d_k)(d_k \times n) \,=\, n \times n}"
-                         r"\quad\text{vs.}\quad"
-                         r"\underbrace{Q K}_{(n \times d_k)(n \times d_k):\ \text{runs only if } d_k = n}")
+MASK_AFTER_SOFTMAX_LATEX = (
+    r"\tilde{A} = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) \odot M, \qquad"
+    r"\text{leak}_i = 1 - \sum_j \tilde{A}_{ij}"
+)
+CAUSAL_LATEX = (
+    r"A = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right), \qquad "
+    r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}"
+)
+WRONG_TRANSPOSE_LATEX = (
+    r"\underbrace{Q K^\top}_{(n \times d_k)(d_k \times n) \,=\, n \times n}"
+    r"\quad\text{vs.}\quad"
+    r"\underbrace{Q K}_{(n \times d_k)(n \times d_k):\ \text{runs only if } d_k = n}"
+)
 ROW_SUM_TOLERANCE = 1e-9
 
 
@@ -86,9 +93,11 @@ def wrong_transpose_scores(q, k) -> np.ndarray:
     _check_2d(q, k)
     n, d_k = q.shape
     if k.shape[0] != d_k:
-        raise ValueError(f"Q K is undefined: q is {n}×{d_k} and k is {k.shape[0]}×{k.shape[1]}, and a "
-                         f"{n}×{d_k} matrix can only multiply one with {d_k} rows. The wrong product runs "
-                         "only when n = d_k: that is exactly when this bug hides.")
+        raise ValueError(
+            f"Q K is undefined: q is {n}×{d_k} and k is {k.shape[0]}×{k.shape[1]}, and a "
+            f"{n}×{d_k} matrix can only multiply one with {d_k} rows. The wrong product runs "
+            "only when n = d_k: that is exactly when this bug hides."
+        )
     return q @ k  # (n, d_k) @ (d_k == n, d_k) -> (n, n): runs, and means nothing
 
 
@@ -121,8 +130,10 @@ def sanity_checks(scores: np.ndarray, weights: np.ndarray, n: int, m: int) -> tu
     sums = weights.sum(axis=-1)
     sums_ok = shape_ok and bool(np.all(np.abs(sums - 1.0) <= ROW_SUM_TOLERANCE))
     worst = float(np.max(np.abs(sums - 1.0)))
-    return (Check("scores are (n, n)", shape_ok, f"shape {scores.shape}, expected ({n}, {m})"),
-            Check("every row of weights sums to 1", sums_ok, f"largest |row sum − 1| = {worst:.1e}"))
+    return (
+        Check("scores are (n, n)", shape_ok, f"shape {scores.shape}, expected ({n}, {m})"),
+        Check("every row of weights sums to 1", sums_ok, f"largest |row sum − 1| = {worst:.1e}"),
+    )
 
 
 def transpose_hand_example() -> tuple[Example, tuple[int, ...]]:
@@ -135,8 +146,11 @@ def transpose_hand_example() -> tuple[Example, tuple[int, ...]]:
     q = np.eye(3)  # (3, 3): query i looks for feature i
     k = 3.0 * np.roll(np.eye(3), 1, axis=1)  # (3, 3): key j has feature (j + 1) mod 3
     v = np.eye(3)  # one-hot values: the output row is the weight row
-    example = Example("Transpose hand example", "Query i looks for feature i; key j carries feature j+1 (mod 3).",
-                      TokenSequence(("a", "b", "c"), q, k, v))
+    example = Example(
+        "Transpose hand example",
+        "Query i looks for feature i; key j carries feature j+1 (mod 3).",
+        TokenSequence(("a", "b", "c"), q, k, v),
+    )
     return example, (2, 0, 1)
 
 
@@ -144,8 +158,9 @@ def prediction_check(weights: np.ndarray, expected_argmax) -> Check:
     """Does each query's largest weight sit on the key predicted by hand? Shapes: weights (n, m)."""
     got = tuple(int(j) for j in np.argmax(weights, axis=-1))
     expected = tuple(int(j) for j in expected_argmax)
-    return Check("hand example comes out as predicted", got == expected,
-                 f"queries pick keys {got}, predicted {expected}")
+    return Check(
+        "hand example comes out as predicted", got == expected, f"queries pick keys {got}, predicted {expected}"
+    )
 
 
 def row_max_abs_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -176,7 +191,7 @@ class InvarianceResult:
     @property
     def later_changed(self) -> bool:
         """True if some output after t moved (the change did reach the later positions)."""
-        return bool(np.any(self.diff[self.t + 1:] != 0.0))
+        return bool(np.any(self.diff[self.t + 1 :] != 0.0))
 
 
 def invariance_check(before: tuple, after: tuple, t: int, *, scale: bool = True) -> InvarianceResult:
@@ -208,7 +223,7 @@ def randomise_after(q, k, v, t: int, seed: int = 0) -> tuple[np.ndarray, np.ndar
     out = []
     for a in (q, k, v):
         a = a.copy()
-        a[t + 1:] = np.round(rng.standard_normal(a[t + 1:].shape) * 1.5, 2)  # (n - t - 1, d)
+        a[t + 1 :] = np.round(rng.standard_normal(a[t + 1 :].shape) * 1.5, 2)  # (n - t - 1, d)
         out.append(a)
     return tuple(out)
 
@@ -216,8 +231,11 @@ def randomise_after(q, k, v, t: int, seed: int = 0) -> tuple[np.ndarray, np.ndar
 def leak_example() -> Example:
     """The causal pages' starting sequence: 6 random tokens, d_k = 3, d_v = 2 (seed 7)."""
     example = random_example(6, 3, 2, seed=7)
-    return Example("Causal example", "Six random tokens to mask.",
-                   example.seq.with_tokens(("The", "cat", "sat", "on", "the", "mat")))
+    return Example(
+        "Causal example",
+        "Six random tokens to mask.",
+        example.seq.with_tokens(("The", "cat", "sat", "on", "the", "mat")),
+    )
 
 
 @dataclass(frozen=True)

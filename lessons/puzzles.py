@@ -5,6 +5,7 @@ query-key pair points the same way (aligned) and one pair is at right angles (or
 student guesses, for every query, which key gets the largest weight; `score_guesses` marks the
 guesses and explains every miss with the actual dot products.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,9 +15,11 @@ import numpy as np
 from attention.checks import as_real_array
 from attention.sequence import TokenSequence
 
-PREDICT_LATEX = (r"s_{ij} = \frac{q_i \cdot k_j}{\sqrt{d_k}}, \qquad "
-                 r"w_{ij} = \frac{e^{s_{ij}}}{\sum_{l} e^{s_{il}}}, \qquad "
-                 r"\arg\max_j w_{ij} = \arg\max_j \, q_i \cdot k_j")
+PREDICT_LATEX = (
+    r"s_{ij} = \frac{q_i \cdot k_j}{\sqrt{d_k}}, \qquad "
+    r"w_{ij} = \frac{e^{s_{ij}}}{\sum_{l} e^{s_{il}}}, \qquad "
+    r"\arg\max_j w_{ij} = \arg\max_j \, q_i \cdot k_j"
+)
 TIE_TOLERANCE = 1e-9  # keys whose weights are this close to the row's maximum all count as "the largest"
 CLOSE_WEIGHT = 0.1  # a guessed weight within this of the real one counts as close
 
@@ -37,49 +40,69 @@ def _puzzle(id_: str, title: str, hint: str, lesson: str, tokens, q, k) -> Puzzl
 
 
 PUZZLES: tuple[Puzzle, ...] = (
-    _puzzle("aligned", "1 · Obvious alignment",
-            "Each query points along one of the keys. A dot product is largest when the arrows point the same way.",
-            "An aligned pair has the largest dot product |q||k|; an orthogonal pair scores exactly 0.",
-            ("east", "north", "west"),
-            q=[[2, 0], [0, 1], [-1, 0]],
-            k=[[2, 0], [0, 2], [-2, 0]]),
-    _puzzle("orthogonal", "2 · Orthogonal beats opposite",
-            "Look at the first query: no key points its way. Which is better, a key at right angles or one "
-            "pointing partly backwards?",
-            "When nothing is aligned, the least negative dot product wins: 0 (orthogonal) beats −2 or −4 "
-            "(pointing away). Two queries can pick the same key, and a key can be picked by nobody.",
-            ("up", "right", "back"),
-            q=[[0, -2], [2, 0], [0, 2]],
-            k=[[0, 2], [2, 0], [-1, 1]]),
-    _puzzle("between", "3 · Between two keys",
-            "Some queries point exactly half-way between two keys. What happens to a tie?",
-            "Equal dot products give exactly equal weights: a query half-way between two keys splits its "
-            "attention between them (and either counts as the right answer).",
-            ("E", "N", "W", "S"),
-            q=[[1, 1], [0, 3], [-2, 1], [1, -1]],
-            k=[[2, 0], [0, 2], [-2, 0], [0, -2]]),
-    _puzzle("length", "4 · Length beats direction",
-            "The dot product is |q| |k| cos θ: the length of a key counts as much as its direction.",
-            "The long key (4, 3) is only roughly aligned with most queries, yet its length makes its dot products "
-            "the largest: a perfectly aligned short key (1, 0) loses to it.",
-            ("short", "long", "side", "back"),
-            q=[[2, 0], [0, 2], [-2, 0], [1, 1]],
-            k=[[1, 0], [4, 3], [0, 1], [-1, 0]]),
-    _puzzle("four-d", "5 · Four dimensions",
-            "No pictures in 4-D: multiply component by component and add. Watch the last key's long last component.",
-            "In any dimension the rule is the same arithmetic: q · k = Σ q_c k_c. The query identical in direction "
-            "to a key (q_1 and k_1) still loses to a longer key that shares one of its components.",
-            ("the", "cat", "sat", "down"),
-            q=[[2, 0, 1, 0], [0, 1, 0, 1], [1, 1, 1, 1], [1, 1, 0, -1]],
-            k=[[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0], [0, 0, 1, 3]]),
+    _puzzle(
+        "aligned",
+        "1 · Obvious alignment",
+        "Each query points along one of the keys. A dot product is largest when the arrows point the same way.",
+        "An aligned pair has the largest dot product |q||k|; an orthogonal pair scores exactly 0.",
+        ("east", "north", "west"),
+        q=[[2, 0], [0, 1], [-1, 0]],
+        k=[[2, 0], [0, 2], [-2, 0]],
+    ),
+    _puzzle(
+        "orthogonal",
+        "2 · Orthogonal beats opposite",
+        "Look at the first query: no key points its way. Which is better, a key at right angles or one "
+        "pointing partly backwards?",
+        "When nothing is aligned, the least negative dot product wins: 0 (orthogonal) beats −2 or −4 "
+        "(pointing away). Two queries can pick the same key, and a key can be picked by nobody.",
+        ("up", "right", "back"),
+        q=[[0, -2], [2, 0], [0, 2]],
+        k=[[0, 2], [2, 0], [-1, 1]],
+    ),
+    _puzzle(
+        "between",
+        "3 · Between two keys",
+        "Some queries point exactly half-way between two keys. What happens to a tie?",
+        "Equal dot products give exactly equal weights: a query half-way between two keys splits its "
+        "attention between them (and either counts as the right answer).",
+        ("E", "N", "W", "S"),
+        q=[[1, 1], [0, 3], [-2, 1], [1, -1]],
+        k=[[2, 0], [0, 2], [-2, 0], [0, -2]],
+    ),
+    _puzzle(
+        "length",
+        "4 · Length beats direction",
+        "The dot product is |q| |k| cos θ: the length of a key counts as much as its direction.",
+        "The long key (4, 3) is only roughly aligned with most queries, yet its length makes its dot products "
+        "the largest: a perfectly aligned short key (1, 0) loses to it.",
+        ("short", "long", "side", "back"),
+        q=[[2, 0], [0, 2], [-2, 0], [1, 1]],
+        k=[[1, 0], [4, 3], [0, 1], [-1, 0]],
+    ),
+    _puzzle(
+        "four-d",
+        "5 · Four dimensions",
+        "No pictures in 4-D: multiply component by component and add. Watch the last key's long last component.",
+        "In any dimension the rule is the same arithmetic: q · k = Σ q_c k_c. The query identical in direction "
+        "to a key (q_1 and k_1) still loses to a longer key that shares one of its components.",
+        ("the", "cat", "sat", "down"),
+        q=[[2, 0, 1, 0], [0, 1, 0, 1], [1, 1, 1, 1], [1, 1, 0, -1]],
+        k=[[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0], [0, 0, 1, 3]],
+    ),
 )
 PUZZLES_BY_ID = {p.id: p for p in PUZZLES}
 
 
 def custom_puzzle(seq: TokenSequence) -> Puzzle:
     """A puzzle made from the student's own vectors (e.g. the Playground's sequence)."""
-    return Puzzle("own", "Make your own", "These are your own vectors: compute q_i · k_j for each key.",
-                  "Your own example: the largest dot product in each row wins.", seq)
+    return Puzzle(
+        "own",
+        "Make your own",
+        "These are your own vectors: compute q_i · k_j for each key.",
+        "Your own example: the largest dot product in each row wins.",
+        seq,
+    )
 
 
 @dataclass(frozen=True)
@@ -116,8 +139,9 @@ def score_guesses(weights, guessed_argmax, guessed_weights, scores, labels=None)
     if len(guessed_weights) != n:
         raise ValueError(f"{len(guessed_weights)} guessed weights for {n} queries")
     labels = [f"k_{j}" for j in range(m)] if labels is None else [str(s) for s in labels]
-    return tuple(_score_row(i, weights[i], scores[i], guesses[i], _check_weight(guessed_weights[i], i), labels)
-                 for i in range(n))
+    return tuple(
+        _score_row(i, weights[i], scores[i], guesses[i], _check_weight(guessed_weights[i], i), labels) for i in range(n)
+    )
 
 
 def _check_guesses(guessed_argmax, n: int, m: int) -> list[int]:
@@ -139,8 +163,9 @@ def _check_weight(w, i: int) -> float | None:
     return w
 
 
-def _score_row(i: int, w: np.ndarray, s: np.ndarray, guess: int, guessed_weight: float | None,
-               labels: list[str]) -> GuessResult:
+def _score_row(
+    i: int, w: np.ndarray, s: np.ndarray, guess: int, guessed_weight: float | None, labels: list[str]
+) -> GuessResult:
     """One query: which keys share the top weight, was the guess among them, and why."""
     top = float(w.max())
     best = tuple(int(j) for j in np.flatnonzero(w >= top - TIE_TOLERANCE))
@@ -148,15 +173,19 @@ def _score_row(i: int, w: np.ndarray, s: np.ndarray, guess: int, guessed_weight:
     dot = lambda j: f"q_{i}·k_{j} = {s[j]:.3g}"  # noqa: E731
     name = lambda j: f"k_{j} '{labels[j]}'"  # noqa: E731
     if len(best) > 1:
-        why = (f"{' = '.join(f'q_{i}·k_{j}' for j in best)} = {s[best[0]]:.3g} tie for the largest dot product, so "
-               f"{' and '.join(name(j) for j in best)} share the top weight ({top:.3f} each); any of them counts.")
+        why = (
+            f"{' = '.join(f'q_{i}·k_{j}' for j in best)} = {s[best[0]]:.3g} tie for the largest dot product, so "
+            f"{' and '.join(name(j) for j in best)} share the top weight ({top:.3f} each); any of them counts."
+        )
     else:
         why = f"{dot(best[0])} is the largest dot product, so {name(best[0])} gets the most weight ({top:.3f})."
     if correct:
         text = f"Right. {why}"
     else:
-        text = (f"You picked {name(guess)} ({dot(guess)}, weight {w[guess]:.3f}), but {why} "
-                f"All of row {i}: " + ", ".join(dot(j) for j in range(len(w))) + ".")
+        text = (
+            f"You picked {name(guess)} ({dot(guess)}, weight {w[guess]:.3f}), but {why} "
+            f"All of row {i}: " + ", ".join(dot(j) for j in range(len(w))) + "."
+        )
     error = None if guessed_weight is None else abs(guessed_weight - top)
     if error is not None:
         verdict = "close" if error <= CLOSE_WEIGHT else "off"

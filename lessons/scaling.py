@@ -15,6 +15,7 @@ For speed the components are float32, drawn in cache-sized blocks by Box-Muller 
 read at every d_k of the sweep (the first d_k components of a random vector are a random d_k-vector),
 so a whole sweep costs one draw at the largest d_k.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,10 @@ MAX_SAMPLES = 5000
 MAX_DRAWS = 1000 * 256  # n_samples * n_keys: keeps the slowest sweep to a few seconds
 SWEEP_D_KS = tuple(2**i for i in range(13))  # 1, 2, 4, ..., 4096: the log-spaced sweep the curves use
 
-VARIANCE_LATEX = (r"\operatorname{Var}(q \cdot k) = \sum_{i=1}^{d_k} \operatorname{Var}(q_i k_i)"
-                  r" = \sum_{i=1}^{d_k} \mathbb{E}[q_i^2]\,\mathbb{E}[k_i^2] = d_k")
+VARIANCE_LATEX = (
+    r"\operatorname{Var}(q \cdot k) = \sum_{i=1}^{d_k} \operatorname{Var}(q_i k_i)"
+    r" = \sum_{i=1}^{d_k} \mathbb{E}[q_i^2]\,\mathbb{E}[k_i^2] = d_k"
+)
 SCALED_LATEX = r"\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = \frac{d_k}{d_k} = 1"
 ENTROPY_LATEX = r"H(p) = -\sum_j p_j \log p_j \quad (\text{from } 0 \text{ for one-hot to } \log n \text{ for uniform})"
 JACOBIAN_LATEX = r"\frac{\partial p}{\partial s} = \operatorname{diag}(p) - p\,p^\top"
@@ -109,15 +112,16 @@ def check_sweep(d_ks, n_keys, n_samples, seed) -> tuple[tuple[int, ...], int, in
     if n_samples > MAX_SAMPLES:
         raise ValueError(f"n_samples={n_samples} is too large: at most {MAX_SAMPLES}")
     if n_samples * n_keys > MAX_DRAWS:
-        raise ValueError(f"n_samples × n_keys = {n_samples} × {n_keys} = {n_samples * n_keys:,} is too many: "
-                         f"at most {MAX_DRAWS:,} (lower the samples or the keys)")
+        raise ValueError(
+            f"n_samples × n_keys = {n_samples} × {n_keys} = {n_samples * n_keys:,} is too many: "
+            f"at most {MAX_DRAWS:,} (lower the samples or the keys)"
+        )
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
     return d_ks, n_keys, n_samples, int(seed)
 
 
-def scaling_stats(d_ks=SWEEP_D_KS, *, n_keys: int = DEFAULT_KEYS, n_samples: int = 1000,
-                  seed: int = 0) -> ScalingStats:
+def scaling_stats(d_ks=SWEEP_D_KS, *, n_keys: int = DEFAULT_KEYS, n_samples: int = 1000, seed: int = 0) -> ScalingStats:
     """Measure Var(q·k), max weight, entropy and softmax-Jacobian norm at each d_k, unscaled and scaled.
 
     Shapes: d_ks (n_d,) whole numbers in 1..4096 -> ScalingStats with per-d_k arrays (n_d,).
@@ -130,15 +134,22 @@ def scaling_stats(d_ks=SWEEP_D_KS, *, n_keys: int = DEFAULT_KEYS, n_samples: int
     p_unscaled, p_scaled = softmax(scores), softmax(scaled)
     j_unscaled, j_scaled = softmax_jacobian_norm(p_unscaled), softmax_jacobian_norm(p_scaled)  # (n_d, samples)
     return ScalingStats(
-        d_k=d, n_keys=n_keys, n_samples=n_samples, seed=seed,
+        d_k=d,
+        n_keys=n_keys,
+        n_samples=n_samples,
+        seed=seed,
         variance=scores.reshape(len(d), -1).var(axis=1, ddof=1),  # over samples * keys
         max_weight_unscaled=p_unscaled.max(axis=-1).mean(axis=1),
         max_weight_scaled=p_scaled.max(axis=-1).mean(axis=1),
         entropy_unscaled=entr(p_unscaled).sum(axis=-1).mean(axis=1),
         entropy_scaled=entr(p_scaled).sum(axis=-1).mean(axis=1),
-        jacobian_norm_unscaled=j_unscaled.mean(axis=1), jacobian_norm_scaled=j_scaled.mean(axis=1),
-        jacobian_median_unscaled=np.median(j_unscaled, axis=1), jacobian_median_scaled=np.median(j_scaled, axis=1),
-        example_scores=scores[:, 0], example_unscaled=p_unscaled[:, 0], example_scaled=p_scaled[:, 0],
+        jacobian_norm_unscaled=j_unscaled.mean(axis=1),
+        jacobian_norm_scaled=j_scaled.mean(axis=1),
+        jacobian_median_unscaled=np.median(j_unscaled, axis=1),
+        jacobian_median_scaled=np.median(j_scaled, axis=1),
+        example_scores=scores[:, 0],
+        example_unscaled=p_unscaled[:, 0],
+        example_scaled=p_scaled[:, 0],
     )
 
 

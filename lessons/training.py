@@ -13,6 +13,7 @@ components of variance 1; they see the same batches and use the same plain gradi
 same learning rate. The only difference is c. Plain SGD (no Adam) on purpose: an adaptive optimiser
 rescales small gradients and would hide exactly the effect this compares.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,8 +30,10 @@ MAX_D_K = 1024  # the effect is total by here; at 4096 one comparison takes half
 MAX_STEPS = 1000
 MAX_LR = 100.0
 STUCK_WEIGHT = 0.99  # an example is stuck when the softmax puts more than this on a wrong position
-LOSS_LATEX = (r"L = \frac{1}{B}\sum_{b=1}^{B} \big\lVert\, \mathrm{softmax}(c\, q_b K_b^\top)\, V_b"
-              r" - v_{t_b} \big\rVert^2")
+LOSS_LATEX = (
+    r"L = \frac{1}{B}\sum_{b=1}^{B} \big\lVert\, \mathrm{softmax}(c\, q_b K_b^\top)\, V_b"
+    r" - v_{t_b} \big\rVert^2"
+)
 
 
 @dataclass(frozen=True)
@@ -50,8 +53,16 @@ class TrainingConfig:
 
     def check(self) -> "TrainingConfig":
         """Return self, or raise `ValueError` naming the first setting out of range."""
-        bounds = {"d_k": MAX_D_K, "steps": MAX_STEPS, "batch": 256, "n_context": 64, "vocab": 256,
-                  "d_model": 256, "d_v": 256, "n_eval": 4096}
+        bounds = {
+            "d_k": MAX_D_K,
+            "steps": MAX_STEPS,
+            "batch": 256,
+            "n_context": 64,
+            "vocab": 256,
+            "d_model": 256,
+            "d_v": 256,
+            "n_eval": 4096,
+        }
         for name, hi in bounds.items():
             value = check_positive_int(getattr(self, name), name)
             if value > hi:
@@ -160,8 +171,10 @@ def init_weights(config: TrainingConfig) -> tuple[np.ndarray, np.ndarray]:
     """W_q, W_k (d_model, d_k) with N(0, 1/d_model) entries, so q = x W_q has unit-variance components."""
     rng = np.random.default_rng([config.seed, 2])
     std = 1.0 / math.sqrt(config.d_model)
-    return (std * rng.standard_normal((config.d_model, config.d_k)),
-            std * rng.standard_normal((config.d_model, config.d_k)))
+    return (
+        std * rng.standard_normal((config.d_model, config.d_k)),
+        std * rng.standard_normal((config.d_model, config.d_k)),
+    )
 
 
 def sample_batch(rng: np.random.Generator, batch: int, n_context: int, vocab: int) -> Batch:
@@ -249,8 +262,17 @@ def train(config: TrainingConfig, *, scale: bool, on_step: Callable[[int, int], 
             on_step(step + 1, config.steps)
     final = forward(w_q, w_k, task, held_out, scale=scale)
     weights = final.weights[:, 0]  # (n_eval, n_context)
-    return TrainingRun(scale, losses, norms, accs, stuck, initial_loss, final.loss, accuracy(weights, held_out),
-                       stuck_fraction(weights, held_out))
+    return TrainingRun(
+        scale,
+        losses,
+        norms,
+        accs,
+        stuck,
+        initial_loss,
+        final.loss,
+        accuracy(weights, held_out),
+        stuck_fraction(weights, held_out),
+    )
 
 
 def compare_scaling(config: TrainingConfig, on_step: Callable[[int, int], None] | None = None) -> ScalingComparison:

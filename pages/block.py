@@ -1,4 +1,5 @@
 """The transformer block: its stages with the shape at every arrow, post- vs pre-norm, and stacks of blocks."""
+
 from ui.state import require_app_entry
 
 require_app_entry()
@@ -9,11 +10,10 @@ import streamlit as st
 from attention import ACTIVATIONS, NORMS, divisors
 from attention.block import POST_NORM_LATEX, PRE_NORM_LATEX
 from attention.feed_forward import FEED_FORWARD_LATEX
-from lessons.head_library import (MAX_POSITIONS, embed_tokens, residual_sources, run_stack, stack_params,
-                                    summarise_head)
 from attention.norms import LAYER_NORM_LATEX
 from figures.block import block_diagram, residual_norm_figure, shape_text, stack_figure
 from figures.heads import heads_grid
+from lessons.head_library import MAX_POSITIONS, embed_tokens, residual_sources, run_stack, stack_params, summarise_head
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
 from ui.snippets import block_snippet
@@ -43,8 +43,16 @@ def stop_with(message: str) -> None:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def compute(tokens: tuple[str, ...], d_model: int, d_ff: int, n_heads: int, n_blocks: int, seed: int, causal: bool,
-            activation: str):
+def compute(
+    tokens: tuple[str, ...],
+    d_model: int,
+    d_ff: int,
+    n_heads: int,
+    n_blocks: int,
+    seed: int,
+    causal: bool,
+    activation: str,
+):
     """The same stack of seeded random blocks run post-norm and pre-norm: {"post": StackRun, "pre": StackRun}."""
     x = embed_tokens(tokens, d_model, seed).x  # (n, d_model)
     blocks = stack_params(d_model, d_ff, n_blocks, seed)
@@ -67,38 +75,81 @@ STATE.show_warnings()
 
 width_col, heads_col, ff_col, activation_col = st.columns(4)
 d_model = width_col.number_input(
-    "d_model", step=1, key=STATE.key("d_model"), **STATE.bounds("d_model"), persist_state="session",
-    help="Width of each position's vector ({min_value} to {max_value}); a multiple of the number of "
-         "heads.".format(**STATE.bounds("d_model")))
-n_heads = heads_col.slider("Heads", key=STATE.key("n_heads"), **STATE.bounds("n_heads"), persist_state="session",
-                           help="Attention heads per block; each gets d_model / heads columns.")
-d_ff = ff_col.number_input("d_ff", step=1, key=STATE.key("d_ff"), **STATE.bounds("d_ff"), persist_state="session",
-                           help="Width the feed-forward network expands to (at most 4 × d_model; 4 × is the usual).")
+    "d_model",
+    step=1,
+    key=STATE.key("d_model"),
+    **STATE.bounds("d_model"),
+    persist_state="session",
+    help="Width of each position's vector ({min_value} to {max_value}); a multiple of the number of heads.".format(
+        **STATE.bounds("d_model")
+    ),
+)
+n_heads = heads_col.slider(
+    "Heads",
+    key=STATE.key("n_heads"),
+    **STATE.bounds("n_heads"),
+    persist_state="session",
+    help="Attention heads per block; each gets d_model / heads columns.",
+)
+d_ff = ff_col.number_input(
+    "d_ff",
+    step=1,
+    key=STATE.key("d_ff"),
+    **STATE.bounds("d_ff"),
+    persist_state="session",
+    help="Width the feed-forward network expands to (at most 4 × d_model; 4 × is the usual).",
+)
 activation = activation_col.selectbox(
-    "Activation", key=STATE.key("activation"), **STATE.bounds("activation"), persist_state="session",
-    help="The feed-forward non-linearity: ReLU max(0, x), or GELU x·Φ(x) as in BERT and GPT.")
+    "Activation",
+    key=STATE.key("activation"),
+    **STATE.bounds("activation"),
+    persist_state="session",
+    help="The feed-forward non-linearity: ReLU max(0, x), or GELU x·Φ(x) as in BERT and GPT.",
+)
 norm_col, blocks_col, seed_col, causal_col = st.columns(4)
-norm = norm_col.radio("Where the layer norm goes", format_func=NORM_LABELS.get, key=STATE.key("norm"),
-                      **STATE.bounds("norm"), persist_state="session",
-                      help="Post-norm: after each residual add. Pre-norm: on the copy that enters each sub-layer, "
-                           "leaving the residual stream itself alone.")
-n_blocks = blocks_col.slider("Blocks in the stack", key=STATE.key("n_blocks"), **STATE.bounds("n_blocks"),
-                             persist_state="session",
-                             help="How many blocks to apply one after another (each with its own random weights).")
-seed = seed_col.number_input("Seed", step=1, key=STATE.key("seed"), **STATE.bounds("seed"), persist_state="session",
-                             help="Seeds the input's word vectors and every block's random weights.")
-causal = causal_col.toggle("Causal mask", key=STATE.key("causal"), persist_state="session",
-                           help="Each position may only attend to itself and earlier positions.")
+norm = norm_col.radio(
+    "Where the layer norm goes",
+    format_func=NORM_LABELS.get,
+    key=STATE.key("norm"),
+    **STATE.bounds("norm"),
+    persist_state="session",
+    help="Post-norm: after each residual add. Pre-norm: on the copy that enters each sub-layer, "
+    "leaving the residual stream itself alone.",
+)
+n_blocks = blocks_col.slider(
+    "Blocks in the stack",
+    key=STATE.key("n_blocks"),
+    **STATE.bounds("n_blocks"),
+    persist_state="session",
+    help="How many blocks to apply one after another (each with its own random weights).",
+)
+seed = seed_col.number_input(
+    "Seed",
+    step=1,
+    key=STATE.key("seed"),
+    **STATE.bounds("seed"),
+    persist_state="session",
+    help="Seeds the input's word vectors and every block's random weights.",
+)
+causal = causal_col.toggle(
+    "Causal mask",
+    key=STATE.key("causal"),
+    persist_state="session",
+    help="Each position may only attend to itself and earlier positions.",
+)
 
 if not 1 <= seq.n <= MAX_POSITIONS:
     stop_with(f"The Playground's sequence has {seq.n} tokens; this page shows 1 to {MAX_POSITIONS}.")
 if d_model % n_heads:
     valid = ", ".join(str(h) for h in divisors(d_model) if h <= MAX_HEADS)
-    stop_with(f"**d_model = {d_model} cannot be split into {n_heads} heads**: {d_model} / {n_heads} is not a whole "
-              f"number. For d_model = {d_model}, the valid head counts are {valid}.")
+    stop_with(
+        f"**d_model = {d_model} cannot be split into {n_heads} heads**: {d_model} / {n_heads} is not a whole "
+        f"number. For d_model = {d_model}, the valid head counts are {valid}."
+    )
 if d_ff > 4 * d_model:
-    stop_with(f"**d_ff = {d_ff} is too large** for d_model = {d_model}: this page allows at most "
-              f"4 × d_model = {4 * d_model}.")
+    stop_with(
+        f"**d_ff = {d_ff} is too large** for d_model = {d_model}: this page allows at most 4 × d_model = {4 * d_model}."
+    )
 
 runs = compute(tokens, d_model, d_ff, n_heads, n_blocks, seed, causal, activation)
 run = runs[norm]
@@ -108,9 +159,17 @@ st.header("1 · One block, stage by stage")
 st.latex(POST_NORM_LATEX if norm == "post" else PRE_NORM_LATEX)
 left, right = st.columns([3, 2], gap="large")
 with left:
-    chart(st, block_diagram([(s.name, s.label, s.shape) for s in first.steps], residual_sources(first),
-                                  title=f"Block 1, {norm}-norm: the shape of the tensor on every arrow"),
-                    width="stretch", key="block_diagram", config={"displayModeBar": False})
+    chart(
+        st,
+        block_diagram(
+            [(s.name, s.label, s.shape) for s in first.steps],
+            residual_sources(first),
+            title=f"Block 1, {norm}-norm: the shape of the tensor on every arrow",
+        ),
+        width="stretch",
+        key="block_diagram",
+        config={"displayModeBar": False},
+    )
 with right:
     st.markdown(
         f"Every shape below is read from the block's own trace. The input X is {seq.n} × {d_model} (one row per "
@@ -118,9 +177,18 @@ with right:
         f"layer is wider (d_ff = {d_ff}); everything else keeps d_model columns, because a residual add needs "
         "both of its terms to have the same shape."
     )
-    st.dataframe(pd.DataFrame({"step": [s.name for s in first.steps], "operation": [s.label for s in first.steps],
-                               "shape": [shape_text(s.shape) for s in first.steps]}),
-                 hide_index=True, width="stretch", key="block_shapes_table")
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "step": [s.name for s in first.steps],
+                "operation": [s.label for s in first.steps],
+                "shape": [shape_text(s.shape) for s in first.steps],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+        key="block_shapes_table",
+    )
     st.latex(LAYER_NORM_LATEX)
     st.latex(FEED_FORWARD_LATEX)
 
@@ -132,38 +200,69 @@ st.markdown(
     "each sub-layer and *adds* the result to the stream, so the stream keeps growing (which is why GPT-2 puts one "
     "last layer norm after its final block)."
 )
-chart(st, residual_norm_figure({name: r.residual_norms for name, r in runs.items()}, d_model, highlight=norm),
-                width="stretch", key="block_norm_fig")
+chart(
+    st,
+    residual_norm_figure({name: r.residual_norms for name, r in runs.items()}, d_model, highlight=norm),
+    width="stretch",
+    key="block_norm_fig",
+)
 
 st.header(f"3 · Blocks stack: {n_blocks} block{'s' if n_blocks > 1 else ''}")
 shapes = [tuple(state.shape) for state in run.states]
 chart(st, stack_figure(shapes), width="stretch", key="block_stack_fig", config={"displayModeBar": False})
-m1, m2, m3 = st.columns(3)
-m1.metric("input shape", shape_text(shapes[0]))
-m2.metric(f"output shape after {n_blocks} block{'s' if n_blocks > 1 else ''}", shape_text(shapes[-1]))
-m3.metric("mean |x| at the output", f"{run.residual_norms[-1]:.2f}")
+input_metric, output_metric, norm_metric = st.columns(3)
+input_metric.metric("input shape", shape_text(shapes[0]))
+output_metric.metric(f"output shape after {n_blocks} block{'s' if n_blocks > 1 else ''}", shape_text(shapes[-1]))
+norm_metric.metric("mean |x| at the output", f"{run.residual_norms[-1]:.2f}")
 if shapes[0] == shapes[-1]:
-    st.success(f"Input {shape_text(shapes[0])} and output {shape_text(shapes[-1])} have the same shape: a block "
-               "maps n vectors of width d_model to n vectors of width d_model, so the next block accepts its output "
-               "as input, and any number of blocks can be stacked.")
+    st.success(
+        f"Input {shape_text(shapes[0])} and output {shape_text(shapes[-1])} have the same shape: a block "
+        "maps n vectors of width d_model to n vectors of width d_model, so the next block accepts its output "
+        "as input, and any number of blocks can be stacked."
+    )
 else:  # cannot happen with the core's block; said loudly if it ever does
     st.error(f"Input {shape_text(shapes[0])} and output {shape_text(shapes[-1])} differ.")
 
 st.header("4 · The heads inside any block")
 if STATE["inspect"] > n_blocks:
     STATE.set("inspect", 1)
-inspect = st.selectbox("Block to look inside", list(range(1, n_blocks + 1)), key=STATE.key("inspect"),
-                       persist_state="session", format_func=lambda b: f"block {b} of {n_blocks}",
-                       help="Show the per-head attention weights of this block of the stack.")
+inspect = st.selectbox(
+    "Block to look inside",
+    list(range(1, n_blocks + 1)),
+    key=STATE.key("inspect"),
+    persist_state="session",
+    format_func=lambda b: f"block {b} of {n_blocks}",
+    help="Show the per-head attention weights of this block of the stack.",
+)
 weights = run.traces[inspect - 1].weights  # (n_heads, n, n)
 summaries = [summarise_head(w, causal, tokens) for w in weights]
-st.markdown(f"Block {inspect}'s {n_heads} heads ({norm}-norm, random weights: untrained heads rarely show a "
-            "clean pattern; compare the hand-built ones on the *Multi-head attention* page).")
-chart(st, heads_grid(weights, tokens, [f"block {inspect}, head {h + 1}\n{s.caption.split(' · ', 1)[0]}"
-                                             for h, s in enumerate(summaries)]),
-                width="stretch", key="block_heads_fig")
-st.dataframe(pd.DataFrame({"head": range(1, n_heads + 1), "caption": [s.caption for s in summaries]}),
-             hide_index=True, width="stretch", key="block_heads_table")
+st.markdown(
+    f"Block {inspect}'s {n_heads} heads ({norm}-norm, random weights: untrained heads rarely show a "
+    "clean pattern; compare the hand-built ones on the *Multi-head attention* page)."
+)
+chart(
+    st,
+    heads_grid(weights, tokens, [f"block {inspect}, head {h + 1}\n{s.looks}" for h, s in enumerate(summaries)]),
+    width="stretch",
+    key="block_heads_fig",
+)
+st.dataframe(
+    pd.DataFrame({"head": range(1, n_heads + 1), "caption": [s.caption for s in summaries]}),
+    hide_index=True,
+    width="stretch",
+    key="block_heads_table",
+)
 
-show_snippet(block_snippet(tokens, d_model=d_model, d_ff=d_ff, n_heads=n_heads, n_blocks=n_blocks, seed=seed,
-                          causal=causal, activation=activation, norm=norm))
+show_snippet(
+    block_snippet(
+        tokens,
+        d_model=d_model,
+        d_ff=d_ff,
+        n_heads=n_heads,
+        n_blocks=n_blocks,
+        seed=seed,
+        causal=causal,
+        activation=activation,
+        norm=norm,
+    )
+)

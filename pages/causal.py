@@ -1,14 +1,22 @@
 """Causal masking: the mask on and off, the check that the future cannot leak, and the after-softmax bug."""
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from attention import attention_steps
-from lessons.pitfalls import (CAUSAL_LATEX, MASK_AFTER_SOFTMAX_LATEX, invariance_check, leak_example,
-                                mask_after_softmax, randomise_after, row_max_abs_diff)
+from attention.sequence import TokenSequence
 from figures.heatmaps import attention_heatmap, matrix_heatmap
 from figures.lessons import difference_bars, leak_bars
-from attention.sequence import TokenSequence
+from lessons.pitfalls import (
+    CAUSAL_LATEX,
+    MASK_AFTER_SOFTMAX_LATEX,
+    invariance_check,
+    leak_example,
+    mask_after_softmax,
+    randomise_after,
+    row_max_abs_diff,
+)
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
 from ui.sequence_editor import reset_sequence, sequence_editor
@@ -79,22 +87,41 @@ except ValueError as err:
     stop()
 
 st.header("1 · The mask off and on")
-c1, c2 = st.columns(2, gap="large")
-with c1:
+off_col, on_col = st.columns(2, gap="large")
+with off_col:
     st.markdown("**Mask off**: every query sees every key")
-    chart(st, attention_heatmap(plain.weights, tok, tok, scores=plain.scores, scale_factor=plain.scale_factor,
-                                      font_size=12), width="stretch", key="causal_heat_off")
-with c2:
+    chart(
+        st,
+        attention_heatmap(plain.weights, tok, tok, scores=plain.scores, scale_factor=plain.scale_factor, font_size=12),
+        width="stretch",
+        key="causal_heat_off",
+    )
+with on_col:
     st.markdown("**Mask on**: nothing above the diagonal")
-    chart(st, attention_heatmap(masked.weights, tok, tok, scores=masked.scores,
-                                      scale_factor=masked.scale_factor, allowed=masked.allowed, font_size=12),
-                    width="stretch", key="causal_heat_on")
-c3, c4 = st.columns(2, gap="large")
-with c3:
+    chart(
+        st,
+        attention_heatmap(
+            masked.weights,
+            tok,
+            tok,
+            scores=masked.scores,
+            scale_factor=masked.scale_factor,
+            allowed=masked.allowed,
+            font_size=12,
+        ),
+        width="stretch",
+        key="causal_heat_on",
+    )
+scores_col, reading_col = st.columns(2, gap="large")
+with scores_col:
     st.markdown("**Masked scores** Q Kᵀ/√d_k + M: what the softmax sees")
-    chart(st, matrix_heatmap(masked.masked, tok, tok, height=max(260, 48 * seq.n + 110)), width="stretch",
-                    key="causal_masked_scores")
-with c4:
+    chart(
+        st,
+        matrix_heatmap(masked.masked, tok, tok, height=max(260, 48 * seq.n + 110)),
+        width="stretch",
+        key="causal_masked_scores",
+    )
+with reading_col:
     st.markdown(
         "**Reading the two heatmaps.** Above the diagonal, the masked scores are −∞ and e^−∞ = 0: those weights "
         "are exactly 0, not merely small. Below the diagonal the weights change too: with the mask on, each row's "
@@ -118,52 +145,102 @@ else:
     if before.q.shape != seq.q.shape or before.v.shape != seq.v.shape:
         st.session_state["causal_before"] = before = seq
         st.info("The sequence changed size, so the snapshot was taken again from the current vectors.")
-    b1, b2, b3, b4 = st.columns([3, 1, 2, 2], vertical_alignment="bottom")
+    t_col, seed_col, randomise_col, snapshot_col = st.columns([3, 1, 2, 2], vertical_alignment="bottom")
     if seq.n > 2:
-        t = b1.slider("position t", 0, seq.n - 2, key=STATE.key("t"), persist_state="session",
-                      help="Outputs at positions 0..t must not change when only tokens after t change.")
+        t = t_col.slider(
+            "position t",
+            0,
+            seq.n - 2,
+            key=STATE.key("t"),
+            persist_state="session",
+            help="Outputs at positions 0..t must not change when only tokens after t change.",
+        )
     else:  # a slider needs two ends: with 2 positions, t = 0 is the only choice
         t = st.session_state[STATE.key("t")] = 0
-        b1.markdown("position **t = 0** (with 2 positions, the only one that has a later token)")
-    b2.number_input("seed", 0, SEED_MAX, key=STATE.key("seed"), persist_state="session",
-                    help="Seed for the random later tokens (goes up by one after each press).")
-    b3.button("Randomise later tokens", key="causal_randomise", on_click=randomise_later, type="primary",
-              icon="🎲", width="stretch",
-              help="Take a snapshot, then replace q, k and v of every position after t with random numbers.")
-    with b4:
-        s1, s2 = st.columns(2)
-        s1.button("Snapshot", key="causal_snapshot", on_click=take_snapshot, width="stretch",
-                  help="Use the current vectors as 'before'; then edit a later row in the editor above.")
-        s2.button("Restore", key="causal_restore", on_click=restore_snapshot, width="stretch",
-                  help="Put the snapshot's vectors back into the editor.")
+        t_col.markdown("position **t = 0** (with 2 positions, the only one that has a later token)")
+    seed_col.number_input(
+        "seed",
+        0,
+        SEED_MAX,
+        key=STATE.key("seed"),
+        persist_state="session",
+        help="Seed for the random later tokens (goes up by one after each press).",
+    )
+    randomise_col.button(
+        "Randomise later tokens",
+        key="causal_randomise",
+        on_click=randomise_later,
+        type="primary",
+        icon="🎲",
+        width="stretch",
+        help="Take a snapshot, then replace q, k and v of every position after t with random numbers.",
+    )
+    with snapshot_col:
+        snapshot_button_col, restore_button_col = st.columns(2)
+        snapshot_button_col.button(
+            "Snapshot",
+            key="causal_snapshot",
+            on_click=take_snapshot,
+            width="stretch",
+            help="Use the current vectors as 'before'; then edit a later row in the editor above.",
+        )
+        restore_button_col.button(
+            "Restore",
+            key="causal_restore",
+            on_click=restore_snapshot,
+            width="stretch",
+            help="Put the snapshot's vectors back into the editor.",
+        )
     try:
         inv = invariance_check((before.q, before.k, before.v), (seq.q, seq.k, seq.v), t)
     except ValueError as err:
         st.error(f"Cannot run the check: {err}")
         stop()
     if inv.first_changed_input is None:
-        st.info("Nothing has changed since the snapshot yet: press **Randomise later tokens** or edit a row after "
-                f"position {t}.", icon="👉")
+        st.info(
+            "Nothing has changed since the snapshot yet: press **Randomise later tokens** or edit a row after "
+            f"position {t}.",
+            icon="👉",
+        )
     elif inv.passed:
-        st.success(f"✅ Check passed: the outputs at positions 0…{t} are exactly unchanged (difference 0, bit for bit)"
-                   + (", and later positions moved." if inv.later_changed else "."))
+        st.success(
+            f"✅ Check passed: the outputs at positions 0…{t} are exactly unchanged (difference 0, bit for bit)"
+            + (", and later positions moved." if inv.later_changed else ".")
+        )
     else:
-        why = (f" You changed position {inv.first_changed_input} itself, which is not after t = {t}: its own output "
-               "and the ones after it are allowed to move." if inv.first_changed_input <= t else
-               " The future leaked into the past: the mask is broken.")
+        why = (
+            f" You changed position {inv.first_changed_input} itself, which is not after t = {t}: its own output "
+            "and the ones after it are allowed to move."
+            if inv.first_changed_input <= t
+            else " The future leaked into the past: the mask is broken."
+        )
         st.error(f"❌ Check failed: some output at positions 0…{t} changed.{why}")
-    rows = [{"position": i, "token": tok[i], "output before": vector_text(inv.before[i]),
-             "output after": vector_text(inv.after[i]), "max |after − before|": exact_text(inv.diff[i]),
-             "check": ("✅" if inv.diff[i] == 0.0 else "❌") if i <= t else "—"} for i in range(seq.n)]
-    d1, d2 = st.columns([3, 2], gap="large")
-    d1.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
-        "position": st.column_config.NumberColumn("pos", width=50),
-        "token": st.column_config.TextColumn("token", width=70),
-        "max |after − before|": st.column_config.TextColumn(
-            "max |Δ|", width=80, help="Largest change of this position's output; '0' means exactly 0."),
-        "check": st.column_config.TextColumn("check", width=60, help="Positions up to t must be exactly 0."),
-    })
-    chart(d2, difference_bars(inv.diff, t, tok), width="stretch", key="causal_diff_bars")
+    rows = [
+        {
+            "position": i,
+            "token": tok[i],
+            "output before": vector_text(inv.before[i]),
+            "output after": vector_text(inv.after[i]),
+            "max |after − before|": exact_text(inv.diff[i]),
+            "check": ("✅" if inv.diff[i] == 0.0 else "❌") if i <= t else "—",
+        }
+        for i in range(seq.n)
+    ]
+    check_table_col, check_bars_col = st.columns([3, 2], gap="large")
+    check_table_col.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "position": st.column_config.NumberColumn("pos", width=50),
+            "token": st.column_config.TextColumn("token", width=70),
+            "max |after − before|": st.column_config.TextColumn(
+                "max |Δ|", width=80, help="Largest change of this position's output; '0' means exactly 0."
+            ),
+            "check": st.column_config.TextColumn("check", width=60, help="Positions up to t must be exactly 0."),
+        },
+    )
+    chart(check_bars_col, difference_bars(inv.diff, t, tok), width="stretch", key="causal_diff_bars")
 
 st.header("3 · The bug beside it: masking after the softmax")
 st.markdown(
@@ -173,35 +250,55 @@ st.markdown(
     "depends on the future tokens (through the normaliser)."
 )
 st.latex(MASK_AFTER_SOFTMAX_LATEX)
-e1, e2 = st.columns(2)
-with e1:
+correct_col, bug_col = st.columns(2)
+with correct_col:
     st.markdown("**Correct**: −∞ before the softmax")
-    chart(st, attention_heatmap(masked.weights, tok, tok, allowed=masked.allowed, font_size=12),
-                    width="stretch", key="causal_heat_correct")
-with e2:
+    chart(
+        st,
+        attention_heatmap(masked.weights, tok, tok, allowed=masked.allowed, font_size=12),
+        width="stretch",
+        key="causal_heat_correct",
+    )
+with bug_col:
     st.markdown("**Bug**: softmax first, then zero the future")
-    chart(st, attention_heatmap(bug.weights, tok, tok, allowed=masked.allowed, font_size=12),
-                    width="stretch", key="causal_heat_bug")
-leak_table = pd.DataFrame({
-    "query": list(tok),
-    "row sum (correct)": masked.weights.sum(axis=1),
-    "row sum (bug)": bug.row_sums,
-    "leak = 1 − row sum": bug.leak,
-    "max |Δ output|": row_max_abs_diff(bug.output, masked.output),
-})
+    chart(
+        st,
+        attention_heatmap(bug.weights, tok, tok, allowed=masked.allowed, font_size=12),
+        width="stretch",
+        key="causal_heat_bug",
+    )
+leak_table = pd.DataFrame(
+    {
+        "query": list(tok),
+        "row sum (correct)": masked.weights.sum(axis=1),
+        "row sum (bug)": bug.row_sums,
+        "leak = 1 − row sum": bug.leak,
+        "max |Δ output|": row_max_abs_diff(bug.output, masked.output),
+    }
+)
 LEAK_COLUMNS = {  # short headers, the full meaning in each column's help
     "row sum (correct)": ("sum, correct", "Row sum of the correctly masked weights: always 1."),
     "row sum (bug)": ("sum, bug", "Row sum of the weights masked after the softmax."),
     "leak = 1 − row sum": ("leak", "1 − row sum: the weight the future had before it was zeroed."),
     "max |Δ output|": ("max |Δ out|", "Largest difference between this row's buggy output and the correct one."),
 }
-f1, f2 = st.columns([3, 2], gap="large")
-f1.dataframe(leak_table, hide_index=True, width="stretch", column_config={
-    "query": st.column_config.TextColumn("query", width=70),
-    **{c: st.column_config.NumberColumn(label, format="%.6f", help=text, width=100)
-       for c, (label, text) in LEAK_COLUMNS.items()}})
-f1.caption("leak = 1 − the bug's row sum. max |Δ out|: how far each buggy output row is from the correct one. "
-           "The last query sees every key, so nothing is masked in its row: no leak, no error.")
-chart(f2, leak_bars(bug.row_sums, bug.leak, tok), width="stretch", key="causal_leak_bars")
+leak_table_col, leak_bars_col = st.columns([3, 2], gap="large")
+leak_table_col.dataframe(
+    leak_table,
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "query": st.column_config.TextColumn("query", width=70),
+        **{
+            c: st.column_config.NumberColumn(label, format="%.6f", help=text, width=100)
+            for c, (label, text) in LEAK_COLUMNS.items()
+        },
+    },
+)
+leak_table_col.caption(
+    "leak = 1 − the bug's row sum. max |Δ out|: how far each buggy output row is from the correct one. "
+    "The last query sees every key, so nothing is masked in its row: no leak, no error."
+)
+chart(leak_bars_col, leak_bars(bug.row_sums, bug.leak, tok), width="stretch", key="causal_leak_bars")
 
 show_snippet(attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=True, scale=True))

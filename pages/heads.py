@@ -1,4 +1,5 @@
 """Multi-head attention: d_model split into heads, one heatmap per head, concatenation, output projection."""
+
 from ui.state import require_app_entry
 
 require_app_entry()
@@ -8,11 +9,20 @@ import streamlit as st
 
 from attention import attention_steps, divisors, multi_head_steps
 from attention.dot_product import ATTENTION_LATEX
-from lessons.head_library import (EMBEDDING_LATEX, ENTROPY_LATEX, MAX_POSITIONS, PRESET_LABELS, PRESETS,
-                                    embed_tokens, head_library_weights, preset_problem, summarise_head)
 from attention.heads import MULTI_HEAD_LATEX
 from figures.heads import column_blocks_figure, head_split_figure, heads_grid
 from figures.heatmaps import attention_heatmap, matrix_heatmap
+from lessons.head_library import (
+    EMBEDDING_LATEX,
+    ENTROPY_LATEX,
+    MAX_POSITIONS,
+    PRESET_LABELS,
+    PRESETS,
+    embed_tokens,
+    head_library_weights,
+    preset_problem,
+    summarise_head,
+)
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
 from ui.snippets import heads_snippet
@@ -41,8 +51,9 @@ def or_list(values) -> str:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def compute(tokens: tuple[str, ...], d_model: int, n_heads: int, presets: tuple[str, ...], seed: int,
-            causal: bool, scale: bool):
+def compute(
+    tokens: tuple[str, ...], d_model: int, n_heads: int, presets: tuple[str, ...], seed: int, causal: bool, scale: bool
+):
     """Embeddings, weights, every intermediate of multi-head attention and one summary per head."""
     emb = embed_tokens(tokens, d_model, seed)
     hw = head_library_weights(emb, presets, seed)
@@ -67,29 +78,55 @@ STATE.show_warnings()
 
 width_col, heads_col, seed_col, switches_col = st.columns([3, 3, 2, 3])
 d_model = width_col.number_input(
-    "d_model", step=1, key=STATE.key("d_model"), **STATE.bounds("d_model"), persist_state="session",
+    "d_model",
+    step=1,
+    key=STATE.key("d_model"),
+    **STATE.bounds("d_model"),
+    persist_state="session",
     help="Width of each token's vector ({min_value} to {max_value}); it must be a multiple of the number of "
-         "heads.".format(**STATE.bounds("d_model")))
-n_heads = heads_col.slider("Number of heads h", key=STATE.key("n_heads"), **STATE.bounds("n_heads"),
-                           persist_state="session",
-                           help="How many heads share the d_model columns; each gets d_model / h of them.")
-seed = seed_col.number_input("Seed", step=1, key=STATE.key("seed"), **STATE.bounds("seed"), persist_state="session",
-                             help="Seeds the random word vectors, W_V, W_O and the heads set to 'random'.")
-causal = switches_col.toggle("Causal mask", key=STATE.key("causal"), persist_state="session",
-                             help="Each position may only attend to itself and earlier positions (applied in every "
-                                  "head).")
-scale = switches_col.toggle("Divide by √d_head", key=STATE.key("scale"), persist_state="session",
-                            help="Scale every head's scores by 1/√d_head before the softmax.")
+    "heads.".format(**STATE.bounds("d_model")),
+)
+n_heads = heads_col.slider(
+    "Number of heads h",
+    key=STATE.key("n_heads"),
+    **STATE.bounds("n_heads"),
+    persist_state="session",
+    help="How many heads share the d_model columns; each gets d_model / h of them.",
+)
+seed = seed_col.number_input(
+    "Seed",
+    step=1,
+    key=STATE.key("seed"),
+    **STATE.bounds("seed"),
+    persist_state="session",
+    help="Seeds the random word vectors, W_V, W_O and the heads set to 'random'.",
+)
+causal = switches_col.toggle(
+    "Causal mask",
+    key=STATE.key("causal"),
+    persist_state="session",
+    help="Each position may only attend to itself and earlier positions (applied in every head).",
+)
+scale = switches_col.toggle(
+    "Divide by √d_head",
+    key=STATE.key("scale"),
+    persist_state="session",
+    help="Scale every head's scores by 1/√d_head before the softmax.",
+)
 
 if not 1 <= seq.n <= MAX_POSITIONS:
-    st.error(f"The Playground's sequence has {seq.n} tokens; this page shows 1 to {MAX_POSITIONS}. "
-             "Shorten it on the Playground.")
+    st.error(
+        f"The Playground's sequence has {seq.n} tokens; this page shows 1 to {MAX_POSITIONS}. "
+        "Shorten it on the Playground."
+    )
     stop()
 if d_model % n_heads:
     valid = [h for h in divisors(d_model) if h <= MAX_HEADS]
-    st.error(f"**d_model = {d_model} cannot be split into {n_heads} heads**: {d_model} / {n_heads} is not a whole "
-             f"number, and every head needs the same whole number of columns. For d_model = {d_model}, choose "
-             f"{or_list(valid)} heads (or change d_model to a multiple of {n_heads}).")
+    st.error(
+        f"**d_model = {d_model} cannot be split into {n_heads} heads**: {d_model} / {n_heads} is not a whole "
+        f"number, and every head needs the same whole number of columns. For d_model = {d_model}, choose "
+        f"{or_list(valid)} heads (or change d_model to a multiple of {n_heads})."
+    )
     stop()
 d_head = d_model // n_heads
 
@@ -105,11 +142,18 @@ st.markdown(
 st.latex(EMBEDDING_LATEX)
 emb = embed_tokens(tokens, d_model, seed)
 k_pos = 2 * emb.n_position_pairs
-chart(st, column_blocks_figure(emb.x, tokens, [(0, k_pos, "position", "#6a3d9a"),
-                                                     (k_pos, d_model, "word", "#b15928")],
-                                     column_labels=emb.columns if d_model <= 24 else None,
-                                     title=f"X: {seq.n} tokens × d_model = {d_model}"),
-                width="stretch", key="heads_x_fig")
+chart(
+    st,
+    column_blocks_figure(
+        emb.x,
+        tokens,
+        [(0, k_pos, "position", "#6a3d9a"), (k_pos, d_model, "word", "#b15928")],
+        column_labels=emb.columns if d_model <= 24 else None,
+        title=f"X: {seq.n} tokens × d_model = {d_model}",
+    ),
+    width="stretch",
+    key="heads_x_fig",
+)
 
 st.header("2 · The head library")
 st.markdown(
@@ -128,10 +172,16 @@ st.markdown(
 preset_cols = st.columns(min(n_heads, 4))
 presets: list[str] = []
 for h in range(n_heads):
-    presets.append(preset_cols[h % 4].selectbox(
-        f"Head {h + 1}", PRESETS, format_func=PRESET_LABELS.get, key=f"{STATE.key('presets')}_{h}",
-        persist_state="session",
-        help="What this head's W_Q and W_K are built to look for."))
+    presets.append(
+        preset_cols[h % 4].selectbox(
+            f"Head {h + 1}",
+            PRESETS,
+            format_func=PRESET_LABELS.get,
+            key=f"{STATE.key('presets')}_{h}",
+            persist_state="session",
+            help="What this head's W_Q and W_K are built to look for.",
+        )
+    )
 for h, preset in enumerate(presets):
     problem = preset_problem(preset, d_head, emb)
     if problem:
@@ -146,14 +196,28 @@ st.markdown(
     f"(d_head = {d_model} / {n_heads} = {d_head}); K and V are cut the same way. No numbers are copied or "
     "changed: the split is only a reshape, (n, d_model) → (h, n, d_head)."
 )
-chart(st, head_split_figure(steps.q_heads.swapaxes(0, 1).reshape(seq.n, d_model), n_heads, tokens,
-                                  title=f"Q = X W_Q + b_Q: {seq.n} × {d_model}, in {n_heads} chunks of {d_head} columns"),
-                width="stretch", key="heads_split_fig")
-st.dataframe(pd.DataFrame({
-    "head": [h + 1 for h in range(n_heads)],
-    "columns of Q, K, V": [f"{h * d_head} … {(h + 1) * d_head - 1}" for h in range(n_heads)],
-    "Q_h, K_h, V_h shape": [str(tuple(steps.q_heads[h].shape)) for h in range(n_heads)],
-}), hide_index=True, key="heads_split_table")
+chart(
+    st,
+    head_split_figure(
+        steps.q_heads.swapaxes(0, 1).reshape(seq.n, d_model),
+        n_heads,
+        tokens,
+        title=f"Q = X W_Q + b_Q: {seq.n} × {d_model}, in {n_heads} chunks of {d_head} columns",
+    ),
+    width="stretch",
+    key="heads_split_fig",
+)
+st.dataframe(
+    pd.DataFrame(
+        {
+            "head": [h + 1 for h in range(n_heads)],
+            "columns of Q, K, V": [f"{h * d_head} … {(h + 1) * d_head - 1}" for h in range(n_heads)],
+            "Q_h, K_h, V_h shape": [str(tuple(steps.q_heads[h].shape)) for h in range(n_heads)],
+        }
+    ),
+    hide_index=True,
+    key="heads_split_table",
+)
 
 st.header("4 · Every head attends on its own")
 st.markdown(
@@ -164,17 +228,23 @@ st.markdown(
 )
 st.latex(ATTENTION_LATEX)
 st.latex(ENTROPY_LATEX)
-titles = [f"head {h + 1} · {PRESET_LABELS[p]}\n{s.caption.split(' · ', 1)[0]}" for h, (p, s) in
-          enumerate(zip(presets, summaries))]
+titles = [f"head {h + 1} · {PRESET_LABELS[p]}\n{s.looks}" for h, (p, s) in enumerate(zip(presets, summaries))]
 chart(st, heads_grid(steps.weights, tokens, titles), width="stretch", key="heads_grid_fig")
-st.dataframe(pd.DataFrame({
-    "head": [h + 1 for h in range(n_heads)],
-    "preset": [PRESET_LABELS[p] for p in presets],
-    "caption": [s.caption for s in summaries],
-    "entropy (bits)": [round(s.entropy_bits, 3) for s in summaries],
-    "entropy / max": [round(s.normalised_entropy, 3) for s in summaries],
-    "mean |i−j|": [round(s.mean_distance, 3) for s in summaries],
-}), hide_index=True, width="stretch", key="heads_summary_table")
+st.dataframe(
+    pd.DataFrame(
+        {
+            "head": [h + 1 for h in range(n_heads)],
+            "preset": [PRESET_LABELS[p] for p in presets],
+            "caption": [s.caption for s in summaries],
+            "entropy (bits)": [round(s.entropy_bits, 3) for s in summaries],
+            "entropy / max": [round(s.normalised_entropy, 3) for s in summaries],
+            "mean |i−j|": [round(s.mean_distance, 3) for s in summaries],
+        }
+    ),
+    hide_index=True,
+    width="stretch",
+    key="heads_summary_table",
+)
 
 st.header("5 · Concatenate, then project with W_O")
 st.markdown(
@@ -184,41 +254,86 @@ st.markdown(
 )
 left, right = st.columns(2)
 with left:
-    chart(st, head_split_figure(steps.concat, n_heads, tokens,
-                                      title=f"Concat(head₁ … head_{n_heads}): {seq.n} × {d_model}"),
-                    width="stretch", key="heads_concat_fig")
+    chart(
+        st,
+        head_split_figure(steps.concat, n_heads, tokens, title=f"Concat(head₁ … head_{n_heads}): {seq.n} × {d_model}"),
+        width="stretch",
+        key="heads_concat_fig",
+    )
 with right:
-    chart(st, matrix_heatmap(steps.output, tokens, [str(c) for c in range(d_model)],
-                                   title=f"Output = Concat · W_O: {seq.n} × {d_model}",
-                                   digits=2 if d_model <= 16 else 1),
-                    width="stretch", key="heads_output_fig")
+    chart(
+        st,
+        matrix_heatmap(
+            steps.output,
+            tokens,
+            [str(c) for c in range(d_model)],
+            title=f"Output = Concat · W_O: {seq.n} × {d_model}",
+            digits=2 if d_model <= 16 else 1,
+        ),
+        width="stretch",
+        key="heads_output_fig",
+    )
 
 st.header("6 · One head, step by step")
 if STATE["focus"] > n_heads:
     STATE.set("focus", 1)
-focus = st.selectbox("Head to enlarge", list(range(1, n_heads + 1)), key=STATE.key("focus"), persist_state="session",
-                     format_func=lambda h: f"head {h} · {PRESET_LABELS[presets[h - 1]]}",
-                     help="Show this head's Q, K, V chunks, scores, weights and output.")
+focus = st.selectbox(
+    "Head to enlarge",
+    list(range(1, n_heads + 1)),
+    key=STATE.key("focus"),
+    persist_state="session",
+    format_func=lambda h: f"head {h} · {PRESET_LABELS[presets[h - 1]]}",
+    help="Show this head's Q, K, V chunks, scores, weights and output.",
+)
 h = focus - 1
 one = attention_steps(steps.q_heads[h], steps.k_heads[h], steps.v_heads[h], causal=causal, scale=scale)
 cols = [f"{c}" for c in range(h * d_head, (h + 1) * d_head)]
-a, b, c = st.columns(3)
-for col, name, m in ((a, "Q", one.q), (b, "K", one.k), (c, "V", one.v)):
-    chart(col, matrix_heatmap(m, tokens, cols, title=f"{name}_{focus}: {seq.n} × {d_head} (columns "
-                                    f"{cols[0]}–{cols[-1]})"), width="stretch", key=f"heads_focus_{name}")
-a, b = st.columns(2)
-chart(a, matrix_heatmap(one.masked, tokens, tokens, title=(
-    f"scores Q Kᵀ{' / √' + str(d_head) if scale else ''}{' (masked)' if causal else ''}")),
-    width="stretch", key="heads_focus_scores")
-chart(b, attention_heatmap(one.weights, tokens, tokens, scores=one.scores, scale_factor=one.scale_factor,
-                                 allowed=one.allowed, title=f"weights of head {focus} (softmax of each row)"),
-               width="stretch", key="heads_focus_weights")
+for col, name, m in zip(st.columns(3), "QKV", (one.q, one.k, one.v)):
+    chart(
+        col,
+        matrix_heatmap(m, tokens, cols, title=f"{name}_{focus}: {seq.n} × {d_head} (columns {cols[0]}–{cols[-1]})"),
+        width="stretch",
+        key=f"heads_focus_{name}",
+    )
+scores_col, weights_col = st.columns(2)
+chart(
+    scores_col,
+    matrix_heatmap(
+        one.masked,
+        tokens,
+        tokens,
+        title=(f"scores Q Kᵀ{' / √' + str(d_head) if scale else ''}{' (masked)' if causal else ''}"),
+    ),
+    width="stretch",
+    key="heads_focus_scores",
+)
+chart(
+    weights_col,
+    attention_heatmap(
+        one.weights,
+        tokens,
+        tokens,
+        scores=one.scores,
+        scale_factor=one.scale_factor,
+        allowed=one.allowed,
+        title=f"weights of head {focus} (softmax of each row)",
+    ),
+    width="stretch",
+    key="heads_focus_weights",
+)
 st.caption(summaries[h].caption)
-a, b = st.columns(2)
-chart(a, matrix_heatmap(one.output, tokens, cols, title=f"head {focus} output = weights · V_{focus}: "
-                              f"{seq.n} × {d_head}"), width="stretch", key="heads_focus_output")
-b.markdown(f"This head's output fills columns {cols[0]}–{cols[-1]} of the concatenation in step 5. Each row is "
-           "the weighted average of the rows of V, with that query's weights.")
+output_col, note_col = st.columns(2)
+chart(
+    output_col,
+    matrix_heatmap(one.output, tokens, cols, title=f"head {focus} output = weights · V_{focus}: {seq.n} × {d_head}"),
+    width="stretch",
+    key="heads_focus_output",
+)
+note_col.markdown(
+    f"This head's output fills columns {cols[0]}–{cols[-1]} of the concatenation in step 5. Each row is "
+    "the weighted average of the rows of V, with that query's weights."
+)
 
-show_snippet(heads_snippet(tokens, d_model=d_model, n_heads=n_heads, presets=presets, seed=seed, causal=causal,
-                          scale=scale))
+show_snippet(
+    heads_snippet(tokens, d_model=d_model, n_heads=n_heads, presets=presets, seed=seed, causal=causal, scale=scale)
+)

@@ -1,13 +1,22 @@
 """Pitfalls: the wrong transpose, masking after the softmax, and reading attention as explanation."""
+
 import pandas as pd
 import streamlit as st
 
 from attention import attention_steps
-from lessons.pitfalls import (MASK_AFTER_SOFTMAX_LATEX, WRONG_TRANSPOSE_LATEX, leak_example, mask_after_softmax,
-                                prediction_check, row_max_abs_diff, same_pattern_different_output, sanity_checks,
-                                transpose_hand_example, wrong_transpose_attention)
 from figures.heatmaps import attention_heatmap, matrix_heatmap
-
+from lessons.pitfalls import (
+    MASK_AFTER_SOFTMAX_LATEX,
+    WRONG_TRANSPOSE_LATEX,
+    leak_example,
+    mask_after_softmax,
+    prediction_check,
+    row_max_abs_diff,
+    same_pattern_different_output,
+    sanity_checks,
+    transpose_hand_example,
+    wrong_transpose_attention,
+)
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
 from ui.sequence_editor import sequence_editor
@@ -40,8 +49,9 @@ def vectors_table(tokens, **matrices) -> pd.DataFrame:
 
 STATE.load()
 st.title("Pitfalls")
-st.markdown("Three mistakes that produce numbers of the right shape, so nothing crashes, and the tests that "
-            "catch them.")
+st.markdown(
+    "Three mistakes that produce numbers of the right shape, so nothing crashes, and the tests that catch them."
+)
 STATE.show_warnings()
 
 # ---------------------------------------------------------------- 1. the wrong transpose
@@ -53,12 +63,16 @@ st.markdown(
     "entry (i, j) mixes query *i*'s components with *column j* of K, a dimension rather than a position."
 )
 st.latex(WRONG_TRANSPOSE_LATEX)
-st.markdown("**The vectors** (the Playground's editor; they start at the 3×3 hand example: query *i* looks for "
-            "feature *i*, key *j* carries feature *j*+1)")
+st.markdown(
+    "**The vectors** (the Playground's editor; they start at the 3×3 hand example: query *i* looks for "
+    "feature *i*, key *j* carries feature *j*+1)"
+)
 with st.container(border=True):
     seq = sequence_editor(KEY, presets=False)
-    st.caption("Try n = 4 with d_k = 3: the wrong product no longer runs. Try Q = identity with a symmetric K: "
-               "the wrong product gives the right answer, and such an example can never catch the bug.")
+    st.caption(
+        "Try n = 4 with d_k = 3: the wrong product no longer runs. Try Q = identity with a symmetric K: "
+        "the wrong product gives the right answer, and such an example can never catch the bug."
+    )
 seq = st.session_state[KEY]
 try:
     right = attention_steps(seq.q, seq.k, seq.v)
@@ -71,26 +85,35 @@ try:
 except ValueError as err:
     wrong_error = str(err)
 
-r1, r2 = st.columns(2, gap="large")
-with r1:
+right_col, wrong_col = st.columns(2, gap="large")
+with right_col:
     st.markdown("**Right**: softmax(Q Kᵀ / √d_k)")
-    chart(st, attention_heatmap(right.weights, seq.tokens, seq.tokens, scores=right.scores,
-                                      scale_factor=right.scale_factor), width="stretch", key="pitfalls_right")
-with r2:
+    chart(
+        st,
+        attention_heatmap(right.weights, seq.tokens, seq.tokens, scores=right.scores, scale_factor=right.scale_factor),
+        width="stretch",
+        key="pitfalls_right",
+    )
+with wrong_col:
     st.markdown("**Wrong**: softmax(Q K / √d_k)")
     if wrong_error:
-        st.warning(f"The wrong product does not run on these vectors, so this bug is caught at once: {wrong_error}",
-                   icon="🛑")
+        st.warning(
+            f"The wrong product does not run on these vectors, so this bug is caught at once: {wrong_error}", icon="🛑"
+        )
     else:
-        chart(st, attention_heatmap(wrong_weights, seq.tokens, seq.tokens), width="stretch",
-                        key="pitfalls_wrong")
+        chart(st, attention_heatmap(wrong_weights, seq.tokens, seq.tokens), width="stretch", key="pitfalls_wrong")
         if row_max_abs_diff(right.weights, wrong_weights).max() < 1e-12:
-            st.warning("On these vectors both products give the same weights: this example cannot tell the right "
-                       "code from the wrong one.", icon="🙈")
+            st.warning(
+                "On these vectors both products give the same weights: this example cannot tell the right "
+                "code from the wrong one.",
+                icon="🙈",
+            )
 
-st.markdown("**How to catch it.** Two checks every implementation must pass, and the one that actually catches "
-            "this bug: a hand example whose answer you wrote down first. Query *i* looks for feature *i*; key *j* "
-            "carries feature *j*+1 (mod 3); so query 0 must pick key 2, query 1 key 0, query 2 key 1.")
+st.markdown(
+    "**How to catch it.** Two checks every implementation must pass, and the one that actually catches "
+    "this bug: a hand example whose answer you wrote down first. Query *i* looks for feature *i*; key *j* "
+    "carries feature *j*+1 (mod 3); so query 0 must pick key 2, query 1 key 0, query 2 key 1."
+)
 hand = attention_steps(HAND_EXAMPLE.seq.q, HAND_EXAMPLE.seq.k, HAND_EXAMPLE.seq.v)
 _, hand_wrong, _ = wrong_transpose_attention(HAND_EXAMPLE.seq.q, HAND_EXAMPLE.seq.k, HAND_EXAMPLE.seq.v)
 n = seq.n
@@ -100,10 +123,21 @@ if wrong_error:
 else:
     wrong_column = [verdict(c) for c in sanity_checks(wrong_scores, wrong_weights, n, n)]
 wrong_column.append(verdict(prediction_check(hand_wrong, HAND_ANSWER)))
-st.dataframe(pd.DataFrame({"check": [c.name for c in right_checks], "right: Q Kᵀ": [verdict(c) for c in right_checks],
-                           "wrong: Q K": wrong_column}), hide_index=True, width="stretch")
-st.caption("The first two checks run on the vectors above; the third always runs on the fixed 3×3 hand example. "
-           "Shape and row sums are necessary, not sufficient: only the predicted answer tells the two apart.")
+st.dataframe(
+    pd.DataFrame(
+        {
+            "check": [c.name for c in right_checks],
+            "right: Q Kᵀ": [verdict(c) for c in right_checks],
+            "wrong: Q K": wrong_column,
+        }
+    ),
+    hide_index=True,
+    width="stretch",
+)
+st.caption(
+    "The first two checks run on the vectors above; the third always runs on the fixed 3×3 hand example. "
+    "Shape and row sums are necessary, not sufficient: only the predicted answer tells the two apart."
+)
 
 # ---------------------------------------------------------------- 2. masking after the softmax
 st.header("2 · Masking after the softmax")
@@ -121,12 +155,19 @@ try:
 except ValueError as err:
     st.error(f"Cannot compute the after-softmax mask: {err}")
 else:
-    st.dataframe(pd.DataFrame({"query": list(causal_seq.tokens), "row sum (bug)": bug.row_sums,
-                               "leak = 1 − row sum": bug.leak}), hide_index=True, width="content",
-                 column_config={c: st.column_config.NumberColumn(c, format="%.6f")
-                                for c in ("row sum (bug)", "leak = 1 − row sum")})
-st.page_link("pages/causal.py", label="See it live beside the correct mask, with the invariance check, on the "
-             "Causal masking page", icon="⏩")
+    st.dataframe(
+        pd.DataFrame({"query": list(causal_seq.tokens), "row sum (bug)": bug.row_sums, "leak = 1 − row sum": bug.leak}),
+        hide_index=True,
+        width="content",
+        column_config={
+            c: st.column_config.NumberColumn(c, format="%.6f") for c in ("row sum (bug)", "leak = 1 − row sum")
+        },
+    )
+st.page_link(
+    "pages/causal.py",
+    label="See it live beside the correct mask, with the invariance check, on the Causal masking page",
+    icon="⏩",
+)
 
 # ---------------------------------------------------------------- 3. attention is not explanation
 st.header("3 · Attention is not explanation")
@@ -138,8 +179,13 @@ st.markdown(
 )
 st.latex(r"(Q R)(K R)^\top = Q R R^\top K^\top = Q K^\top \quad (R R^\top = I)")
 st.columns([1, 3])[0].number_input(
-    "seed for input B", 0, SEED_MAX, key=STATE.key("seed"), persist_state="session",
-    help="Picks the rotation R and B's values. Input A is the Playground's sequence: edit it there.")
+    "seed for input B",
+    0,
+    SEED_MAX,
+    key=STATE.key("seed"),
+    persist_state="session",
+    help="Picks the rotation R and B's values. Input A is the Playground's sequence: edit it there.",
+)
 a_seq = st.session_state[SEQUENCE_KEY]
 try:
     twin = same_pattern_different_output(a_seq.q, a_seq.k, a_seq.v, int(STATE["seed"]))
@@ -147,29 +193,56 @@ except ValueError as err:
     st.error(f"Cannot build the two inputs: {err}")
     stop()
 tok = a_seq.tokens
-ca, cb = st.columns(2, gap="large")
-for col, name, (q, k, v), weights, output in ((ca, "A", twin.a, twin.weights_a, twin.output_a),
-                                              (cb, "B", twin.b, twin.weights_b, twin.output_b)):
+a_col, b_col = st.columns(2, gap="large")
+for col, name, (q, k, v), weights, output in (
+    (a_col, "A", twin.a, twin.weights_a, twin.output_a),
+    (b_col, "B", twin.b, twin.weights_b, twin.output_b),
+):
     with col:
         st.subheader(f"Input {name}")
         table = vectors_table(tok, q=q, k=k, v=v)
-        st.dataframe(table, hide_index=True, width="stretch",
-                     column_config={"token": st.column_config.TextColumn("token", width=64),
-                                    **{c: st.column_config.NumberColumn(c, format="%.2f", width=46)
-                                       for c in table.columns[1:]}})
-        chart(st, attention_heatmap(weights, tok, tok, font_size=12, title=f"weights of {name}"),
-                        width="stretch", key=f"pitfalls_heat_{name}")
-        chart(st, matrix_heatmap(output, tok, [f"out{j + 1}" for j in range(output.shape[1])],
-                                       title=f"output of {name} = weights @ V"),
-                        width="stretch", key=f"pitfalls_out_{name}")
-m1, m2 = st.columns(2)
-m1.metric("largest |weights A − weights B|", f"{row_max_abs_diff(twin.weights_a, twin.weights_b).max():.1e}",
-          help="Rounding only: the two patterns are the same.")
-m2.metric("largest |output A − output B|", f"{row_max_abs_diff(twin.output_a, twin.output_b).max():.3f}",
-          help="The same pattern moved different information.")
-st.info("**The weights show what was read, not why.** Two inputs, or two heads, can share one pattern and compute "
-        "entirely different things: to know what a head does, look at the values it moves and what happens to "
-        "the output, not only at the heatmap.", icon="🔍")
+        st.dataframe(
+            table,
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "token": st.column_config.TextColumn("token", width=64),
+                **{c: st.column_config.NumberColumn(c, format="%.2f", width=46) for c in table.columns[1:]},
+            },
+        )
+        chart(
+            st,
+            attention_heatmap(weights, tok, tok, font_size=12, title=f"weights of {name}"),
+            width="stretch",
+            key=f"pitfalls_heat_{name}",
+        )
+        chart(
+            st,
+            matrix_heatmap(
+                output, tok, [f"out{j + 1}" for j in range(output.shape[1])], title=f"output of {name} = weights @ V"
+            ),
+            width="stretch",
+            key=f"pitfalls_out_{name}",
+        )
+weights_metric, output_metric = st.columns(2)
+weights_metric.metric(
+    "largest |weights A − weights B|",
+    f"{row_max_abs_diff(twin.weights_a, twin.weights_b).max():.1e}",
+    help="Rounding only: the two patterns are the same.",
+)
+output_metric.metric(
+    "largest |output A − output B|",
+    f"{row_max_abs_diff(twin.output_a, twin.output_b).max():.3f}",
+    help="The same pattern moved different information.",
+)
+st.info(
+    "**The weights show what was read, not why.** Two inputs, or two heads, can share one pattern and compute "
+    "entirely different things: to know what a head does, look at the values it moves and what happens to "
+    "the output, not only at the heatmap.",
+    icon="🔍",
+)
 
-show_snippet(attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=False, scale=True)
-             + "\nwrong = Q @ K  # the pitfall: still runs when n == d_k, but it is not Q @ K.T")
+show_snippet(
+    attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=False, scale=True)
+    + "\nwrong = Q @ K  # the pitfall: still runs when n == d_k, but it is not Q @ K.T"
+)

@@ -1,4 +1,5 @@
 """Playground: type query, key and value vectors and watch the attention weights change live."""
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -7,8 +8,8 @@ from attention import attention_steps
 from attention.dot_product import ATTENTION_LATEX
 from figures.geometry import arrows_figure
 from figures.heatmaps import attention_heatmap, fmt
-from ui.export import matrices_to_csv, matrices_to_json
 from ui.charts import chart, show_snippet
+from ui.export import matrices_to_csv, matrices_to_json
 from ui.page_state import PageState, stop
 from ui.sequence import default_sequence
 from ui.sequence_editor import sequence_editor
@@ -27,8 +28,7 @@ STATE = PageState(
 
 def matrix_table(a: np.ndarray, row_labels, col_labels, digits: int = 3) -> pd.DataFrame:
     """A matrix as a table of display strings (so −∞ shows as −∞)."""
-    return pd.DataFrame([[fmt(x, digits) for x in row] for row in a], index=list(row_labels),
-                        columns=list(col_labels))
+    return pd.DataFrame([[fmt(x, digits) for x in row] for row in a], index=list(row_labels), columns=list(col_labels))
 
 
 def show_step(title: str, a: np.ndarray, rows, cols, note: str = "") -> None:
@@ -50,58 +50,103 @@ left, right = st.columns([3, 2], gap="large")
 with left:
     seq = sequence_editor(STATE.key("seq"))
 with right:
-    t1, t2 = st.columns(2)
-    causal = t1.toggle("Causal mask", key=STATE.key("causal"), persist_state="session",
-                       help="Each position may only attend to itself and earlier positions: scores above the "
-                            "diagonal become −∞ before the softmax, so their weights are exactly 0.")
-    scale = t2.toggle("Divide by √d_k", key=STATE.key("scale"), persist_state="session",
-                      help="Scale the scores by 1/√d_k before the softmax. Off: raw dot products.")
+    causal_col, scale_col = st.columns(2)
+    causal = causal_col.toggle(
+        "Causal mask",
+        key=STATE.key("causal"),
+        persist_state="session",
+        help="Each position may only attend to itself and earlier positions: scores above the "
+        "diagonal become −∞ before the softmax, so their weights are exactly 0.",
+    )
+    scale = scale_col.toggle(
+        "Divide by √d_k",
+        key=STATE.key("scale"),
+        persist_state="session",
+        help="Scale the scores by 1/√d_k before the softmax. Off: raw dot products.",
+    )
     try:
         steps = attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale)
     except ValueError as err:
         st.error(f"Cannot compute attention: {err}")
         stop()
-    chart(st, attention_heatmap(steps.weights, seq.tokens, seq.tokens, scores=steps.scores,
-                                      scale_factor=steps.scale_factor, allowed=steps.allowed),
-                    width="stretch", key="pg_heatmap")
+    chart(
+        st,
+        attention_heatmap(
+            steps.weights,
+            seq.tokens,
+            seq.tokens,
+            scores=steps.scores,
+            scale_factor=steps.scale_factor,
+            allowed=steps.allowed,
+        ),
+        width="stretch",
+        key="pg_heatmap",
+    )
     st.caption("Rows are queries, columns are keys; each row sums to 1. Hover a cell for its arithmetic.")
     if seq.d_k == 2:
-        st.markdown("**Geometry (d_k = 2).** Queries in red, keys in blue: aligned arrows have a large dot "
-                    "product, perpendicular ones a dot product of 0.")
+        st.markdown(
+            "**Geometry (d_k = 2).** Queries in red, keys in blue: aligned arrows have a large dot "
+            "product, perpendicular ones a dot product of 0."
+        )
         chart(st, arrows_figure(seq.q, seq.k, seq.tokens), width="stretch", key="pg_geometry")
 
 st.subheader("Step by step")
 tok = seq.tokens
 dk_cols = [f"d{j + 1}" for j in range(seq.d_k)]
 dv_cols = [f"d{j + 1}" for j in range(seq.d_v)]
-c1, c2, c3 = st.columns(3)
-with c1:
+q_col, k_col, scores_col = st.columns(3)
+with q_col:
     show_step("1. Q", steps.q, tok, dk_cols)
-with c2:
+with k_col:
     show_step("2. Kᵀ", steps.k.T, dk_cols, tok, "keys as columns")
-with c3:
+with scores_col:
     show_step("3. Q Kᵀ", steps.scores, tok, tok, "every query dotted with every key")
-c4, c5 = st.columns(2)
-with c4:
+scaled_col, masked_col = st.columns(2)
+with scaled_col:
     note = f"÷ √{seq.d_k} = × {steps.scale_factor:.3f}" if scale else "scaling off: same as Q Kᵀ"
     show_step("4. Scaled scores", steps.scaled, tok, tok, note)
-with c5:
-    show_step("5. Masked scores", steps.masked, tok, tok,
-              "−∞ above the diagonal (future positions)" if causal else "causal mask off: nothing masked")
-c6, c7 = st.columns(2)
-with c6:
+with masked_col:
+    show_step(
+        "5. Masked scores",
+        steps.masked,
+        tok,
+        tok,
+        "−∞ above the diagonal (future positions)" if causal else "causal mask off: nothing masked",
+    )
+weights_col, output_col = st.columns(2)
+with weights_col:
     weights_with_sums = np.column_stack([steps.weights, steps.weights.sum(axis=1)])
-    show_step("6. Weights = softmax(row)", weights_with_sums, tok, [*tok, "row sum"], "the last column is each row's sum")
-with c7:
+    show_step(
+        "6. Weights = softmax(row)", weights_with_sums, tok, [*tok, "row sum"], "the last column is each row's sum"
+    )
+with output_col:
     show_step("7. Output = weights @ V", steps.output, tok, dv_cols, "each row: a weighted average of the values")
 
 st.subheader("Download")
-matrices = {"Q": steps.q, "K": steps.k, "V": steps.v, "scores": steps.scores, "weights": steps.weights,
-            "output": steps.output}
-d1, d2, _ = st.columns([1, 1, 3])
-d1.download_button("Matrices as CSV", matrices_to_csv(tok, matrices), file_name="attention.csv",
-                   mime="text/csv", key="pg_csv", on_click="ignore")
-d2.download_button("Matrices as JSON", matrices_to_json(tok, matrices, causal=causal, scale=scale),
-                   file_name="attention.json", mime="application/json", key="pg_json", on_click="ignore")
+matrices = {
+    "Q": steps.q,
+    "K": steps.k,
+    "V": steps.v,
+    "scores": steps.scores,
+    "weights": steps.weights,
+    "output": steps.output,
+}
+csv_col, json_col, _ = st.columns([1, 1, 3])
+csv_col.download_button(
+    "Matrices as CSV",
+    matrices_to_csv(tok, matrices),
+    file_name="attention.csv",
+    mime="text/csv",
+    key="pg_csv",
+    on_click="ignore",
+)
+json_col.download_button(
+    "Matrices as JSON",
+    matrices_to_json(tok, matrices, causal=causal, scale=scale),
+    file_name="attention.json",
+    mime="application/json",
+    key="pg_json",
+    on_click="ignore",
+)
 
 show_snippet(attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=causal, scale=scale))

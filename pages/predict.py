@@ -1,14 +1,15 @@
 """Predict, then check: guess which key each query attends to most, then reveal the weights and the score."""
+
 import pandas as pd
 import streamlit as st
 
 from attention import attention_steps
-from lessons.puzzles import PREDICT_LATEX, PUZZLES, PUZZLES_BY_ID, Puzzle, custom_puzzle, score_guesses
 from figures.geometry import arrows_figure
 from figures.lessons import guess_heatmap
-from ui.safe_text import escape_markdown
+from lessons.puzzles import PREDICT_LATEX, PUZZLES, PUZZLES_BY_ID, Puzzle, custom_puzzle, score_guesses
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
+from ui.safe_text import escape_markdown
 from ui.sequence_editor import reset_sequence, sequence_editor
 from ui.snippets import attention_snippet
 from ui.state import SEQUENCE_KEY, require_app_entry
@@ -68,20 +69,35 @@ st.markdown(
     "to get the largest weight (and, if you like, guess that weight). Only then press **Reveal**: the page draws "
     "the weights, scores your guesses and explains every miss with the actual dot products."
 )
-st.info("**The rule of this lesson:** if you cannot predict the output, you are testing nothing. A test is a "
-        "prediction written down before the run.", icon="🎯")
+st.info(
+    "**The rule of this lesson:** if you cannot predict the output, you are testing nothing. A test is a "
+    "prediction written down before the run.",
+    icon="🎯",
+)
 st.latex(PREDICT_LATEX)
-st.caption("The softmax never changes the order within a row: the largest dot product always gets the largest "
-           "weight. Scaling by 1/√d_k changes how large that weight is, not which key gets it.")
+st.caption(
+    "The softmax never changes the order within a row: the largest dot product always gets the largest "
+    "weight. Scaling by 1/√d_k changes how large that weight is, not which key gets it."
+)
 STATE.show_warnings()
 
-choice = st.selectbox("Puzzle", CHOICES, format_func=title_of, key=STATE.key("puzzle"), on_change=on_puzzle_change,
-                      persist_state="session",
-                      help="Built-in puzzles get harder from 1 to 5. 'Make your own' copies the Playground's "
-                           "vectors, which you can then edit here.")
+choice = st.selectbox(
+    "Puzzle",
+    CHOICES,
+    format_func=title_of,
+    key=STATE.key("puzzle"),
+    on_change=on_puzzle_change,
+    persist_state="session",
+    help="Built-in puzzles get harder from 1 to 5. 'Make your own' copies the Playground's "
+    "vectors, which you can then edit here.",
+)
 if choice == OWN:
-    st.button("Copy the Playground's vectors again", key="predict_copy", on_click=copy_playground,
-              help="Replace the vectors below with the Playground's current ones (your guesses are cleared).")
+    st.button(
+        "Copy the Playground's vectors again",
+        key="predict_copy",
+        on_click=copy_playground,
+        help="Replace the vectors below with the Playground's current ones (your guesses are cleared).",
+    )
     st.markdown("**Your vectors** (the Playground's editor: change them, then predict again)")
     with st.container(border=True):
         seq = sequence_editor(EDIT_KEY, presets=False)
@@ -100,67 +116,120 @@ key_names = [f"k_{j} '{tok}'" for j, tok in enumerate(puzzle.seq.tokens)]
 rnd = st.session_state["predict_round"]
 guess_keys = [f"predict_guess_{rnd}_{n}_{i}" for i in range(n)]
 weight_keys = [f"predict_weight_{rnd}_{n}_{i}" for i in range(n)]
-revealed = (st.session_state.get("predict_revealed") == fingerprint(puzzle)
-            and all(st.session_state.get(k) is not None for k in guess_keys))
+revealed = st.session_state.get("predict_revealed") == fingerprint(puzzle) and all(
+    st.session_state.get(k) is not None for k in guess_keys
+)
 
 left, right = st.columns([5, 4], gap="large")
 with left:
     st.subheader("The vectors")
-    c1, c2 = st.columns(2)
-    c1.markdown("**Queries Q**", help="What each position looks for: one row per position.")
-    c1.dataframe(vectors_table(puzzle.seq.q, puzzle.seq.tokens, "q"), width="stretch")
-    c2.markdown("**Keys K**", help="What each position offers to be found by: one row per position.")
-    c2.dataframe(vectors_table(puzzle.seq.k, puzzle.seq.tokens, "k"), width="stretch")
+    q_col, k_col = st.columns(2)
+    q_col.markdown("**Queries Q**", help="What each position looks for: one row per position.")
+    q_col.dataframe(vectors_table(puzzle.seq.q, puzzle.seq.tokens, "q"), width="stretch")
+    k_col.markdown("**Keys K**", help="What each position offers to be found by: one row per position.")
+    k_col.dataframe(vectors_table(puzzle.seq.k, puzzle.seq.tokens, "k"), width="stretch")
     if puzzle.seq.q.shape[1] == 2:
         with st.expander("Draw them as arrows (d_k = 2)"):
-            chart(st, arrows_figure(puzzle.seq.q, puzzle.seq.k, puzzle.seq.tokens, height=360), width="stretch",
-                            key="predict_arrows")
+            chart(
+                st,
+                arrows_figure(puzzle.seq.q, puzzle.seq.k, puzzle.seq.tokens, height=360),
+                width="stretch",
+                key="predict_arrows",
+            )
 
     st.subheader("Your prediction")
     for i, tok in enumerate(puzzle.seq.tokens):
-        g1, g2 = st.columns([3, 2], vertical_alignment="bottom")
-        g1.selectbox(f"q_{i} '{escape_markdown(tok)}' attends most to", range(n), index=None,  # a label is markdown
-                     format_func=lambda j: key_names[j],
-                     key=guess_keys[i], placeholder="pick a key", disabled=revealed,
-                     help=f"Which key gets the largest weight in row {i}? Compare q_{i} with every key.")
-        g2.number_input("its weight (optional)", 0.0, 1.0, value=None, step=0.05, format="%.2f", key=weight_keys[i],
-                        placeholder="e.g. 0.7", disabled=revealed,
-                        help="Optional: your guess of that largest weight, between 0 and 1.")
+        guess_col, weight_col = st.columns([3, 2], vertical_alignment="bottom")
+        guess_col.selectbox(
+            f"q_{i} '{escape_markdown(tok)}' attends most to",
+            range(n),
+            index=None,  # a label is markdown
+            format_func=lambda j: key_names[j],
+            key=guess_keys[i],
+            placeholder="pick a key",
+            disabled=revealed,
+            help=f"Which key gets the largest weight in row {i}? Compare q_{i} with every key.",
+        )
+        weight_col.number_input(
+            "its weight (optional)",
+            0.0,
+            1.0,
+            value=None,
+            step=0.05,
+            format="%.2f",
+            key=weight_keys[i],
+            placeholder="e.g. 0.7",
+            disabled=revealed,
+            help="Optional: your guess of that largest weight, between 0 and 1.",
+        )
     guesses = [st.session_state.get(k) for k in guess_keys]
     missing = sum(g is None for g in guesses)
     if revealed:
-        st.button("Try again", key="predict_again", on_click=hide_reveal, icon="🔁",
-                  help="Clear your guesses and hide the weights again.")
+        st.button(
+            "Try again",
+            key="predict_again",
+            on_click=hide_reveal,
+            icon="🔁",
+            help="Clear your guesses and hide the weights again.",
+        )
     else:
-        st.button("Reveal", key="predict_reveal", type="primary", disabled=missing > 0, icon="👀",
-                  on_click=lambda: st.session_state.update(predict_revealed=fingerprint(puzzle)),
-                  help="Show the weights and score your guesses (unlocked once every query has a guess).")
+        st.button(
+            "Reveal",
+            key="predict_reveal",
+            type="primary",
+            disabled=missing > 0,
+            icon="👀",
+            on_click=lambda: st.session_state.update(predict_revealed=fingerprint(puzzle)),
+            help="Show the weights and score your guesses (unlocked once every query has a guess).",
+        )
         if missing:
             st.caption(f"Pick a key for {missing} more quer{'y' if missing == 1 else 'ies'} to unlock Reveal.")
 
 with right:
     st.subheader("The check")
     if not revealed:
-        st.info("The weights stay hidden until you have made a guess for every query and pressed **Reveal**.",
-                icon="🙈")
+        st.info(
+            "The weights stay hidden until you have made a guess for every query and pressed **Reveal**.", icon="🙈"
+        )
     else:
         try:
             steps = attention_steps(puzzle.seq.q, puzzle.seq.k, puzzle.seq.v)
-            results = score_guesses(steps.weights, guesses, [st.session_state.get(k) for k in weight_keys],
-                                    steps.scores, [escape_markdown(t) for t in puzzle.seq.tokens])  # for st.error
+            results = score_guesses(
+                steps.weights,
+                guesses,
+                [st.session_state.get(k) for k in weight_keys],
+                steps.scores,
+                [escape_markdown(t) for t in puzzle.seq.tokens],
+            )  # for st.error
         except ValueError as err:
             st.error(f"Cannot score this puzzle: {err}")
             stop()
         right_count = sum(r.correct for r in results)
-        st.metric("Your score", f"{right_count} / {n}", help="A query counts as right if your key gets the largest "
-                                                              "weight (on a tie, any of the tied keys).")
-        chart(st, guess_heatmap(steps.weights, puzzle.seq.tokens, guesses, [r.correct for r in results],
-                                      scores=steps.scores, scale_factor=steps.scale_factor),
-                        width="stretch", key="predict_heatmap")
+        st.metric(
+            "Your score",
+            f"{right_count} / {n}",
+            help="A query counts as right if your key gets the largest weight (on a tie, any of the tied keys).",
+        )
+        chart(
+            st,
+            guess_heatmap(
+                steps.weights,
+                puzzle.seq.tokens,
+                guesses,
+                [r.correct for r in results],
+                scores=steps.scores,
+                scale_factor=steps.scale_factor,
+            ),
+            width="stretch",
+            key="predict_heatmap",
+        )
         st.caption("Rows are queries, columns keys; your guess is boxed. Hover a cell for q·k and the weight.")
         for r in results:
             label = escape_markdown(puzzle.seq.tokens[r.query])
-            (st.success if r.correct else st.error)(f"**q_{r.query} '{label}'**: {r.explanation}",
-                                                   icon="✅" if r.correct else "❌")
+            (st.success if r.correct else st.error)(
+                f"**q_{r.query} '{label}'**: {r.explanation}", icon="✅" if r.correct else "❌"
+            )
         st.info(puzzle.lesson, icon="💡")
-        show_snippet(attention_snippet(puzzle.seq.tokens, puzzle.seq.q, puzzle.seq.k, puzzle.seq.v, causal=False, scale=True))
+        show_snippet(
+            attention_snippet(puzzle.seq.tokens, puzzle.seq.q, puzzle.seq.k, puzzle.seq.v, causal=False, scale=True)
+        )

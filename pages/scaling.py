@@ -1,14 +1,29 @@
 """Why divide by √d_k: measure the saturation and the vanishing gradient, then watch an unscaled model train badly."""
+
 import pandas as pd
 import streamlit as st
 
 from attention.gradients import ATTENTION_BACKWARD_LATEX, SOFTMAX_BACKWARD_LATEX
-from lessons.scaling import (DEFAULT_KEYS, JACOBIAN_LATEX, MAX_KEYS, SCALED_LATEX, SWEEP_D_KS, VARIANCE_LATEX,
-                               ScalingStats, scaling_stats)
-from lessons.training import LOSS_LATEX, MAX_D_K as MAX_TRAIN_D_K
-from lessons.training import STUCK_WEIGHT, ScalingComparison, TrainingConfig, compare_scaling
-from figures.scaling import (grad_norm_figure, jacobian_figure, loss_curves_figure, max_weight_figure,
-                             variance_figure, weights_by_d_k_figure)
+from figures.scaling import (
+    grad_norm_figure,
+    jacobian_figure,
+    loss_curves_figure,
+    max_weight_figure,
+    variance_figure,
+    weights_by_d_k_figure,
+)
+from lessons.scaling import (
+    DEFAULT_KEYS,
+    JACOBIAN_LATEX,
+    MAX_KEYS,
+    SCALED_LATEX,
+    SWEEP_D_KS,
+    VARIANCE_LATEX,
+    ScalingStats,
+    scaling_stats,
+)
+from lessons.training import LOSS_LATEX, STUCK_WEIGHT, ScalingComparison, TrainingConfig, compare_scaling
+from lessons.training import MAX_D_K as MAX_TRAIN_D_K
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState
 from ui.snippets import scaling_snippet
@@ -64,8 +79,9 @@ def train_with_progress(config: TrainingConfig) -> ScalingComparison:
     def on_step(done: int, total: int) -> None:
         if done % 10 == 0 or done == total:  # a message every step would cost more than the step
             run = "scaled" if done <= config.steps else "unscaled"
-            bar.progress(done / total, text=f"Training the {run} run: step {(done - 1) % config.steps + 1} "
-                                            f"of {config.steps}")
+            bar.progress(
+                done / total, text=f"Training the {run} run: step {(done - 1) % config.steps + 1} of {config.steps}"
+            )
 
     result = compare_scaling(config, on_step=on_step)
     bar.empty()
@@ -73,65 +89,108 @@ def train_with_progress(config: TrainingConfig) -> ScalingComparison:
 
 
 def numbers_table(stats: ScalingStats) -> pd.DataFrame:
-    return pd.DataFrame({
-        "d_k": stats.d_k, "Var(q·k) measured": stats.variance, "predicted (d_k)": stats.predicted_variance,
-        "max weight unscaled": stats.max_weight_unscaled, "max weight scaled": stats.max_weight_scaled,
-        "entropy unscaled": stats.entropy_unscaled, "entropy scaled": stats.entropy_scaled,
-        "‖J‖ median unscaled": stats.jacobian_median_unscaled,
-        "‖J‖ median scaled": stats.jacobian_median_scaled,
-        "‖J‖ mean unscaled": stats.jacobian_norm_unscaled, "‖J‖ mean scaled": stats.jacobian_norm_scaled,
-    }).set_index("d_k")
+    return pd.DataFrame(
+        {
+            "d_k": stats.d_k,
+            "Var(q·k) measured": stats.variance,
+            "predicted (d_k)": stats.predicted_variance,
+            "max weight unscaled": stats.max_weight_unscaled,
+            "max weight scaled": stats.max_weight_scaled,
+            "entropy unscaled": stats.entropy_unscaled,
+            "entropy scaled": stats.entropy_scaled,
+            "‖J‖ median unscaled": stats.jacobian_median_unscaled,
+            "‖J‖ median scaled": stats.jacobian_median_scaled,
+            "‖J‖ mean unscaled": stats.jacobian_norm_unscaled,
+            "‖J‖ mean scaled": stats.jacobian_norm_scaled,
+        }
+    ).set_index("d_k")
 
 
 def show_measurements(stats: ScalingStats, shown: list[int]) -> None:
     rows = [stats.index(d) for d in shown]
     if stats.n_keys == 1:
-        st.info("With one key, its weight is 1 whatever the score: there is nothing to saturate, and the "
-                "softmax Jacobian is exactly 0 (drawn at the bottom of its log axis).")
-    st.markdown("**One sample at each d_k.** Each row is the same random query and keys cut to d_k dimensions: "
-                "unscaled, the weights pile onto one key as d_k grows (now and then onto two whose scores happen to "
-                "tie); divided by √d_k, they look alike at every d_k.")
-    chart(st, weights_by_d_k_figure(shown, stats.example_unscaled[rows], stats.example_scaled[rows],
-                                          stats.example_scores[rows]), width="stretch", key="scaling_weights")
+        st.info(
+            "With one key, its weight is 1 whatever the score: there is nothing to saturate, and the "
+            "softmax Jacobian is exactly 0 (drawn at the bottom of its log axis)."
+        )
+    st.markdown(
+        "**One sample at each d_k.** Each row is the same random query and keys cut to d_k dimensions: "
+        "unscaled, the weights pile onto one key as d_k grows (now and then onto two whose scores happen to "
+        "tie); divided by √d_k, they look alike at every d_k."
+    )
+    chart(
+        st,
+        weights_by_d_k_figure(
+            shown, stats.example_unscaled[rows], stats.example_scaled[rows], stats.example_scores[rows]
+        ),
+        width="stretch",
+        key="scaling_weights",
+    )
     left, right = st.columns(2, gap="large")
     with left:
-        chart(st, max_weight_figure(stats.d_k, stats.max_weight_unscaled, stats.max_weight_scaled,
-                                          stats.n_keys), width="stretch", key="scaling_max_weight")
-        st.caption("The average largest weight: unscaled it climbs towards 1 (one-hot) as d_k grows; scaled it "
-                   "stays where it is at d_k = 1.")
+        chart(
+            st,
+            max_weight_figure(stats.d_k, stats.max_weight_unscaled, stats.max_weight_scaled, stats.n_keys),
+            width="stretch",
+            key="scaling_max_weight",
+        )
+        st.caption(
+            "The average largest weight: unscaled it climbs towards 1 (one-hot) as d_k grows; scaled it "
+            "stays where it is at d_k = 1."
+        )
     with right:
         chart(st, variance_figure(stats.d_k, stats.variance), width="stretch", key="scaling_variance")
         st.caption("The measured variance of q·k sits on the line y = d_k: the spread that dividing by √d_k undoes.")
     left, right = st.columns(2, gap="large")
     with left:
         st.latex(JACOBIAN_LATEX)
-        chart(st, jacobian_figure(stats.d_k, stats.jacobian_median_unscaled, stats.jacobian_median_scaled,
-                                        stats.jacobian_norm_unscaled, stats.jacobian_norm_scaled),
-                        width="stretch", key="scaling_jacobian")
-        st.caption("The norm of diag(p) − p pᵀ, which every gradient is multiplied by on its way back through the "
-                   "softmax: unscaled it collapses by orders of magnitude in a typical sample (median, solid); the "
-                   "mean (dotted) falls less because rare samples where two keys nearly tie still pass gradient.")
+        chart(
+            st,
+            jacobian_figure(
+                stats.d_k,
+                stats.jacobian_median_unscaled,
+                stats.jacobian_median_scaled,
+                stats.jacobian_norm_unscaled,
+                stats.jacobian_norm_scaled,
+            ),
+            width="stretch",
+            key="scaling_jacobian",
+        )
+        st.caption(
+            "The norm of diag(p) − p pᵀ, which every gradient is multiplied by on its way back through the "
+            "softmax: unscaled it collapses by orders of magnitude in a typical sample (median, solid); the "
+            "mean (dotted) falls less because rare samples where two keys nearly tie still pass gradient."
+        )
     with right:
-        st.markdown("**All the numbers** (entropy in nats; uniform weights have log n = "
-                    f"{stats.max_entropy:.2f}, one-hot weights 0)")
+        st.markdown(
+            "**All the numbers** (entropy in nats; uniform weights have log n = "
+            f"{stats.max_entropy:.2f}, one-hot weights 0)"
+        )
         table = numbers_table(stats)
-        formats = {c: st.column_config.NumberColumn(format="%.2e" if c.startswith("‖J‖") else "%.4g")
-                   for c in table.columns}
+        formats = {
+            c: st.column_config.NumberColumn(format="%.2e" if c.startswith("‖J‖") else "%.4g") for c in table.columns
+        }
         st.dataframe(table, width="stretch", height=300, column_config=formats)
 
 
 def verdict(c: ScalingComparison) -> str:
     s, u = c.scaled, c.unscaled
-    numbers = (f"held-out loss **{s.final_loss:.4f}** scaled vs **{u.final_loss:.4f}** unscaled, accuracy "
-               f"**{s.final_accuracy:.0%}** vs **{u.final_accuracy:.0%}**")
+    numbers = (
+        f"held-out loss **{s.final_loss:.4f}** scaled vs **{u.final_loss:.4f}** unscaled, accuracy "
+        f"**{s.final_accuracy:.0%}** vs **{u.final_accuracy:.0%}**"
+    )
     if c.config.d_k == 1:
         return f"At d_k = 1, √d_k = 1: the two runs are the same run ({numbers})."
     if c.unscaled_trains_worse:
-        return (f"At d_k = {c.config.d_k} the unscaled run trains worse: {numbers}. {u.final_stuck:.0%} of its "
-                f"held-out examples are stuck, with more than {STUCK_WEIGHT:.0%} of the weight on a wrong position "
-                f"and a softmax Jacobian too close to 0 to pass back the gradient that would fix them.")
-    return (f"Honestly: at this setting the unscaled run does **not** train clearly worse ({numbers}). At small d_k "
-            "the unscaled scores barely saturate; try d_k = 256 or more.")
+        return (
+            f"At d_k = {c.config.d_k} the unscaled run trains worse: {numbers}. {u.final_stuck:.0%} of its "
+            f"held-out examples are stuck, with more than {STUCK_WEIGHT:.0%} of the weight on a wrong position "
+            f"and a softmax Jacobian too close to 0 to pass back the gradient that would fix them."
+        )
+    return (
+        f"Honestly: at this setting the unscaled run does **not** train clearly worse ({numbers}). At small d_k "
+        "the unscaled scores barely saturate; try d_k = 256 or more."
+    )
 
 
 def show_training(c: ScalingComparison) -> None:
@@ -144,13 +203,15 @@ def show_training(c: ScalingComparison) -> None:
     left, right = st.columns(2, gap="large")
     with left:
         chart(st, loss_curves_figure(c.scaled.loss, c.unscaled.loss), width="stretch", key="scaling_loss")
-        st.caption("The loss on each step's batch: same start, same batches, same learning rate; only the "
-                   "1/√d_k differs.")
+        st.caption(
+            "The loss on each step's batch: same start, same batches, same learning rate; only the 1/√d_k differs."
+        )
     with right:
-        chart(st, grad_norm_figure(c.scaled.grad_norm, c.unscaled.grad_norm), width="stretch",
-                        key="scaling_grad_norm")
-        st.caption("The size of each step's gradient (log scale): scaled, it shrinks as the loss does; unscaled, it "
-                   "collapses by many orders of magnitude while the loss is still high (exact zeros at the bottom).")
+        chart(st, grad_norm_figure(c.scaled.grad_norm, c.unscaled.grad_norm), width="stretch", key="scaling_grad_norm")
+        st.caption(
+            "The size of each step's gradient (log scale): scaled, it shrinks as the loss does; unscaled, it "
+            "collapses by many orders of magnitude while the loss is still high (exact zeros at the bottom)."
+        )
 
 
 STATE.load()
@@ -170,16 +231,36 @@ STATE.show_warnings()
 
 st.header("1. The claim, measured")
 d_ks_col, keys_col, samples_col, seed_col = st.columns([3, 2, 2, 1])
-shown = d_ks_col.multiselect("d_k to compare", SWEEP_D_KS, key=STATE.key("d_ks"), max_selections=MAX_SHOWN,
-                             persist_state="session", help="The d_k values drawn side by side in the first plot "
-                             f"(up to {MAX_SHOWN}). The curves always sweep every power of 2 from 1 to 4096.")
-n_keys = keys_col.slider("keys per query", key=STATE.key("keys"), **STATE.bounds("keys"), persist_state="session",
-                         help="How many keys each random query is compared with (the length of a softmax row).")
-n_samples = samples_col.select_slider("samples per d_k", key=STATE.key("samples"), **STATE.bounds("samples"),
-                                      persist_state="session",
-                                      help="How many random (q, K) draws each average is taken over.")
-seed = seed_col.number_input("seed", key=STATE.key("seed"), **STATE.bounds("seed"), persist_state="session",
-                             help="Seed of the random draws here and in the training below: same seed, same numbers.")
+shown = d_ks_col.multiselect(
+    "d_k to compare",
+    SWEEP_D_KS,
+    key=STATE.key("d_ks"),
+    max_selections=MAX_SHOWN,
+    persist_state="session",
+    help="The d_k values drawn side by side in the first plot "
+    f"(up to {MAX_SHOWN}). The curves always sweep every power of 2 from 1 to 4096.",
+)
+n_keys = keys_col.slider(
+    "keys per query",
+    key=STATE.key("keys"),
+    **STATE.bounds("keys"),
+    persist_state="session",
+    help="How many keys each random query is compared with (the length of a softmax row).",
+)
+n_samples = samples_col.select_slider(
+    "samples per d_k",
+    key=STATE.key("samples"),
+    **STATE.bounds("samples"),
+    persist_state="session",
+    help="How many random (q, K) draws each average is taken over.",
+)
+seed = seed_col.number_input(
+    "seed",
+    key=STATE.key("seed"),
+    **STATE.bounds("seed"),
+    persist_state="session",
+    help="Seed of the random draws here and in the training below: same seed, same numbers.",
+)
 try:
     stats = measure(n_keys, n_samples, seed)
 except ValueError as err:
@@ -200,21 +281,39 @@ st.markdown(
 )
 st.latex(LOSS_LATEX)
 with st.expander("The backward pass, written by hand"):
-    st.markdown("The gradient of the loss reaches W_q and W_k only through the softmax, whose Jacobian "
-                "diag(p) − p pᵀ is nearly 0 when p is nearly one-hot:")
+    st.markdown(
+        "The gradient of the loss reaches W_q and W_k only through the softmax, whose Jacobian "
+        "diag(p) − p pᵀ is nearly 0 when p is nearly one-hot:"
+    )
     st.latex(SOFTMAX_BACKWARD_LATEX)
     st.latex(ATTENTION_BACKWARD_LATEX)
-    st.caption("attention/gradients.py implements exactly these lines; the tests check them against centred "
-               "finite differences in float64.")
+    st.caption(
+        "attention/gradients.py implements exactly these lines; the tests check them against centred "
+        "finite differences in float64."
+    )
 train_col, lr_col, steps_col = st.columns(3)
-train_d_k = train_col.select_slider("d_k for training", key=STATE.key("train_d_k"), **STATE.bounds("train_d_k"),
-                                    persist_state="session",
-                                    help=f"The width of q and k in the layer being trained (up to {MAX_TRAIN_D_K}).")
-lr = lr_col.select_slider("learning rate", key=STATE.key("lr"), **STATE.bounds("lr"), persist_state="session",
-                          help="The step size of plain gradient descent, the same for both runs.")
-steps = steps_col.slider("steps", step=STEPS_STEP, key=STATE.key("steps"), **STATE.bounds("steps"),
-                         persist_state="session", help="Gradient-descent steps per run, each on a fresh batch of 32 "
-                                                       "examples.")
+train_d_k = train_col.select_slider(
+    "d_k for training",
+    key=STATE.key("train_d_k"),
+    **STATE.bounds("train_d_k"),
+    persist_state="session",
+    help=f"The width of q and k in the layer being trained (up to {MAX_TRAIN_D_K}).",
+)
+lr = lr_col.select_slider(
+    "learning rate",
+    key=STATE.key("lr"),
+    **STATE.bounds("lr"),
+    persist_state="session",
+    help="The step size of plain gradient descent, the same for both runs.",
+)
+steps = steps_col.slider(
+    "steps",
+    step=STEPS_STEP,
+    key=STATE.key("steps"),
+    **STATE.bounds("steps"),
+    persist_state="session",
+    help="Gradient-descent steps per run, each on a fresh batch of 32 examples.",
+)
 try:
     comparison = train_with_progress(TrainingConfig(d_k=train_d_k, steps=steps, lr=lr, seed=seed))
 except ValueError as err:
@@ -222,5 +321,4 @@ except ValueError as err:
 else:
     show_training(comparison)
 
-show_snippet(scaling_snippet(n_keys=n_keys, n_samples=n_samples, seed=seed, train_d_k=train_d_k, lr=lr,
-                             steps=steps))
+show_snippet(scaling_snippet(n_keys=n_keys, n_samples=n_samples, seed=seed, train_d_k=train_d_k, lr=lr, steps=steps))

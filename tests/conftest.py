@@ -1,4 +1,5 @@
 """Shared test setup. Kept minimal: module-specific helpers live in their own test files."""
+
 import sys
 from pathlib import Path
 

@@ -1,4 +1,5 @@
 """App-wide server behaviour set up by app.py."""
+
 from threadpoolctl import threadpool_info
 
 from tests.apptest_helpers import run_page

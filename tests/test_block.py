@@ -1,4 +1,5 @@
 """The transformer block: shape in = shape out, a python-loop reference, the trace, and refusals."""
+
 import dataclasses
 import math
 
@@ -26,6 +27,7 @@ def block_inputs(draw, dtype=np.float64):
 
 
 # --- a reference written from scratch with python loops ------------------------------------------
+
 
 def ref_layer_norm(rows, gamma, beta, eps):
     out = []
@@ -79,8 +81,13 @@ def ref_block(x, p, n_heads, causal, activation, norm, eps=1e-5):
 def with_layer_norm_params(params, rng):
     """The same params with non-trivial layer-norm scales and shifts, so the reference checks them too."""
     d = params.d_model
-    return dataclasses.replace(params, ln1_gamma=rng.uniform(0.5, 2, d), ln1_beta=rng.uniform(-1, 1, d),
-                               ln2_gamma=rng.uniform(0.5, 2, d), ln2_beta=rng.uniform(-1, 1, d))
+    return dataclasses.replace(
+        params,
+        ln1_gamma=rng.uniform(0.5, 2, d),
+        ln1_beta=rng.uniform(-1, 1, d),
+        ln2_gamma=rng.uniform(0.5, 2, d),
+        ln2_beta=rng.uniform(-1, 1, d),
+    )
 
 
 @SETTINGS
@@ -93,6 +100,7 @@ def test_matches_the_python_loop_reference(inputs, norm, activation, causal):
 
 
 # --- shapes and stacking -------------------------------------------------------------------------
+
 
 @SETTINGS
 @given(block_inputs(), st.sampled_from(["post", "pre"]), st.booleans())
@@ -127,8 +135,9 @@ def test_trace_attention_step_is_multi_head_attention():
     rng = np.random.default_rng(2)
     x, p = rng.standard_normal((4, 6)), BlockParams.random(6, 8, np.random.default_rng(3))
     _, trace = transformer_block(x, p, 2, causal=True, norm="post")
-    expected, weights = multi_head_attention(x, p.w_q, p.w_k, p.w_v, p.w_o, 2, b_q=p.b_q, b_k=p.b_k, b_v=p.b_v,
-                                             b_o=p.b_o, causal=True)
+    expected, weights = multi_head_attention(
+        x, p.w_q, p.w_k, p.w_v, p.w_o, 2, b_q=p.b_q, b_k=p.b_k, b_v=p.b_v, b_o=p.b_o, causal=True
+    )
     assert np.array_equal(trace["attention"], expected) and np.array_equal(trace.weights, weights)
     assert np.array_equal(trace["residual_1"], x + expected)
 
@@ -148,11 +157,11 @@ def test_causal_outputs_ignore_later_tokens(inputs, norm, data):
         return
     t = data.draw(st.integers(0, n - 2), label="t")
     x2 = x.copy()
-    x2[t + 1:] = data.draw(arrays(np.float64, x2[t + 1:].shape, elements=st.floats(-3, 3)), label="new later x")
+    x2[t + 1 :] = data.draw(arrays(np.float64, x2[t + 1 :].shape, elements=st.floats(-3, 3)), label="new later x")
     out1, trace1 = transformer_block(x, params, n_heads, causal=True, norm=norm)
     out2, trace2 = transformer_block(x2, params, n_heads, causal=True, norm=norm)
-    assert np.array_equal(out1[:t + 1], out2[:t + 1])  # bit for bit
-    assert np.array_equal(trace1.weights[:, :t + 1], trace2.weights[:, :t + 1])
+    assert np.array_equal(out1[: t + 1], out2[: t + 1])  # bit for bit
+    assert np.array_equal(trace1.weights[:, : t + 1], trace2.weights[:, : t + 1])
 
 
 @SETTINGS
@@ -182,24 +191,36 @@ def test_random_params_are_seeded_shaped_and_frozen():
 PARAMS = BlockParams.random(6, 10, np.random.default_rng(0))
 
 
-@pytest.mark.parametrize("changes, message", [
-    (dict(norm="middle"), r"norm must be one of \('post', 'pre'\), got 'middle'"),
-    (dict(activation="swish"), r"activation must be one of \('relu', 'gelu'\), got 'swish'"),
-    (dict(n_heads=4), "d_model=6 is not divisible by n_heads=4"),
-    (dict(n_heads=0), "n_heads must be at least 1"),
-    (dict(x=np.ones((3, 4))), r"w_q has shape \(6, 6\); expected \(4, 4\)"),
-    (dict(x=np.ones((0, 6))), r"x has shape \(0, 6\): it is empty"),
-    (dict(x=np.ones(6)), r"x has shape \(6,\); expected \(..., n, d_model\)"),
-    (dict(x=np.full((3, 6), np.nan)), r"x contains nan at index \(0, 0\)"),
-    (dict(x=np.ones((3, 6)) * 1j), "x is complex"),
-    (dict(eps=0.0), "eps must be a positive finite number"),
-    (dict(params=dataclasses.replace(PARAMS, w_1=np.ones(6))), r"w_1 has shape \(6,\); expected \(d_model=6, d_ff\)"),
-    (dict(params=dataclasses.replace(PARAMS, b_1=np.ones(6))), r"b_1 has shape \(6,\); expected \(10,\)"),
-    (dict(params=dataclasses.replace(PARAMS, w_2=np.ones((6, 10)))), r"w_2 has shape \(6, 10\); expected \(10, 6\)"),
-    (dict(params=dataclasses.replace(PARAMS, ln2_gamma=np.ones(5))), r"ln2_gamma has shape \(5,\); expected \(6,\)"),
-    (dict(params=dataclasses.replace(PARAMS, b_v=np.full(6, np.inf))), r"b_v contains inf"),
-    (dict(params=dataclasses.replace(PARAMS, w_o=np.full((6, 6), 1e308))), "overflowed"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(norm="middle"), r"norm must be one of \('post', 'pre'\), got 'middle'"),
+        (dict(activation="swish"), r"activation must be one of \('relu', 'gelu'\), got 'swish'"),
+        (dict(n_heads=4), "d_model=6 is not divisible by n_heads=4"),
+        (dict(n_heads=0), "n_heads must be at least 1"),
+        (dict(x=np.ones((3, 4))), r"w_q has shape \(6, 6\); expected \(4, 4\)"),
+        (dict(x=np.ones((0, 6))), r"x has shape \(0, 6\): it is empty"),
+        (dict(x=np.ones(6)), r"x has shape \(6,\); expected \(..., n, d_model\)"),
+        (dict(x=np.full((3, 6), np.nan)), r"x contains nan at index \(0, 0\)"),
+        (dict(x=np.ones((3, 6)) * 1j), "x is complex"),
+        (dict(eps=0.0), "eps must be a positive finite number"),
+        (
+            dict(params=dataclasses.replace(PARAMS, w_1=np.ones(6))),
+            r"w_1 has shape \(6,\); expected \(d_model=6, d_ff\)",
+        ),
+        (dict(params=dataclasses.replace(PARAMS, b_1=np.ones(6))), r"b_1 has shape \(6,\); expected \(10,\)"),
+        (
+            dict(params=dataclasses.replace(PARAMS, w_2=np.ones((6, 10)))),
+            r"w_2 has shape \(6, 10\); expected \(10, 6\)",
+        ),
+        (
+            dict(params=dataclasses.replace(PARAMS, ln2_gamma=np.ones(5))),
+            r"ln2_gamma has shape \(5,\); expected \(6,\)",
+        ),
+        (dict(params=dataclasses.replace(PARAMS, b_v=np.full(6, np.inf))), r"b_v contains inf"),
+        (dict(params=dataclasses.replace(PARAMS, w_o=np.full((6, 6), 1e308))), "overflowed"),
+    ],
+)
 def test_bad_input_raises_value_error(changes, message):
     kwargs = dict(x=np.ones((3, 6)), params=PARAMS, n_heads=2) | changes
     with np.errstate(over="ignore", invalid="ignore"):
@@ -207,17 +228,21 @@ def test_bad_input_raises_value_error(changes, message):
             transformer_block(**kwargs)
 
 
-@pytest.mark.parametrize("d_model, d_ff, message", [
-    (0, 4, "d_model must be at least 1, got 0"),
-    (4, -1, "d_ff must be at least 1, got -1"),
-    (4.0, 4, "d_model must be a whole number"),
-])
+@pytest.mark.parametrize(
+    "d_model, d_ff, message",
+    [
+        (0, 4, "d_model must be at least 1, got 0"),
+        (4, -1, "d_ff must be at least 1, got -1"),
+        (4.0, 4, "d_model must be a whole number"),
+    ],
+)
 def test_random_params_refuse_bad_sizes(d_model, d_ff, message):
     with pytest.raises(ValueError, match=message):
         BlockParams.random(d_model, d_ff, np.random.default_rng(0))
 
 
 # --- checks at the door: each argument once ------------------------------------------------------
+
 
 def checked_names(fn) -> list[str]:
     """The `name` of every as_real_array call made while running fn() (the core's one array check)."""
@@ -255,8 +280,10 @@ def test_checks_off_skips_the_checks_and_nothing_else():
     params = BlockParams.random(8, 16, rng)
     x = rng.standard_normal((3, 8))
     with checks_off():
-        assert checked_names(lambda: transformer_block(x, params, 2)) == ["x", *(f.name for f in dataclasses.fields(
-            BlockParams))]  # still called, but they return at once
+        assert checked_names(lambda: transformer_block(x, params, 2)) == [
+            "x",
+            *(f.name for f in dataclasses.fields(BlockParams)),
+        ]  # still called, but they return at once
         same, _ = transformer_block(x, params, 2)
         odd = dataclasses.replace(params, b_q=np.zeros(1))  # the wrong shape, but numpy can broadcast it
         transformer_block(x, odd, 2)  # no ValueError while the checks are off

@@ -3,6 +3,7 @@
 The pages teach `attention_steps`; the real model runs `blocked_attention`. These tests are what lets
 the real model's heatmaps be called "the same attention".
 """
+
 import contextlib
 import multiprocessing
 import os
@@ -41,8 +42,9 @@ def problems(draw):
     n, m = draw(st.integers(1, 9)), draw(st.integers(1, 9))
     d_k, d_v = draw(st.integers(1, 6)), draw(st.integers(1, 5))
     values = st.floats(-8, 8, width=32 if dtype == np.float32 else 64)
-    q, k, v = (draw(arrays(dtype, (*lead, rows, cols), elements=values)) for rows, cols in ((n, d_k), (m, d_k),
-                                                                                          (m, d_v)))
+    q, k, v = (
+        draw(arrays(dtype, (*lead, rows, cols), elements=values)) for rows, cols in ((n, d_k), (m, d_k), (m, d_v))
+    )
     causal, scale = draw(st.booleans()), draw(st.booleans())
     mask = None
     if draw(st.booleans()):
@@ -77,12 +79,12 @@ def test_causal_blocks_ignore_later_tokens_bit_for_bit(problem):
     t = n // 2
     q2, k2, v2 = (a.copy() for a in (q, k, v))
     for a in (q2, k2, v2):
-        a[..., t + 1:, :] = 3.0
+        a[..., t + 1 :, :] = 3.0
     with tiny_threaded_blocks():
         out1, w1 = blocked_attention(q, k, v, causal=True, scale=kw["scale"])
         out2, w2 = blocked_attention(q2, k2, v2, causal=True, scale=kw["scale"])
-    assert np.array_equal(out1[..., :t + 1, :], out2[..., :t + 1, :])
-    assert np.array_equal(w1[..., :t + 1, :], w2[..., :t + 1, :])
+    assert np.array_equal(out1[..., : t + 1, :], out2[..., : t + 1, :])
+    assert np.array_equal(w1[..., : t + 1, :], w2[..., : t + 1, :])
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -115,11 +117,11 @@ def test_large_causal_outputs_ignore_later_tokens_bit_for_bit():
     t = 150
     q2, k2, v2 = (a.copy() for a in (q, k, v))
     for a in (q2, k2, v2):
-        a[:, t + 1:] = rng.standard_normal(a[:, t + 1:].shape, dtype=np.float32) * 5
+        a[:, t + 1 :] = rng.standard_normal(a[:, t + 1 :].shape, dtype=np.float32) * 5
     out1, w1 = blocked_attention(q, k, v, causal=True)
     out2, w2 = blocked_attention(q2, k2, v2, causal=True)
-    assert np.array_equal(out1[:, :t + 1], out2[:, :t + 1]) and np.array_equal(w1[:, :t + 1], w2[:, :t + 1])
-    assert not np.array_equal(out1[:, t + 1:], out2[:, t + 1:])
+    assert np.array_equal(out1[:, : t + 1], out2[:, : t + 1]) and np.array_equal(w1[:, : t + 1], w2[:, : t + 1])
+    assert not np.array_equal(out1[:, t + 1 :], out2[:, t + 1 :])
     assert np.all(w1[:, causal_mask(256) == 0] == 0.0)
 
 

@@ -1,4 +1,5 @@
 """Scaled dot-product attention: cases worked on paper, a python-loop reference, properties, refusals."""
+
 import math
 
 import numpy as np
@@ -14,9 +15,7 @@ SETTINGS = settings(max_examples=40, deadline=None)
 E = math.e
 
 # Three orthogonal unit keys in d_k = 4, so 1/sqrt(d_k) = 1/2 and every dot product is one coordinate of q.
-KEYS = np.array([[1.0, 0.0, 0.0, 0.0],
-                 [0.0, 1.0, 0.0, 0.0],
-                 [0.0, 0.0, 1.0, 0.0]])
+KEYS = np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]])
 
 
 def naive_attention(q, k, v, *, causal=False, scale=True, mask=None):
@@ -57,11 +56,13 @@ def qkv(draw, max_abs=10.0, batch=True, self_attention=False, dtype=np.float64):
     m = n if self_attention else draw(st.integers(1, 7))
     d_k, d_v = draw(st.integers(1, 5)), draw(st.integers(1, 4))
     values = st.floats(-max_abs, max_abs, width=32 if dtype == np.float32 else 64)
-    return tuple(draw(arrays(dtype, (*lead, rows, cols), elements=values))
-                 for rows, cols in ((n, d_k), (m, d_k), (m, d_v)))
+    return tuple(
+        draw(arrays(dtype, (*lead, rows, cols), elements=values)) for rows, cols in ((n, d_k), (m, d_k), (m, d_v))
+    )
 
 
 # --- worked on paper -----------------------------------------------------------------------------
+
 
 def test_aligned_key_wins_orthogonal_keys_share_the_rest():
     # q = (2,0,0,0) points along key 0 (dot 2, scaled 2/2 = 1) and is orthogonal to keys 1, 2 (dot 0).
@@ -97,8 +98,9 @@ def test_without_scaling_the_aligned_key_takes_more():
 def test_causal_with_equal_scores_is_a_running_mean():
     # Zero queries score 0 against every key, so each query spreads evenly over the keys it may see:
     # query i sees keys 0..i, weight 1/(i+1) each. Values 4, 8, 0, 12 -> running means 4, 6, 4, 6.
-    output, weights = scaled_dot_product_attention(np.zeros((4, 2)), np.ones((4, 2)), [[4.0], [8.0], [0.0], [12.0]],
-                                                   causal=True)
+    output, weights = scaled_dot_product_attention(
+        np.zeros((4, 2)), np.ones((4, 2)), [[4.0], [8.0], [0.0], [12.0]], causal=True
+    )
     expected = [[1, 0, 0, 0], [1 / 2, 1 / 2, 0, 0], [1 / 3, 1 / 3, 1 / 3, 0], [1 / 4, 1 / 4, 1 / 4, 1 / 4]]
     assert np.allclose(weights, expected, rtol=0, atol=1e-15)
     assert np.all(weights[np.triu_indices(4, 1)] == 0.0)  # the future gets exactly nothing
@@ -129,6 +131,7 @@ def test_attention_steps_shows_each_stage_by_hand():
 
 
 # --- against references --------------------------------------------------------------------------
+
 
 @SETTINGS
 @given(qkv(batch=False), st.booleans(), st.booleans())
@@ -179,6 +182,7 @@ def test_leading_axes_broadcast():
 
 # --- properties ----------------------------------------------------------------------------------
 
+
 @SETTINGS
 @given(qkv(), st.booleans(), st.booleans())
 def test_weight_rows_are_probabilities(arrays_, causal, scale):
@@ -209,13 +213,14 @@ def test_causal_outputs_ignore_every_later_token(arrays_, data):
     changed = []
     for name, a in (("q", q), ("k", k), ("v", v)):
         a = a.copy()
-        a[..., t + 1:, :] = data.draw(arrays(np.float64, a[..., t + 1:, :].shape, elements=st.floats(-10, 10)),
-                                      label=f"new {name} after t")
+        a[..., t + 1 :, :] = data.draw(
+            arrays(np.float64, a[..., t + 1 :, :].shape, elements=st.floats(-10, 10)), label=f"new {name} after t"
+        )
         changed.append(a)
     out1, w1 = scaled_dot_product_attention(q, k, v, causal=True)
     out2, w2 = scaled_dot_product_attention(*changed, causal=True)
-    assert np.array_equal(out1[..., :t + 1, :], out2[..., :t + 1, :])  # bit for bit
-    assert np.array_equal(w1[..., :t + 1, :], w2[..., :t + 1, :])
+    assert np.array_equal(out1[..., : t + 1, :], out2[..., : t + 1, :])  # bit for bit
+    assert np.array_equal(w1[..., : t + 1, :], w2[..., : t + 1, :])
 
 
 @SETTINGS
@@ -267,13 +272,17 @@ GOOD = np.ones((3, 4))
 BAD_INPUTS = [
     (dict(q=np.ones((3, 4)), k=np.ones((3, 3)), v=GOOD), r"k has d_k=3 but q has d_k=4 \(q \(3, 4\), k \(3, 3\)\)"),
     (dict(k=np.ones((3, 4)), v=np.ones((2, 4))), r"v has 2 positions but k has 3 \(k \(3, 4\), v \(2, 4\)\)"),
-    (dict(mask=np.ones((2, 2), bool)),
-     r"mask has shape \(2, 2\); expected a shape broadcastable to the scores \(3, 3\)"),
+    (
+        dict(mask=np.ones((2, 2), bool)),
+        r"mask has shape \(2, 2\); expected a shape broadcastable to the scores \(3, 3\)",
+    ),
     (dict(mask=np.ones((2, 3, 3), bool)), r"mask has shape \(2, 3, 3\); expected a shape broadcastable"),
     (dict(mask=np.ones((3, 3))), "mask has dtype float64; expected bool"),
     (dict(mask=np.array([[1, 1, 1], [0, 0, 0], [1, 0, 0]], bool)), "mask leaves query 1 no key to attend to"),
-    (dict(mask=np.array([[0, 1, 1], [1, 1, 1], [1, 1, 1]], bool), causal=True),
-     "mask with causal=True leaves query 0 no key to attend to"),
+    (
+        dict(mask=np.array([[0, 1, 1], [1, 1, 1], [1, 1, 1]], bool), causal=True),
+        "mask with causal=True leaves query 0 no key to attend to",
+    ),
     (dict(q=np.array([[1.0, np.nan, 0, 0]] * 3)), r"q contains nan at index \(0, 1\)"),
     (dict(k=np.array([[1.0, 0, 0, 0]] * 2 + [[0, 0, np.inf, 0]])), r"k contains inf at index \(2, 2\)"),
     (dict(v=np.array([[1.0, 0, 0, -np.inf]] * 3)), r"v contains -inf at index \(0, 3\)"),
@@ -285,8 +294,10 @@ BAD_INPUTS = [
     (dict(v=np.ones((3, 4), bool)), "v has dtype bool; expected real numbers"),
     (dict(v=np.array([[None] * 4] * 3)), "v has dtype object; expected real numbers"),
     (dict(q=np.ones(4)), r"q has shape \(4,\); expected \(..., positions, dimensions\)"),
-    (dict(q=np.ones((2, 3, 4)), k=np.ones((3, 3, 4)), v=np.ones((3, 3, 4))),
-     r"leading \(batch/head\) axes of q \(2, 3, 4\), k \(3, 3, 4\) and v \(3, 3, 4\) do not broadcast"),
+    (
+        dict(q=np.ones((2, 3, 4)), k=np.ones((3, 3, 4)), v=np.ones((3, 3, 4))),
+        r"leading \(batch/head\) axes of q \(2, 3, 4\), k \(3, 3, 4\) and v \(3, 3, 4\) do not broadcast",
+    ),
     (dict(q=np.full((3, 4), 1e200), k=np.full((3, 4), 1e200)), "scores q·kᵀ .*overflowed"),
 ]
 

@@ -1,4 +1,5 @@
 """The position-wise feed-forward network and its activations (ReLU, exact GELU)."""
+
 import math
 
 import numpy as np
@@ -29,6 +30,7 @@ def ffn_inputs(draw, dtype=np.float64):
 
 # --- worked on paper -----------------------------------------------------------------------------
 
+
 def test_relu_network_by_hand():
     # x = (1, -2). Expand: x W_1 = (1, -2, 1 - 2) = (1, -2, -1), plus b_1 = (0, 0, 0.5) -> (1, -2, -0.5).
     # ReLU keeps only the positive unit: hidden (1, 0, 0). Contract: row 0 of W_2 = (1, 1), plus b_2 = (0, 10).
@@ -58,6 +60,7 @@ def test_gelu_values_known_on_paper():
 
 # --- GELU: exact, not approximated ---------------------------------------------------------------
 
+
 @SETTINGS
 @given(arrays(np.float64, st.integers(1, 20), elements=st.floats(-8, 8)))
 def test_gelu_is_the_exact_erf_form(x):
@@ -85,6 +88,7 @@ def test_gelu_differs_from_the_tanh_approximation():
 
 # --- properties ----------------------------------------------------------------------------------
 
+
 @SETTINGS
 @given(ffn_inputs(), st.sampled_from(["relu", "gelu"]))
 def test_matches_a_python_loop_reference(p, activation):
@@ -105,7 +109,7 @@ def test_each_position_is_transformed_independently(p, activation):
     out = feed_forward(**p, activation=activation)
     assert out.shape == p["x"].shape
     for i in range(p["x"].shape[0]):
-        alone = feed_forward(p["x"][i:i + 1], p["w_1"], p["b_1"], p["w_2"], p["b_2"], activation=activation)
+        alone = feed_forward(p["x"][i : i + 1], p["w_1"], p["b_1"], p["w_2"], p["b_2"], activation=activation)
         assert np.allclose(alone[0], out[i], rtol=1e-12, atol=1e-12)
 
 
@@ -131,21 +135,25 @@ def test_leading_axes_pass_through():
 
 # --- refusals ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("changes, message", [
-    (dict(activation="tanh"), r"activation must be one of \('relu', 'gelu'\), got 'tanh'"),
-    (dict(w_1=np.ones((3, 6))), r"w_1 has shape \(3, 6\); expected \(d_model=4, d_ff\)"),
-    (dict(w_1=np.ones(4)), r"w_1 has shape \(4,\); expected \(d_model=4, d_ff\)"),
-    (dict(w_1=np.ones((4, 0)), b_1=np.ones(0), w_2=np.ones((0, 4))), r"w_1 has shape \(4, 0\).*d_ff >= 1"),
-    (dict(b_1=np.ones(5)), r"b_1 has shape \(5,\); expected \(6,\)"),
-    (dict(w_2=np.ones((6, 3))), r"w_2 has shape \(6, 3\); expected \(6, 4\)"),
-    (dict(b_2=np.ones(6)), r"b_2 has shape \(6,\); expected \(4,\)"),
-    (dict(x=np.ones((0, 4))), r"x has shape \(0, 4\): it is empty"),
-    (dict(x=np.array([[1.0, 2.0, np.nan, 0.0]])), r"x contains nan at index \(0, 2\)"),
-    (dict(w_2=np.full((6, 4), -np.inf)), r"w_2 contains -inf"),
-    (dict(b_1=np.ones(6) * 1j), "b_1 is complex"),
-    (dict(x=[["x"] * 4]), "x has dtype <U1"),
-    (dict(w_1=np.full((4, 6), 1e200), w_2=np.full((6, 4), 1e200)), "the feed-forward output overflowed"),
-])
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(activation="tanh"), r"activation must be one of \('relu', 'gelu'\), got 'tanh'"),
+        (dict(w_1=np.ones((3, 6))), r"w_1 has shape \(3, 6\); expected \(d_model=4, d_ff\)"),
+        (dict(w_1=np.ones(4)), r"w_1 has shape \(4,\); expected \(d_model=4, d_ff\)"),
+        (dict(w_1=np.ones((4, 0)), b_1=np.ones(0), w_2=np.ones((0, 4))), r"w_1 has shape \(4, 0\).*d_ff >= 1"),
+        (dict(b_1=np.ones(5)), r"b_1 has shape \(5,\); expected \(6,\)"),
+        (dict(w_2=np.ones((6, 3))), r"w_2 has shape \(6, 3\); expected \(6, 4\)"),
+        (dict(b_2=np.ones(6)), r"b_2 has shape \(6,\); expected \(4,\)"),
+        (dict(x=np.ones((0, 4))), r"x has shape \(0, 4\): it is empty"),
+        (dict(x=np.array([[1.0, 2.0, np.nan, 0.0]])), r"x contains nan at index \(0, 2\)"),
+        (dict(w_2=np.full((6, 4), -np.inf)), r"w_2 contains -inf"),
+        (dict(b_1=np.ones(6) * 1j), "b_1 is complex"),
+        (dict(x=[["x"] * 4]), "x has dtype <U1"),
+        (dict(w_1=np.full((4, 6), 1e200), w_2=np.full((6, 4), 1e200)), "the feed-forward output overflowed"),
+    ],
+)
 def test_bad_input_raises_value_error(changes, message):
     good = dict(x=np.ones((2, 4)), w_1=np.ones((4, 6)), b_1=np.zeros(6), w_2=np.ones((6, 4)), b_2=np.zeros(4))
     kwargs = good | changes

@@ -1,15 +1,35 @@
 """Figure builders shared by the pages: heatmaps, the geometry view; and the download formats."""
+
 import csv
 import io
 import json
 
 import numpy as np
+import pytest
+from plotly.subplots import make_subplots
 
 from attention import attention_steps
-from lessons.examples import compass
 from figures.base import validated
+from figures.block import block_diagram, residual_norm_figure, stack_figure
 from figures.geometry import arrows_figure
+from figures.heads import column_blocks_figure, head_split_figure, heads_grid
 from figures.heatmaps import attention_heatmap, matrix_heatmap
+from figures.lessons import difference_bars, guess_heatmap, leak_bars
+from figures.pretrained import head_heatmap, overview_figure, token_lines_figure
+from figures.scaling import (
+    LOG_FLOOR,
+    grad_norm_figure,
+    jacobian_figure,
+    loss_curves_figure,
+    max_weight_figure,
+    running_median,
+    variance_figure,
+    weights_by_d_k_figure,
+)
+from lessons.examples import compass
+from lessons.head_library import embed_tokens, residual_sources, run_stack, stack_params
+from lessons.pitfalls import invariance_check, leak_example, mask_after_softmax, randomise_after
+from lessons.scaling import SWEEP_D_KS, scaling_stats
 from ui.export import matrices_to_csv, matrices_to_json
 
 
@@ -30,8 +50,9 @@ def test_attention_heatmap_has_a_fixed_scale_labels_and_annotations():
 
 def test_hover_spells_out_the_arithmetic_of_each_cell():
     e, s = compass_steps(causal=True)
-    fig = attention_heatmap(s.weights, e.tokens, e.tokens, scores=s.scores, scale_factor=s.scale_factor,
-                            allowed=s.allowed)
+    fig = attention_heatmap(
+        s.weights, e.tokens, e.tokens, scores=s.scores, scale_factor=s.scale_factor, allowed=s.allowed
+    )
     hover = fig.data[0].customdata
     # north's query (0, 2) · north's key (0, 2) = 4; divided by sqrt(2) = 2.828
     assert "q_0 · k_0 = 4.000" in hover[0][0] and "divided by √d_k = 2.828" in hover[0][0]
@@ -84,13 +105,6 @@ def test_weights_run_from_white_at_0_to_dark_blue_at_1():
 
 
 # ---------------------------------------------------------------- block and heads figures (built unvalidated)
-# Imported here, with the tests that use them, so this section can be added to without touching the above.
-import pytest
-from plotly.subplots import make_subplots
-
-from lessons.head_library import embed_tokens, residual_sources, run_stack, stack_params
-from figures.block import block_diagram, residual_norm_figure, stack_figure
-from figures.heads import column_blocks_figure, head_split_figure, heads_grid
 
 BLOCK_TOKENS = ("north", "east", "south", "west")
 
@@ -108,34 +122,47 @@ def _some_weights(h: int, n: int = 4) -> np.ndarray:
 BLOCK_FIGURES = {
     "block_diagram post, titled": lambda: block_diagram(
         [(s.name, s.label, s.shape) for s in _block_run("post").traces[0].steps],
-        residual_sources(_block_run("post").traces[0]), title="Block 1, post-norm"),
+        residual_sources(_block_run("post").traces[0]),
+        title="Block 1, post-norm",
+    ),
     "block_diagram pre": lambda: block_diagram(
         [(s.name, s.label, s.shape) for s in _block_run("pre").traces[0].steps],
-        residual_sources(_block_run("pre").traces[0])),
-    "block_diagram escaped label": lambda: block_diagram([("input", "<x> & y", (2, 3)), ("residual_1", "add", (2, 3))],
-                                                         {"residual_1": "input"}),
+        residual_sources(_block_run("pre").traces[0]),
+    ),
+    "block_diagram escaped label": lambda: block_diagram(
+        [("input", "<x> & y", (2, 3)), ("residual_1", "add", (2, 3))], {"residual_1": "input"}
+    ),
     "stack_figure 1 block": lambda: stack_figure([(4, 16), (4, 16)]),
     "stack_figure 12 blocks": lambda: stack_figure([(4, 16)] * 13),
     "residual_norm_figure": lambda: residual_norm_figure(
-        {n: _block_run(n).residual_norms for n in ("post", "pre")}, 16, highlight="pre"),
+        {n: _block_run(n).residual_norms for n in ("post", "pre")}, 16, highlight="pre"
+    ),
     "residual_norm_figure other name": lambda: residual_norm_figure({"other": [1.0, 2.0]}, 9),
 }
 
 HEADS_FIGURES = {
-    "head_split_figure titled": lambda: head_split_figure(np.arange(64.0).reshape(4, 16) - 30, 4, BLOCK_TOKENS,
-                                                          title="Q"),
+    "head_split_figure titled": lambda: head_split_figure(
+        np.arange(64.0).reshape(4, 16) - 30, 4, BLOCK_TOKENS, title="Q"
+    ),
     "head_split_figure 64 heads": lambda: head_split_figure(np.ones((2, 64)), 64, ("a", "<b>")),
-    "head_split_figure not annotated": lambda: head_split_figure(np.zeros((3, 6)), 2, ("a", "b", "c"),
-                                                                 annotate=False),
+    "head_split_figure not annotated": lambda: head_split_figure(np.zeros((3, 6)), 2, ("a", "b", "c"), annotate=False),
     "column_blocks_figure labelled": lambda: column_blocks_figure(
-        np.ones((2, 3)), ("<b>x</b>", "y"), [(0, 1, "position", "#6a3d9a"), (1, 3, "<i>word</i>", "#b15928")],
-        column_labels=("a", "b", "<c>"), title="X"),
+        np.ones((2, 3)),
+        ("<b>x</b>", "y"),
+        [(0, 1, "position", "#6a3d9a"), (1, 3, "<i>word</i>", "#b15928")],
+        column_labels=("a", "b", "<c>"),
+        title="X",
+    ),
     "column_blocks_figure no blocks": lambda: column_blocks_figure(np.array([[1.0, -2.0]]), ("r",), []),
-    **{f"heads_grid {h} heads": (lambda h=h: heads_grid(_some_weights(h), BLOCK_TOKENS,
-                                                        [f"head {k + 1}\n<i>cap</i>" for k in range(h)]))
-       for h in (1, 3, 4, 5, 8)},
-    "heads_grid 3 columns, annotated": lambda: heads_grid(_some_weights(6, 9), tuple("abcdefghi"), list("abcdef"),
-                                                          columns=3, annotate=True, height_per_row=200),
+    **{
+        f"heads_grid {h} heads": (
+            lambda h=h: heads_grid(_some_weights(h), BLOCK_TOKENS, [f"head {k + 1}\n<i>cap</i>" for k in range(h)])
+        )
+        for h in (1, 3, 4, 5, 8)
+    },
+    "heads_grid 3 columns, annotated": lambda: heads_grid(
+        _some_weights(6, 9), tuple("abcdefghi"), list("abcdef"), columns=3, annotate=True, height_per_row=200
+    ),
 }
 
 
@@ -157,8 +184,13 @@ def test_heads_grid_places_its_cells_and_titles_as_make_subplots_does(n_heads, c
     fig = heads_grid(_some_weights(n_heads), BLOCK_TOKENS, [f"t{k}" for k in range(n_heads)], columns=columns)
     cols = min(columns, n_heads)
     rows = -(-n_heads // cols)
-    ref = make_subplots(rows=rows, cols=cols, subplot_titles=[f"t{k}" for k in range(n_heads)],
-                        horizontal_spacing=0.04, vertical_spacing=min(0.25, 0.5 / rows))
+    ref = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=[f"t{k}" for k in range(n_heads)],
+        horizontal_spacing=0.04,
+        vertical_spacing=min(0.25, 0.5 / rows),
+    )
     for k in range(rows * cols):  # every cell has its axes, even the empty ones at the end of the last row
         suffix = str(k + 1) if k else ""
         for axis in ("xaxis", "yaxis"):
@@ -168,8 +200,9 @@ def test_heads_grid_places_its_cells_and_titles_as_make_subplots_does(n_heads, c
         suffix = str(k + 1) if k else ""
         assert (t.xaxis, t.yaxis) == ("x" + suffix, "y" + suffix)
         assert fig.layout["yaxis" + suffix].showticklabels == (k % cols == 0)
-    assert [(a.text, a.x, a.y, a.xref, a.yref, a.yanchor) for a in fig.layout.annotations] == \
-           [(a.text, a.x, a.y, a.xref, a.yref, a.yanchor) for a in ref.layout.annotations]
+    assert [(a.text, a.x, a.y, a.xref, a.yref, a.yanchor) for a in fig.layout.annotations] == [
+        (a.text, a.x, a.y, a.xref, a.yref, a.yanchor) for a in ref.layout.annotations
+    ]
 
 
 def test_heads_figures_send_colour_stops_not_colorscale_names():
@@ -184,21 +217,26 @@ def test_heads_figures_send_colour_stops_not_colorscale_names():
 def test_block_residual_norm_reference_line_spans_the_plot_as_add_hline_drew_it():
     fig = residual_norm_figure({"post": [4.0, 4.0]}, 16)
     (line,) = fig.layout.shapes
-    assert (line.type, line.xref, line.x0, line.x1, line.yref, line.y0, line.y1) == \
-           ("line", "x domain", 0, 1, "y", 4.0, 4.0)
+    assert (line.type, line.xref, line.x0, line.x1, line.yref, line.y0, line.y1) == (
+        "line",
+        "x domain",
+        0,
+        1,
+        "y",
+        4.0,
+        4.0,
+    )
     (label,) = fig.layout.annotations
-    assert (label.xref, label.x, label.xanchor, label.yanchor, label.text) == ("x domain", 1, "right", "top",
-                                                                                "√d_model = 4.00")
+    assert (label.xref, label.x, label.xanchor, label.yanchor, label.text) == (
+        "x domain",
+        1,
+        "right",
+        "top",
+        "√d_model = 4.00",
+    )
 
 
 # ---------------------------------------------------------------- scaling, lessons and pretrained figures (unvalidated)
-# Imported here, with the tests that use them, so this section can be added to without touching the above.
-from lessons.pitfalls import invariance_check, leak_example, mask_after_softmax, randomise_after
-from lessons.scaling import SWEEP_D_KS, scaling_stats
-from figures.lessons import difference_bars, guess_heatmap, leak_bars
-from figures.pretrained import head_heatmap, overview_figure, token_lines_figure
-from figures.scaling import (LOG_FLOOR, grad_norm_figure, jacobian_figure, loss_curves_figure, max_weight_figure,
-                             running_median, variance_figure, weights_by_d_k_figure)
 
 WHITE_TO_DARK_BLUE = ((0.0, "rgb(247,251,255)"), (1.0, "rgb(8,48,107)"))  # plotly.py's "Blues", never the name
 
@@ -217,15 +255,23 @@ def test_scaling_figures_are_valid_plotly_with_an_explicit_colour_scale():
         stats = scaling_stats(SWEEP_D_KS, n_keys=n_keys, n_samples=50, seed=0)
         rows = [stats.index(d) for d in (4, 64, 1024)]
         for scores in (stats.example_scores[rows], None):
-            fig = validated(weights_by_d_k_figure([4, 64, 1024], stats.example_unscaled[rows],
-                                                  stats.example_scaled[rows], scores))
+            fig = validated(
+                weights_by_d_k_figure([4, 64, 1024], stats.example_unscaled[rows], stats.example_scaled[rows], scores)
+            )
             assert [(t.xaxis, t.yaxis) for t in fig.data] == [("x", "y"), ("x2", "y2")]
             assert (fig.data[0].text is None) == (n_keys > 16) and fig.layout.yaxis2.matches == "y"
             assert _ends(fig.layout.coloraxis.colorscale) == WHITE_TO_DARK_BLUE
         validated(max_weight_figure(stats.d_k, stats.max_weight_unscaled, stats.max_weight_scaled, n_keys))
         validated(variance_figure(stats.d_k, stats.variance))
-        validated(jacobian_figure(stats.d_k, stats.jacobian_median_unscaled, stats.jacobian_median_scaled,
-                                  stats.jacobian_norm_unscaled, stats.jacobian_norm_scaled))
+        validated(
+            jacobian_figure(
+                stats.d_k,
+                stats.jacobian_median_unscaled,
+                stats.jacobian_median_scaled,
+                stats.jacobian_norm_unscaled,
+                stats.jacobian_norm_scaled,
+            )
+        )
     steps = np.random.default_rng(1).random(40)
     validated(loss_curves_figure(steps, steps[::-1]))
     fig = validated(grad_norm_figure(steps, np.where(steps > 0.5, steps, 0.0)))
@@ -236,8 +282,15 @@ def test_scaling_figures_are_valid_plotly_with_an_explicit_colour_scale():
 def test_scaling_max_weight_lines_are_what_add_hline_would_draw():
     fig = max_weight_figure(np.array([1, 2, 4]), np.array([0.5, 0.7, 0.9]), np.array([0.5, 0.5, 0.5]), 8)
     one_hot, uniform = fig.layout.shapes
-    assert (one_hot.type, one_hot.xref, one_hot.x0, one_hot.x1, one_hot.yref, one_hot.y0, one_hot.y1) == \
-           ("line", "x domain", 0, 1, "y", 1.0, 1.0)
+    assert (one_hot.type, one_hot.xref, one_hot.x0, one_hot.x1, one_hot.yref, one_hot.y0, one_hot.y1) == (
+        "line",
+        "x domain",
+        0,
+        1,
+        "y",
+        1.0,
+        1.0,
+    )
     assert uniform.y0 == uniform.y1 == 1 / 8 and uniform.line.dash == "dot"
     labels = [(a.text, a.x, a.xanchor, a.y, a.yanchor) for a in fig.layout.annotations]
     assert labels == [("one-hot", 0, "left", 1.0, "top"), ("uniform (1/8)", 1, "right", 0.125, "bottom")]
@@ -250,7 +303,7 @@ def test_scaling_running_median_is_the_median_of_the_last_window_values():
         for window in (1, 2, 4, 15, 200):
             x = rng.standard_normal(n)
             x[rng.random(n) < 0.05] = np.nan
-            plain = np.array([np.median(x[max(0, i - window + 1): i + 1]) for i in range(n)])
+            plain = np.array([np.median(x[max(0, i - window + 1) : i + 1]) for i in range(n)])
             np.testing.assert_array_equal(running_median(x, window), plain)  # exactly, NaN where a window has one
 
 

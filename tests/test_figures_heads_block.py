@@ -1,4 +1,5 @@
 """Figures of the heads and block pages, tested directly as plotly Figures."""
+
 from __future__ import annotations
 
 import subprocess
@@ -9,9 +10,9 @@ import plotly.graph_objects as go
 import pytest
 
 from attention import transformer_block
-from lessons.head_library import embed_tokens, residual_sources, run_stack, stack_params
 from figures.block import block_diagram, residual_norm_figure, shape_text, stack_figure
 from figures.heads import column_blocks_figure, head_split_figure, heads_grid
+from lessons.head_library import embed_tokens, residual_sources, run_stack, stack_params
 
 TOKENS = ("north", "east", "south", "west")
 
@@ -21,6 +22,7 @@ def annotation_texts(fig: go.Figure) -> list[str]:
 
 
 # ---------------------------------------------------------------- heads
+
 
 @pytest.mark.parametrize("d_model, n_heads", [(16, 4), (16, 8), (8, 1), (64, 8)])
 def test_head_split_frames_every_head_and_its_columns(d_model, n_heads):
@@ -40,8 +42,9 @@ def test_head_split_refuses_heads_that_do_not_divide():
 
 
 def test_column_blocks_escape_labels():
-    fig = column_blocks_figure(np.ones((2, 3)), ("<b>x</b>", "y"), [(0, 3, "<i>all</i>", "#000")],
-                               column_labels=("a", "b", "<c>"))
+    fig = column_blocks_figure(
+        np.ones((2, 3)), ("<b>x</b>", "y"), [(0, 3, "<i>all</i>", "#000")], column_labels=("a", "b", "<c>")
+    )
     assert fig.layout.yaxis.ticktext == ("&lt;b&gt;x&lt;/b&gt;", "y")
     assert "&lt;i&gt;all&lt;/i&gt;" in annotation_texts(fig)[0]
     assert fig.layout.xaxis.ticktext[2] == "&lt;c&gt;"
@@ -72,6 +75,7 @@ def test_heads_grid_escapes_tokens_and_checks_titles():
 
 
 # ---------------------------------------------------------------- block
+
 
 @pytest.fixture(params=["post", "pre"])
 def trace(request):

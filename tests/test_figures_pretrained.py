@@ -1,11 +1,23 @@
 """figures/pretrained.py: thumbnails, one-head heatmap and token-to-token lines, on hand-made weights."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from figures.pretrained import (GAP_RGB, THUMB_CELLS, downsample, head_heatmap, head_mosaic, head_summaries,
-                                highlight_shapes, overview_figure, strip_special, token_lines_figure, weights_to_rgb)
+from figures.pretrained import (
+    GAP_RGB,
+    THUMB_CELLS,
+    downsample,
+    head_heatmap,
+    head_mosaic,
+    head_summaries,
+    highlight_shapes,
+    overview_figure,
+    strip_special,
+    token_lines_figure,
+    weights_to_rgb,
+)
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 
@@ -26,10 +38,7 @@ def test_downsample_leaves_small_matrices_alone():
 
 
 def test_downsample_averages_rows_and_adds_up_columns_by_hand():
-    w = np.array([[1.0, 0.0, 0.0, 0.0],
-                  [0.0, 1.0, 0.0, 0.0],
-                  [0.0, 0.0, 0.5, 0.5],
-                  [0.5, 0.0, 0.0, 0.5]])
+    w = np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.5, 0.5], [0.5, 0.0, 0.0, 0.5]])
     # rows 0-1 averaged: [0.5, 0.5, 0, 0] -> keys 0-1 summed: 1.0, keys 2-3: 0.0
     # rows 2-3 averaged: [0.25, 0, 0.25, 0.5] -> 0.25, 0.75
     np.testing.assert_allclose(downsample(w, 2), [[1.0, 0.0], [0.25, 0.75]])
@@ -53,7 +62,7 @@ def test_mosaic_tiles_every_head_with_gaps_between():
     att = random_weights((6, 12, 5, 5))
     mosaic = head_mosaic(att, gap=1)
     assert mosaic.shape == (6 * 6 - 1, 12 * 6 - 1)
-    np.testing.assert_array_equal(mosaic[2 * 6:2 * 6 + 5, 7 * 6:7 * 6 + 5], att[2, 7])  # layer 3, head 8
+    np.testing.assert_array_equal(mosaic[2 * 6 : 2 * 6 + 5, 7 * 6 : 7 * 6 + 5], att[2, 7])  # layer 3, head 8
     assert np.isnan(mosaic[5, :]).all() and np.isnan(mosaic[:, 5]).all()  # the gap rows and columns
     assert np.isfinite(mosaic).sum() == 6 * 12 * 25
 
@@ -103,10 +112,7 @@ def test_summaries_measure_where_the_weight_goes():
 
 
 def test_strip_special_drops_cls_and_sep_and_rescales_rows():
-    w = np.array([[0.5, 0.25, 0.25, 0.0],
-                  [0.2, 0.2, 0.2, 0.4],
-                  [0.1, 0.3, 0.1, 0.5],
-                  [0.0, 0.0, 0.0, 1.0]])
+    w = np.array([[0.5, 0.25, 0.25, 0.0], [0.2, 0.2, 0.2, 0.4], [0.1, 0.3, 0.1, 0.5], [0.0, 0.0, 0.0, 1.0]])
     sub, kept = strip_special(w, ["[CLS]", "a", "b", "[SEP]"])
     assert kept == [1, 2]
     np.testing.assert_allclose(sub, [[0.5, 0.5], [0.75, 0.25]])
@@ -140,17 +146,18 @@ def test_head_heatmap_stays_light_for_long_inputs_and_can_show_original_weights(
 
 
 def test_token_lines_draw_one_line_per_weight_above_the_threshold():
-    w = np.array([[0.9, 0.1, 0.0],
-                  [0.02, 0.49, 0.49],
-                  [0.33, 0.33, 0.34]])
+    w = np.array([[0.9, 0.1, 0.0], [0.02, 0.49, 0.49], [0.33, 0.33, 0.34]])
     fig = token_lines_figure(w, ["a", "b", HOSTILE], threshold=0.05)
     line_traces = [t for t in fig.data if t.mode == "lines"]
     pairs = {(int(y[0]), int(y[1])) for t in line_traces for y in np.array(t.y, dtype=float).reshape(-1, 3)}
     assert pairs == {(0, 0), (0, 1), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2)}  # 0.0 and 0.02 are skipped
     widths = {t.line.width for t in line_traces}
     assert len(line_traces) == len(widths) <= 5  # one trace per width bucket, not per line
-    heavy = next(t for t in line_traces if (0, 0) in {(int(a), int(b)) for a, b in
-                                                      np.array(t.y, dtype=float).reshape(-1, 3)[:, :2]})
+    heavy = next(
+        t
+        for t in line_traces
+        if (0, 0) in {(int(a), int(b)) for a, b in np.array(t.y, dtype=float).reshape(-1, 3)[:, :2]}
+    )
     assert heavy.line.width == max(widths)
     labels = [t for t in fig.data if t.mode == "markers+text"]
     assert list(labels[0].text)[2] == "&lt;img src=x onerror=alert(1)&gt;"

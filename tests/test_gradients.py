@@ -1,4 +1,5 @@
 """The hand-written backward passes against centred finite differences in float64."""
+
 import math
 
 import numpy as np
@@ -44,7 +45,7 @@ def test_jacobian_of_two_equal_scores_by_hand():
 
 def test_jacobian_matches_finite_differences():
     s = np.random.default_rng(0).standard_normal(5)
-    numeric = np.stack([numerical_gradient(lambda x: softmax(x)[i], s) for i in range(5)])  # row i: dp_i/ds
+    numeric = np.stack([numerical_gradient(lambda x, i=i: softmax(x)[i], s) for i in range(5)])  # row i: dp_i/ds
     assert relative_error(softmax_jacobian(softmax(s)), numeric) < REL_TOL
 
 
@@ -72,8 +73,10 @@ def test_softmax_backward_is_the_jacobian_times_the_gradient():
 
 
 @settings(deadline=None, max_examples=60)
-@given(arrays(np.float64, st.integers(1, 12), elements=st.floats(-30, 30)),
-       arrays(np.float64, 12, elements=st.floats(-10, 10)))
+@given(
+    arrays(np.float64, st.integers(1, 12), elements=st.floats(-30, 30)),
+    arrays(np.float64, 12, elements=st.floats(-10, 10)),
+)
 def test_softmax_backward_sums_to_zero(s, g):
     # Adding a constant to every score changes nothing, so the gradient has no component along (1, ..., 1).
     grad = softmax_backward(softmax(s), g[: s.size])
@@ -112,9 +115,11 @@ def test_attention_backward_matches_finite_differences(scale, batch):
     grads = attention_backward(q, k, v, weights, g, scale=scale)
     assert grads.scale_factor == (1 / math.sqrt(d_k) if scale else 1.0)
     for name, x, analytic in (("q", q, grads.grad_q), ("k", k, grads.grad_k), ("v", v, grads.grad_v)):
+
         def f(x_new, name=name):
             args = {"q": q, "k": k, "v": v} | {name: x_new}
             return loss_of(args["q"], args["k"], args["v"], g, scale)
+
         assert analytic.shape == x.shape
         assert relative_error(analytic, numerical_gradient(f, x)) < REL_TOL, name
 

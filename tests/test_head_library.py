@@ -1,5 +1,6 @@
 """The head library: embeddings with positions, hand-built heads that really show their pattern,
 captions computed from weights, and stacks of blocks."""
+
 from __future__ import annotations
 
 import subprocess
@@ -11,9 +12,22 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from attention import multi_head_steps, transformer_block
-from lessons.head_library import (MAX_POSITIONS, POSITION_PERIODS, PRESETS, best_position_pairs, embed_tokens,
-                                    head_library_weights, position_frequencies, positional_margin, preset_problem,
-                                    residual_sources, run_stack, shift_rotation, stack_params, summarise_head)
+from lessons.head_library import (
+    MAX_POSITIONS,
+    POSITION_PERIODS,
+    PRESETS,
+    best_position_pairs,
+    embed_tokens,
+    head_library_weights,
+    position_frequencies,
+    positional_margin,
+    preset_problem,
+    residual_sources,
+    run_stack,
+    shift_rotation,
+    stack_params,
+    summarise_head,
+)
 
 SENTENCE = ("the", "cat", "sat", "on", "the", "mat", "and", "the", "dog")
 COMPASS = ("north", "east", "south", "west")
@@ -24,12 +38,14 @@ def head_weights(tokens, d_model, presets, *, causal=False, scale=True, seed=0):
     """Every head's weights (n_heads, n, n) with the given presets."""
     emb = embed_tokens(tokens, d_model, seed)
     hw = head_library_weights(emb, presets, seed)
-    steps = multi_head_steps(emb.x, hw.w_q, hw.w_k, hw.w_v, hw.w_o, len(presets), b_q=hw.b_q, causal=causal,
-                             scale=scale)
+    steps = multi_head_steps(
+        emb.x, hw.w_q, hw.w_k, hw.w_v, hw.w_o, len(presets), b_q=hw.b_q, causal=causal, scale=scale
+    )
     return steps.weights
 
 
 # ---------------------------------------------------------------- embeddings
+
 
 def test_embedding_shape_and_columns():
     emb = embed_tokens(COMPASS, 16)
@@ -67,9 +83,14 @@ def test_odd_and_small_widths(d_model):
     assert 2 * emb.n_position_pairs + 2 * emb.n_content_pairs in (d_model, d_model - 1)
 
 
-@pytest.mark.parametrize("tokens, d_model, match", [
-    ((), 8, "1 to 16"), (tuple("abcdefghijklmnopq"), 8, "1 to 16"), (COMPASS, 3, "at least 4"),
-])
+@pytest.mark.parametrize(
+    "tokens, d_model, match",
+    [
+        ((), 8, "1 to 16"),
+        (tuple("abcdefghijklmnopq"), 8, "1 to 16"),
+        (COMPASS, 3, "at least 4"),
+    ],
+)
 def test_embedding_rejects_bad_sizes(tokens, d_model, match):
     with pytest.raises(ValueError, match=match):
         embed_tokens(tokens, d_model)
@@ -141,7 +162,7 @@ def test_most_similar_attends_to_the_most_similar_word(d_model, n_heads, causal)
     w = head_weights(SENTENCE, d_model, presets, causal=causal)[0]
     d_head = d_model // n_heads
     pairs = min(emb.n_content_pairs, d_head // 2)
-    e = emb.x[:, emb.content_start: emb.content_start + 2 * pairs]  # the word columns this head reads
+    e = emb.x[:, emb.content_start : emb.content_start + 2 * pairs]  # the word columns this head reads
     similarity = e @ e.T  # (n, n)
     n = len(SENTENCE)
     for i in range(n):
@@ -161,15 +182,20 @@ def test_most_similar_shares_weight_between_copies_of_a_word():
 
 
 @settings(max_examples=40, deadline=None)
-@given(tokens=st.lists(st.sampled_from(["a", "b", "c", "the", "x"]), min_size=2, max_size=16),
-       d_head=st.sampled_from([2, 4, 8]), n_heads=st.integers(1, 4), seed=st.integers(0, 50),
-       causal=st.booleans(), data=st.data())
+@given(
+    tokens=st.lists(st.sampled_from(["a", "b", "c", "the", "x"]), min_size=2, max_size=16),
+    d_head=st.sampled_from([2, 4, 8]),
+    n_heads=st.integers(1, 4),
+    seed=st.integers(0, 50),
+    causal=st.booleans(),
+    data=st.data(),
+)
 def test_presets_hold_for_any_sequence(tokens, d_head, n_heads, seed, causal, data):
     assume(d_head * n_heads >= 4)
     presets = tuple(data.draw(st.lists(st.sampled_from(PRESETS), min_size=n_heads, max_size=n_heads)))
     w = head_weights(tokens, d_head * n_heads, presets, causal=causal, seed=seed)
     emb = embed_tokens(tokens, d_head * n_heads, seed)
-    e = emb.x[:, emb.content_start: emb.content_start + 2 * min(emb.n_content_pairs, d_head // 2)]
+    e = emb.x[:, emb.content_start : emb.content_start + 2 * min(emb.n_content_pairs, d_head // 2)]
     similarity = e @ e.T  # (n, n): what the "similar" head compares
     n = len(tokens)
     for h, preset in enumerate(presets):
@@ -212,6 +238,7 @@ def test_random_heads_and_value_projections_are_seeded():
 
 
 # ---------------------------------------------------------------- captions from weights
+
 
 def test_uniform_weights_have_maximal_entropy():
     s = summarise_head(np.full((4, 4), 0.25))
@@ -272,6 +299,7 @@ def test_summary_rejects_non_square():
 
 # ---------------------------------------------------------------- stacks
 
+
 def test_block_k_is_the_same_whatever_the_stack_height():
     short, tall = stack_params(8, 16, 2, seed=5), stack_params(8, 16, 12, seed=5)
     assert len(tall) == 12
@@ -313,6 +341,8 @@ def test_residual_sources_are_read_from_the_trace():
 
 
 def test_the_library_imports_neither_streamlit_nor_plotly():
-    code = ("import sys, lessons.head_library; "
-            "bad = [m for m in ('streamlit', 'plotly') if m in sys.modules]; assert not bad, bad")
+    code = (
+        "import sys, lessons.head_library; "
+        "bad = [m for m in ('streamlit', 'plotly') if m in sys.modules]; assert not bad, bad"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

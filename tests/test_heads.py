@@ -1,12 +1,19 @@
 """Multi-head attention: splitting and merging heads, one head vs many, and the refusals."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attention import (divisors, merge_heads, multi_head_attention, multi_head_steps, scaled_dot_product_attention,
-                       split_heads)
+from attention import (
+    divisors,
+    merge_heads,
+    multi_head_attention,
+    multi_head_steps,
+    scaled_dot_product_attention,
+    split_heads,
+)
 
 SETTINGS = settings(max_examples=30, deadline=None)
 WEIGHT_NAMES = ("w_q", "w_k", "w_v", "w_o")
@@ -42,6 +49,7 @@ def loop_over_heads(x, w, b, n_heads, causal):
 
 # --- worked on paper -----------------------------------------------------------------------------
 
+
 def test_split_heads_gives_each_head_its_own_columns():
     # d_model = 4, two heads of d_head = 2: head 0 gets columns 0-1, head 1 columns 2-3.
     x = np.arange(8.0).reshape(2, 4)  # rows (0 1 2 3), (4 5 6 7)
@@ -72,6 +80,7 @@ def test_divisors_lists_the_head_counts_that_fit():
 
 # --- properties ----------------------------------------------------------------------------------
 
+
 @SETTINGS
 @given(st.integers(1, 4), st.integers(1, 3), st.integers(1, 5), st.sampled_from([(), (3,), (2, 1)]), st.data())
 def test_split_then_merge_is_the_identity(n_heads, d_head, n, lead, data):
@@ -80,7 +89,7 @@ def test_split_then_merge_is_the_identity(n_heads, d_head, n, lead, data):
     assert heads.shape == (*lead, n_heads, n, d_head)
     assert np.array_equal(merge_heads(heads), x)
     for h in range(n_heads):
-        assert np.array_equal(heads[..., h, :, :], x[..., h * d_head:(h + 1) * d_head])
+        assert np.array_equal(heads[..., h, :, :], x[..., h * d_head : (h + 1) * d_head])
 
 
 @SETTINGS
@@ -115,10 +124,10 @@ def test_causal_outputs_ignore_later_tokens(inputs, data):
         return
     t = data.draw(st.integers(0, n - 2), label="t")
     x2 = x.copy()
-    x2[t + 1:] = data.draw(arrays(np.float64, x2[t + 1:].shape, elements=st.floats(-3, 3)), label="new later x")
+    x2[t + 1 :] = data.draw(arrays(np.float64, x2[t + 1 :].shape, elements=st.floats(-3, 3)), label="new later x")
     out1, w1 = multi_head_attention(x, **w, n_heads=n_heads, **b, causal=True)
     out2, w2 = multi_head_attention(x2, **w, n_heads=n_heads, **b, causal=True)
-    assert np.array_equal(out1[:t + 1], out2[:t + 1]) and np.array_equal(w1[:, :t + 1], w2[:, :t + 1])
+    assert np.array_equal(out1[: t + 1], out2[: t + 1]) and np.array_equal(w1[:, : t + 1], w2[:, : t + 1])
 
 
 def test_biases_default_to_zero():
@@ -165,23 +174,26 @@ X = np.ones((3, 6))
 W = np.eye(6)
 
 
-@pytest.mark.parametrize("changes, message", [
-    (dict(n_heads=4), r"d_model=6 is not divisible by n_heads=4.*try one of \[1, 2, 3, 6\]"),
-    (dict(n_heads=0), "n_heads must be at least 1, got 0"),
-    (dict(n_heads=2.0), "n_heads must be a whole number, got 2.0"),
-    (dict(w_q=np.eye(5)), r"w_q has shape \(5, 5\); expected \(6, 6\)"),
-    (dict(w_o=np.ones((6, 4))), r"w_o has shape \(6, 4\); expected \(6, 6\)"),
-    (dict(b_k=np.ones(5)), r"b_k has shape \(5,\); expected \(6,\)"),
-    (dict(x=np.ones((3, 4))), r"w_q has shape \(6, 6\); expected \(4, 4\)"),
-    (dict(x=np.ones((0, 6))), r"x has shape \(0, 6\): it is empty"),
-    (dict(x=np.ones(6)), r"x has shape \(6,\); expected \(..., n, d_model\)"),
-    (dict(x=np.array([[np.nan] * 6] * 3)), r"x contains nan at index \(0, 0\)"),
-    (dict(w_v=np.where(np.eye(6) > 0, np.inf, 0)), r"w_v contains inf at index \(0, 0\)"),
-    (dict(b_o=np.full(6, np.nan)), r"b_o contains nan"),
-    (dict(x=X * 1j), "x is complex"),
-    (dict(w_k=[["1"] * 6] * 6), "w_k has dtype <U1; expected real numbers"),
-    (dict(w_o=np.full((6, 6), 1e308)), "the projection x @ w_o overflowed"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(n_heads=4), r"d_model=6 is not divisible by n_heads=4.*try one of \[1, 2, 3, 6\]"),
+        (dict(n_heads=0), "n_heads must be at least 1, got 0"),
+        (dict(n_heads=2.0), "n_heads must be a whole number, got 2.0"),
+        (dict(w_q=np.eye(5)), r"w_q has shape \(5, 5\); expected \(6, 6\)"),
+        (dict(w_o=np.ones((6, 4))), r"w_o has shape \(6, 4\); expected \(6, 6\)"),
+        (dict(b_k=np.ones(5)), r"b_k has shape \(5,\); expected \(6,\)"),
+        (dict(x=np.ones((3, 4))), r"w_q has shape \(6, 6\); expected \(4, 4\)"),
+        (dict(x=np.ones((0, 6))), r"x has shape \(0, 6\): it is empty"),
+        (dict(x=np.ones(6)), r"x has shape \(6,\); expected \(..., n, d_model\)"),
+        (dict(x=np.array([[np.nan] * 6] * 3)), r"x contains nan at index \(0, 0\)"),
+        (dict(w_v=np.where(np.eye(6) > 0, np.inf, 0)), r"w_v contains inf at index \(0, 0\)"),
+        (dict(b_o=np.full(6, np.nan)), r"b_o contains nan"),
+        (dict(x=X * 1j), "x is complex"),
+        (dict(w_k=[["1"] * 6] * 6), "w_k has dtype <U1; expected real numbers"),
+        (dict(w_o=np.full((6, 6), 1e308)), "the projection x @ w_o overflowed"),
+    ],
+)
 def test_bad_input_raises_value_error(changes, message):
     kwargs = dict(x=X, w_q=W, w_k=W, w_v=W, w_o=W, n_heads=2) | changes
     with np.errstate(over="ignore", invalid="ignore"):
@@ -189,15 +201,18 @@ def test_bad_input_raises_value_error(changes, message):
             multi_head_attention(**kwargs)
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: split_heads(np.ones((3, 6)), 4), "d_model=6 is not divisible by n_heads=4"),
-    (lambda: split_heads(np.ones((0, 6)), 2), r"x has shape \(0, 6\): it is empty"),
-    (lambda: split_heads(np.ones(6), 2), r"x has shape \(6,\); expected \(..., n, d_model\)"),
-    (lambda: split_heads(np.ones((3, 6)), -1), "n_heads must be at least 1"),
-    (lambda: merge_heads(np.ones((3, 6))), r"x has shape \(3, 6\); expected \(..., n_heads, n, d_head\)"),
-    (lambda: merge_heads(np.ones((2, 0, 3))), r"x has shape \(2, 0, 3\): it is empty"),
-    (lambda: merge_heads(np.full((2, 3, 3), np.inf)), "x contains inf"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: split_heads(np.ones((3, 6)), 4), "d_model=6 is not divisible by n_heads=4"),
+        (lambda: split_heads(np.ones((0, 6)), 2), r"x has shape \(0, 6\): it is empty"),
+        (lambda: split_heads(np.ones(6), 2), r"x has shape \(6,\); expected \(..., n, d_model\)"),
+        (lambda: split_heads(np.ones((3, 6)), -1), "n_heads must be at least 1"),
+        (lambda: merge_heads(np.ones((3, 6))), r"x has shape \(3, 6\); expected \(..., n_heads, n, d_head\)"),
+        (lambda: merge_heads(np.ones((2, 0, 3))), r"x has shape \(2, 0, 3\): it is empty"),
+        (lambda: merge_heads(np.full((2, 3, 3), np.inf)), "x contains inf"),
+    ],
+)
 def test_split_and_merge_refuse_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()

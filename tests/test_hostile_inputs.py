@@ -5,6 +5,7 @@ that part and write valid values back into the URL; text typed into a box is eit
 (the previous vectors kept, the typing left in the box) or, for labels and sentences, shown as text: escaped
 in figures (plotly reads HTML) and in messages and widget labels (Streamlit reads markdown).
 """
+
 from __future__ import annotations
 
 import json
@@ -13,13 +14,13 @@ import re
 import numpy as np
 import pytest
 
-from lessons.pitfalls import leak_example, transpose_hand_example
 from attention.pretrained import EXAMPLE_SENTENCES
+from attention.sequence import TokenSequence
+from lessons.pitfalls import leak_example, transpose_hand_example
 from lessons.puzzles import PUZZLES
 from lessons.scaling import DEFAULT_KEYS
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_figures
 from ui.safe_text import escape_markdown
-from attention.sequence import TokenSequence
 from ui.sequence import MAX_PARAM_CHARS, default_sequence, parse_tokens
 from ui.url import encode_sequence
 
@@ -29,8 +30,27 @@ MD_IMG = "![x](x)"  # markdown for an <img>: messages and widget labels are mark
 MARKUP = f"{MD_IMG} **b** :red[c] $d$ :material/home: [e](javascript:alert(1))"
 BIG = "9" * 100_000
 # 50 kB each: a page's whole query must stay under Streamlit's limit of 512 k characters (see the test below)
-BAD_VALUES = ["abc", "1e999", "nan", "inf", "-inf", "-5", "99999999999999999999", "", BIG[:50_000], "é²½🙂",
-              SCRIPT, IMG, "javascript:alert(1)", "%00", "\x00", MD_IMG, "5           junk", "1,2", " "]
+BAD_VALUES = [
+    "abc",
+    "1e999",
+    "nan",
+    "inf",
+    "-inf",
+    "-5",
+    "99999999999999999999",
+    "",
+    BIG[:50_000],
+    "é²½🙂",
+    SCRIPT,
+    IMG,
+    "javascript:alert(1)",
+    "%00",
+    "\x00",
+    MD_IMG,
+    "5           junk",
+    "1,2",
+    " ",
+]
 RAW_HTML = ("<img", "<script")  # never in a figure (plotly text is HTML-like; markdown means nothing there)
 
 LEAK = leak_example().seq
@@ -38,30 +58,65 @@ HAND = transpose_hand_example()[0].seq
 SEQ_KEYS = {"pages/playground.py": "seq", "pages/causal.py": "causal_seq", "pages/pitfalls.py": "pitfalls_seq"}
 # every page's URL parameters (the free-text ones apart): {name: (state key, default value)}
 URL_PARAMS = {
-    "pages/playground.py": {"q": ("seq", default_sequence()), "causal": ("pg_causal", False),
-                            "scale": ("pg_scale", True)},
+    "pages/playground.py": {
+        "q": ("seq", default_sequence()),
+        "causal": ("pg_causal", False),
+        "scale": ("pg_scale", True),
+    },
     "pages/predict.py": {"puzzle": ("predict_puzzle", PUZZLES[0].id)},
     "pages/causal.py": {"q": ("causal_seq", LEAK), "t": ("causal_t", 2), "seed": ("causal_seed", 0)},
     "pages/pitfalls.py": {"q": ("pitfalls_seq", HAND), "seed": ("pitfalls_seed", 0)},
-    "pages/scaling.py": {"dk": ("scaling_d_ks", [4, 64, 1024]), "keys": ("scaling_keys", DEFAULT_KEYS),
-                         "samples": ("scaling_samples", 1000), "seed": ("scaling_seed", 0),
-                         "tdk": ("scaling_train_d_k", 256), "lr": ("scaling_lr", 1.0), "steps": ("scaling_steps", 300)},
-    "pages/heads.py": {"d_model": ("heads_d_model", 16), "n_heads": ("heads_n_heads", 4), "seed": ("heads_seed", 0),
-                       "causal": ("heads_causal", False), "scale": ("heads_scale", True),
-                       "presets": ("heads_preset_0", "previous"), "focus": ("heads_focus", 1)},
-    "pages/block.py": {"d_model": ("block_d_model", 16), "n_heads": ("block_n_heads", 4), "d_ff": ("block_d_ff", 64),
-                       "act": ("block_activation", "relu"), "norm": ("block_norm", "post"),
-                       "causal": ("block_causal", False), "blocks": ("block_n_blocks", 4), "seed": ("block_seed", 0),
-                       "inspect": ("block_inspect", 1)},
-    "pages/pretrained.py": {"layer": ("pt_layer", 4), "head": ("pt_head", 2), "layer2": ("pt_layer2", 1),
-                            "head2": ("pt_head2", 3), "focus": ("pt_focus", -1), "hide": ("pt_hide", False),
-                            "compare": ("pt_compare", False)},
+    "pages/scaling.py": {
+        "dk": ("scaling_d_ks", [4, 64, 1024]),
+        "keys": ("scaling_keys", DEFAULT_KEYS),
+        "samples": ("scaling_samples", 1000),
+        "seed": ("scaling_seed", 0),
+        "tdk": ("scaling_train_d_k", 256),
+        "lr": ("scaling_lr", 1.0),
+        "steps": ("scaling_steps", 300),
+    },
+    "pages/heads.py": {
+        "d_model": ("heads_d_model", 16),
+        "n_heads": ("heads_n_heads", 4),
+        "seed": ("heads_seed", 0),
+        "causal": ("heads_causal", False),
+        "scale": ("heads_scale", True),
+        "presets": ("heads_preset_0", "previous"),
+        "focus": ("heads_focus", 1),
+    },
+    "pages/block.py": {
+        "d_model": ("block_d_model", 16),
+        "n_heads": ("block_n_heads", 4),
+        "d_ff": ("block_d_ff", 64),
+        "act": ("block_activation", "relu"),
+        "norm": ("block_norm", "post"),
+        "causal": ("block_causal", False),
+        "blocks": ("block_n_blocks", 4),
+        "seed": ("block_seed", 0),
+        "inspect": ("block_inspect", 1),
+    },
+    "pages/pretrained.py": {
+        "layer": ("pt_layer", 4),
+        "head": ("pt_head", 2),
+        "layer2": ("pt_layer2", 1),
+        "head2": ("pt_head2", 3),
+        "focus": ("pt_focus", -1),
+        "hide": ("pt_hide", False),
+        "compare": ("pt_compare", False),
+    },
 }
-ACCEPTED = {("dk", ""): [], ("dk", " "): [],  # an empty d_k list is the reader's own cleared selection
-            ("dk", "1,2"): [1, 2]}
+ACCEPTED = {
+    ("dk", ""): [],
+    ("dk", " "): [],  # an empty d_k list is the reader's own cleared selection
+    ("dk", "1,2"): [1, 2],
+}
 # the shared editor on each page that shows it: (page, state key, URL query that shows it)
-EDITORS = [("pages/playground.py", "seq", {}), ("pages/causal.py", "causal_seq", {}),
-           ("pages/pitfalls.py", "pitfalls_seq", {}), ("pages/predict.py", "predict_seq", {"puzzle": "own"})]
+EDITORS = [
+    ("pages/playground.py", "seq", {}),
+    ("pages/causal.py", "causal_seq", {}),
+    ("pages/pitfalls.py", "pitfalls_seq", {}),
+    ("pages/predict.py", "predict_seq", {"puzzle": "own"}),
+]
 
 
 def texts(elements) -> list[str]:
@@ -87,17 +142,24 @@ def same(a, b) -> bool:
     return a.equals(b) if isinstance(a, TokenSequence) else a == b
 
 
-@pytest.mark.parametrize("text, escaped", [
-    ("north d_model 2 row(s) given 1..6 'q'=3", "north d_model 2 row(s) given 1..6 'q'=3"),  # plain text as it is
-    (MD_IMG, r"!\[x\](x)"), ("<img", r"\<img"), ("_it_ **b**", r"\_it\_ \*\*b\*\*"),
-    (":red[c] $d$", r"\:red\[c\] \$d\$"), (":material/home:", r"\:material\/home\:"),
-    (r"a\b `c` ~d~ |e| &lt;", r"a\\b \`c\` \~d\~ \|e\| \&lt;"),
-])
+@pytest.mark.parametrize(
+    "text, escaped",
+    [
+        ("north d_model 2 row(s) given 1..6 'q'=3", "north d_model 2 row(s) given 1..6 'q'=3"),  # plain text as it is
+        (MD_IMG, r"!\[x\](x)"),
+        ("<img", r"\<img"),
+        ("_it_ **b**", r"\_it\_ \*\*b\*\*"),
+        (":red[c] $d$", r"\:red\[c\] \$d\$"),
+        (":material/home:", r"\:material\/home\:"),
+        (r"a\b `c` ~d~ |e| &lt;", r"a\\b \`c\` \~d\~ \|e\| \&lt;"),
+    ],
+)
 def test_escape_markdown(text, escaped):
     assert escape_markdown(text) == escaped
 
 
 # ---------------------------------------------------------------- URL parameters
+
 
 @pytest.mark.parametrize("bad", BAD_VALUES, ids=lambda v: repr(v[:12]) + (f"..{len(v)}" if len(v) > 12 else ""))
 @pytest.mark.parametrize("page", list(URL_PARAMS))
@@ -173,8 +235,26 @@ def test_pretrained_sentences_in_the_url(name):
 
 # ---------------------------------------------------------------- typed text
 
-BAD_TEXTS = ["nan", "inf", "-inf", "1e999", "1e9", "", "   ", "banana", "9 " * 50_000, IMG, SCRIPT, MD_IMG, MARKUP,
-             "javascript:alert(1)", "\x00", "0x1F", "1 0; 0 1", "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17"]
+BAD_TEXTS = [
+    "nan",
+    "inf",
+    "-inf",
+    "1e999",
+    "1e9",
+    "",
+    "   ",
+    "banana",
+    "9 " * 50_000,
+    IMG,
+    SCRIPT,
+    MD_IMG,
+    MARKUP,
+    "javascript:alert(1)",
+    "\x00",
+    "0x1F",
+    "1 0; 0 1",
+    "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17",
+]
 
 
 @pytest.mark.parametrize("page, key, query", EDITORS)
@@ -214,8 +294,9 @@ def test_predict_shows_own_labels_as_text_in_its_questions_and_verdicts():
     at.text_input(key="predict_seq_tokens_in").set_value(labels).run()
     tokens = at.session_state["predict_seq"].tokens
     questions = [s for s in at.selectbox if str(s.key).startswith("predict_guess")]
-    assert [s.label for s in questions] == [f"q_{i} '{escape_markdown(t)}' attends most to"
-                                            for i, t in enumerate(tokens)]
+    assert [s.label for s in questions] == [
+        f"q_{i} '{escape_markdown(t)}' attends most to" for i, t in enumerate(tokens)
+    ]
     for s in questions:
         s.set_value(0)
     at.run()
@@ -232,9 +313,16 @@ def test_pretrained_text_boxes_take_hostile_text_without_crashing(key):
     def box(key: str):  # looked up afresh after every run
         return at.text_area(key=key) if key == "pt_text" else at.text_input(key=key)
 
-    for text, message in [(f"{IMG} {SCRIPT}", None), (MARKUP, None), ("nan inf -inf 1e999", None),
-                          ("é²½🙂 \u202etxet", None), ("   ", "Type a sentence"), ("\x00", "no tokens besides"),
-                          ("🙂 " * 300, "at most 256"), ("x " * 50_000, "at most 256")]:
+    for text, message in [
+        (f"{IMG} {SCRIPT}", None),
+        (MARKUP, None),
+        ("nan inf -inf 1e999", None),
+        ("é²½🙂 \u202etxet", None),
+        ("   ", "Type a sentence"),
+        ("\x00", "no tokens besides"),
+        ("🙂 " * 300, "at most 256"),
+        ("x " * 50_000, "at most 256"),
+    ]:
         box(key).set_value(text).run()
         assert not at.exception, text
         assert box(key).value == text[:2000]  # the box holds what was typed (up to its limit)
@@ -249,13 +337,16 @@ def test_pretrained_text_boxes_take_hostile_text_without_crashing(key):
 
 # ---------------------------------------------------------------- extreme values and what other pages receive
 
+
 def test_extreme_values_never_put_nan_into_the_weights():
     rng = np.random.default_rng(0)
     q, k, v = (rng.choice([-1000.0, 1000.0], (16, 16)) for _ in range(3))
     seq = TokenSequence(tuple(f"t{i}" for i in range(16)), q, k, v)
-    for page, charts in [("pages/playground.py", ["pg_heatmap"]),
-                         ("pages/causal.py", ["causal_heat_off", "causal_heat_on", "causal_heat_correct"]),
-                         ("pages/pitfalls.py", ["pitfalls_right", "pitfalls_wrong"])]:
+    for page, charts in [
+        ("pages/playground.py", ["pg_heatmap"]),
+        ("pages/causal.py", ["causal_heat_off", "causal_heat_on", "causal_heat_correct"]),
+        ("pages/pitfalls.py", ["pitfalls_right", "pitfalls_wrong"]),
+    ]:
         at = open_page(page, {**encode_sequence(seq), "causal": "1"})
         assert not at.exception and not at.error and not at.warning
         for name in charts:

@@ -1,4 +1,5 @@
 """The core's boundary: no UI libraries imported, and every public function keeps float32."""
+
 import inspect
 import pkgutil
 import subprocess

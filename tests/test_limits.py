@@ -1,9 +1,16 @@
 """Size limits at the core's entry points: a request too big for a shared server is refused, with a message."""
+
 import numpy as np
 import pytest
 
-from attention import (BlockParams, attention_steps, feed_forward, multi_head_attention,
-                       scaled_dot_product_attention, transformer_block)
+from attention import (
+    BlockParams,
+    attention_steps,
+    feed_forward,
+    multi_head_attention,
+    scaled_dot_product_attention,
+    transformer_block,
+)
 from attention.limits import MAX_DIM, MAX_POSITIONS, MAX_SCORES
 
 

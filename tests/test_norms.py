@@ -1,4 +1,5 @@
 """Layer norm: a row worked on paper, mean 0 / variance 1, stability, and the refusals."""
+
 import math
 
 import numpy as np
@@ -24,8 +25,9 @@ def test_row_worked_on_paper():
     x = np.array([[0.0, 0.0, 4.0, 4.0]])
     normed = 2 / math.sqrt(4 + 1e-5)
     assert np.allclose(layer_norm(x, np.ones(4), np.zeros(4)), [[-normed, -normed, normed, normed]], rtol=0, atol=1e-15)
-    assert np.allclose(layer_norm(x, np.ones(4), np.zeros(4)), [[-0.99999875, -0.99999875, 0.99999875, 0.99999875]],
-                       rtol=0, atol=1e-8)
+    assert np.allclose(
+        layer_norm(x, np.ones(4), np.zeros(4)), [[-0.99999875, -0.99999875, 0.99999875, 0.99999875]], rtol=0, atol=1e-8
+    )
     out = layer_norm(x, np.array([1.0, 2.0, 3.0, 0.0]), np.array([0.0, 0.0, 1.0, 5.0]))
     assert np.allclose(out, [[-normed, -2 * normed, 3 * normed + 1, 5.0]], rtol=0, atol=1e-15)
 
@@ -51,8 +53,12 @@ def test_shifting_and_rescaling_a_row_changes_nothing(x, factor, shift):
     assume(np.all(x.std(axis=-1) > 1e-1))  # so eps = 1e-15 is negligible against every variance
     d = x.shape[-1]
     gamma, beta = np.linspace(0.5, 2, d), np.linspace(-1, 1, d)
-    assert np.allclose(layer_norm(factor * x + shift, gamma, beta, eps=1e-15), layer_norm(x, gamma, beta, eps=1e-15),
-                       rtol=1e-6, atol=1e-6)
+    assert np.allclose(
+        layer_norm(factor * x + shift, gamma, beta, eps=1e-15),
+        layer_norm(x, gamma, beta, eps=1e-15),
+        rtol=1e-6,
+        atol=1e-6,
+    )
 
 
 @SETTINGS
@@ -96,21 +102,24 @@ def test_leading_axes_and_one_dimensional_input():
     assert np.allclose(layer_norm(x[1, 2], np.ones(5), np.zeros(5)), out[1, 2], rtol=0, atol=1e-15)
 
 
-@pytest.mark.parametrize("changes, message", [
-    (dict(gamma=np.ones(3)), r"gamma has shape \(3,\); expected \(4,\)"),
-    (dict(beta=np.ones((1, 4))), r"beta has shape \(1, 4\); expected \(4,\)"),
-    (dict(eps=0.0), "eps must be a positive finite number, got 0.0"),
-    (dict(eps=-1e-5), "eps must be a positive finite number"),
-    (dict(eps=float("nan")), "eps must be a positive finite number, got nan"),
-    (dict(eps=True), "eps must be a positive finite number, got True"),
-    (dict(eps="1e-5"), "eps must be a positive finite number"),
-    (dict(x=np.array([[1.0, np.nan, 0, 0]])), r"x contains nan at index \(0, 1\)"),
-    (dict(gamma=np.array([1.0, 1.0, np.inf, 1.0])), r"gamma contains inf at index \(2,\)"),
-    (dict(x=np.ones((2, 0))), r"x has shape \(2, 0\): it is empty"),
-    (dict(x=np.float64(3.0)), r"x has shape \(\); expected \(..., d\)"),
-    (dict(x=np.ones((2, 4)) * 1j), "x is complex"),
-    (dict(x=np.array([[1e300, -1e300, 0, 0]])), "the variance of x overflowed to inf"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(gamma=np.ones(3)), r"gamma has shape \(3,\); expected \(4,\)"),
+        (dict(beta=np.ones((1, 4))), r"beta has shape \(1, 4\); expected \(4,\)"),
+        (dict(eps=0.0), "eps must be a positive finite number, got 0.0"),
+        (dict(eps=-1e-5), "eps must be a positive finite number"),
+        (dict(eps=float("nan")), "eps must be a positive finite number, got nan"),
+        (dict(eps=True), "eps must be a positive finite number, got True"),
+        (dict(eps="1e-5"), "eps must be a positive finite number"),
+        (dict(x=np.array([[1.0, np.nan, 0, 0]])), r"x contains nan at index \(0, 1\)"),
+        (dict(gamma=np.array([1.0, 1.0, np.inf, 1.0])), r"gamma contains inf at index \(2,\)"),
+        (dict(x=np.ones((2, 0))), r"x has shape \(2, 0\): it is empty"),
+        (dict(x=np.float64(3.0)), r"x has shape \(\); expected \(..., d\)"),
+        (dict(x=np.ones((2, 4)) * 1j), "x is complex"),
+        (dict(x=np.array([[1e300, -1e300, 0, 0]])), "the variance of x overflowed to inf"),
+    ],
+)
 def test_bad_input_raises_value_error(changes, message):
     kwargs = dict(x=np.arange(8.0).reshape(2, 4), gamma=np.ones(4), beta=np.zeros(4)) | changes
     with np.errstate(over="ignore", invalid="ignore"):

@@ -1,13 +1,13 @@
 """AppTest: the transformer block page."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from attention import transformer_block
-from lessons.head_library import embed_tokens, run_stack, stack_params
 from figures.block import shape_text
+from lessons.head_library import embed_tokens, run_stack, stack_params
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
 
 PAGE = "pages/block.py"

@@ -1,24 +1,25 @@
 """The Causal masking page under AppTest: the mask, the live invariance check, and the after-softmax bug."""
+
 import numpy as np
 
 from attention import scaled_dot_product_attention
+from attention.sequence import TokenSequence
 from lessons.examples import random_example
 from lessons.pitfalls import invariance_check, leak_example, mask_after_softmax
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
 from tests.apptest_helpers import table_with_column as frame
-from attention.sequence import TokenSequence
 from ui.url import encode_sequence
 
 PAGE = "pages/causal.py"
-
 
 
 def test_mask_off_and_on_and_the_minus_infinity_scores():
     at = open_page(PAGE)
     assert not at.exception and not at.error
     e = leak_example().seq
-    np.testing.assert_allclose(heatmap_z(chart_by_key(at, "causal_heat_off")),
-                               scaled_dot_product_attention(e.q, e.k, e.v)[1], atol=1e-12)
+    np.testing.assert_allclose(
+        heatmap_z(chart_by_key(at, "causal_heat_off")), scaled_dot_product_attention(e.q, e.k, e.v)[1], atol=1e-12
+    )
     on = heatmap_z(chart_by_key(at, "causal_heat_on"))
     assert np.all(np.triu(on, 1) == 0.0) and np.allclose(on.sum(axis=1), 1.0)
     scores = chart_by_key(at, "causal_masked_scores")["data"][0]

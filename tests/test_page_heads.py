@@ -1,14 +1,15 @@
 """AppTest: the multi-head attention page."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from attention import multi_head_steps
+from attention.sequence import TokenSequence
 from lessons.head_library import PRESET_LABELS, embed_tokens, head_library_weights, summarise_head
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
 from tests.apptest_helpers import table_with_column as table
-from attention.sequence import TokenSequence
 
 PAGE = "pages/heads.py"
 
@@ -26,7 +27,6 @@ def core_result(seq, d_model=16, n_heads=4, presets=DEFAULT_PRESETS, seed=0, cau
     emb = embed_tokens(seq.tokens, d_model, seed)
     hw = head_library_weights(emb, presets, seed)
     return multi_head_steps(emb.x, hw.w_q, hw.w_k, hw.w_v, hw.w_o, n_heads, b_q=hw.b_q, causal=causal, scale=scale)
-
 
 
 @pytest.fixture(scope="module")
@@ -168,5 +168,7 @@ def test_enlarging_a_head_shows_its_steps():
 
 
 def test_preset_labels_are_shown(default_page):
-    assert default_page.selectbox(key="heads_preset_0").options[:2] == [PRESET_LABELS["random"],
-                                                                         PRESET_LABELS["previous"]]
+    assert default_page.selectbox(key="heads_preset_0").options[:2] == [
+        PRESET_LABELS["random"],
+        PRESET_LABELS["previous"],
+    ]

@@ -1,26 +1,36 @@
 """The Pitfalls page under AppTest: right vs wrong transpose, the leak numbers, and one pattern, two outputs."""
+
 import numpy as np
 
 from attention import scaled_dot_product_attention
 from lessons.examples import random_example
-from lessons.pitfalls import (leak_example, mask_after_softmax, same_pattern_different_output,
-                                transpose_hand_example, wrong_transpose_attention)
+from lessons.pitfalls import (
+    leak_example,
+    mask_after_softmax,
+    same_pattern_different_output,
+    transpose_hand_example,
+    wrong_transpose_attention,
+)
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
 from tests.apptest_helpers import table_with_column as frame
 
-
 PAGE = "pages/pitfalls.py"
-
 
 
 def test_right_and_wrong_transpose_side_by_side_and_the_check_that_catches_it():
     at = open_page(PAGE)
     assert not at.exception and not at.error
     example, _ = transpose_hand_example()
-    np.testing.assert_allclose(heatmap_z(chart_by_key(at, "pitfalls_right")),
-                               scaled_dot_product_attention(example.seq.q, example.seq.k, example.seq.v)[1], atol=1e-12)
-    np.testing.assert_allclose(heatmap_z(chart_by_key(at, "pitfalls_wrong")),
-                               wrong_transpose_attention(example.seq.q, example.seq.k, example.seq.v)[1], atol=1e-12)
+    np.testing.assert_allclose(
+        heatmap_z(chart_by_key(at, "pitfalls_right")),
+        scaled_dot_product_attention(example.seq.q, example.seq.k, example.seq.v)[1],
+        atol=1e-12,
+    )
+    np.testing.assert_allclose(
+        heatmap_z(chart_by_key(at, "pitfalls_wrong")),
+        wrong_transpose_attention(example.seq.q, example.seq.k, example.seq.v)[1],
+        atol=1e-12,
+    )
     checks = frame(at, "wrong: Q K")
     assert all(v.startswith("✅") for v in checks["right: Q Kᵀ"])
     # the wrong product is still (3, 3) with rows summing to 1; only the predicted hand example fails

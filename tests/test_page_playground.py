@@ -1,4 +1,5 @@
 """The Playground page under AppTest: the numbers it shows are the core's numbers."""
+
 import numpy as np
 
 from attention import scaled_dot_product_attention

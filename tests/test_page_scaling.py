@@ -1,5 +1,6 @@
 """The "Why divide by √d_k" page under AppTest: it runs, shows the core's numbers, survives extreme
 settings and malformed URLs."""
+
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
@@ -34,8 +35,15 @@ def test_default_page_shows_the_core_numbers_and_the_verdict():
     for key in ("scaling_jacobian", "scaling_loss", "scaling_grad_norm"):
         assert chart(at, key)["data"]
     assert "trains worse" in texts(at.info)
-    assert dict(at.query_params) == {"dk": "4,64,1024", "keys": str(DEFAULT_KEYS), "samples": "1000", "seed": "0",
-                                     "tdk": "256", "lr": "1", "steps": "300"}  # the settings travel with the link
+    assert dict(at.query_params) == {
+        "dk": "4,64,1024",
+        "keys": str(DEFAULT_KEYS),
+        "samples": "1000",
+        "seed": "0",
+        "tdk": "256",
+        "lr": "1",
+        "steps": "300",
+    }  # the settings travel with the link
 
 
 def test_extreme_settings_by_widget_one_key_at_d_k_4096():
@@ -57,8 +65,9 @@ def test_extreme_settings_from_the_url():
 
 
 def test_malformed_url_warns_and_falls_back_to_the_defaults():
-    at = open_scaling({"dk": "3,banana", "keys": "999", "samples": "7", "seed": "-4", "tdk": "4096", "lr": "nan",
-                       "steps": "<script>"})
+    at = open_scaling(
+        {"dk": "3,banana", "keys": "999", "samples": "7", "seed": "-4", "tdk": "4096", "lr": "nan", "steps": "<script>"}
+    )
     assert not at.exception
     assert len(at.warning) == 7, texts(at.warning)
     assert "<script>" not in texts(at.warning)

@@ -1,4 +1,5 @@
 """Declared page state: the codecs (pure) and the shared module that reads and writes every page's link."""
+
 import re
 from pathlib import Path
 
@@ -17,6 +18,7 @@ def decode(param, query, name="x", values=None):
 
 
 # ---------------------------------------------------------------- codecs
+
 
 def test_int_bounds_may_depend_on_earlier_values():
     t = Int(lambda v: min(2, v["n"] - 2), lo=0, hi=lambda v: v["n"] - 2)
@@ -69,6 +71,7 @@ def test_flags_and_sequences_name_their_link_parameters():
 
 
 # ---------------------------------------------------------------- the shared module, in the app
+
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_no_page_reads_or_writes_the_link_by_hand(page):

@@ -1,4 +1,5 @@
 """The three pitfalls, run beside the correct code: hand-computed cases, properties, and their figures."""
+
 import subprocess
 import sys
 
@@ -8,14 +9,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention import attention_steps, scaled_dot_product_attention
-from lessons.examples import random_example
-from lessons.pitfalls import (invariance_check, leak_example, mask_after_softmax, prediction_check,
-                                randomise_after, row_max_abs_diff, same_pattern_different_output, sanity_checks,
-                                transpose_hand_example, wrong_transpose_attention, wrong_transpose_scores)
 from figures.lessons import difference_bars, leak_bars
-
+from lessons.examples import random_example
+from lessons.pitfalls import (
+    invariance_check,
+    leak_example,
+    mask_after_softmax,
+    prediction_check,
+    randomise_after,
+    row_max_abs_diff,
+    same_pattern_different_output,
+    sanity_checks,
+    transpose_hand_example,
+    wrong_transpose_attention,
+    wrong_transpose_scores,
+)
 
 # ---------------------------------------------------------------- masking after the softmax
+
 
 def test_mask_after_softmax_by_hand():
     # All scores equal (q = 0): the softmax over 3 keys gives 1/3 each. Zeroing the future afterwards leaves
@@ -54,6 +65,7 @@ def test_mask_after_softmax_takes_a_custom_mask_and_refuses_a_bad_one():
 
 # ---------------------------------------------------------------- the wrong transpose
 
+
 def test_wrong_transpose_only_runs_when_n_equals_d_k():
     q = k = np.arange(12.0).reshape(4, 3)
     with pytest.raises(ValueError, match=r"q is 4×3 and k is 4×3.*only when n = d_k"):
@@ -86,16 +98,17 @@ def test_sanity_checks_fail_on_a_wrong_shape_or_a_bad_row_sum():
 
 # ---------------------------------------------------------------- the invariance check
 
+
 def test_randomising_later_tokens_leaves_earlier_outputs_exactly_unchanged():
     e = leak_example().seq
     t = 2
     after = randomise_after(e.q, e.k, e.v, t, seed=3)
     for old, new in zip((e.q, e.k, e.v), after):
         np.testing.assert_array_equal(new[: t + 1], old[: t + 1])
-        assert np.all(new[t + 1:] != old[t + 1:])
+        assert np.all(new[t + 1 :] != old[t + 1 :])
     result = invariance_check((e.q, e.k, e.v), after, t)
     assert result.passed and result.later_changed and result.first_changed_input == t + 1
-    assert np.all(result.diff[: t + 1] == 0.0) and np.all(result.diff[t + 1:] > 0.0)
+    assert np.all(result.diff[: t + 1] == 0.0) and np.all(result.diff[t + 1 :] > 0.0)
     np.testing.assert_array_equal(result.diff, np.abs(result.after - result.before).max(axis=1))
 
 
@@ -137,6 +150,7 @@ def test_causal_outputs_up_to_t_never_move_bit_for_bit(n, d_k, d_v, data):
 
 # ---------------------------------------------------------------- attention is not explanation
 
+
 @pytest.mark.parametrize("d_k", [1, 2, 3])
 def test_two_different_inputs_share_the_pattern_but_not_the_output(d_k):
     e = random_example(4, d_k, 2, seed=5).seq
@@ -149,13 +163,15 @@ def test_two_different_inputs_share_the_pattern_but_not_the_output(d_k):
 
 
 def test_row_max_abs_diff_by_hand_and_on_mismatched_shapes():
-    np.testing.assert_array_equal(row_max_abs_diff(np.array([[1.0, 2.0], [3.0, 4.0]]),
-                                                   np.array([[1.0, 0.5], [3.0, 4.0]])), [1.5, 0.0])
+    np.testing.assert_array_equal(
+        row_max_abs_diff(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[1.0, 0.5], [3.0, 4.0]])), [1.5, 0.0]
+    )
     with pytest.raises(ValueError, match="cannot compare"):
         row_max_abs_diff(np.zeros((2, 2)), np.zeros((3, 2)))
 
 
 # ---------------------------------------------------------------- figures and the layering
+
 
 def test_difference_bars_colour_the_must_be_zero_positions():
     bar = difference_bars(np.array([0.0, 0.0, 1e-17, 0.5]), 2, ["a", "b", "c", "d"]).data[0]
@@ -171,6 +187,8 @@ def test_leak_bars_stack_to_one():
 
 
 def test_the_lesson_core_imports_neither_streamlit_nor_plotly():
-    code = ("import sys, lessons.pitfalls, lessons.puzzles; "
-            "assert not {'streamlit', 'plotly'} & {m.split('.')[0] for m in sys.modules}")
+    code = (
+        "import sys, lessons.pitfalls, lessons.puzzles; "
+        "assert not {'streamlit', 'plotly'} & {m.split('.')[0] for m in sys.modules}"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

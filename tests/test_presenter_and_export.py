@@ -1,4 +1,5 @@
 """Presenter mode, the share link and the export of every chart's numbers (issue: classroom-ready)."""
+
 import csv
 import io
 import json
@@ -18,11 +19,16 @@ def test_chart_numbers_export_exactly_with_their_labels():
     assert np.array_equal(np.array(doc["traces"][0]["z"]), w)
     rows = [r for r in csv.DictReader(io.StringIO(figure_to_csv(fig))) if r["field"] == "z"]
     assert [(r["row"], r["column"], float(r["value"])) for r in rows] == [
-        ("0", "0", 1.0), ("0", "1", 0.0), ("1", "0", 0.25), ("1", "1", 0.75)]
+        ("0", "0", 1.0),
+        ("0", "1", 0.0),
+        ("1", "0", 0.25),
+        ("1", "1", 0.75),
+    ]
 
 
 def test_export_writes_minus_infinity_as_text():
     from figures.heatmaps import matrix_heatmap
+
     fig = matrix_heatmap(np.array([[1.0, -np.inf]]), ["a"], ["x", "y"])
     assert "NaN" not in figure_to_json(fig)  # -inf is drawn as a gap (NaN) and exported as the string "nan"
 
@@ -73,6 +79,7 @@ def test_every_chart_offers_its_numbers_when_its_export_menu_is_open():
 
 def test_page_links_name_the_page_once_whatever_the_browser_reports():
     from ui.presenter import page_link
+
     params = {"n_heads": "4", "tokens": "a b"}
     expected = "http://h:1/heads?n_heads=4&tokens=a+b"
     assert page_link("http://h:1", "heads", params) == expected

@@ -1,6 +1,7 @@
 """The pretrained encoder (all-MiniLM-L6-v2) checked against facts that do not come from our code:
 the published checksum of the weights, bert-base-uncased's token ids, the similarity matrix that
 sentence-transformers publishes for this model, and a layer recomputed here with plain loops."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -47,6 +48,7 @@ def _raw_tensor(path: str, name: str) -> np.ndarray:
 
 
 # --- loading ---------------------------------------------------------------------------------
+
 
 def test_weights_file_is_the_published_checkpoint(model):
     digest = hashlib.sha256((model.source / "model.safetensors").read_bytes()).hexdigest()
@@ -102,12 +104,16 @@ def test_model_cannot_be_mutated(model):
 
 # --- tokenizer: bert-base-uncased's vocabulary -------------------------------------------------
 
-@pytest.mark.parametrize(("text", "ids"), [
-    ("hello world", [101, 7592, 2088, 102]),
-    ("Hello world!", [101, 7592, 2088, 999, 102]),
-    ("The dog.", [101, 1996, 3899, 1012, 102]),
-    ("I love a man, and it is.", [101, 1045, 2293, 1037, 2158, 1010, 1998, 2009, 2003, 1012, 102]),
-])
+
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [
+        ("hello world", [101, 7592, 2088, 102]),
+        ("Hello world!", [101, 7592, 2088, 999, 102]),
+        ("The dog.", [101, 1996, 3899, 1012, 102]),
+        ("I love a man, and it is.", [101, 1045, 2293, 1037, 2158, 1010, 1998, 2009, 2003, 1012, 102]),
+    ],
+)
 def test_token_ids_are_bert_uncased(model, text, ids):
     assert model.tokenize(text)[1] == ids
 
@@ -126,6 +132,7 @@ def test_uncased_tokenizer_lowercases_strips_accents_and_splits_words(model):
 
 
 # --- bad input -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t ", "\x00\x01"])
 def test_empty_text_is_refused(model, text):
@@ -153,6 +160,7 @@ def test_embed_refuses_bad_ids(model, ids):
 
 # --- forward pass: shapes, dtypes, invariants ------------------------------------------------
 
+
 def test_shapes_and_float32(hello):
     n = len(hello.tokens)
     assert hello.n_tokens == n == len(hello.ids)
@@ -162,6 +170,7 @@ def test_shapes_and_float32(hello):
     for a in (hello.hidden_states, hello.attentions, hello.embedding):
         assert a.dtype == np.float32
         assert np.isfinite(a).all()
+
 
 def test_traces_are_kept_on_request(model, hello):
     assert hello.traces == ()
@@ -233,6 +242,7 @@ def test_the_blocked_kernel_gives_the_reference_blocks_answer(model):
 
 # --- an independent recomputation of the embeddings and layer 0 ---------------------------------
 
+
 def reference_layer_0(model, ids: list[int]):
     """Embeddings and the first block in float64 with plain loops, from the raw file (torch layout)."""
     t = lambda name: raw_tensor(model, name)  # noqa: E731
@@ -246,8 +256,14 @@ def reference_layer_0(model, ids: list[int]):
     def linear(v, prefix):  # PyTorch's Linear: v W^T + b with W stored (out, in)
         return v @ t(prefix + ".weight").T + t(prefix + ".bias")
 
-    x = np.stack([t("embeddings.word_embeddings.weight")[i] + t("embeddings.position_embeddings.weight")[pos]
-                  + t("embeddings.token_type_embeddings.weight")[0] for pos, i in enumerate(ids)])
+    x = np.stack(
+        [
+            t("embeddings.word_embeddings.weight")[i]
+            + t("embeddings.position_embeddings.weight")[pos]
+            + t("embeddings.token_type_embeddings.weight")[0]
+            for pos, i in enumerate(ids)
+        ]
+    )
     x = ln(x, "embeddings.LayerNorm")
     p = "encoder.layer.0."
     q, k, v = (linear(x, p + "attention.self." + name) for name in ("query", "key", "value"))
@@ -279,6 +295,7 @@ def test_layer_0_matches_a_plain_loop_recomputation(model):
 
 # --- behaviour a working sentence encoder must have ---------------------------------------------
 
+
 def test_reproduces_the_published_similarity_matrix(model):
     # From the sentence-transformers quickstart (README and docs) for all-MiniLM-L6-v2.
     sentences = ["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]
@@ -307,6 +324,7 @@ def test_example_sentences_all_run(model):
 
 # --- cosine similarity -------------------------------------------------------------------------
 
+
 def test_cosine_similarity_hand_computed():
     assert cosine_similarity([1.0, 0.0], [0.0, 1.0]) == pytest.approx(0.0)
     assert cosine_similarity([1.0, 2.0], [2.0, 4.0]) == pytest.approx(1.0)
@@ -314,13 +332,16 @@ def test_cosine_similarity_hand_computed():
     assert cosine_similarity([1.0, 0.0], [1.0, 1.0]) == pytest.approx(1 / math.sqrt(2))
 
 
-@pytest.mark.parametrize(("a", "b", "message"), [
-    ([0.0, 0.0], [1.0, 0.0], "zero vector"),
-    ([1.0, 2.0], [1.0, 2.0, 3.0], "same length"),
-    ([[1.0, 2.0]], [[1.0, 2.0]], "single vector"),
-    ([], [], "empty"),
-    ([1.0, float("nan")], [1.0, 2.0], "finite"),
-])
+@pytest.mark.parametrize(
+    ("a", "b", "message"),
+    [
+        ([0.0, 0.0], [1.0, 0.0], "zero vector"),
+        ([1.0, 2.0], [1.0, 2.0, 3.0], "same length"),
+        ([[1.0, 2.0]], [[1.0, 2.0]], "single vector"),
+        ([], [], "empty"),
+        ([1.0, float("nan")], [1.0, 2.0], "finite"),
+    ],
+)
 def test_cosine_similarity_refuses_bad_vectors(a, b, message):
     with pytest.raises(ValueError, match=message):
         cosine_similarity(a, b)
@@ -328,12 +349,16 @@ def test_cosine_similarity_refuses_bad_vectors(a, b, message):
 
 # --- no deep-learning framework, no network ----------------------------------------------------
 
+
 def test_runs_without_torch_or_network():
-    code = ("import sys; from attention.pretrained import load_minilm; load_minilm().run('hi there'); "
-            "bad = [m for m in ('torch', 'transformers', 'sentence_transformers', 'streamlit', 'plotly') "
-            "if m in sys.modules]; assert not bad, bad")
+    code = (
+        "import sys; from attention.pretrained import load_minilm; load_minilm().run('hi there'); "
+        "bad = [m for m in ('torch', 'transformers', 'sentence_transformers', 'streamlit', 'plotly') "
+        "if m in sys.modules]; assert not bad, bad"
+    )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    result = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr

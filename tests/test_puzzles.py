@@ -1,4 +1,5 @@
 """Predict-then-check puzzles: each one's intended answer, worked out by hand, and the scoring of guesses."""
+
 import math
 
 import numpy as np
@@ -6,8 +7,8 @@ import pytest
 
 from attention import attention_steps
 from attention.sequence import TokenSequence
-from lessons.puzzles import PUZZLES, PUZZLES_BY_ID, custom_puzzle, score_guesses
 from figures.lessons import guess_heatmap
+from lessons.puzzles import PUZZLES, PUZZLES_BY_ID, custom_puzzle, score_guesses
 
 # The key(s) each query should pick, reasoned on paper from q_i · k_j (a tie lists every tied key).
 EXPECTED = {
@@ -91,13 +92,16 @@ def test_a_far_off_weight_guess_is_marked_off():
     assert r[1].weight_close and r[2].weight_close
 
 
-@pytest.mark.parametrize("guesses, weights, message", [
-    ([0, 1], None, "2 guesses for 3 queries"),
-    ([0, 1, 3], None, "expected a key index from 0 to 2"),
-    ([0, 1, True], None, "expected a key index"),
-    ([0, 1, 2], [0.5, 1.5, None], "between 0 and 1"),
-    ([0, 1, 2], [0.5], "1 guessed weights for 3 queries"),
-])
+@pytest.mark.parametrize(
+    "guesses, weights, message",
+    [
+        ([0, 1], None, "2 guesses for 3 queries"),
+        ([0, 1, 3], None, "expected a key index from 0 to 2"),
+        ([0, 1, True], None, "expected a key index"),
+        ([0, 1, 2], [0.5, 1.5, None], "between 0 and 1"),
+        ([0, 1, 2], [0.5], "1 guessed weights for 3 queries"),
+    ],
+)
 def test_bad_guesses_are_refused_with_a_message(guesses, weights, message):
     puzzle = PUZZLES_BY_ID["aligned"]
     steps = attention_steps(puzzle.seq.q, puzzle.seq.k, puzzle.seq.v)

@@ -1,5 +1,6 @@
 """The measured case for 1/sqrt(d_k): variance, saturation, entropy and softmax-Jacobian norms,
 plus the figures that draw them."""
+
 import math
 
 import numpy as np
@@ -12,10 +13,23 @@ from scipy import stats as scipy_stats
 
 import lessons.scaling as scaling
 from attention import softmax
-from lessons.scaling import (MAX_DRAWS, SWEEP_D_KS, random_dot_products, scaling_stats, softmax_jacobian_norm,
-                               standard_normal_f32)
-from figures.scaling import (LOG_FLOOR, grad_norm_figure, jacobian_figure, loss_curves_figure, max_weight_figure,
-                             variance_figure, weights_by_d_k_figure)
+from figures.scaling import (
+    LOG_FLOOR,
+    grad_norm_figure,
+    jacobian_figure,
+    loss_curves_figure,
+    max_weight_figure,
+    variance_figure,
+    weights_by_d_k_figure,
+)
+from lessons.scaling import (
+    MAX_DRAWS,
+    SWEEP_D_KS,
+    random_dot_products,
+    scaling_stats,
+    softmax_jacobian_norm,
+    standard_normal_f32,
+)
 
 N_KEYS, N_SAMPLES = 16, 1000
 
@@ -133,18 +147,21 @@ def test_index_names_what_was_measured(sweep):
         sweep.index(3)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(d_ks=[0]), "each d_k must be at least 1"),
-    (dict(d_ks=[4, 8192]), "d_k=8192 is too large: at most 4096"),
-    (dict(d_ks=[]), "d_ks is empty"),
-    (dict(d_ks="64"), "d_ks must be a list"),
-    (dict(d_ks=[2.5]), "each d_k must be a whole number"),
-    (dict(n_keys=0), "n_keys must be at least 1"),
-    (dict(n_keys=257), "n_keys=257 is too large: at most 256"),
-    (dict(n_samples=5001), "n_samples=5001 is too large: at most 5000"),
-    (dict(n_keys=256, n_samples=5000), "too many"),
-    (dict(seed=-1), "seed must be a whole number >= 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(d_ks=[0]), "each d_k must be at least 1"),
+        (dict(d_ks=[4, 8192]), "d_k=8192 is too large: at most 4096"),
+        (dict(d_ks=[]), "d_ks is empty"),
+        (dict(d_ks="64"), "d_ks must be a list"),
+        (dict(d_ks=[2.5]), "each d_k must be a whole number"),
+        (dict(n_keys=0), "n_keys must be at least 1"),
+        (dict(n_keys=257), "n_keys=257 is too large: at most 256"),
+        (dict(n_samples=5001), "n_samples=5001 is too large: at most 5000"),
+        (dict(n_keys=256, n_samples=5000), "too many"),
+        (dict(seed=-1), "seed must be a whole number >= 0"),
+    ],
+)
 def test_settings_are_validated(kwargs, message):
     with pytest.raises(ValueError, match=message):
         scaling_stats(**kwargs)
@@ -189,8 +206,9 @@ def test_jacobian_norm_works_on_batches():
 
 def test_weights_figure_shares_one_colour_scale_from_0_to_1(sweep):
     rows = [sweep.index(d) for d in (4, 64, 1024)]
-    fig = weights_by_d_k_figure([4, 64, 1024], sweep.example_unscaled[rows], sweep.example_scaled[rows],
-                                sweep.example_scores[rows])
+    fig = weights_by_d_k_figure(
+        [4, 64, 1024], sweep.example_unscaled[rows], sweep.example_scaled[rows], sweep.example_scores[rows]
+    )
     heatmaps = [t for t in fig.data if isinstance(t, go.Heatmap)]
     assert len(heatmaps) == 2 and {t.coloraxis for t in heatmaps} == {"coloraxis"}
     assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0.0, 1.0)
@@ -213,8 +231,13 @@ def test_curve_figures_plot_the_numbers_they_are_given(sweep):
     fig = variance_figure(sweep.d_k, sweep.variance)
     np.testing.assert_array_equal(fig.data[0].y, sweep.d_k)  # the line y = d_k
     np.testing.assert_array_equal(fig.data[1].y, sweep.variance)
-    fig = jacobian_figure(sweep.d_k, sweep.jacobian_median_unscaled, sweep.jacobian_median_scaled,
-                          sweep.jacobian_norm_unscaled, sweep.jacobian_norm_scaled)
+    fig = jacobian_figure(
+        sweep.d_k,
+        sweep.jacobian_median_unscaled,
+        sweep.jacobian_median_scaled,
+        sweep.jacobian_norm_unscaled,
+        sweep.jacobian_norm_scaled,
+    )
     assert len(fig.data) == 4 and fig.layout.yaxis.type == "log"
 
 

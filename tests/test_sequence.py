@@ -1,4 +1,5 @@
 """The sequence's text form, token labels and resizing (ui/sequence.py)."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -16,15 +17,18 @@ def test_parse_accepts_semicolons_newlines_and_commas():
     assert np.array_equal(parse_matrix("  1 0 0 ;; 0 1 0  "), expected)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("1 x; 0 1", r"row 1, value 2: 'x' is not a number"),
-    ("1 0; 0", r"row 2 has 1 value\(s\), expected 2"),
-    ("nan 0; 0 1", "not a finite number"),
-    ("inf 0; 0 1", "not a finite number"),
-    ("1e9 0; 0 1", "too large"),
-    ("", "no numbers"),
-    (" ; \n", "no numbers"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("1 x; 0 1", r"row 1, value 2: 'x' is not a number"),
+        ("1 0; 0", r"row 2 has 1 value\(s\), expected 2"),
+        ("nan 0; 0 1", "not a finite number"),
+        ("inf 0; 0 1", "not a finite number"),
+        ("1e9 0; 0 1", "too large"),
+        ("", "no numbers"),
+        (" ; \n", "no numbers"),
+    ],
+)
 def test_parse_rejects_bad_text_with_a_message(text, message):
     with pytest.raises(ValueError, match=message):
         parse_matrix(text, rows=2, cols=2, name="Q")
@@ -45,8 +49,13 @@ def test_parse_refuses_oversized_text_before_parsing():
 
 
 @settings(max_examples=60, deadline=None)
-@given(arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 6)),
-              elements=st.floats(-1000, 1000, allow_nan=False, allow_infinity=False)))
+@given(
+    arrays(
+        np.float64,
+        st.tuples(st.integers(1, 6), st.integers(1, 6)),
+        elements=st.floats(-1000, 1000, allow_nan=False, allow_infinity=False),
+    )
+)
 def test_format_then_parse_gives_back_exactly_the_same_floats(a):
     assert np.array_equal(parse_matrix(format_matrix(a)), a)
     assert np.array_equal(parse_matrix(format_matrix(a, row_sep=";")), a)

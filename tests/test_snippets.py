@@ -1,4 +1,5 @@
 """The 'reproduce this in Python' snippets run, and print the numbers the pages show."""
+
 import io
 from contextlib import redirect_stdout
 
@@ -9,7 +10,7 @@ from attention import attention_steps, multi_head_steps
 from lessons.examples import random_example
 from lessons.head_library import embed_tokens, head_library_weights
 from tests.apptest_helpers import run_page
-from ui.snippets import (attention_snippet, block_snippet, heads_snippet, pretrained_snippet, scaling_snippet)
+from ui.snippets import attention_snippet, block_snippet, heads_snippet, pretrained_snippet, scaling_snippet
 
 
 def run(code: str) -> dict:
@@ -37,8 +38,17 @@ def test_user_text_stays_a_string_literal():
 
 def test_the_heads_snippet_matches_the_heads_computation():
     tokens = ("the", "cat", "sat", "on", "the", "mat")
-    ns = run(heads_snippet(tokens, d_model=16, n_heads=4, presets=["previous", "first", "self", "uniform"], seed=2,
-                           causal=True, scale=True))
+    ns = run(
+        heads_snippet(
+            tokens,
+            d_model=16,
+            n_heads=4,
+            presets=["previous", "first", "self", "uniform"],
+            seed=2,
+            causal=True,
+            scale=True,
+        )
+    )
     emb = embed_tokens(tokens, 16, 2)
     hw = head_library_weights(emb, ["previous", "first", "self", "uniform"], 2)
     expected = multi_head_steps(emb.x, hw.w_q, hw.w_k, hw.w_v, hw.w_o, 4, b_q=hw.b_q, causal=True).weights
@@ -46,8 +56,19 @@ def test_the_heads_snippet_matches_the_heads_computation():
 
 
 def test_the_block_snippet_stacks_blocks_and_keeps_the_shape():
-    ns = run(block_snippet(["a", "b", "c"], d_model=8, d_ff=32, n_heads=2, n_blocks=3, seed=1, causal=False,
-                           activation="gelu", norm="pre"))
+    ns = run(
+        block_snippet(
+            ["a", "b", "c"],
+            d_model=8,
+            d_ff=32,
+            n_heads=2,
+            n_blocks=3,
+            seed=1,
+            causal=False,
+            activation="gelu",
+            norm="pre",
+        )
+    )
     assert ns["x"].shape == (3, 8) and len(ns["trace"].steps) == 8
 
 
@@ -58,6 +79,7 @@ def test_the_scaling_snippet_runs():
 
 def test_the_pretrained_snippet_reads_the_same_head():
     from attention.pretrained import load_minilm
+
     text = 'He said "it\'s fine"\nand left.'
     ns = run(pretrained_snippet(text, layer=2, head=5))
     np.testing.assert_array_equal(ns["weights"], load_minilm().run(text).attentions[1, 4])

@@ -1,4 +1,5 @@
 """softmax: hand-computed rows, the properties every softmax has, and its refusals."""
+
 import math
 
 import numpy as np
@@ -19,6 +20,7 @@ def logits(max_abs: float = 50.0, max_rows: int = 5, max_cols: int = 8):
 
 
 # --- hand-computed -------------------------------------------------------------------------------
+
 
 def test_logs_of_one_to_four_give_tenths():
     # exp(log j) = j, so the row is 1, 2, 3, 4 over their sum 10.
@@ -54,6 +56,7 @@ def test_input_is_not_modified():
 
 
 # --- properties ----------------------------------------------------------------------------------
+
 
 @SETTINGS
 @given(logits())
@@ -105,21 +108,25 @@ def test_integers_become_float64():
 
 # --- refusals ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("x, axis, message", [
-    ([[0.0, 1.0], [-np.inf, -np.inf]], -1, r"index \(1,\) along axis -1 is entirely -inf"),
-    ([[-np.inf, 1.0], [-np.inf, 2.0]], 0, r"index \(0,\) along axis 0 is entirely -inf"),
-    ([1.0, np.nan], -1, r"x contains nan at index \(1,\)"),
-    ([1.0, np.inf], -1, r"x contains inf at index \(1,\)"),
-    (np.zeros((0,)), -1, r"x has shape \(0,\): it is empty"),
-    (np.zeros((0, 3)), -1, r"x has shape \(0, 3\): it is empty"),
-    (3.0, -1, "x is a scalar"),
-    ([1.0, 2.0], 1, r"axis=1 does not exist for x of shape \(2,\)"),
-    ([1.0, 2.0], 0.5, r"axis=0.5 does not exist"),
-    ([1 + 2j, 3.0], -1, "x is complex"),
-    (["a", "b"], -1, "x has dtype <U1; expected real numbers"),
-    ([True, False], -1, "x has dtype bool; expected real numbers"),
-    ([[1.0, 2.0], [3.0]], -1, "x is not a rectangular array of numbers"),
-])
+
+@pytest.mark.parametrize(
+    "x, axis, message",
+    [
+        ([[0.0, 1.0], [-np.inf, -np.inf]], -1, r"index \(1,\) along axis -1 is entirely -inf"),
+        ([[-np.inf, 1.0], [-np.inf, 2.0]], 0, r"index \(0,\) along axis 0 is entirely -inf"),
+        ([1.0, np.nan], -1, r"x contains nan at index \(1,\)"),
+        ([1.0, np.inf], -1, r"x contains inf at index \(1,\)"),
+        (np.zeros((0,)), -1, r"x has shape \(0,\): it is empty"),
+        (np.zeros((0, 3)), -1, r"x has shape \(0, 3\): it is empty"),
+        (3.0, -1, "x is a scalar"),
+        ([1.0, 2.0], 1, r"axis=1 does not exist for x of shape \(2,\)"),
+        ([1.0, 2.0], 0.5, r"axis=0.5 does not exist"),
+        ([1 + 2j, 3.0], -1, "x is complex"),
+        (["a", "b"], -1, "x has dtype <U1; expected real numbers"),
+        ([True, False], -1, "x has dtype bool; expected real numbers"),
+        ([[1.0, 2.0], [3.0]], -1, "x is not a rectangular array of numbers"),
+    ],
+)
 def test_bad_input_raises_value_error(x, axis, message):
     with pytest.raises(ValueError, match=message):
         softmax(x, axis=axis)

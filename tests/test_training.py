@@ -1,4 +1,5 @@
 """Training one attention layer with and without 1/sqrt(d_k): gradients, data, determinism and the result."""
+
 import math
 from dataclasses import replace
 
@@ -6,8 +7,17 @@ import numpy as np
 import pytest
 
 from attention import softmax
-from lessons.training import (TrainingConfig, compare_scaling, forward, init_weights, make_task, retrieval_loss,
-                                sample_batch, stuck_fraction, train)
+from lessons.training import (
+    TrainingConfig,
+    compare_scaling,
+    forward,
+    init_weights,
+    make_task,
+    retrieval_loss,
+    sample_batch,
+    stuck_fraction,
+    train,
+)
 from tests.test_gradients import REL_TOL, numerical_gradient, relative_error
 
 SMALL = TrainingConfig(d_k=6, steps=20, batch=5, n_context=4, vocab=7, d_model=3, d_v=2, n_eval=50, seed=3)
@@ -61,8 +71,7 @@ def test_weight_gradients_match_finite_differences(scale):
     numeric_k = numerical_gradient(lambda w: forward(w_q, w, task, batch, scale=scale).loss, w_k)
     assert relative_error(result.grad_w_q, numeric_q) < REL_TOL
     assert relative_error(result.grad_w_k, numeric_k) < REL_TOL
-    assert result.grad_norm == pytest.approx(math.hypot(np.linalg.norm(numeric_q), np.linalg.norm(numeric_k)),
-                                             rel=1e-6)
+    assert result.grad_norm == pytest.approx(math.hypot(np.linalg.norm(numeric_q), np.linalg.norm(numeric_k)), rel=1e-6)
 
 
 def test_same_config_same_run():
@@ -111,17 +120,20 @@ def test_stuck_counts_confident_wrong_answers_only():
     assert stuck_fraction(weights, batch) == pytest.approx(1 / 3)
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(d_k=0), "d_k must be at least 1"),
-    (dict(d_k=2048), "d_k=2048 is too large: at most 1024"),
-    (dict(steps=1001), "steps=1001 is too large"),
-    (dict(steps=2.0), "steps must be a whole number"),
-    (dict(n_context=40), "n_context=40 needs at least as many tokens"),
-    (dict(lr=0.0), "lr must be a number in"),
-    (dict(lr=float("nan")), "lr must be a number in"),
-    (dict(lr=True), "lr must be a number in"),
-    (dict(seed=-1), "seed must be a whole number >= 0"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(d_k=0), "d_k must be at least 1"),
+        (dict(d_k=2048), "d_k=2048 is too large: at most 1024"),
+        (dict(steps=1001), "steps=1001 is too large"),
+        (dict(steps=2.0), "steps must be a whole number"),
+        (dict(n_context=40), "n_context=40 needs at least as many tokens"),
+        (dict(lr=0.0), "lr must be a number in"),
+        (dict(lr=float("nan")), "lr must be a number in"),
+        (dict(lr=True), "lr must be a number in"),
+        (dict(seed=-1), "seed must be a whole number >= 0"),
+    ],
+)
 def test_config_is_validated(change, message):
     with pytest.raises(ValueError, match=message):
         compare_scaling(replace(TrainingConfig(), **change))

@@ -1,4 +1,5 @@
 """URL query <-> page state (ui/url.py): round trips, and strangers' strings falling back safely."""
+
 import numpy as np
 import pytest
 
@@ -19,14 +20,17 @@ def test_no_parameters_give_the_default_without_a_warning():
     assert decode_sequence({}, warnings).equals(default_sequence()) and warnings == []
 
 
-@pytest.mark.parametrize("params, fragment", [
-    ({"q": "1,x", "k": "1,0", "v": "1"}, "is not a number"),
-    ({"q": "1,0;0,1", "k": "1,0", "v": "1;1"}, "q is 2×2 but k is 1×2"),
-    ({"q": "nan,0", "k": "1,0", "v": "1"}, "not a finite number"),
-    ({"q": "1,0", "k": "1,0"}, "'v' is missing"),
-    ({"q": ";".join(["1"] * 40), "k": "1", "v": "1"}, "too large"),
-    ({"q": "1," * 3000, "k": "1", "v": "1"}, "characters long"),
-])
+@pytest.mark.parametrize(
+    "params, fragment",
+    [
+        ({"q": "1,x", "k": "1,0", "v": "1"}, "is not a number"),
+        ({"q": "1,0;0,1", "k": "1,0", "v": "1;1"}, "q is 2×2 but k is 1×2"),
+        ({"q": "nan,0", "k": "1,0", "v": "1"}, "not a finite number"),
+        ({"q": "1,0", "k": "1,0"}, "'v' is missing"),
+        ({"q": ";".join(["1"] * 40), "k": "1", "v": "1"}, "too large"),
+        ({"q": "1," * 3000, "k": "1", "v": "1"}, "characters long"),
+    ],
+)
 def test_a_bad_sequence_falls_back_to_the_default_with_a_warning(params, fragment):
     warnings = []
     assert decode_sequence(params, warnings).equals(default_sequence())

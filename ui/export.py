@@ -1,4 +1,5 @@
 """The numbers behind a page, as CSV and JSON for download. Pure functions (no streamlit)."""
+
 from __future__ import annotations
 
 import csv
@@ -16,8 +17,14 @@ def _jsonable(a: np.ndarray) -> list:
 
 def matrices_to_json(tokens: Sequence[str], matrices: Mapping[str, np.ndarray], **settings) -> str:
     """{"tokens": [...], "settings": {...}, "matrices": {name: rows}} as indented JSON."""
-    return json.dumps({"tokens": list(tokens), "settings": settings,
-                       "matrices": {name: _jsonable(a) for name, a in matrices.items()}}, indent=2)
+    return json.dumps(
+        {
+            "tokens": list(tokens),
+            "settings": settings,
+            "matrices": {name: _jsonable(a) for name, a in matrices.items()},
+        },
+        indent=2,
+    )
 
 
 def matrices_to_csv(tokens: Sequence[str], matrices: Mapping[str, np.ndarray]) -> str:

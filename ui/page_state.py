@@ -16,6 +16,7 @@ Streamlit's own `bind="query-params"` was considered: it drops a bad value from 
 word and forces the link's names to be the widget keys, so the guarantees above would be lost; and
 matrices, labels and sentences have no widget to bind. Widgets keep `persist_state="session"`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -134,7 +135,6 @@ class PageState:
                     value = value[: param.count(values)]
                 query |= param.encode(value, name)
         return query
-
 
 
 def _default(param: Param, values: Mapping[str, Any]) -> Any:

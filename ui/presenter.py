@@ -1,4 +1,5 @@
 """Presenter mode and sharing: the controls app.py draws in the sidebar for every page."""
+
 from __future__ import annotations
 
 from urllib.parse import urlencode
@@ -30,11 +31,21 @@ def presenter_from_url() -> bool:
 def presenter_controls() -> bool:
     """Sidebar toggle for presenter mode (also ?present=1) and the chart download format."""
     SHARED.load()
-    on = st.sidebar.toggle("Presenter mode", key=PRESENTER_KEY, persist_state="session",
-                           help="Larger text and heatmap numbers for a projector; the link carries ?present=1.")
-    st.sidebar.radio("Chart downloads", CHART_FORMATS, key=FORMAT_KEY, horizontal=True, persist_state="session",
-                     format_func=str.upper,
-                     help="Format of the camera button in each chart's toolbar (top right of a chart).")
+    on = st.sidebar.toggle(
+        "Presenter mode",
+        key=PRESENTER_KEY,
+        persist_state="session",
+        help="Larger text and heatmap numbers for a projector; the link carries ?present=1.",
+    )
+    st.sidebar.radio(
+        "Chart downloads",
+        CHART_FORMATS,
+        key=FORMAT_KEY,
+        horizontal=True,
+        persist_state="session",
+        format_func=str.upper,
+        help="Format of the camera button in each chart's toolbar (top right of a chart).",
+    )
     if on:
         st.html(PRESENTER_CSS)
     SHARED.show_warnings(st.sidebar)
@@ -64,6 +75,9 @@ def share_link(slot, url_path: str) -> None:
     """Fill `slot` (a sidebar placeholder) with this view's full link, which st.code lets one copy."""
     link = page_link(st.context.url or "", url_path, st.query_params.to_dict())
     with slot.container():
-        st.markdown("**Share this view**", help="Everything on this page is in its link: students who open it "
-                                                 "see the same example. Copy it with the icon at the right.")
+        st.markdown(
+            "**Share this view**",
+            help="Everything on this page is in its link: students who open it "
+            "see the same example. Copy it with the icon at the right.",
+        )
         st.code(link, language=None, wrap_lines=True)

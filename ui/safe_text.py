@@ -3,6 +3,7 @@
 st.error, st.warning, st.info and widget labels interpret markdown: a token label `![x](x)` would
 become an <img>, `:red[...]` coloured text, `$...$` maths. Pure Python (no streamlit).
 """
+
 from __future__ import annotations
 
 import re

@@ -3,9 +3,11 @@ token labels, and the limits of what the editor accepts.
 
 Pure Python and numpy (no streamlit), so every parsing and encoding rule is tested directly.
 """
+
 from __future__ import annotations
 
 import re
+
 import numpy as np
 
 from attention.sequence import TokenSequence, default_tokens
@@ -43,8 +45,10 @@ def parse_matrix(text: str, rows: int | None = None, cols: int | None = None, na
     lines = [line for line in lines if line]
     if not lines:
         raise ValueError(f"{name}: no numbers found")
-    values = [[_parse_number(tok, i, j, name) for j, tok in enumerate(_VALUE_SPLIT.split(line)) if tok]
-              for i, line in enumerate(lines)]
+    values = [
+        [_parse_number(tok, i, j, name) for j, tok in enumerate(_VALUE_SPLIT.split(line)) if tok]
+        for i, line in enumerate(lines)
+    ]
     widths = {len(r) for r in values}
     if rows is not None and len(values) != rows:
         raise ValueError(f"{name}: {len(values)} row(s) given, expected {rows} (one per position)")
@@ -84,6 +88,7 @@ def format_matrix(a: np.ndarray, row_sep: str = "\n") -> str:
 
 # ---------------------------------------------------------------- token labels
 
+
 def parse_tokens(text: str, n: int) -> tuple[tuple[str, ...], str | None]:
     """Split space-separated labels; return (n labels, a notice or None).
 
@@ -95,5 +100,5 @@ def parse_tokens(text: str, n: int) -> tuple[tuple[str, ...], str | None]:
         notice = f"{len(words)} label(s) for {n} positions: the rest are named t<i>."
     elif len(words) > n:
         notice = f"{len(words)} labels for {n} positions: only the first {n} are used."
-    tokens = tuple(words[:n]) + default_tokens(n)[len(words[:n]):]
+    tokens = tuple(words[:n]) + default_tokens(n)[len(words[:n]) :]
     return tokens, notice

@@ -5,16 +5,17 @@ Canonical state: st.session_state[key] is a TokenSequence. Grids are given a *ba
 revision is bumped only on a deliberate reset (preset, pasted text, resize, URL), so a grid's
 own edits are never fed back as its input and never disappear.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
+from attention.sequence import TokenSequence
 from lessons.examples import compass, dominant_key, identical_keys, random_example
 from ui.presenter import is_presenting
 from ui.safe_text import escape_markdown
-from attention.sequence import TokenSequence
 from ui.sequence import MAX_ABS_VALUE, MAX_D, MAX_N, MAX_TOKEN_CHARS, format_matrix, parse_matrix, parse_tokens
 
 MATRIX_HELP = {
@@ -38,7 +39,10 @@ def reset_sequence(key: str, seq: TokenSequence, *, keep_token_text: bool = Fals
         st.session_state[f"{key}_text_{m}"] = format_matrix(seq.matrix(m))
         st.session_state.pop(f"{key}_err_{m}", None)
     st.session_state[f"{key}_n_in"], st.session_state[f"{key}_dk_in"], st.session_state[f"{key}_dv_in"] = (
-        seq.n, seq.d_k, seq.d_v)
+        seq.n,
+        seq.d_k,
+        seq.d_v,
+    )
     if not keep_token_text:
         st.session_state[f"{key}_tokens_in"] = " ".join(seq.tokens)
         st.session_state.pop(f"{key}_tokens_notice", None)
@@ -52,9 +56,13 @@ def _ensure_widget_state(key: str) -> TokenSequence:
         reset_sequence(key, seq)
     st.session_state.setdefault(f"{key}_base", seq)
     st.session_state.setdefault(f"{key}_rev", 0)
-    defaults = {f"{key}_n_in": seq.n, f"{key}_dk_in": seq.d_k, f"{key}_dv_in": seq.d_v,
-                f"{key}_tokens_in": " ".join(seq.tokens),
-                **{f"{key}_text_{m}": format_matrix(seq.matrix(m)) for m in "qkv"}}
+    defaults = {
+        f"{key}_n_in": seq.n,
+        f"{key}_dk_in": seq.d_k,
+        f"{key}_dv_in": seq.d_v,
+        f"{key}_tokens_in": " ".join(seq.tokens),
+        **{f"{key}_text_{m}": format_matrix(seq.matrix(m)) for m in "qkv"},
+    }
     for k, v in defaults.items():
         st.session_state.setdefault(k, v)
     return seq
@@ -110,20 +118,45 @@ def _on_preset(key: str) -> None:
 def size_controls(key: str) -> None:
     """Number inputs for n, d_k, d_v (changing them keeps the values that still fit)."""
     c1, c2, c3 = st.columns(3)
-    c1.number_input("positions n", 1, MAX_N, key=f"{key}_n_in", on_change=_on_resize, args=(key,),
-                    help="How many tokens in the sequence (1 to 16). Values that still fit are kept; rows a "
-                         "smaller size cut come back when you make it larger again.")
-    c2.number_input("d_k", 1, MAX_D, key=f"{key}_dk_in", on_change=_on_resize, args=(key,),
-                    help="Length of each query and key vector (1 to 16).")
-    c3.number_input("d_v", 1, MAX_D, key=f"{key}_dv_in", on_change=_on_resize, args=(key,),
-                    help="Length of each value vector, and so of each output (1 to 16).")
+    c1.number_input(
+        "positions n",
+        1,
+        MAX_N,
+        key=f"{key}_n_in",
+        on_change=_on_resize,
+        args=(key,),
+        help="How many tokens in the sequence (1 to 16). Values that still fit are kept; rows a "
+        "smaller size cut come back when you make it larger again.",
+    )
+    c2.number_input(
+        "d_k",
+        1,
+        MAX_D,
+        key=f"{key}_dk_in",
+        on_change=_on_resize,
+        args=(key,),
+        help="Length of each query and key vector (1 to 16).",
+    )
+    c3.number_input(
+        "d_v",
+        1,
+        MAX_D,
+        key=f"{key}_dv_in",
+        on_change=_on_resize,
+        args=(key,),
+        help="Length of each value vector, and so of each output (1 to 16).",
+    )
 
 
 def preset_controls(key: str) -> None:
     """A preset picker with a seed, and a button that loads it."""
     c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
-    c1.selectbox("Preset", PRESETS, key=f"{key}_preset",
-                 help="Start from a known example: the hand-built one can be predicted on paper.")
+    c1.selectbox(
+        "Preset",
+        PRESETS,
+        key=f"{key}_preset",
+        help="Start from a known example: the hand-built one can be predicted on paper.",
+    )
     c2.number_input("seed", 0, 10_000, key=f"{key}_seed", help="Seed for the random presets.")
     c3.button("Load", key=f"{key}_load", on_click=_on_preset, args=(key,), width="stretch")
     note = st.session_state.get(f"{key}_preset_note")
@@ -141,16 +174,28 @@ def _grid(key: str, seq: TokenSequence) -> TokenSequence:
     frame = pd.DataFrame(np.hstack([base.q, base.k, base.v]), columns=[c for m in "qkv" for c in columns[m]])
     frame.insert(0, "token", list(base.tokens))
     cell = 72 if is_presenting() else 54  # px; presenter mode's larger text needs wider columns
-    config = {c: st.column_config.NumberColumn(c, min_value=-MAX_ABS_VALUE, max_value=MAX_ABS_VALUE, format="%.4g",
-                                               width=cell, help=MATRIX_HELP[c[0]])
-              for cols in columns.values() for c in cols}
-    config["token"] = st.column_config.TextColumn("token", width=cell + 22, max_chars=MAX_TOKEN_CHARS,
-                                                  help="The label of this position (only a name).")
+    config = {
+        c: st.column_config.NumberColumn(
+            c, min_value=-MAX_ABS_VALUE, max_value=MAX_ABS_VALUE, format="%.4g", width=cell, help=MATRIX_HELP[c[0]]
+        )
+        for cols in columns.values()
+        for c in cols
+    }
+    config["token"] = st.column_config.TextColumn(
+        "token", width=cell + 22, max_chars=MAX_TOKEN_CHARS, help="The label of this position (only a name)."
+    )
     rev = st.session_state[f"{key}_rev"]
-    edited = st.data_editor(frame, key=f"{key}_grid_{seq.n}x{seq.d_k}x{seq.d_v}_r{rev}", hide_index=True,
-                            num_rows="fixed", column_config=config, width="content")
-    tokens = tuple("_".join(str(t).split()) or f"t{i}" if t is not None else f"t{i}"
-                   for i, t in enumerate(edited["token"]))
+    edited = st.data_editor(
+        frame,
+        key=f"{key}_grid_{seq.n}x{seq.d_k}x{seq.d_v}_r{rev}",
+        hide_index=True,
+        num_rows="fixed",
+        column_config=config,
+        width="content",
+    )
+    tokens = tuple(
+        "_".join(str(t).split()) or f"t{i}" if t is not None else f"t{i}" for i, t in enumerate(edited["token"])
+    )
     if tokens != seq.tokens:
         seq = TokenSequence(tokens, seq.q, seq.k, seq.v)
         st.session_state[f"{key}_tokens_in"] = " ".join(tokens)
@@ -170,9 +215,15 @@ def _grid(key: str, seq: TokenSequence) -> TokenSequence:
 def _text_box(key: str, m: str) -> None:
     seq = st.session_state[key]
     cols = seq.d_v if m == "v" else seq.d_k
-    st.text_area(f"{m.upper()} as text", key=f"{key}_text_{m}", on_change=_on_text, args=(key, m), height=110,
-                 help=f"Paste {seq.n} rows of {cols} numbers: rows separated by new lines or ';', "
-                      "numbers by spaces or commas, e.g. `1 0; 0 1`. Press Ctrl+Enter or click away to apply.")
+    st.text_area(
+        f"{m.upper()} as text",
+        key=f"{key}_text_{m}",
+        on_change=_on_text,
+        args=(key, m),
+        height=110,
+        help=f"Paste {seq.n} rows of {cols} numbers: rows separated by new lines or ';', "
+        "numbers by spaces or commas, e.g. `1 0; 0 1`. Press Ctrl+Enter or click away to apply.",
+    )
 
 
 def sequence_editor(key: str, *, presets: bool = True, sizes: bool = True) -> TokenSequence:
@@ -183,12 +234,19 @@ def sequence_editor(key: str, *, presets: bool = True, sizes: bool = True) -> To
     if sizes:
         size_controls(key)
     seq = st.session_state[key]
-    st.markdown(f"**Q** ({seq.n} × {seq.d_k}), **K** ({seq.n} × {seq.d_k}) and **V** ({seq.n} × {seq.d_v}): "
-                "one row per position. Double-click a cell to edit it.")
+    st.markdown(
+        f"**Q** ({seq.n} × {seq.d_k}), **K** ({seq.n} × {seq.d_k}) and **V** ({seq.n} × {seq.d_v}): "
+        "one row per position. Double-click a cell to edit it."
+    )
     seq = _grid(key, seq)
-    st.text_input("Token labels", key=f"{key}_tokens_in", on_change=_on_tokens, args=(key,),
-                  help="One label per position, separated by spaces. Labels are only names; the vectors "
-                       "are what attention computes with.")
+    st.text_input(
+        "Token labels",
+        key=f"{key}_tokens_in",
+        on_change=_on_tokens,
+        args=(key,),
+        help="One label per position, separated by spaces. Labels are only names; the vectors "
+        "are what attention computes with.",
+    )
     notice = st.session_state.get(f"{key}_tokens_notice")
     if notice:
         st.info(notice)

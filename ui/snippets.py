@@ -3,6 +3,7 @@
 Pure functions returning code as text; every literal comes from the page's state through repr(),
 so user text can never become code. The tests run each snippet and compare with the page's numbers.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -32,8 +33,10 @@ def attention_snippet(tokens: Sequence[str], q, k, v, *, causal: bool, scale: bo
     if scale:
         lines.append("scores = scores / np.sqrt(Q.shape[1])  # divide by sqrt(d_k)")
     if causal:
-        lines += ["allowed = np.tril(np.ones(scores.shape, dtype=bool))  # True = may attend (j <= i)",
-                  "scores = np.where(allowed, scores, -np.inf)  # mask BEFORE the softmax"]
+        lines += [
+            "allowed = np.tril(np.ones(scores.shape, dtype=bool))  # True = may attend (j <= i)",
+            "scores = np.where(allowed, scores, -np.inf)  # mask BEFORE the softmax",
+        ]
     lines += [
         "weights = np.exp(scores - scores.max(axis=1, keepdims=True))",
         "weights = weights / weights.sum(axis=1, keepdims=True)  # each row sums to 1",
@@ -43,61 +46,80 @@ def attention_snippet(tokens: Sequence[str], q, k, v, *, causal: bool, scale: bo
     return "\n".join(lines)
 
 
-def heads_snippet(tokens: Sequence[str], *, d_model: int, n_heads: int, presets: Sequence[str], seed: int,
-                  causal: bool, scale: bool) -> str:
+def heads_snippet(
+    tokens: Sequence[str], *, d_model: int, n_heads: int, presets: Sequence[str], seed: int, causal: bool, scale: bool
+) -> str:
     """The Multi-head page's computation with this project's `attention` package."""
-    return "\n".join([
-        "from attention import multi_head_steps",
-        "from lessons.head_library import embed_tokens, head_library_weights",
-        "",
-        f"tokens = {list(tokens)!r}",
-        f"emb = embed_tokens(tokens, d_model={d_model}, seed={seed})  # X: (n, d_model)",
-        f"hw = head_library_weights(emb, {list(presets)!r}, seed={seed})",
-        f"steps = multi_head_steps(emb.x, hw.w_q, hw.w_k, hw.w_v, hw.w_o, n_heads={n_heads}, b_q=hw.b_q,",
-        f"                         causal={causal}, scale={scale})",
-        "weights = steps.weights  # (n_heads, n, n)",
-        "output = steps.output  # (n, d_model)",
-        "print(weights.round(3))",
-    ])
+    return "\n".join(
+        [
+            "from attention import multi_head_steps",
+            "from lessons.head_library import embed_tokens, head_library_weights",
+            "",
+            f"tokens = {list(tokens)!r}",
+            f"emb = embed_tokens(tokens, d_model={d_model}, seed={seed})  # X: (n, d_model)",
+            f"hw = head_library_weights(emb, {list(presets)!r}, seed={seed})",
+            f"steps = multi_head_steps(emb.x, hw.w_q, hw.w_k, hw.w_v, hw.w_o, n_heads={n_heads}, b_q=hw.b_q,",
+            f"                         causal={causal}, scale={scale})",
+            "weights = steps.weights  # (n_heads, n, n)",
+            "output = steps.output  # (n, d_model)",
+            "print(weights.round(3))",
+        ]
+    )
 
 
-def block_snippet(tokens: Sequence[str], *, d_model: int, d_ff: int, n_heads: int, n_blocks: int, seed: int,
-                  causal: bool, activation: str, norm: str) -> str:
+def block_snippet(
+    tokens: Sequence[str],
+    *,
+    d_model: int,
+    d_ff: int,
+    n_heads: int,
+    n_blocks: int,
+    seed: int,
+    causal: bool,
+    activation: str,
+    norm: str,
+) -> str:
     """The Block page's stack with this project's `attention` package."""
-    return "\n".join([
-        "from attention import transformer_block",
-        "from lessons.head_library import embed_tokens, stack_params",
-        "",
-        f"tokens = {list(tokens)!r}",
-        f"x = embed_tokens(tokens, d_model={d_model}, seed={seed}).x  # (n, d_model)",
-        f"for params in stack_params(d_model={d_model}, d_ff={d_ff}, n_blocks={n_blocks}, seed={seed}):",
-        f"    x, trace = transformer_block(x, params, n_heads={n_heads}, causal={causal},",
-        f"                                 activation={activation!r}, norm={norm!r})",
-        "    print([(step.name, step.shape) for step in trace.steps])",
-        "print(x.shape)  # the same shape as the input: blocks stack",
-    ])
+    return "\n".join(
+        [
+            "from attention import transformer_block",
+            "from lessons.head_library import embed_tokens, stack_params",
+            "",
+            f"tokens = {list(tokens)!r}",
+            f"x = embed_tokens(tokens, d_model={d_model}, seed={seed}).x  # (n, d_model)",
+            f"for params in stack_params(d_model={d_model}, d_ff={d_ff}, n_blocks={n_blocks}, seed={seed}):",
+            f"    x, trace = transformer_block(x, params, n_heads={n_heads}, causal={causal},",
+            f"                                 activation={activation!r}, norm={norm!r})",
+            "    print([(step.name, step.shape) for step in trace.steps])",
+            "print(x.shape)  # the same shape as the input: blocks stack",
+        ]
+    )
 
 
 def scaling_snippet(*, n_keys: int, n_samples: int, seed: int, train_d_k: int, lr: float, steps: int) -> str:
     """The √d_k page's measurement and training with this project's `attention` package."""
-    return "\n".join([
-        "from lessons.scaling import SWEEP_D_KS, scaling_stats",
-        "from lessons.training import TrainingConfig, compare_scaling",
-        "",
-        f"stats = scaling_stats(SWEEP_D_KS, n_keys={n_keys}, n_samples={n_samples}, seed={seed})",
-        "print(stats.d_k, stats.variance, stats.max_weight_unscaled, stats.max_weight_scaled)",
-        f"c = compare_scaling(TrainingConfig(d_k={train_d_k}, steps={steps}, lr={lr!r}, seed={seed}))",
-        "print(c.scaled.loss[-1], c.unscaled.loss[-1])",
-    ])
+    return "\n".join(
+        [
+            "from lessons.scaling import SWEEP_D_KS, scaling_stats",
+            "from lessons.training import TrainingConfig, compare_scaling",
+            "",
+            f"stats = scaling_stats(SWEEP_D_KS, n_keys={n_keys}, n_samples={n_samples}, seed={seed})",
+            "print(stats.d_k, stats.variance, stats.max_weight_unscaled, stats.max_weight_scaled)",
+            f"c = compare_scaling(TrainingConfig(d_k={train_d_k}, steps={steps}, lr={lr!r}, seed={seed}))",
+            "print(c.scaled.loss[-1], c.unscaled.loss[-1])",
+        ]
+    )
 
 
 def pretrained_snippet(text: str, *, layer: int, head: int) -> str:
     """One head of all-MiniLM-L6-v2 on this text, run by this project's numpy core (layer, head from 1)."""
-    return "\n".join([
-        "from attention.pretrained import load_minilm",
-        "",
-        f"run = load_minilm().run({text!r})",
-        "print(run.tokens)",
-        f"weights = run.attentions[{layer - 1}, {head - 1}]  # layer {layer}, head {head}: (n, n)",
-        "print(weights.round(2))",
-    ])
+    return "\n".join(
+        [
+            "from attention.pretrained import load_minilm",
+            "",
+            f"run = load_minilm().run({text!r})",
+            "print(run.tokens)",
+            f"weights = run.attentions[{layer - 1}, {head - 1}]  # layer {layer}, head {head}: (n, n)",
+            "print(weights.round(2))",
+        ]
+    )

@@ -4,6 +4,7 @@ Canonical state lives in plain `st.session_state` keys (not widget keys), so it 
 switches. Keys are prefixed with the page that owns them; `seq` is shared by every page that
 shows the Playground's token sequence.
 """
+
 from __future__ import annotations
 
 import os

@@ -3,6 +3,7 @@
 Every decoder returns the value *and* a list of warnings; a bad part falls back to its default and
 says so, it never raises. Nothing here is ever evaluated or rendered as HTML.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -79,8 +80,9 @@ def names_a_sequence(params: Mapping[str, str]) -> bool:
     return any(name in params for name in ("q", "k", "v", "tokens"))
 
 
-def decode_sequence(params: Mapping[str, str], warnings: list[str],
-                    default: TokenSequence | None = None) -> TokenSequence:
+def decode_sequence(
+    params: Mapping[str, str], warnings: list[str], default: TokenSequence | None = None
+) -> TokenSequence:
     """The sequence in the URL, or `default` (the page's own example; the Playground's if not given), with a
     warning saying why, if any part is bad."""
     default = default_sequence() if default is None else default
@@ -227,8 +229,10 @@ class Text(Param):
         if raw is None:
             return self.default_value(values)
         if len(str(raw)) > self.max_chars:
-            warnings.append(f"URL parameter '{self.url or name}' is longer than {self.max_chars} characters; "
-                            "using the default text.")
+            warnings.append(
+                f"URL parameter '{self.url or name}' is longer than {self.max_chars} characters; "
+                "using the default text."
+            )
             return self.default_value(values)
         return str(raw)
 
@@ -255,10 +259,12 @@ class ChoiceList(Param):
         names = [str(c) for c in self.choices]
         if len(parts) <= self.max_items and all(p in names for p in parts):
             items = [self.choices[names.index(p)] for p in parts]
-            return sorted(set(items)) if self.sort_unique else items + default[len(items):]
+            return sorted(set(items)) if self.sort_unique else items + default[len(items) :]
         shown = ", ".join(names) if len(names) <= 8 else f"{names[0]}, {names[1]}, … {names[-1]}"
-        warnings.append(f"URL parameter '{url}' should be up to {self.max_items} of {shown}, separated by commas; "
-                        f"using {','.join(map(str, default))}.")
+        warnings.append(
+            f"URL parameter '{url}' should be up to {self.max_items} of {shown}, separated by commas; "
+            f"using {','.join(map(str, default))}."
+        )
         return default
 
     def encode(self, value, name):
@@ -296,9 +302,11 @@ class Slots(Param):
         url, default = self.url or name, tuple(self.default_value(values))
         items = str(params.get(url, ""))[:200].split(",")
         if len(items) <= self.slots and all(item in self.choices for item in items):
-            return tuple(items) + default[len(items):]
-        warnings.append(f"URL parameter '{url}' should be up to {self.slots} of {', '.join(self.choices)}, "
-                        "separated by commas; using the default presets.")
+            return tuple(items) + default[len(items) :]
+        warnings.append(
+            f"URL parameter '{url}' should be up to {self.slots} of {', '.join(self.choices)}, "
+            "separated by commas; using the default presets."
+        )
         return default
 
     def encode(self, value, name):

@@ -5,6 +5,7 @@ missing AND no environment variable asks for them; with CI=true or REQUIRE_BROWS
 scripts/test.sh, the README's test command, sets) a missing browser is a failure, so the suite can
 never pass by skipping them.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync", "--disable-quic", "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+]
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 SKELETON = '[data-testid="stSkeleton"]'  # placeholders of elements (charts, grids) still loading in the browser
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
@@ -50,9 +59,22 @@ def _free_port() -> int:
 def start_server(port: int | None = None, extra_args: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str]:
     """Start `streamlit run app.py` on a free local port; return the process and its base URL."""
     port = port or _free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-           "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-           *extra_args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(ROOT / "app.py"),
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--browser.gatherUsageStats",
+        "false",
+        *extra_args,
+    ]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
@@ -139,7 +161,8 @@ def open_page(page, app_url: str, path: str = "", query: str = "") -> None:
 
 def assert_no_exception(page) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
-        '[data-testid="stException"]').first.inner_text()
+        '[data-testid="stException"]'
+    ).first.inner_text()
 
 
 def screenshot(page, name: str) -> Path:

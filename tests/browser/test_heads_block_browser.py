@@ -1,4 +1,5 @@
 """Browser: the multi-head attention and transformer block pages in Chromium, at 8 heads and 12 blocks."""
+
 from __future__ import annotations
 
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle

@@ -1,5 +1,6 @@
 """Hostile input in a real browser (#8): script-like and markdown-like text in URLs and text boxes is shown as
 text on every page; no script runs, no element is made from it, and no exception is drawn."""
+
 from __future__ import annotations
 
 import re
@@ -96,11 +97,14 @@ def test_lesson_pages_with_a_script_like_url(guarded, app_url, path):
     assert guarded.locator(TICKS).count() > 0  # the page's own example is drawn instead
 
 
-@pytest.mark.parametrize("path, params", [
-    ("scaling", ["dk", "keys", "samples", "seed", "tdk", "lr", "steps"]),
-    ("heads", ["d_model", "n_heads", "seed", "causal", "scale", "presets", "focus"]),
-    ("block", ["d_model", "n_heads", "d_ff", "act", "norm", "causal", "blocks", "seed", "inspect"]),
-])
+@pytest.mark.parametrize(
+    "path, params",
+    [
+        ("scaling", ["dk", "keys", "samples", "seed", "tdk", "lr", "steps"]),
+        ("heads", ["d_model", "n_heads", "seed", "causal", "scale", "presets", "focus"]),
+        ("block", ["d_model", "n_heads", "d_ff", "act", "norm", "causal", "blocks", "seed", "inspect"]),
+    ],
+)
 def test_settings_pages_with_script_like_parameters(guarded, app_url, path, params):
     payloads = [IMG, SCRIPT, MD_IMG, "javascript:alert(1)", "1e999", "nan"]
     open_page(guarded, app_url, path, query(**{p: payloads[i % len(payloads)] for i, p in enumerate(params)}))

@@ -1,4 +1,5 @@
 """The lesson pages (predict, causal masking, pitfalls) in a real browser."""
+
 import re
 
 import numpy as np
@@ -58,14 +59,18 @@ def test_predict_flow_by_clicking(page, app_url):
     assert reveal.is_enabled()
     reveal.click()
     wait_idle(page)
-    page.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
-                           ".some(el => (el._fullData || []).some(t => t.type === 'heatmap'))")
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+        ".some(el => (el._fullData || []).some(t => t.type === 'heatmap'))"
+    )
     assert_no_exception(page)
     assert page.locator('[data-testid="stMetricValue"]').first.inner_text() == "2 / 3"
     p = PUZZLES_BY_ID["aligned"]
     heatmap = page.locator(CHARTS).last  # the arrows figure, if drawn, comes first
     z = heatmap.evaluate("el => Array.from(el._fullData[0].z, row => Array.from(row))")
-    np.testing.assert_allclose(np.array(z, dtype=float), scaled_dot_product_attention(p.seq.q, p.seq.k, p.seq.v)[1], atol=1e-9)
+    np.testing.assert_allclose(
+        np.array(z, dtype=float), scaled_dot_product_attention(p.seq.q, p.seq.k, p.seq.v)[1], atol=1e-9
+    )
     assert page.get_by_text("You picked k_0 'east' (q_1·k_0 = 0").is_visible()
     screenshot(page, "predict_revealed")
 

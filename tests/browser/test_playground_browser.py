@@ -1,4 +1,5 @@
 """The Playground in a real browser: editing, toggling, sharing a link, and a phone-sized screen."""
+
 import numpy as np
 
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle

@@ -1,4 +1,5 @@
 """The pretrained-model page in a real browser: it loads, heads can be switched and clicked, user text stays text."""
+
 from __future__ import annotations
 
 import urllib.parse

@@ -4,6 +4,7 @@ It must do what a browser does, or the load test's figures for 30 sessions measu
 open a page, change a widget (the app then runs with the new value: it writes it into the URL), go to
 every other page, and report exceptions. Uses the browser tests' server, no browser.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -14,13 +15,21 @@ from bench.load_test import PAGES
 from bench.ws_client import ProtocolSession
 
 # The h1 of each page, as a reader sees it first.
-TITLES = {"playground": "Attention playground", "predict": "Predict, then check", "causal": "Causal masking",
-          "pitfalls": "Pitfalls", "heads": "Multi-head attention", "block": "The transformer block",
-          "pretrained": "A real pretrained model", "scaling": "Why divide by √d_k"}
+TITLES = {
+    "playground": "Attention playground",
+    "predict": "Predict, then check",
+    "causal": "Causal masking",
+    "pitfalls": "Pitfalls",
+    "heads": "Multi-head attention",
+    "block": "The transformer block",
+    "pretrained": "A real pretrained model",
+    "scaling": "Why divide by √d_k",
+}
 
 
 def _run(coro):
     """Run on a thread of its own: Playwright's sync API keeps an event loop running in this one."""
+
     async def bounded():
         return await asyncio.wait_for(coro, timeout=240)
 

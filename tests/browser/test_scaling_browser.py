@@ -1,4 +1,5 @@
 """The "Why divide by √d_k" page in a real browser: defaults, extreme settings, a bad URL, a slider."""
+
 from urllib.parse import parse_qs, urlparse
 
 from lessons.scaling import DEFAULT_KEYS
