@@ -212,8 +212,8 @@ def block(
 
     def feed_forward(h: np.ndarray) -> np.ndarray:
         hidden, out = ffn(h, p.w_1, p.b_1, p.w_2, p.b_2, activation)
-        record("ffn_hidden", f"feed-forward expand ({activation})", hidden)  # (..., n, d_ff)
-        return record("ffn_out", "feed-forward contract", out)  # (..., n, d_model)
+        record("ffn_hidden", f"feed-forward hidden layer ({activation})", hidden)  # (..., n, d_ff)
+        return record("ffn_out", "feed-forward output", out)  # (..., n, d_model)
 
     if norm == "post":
         attended = mha(x)

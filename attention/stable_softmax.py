@@ -12,7 +12,9 @@ import numpy as np
 
 from .checks import as_real_array, check_not_empty
 
-SOFTMAX_LATEX = r"\mathrm{softmax}(x)_i = \frac{e^{x_i - \max_j x_j}}{\sum_k e^{x_k - \max_j x_j}}"
+SOFTMAX_LATEX = (
+    r"\mathrm{softmax}(x)_i = \frac{e^{x_i}}{\sum_k e^{x_k}} = \frac{e^{x_i - \max_j x_j}}{\sum_k e^{x_k - \max_j x_j}}"
+)
 
 
 def softmax(x, axis: int = -1) -> np.ndarray:

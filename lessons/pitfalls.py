@@ -1,7 +1,8 @@
 """Three classic attention bugs, written out so a page can run them beside the correct version.
 
 - Masking *after* the softmax: the future is zeroed too late, rows no longer sum to 1.
-- Multiplying by K instead of Kᵀ: only runs when n == d_k, and then it silently computes nonsense.
+- Transposing the wrong matrix: Q K only runs when n == d_k, and then it silently computes nonsense;
+  K Qᵀ always runs (for self-attention it is square), its rows sum to 1, and keys attend to queries.
 - Reading the weights as an explanation: different inputs can share one attention pattern.
 
 Also the check that catches a broken causal mask: outputs up to position t must not move, bit for
@@ -22,8 +23,11 @@ from attention.sequence import TokenSequence
 from attention.stable_softmax import softmax
 from lessons.examples import Example, random_example
 
+# The bug multiplies by a 0/1 mask B (1 = may attend); the causal formula adds M (0 or -inf). Two symbols:
+# multiplying by M would give -inf, not 0.
 MASK_AFTER_SOFTMAX_LATEX = (
-    r"\tilde{A} = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) \odot M, \qquad"
+    r"\tilde{A} = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) \odot B, \qquad "
+    r"B_{ij} = \begin{cases} 1 & j \le i \\ 0 & j > i \end{cases}, \qquad "
     r"\text{leak}_i = 1 - \sum_j \tilde{A}_{ij}"
 )
 CAUSAL_LATEX = (
@@ -34,6 +38,8 @@ WRONG_TRANSPOSE_LATEX = (
     r"\underbrace{Q K^\top}_{(n \times d_k)(d_k \times n) \,=\, n \times n}"
     r"\quad\text{vs.}\quad"
     r"\underbrace{Q K}_{(n \times d_k)(n \times d_k):\ \text{runs only if } d_k = n}"
+    r"\quad\text{vs.}\quad"
+    r"\underbrace{K Q^\top}_{(n \times d_k)(d_k \times n) \,=\, n \times n:\ \text{always runs}}"
 )
 ROW_SUM_TOLERANCE = 1e-9
 
@@ -109,6 +115,25 @@ def wrong_transpose_attention(q, k, v, *, scale: bool = True) -> tuple[np.ndarra
     q, k, v = check_qkv(q, k, v)
     scores = wrong_transpose_scores(q, k)  # (n, n)
     weights = softmax(scores / math.sqrt(q.shape[1]) if scale else scores)  # (n, n), rows still sum to 1
+    return scores, weights, weights @ v  # output (n, d_v)
+
+
+def key_query_attention(q, k, v, *, scale: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The other wrong transpose: softmax(K Qᵀ / sqrt(d_k)) V. Returns (scores, weights, output).
+
+    Shapes: q (n, d_k), k (n, d_k), v (n, d_v) -> scores, weights (n, n), output (n, d_v). For
+    self-attention K Qᵀ is square whatever n and d_k are, so it always runs and its rows sum to 1; but
+    it is (Q Kᵀ)ᵀ: row i holds key i dotted with every query, so each *key* spreads weight over the queries.
+    """
+    q, k, v = check_qkv(q, k, v)
+    _check_2d(q, k, v)
+    if q.shape[0] != k.shape[0]:
+        raise ValueError(
+            f"K Qᵀ is {k.shape[0]}×{q.shape[0]}, but its rows must weigh the {v.shape[0]} values: "
+            "this demonstration takes self-attention (as many queries as keys)"
+        )
+    scores = _scaled_scores(k, q, scale)  # (n, n) = (Q Kᵀ)ᵀ / sqrt(d_k)
+    weights = softmax(scores)  # (n, n), rows sum to 1: it passes the row-sum check
     return scores, weights, weights @ v  # output (n, d_v)
 
 
@@ -194,19 +219,32 @@ class InvarianceResult:
         return bool(np.any(self.diff[self.t + 1 :] != 0.0))
 
 
-def invariance_check(before: tuple, after: tuple, t: int, *, scale: bool = True) -> InvarianceResult:
+def causal_attention(q, k, v, *, scale: bool = True) -> np.ndarray:
+    """The correct causal attention's output: the reference the pages display, with causal=True."""
+    return scaled_dot_product_attention(q, k, v, causal=True, scale=scale)[0]
+
+
+def after_softmax_attention(q, k, v, *, scale: bool = True) -> np.ndarray:
+    """The buggy causal attention's output (masked after the softmax)."""
+    return mask_after_softmax(q, k, v, scale=scale).output
+
+
+def invariance_check(
+    before: tuple, after: tuple, t: int, *, scale: bool = True, attend=causal_attention
+) -> InvarianceResult:
     """Run causal attention on (q, k, v) before and after a change and compare outputs per position.
 
     Shapes: before and after are (q (n, d_k), k (n, d_k), v (n, d_v)) of the same shapes; 0 <= t < n.
     With a correct mask, changing only positions > t leaves outputs 0..t exactly as they were.
+    `attend(q, k, v, scale=...)` is the implementation on trial (the correct one by default).
     """
     old, new = check_qkv(*before), check_qkv(*after)
     for name, a, b in zip("qkv", old, new):
         if a.shape != b.shape:
             raise ValueError(f"{name} was {a.shape} before and is {b.shape} after: compare sequences of one size")
     t = check_position(t, old[0].shape[0])
-    out_old, _ = scaled_dot_product_attention(*old, causal=True, scale=scale)
-    out_new, _ = scaled_dot_product_attention(*new, causal=True, scale=scale)
+    out_old = attend(*old, scale=scale)
+    out_new = attend(*new, scale=scale)
     changed = np.flatnonzero(np.any([np.any(a != b, axis=-1) for a, b in zip(old, new)], axis=0))
     first = int(changed[0]) if changed.size else None
     return InvarianceResult(t, out_old, out_new, row_max_abs_diff(out_old, out_new), first)
@@ -228,6 +266,20 @@ def randomise_after(q, k, v, t: int, seed: int = 0) -> tuple[np.ndarray, np.ndar
     return tuple(out)
 
 
+def small_leak_example() -> Example:
+    """A causal sequence whose after-softmax leak is only a few percent, so the bug looks like noise.
+
+    q = 4·I, k = 3·I (d_k = 6): each query finds only its own key (score 12, scaled 12/√6 ≈ 4.9), every
+    other key scores 0. Row i leaks (5 - i) / (e^4.9 + 5): 3.2 % at the first token, 0.7 % at the fifth, so the buggy
+    outputs sit within a few hundredths of the correct ones; yet they still depend on the future tokens,
+    and the invariance check catches that exactly.
+    """
+    tokens = ("The", "cat", "sat", "on", "the", "mat")
+    q, k = 4.0 * np.eye(len(tokens)), 3.0 * np.eye(len(tokens))  # (6, 6) each
+    v = np.round(np.random.default_rng(3).standard_normal((len(tokens), 2)), 2)  # (6, 2)
+    return Example("Small leak", "A leak of a few percent: the bug looks like noise.", TokenSequence(tokens, q, k, v))
+
+
 def leak_example() -> Example:
     """The causal pages' starting sequence: 6 random tokens, d_k = 3, d_v = 2 (seed 7)."""
     example = random_example(6, 3, 2, seed=7)
@@ -247,7 +299,7 @@ class PatternTwin:
 
     a: tuple[np.ndarray, np.ndarray, np.ndarray]
     b: tuple[np.ndarray, np.ndarray, np.ndarray]
-    rotation: np.ndarray  # (d_k, d_k) orthogonal: q_b = q_a R, k_b = k_a R
+    rotation: np.ndarray  # (d_k, d_k) a rotation (orthogonal, det +1 for d_k > 1): q_b = q_a R, k_b = k_a R
     weights_a: np.ndarray
     weights_b: np.ndarray
     output_a: np.ndarray
@@ -255,7 +307,8 @@ class PatternTwin:
 
 
 def same_pattern_different_output(q, k, v, seed: int = 0, *, scale: bool = True) -> PatternTwin:
-    """Input B = (Q R, K R, new V) for a random orthogonal R: new vectors, the same weights.
+    """Input B = (Q R, K R, new V) for a random rotation R (det +1; ±1 when d_k = 1): new vectors, the same
+    weights.
 
     (Q R)(K R)ᵀ = Q R Rᵀ Kᵀ = Q Kᵀ, so every score, and so every weight, is the same (up to rounding);
     B's values are new random numbers, so the outputs differ. Shapes: as PatternTwin.
@@ -265,7 +318,10 @@ def same_pattern_different_output(q, k, v, seed: int = 0, *, scale: bool = True)
     rng = np.random.default_rng(seed)
     d_k = q.shape[1]
     r, upper = np.linalg.qr(rng.standard_normal((d_k, d_k)))  # (d_k, d_k), r orthogonal
-    r = r * np.sign(np.diag(upper))  # a uniformly random rotation or reflection
+    r = r * np.sign(np.diag(upper))  # a uniformly random orthogonal matrix: a rotation or a reflection
+    if d_k > 1 and np.linalg.det(r) < 0:
+        r[:, 0] = -r[:, 0]  # flip one axis: a reflection becomes a rotation (det +1), still uniformly random
+    # (with d_k = 1 the only rotation is the identity: R = ±1 stays, and the page says "orthogonal")
     v_b = np.round(rng.standard_normal(v.shape) * 2.0, 2)  # (n, d_v): what B's tokens carry
     b = (q @ r, k @ r, v_b)  # (n, d_k) @ (d_k, d_k) -> (n, d_k) each
     out_a, w_a = scaled_dot_product_attention(q, k, v, scale=scale)

@@ -1,7 +1,9 @@
 """Why attention divides by sqrt(d_k): measure what happens to random scores without it.
 
 Draw a query q and n keys k_j with independent N(0, 1) components. Each score q·k_j is a sum of
-d_k products with variance 1, so
+d_k independent products q_i k_i, and since q_i and k_i are independent with mean 0 and variance 1,
+each product has mean 0 and variance E[q_i²] E[k_i²] = 1 (the mean zero matters: in general
+Var(q_i k_i) = E[q_i²] E[k_i²] - E[q_i]² E[k_i]²). So
 
     Var(q·k) = d_k.
 
@@ -38,7 +40,8 @@ SWEEP_D_KS = tuple(2**i for i in range(13))  # 1, 2, 4, ..., 4096: the log-space
 
 VARIANCE_LATEX = (
     r"\operatorname{Var}(q \cdot k) = \sum_{i=1}^{d_k} \operatorname{Var}(q_i k_i)"
-    r" = \sum_{i=1}^{d_k} \mathbb{E}[q_i^2]\,\mathbb{E}[k_i^2] = d_k"
+    r" = \sum_{i=1}^{d_k} \left(\mathbb{E}[q_i^2]\,\mathbb{E}[k_i^2] - \mathbb{E}[q_i]^2\,\mathbb{E}[k_i]^2\right)"
+    r" = \sum_{i=1}^{d_k} (1 \cdot 1 - 0) = d_k"
 )
 SCALED_LATEX = r"\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = \frac{d_k}{d_k} = 1"
 ENTROPY_LATEX = r"H(p) = -\sum_j p_j \log p_j \quad (\text{from } 0 \text{ for one-hot to } \log n \text{ for uniform})"

@@ -37,6 +37,15 @@ STATE = PageState(
 )
 
 
+def hidden_width_words(d_ff: int, d_model: int) -> str:
+    """The feed-forward hidden layer's width said as it is: wider, as wide, or narrower than d_model."""
+    if d_ff > d_model:
+        return f"d_ff = {d_ff}, wider than d_model (expanded {d_ff / d_model:g}×)"
+    if d_ff == d_model:
+        return f"d_ff = {d_ff}, here as wide as d_model (usually 4× wider)"
+    return f"d_ff = {d_ff}, here *narrower* than d_model = {d_model}: a bottleneck (usually it is 4× wider)"
+
+
 def stop_with(message: str) -> None:
     st.error(message)
     stop()
@@ -67,7 +76,8 @@ st.title("The transformer block")
 st.markdown(
     "A transformer is the same block repeated. Each block does two things to every position's vector: "
     "**multi-head attention** (positions exchange information) and a **feed-forward network** (each position "
-    "is transformed on its own: expanded to d_ff, passed through a non-linearity, contracted back). Each of the "
+    "is transformed on its own: mapped to a hidden layer of width d_ff, usually 4 × d_model, passed through a "
+    "non-linearity, and mapped back to d_model). Each of the "
     "two is wrapped in a **residual add** (its result is added to its input, so information can skip it) and a "
     "**layer norm** (each vector is rescaled to mean 0 and variance 1)."
 )
@@ -97,7 +107,8 @@ d_ff = ff_col.number_input(
     key=STATE.key("d_ff"),
     **STATE.bounds("d_ff"),
     persist_state="session",
-    help="Width the feed-forward network expands to (at most 4 × d_model; 4 × is the usual).",
+    help="Width of the feed-forward hidden layer (1 to 4 × d_model). Usually 4 × d_model: the network expands "
+    "each vector, applies the non-linearity, and contracts it back; below d_model it squeezes it instead.",
 )
 activation = activation_col.selectbox(
     "Activation",
@@ -174,8 +185,8 @@ with right:
     st.markdown(
         f"Every shape below is read from the block's own trace. The input X is {seq.n} × {d_model} (one row per "
         f"token of the Playground, built as on the *Multi-head attention* page). Only the feed-forward hidden "
-        f"layer is wider (d_ff = {d_ff}); everything else keeps d_model columns, because a residual add needs "
-        "both of its terms to have the same shape."
+        f"layer has another width, {hidden_width_words(d_ff, d_model)}; everything else keeps d_model columns, "
+        "because a residual add needs both of its terms to have the same shape."
     )
     st.dataframe(
         pd.DataFrame(

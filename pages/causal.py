@@ -11,11 +11,14 @@ from figures.lessons import difference_bars, leak_bars
 from lessons.pitfalls import (
     CAUSAL_LATEX,
     MASK_AFTER_SOFTMAX_LATEX,
+    after_softmax_attention,
+    causal_attention,
     invariance_check,
     leak_example,
     mask_after_softmax,
     randomise_after,
     row_max_abs_diff,
+    small_leak_example,
 )
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
@@ -67,8 +70,8 @@ STATE.load()
 st.title("Causal masking")
 st.markdown(
     "A language model predicts the next token, so position *i* must not look at anything after *i*. The causal "
-    "mask adds −∞ to every score above the diagonal **before** the softmax: e^−∞ = 0, so the future gets weight "
-    "exactly 0 and each row still sums to 1 over the positions that remain."
+    "mask adds $-\\infty$ to every score above the diagonal **before** the softmax: $e^{-\\infty} = 0$, so the "
+    "future gets weight exactly 0 and each row still sums to 1 over the positions that remain."
 )
 st.latex(CAUSAL_LATEX)
 STATE.show_warnings()
@@ -123,10 +126,10 @@ with scores_col:
     )
 with reading_col:
     st.markdown(
-        "**Reading the two heatmaps.** Above the diagonal, the masked scores are −∞ and e^−∞ = 0: those weights "
-        "are exactly 0, not merely small. Below the diagonal the weights change too: with the mask on, each row's "
-        "weight is shared among fewer keys, so the ones that remain grow. The first token can only attend to "
-        "itself, so its row is a single 1."
+        "**Reading the two heatmaps.** Above the diagonal, the masked scores are $-\\infty$ and "
+        "$e^{-\\infty} = 0$: those weights are exactly 0, not merely small. Below the diagonal the weights "
+        "change too: with the mask on, each row's weight is shared among fewer keys, so the ones that remain "
+        "grow. The first token can only attend to itself, so its row is a single 1."
     )
 
 st.header("2 · The check: the future cannot leak")
@@ -247,7 +250,8 @@ st.markdown(
     "A tempting shortcut: take the ordinary softmax, then set the weights above the diagonal to 0. The future's "
     "scores have already been used in each row's normalisation, so what is left no longer sums to 1: the missing "
     "part, the **leak**, is exactly the weight the future had. The output shrinks by that much, and it still "
-    "depends on the future tokens (through the normaliser)."
+    "depends on the future tokens (through the normaliser). Here the mask is a 0/1 matrix $B$ that *multiplies* "
+    "the weights, unlike the $M$ of 0 and $-\\infty$ that is *added* to the scores above."
 )
 st.latex(MASK_AFTER_SOFTMAX_LATEX)
 correct_col, bug_col = st.columns(2)
@@ -300,5 +304,42 @@ leak_table_col.caption(
     "The last query sees every key, so nothing is masked in its row: no leak, no error."
 )
 chart(leak_bars_col, leak_bars(bug.row_sums, bug.leak, tok), width="stretch", key="causal_leak_bars")
+
+st.subheader("A small leak looks like noise")
+quiet = small_leak_example().seq
+quiet_bug = mask_after_softmax(quiet.q, quiet.k, quiet.v)
+quiet_right = causal_attention(quiet.q, quiet.k, quiet.v)
+quiet_drift = row_max_abs_diff(quiet_bug.output, quiet_right).max()
+st.markdown(
+    f"Here every query finds its own key and scores 0 on every other (q = 4·I, k = 3·I, d_k = 6), so the future "
+    f"had little weight to lose: the leak is at most **{quiet_bug.leak.max():.1%}** and the buggy outputs are "
+    f"within **{quiet_drift:.3f}** of the correct ones. Looked at by eye, or checked with a loose tolerance, this "
+    "passes for rounding. The invariance check does not look at the size of the numbers: it changes the tokens "
+    "after *t* and asks whether anything up to *t* moved at all."
+)
+quiet_t = 2
+quiet_after = randomise_after(quiet.q, quiet.k, quiet.v, quiet_t, seed=0)
+quiet_checks = {
+    name: invariance_check((quiet.q, quiet.k, quiet.v), quiet_after, quiet_t, attend=attend)
+    for name, attend in (("correct", causal_attention), ("bug", after_softmax_attention))
+}
+st.dataframe(
+    pd.DataFrame(
+        {
+            "implementation": ["correct: −∞ before the softmax", "bug: zeroed after the softmax"],
+            "largest leak": ["0 %", f"{quiet_bug.leak.max():.1%}"],
+            f"max |Δ output| at positions 0…{quiet_t} after changing the tokens after {quiet_t}": [
+                exact_text(quiet_checks[name].diff[: quiet_t + 1].max()) for name in ("correct", "bug")
+            ],
+            "check": [
+                "✅ passed" if quiet_checks[name].passed else "❌ failed: the future leaked"
+                for name in ("correct", "bug")
+            ],
+        }
+    ),
+    hide_index=True,
+    width="stretch",
+    key="causal_quiet_table",
+)
 
 show_snippet(attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=True, scale=True))

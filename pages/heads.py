@@ -169,6 +169,13 @@ st.markdown(
     "a word on the Playground to see it), but also other words that happen to look alike in those few columns.\n"
     "- **random**: seeded random columns, like an untrained model."
 )
+st.info(
+    "**A clean pattern is evidence, not proof.** A heatmap that looks like 'previous token' says where a head "
+    "*reads*; what it does with what it read depends on its values (W_V), on W_O and on everything after it. "
+    "These heads are tidy because they were built by hand to be; in a trained model, a pattern that looks the "
+    "same can serve very different purposes (see *Pitfalls*, section 3: one pattern, two different outputs).",
+    icon="🔎",
+)
 preset_cols = st.columns(min(n_heads, 4))
 presets: list[str] = []
 for h in range(n_heads):

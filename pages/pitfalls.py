@@ -8,6 +8,7 @@ from figures.heatmaps import attention_heatmap, matrix_heatmap
 from lessons.pitfalls import (
     MASK_AFTER_SOFTMAX_LATEX,
     WRONG_TRANSPOSE_LATEX,
+    key_query_attention,
     leak_example,
     mask_after_softmax,
     prediction_check,
@@ -50,17 +51,20 @@ def vectors_table(tokens, **matrices) -> pd.DataFrame:
 STATE.load()
 st.title("Pitfalls")
 st.markdown(
-    "Three mistakes that produce numbers of the right shape, so nothing crashes, and the tests that catch them."
+    "Three mistakes that *can* give numbers of the right shape, so that nothing stops the program, and the tests "
+    "that catch them."
 )
 STATE.show_warnings()
 
 # ---------------------------------------------------------------- 1. the wrong transpose
-st.header("1 · Transposing K wrongly")
+st.header("1 · Transposing the wrong matrix")
 st.markdown(
-    "The scores are Q Kᵀ: query *i* dotted with key *j*. Write Q K instead and numpy normally refuses, because "
-    "(n × d_k)(n × d_k) only multiplies when **d_k = n**. In a square example, which is what small hand examples "
-    "often are, the wrong product is square too, runs, softmaxes into rows that sum to 1, and is nonsense: "
-    "entry (i, j) mixes query *i*'s components with *column j* of K, a dimension rather than a position."
+    "The scores are Q Kᵀ: query *i* dotted with key *j*. There are two ways to get the transpose wrong.\n"
+    "- **Q K**: numpy normally refuses, because (n × d_k)(n × d_k) only multiplies when **d_k = n**. In a square "
+    "example, which is what small hand examples often are, it runs, softmaxes into rows that sum to 1, and is "
+    "nonsense: entry (i, j) mixes query *i*'s components with *column j* of K, a dimension rather than a position.\n"
+    "- **K Qᵀ**: always square for self-attention, so it **always runs**, and its rows sum to 1 too. It is the "
+    "right scores transposed: row *i* is key *i* dotted with every query, so the keys attend to the queries."
 )
 st.latex(WRONG_TRANSPOSE_LATEX)
 st.markdown(
@@ -70,12 +74,13 @@ st.markdown(
 with st.container(border=True):
     seq = sequence_editor(KEY, presets=False)
     st.caption(
-        "Try n = 4 with d_k = 3: the wrong product no longer runs. Try Q = identity with a symmetric K: "
-        "the wrong product gives the right answer, and such an example can never catch the bug."
+        "Try n = 4 with d_k = 3: Q K no longer runs, K Qᵀ still does. Try Q = identity with a symmetric K: "
+        "both wrong products give the right answer, and such an example can never catch the bug."
     )
 seq = st.session_state[KEY]
 try:
     right = attention_steps(seq.q, seq.k, seq.v)
+    kq_scores, kq_weights, _ = key_query_attention(seq.q, seq.k, seq.v)
 except ValueError as err:
     st.error(f"Cannot compute attention: {err}")
     stop()
@@ -85,7 +90,17 @@ try:
 except ValueError as err:
     wrong_error = str(err)
 
-right_col, wrong_col = st.columns(2, gap="large")
+
+def same_as_right(weights) -> None:
+    if row_max_abs_diff(right.weights, weights).max() < 1e-12:
+        st.warning(
+            "On these vectors this gives the same weights as the right product: this example cannot tell the "
+            "right code from the wrong one.",
+            icon="🙈",
+        )
+
+
+right_col, qk_col, kq_col = st.columns(3, gap="medium")
 with right_col:
     st.markdown("**Right**: softmax(Q Kᵀ / √d_k)")
     chart(
@@ -94,7 +109,7 @@ with right_col:
         width="stretch",
         key="pitfalls_right",
     )
-with wrong_col:
+with qk_col:
     st.markdown("**Wrong**: softmax(Q K / √d_k)")
     if wrong_error:
         st.warning(
@@ -102,41 +117,47 @@ with wrong_col:
         )
     else:
         chart(st, attention_heatmap(wrong_weights, seq.tokens, seq.tokens), width="stretch", key="pitfalls_wrong")
-        if row_max_abs_diff(right.weights, wrong_weights).max() < 1e-12:
-            st.warning(
-                "On these vectors both products give the same weights: this example cannot tell the right "
-                "code from the wrong one.",
-                icon="🙈",
-            )
+        same_as_right(wrong_weights)
+with kq_col:
+    st.markdown("**Wrong**: softmax(K Qᵀ / √d_k)")
+    chart(st, attention_heatmap(kq_weights, seq.tokens, seq.tokens), width="stretch", key="pitfalls_wrong_kq")
+    same_as_right(kq_weights)
 
 st.markdown(
     "**How to catch it.** Two checks every implementation must pass, and the one that actually catches "
-    "this bug: a hand example whose answer you wrote down first. Query *i* looks for feature *i*; key *j* "
+    "these bugs: a hand example whose answer you wrote down first. Query *i* looks for feature *i*; key *j* "
     "carries feature *j*+1 (mod 3); so query 0 must pick key 2, query 1 key 0, query 2 key 1."
 )
-hand = attention_steps(HAND_EXAMPLE.seq.q, HAND_EXAMPLE.seq.k, HAND_EXAMPLE.seq.v)
-_, hand_wrong, _ = wrong_transpose_attention(HAND_EXAMPLE.seq.q, HAND_EXAMPLE.seq.k, HAND_EXAMPLE.seq.v)
+hand = HAND_EXAMPLE.seq
+hand_right = attention_steps(hand.q, hand.k, hand.v)
+_, hand_wrong, _ = wrong_transpose_attention(hand.q, hand.k, hand.v)
+_, hand_kq, _ = key_query_attention(hand.q, hand.k, hand.v)
 n = seq.n
-right_checks = (*sanity_checks(right.scores, right.weights, n, n), prediction_check(hand.weights, HAND_ANSWER))
+right_checks = (*sanity_checks(right.scores, right.weights, n, n), prediction_check(hand_right.weights, HAND_ANSWER))
 if wrong_error:
     wrong_column = [f"🛑 caught: Q K does not run ({n}×{seq.d_k} times {n}×{seq.d_k})", "— (did not run)"]
 else:
     wrong_column = [verdict(c) for c in sanity_checks(wrong_scores, wrong_weights, n, n)]
 wrong_column.append(verdict(prediction_check(hand_wrong, HAND_ANSWER)))
+kq_column = [verdict(c) for c in sanity_checks(kq_scores, kq_weights, n, n)]
+kq_column.append(verdict(prediction_check(hand_kq, HAND_ANSWER)))
 st.dataframe(
     pd.DataFrame(
         {
             "check": [c.name for c in right_checks],
             "right: Q Kᵀ": [verdict(c) for c in right_checks],
             "wrong: Q K": wrong_column,
+            "wrong: K Qᵀ": kq_column,
         }
     ),
     hide_index=True,
     width="stretch",
+    key="pitfalls_checks",
 )
 st.caption(
     "The first two checks run on the vectors above; the third always runs on the fixed 3×3 hand example. "
-    "Shape and row sums are necessary, not sufficient: only the predicted answer tells the two apart."
+    "Shape and row sums are necessary, not sufficient: only the predicted answer tells the right product from "
+    "the wrong ones."
 )
 
 # ---------------------------------------------------------------- 2. masking after the softmax
@@ -172,19 +193,20 @@ st.page_link(
 # ---------------------------------------------------------------- 3. attention is not explanation
 st.header("3 · Attention is not explanation")
 st.markdown(
-    "A heatmap says how much each position *read* from each other one. It does not say what was read, or why it "
-    "mattered. Input **A** below is the Playground's sequence. Input **B** has different queries and keys "
-    "(A's, turned by a random rotation R: (Q R)(K R)ᵀ = Q Kᵀ) and different values. Same attention pattern, "
-    "different outputs."
+    "A heatmap shows which positions each position *read* from, and how much. It does not show what that "
+    "information meant, or why it mattered. Input **A** below is the Playground's sequence. Input **B** has "
+    "different queries and keys (A's, turned by a random rotation R: $(QR)(KR)^\\top = QK^\\top$) and "
+    "different values. Same attention pattern, different outputs."
 )
-st.latex(r"(Q R)(K R)^\top = Q R R^\top K^\top = Q K^\top \quad (R R^\top = I)")
+st.latex(r"(Q R)(K R)^\top = Q R R^\top K^\top = Q K^\top \quad (R R^\top = I,\ \det R = +1)")
 st.columns([1, 3])[0].number_input(
     "seed for input B",
     0,
     SEED_MAX,
     key=STATE.key("seed"),
     persist_state="session",
-    help="Picks the rotation R and B's values. Input A is the Playground's sequence: edit it there.",
+    help="Picks the rotation R and B's values. Input A is the Playground's sequence: edit it there. "
+    "(With d_k = 1 the only rotation is R = 1, so R is ±1 there: an orthogonal matrix, which keeps the scores too.)",
 )
 a_seq = st.session_state[SEQUENCE_KEY]
 try:
@@ -236,13 +258,14 @@ output_metric.metric(
     help="The same pattern moved different information.",
 )
 st.info(
-    "**The weights show what was read, not why.** Two inputs, or two heads, can share one pattern and compute "
-    "entirely different things: to know what a head does, look at the values it moves and what happens to "
-    "the output, not only at the heatmap.",
+    "**The weights show which positions were read and how much, not what that meant or why.** Two inputs, or "
+    "two heads, can share one pattern and compute entirely different things: to know what a head does, look at "
+    "the values it moves and what happens to the output, not only at the heatmap.",
     icon="🔍",
 )
 
 show_snippet(
     attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=False, scale=True)
-    + "\nwrong = Q @ K  # the pitfall: still runs when n == d_k, but it is not Q @ K.T"
+    + "\nwrong = Q @ K  # a pitfall: runs only when n == d_k, and then it is not Q @ K.T"
+    + "\nalso_wrong = K @ Q.T  # the other: always runs, rows still sum to 1 after the softmax, keys attend to queries"
 )

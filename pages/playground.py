@@ -6,8 +6,10 @@ import streamlit as st
 
 from attention import attention_steps
 from attention.dot_product import ATTENTION_LATEX
+from attention.stable_softmax import SOFTMAX_LATEX
 from figures.geometry import arrows_figure
 from figures.heatmaps import attention_heatmap, fmt
+from lessons.why_attention import FIXED_LATEX, fixed_versus_attention
 from ui.charts import chart, show_snippet
 from ui.export import matrices_to_csv, matrices_to_json
 from ui.page_state import PageState, stop
@@ -83,6 +85,12 @@ with right:
         key="pg_heatmap",
     )
     st.caption("Rows are queries, columns are keys; each row sums to 1. Hover a cell for its arithmetic.")
+    st.markdown("Each row of weights is the softmax of that query's row of scores $x$:")
+    st.latex(SOFTMAX_LATEX)
+    st.caption(
+        "Subtracting the row's largest score changes nothing (it cancels above and below the line) and keeps "
+        "$e^x$ from overflowing; it is how the core computes it. A masked score, $-\\infty$, becomes exactly 0."
+    )
     if seq.d_k == 2:
         st.markdown(
             "**Geometry (d_k = 2).** Queries in red, keys in blue: aligned arrows have a large dot "
@@ -121,6 +129,57 @@ with weights_col:
     )
 with output_col:
     show_step("7. Output = weights @ V", steps.output, tok, dv_cols, "each row: a weighted average of the values")
+
+st.subheader("Why attention at all?")
+st.markdown(
+    "A layer could mix positions with a **fixed** matrix $W$ learned once: row *i* of $W$ says how much position "
+    "*i* takes from each position *j*, whatever token sits there. Attention instead **computes** its mixing "
+    "matrix from the vectors themselves. Below, both run on this sequence (A) and on the same tokens in reverse "
+    "order (B)."
+)
+st.latex(FIXED_LATEX)
+try:
+    contrast = fixed_versus_attention(seq, seed=0)
+except ValueError as err:
+    st.error(f"Cannot compare: {err}")
+else:
+    fixed_col, attention_a_col, attention_b_col = st.columns(3)
+    with fixed_col:
+        chart(
+            st,
+            attention_heatmap(
+                contrast.fixed,
+                [f"pos {i}" for i in range(seq.n)],
+                [f"pos {i}" for i in range(seq.n)],
+                title="fixed W: the same for A and for B",
+            ),
+            width="stretch",
+            key="pg_fixed",
+        )
+    with attention_a_col:
+        chart(
+            st,
+            attention_heatmap(contrast.weights_a, contrast.a.tokens, contrast.a.tokens, title="attention on A"),
+            width="stretch",
+            key="pg_attention_a",
+        )
+    with attention_b_col:
+        chart(
+            st,
+            attention_heatmap(
+                contrast.weights_b, contrast.b.tokens, contrast.b.tokens, title="attention on B (reversed)"
+            ),
+            width="stretch",
+            key="pg_attention_b",
+        )
+    moved = float(np.abs(contrast.weights_b_in_a_order - contrast.weights_a).max())
+    st.markdown(
+        f"The fixed $W$ mixes **positions**: on B, position 0 takes exactly what it took on A, although another "
+        f"token now sits there. Attention's weights were computed from the vectors, so they moved with the tokens: "
+        f"put B's rows and columns back in A's order and they differ from A's by at most **{moved:.1e}** "
+        "(rounding). Each token still reads from the same tokens, wherever they stand. (This also shows that "
+        "attention alone does not know the order of the tokens: see *Where is position?*.)"
+    )
 
 st.subheader("Download")
 matrices = {

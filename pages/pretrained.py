@@ -77,9 +77,10 @@ PAIRS = {
     ),
 }
 CAUTION = (
-    "**Attention weights show what was read, not why.** A heavy line says that a token's new vector was "
-    "built mostly from another token's value vector; it does not say what the model concluded from it, and "
-    "the block's feed-forward layers, the residual stream and the other 71 heads all change the result too."
+    "**Attention weights show which positions were read and how much, not what that meant or why.** A heavy "
+    "line says that a token's new vector was built mostly from another token's value vector; it does not say what "
+    "the model concluded from it, and the block's feed-forward layers, the residual stream and the other 71 heads "
+    "all change the result too."
 )
 
 
@@ -126,6 +127,15 @@ def prepared_pairs() -> pd.DataFrame:
         for name, (a, b) in PAIRS.items()
     ]
     return pd.DataFrame(rows, columns=["pair", "sentence A", "sentence B", "cosine similarity"])
+
+
+def future_share(attentions: np.ndarray) -> float:
+    """The share of the weight on later tokens (above the diagonal), averaged over every head and query.
+
+    Shapes: attentions (layers, heads, n, n), rows sum to 1 -> a number in [0, 1).
+    """
+    n = attentions.shape[-1]
+    return float(np.triu(attentions, 1).sum(axis=(-2, -1)).mean() / n)  # per head: the weight above, over n rows
 
 
 def tokens_table(tokens, ids) -> pa.Table:
@@ -242,8 +252,9 @@ cfg = model.config
 
 st.title("A real pretrained model")
 st.markdown(
-    f"Everything so far ran on toy matrices. This page runs **{MODEL_NAME}**, a real sentence encoder trained "
-    f"on over a billion sentence pairs: {cfg.n_layers} transformer blocks, each with {cfg.n_heads} attention heads "
+    f"Everything so far ran on toy matrices. This page runs **{MODEL_NAME}**, a real sentence encoder: a "
+    "pretrained MiniLM, then fine-tuned on over a billion sentence pairs to place sentences that mean the same "
+    f"thing close together. {cfg.n_layers} transformer blocks, each with {cfg.n_heads} attention heads "
     f"(d_model = {cfg.d_model}, d_head = {cfg.d_head}). Its weights are read from disk and run by this app's own "
     "numpy `transformer_block`, the same function the other pages show; only the numbers are learned."
 )
@@ -340,9 +351,18 @@ if run is not None:
         help="Draw the token-to-token lines of one query only (handy for long inputs).",
     )
     st.markdown(
-        "Left: the full heatmap (hover a cell for its weight). Right or below: the same weights as lines from each "
-        f"token (left) to the tokens it reads from (right), thicker and darker for more weight; weights under "
-        f"{LINE_THRESHOLD} are not drawn."
+        f"Each heatmap is one head's weights, $\\mathrm{{softmax}}(Q_h K_h^\\top / \\sqrt{{{cfg.d_head}}})$, "
+        "before its output is mixed with the other heads' by $W_O$. Left: the full heatmap (hover a cell for its "
+        "weight). Right or below: the same weights as lines from each token (left) to the tokens it reads from "
+        f"(right), thicker and darker for more weight; weights under {LINE_THRESHOLD} are not drawn."
+    )
+    above = future_share(run.attentions)
+    st.info(
+        "**No causal mask here.** This model is a *bidirectional* encoder: every token may read every other, "
+        f"later ones included. For this sentence {above:.0%} of all the weight (averaged over its "
+        f"{cfg.n_layers * cfg.n_heads} heads) lies above the diagonal, on later tokens; a decoder such as GPT, "
+        "with the causal mask of the earlier page, would have exactly 0 there.",
+        icon="↔️",
     )
     col_a, col_b = st.columns(2 if compare else [3, 2], gap="medium")
     if compare:  # each head in its own column, heatmap above lines
@@ -354,10 +374,16 @@ if run is not None:
     st.caption("Remember: " + CAUTION.replace("**", ""))
 
 st.header("4 · Does it really work? Sentence similarity")
+pairs = prepared_pairs()
+paraphrase = pairs[pairs["pair"].str.startswith("Paraphrase")]["cosine similarity"]
+unrelated = pairs[pairs["pair"].str.startswith("Unrelated")]["cosine similarity"]
 st.markdown(
     "The model's real job is to turn a sentence into one vector, the **embedding** e: the average of the last "
     "block's token vectors, scaled to length 1. Sentences that mean similar things should point in similar "
-    "directions: a cosine similarity near 1 for paraphrases, near 0 for unrelated sentences."
+    "directions, so their cosine similarity should be clearly higher than for unrelated sentences: for the "
+    f"prepared pairs below, {paraphrase.min():.2f} to {paraphrase.max():.2f} for the paraphrases against "
+    f"{unrelated.min():.2f} to {unrelated.max():.2f} for the unrelated ones (1 would be the same direction, 0 "
+    "unrelated directions)."
 )
 st.latex(EMBEDDING_LATEX)
 st.latex(COSINE_LATEX)
@@ -389,4 +415,4 @@ run_a, run_b = read_text(text_a), read_text(text_b)
 if run_a is not None and run_b is not None:
     st.metric("cosine similarity cos(e_A, e_B)", f"{cosine_similarity(run_a.embedding, run_b.embedding):.3f}")
 st.markdown("The prepared pairs, all scored by the same model:")
-st.dataframe(prepared_pairs(), hide_index=True, width="stretch", key="pt_pairs_table")
+st.dataframe(pairs, hide_index=True, width="stretch", key="pt_pairs_table")

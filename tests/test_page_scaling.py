@@ -98,3 +98,17 @@ def test_the_page_says_so_when_unscaled_is_not_worse():
     assert "does **not** train clearly worse" in texts(at.info)
     at = open_scaling({"tdk": "1", "steps": "50"})
     assert "the two runs are the same run" in texts(at.info)
+
+
+def test_the_max_weight_caption_says_what_the_curves_measure():
+    # Issue #13: "the scaled curve stays where it is at d_k = 1" was not what is measured (about 0.31 at
+    # d_k = 1, 0.36 from d_k = 64 on, with 8 keys). The caption now quotes the numbers the chart was drawn from.
+    at = open_scaling({"seed": "5"})
+    stats = scaling_stats(SWEEP_D_KS, n_keys=DEFAULT_KEYS, n_samples=1000, seed=5)
+    caption = next(c.value for c in at.caption if c.value.startswith("The average largest weight"))
+    scaled, unscaled = stats.max_weight_scaled, stats.max_weight_unscaled
+    assert f"Scaled it stays between {scaled.min():.2f} and {scaled.max():.2f}" in caption
+    assert f"{scaled[0]:.2f} at d_k = 1" in caption and f"{unscaled[-1]:.2f} at 4096" in caption
+    assert f"about {np.median(scaled[stats.index(64) :]):.2f} from d_k = 64" in caption
+    assert 0.28 < scaled[0] < 0.33 and 0.34 < np.median(scaled[stats.index(64) :]) < 0.38  # what the issue measured
+    assert "stays where it is" not in caption

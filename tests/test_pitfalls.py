@@ -9,10 +9,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention import attention_steps, scaled_dot_product_attention
+from attention.masks import causal_mask
 from figures.lessons import difference_bars, leak_bars
 from lessons.examples import random_example
 from lessons.pitfalls import (
+    CAUSAL_LATEX,
+    MASK_AFTER_SOFTMAX_LATEX,
+    after_softmax_attention,
+    causal_attention,
     invariance_check,
+    key_query_attention,
     leak_example,
     mask_after_softmax,
     prediction_check,
@@ -20,10 +26,12 @@ from lessons.pitfalls import (
     row_max_abs_diff,
     same_pattern_different_output,
     sanity_checks,
+    small_leak_example,
     transpose_hand_example,
     wrong_transpose_attention,
     wrong_transpose_scores,
 )
+from lessons.why_attention import fixed_versus_attention
 
 # ---------------------------------------------------------------- masking after the softmax
 
@@ -192,3 +200,76 @@ def test_the_lesson_core_imports_neither_streamlit_nor_plotly():
         "assert not {'streamlit', 'plotly'} & {m.split('.')[0] for m in sys.modules}"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- issue #13: the other wrong transpose, a leak that looks like noise, a rotation that is one -------
+
+
+def test_k_q_transpose_always_runs_rows_sum_to_one_and_is_the_transposed_scores():
+    rng = np.random.default_rng(0)
+    q, k, v = rng.standard_normal((4, 3)), rng.standard_normal((4, 3)), rng.standard_normal((4, 2))  # n != d_k
+    scores, weights, output = key_query_attention(q, k, v)
+    right = attention_steps(q, k, v)
+    np.testing.assert_allclose(scores, right.scaled.T, atol=1e-12)  # (Q Kᵀ)ᵀ / √d_k: keys attend to queries
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-12)
+    assert np.abs(weights - right.weights).max() > 0.05  # and it is wrong
+    np.testing.assert_allclose(output, weights @ v, atol=1e-12)
+    with pytest.raises(ValueError):  # Q K does not run on these shapes at all
+        wrong_transpose_attention(q, k, v)
+
+
+def test_the_hand_example_catches_both_wrong_transposes():
+    example, answer = transpose_hand_example()
+    s = example.seq
+    assert prediction_check(attention_steps(s.q, s.k, s.v).weights, answer).passed
+    assert not prediction_check(wrong_transpose_attention(s.q, s.k, s.v)[1], answer).passed
+    assert not prediction_check(key_query_attention(s.q, s.k, s.v)[1], answer).passed
+    for check in sanity_checks(*key_query_attention(s.q, s.k, s.v)[:2], 3, 3):
+        assert check.passed  # shape and row sums cannot tell
+
+
+def test_the_small_leak_looks_like_noise_but_the_invariance_check_catches_it():
+    s = small_leak_example().seq
+    bug = mask_after_softmax(s.q, s.k, s.v)
+    right = causal_attention(s.q, s.k, s.v)
+    # row i leaks (5 - i) / (e^(12/√6) + 5): 3.6 % at the first token, down to 0 at the last
+    expected = np.array([(5 - i) / (np.exp(12 / np.sqrt(6)) + 5) for i in range(6)])
+    np.testing.assert_allclose(bug.leak, expected, atol=1e-12)
+    assert 0.03 < bug.leak.max() < 0.04 and np.abs(bug.output - right).max() < 0.1
+    for t in range(5):
+        after = randomise_after(s.q, s.k, s.v, t, seed=t)
+        assert invariance_check((s.q, s.k, s.v), after, t).passed
+        assert not invariance_check((s.q, s.k, s.v), after, t, attend=after_softmax_attention).passed
+
+
+def test_the_multiplicative_mask_is_written_as_a_zero_one_matrix():
+    # Issue #13: the after-softmax formula wrote "⊙ M" while M is 0/−∞ in the causal formula.
+    assert r"\odot B" in MASK_AFTER_SOFTMAX_LATEX and r"\odot M" not in MASK_AFTER_SOFTMAX_LATEX
+    assert r"\begin{cases} 1 & j \le i \\ 0 & j > i \end{cases}" in MASK_AFTER_SOFTMAX_LATEX
+    assert r"-\infty & j > i" in CAUSAL_LATEX
+    s = leak_example().seq
+    bug = mask_after_softmax(s.q, s.k, s.v)
+    b = causal_mask(6).astype(float)  # the 0/1 matrix B
+    np.testing.assert_array_equal(bug.weights, bug.full_weights * b)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_input_b_is_turned_by_a_rotation_not_a_reflection(seed):
+    e = random_example(4, 3, 2, seed=5).seq
+    twin = same_pattern_different_output(e.q, e.k, e.v, seed=seed)
+    r = twin.rotation
+    np.testing.assert_allclose(r @ r.T, np.eye(3), atol=1e-12)
+    assert np.linalg.det(r) == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(twin.weights_a, twin.weights_b, atol=1e-12)
+
+
+def test_a_fixed_mixing_matrix_ignores_the_input_attention_follows_the_tokens():
+    a = random_example(5, 3, 2, seed=8).seq
+    result = fixed_versus_attention(a, seed=1)
+    assert result.b.tokens == a.tokens[::-1]
+    np.testing.assert_allclose(result.fixed.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(result.weights_b_in_a_order, result.weights_a, atol=1e-12)  # moved with the tokens
+    assert np.abs(result.weights_b - result.weights_a).max() > 0.05  # so, seen by position, they changed
+    np.testing.assert_allclose(result.fixed_out_b, result.fixed @ a.v[::-1], atol=1e-12)  # W itself did not
+    with pytest.raises(ValueError, match="not a reordering"):
+        fixed_versus_attention(a, order=[0, 0, 1, 2, 3])

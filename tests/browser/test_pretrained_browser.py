@@ -36,7 +36,7 @@ def chart_titles(page) -> str:
 def test_page_loads_and_switching_heads_works(page, app_url):
     open_page(page, app_url, "pretrained")
     assert_no_exception(page)
-    page.get_by_text("what was read, not why").first.wait_for()
+    page.get_by_text("which positions were read and how much").first.wait_for()
     page.locator('[data-testid="stPlotlyChart"] image').first.wait_for()  # the 72 thumbnails: one image
     assert "Head A: layer 4, head 2" in chart_titles(page)
     whole_page_screenshot(page, "pretrained")
