@@ -130,7 +130,7 @@ class MiniLM:
         if n > limit:
             raise ValueError(
                 f"text has {n} tokens (including [CLS] and [SEP]); this model takes at most "
-                f"{limit}: shorten it by at least {n - limit} tokens"
+                f"{limit}: shorten it by at least {n - limit} token{'' if n - limit == 1 else 's'}"
             )
         return list(encoding.tokens), list(encoding.ids)
 

@@ -58,11 +58,13 @@ def attention_heatmap(
     annotate: bool = True,
     font_size: int = 14,
     height: int | None = None,
+    square: bool = False,
 ) -> go.Figure:
     """Heatmap of attention weights: rows are queries, columns are keys, colour fixed to 0..1.
 
     Shapes: weights (n, m); scores (n, m) raw q·k (optional, for the hover arithmetic); allowed (n, m)
     bool, True = may attend. Hovering a cell shows q_i · k_j, the division by sqrt(d_k) and the weight.
+    `square`: square cells filling whatever box the page gives the chart (see `square_layout`).
     """
     n, m = weights.shape
     hover = _hover_text(weights, query_labels, key_labels, scores, scale_factor, allowed)
@@ -89,7 +91,24 @@ def attention_heatmap(
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         height=height or max(260, 48 * n + 110),
     )
+    if square:
+        square_layout(layout, trace, height)
     return figure([trace], {k: v for k, v in layout.items() if v is not None})
+
+
+def square_layout(layout: dict, trace: dict, height: int | None = None) -> None:
+    """Square cells, in place: the y axis is tied to the x axis and both keep to the space they need, the
+    colour bar lies flat underneath, and the height is the box's (a page gives the chart a square box)."""
+    layout["xaxis"] = {k: v for k, v in layout["xaxis"].items() if k != "title"} | dict(
+        constrain="domain", constraintoward="left"
+    )
+    layout["yaxis"] = {k: v for k, v in layout["yaxis"].items() if k != "title"} | dict(
+        scaleanchor="x", scaleratio=1, constrain="domain", constraintoward="top"
+    )  # no axis titles: the caption says which is which
+    layout["height"] = height
+    layout["margin"] = dict(layout["margin"], l=4, r=4, b=4)
+    if "colorbar" in trace:
+        trace["colorbar"] = dict(trace["colorbar"], thickness=10, title=None, outlinewidth=0)
 
 
 def _hover_text(weights, query_labels, key_labels, scores, scale_factor, allowed) -> np.ndarray:
@@ -126,10 +145,14 @@ def matrix_heatmap(
     zmax: float | None = None,
     digits: int = 2,
     height: int | None = None,
+    annotate: bool = True,
+    font_size: int | None = None,
+    square: bool = False,
 ) -> go.Figure:
     """Annotated heatmap of any small matrix (-inf cells shown as −∞ and left uncoloured).
 
-    Shapes: values (r, c); row_labels r strings; col_labels c strings.
+    Shapes: values (r, c); row_labels r strings; col_labels c strings. `annotate=False` leaves the numbers
+    to the hover (for cells too small to hold them); `square` as in `attention_heatmap`.
     """
     values = np.asarray(values, dtype=float)
     r, c = values.shape
@@ -147,10 +170,13 @@ def matrix_heatmap(
         zmax=zmax,
         colorscale=named_colorscale(colorscale),
         text=text,
-        texttemplate="%{text}",
         hovertemplate="row %{y}, column %{x}: %{text}<extra></extra>",
         showscale=False,
     )
+    if annotate:
+        trace["texttemplate"] = "%{text}"
+        if font_size:
+            trace["textfont"] = dict(size=font_size)
     layout = dict(
         xaxis=_token_axis(col_labels, None),
         yaxis=dict(_token_axis(row_labels, None), autorange="reversed"),
@@ -159,4 +185,6 @@ def matrix_heatmap(
     )
     if title:
         layout["title"] = dict(text=title)
+    if square:
+        square_layout(layout, trace, height)
     return figure([trace], layout)

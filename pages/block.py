@@ -188,17 +188,14 @@ with right:
         f"layer has another width, {hidden_width_words(d_ff, d_model)}; everything else keeps d_model columns, "
         "because a residual add needs both of its terms to have the same shape."
     )
-    st.dataframe(
+    st.table(  # wraps its text: the column it stands in is narrow
         pd.DataFrame(
             {
                 "step": [s.name for s in first.steps],
                 "operation": [s.label for s in first.steps],
                 "shape": [shape_text(s.shape) for s in first.steps],
             }
-        ),
-        hide_index=True,
-        width="stretch",
-        key="block_shapes_table",
+        ).set_index("step"),
     )
     st.latex(LAYER_NORM_LATEX)
     st.latex(FEED_FORWARD_LATEX)

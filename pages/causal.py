@@ -22,7 +22,7 @@ from lessons.pitfalls import (
 )
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
-from ui.sequence_editor import reset_sequence, sequence_editor
+from ui.sequence_editor import editor_box, reset_sequence, sequence_editor
 from ui.snippets import attention_snippet
 from ui.state import require_app_entry
 from ui.url import Int, SequenceParam
@@ -77,7 +77,7 @@ st.latex(CAUSAL_LATEX)
 STATE.show_warnings()
 
 st.markdown("**The sequence** (the Playground's editor: edit any vector and everything below follows)")
-with st.container(border=True):
+with editor_box("Edit the sequence: q, k, v and labels"):
     seq = sequence_editor(KEY)
 seq = st.session_state[KEY]
 tok = seq.tokens
@@ -95,9 +95,10 @@ with off_col:
     st.markdown("**Mask off**: every query sees every key")
     chart(
         st,
-        attention_heatmap(plain.weights, tok, tok, scores=plain.scores, scale_factor=plain.scale_factor, font_size=12),
+        attention_heatmap(plain.weights, tok, tok, scores=plain.scores, scale_factor=plain.scale_factor),
         width="stretch",
         key="causal_heat_off",
+        share=0.5,
     )
 with on_col:
     st.markdown("**Mask on**: nothing above the diagonal")
@@ -110,10 +111,10 @@ with on_col:
             scores=masked.scores,
             scale_factor=masked.scale_factor,
             allowed=masked.allowed,
-            font_size=12,
         ),
         width="stretch",
         key="causal_heat_on",
+        share=0.5,
     )
 scores_col, reading_col = st.columns(2, gap="large")
 with scores_col:
@@ -123,6 +124,7 @@ with scores_col:
         matrix_heatmap(masked.masked, tok, tok, height=max(260, 48 * seq.n + 110)),
         width="stretch",
         key="causal_masked_scores",
+        share=0.5,
     )
 with reading_col:
     st.markdown(
@@ -259,17 +261,19 @@ with correct_col:
     st.markdown("**Correct**: −∞ before the softmax")
     chart(
         st,
-        attention_heatmap(masked.weights, tok, tok, allowed=masked.allowed, font_size=12),
+        attention_heatmap(masked.weights, tok, tok, allowed=masked.allowed),
         width="stretch",
         key="causal_heat_correct",
+        share=0.5,
     )
 with bug_col:
     st.markdown("**Bug**: softmax first, then zero the future")
     chart(
         st,
-        attention_heatmap(bug.weights, tok, tok, allowed=masked.allowed, font_size=12),
+        attention_heatmap(bug.weights, tok, tok, allowed=masked.allowed),
         width="stretch",
         key="causal_heat_bug",
+        share=0.5,
     )
 leak_table = pd.DataFrame(
     {

@@ -279,6 +279,7 @@ with right:
         ),
         width="stretch",
         key="heads_output_fig",
+        share=0.5,
     )
 
 st.header("6 · One head, step by step")
@@ -301,6 +302,7 @@ for col, name, m in zip(st.columns(3), "QKV", (one.q, one.k, one.v)):
         matrix_heatmap(m, tokens, cols, title=f"{name}_{focus}: {seq.n} × {d_head} (columns {cols[0]}–{cols[-1]})"),
         width="stretch",
         key=f"heads_focus_{name}",
+        share=1 / 3,
     )
 scores_col, weights_col = st.columns(2)
 chart(
@@ -313,6 +315,7 @@ chart(
     ),
     width="stretch",
     key="heads_focus_scores",
+    share=0.5,
 )
 chart(
     weights_col,
@@ -327,6 +330,7 @@ chart(
     ),
     width="stretch",
     key="heads_focus_weights",
+    share=0.5,
 )
 st.caption(summaries[h].caption)
 output_col, note_col = st.columns(2)
@@ -335,6 +339,7 @@ chart(
     matrix_heatmap(one.output, tokens, cols, title=f"head {focus} output = weights · V_{focus}: {seq.n} × {d_head}"),
     width="stretch",
     key="heads_focus_output",
+    share=0.5,
 )
 note_col.markdown(
     f"This head's output fills columns {cols[0]}–{cols[-1]} of the concatenation in step 5. Each row is "

@@ -20,7 +20,7 @@ from lessons.pitfalls import (
 )
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
-from ui.sequence_editor import sequence_editor
+from ui.sequence_editor import editor_box, sequence_editor
 from ui.snippets import attention_snippet
 from ui.state import SEQUENCE_KEY, require_app_entry
 from ui.url import Int, SequenceParam
@@ -71,7 +71,7 @@ st.markdown(
     "**The vectors** (the Playground's editor; they start at the 3×3 hand example: query *i* looks for "
     "feature *i*, key *j* carries feature *j*+1)"
 )
-with st.container(border=True):
+with editor_box("Edit the sequence: q, k, v and labels"):
     seq = sequence_editor(KEY, presets=False)
     st.caption(
         "Try n = 4 with d_k = 3: Q K no longer runs, K Qᵀ still does. Try Q = identity with a symmetric K: "
@@ -108,6 +108,7 @@ with right_col:
         attention_heatmap(right.weights, seq.tokens, seq.tokens, scores=right.scores, scale_factor=right.scale_factor),
         width="stretch",
         key="pitfalls_right",
+        share=1 / 3,
     )
 with qk_col:
     st.markdown("**Wrong**: softmax(Q K / √d_k)")
@@ -116,11 +117,19 @@ with qk_col:
             f"The wrong product does not run on these vectors, so this bug is caught at once: {wrong_error}", icon="🛑"
         )
     else:
-        chart(st, attention_heatmap(wrong_weights, seq.tokens, seq.tokens), width="stretch", key="pitfalls_wrong")
+        chart(
+            st,
+            attention_heatmap(wrong_weights, seq.tokens, seq.tokens),
+            width="stretch",
+            key="pitfalls_wrong",
+            share=1 / 3,
+        )
         same_as_right(wrong_weights)
 with kq_col:
     st.markdown("**Wrong**: softmax(K Qᵀ / √d_k)")
-    chart(st, attention_heatmap(kq_weights, seq.tokens, seq.tokens), width="stretch", key="pitfalls_wrong_kq")
+    chart(
+        st, attention_heatmap(kq_weights, seq.tokens, seq.tokens), width="stretch", key="pitfalls_wrong_kq", share=1 / 3
+    )
     same_as_right(kq_weights)
 
 st.markdown(
@@ -141,7 +150,7 @@ else:
 wrong_column.append(verdict(prediction_check(hand_wrong, HAND_ANSWER)))
 kq_column = [verdict(c) for c in sanity_checks(kq_scores, kq_weights, n, n)]
 kq_column.append(verdict(prediction_check(hand_kq, HAND_ANSWER)))
-st.dataframe(
+st.table(  # a table that wraps its text: the verdicts are sentences
     pd.DataFrame(
         {
             "check": [c.name for c in right_checks],
@@ -149,10 +158,7 @@ st.dataframe(
             "wrong: Q K": wrong_column,
             "wrong: K Qᵀ": kq_column,
         }
-    ),
-    hide_index=True,
-    width="stretch",
-    key="pitfalls_checks",
+    ).set_index("check"),
 )
 st.caption(
     "The first two checks run on the vectors above; the third always runs on the fixed 3×3 hand example. "
@@ -234,9 +240,10 @@ for col, name, (q, k, v), weights, output in (
         )
         chart(
             st,
-            attention_heatmap(weights, tok, tok, font_size=12, title=f"weights of {name}"),
+            attention_heatmap(weights, tok, tok, title=f"weights of {name}"),
             width="stretch",
             key=f"pitfalls_heat_{name}",
+            share=0.5,
         )
         chart(
             st,
@@ -245,6 +252,7 @@ for col, name, (q, k, v), weights, output in (
             ),
             width="stretch",
             key=f"pitfalls_out_{name}",
+            share=0.5,
         )
 weights_metric, output_metric = st.columns(2)
 weights_metric.metric(

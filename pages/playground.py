@@ -4,33 +4,43 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention import attention_steps
+from attention import AttentionSteps, attention_steps
 from attention.dot_product import ATTENTION_LATEX
 from attention.stable_softmax import SOFTMAX_LATEX
 from figures.geometry import arrows_figure
-from figures.heatmaps import attention_heatmap, fmt
+from figures.heatmaps import attention_heatmap, fmt, matrix_heatmap
 from lessons.why_attention import FIXED_LATEX, fixed_versus_attention
-from ui.charts import chart, show_snippet
+from ui.charts import cell_font, chart, show_snippet, square_chart
 from ui.export import matrices_to_csv, matrices_to_json
 from ui.page_state import PageState, stop
-from ui.sequence import default_sequence
-from ui.sequence_editor import sequence_editor
+from ui.presenter import is_presenting
+from ui.sequence import default_sequence, display_labels
+from ui.sequence_editor import sequence_controls, sequence_editor, sequence_grid
 from ui.snippets import attention_snippet
 from ui.state import SEQUENCE_KEY, require_app_entry
-from ui.url import Flag, SequenceParam
+from ui.url import Flag, Int, SequenceParam
 
 require_app_entry()
+STEPS = ("Q", "Kᵀ", "Q Kᵀ", "÷ √d_k", "mask", "softmax", "@ V")  # the seven steps, as the walkthrough names them
+WEIGHTS_STEP = 6
 STATE = PageState(
     "pg",
     seq=SequenceParam(lambda _: default_sequence(), key=SEQUENCE_KEY),  # shared with the other pages
     causal=Flag(False),
     scale=Flag(True),
+    # the step the presenter's big figure shows (1..7); in the link only when it is not the weights
+    step=Int(WEIGHTS_STEP, lo=1, hi=len(STEPS), when=lambda v: v["step"] != WEIGHTS_STEP),
 )
 
 
 def matrix_table(a: np.ndarray, row_labels, col_labels, digits: int = 3) -> pd.DataFrame:
-    """A matrix as a table of display strings (so −∞ shows as −∞)."""
-    return pd.DataFrame([[fmt(x, digits) for x in row] for row in a], index=list(row_labels), columns=list(col_labels))
+    """A matrix as a table of display strings (so −∞ shows as −∞); repeated labels are numbered
+    for display (the·2), since a table's headers must differ."""
+    return pd.DataFrame(
+        [[fmt(x, digits) for x in row] for row in a],
+        index=display_labels(row_labels),
+        columns=display_labels(col_labels),
+    )
 
 
 def show_step(title: str, a: np.ndarray, rows, cols, note: str = "") -> None:
@@ -38,174 +48,280 @@ def show_step(title: str, a: np.ndarray, rows, cols, note: str = "") -> None:
     st.dataframe(matrix_table(a, rows, cols), width="content")
 
 
-STATE.load()
-st.title("Attention playground")
-st.markdown(
-    "Each position has a **query** (what it looks for), a **key** (what it offers) and a **value** (what it "
-    "hands over). A query is compared with every key by a dot product; the softmax turns that row of scores into "
-    "weights that sum to 1; the output is the weighted average of the values."
-)
-st.latex(ATTENTION_LATEX)
-STATE.show_warnings()
+def toggles(*, horizontal: bool = True) -> tuple[bool, bool]:
+    """The two switches a teacher flips most, at their natural width (labels never cut)."""
+    with st.container(horizontal=horizontal, gap="medium"):
+        causal = st.toggle(
+            "Causal mask",
+            key=STATE.key("causal"),
+            persist_state="session",
+            help="Each position may only attend to itself and earlier positions: scores above the "
+            "diagonal become −∞ before the softmax, so their weights are exactly 0.",
+        )
+        scale = st.toggle(
+            "Divide by √d_k",
+            key=STATE.key("scale"),
+            persist_state="session",
+            help="Scale the scores by 1/√d_k before the softmax. Off: raw dot products.",
+        )
+    return causal, scale
 
-left, right = st.columns([3, 2], gap="large")
-with left:
-    seq = sequence_editor(STATE.key("seq"))
-with right:
-    causal_col, scale_col = st.columns(2)
-    causal = causal_col.toggle(
-        "Causal mask",
-        key=STATE.key("causal"),
-        persist_state="session",
-        help="Each position may only attend to itself and earlier positions: scores above the "
-        "diagonal become −∞ before the softmax, so their weights are exactly 0.",
+
+FIGURE_SHARE = {False: 0.6, True: 0.7}  # of the page's width, without and with presenter mode
+
+
+def weights_figure(steps: AttentionSteps, tokens) -> dict:
+    """The attention heatmap with square cells, numbers in them while they fit."""
+    font = cell_font(len(tokens), FIGURE_SHARE[is_presenting()])
+    return attention_heatmap(
+        steps.weights,
+        tokens,
+        tokens,
+        scores=steps.scores,
+        scale_factor=steps.scale_factor,
+        allowed=steps.allowed,
+        annotate=font is not None,
+        font_size=font or 12,
+        square=True,
     )
-    scale = scale_col.toggle(
-        "Divide by √d_k",
-        key=STATE.key("scale"),
+
+
+def step_figure(step: int, steps: AttentionSteps, tokens, causal: bool, scale: bool) -> tuple[dict, str]:
+    """The big figure and its sentence for one of the seven steps (presenter mode walks through them)."""
+    d_k = [f"d{j + 1}" for j in range(steps.q.shape[1])]
+    d_v = [f"d{j + 1}" for j in range(steps.v.shape[1])]
+    shown = {
+        1: (steps.q, tokens, d_k, "Q: one row per position, what each one looks for."),
+        2: (steps.k.T, d_k, tokens, "Kᵀ: the keys turned into columns, ready to be dotted with every query."),
+        3: (steps.scores, tokens, tokens, "Q Kᵀ: row i, column j is q_i · k_j. Large when they point alike."),
+        4: (
+            steps.scaled,
+            tokens,
+            tokens,
+            f"Divided by √d_k = √{steps.d_k}: the spread no longer grows with d_k."
+            if scale
+            else "Scaling is off: the raw dot products go on as they are.",
+        ),
+        5: (
+            steps.masked,
+            tokens,
+            tokens,
+            "The causal mask: −∞ above the diagonal, so the future gets weight exactly 0."
+            if causal
+            else "The causal mask is off: nothing is masked.",
+        ),
+        7: (steps.output, tokens, d_v, "Output = weights @ V: each row is a weighted average of the values."),
+    }
+    if step == WEIGHTS_STEP:
+        return weights_figure(steps, tokens), "softmax of each row: the weights, every row summing to 1."
+    values, rows, cols, sentence = shown[step]
+    font = cell_font(values.shape[1], FIGURE_SHARE[is_presenting()])
+    fig = matrix_heatmap(values, rows, cols, annotate=font is not None, font_size=font, square=True)
+    return fig, sentence
+
+
+STEP_LATEX = (
+    r"Q",
+    r"K^\top",
+    r"S = Q K^\top",
+    r"S \,/\, \sqrt{d_k}",
+    r"S + M",
+    r"A = \mathrm{softmax}(S)",
+    r"\mathrm{out} = A\,V",
+)
+
+
+def step_selector() -> int:
+    """The seven steps, one click each; the page's ◀ ▶ buttons and the ← → keys step through them."""
+    st.radio(
+        "Step",
+        range(1, len(STEPS) + 1),
+        key=STATE.key("step"),
+        format_func=lambda s: f"{s} · {STEPS[s - 1]}",
         persist_state="session",
-        help="Scale the scores by 1/√d_k before the softmax. Off: raw dot products.",
+        help="What the big figure shows: the seven steps from the vectors to the output.",
     )
+    return STATE["step"]
+
+
+def step_buttons(step: int) -> None:
+    with st.container(horizontal=True):
+        st.button(
+            "◀ previous",
+            key="pg_step_back",
+            shortcut="Left",
+            disabled=step == 1,
+            help="The step before (←)",
+            on_click=lambda: STATE.set("step", max(1, STATE["step"] - 1)),
+        )
+        st.button(
+            "next ▶",
+            key="pg_step_next",
+            shortcut="Right",
+            disabled=step == len(STEPS),
+            help="The step after (→)",
+            on_click=lambda: STATE.set("step", min(len(STEPS), STATE["step"] + 1)),
+        )
+
+
+def compute(seq, causal: bool, scale: bool) -> AttentionSteps:
     try:
-        steps = attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale)
+        return attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale)
     except ValueError as err:
         st.error(f"Cannot compute attention: {err}")
         stop()
-    chart(
-        st,
-        attention_heatmap(
-            steps.weights,
-            seq.tokens,
-            seq.tokens,
-            scores=steps.scores,
-            scale_factor=steps.scale_factor,
-            allowed=steps.allowed,
-        ),
-        width="stretch",
-        key="pg_heatmap",
-    )
-    st.caption("Rows are queries, columns are keys; each row sums to 1. Hover a cell for its arithmetic.")
-    st.markdown("Each row of weights is the softmax of that query's row of scores $x$:")
-    st.latex(SOFTMAX_LATEX)
-    st.caption(
-        "Subtracting the row's largest score changes nothing (it cancels above and below the line) and keeps "
-        "$e^x$ from overflowing; it is how the core computes it. A masked score, $-\\infty$, becomes exactly 0."
-    )
+
+
+def presenter_layout():
+    """The figure first and large, stepped through QKᵀ → scale → mask → softmax → @V; the editor one click away."""
+    figure_col, side_col = st.columns([7, 3], gap="medium")
+    seq = st.session_state[STATE.key("seq")]
+    with side_col:
+        st.subheader("Attention playground")
+        causal, scale = toggles(horizontal=False)
+        step = step_selector()
+        steps = compute(seq, causal, scale)
+        fig, sentence = step_figure(step, steps, seq.tokens, causal, scale)
+        st.latex(STEP_LATEX[step - 1])
+        st.markdown(sentence)
+        step_buttons(step)
+        st.caption("The ← and → keys step too. Hover a cell for its numbers.")
+    with figure_col:
+        square_chart(st, fig, key="pg_heatmap" if step == WEIGHTS_STEP else "pg_step_figure")
+    st.latex(ATTENTION_LATEX)
+    with st.expander("Edit Q, K and V: sizes, presets, the grid, text", icon=":material/edit:"):
+        sequence_editor(STATE.key("seq"))
+    return st.session_state[STATE.key("seq")], causal, scale, steps
+
+
+def normal_layout():
+    """The controls beside a large heatmap, the grid full width underneath (so all its columns show)."""
+    controls_col, figure_col = st.columns([2, 3], gap="large")
+    with controls_col:
+        causal, scale = toggles()
+        sequence_controls(STATE.key("seq"))
+        seq = st.session_state[STATE.key("seq")]
+        steps = compute(seq, causal, scale)
+        st.markdown("Each row of weights is the softmax of that query's row of scores $x$:")
+        st.latex(SOFTMAX_LATEX)
+        st.caption(
+            "Subtracting the row's largest score changes nothing (it cancels above and below the line) and keeps "
+            "$e^x$ from overflowing; it is how the core computes it. A masked score, $-\\infty$, becomes exactly 0."
+        )
+    with figure_col:
+        square_chart(st, weights_figure(steps, seq.tokens), key="pg_heatmap")
+        st.caption("Rows are queries, columns are keys; each row sums to 1. Hover a cell for its arithmetic.")
+    seq = sequence_grid(STATE.key("seq"))
     if seq.d_k == 2:
-        st.markdown(
-            "**Geometry (d_k = 2).** Queries in red, keys in blue: aligned arrows have a large dot "
-            "product, perpendicular ones a dot product of 0."
+        arrows_col, note_col = st.columns([3, 2], gap="large")
+        chart(arrows_col, arrows_figure(seq.q, seq.k, seq.tokens), width="stretch", key="pg_geometry")
+        note_col.markdown(
+            "**Geometry (d_k = 2).** Queries in red, keys in blue: aligned arrows have a large dot product, "
+            "perpendicular ones a dot product of 0, opposite ones the most negative."
         )
-        chart(st, arrows_figure(seq.q, seq.k, seq.tokens), width="stretch", key="pg_geometry")
+    return seq, causal, scale, steps
 
-st.subheader("Step by step")
-tok = seq.tokens
-dk_cols = [f"d{j + 1}" for j in range(seq.d_k)]
-dv_cols = [f"d{j + 1}" for j in range(seq.d_v)]
-q_col, k_col, scores_col = st.columns(3)
-with q_col:
-    show_step("1. Q", steps.q, tok, dk_cols)
-with k_col:
-    show_step("2. Kᵀ", steps.k.T, dk_cols, tok, "keys as columns")
-with scores_col:
-    show_step("3. Q Kᵀ", steps.scores, tok, tok, "every query dotted with every key")
-scaled_col, masked_col = st.columns(2)
-with scaled_col:
-    note = f"÷ √{seq.d_k} = × {steps.scale_factor:.3f}" if scale else "scaling off: same as Q Kᵀ"
-    show_step("4. Scaled scores", steps.scaled, tok, tok, note)
-with masked_col:
-    show_step(
-        "5. Masked scores",
-        steps.masked,
-        tok,
-        tok,
-        "−∞ above the diagonal (future positions)" if causal else "causal mask off: nothing masked",
-    )
-weights_col, output_col = st.columns(2)
-with weights_col:
-    weights_with_sums = np.column_stack([steps.weights, steps.weights.sum(axis=1)])
-    show_step(
-        "6. Weights = softmax(row)", weights_with_sums, tok, [*tok, "row sum"], "the last column is each row's sum"
-    )
-with output_col:
-    show_step("7. Output = weights @ V", steps.output, tok, dv_cols, "each row: a weighted average of the values")
 
-st.subheader("Why attention at all?")
-st.markdown(
-    "A layer could mix positions with a **fixed** matrix $W$ learned once: row *i* of $W$ says how much position "
-    "*i* takes from each position *j*, whatever token sits there. Attention instead **computes** its mixing "
-    "matrix from the vectors themselves. Below, both run on this sequence (A) and on the same tokens in reverse "
-    "order (B)."
-)
-st.latex(FIXED_LATEX)
-try:
+def step_by_step(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
+    st.subheader("Step by step")
+    tok = seq.tokens
+    dk_cols = [f"d{j + 1}" for j in range(seq.d_k)]
+    dv_cols = [f"d{j + 1}" for j in range(seq.d_v)]
+    q_col, k_col, scores_col = st.columns(3)
+    with q_col:
+        show_step("1. Q", steps.q, tok, dk_cols)
+    with k_col:
+        show_step("2. Kᵀ", steps.k.T, dk_cols, tok, "keys as columns")
+    with scores_col:
+        show_step("3. Q Kᵀ", steps.scores, tok, tok, "every query dotted with every key")
+    scaled_col, masked_col = st.columns(2)
+    with scaled_col:
+        note = f"÷ √{seq.d_k} = × {steps.scale_factor:.3f}" if scale else "scaling off: same as Q Kᵀ"
+        show_step("4. Scaled scores", steps.scaled, tok, tok, note)
+    with masked_col:
+        note = "−∞ above the diagonal (future positions)" if causal else "causal mask off: nothing masked"
+        show_step("5. Masked scores", steps.masked, tok, tok, note)
+    weights_col, output_col = st.columns(2)
+    with weights_col:
+        with_sums = np.column_stack([steps.weights, steps.weights.sum(axis=1)])
+        show_step("6. Weights = softmax(row)", with_sums, tok, [*tok, "row sum"], "the last column is each row's sum")
+    with output_col:
+        show_step("7. Output = weights @ V", steps.output, tok, dv_cols, "each row: a weighted average of the values")
+
+
+def why_attention(seq) -> None:
+    st.subheader("Why attention at all?")
+    st.markdown(
+        "A layer could mix positions with a **fixed** matrix $W$ learned once: row *i* of $W$ says how much "
+        "position *i* takes from each position *j*, whatever token sits there. Attention instead **computes** its "
+        "mixing matrix from the vectors themselves. Below, both run on this sequence (A) and on the same tokens in "
+        "reverse order (B)."
+    )
+    st.latex(FIXED_LATEX)
     contrast = fixed_versus_attention(seq, seed=0)
-except ValueError as err:
-    st.error(f"Cannot compare: {err}")
-else:
-    fixed_col, attention_a_col, attention_b_col = st.columns(3)
-    with fixed_col:
-        chart(
-            st,
-            attention_heatmap(
-                contrast.fixed,
-                [f"pos {i}" for i in range(seq.n)],
-                [f"pos {i}" for i in range(seq.n)],
-                title="fixed W: the same for A and for B",
-            ),
-            width="stretch",
-            key="pg_fixed",
-        )
-    with attention_a_col:
-        chart(
-            st,
-            attention_heatmap(contrast.weights_a, contrast.a.tokens, contrast.a.tokens, title="attention on A"),
-            width="stretch",
-            key="pg_attention_a",
-        )
-    with attention_b_col:
-        chart(
-            st,
-            attention_heatmap(
-                contrast.weights_b, contrast.b.tokens, contrast.b.tokens, title="attention on B (reversed)"
-            ),
-            width="stretch",
-            key="pg_attention_b",
-        )
+    positions = [f"pos {i}" for i in range(seq.n)]
+    figures = (
+        ("fixed W: the same for A and for B", contrast.fixed, positions, "pg_fixed"),
+        ("attention on A", contrast.weights_a, contrast.a.tokens, "pg_attention_a"),
+        ("attention on B", contrast.weights_b, contrast.b.tokens, "pg_attention_b"),
+    )
+    font = cell_font(seq.n, 1 / 3)
+    for col, (title, weights, labels, key) in zip(st.columns(3), figures):
+        col.markdown(f"**{title}**")
+        fig = attention_heatmap(weights, labels, labels, annotate=font is not None, font_size=font or 10, square=True)
+        square_chart(col, fig, key=key)
     moved = float(np.abs(contrast.weights_b_in_a_order - contrast.weights_a).max())
     st.markdown(
-        f"The fixed $W$ mixes **positions**: on B, position 0 takes exactly what it took on A, although another "
-        f"token now sits there. Attention's weights were computed from the vectors, so they moved with the tokens: "
+        "The fixed $W$ mixes **positions**: on B, position 0 takes exactly what it took on A, although another "
+        "token now sits there. Attention's weights were computed from the vectors, so they moved with the tokens: "
         f"put B's rows and columns back in A's order and they differ from A's by at most **{moved:.1e}** "
         "(rounding). Each token still reads from the same tokens, wherever they stand. (This also shows that "
-        "attention alone does not know the order of the tokens: see *Where is position?*.)"
+        "attention alone does not know the order of the tokens.)"
     )
 
-st.subheader("Download")
-matrices = {
-    "Q": steps.q,
-    "K": steps.k,
-    "V": steps.v,
-    "scores": steps.scores,
-    "weights": steps.weights,
-    "output": steps.output,
-}
-csv_col, json_col, _ = st.columns([1, 1, 3])
-csv_col.download_button(
-    "Matrices as CSV",
-    matrices_to_csv(tok, matrices),
-    file_name="attention.csv",
-    mime="text/csv",
-    key="pg_csv",
-    on_click="ignore",
-)
-json_col.download_button(
-    "Matrices as JSON",
-    matrices_to_json(tok, matrices, causal=causal, scale=scale),
-    file_name="attention.json",
-    mime="application/json",
-    key="pg_json",
-    on_click="ignore",
-)
 
+def downloads(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
+    st.subheader("Download")
+    matrices = {
+        "Q": steps.q,
+        "K": steps.k,
+        "V": steps.v,
+        "scores": steps.scores,
+        "weights": steps.weights,
+        "output": steps.output,
+    }
+    with st.container(horizontal=True):
+        st.download_button(
+            "Matrices as CSV",
+            matrices_to_csv(seq.tokens, matrices),
+            file_name="attention.csv",
+            mime="text/csv",
+            key="pg_csv",
+            on_click="ignore",
+        )
+        st.download_button(
+            "Matrices as JSON",
+            matrices_to_json(seq.tokens, matrices, causal=causal, scale=scale),
+            file_name="attention.json",
+            mime="application/json",
+            key="pg_json",
+            on_click="ignore",
+        )
+
+
+STATE.load()
+if not is_presenting():
+    st.title("Attention playground")
+    st.markdown(
+        "Each position has a **query** (what it looks for), a **key** (what it offers) and a **value** (what it "
+        "hands over). A query is compared with every key by a dot product; the softmax turns that row of scores "
+        "into weights that sum to 1; the output is the weighted average of the values."
+    )
+    st.latex(ATTENTION_LATEX)
+STATE.show_warnings()
+seq, causal, scale, steps = presenter_layout() if is_presenting() else normal_layout()
+if not is_presenting():
+    step_by_step(seq, steps, causal, scale)
+why_attention(seq)
+downloads(seq, steps, causal, scale)
 show_snippet(attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=causal, scale=scale))

@@ -10,7 +10,7 @@ from lessons.puzzles import PREDICT_LATEX, PUZZLES, PUZZLES_BY_ID, Puzzle, custo
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
 from ui.safe_text import escape_markdown
-from ui.sequence_editor import reset_sequence, sequence_editor
+from ui.sequence_editor import editor_box, reset_sequence, sequence_editor
 from ui.snippets import attention_snippet
 from ui.state import SEQUENCE_KEY, require_app_entry
 from ui.url import Choice, SequenceParam
@@ -99,7 +99,7 @@ if choice == OWN:
         help="Replace the vectors below with the Playground's current ones (your guesses are cleared).",
     )
     st.markdown("**Your vectors** (the Playground's editor: change them, then predict again)")
-    with st.container(border=True):
+    with editor_box("Edit the sequence: q, k, v and labels"):
         seq = sequence_editor(EDIT_KEY, presets=False)
     try:
         puzzle = custom_puzzle(seq)

@@ -1,8 +1,9 @@
 """A real pretrained model: all-MiniLM-L6-v2's 6 × 12 attention heads on your sentence, and its sentence embeddings."""
 
+import html
+
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import streamlit as st
 
 from attention.pretrained import (
@@ -138,10 +139,21 @@ def future_share(attentions: np.ndarray) -> float:
     return float(np.triu(attentions, 1).sum(axis=(-2, -1)).mean() / n)  # per head: the weight above, over n rows
 
 
-def tokens_table(tokens, ids) -> pa.Table:
-    """Tokens and ids side by side, one column per position (built in Arrow: 256 pandas columns are slow)."""
-    columns = {"": ["token", "id"]} | {str(i): [tok, str(j)] for i, (tok, j) in enumerate(zip(tokens, ids))}
-    return pa.table(columns)
+TOKEN_STRIP_CSS = (
+    "<style>.tokens{display:flex;flex-wrap:wrap;gap:.25rem}.tokens span{border:1px solid #d0d7e2;"
+    "border-radius:.3rem;padding:.1rem .35rem;text-align:center;line-height:1.15}"
+    ".tokens small{display:block;color:#6b7280;font-size:.7em}</style>"
+)
+
+
+def tokens_strip(tokens, ids) -> str:
+    """Every token with its position and id, as boxes that wrap onto new lines (256 tokens stay readable
+    and nothing runs off the side). HTML without any script; the tokens are escaped (they are user text)."""
+    boxes = "".join(
+        f"<span title='position {i}, id {j}'>{html.escape(tok)}<small>{i} · {j}</small></span>"
+        for i, (tok, j) in enumerate(zip(tokens, ids))
+    )
+    return f"{TOKEN_STRIP_CSS}<div class='tokens'>{boxes}</div>"
 
 
 def load_example() -> None:
@@ -173,6 +185,12 @@ def read_text(text: str) -> MiniLMRun | None:
     """The model's reading of `text`, or None after saying (without crashing) why there is none."""
     if not text.strip():
         st.info("Type a sentence above (or load an example) to see how the model reads it.", icon="✏️")
+        return None
+    if len(text) > MAX_TEXT_CHARS:  # the box takes any paste; the limit is said, and the text stays in the box
+        st.error(
+            f"This text is {len(text):,} characters long; this page reads at most {MAX_TEXT_CHARS:,} (the model "
+            f"itself stops at {MAX_TOKENS} tokens, about 1,000 characters of English). Shorten it in the box."
+        )
         return None
     try:
         return encode(text)
@@ -274,10 +292,10 @@ st.selectbox(
 text = st.text_area(
     "Sentence",
     key=STATE.key("text"),
-    max_chars=MAX_TEXT_CHARS,
     height=80,
     persist_state="session",
-    help=f"Any English text up to {MAX_TOKENS} tokens. Press Ctrl+Enter (or click outside) to apply.",
+    help=f"Any English text up to {MAX_TOKENS} tokens ({MAX_TEXT_CHARS:,} characters at most). Press Ctrl+Enter "
+    "(or click outside) to apply.",
 )
 run = read_text(text)
 if run is not None:
@@ -286,7 +304,7 @@ if run is not None:
         f"The tokenizer cut it into **{len(tokens)} tokens** (the model takes at most {MAX_TOKENS}): "
         "`[CLS]` opens every input, `[SEP]` closes it, and `##` marks a piece that continues a word."
     )
-    st.dataframe(tokens_table(tokens, ids), hide_index=True, key="pt_tokens")
+    st.html(tokens_strip(tokens, ids))
 
     st.header(f"2 · All {cfg.n_layers * cfg.n_heads} heads at a glance")
     st.markdown(
@@ -400,14 +418,12 @@ sentence_a_col, sentence_b_col = st.columns(2)
 text_a = sentence_a_col.text_input(
     "Sentence A",
     key=STATE.key("a"),
-    max_chars=MAX_TEXT_CHARS,
     persist_state="session",
     help="Any text up to 256 tokens; press Enter to apply.",
 )
 text_b = sentence_b_col.text_input(
     "Sentence B",
     key=STATE.key("b"),
-    max_chars=MAX_TEXT_CHARS,
     persist_state="session",
     help="Any text up to 256 tokens; press Enter to apply.",
 )

@@ -16,6 +16,7 @@ from figures.scaling import (
 from lessons.scaling import (
     DEFAULT_KEYS,
     JACOBIAN_LATEX,
+    MAX_DRAWS,
     MAX_KEYS,
     SCALED_LATEX,
     SWEEP_D_KS,
@@ -48,6 +49,24 @@ STATE = PageState(
     lr=Choice(1.0, choices=LR_OPTIONS),
     steps=Int(300, lo=STEPS_MIN, hi=STEPS_MAX),
 )
+
+
+def samples_options(n_keys: int) -> tuple[int, ...]:
+    """The sample counts that keep keys × samples within MAX_DRAWS: every reachable choice runs."""
+    return tuple(s for s in SAMPLE_OPTIONS if s * n_keys <= MAX_DRAWS) or SAMPLE_OPTIONS[:1]
+
+
+def fit_samples_to_keys(n_keys: int) -> str | None:
+    """Lower the samples when the keys leave them too many (before their widget is drawn); say so."""
+    key, allowed = STATE.key("samples"), samples_options(n_keys)
+    if STATE["samples"] in allowed:
+        return None
+    before = STATE["samples"]
+    st.session_state[key] = max(allowed)
+    return (
+        f"Lowered from {before:,} to {max(allowed):,}: with {n_keys} keys, {before:,} samples would be "
+        f"{before * n_keys:,} draws, more than {MAX_DRAWS:,}."
+    )
 
 
 @st.cache_data(max_entries=32, show_spinner="Drawing random vectors and measuring…")
@@ -139,9 +158,8 @@ def show_measurements(stats: ScalingStats, shown: list[int]) -> None:
     with right:
         chart(st, variance_figure(stats.d_k, stats.variance), width="stretch", key="scaling_variance")
         st.caption("The measured variance of q·k sits on the line y = d_k: the spread that dividing by √d_k undoes.")
-    left, right = st.columns(2, gap="large")
-    with left:
-        st.latex(JACOBIAN_LATEX)
+    chart_col, note_col = st.columns([3, 2], gap="large")
+    with chart_col:
         chart(
             st,
             jacobian_figure(
@@ -154,21 +172,44 @@ def show_measurements(stats: ScalingStats, shown: list[int]) -> None:
             width="stretch",
             key="scaling_jacobian",
         )
+    with note_col:
+        st.latex(JACOBIAN_LATEX)
         st.caption(
             "The norm of diag(p) − p pᵀ, which every gradient is multiplied by on its way back through the "
             "softmax: unscaled it collapses by orders of magnitude in a typical sample (median, solid); the "
             "mean (dotted) falls less because rare samples where two keys nearly tie still pass gradient."
         )
-    with right:
-        st.markdown(
-            "**All the numbers** (entropy in nats; uniform weights have log n = "
-            f"{stats.max_entropy:.2f}, one-hot weights 0)"
-        )
-        table = numbers_table(stats)
-        formats = {
-            c: st.column_config.NumberColumn(format="%.2e" if c.startswith("‖J‖") else "%.4g") for c in table.columns
-        }
-        st.dataframe(table, width="stretch", height=300, column_config=formats)
+    st.markdown(
+        "**All the numbers** (entropy in nats; uniform weights have log n = "
+        f"{stats.max_entropy:.2f}, one-hot weights 0)"
+    )
+    table = numbers_table(stats)
+    st.dataframe(
+        table,
+        width="stretch",
+        height=300,
+        column_config={
+            column: st.column_config.NumberColumn(
+                short, format="%.2e" if column.startswith("‖J‖") else "%.4g", width=84, help=column
+            )
+            for column, short in NUMBER_HEADERS.items()
+        },
+        key="scaling_numbers",
+    )
+
+
+NUMBER_HEADERS = {  # the table's columns, with short headers so that all of them fit (the full name on hover)
+    "Var(q·k) measured": "Var(q·k)",
+    "predicted (d_k)": "= d_k?",
+    "max weight unscaled": "max w, raw",
+    "max weight scaled": "max w, ÷√d_k",
+    "entropy unscaled": "H, raw",
+    "entropy scaled": "H, ÷√d_k",
+    "‖J‖ median unscaled": "‖J‖ med, raw",
+    "‖J‖ median scaled": "‖J‖ med, ÷√d_k",
+    "‖J‖ mean unscaled": "‖J‖ mean, raw",
+    "‖J‖ mean scaled": "‖J‖ mean, ÷√d_k",
+}
 
 
 def max_weight_caption(stats: ScalingStats) -> str:
@@ -247,8 +288,7 @@ c2.latex(SCALED_LATEX)
 STATE.show_warnings()
 
 st.header("1. The claim, measured")
-d_ks_col, keys_col, samples_col, seed_col = st.columns([3, 2, 2, 1])
-shown = d_ks_col.multiselect(
+shown = st.multiselect(
     "d_k to compare",
     SWEEP_D_KS,
     key=STATE.key("d_ks"),
@@ -257,6 +297,7 @@ shown = d_ks_col.multiselect(
     help="The d_k values drawn side by side in the first plot "
     f"(up to {MAX_SHOWN}). The curves always sweep every power of 2 from 1 to 4096.",
 )
+keys_col, samples_col, seed_col = st.columns([3, 3, 1])
 n_keys = keys_col.slider(
     "keys per query",
     key=STATE.key("keys"),
@@ -264,13 +305,17 @@ n_keys = keys_col.slider(
     persist_state="session",
     help="How many keys each random query is compared with (the length of a softmax row).",
 )
+samples_note = fit_samples_to_keys(n_keys)
 n_samples = samples_col.select_slider(
     "samples per d_k",
+    options=samples_options(n_keys),
     key=STATE.key("samples"),
-    **STATE.bounds("samples"),
     persist_state="session",
-    help="How many random (q, K) draws each average is taken over.",
+    help=f"How many random (q, K) draws each average is taken over: keys × samples at most {MAX_DRAWS:,}, so that "
+    "one measurement stays a matter of seconds.",
 )
+if samples_note:
+    samples_col.caption(samples_note)
 seed = seed_col.number_input(
     "seed",
     key=STATE.key("seed"),

@@ -70,5 +70,6 @@ def chart_by_key(at: AppTest, key: str) -> dict:
 
 
 def table_with_column(at: AppTest, column: str):
-    """The first table on the page with this column (a st.dataframe without selection has no key to find it by)."""
-    return next(df.value for df in at.dataframe if column in df.value.columns)
+    """The first table on the page with this column, a st.dataframe or a st.table (neither has a key to
+    find it by)."""
+    return next(df.value for df in [*at.dataframe, *at.table] if column in df.value.columns)

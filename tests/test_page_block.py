@@ -14,7 +14,7 @@ PAGE = "pages/block.py"
 
 
 def shapes_table(at):
-    return next(df.value for df in at.dataframe if "shape" in df.value.columns)
+    return table_with_column(at, "shape").reset_index()  # a st.table indexed by step
 
 
 def core_trace(seq, d_model=16, d_ff=64, n_heads=4, norm="post", seed=0, causal=False, activation="relu"):
@@ -154,5 +154,5 @@ def test_the_text_follows_d_ff_whether_it_expands_or_not(d_ff, words):
     assert not at.exception
     prose = " ".join(m.value for m in at.markdown)
     assert words in prose and "Only the feed-forward hidden layer is wider" not in prose
-    shapes = table_with_column(at, "shape")
+    shapes = shapes_table(at)
     assert shapes.loc[shapes["step"] == "ffn_hidden", "shape"].item().endswith(f"{d_ff})")

@@ -43,7 +43,7 @@ def test_when_n_differs_from_d_k_the_wrong_product_does_not_run():
     at = open_page(PAGE, state={"pitfalls_seq": seq})
     assert not at.exception
     assert any("does not run on these vectors" in w.value and "4×3" in w.value for w in at.warning)
-    assert frame(at, "wrong: Q K")["wrong: Q K"][0].startswith("🛑 caught")
+    assert frame(at, "wrong: Q K")["wrong: Q K"].iloc[0].startswith("🛑 caught")
 
 
 def test_a_symmetric_example_cannot_catch_the_bug_and_the_page_says_so():

@@ -1,6 +1,7 @@
 """The Playground page under AppTest: the numbers it shows are the core's numbers."""
 
 import numpy as np
+import pytest
 
 from attention import scaled_dot_product_attention
 from lessons.examples import random_example
@@ -142,3 +143,33 @@ def test_a_fixed_matrix_and_attention_side_by_side_on_the_sequence_reversed():
     np.testing.assert_allclose(fixed.sum(axis=1), 1.0, atol=1e-12)
     assert any("Each row of weights is the softmax" in m.value for m in at.markdown)
     assert any(r"\sum_k e^{x_k}" in f.value for f in at.get("latex"))  # the softmax is written out
+
+
+@pytest.mark.parametrize("labels", ["the cat sat on", "a a a a", "the·2 the the the"])
+def test_repeated_token_labels_run_every_table_and_figure(labels):
+    # Issue #19: "the cat sat on the mat" crashed the step-by-step tables (duplicate column names).
+    at = open_page("pages/playground.py")
+    at.text_input(key="seq_tokens_in").set_value(labels).run()
+    assert not at.exception and not at.error
+    assert at.session_state["seq"].tokens == tuple(labels.split())  # the tokens themselves are as typed
+    scores = next(df.value for df in at.dataframe if df.value.shape == (4, 4))
+    assert len(set(scores.columns)) == 4 and len(set(scores.index)) == 4  # unique for display
+    assert at.query_params["tokens"] == labels  # and the link still holds what was typed
+
+
+@pytest.mark.parametrize("typed, expected", [("−1 1e3; 2 0; 0 2; .5 .5", [[-1, 1000], [2, 0], [0, 2], [0.5, 0.5]])])
+def test_the_paste_box_takes_scientific_notation_and_a_unicode_minus(typed, expected):
+    at = open_page("pages/playground.py")
+    at.text_area(key="seq_text_q").set_value(typed).run()
+    assert not at.exception and not at.error
+    np.testing.assert_array_equal(at.session_state["seq"].q, expected)
+
+
+def test_the_paste_box_refuses_a_comma_decimal_and_keeps_what_was_typed():
+    at = open_page("pages/playground.py")
+    before = at.session_state["seq"].q.copy()
+    at.text_area(key="seq_text_q").set_value("0 2;0 2;2 0;1 1e309").run()
+    assert not at.exception
+    assert any("'1e309' is too large" in e.value for e in at.error)
+    np.testing.assert_array_equal(at.session_state["seq"].q, before)  # the maths kept the old numbers
+    assert at.text_area(key="seq_text_q").value == "0 2;0 2;2 0;1 1e309"  # the typing stays in the box

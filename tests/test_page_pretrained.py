@@ -1,6 +1,8 @@
 """The pretrained-model page under AppTest: it shows the model's own tokens, weights and similarities."""
 
+import html
 import io
+import re
 import uuid
 from contextlib import redirect_stdout
 
@@ -57,9 +59,11 @@ def test_page_shows_the_models_tokens_and_the_chosen_heads_weights(model):
     at = open_page({"text": TEXT, "layer": "4", "head": "2"})
     assert not at.exception and not at.error and not at.warning
     run = model.run(TEXT)
-    table = at.dataframe[0].value.set_index("")
-    assert list(table.loc["token"]) == run.tokens
-    assert list(table.loc["id"]) == [str(i) for i in run.ids]
+    strip = next(h.proto.body for h in at.get("html") if "class='tokens'" in h.proto.body)  # escaped tokens
+    shown = re.findall(r"<span title='position (\d+), id (\d+)'>(.*?)<small>", strip)
+    assert [(int(i), int(j), html.unescape(tok)) for i, j, tok in shown] == list(
+        zip(range(run.n_tokens), run.ids, run.tokens)
+    )
     (shown,) = heatmaps(at)
     np.testing.assert_allclose(shown, run.attentions[3, 1], atol=1e-6)
     caution = "which positions were read and how much, not what that meant or why"
@@ -220,3 +224,19 @@ def test_the_page_says_there_is_no_mask_and_quotes_the_similarities_it_computed(
     prose = texts(at.markdown)
     assert f"{paraphrase.min():.2f} to {paraphrase.max():.2f} for the paraphrases" in prose
     assert "near 1 for paraphrases" not in prose and "fine-tuned on over a billion sentence pairs" in prose
+
+
+def test_a_paste_over_the_limit_is_refused_with_the_limit_and_stays_in_the_box():
+    # Issue #19: 5000 characters pasted into the sentence box were dropped without a word.
+    at = open_page({"text": TEXT})
+    long = "word " * 1000  # 5000 characters
+    at.text_area(key="pt_text").set_value(long).run()
+    assert not at.exception
+    assert "5,000 characters long; this page reads at most 2,000" in texts(at.error)
+    assert at.text_area(key="pt_text").value == long  # what was pasted is kept, to be shortened
+
+
+def test_one_token_too_many_is_said_in_the_singular(model):
+    text = " ".join(["a"] * 255)  # [CLS] + 255 + [SEP] = 257 tokens
+    with pytest.raises(ValueError, match=r"shorten it by at least 1 token$"):
+        model.tokenize(text)

@@ -1,5 +1,7 @@
 """The sequence's text form, token labels and resizing (ui/sequence.py)."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -7,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from attention.sequence import TokenSequence
-from ui.sequence import MAX_N, default_sequence, format_matrix, parse_matrix, parse_tokens
+from ui.sequence import MAX_N, default_sequence, display_labels, format_matrix, parse_matrix, parse_number, parse_tokens
 
 
 def test_parse_accepts_semicolons_newlines_and_commas():
@@ -64,7 +66,7 @@ def test_format_then_parse_gives_back_exactly_the_same_floats(a):
 def test_tokens_are_padded_or_cut_with_a_notice():
     assert parse_tokens("the cat sat", 3) == (("the", "cat", "sat"), None)
     tokens, notice = parse_tokens("the cat", 4)
-    assert tokens == ("the", "cat", "t2", "t3") and "2 label(s) for 4" in notice
+    assert tokens == ("the", "cat", "t2", "t3") and "2 labels for 4" in notice
     tokens, notice = parse_tokens("a b c d e", 3)
     assert tokens == ("a", "b", "c") and "only the first 3" in notice
 
@@ -96,3 +98,73 @@ def test_with_matrix_replaces_only_that_matrix():
     new = seq.with_matrix("k", np.ones((4, 2)))
     assert np.array_equal(new.k, np.ones((4, 2))) and np.array_equal(new.q, seq.q)
     assert isinstance(new, TokenSequence) and not new.equals(seq)
+
+
+# --- one parser for the grid and the paste box (issue #19) ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "typed, value",
+    [
+        ("1e3", 1000.0),
+        ("1e-3", 0.001),
+        ("1E3", 1000.0),
+        ("−1", -1.0),
+        ("–2.5", -2.5),
+        ("－3", -3.0),
+        (" 2 ", 2.0),
+        (".5", 0.5),
+        ("5.", 5.0),
+        ("+3", 3.0),
+        ("-0", 0.0),
+        ("1000", 1000.0),
+        ("-1e3", -1000.0),
+        ("0.1", 0.1),
+    ],
+)
+def test_what_a_student_types_is_the_number_they_meant(typed, value):
+    assert parse_number(typed, "Q, row 1") == value
+    assert parse_matrix(typed, name="Q")[0, 0] == value  # the paste box reads a single value the same way
+
+
+@pytest.mark.parametrize(
+    "typed, message",
+    [
+        ("3,5", "not a number (a decimal point, not a comma: 3.5)"),
+        ("0.1+0.2", "not a number"),
+        ("1001", "too large"),
+        ("1e309", "too large"),
+        ("-inf", "not a finite number"),
+        ("nan", "not a finite number"),
+        ("Infinity", "not a finite number"),
+        ("1_000", "not a number"),
+        ("½", "not a number"),
+        ("١", "not a number"),
+        ("0x10", "not a number"),
+        ("", "not a number"),
+        ("abc", "not a number"),
+        ("1e3e3", "not a number"),
+    ],
+)
+def test_anything_else_is_refused_with_a_message_naming_the_cell(typed, message):
+    with pytest.raises(ValueError, match=re.escape(message)) as err:
+        parse_number(typed, "Q, row 2 ('east'), column q1")
+    assert str(err.value).startswith("Q, row 2 ('east'), column q1: ")
+
+
+def test_the_paste_box_refuses_the_same_strings_naming_row_and_value():
+    with pytest.raises(ValueError, match=r"Q: row 2, value 1: '1e309' is too large"):
+        parse_matrix("1 2; 1e309 0", name="Q")
+    assert parse_matrix("−1 1e3; .5 −2e-1", name="Q").tolist() == [[-1.0, 1000.0], [0.5, -0.2]]
+
+
+def test_repeated_labels_are_numbered_for_display_only():
+    tokens = ("the", "cat", "sat", "on", "the", "mat")
+    assert display_labels(tokens) == ["the", "cat", "sat", "on", "the·2", "mat"]
+    assert display_labels(("a",) * 4) == ["a", "a·2", "a·3", "a·4"]
+    assert len(set(display_labels(("a", "a·2", "a")))) == 3  # even when someone types "a·2" by hand
+
+
+def test_cut_labels_are_announced():
+    tokens, notice = parse_tokens("short " + "x" * 30, 2)
+    assert tokens == ("short", "x" * 24) and "1 label longer than 24 characters was cut" in notice

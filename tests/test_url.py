@@ -41,7 +41,7 @@ def test_wrong_token_count_keeps_the_vectors_and_warns():
     warnings = []
     seq = decode_sequence({"q": "1;2", "k": "3;4", "v": "5;6", "tokens": "only"}, warnings)
     assert seq.tokens == ("only", "t1") and np.array_equal(seq.k, [[3], [4]])
-    assert "1 label(s) for 2" in warnings[0]
+    assert "1 label for 2" in warnings[0]
 
 
 def test_labels_only_relabel_the_example():

@@ -21,16 +21,28 @@ def chart(
     width="stretch",
     config: dict | None = None,
     export: bool = True,
+    share: float | None = None,
     **kwargs,
 ):
     """Draw `fig` in `container` (st, a column, a placeholder...) with the toolbar's image export in the
-    chosen format, larger text in presenter mode, and (with `export`) the numbers behind it as CSV/JSON."""
+    chosen format, larger text in presenter mode, and (with `export`) the numbers behind it as CSV/JSON.
+
+    `share`: the fraction of the page's width the chart gets (1/2 in one of two columns...): the numbers in a
+    heatmap's cells are then sized to fit its cells, or left to the hover when they cannot fit.
+    """
     fig = fig if isinstance(fig, go.Figure) else go.Figure(fig, _validate=False)
     if is_presenting():
         fig.update_layout(font=dict(size=PRESENTER_FONT))
         fig.update_xaxes(tickfont=dict(size=PRESENTER_FONT), title_font=dict(size=PRESENTER_FONT))
         fig.update_yaxes(tickfont=dict(size=PRESENTER_FONT), title_font=dict(size=PRESENTER_FONT))
-        fig.update_traces(textfont=dict(size=PRESENTER_CELL_FONT), selector=dict(type="heatmap"))
+    if share is not None:
+        for trace in fig.data:
+            if trace.type == "heatmap" and trace.texttemplate and trace.z is not None:
+                font = cell_font(len(trace.z[0]), share)
+                if font is None:
+                    trace.texttemplate = None  # too small to hold a number: the hover still shows it
+                else:
+                    trace.textfont = dict(size=font)
     merged = {
         "displaylogo": False,
         "toImageButtonOptions": {"format": chart_format(), "filename": key, "scale": 2},
@@ -42,6 +54,30 @@ def chart(
     if export:
         _export_menu(container, fig, key)
     return result
+
+
+def square_chart(container, fig: go.Figure | dict, *, key: str, **kwargs):
+    """`chart` in a square box as wide as `container` (CSS in ui/presenter.py): with a figure built with
+    square=True, its cells are square and as large as the column allows, at any window size."""
+    export = kwargs.pop("export", True)
+    with container.container(key=f"square_{key}"):
+        result = chart(st, fig, key=key, height="stretch", export=False, **kwargs)
+    if export:  # outside the square box, which would otherwise squeeze it onto the chart
+        _export_menu(container, fig if isinstance(fig, go.Figure) else go.Figure(fig, _validate=False), key)
+    return result
+
+
+MAIN_WIDTH_PX = 900  # the main column on a 1400 px laptop screen with the sidebar open
+PRESENTER_MAIN_WIDTH_PX = 1100  # on a 1280 px projector, sidebar closed (and bigger at 1920)
+
+
+def cell_font(n_cols: int, share: float = 1.0) -> int | None:
+    """The font size for the numbers in the cells of a heatmap `n_cols` wide that gets `share` of the page's
+    width, or None when "0.00" would not fit in a cell (the hover still shows it)."""
+    box = (PRESENTER_MAIN_WIDTH_PX if is_presenting() else MAIN_WIDTH_PX) * share
+    cell = (box - 90) / max(n_cols, 1)  # about 90 px go to the labels and the colour bar
+    font = min(PRESENTER_CELL_FONT if is_presenting() else 16, 0.3 * cell)
+    return None if font < 10 else round(font)
 
 
 def _export_menu(container, fig: go.Figure, key: str) -> None:

@@ -97,23 +97,25 @@ class PageState:
 
     # ------------------------------------------------------------ the link
     def load(self) -> None:
-        """Take the state from the link on this page's first run in the session; fill in missing values.
+        """Take the state from the link on this page's first run in the session, and again when the browser
+        went Back or Forward to it (the link then says which view to restore, as it does for Streamlit's own
+        bound widgets: what it leaves out goes back to its default); fill in missing values.
         A page's state becomes the one app.py writes into the link after the run."""
         if self.prefix is not None:
             st.session_state[CURRENT_KEY] = self
         loaded = st.session_state.setdefault(LOADED_KEY, set())
-        first = self.prefix not in loaded
+        first, navigated = self.prefix not in loaded, history_navigation()
         loaded.add(self.prefix)
-        link = st.query_params.to_dict() if first else {}
+        link = st.query_params.to_dict() if first or navigated else {}
         warnings: list[str] = []
         values: dict[str, Any] = {}
         for name, param in self.params.items():
             if any(u in link for u in param.url_names(name)):
                 self.set(name, param.decode(link, name, values, warnings))
-            elif not self._is_set(name, param):
+            elif navigated and not first or not self._is_set(name, param):
                 self.set(name, _default(param, values))
             values[name] = self._read(name, param, values)
-        if first:
+        if first or navigated:
             st.session_state[self._warnings_key] = warnings
 
     def show_warnings(self, where=st) -> None:
@@ -139,6 +141,16 @@ class PageState:
 
 def _default(param: Param, values: Mapping[str, Any]) -> Any:
     return param.default_value(values)
+
+
+def history_navigation() -> bool:
+    """Whether this run comes from the browser's Back or Forward button (Streamlit tells its own bound
+    widgets so; False if a future Streamlit stops saying)."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+    except ImportError:
+        return False
+    return bool(getattr(get_script_run_ctx(), "is_history_navigation", False))
 
 
 # Shared by every page: presenter mode, in the link (?present=1) only while it is on.

@@ -13,13 +13,42 @@ PRESENTER_KEY = SHARED.key("presenter")
 FORMAT_KEY = "chart_format"
 CHART_FORMATS = ("png", "svg")
 
+# Every page: a chart drawn by ui.charts.square_chart gets a square box as wide as its column.
+BASE_CSS = """
+<style>
+[class*="st-key-square_"] { aspect-ratio: 1 / 1; width: 100%; }
+</style>
+"""
 # Larger text everywhere, readable from the back of a room; Streamlit sizes most text in rem.
 PRESENTER_CSS = """
 <style>
 html { font-size: 21px; }
+[data-testid="stMainBlockContainer"] { padding-top: 3rem; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.1rem; }
 [data-testid="stCaptionContainer"] { font-size: 0.95rem; }
 </style>
+"""
+# One history entry per page visit. Streamlit pushes one entry when the page changes and another when the
+# page then writes its state into the link, so Back first stayed on the same page. A change of the link
+# that no user action caused since the last page change (the state written on arrival) now replaces the
+# entry instead; every deliberate change still adds one. Our own constant script: no user text in it.
+HISTORY_JS = """
+<script>
+(() => {
+  const w = window.parent && window.parent !== window ? window.parent : window;
+  if (w.__attentionHistory) return;
+  w.__attentionHistory = true;
+  const push = w.history.pushState.bind(w.history);
+  let lastAction = 0, arrived = Date.now();
+  for (const type of ["pointerdown", "keydown"]) w.addEventListener(type, () => { lastAction = Date.now(); }, true);
+  w.history.pushState = function (state, title, url) {
+    const next = new URL(url, w.location.href);
+    if (next.pathname !== w.location.pathname) { arrived = Date.now(); return push(state, title, url); }
+    if (lastAction < arrived) return w.history.replaceState(state, title, url);
+    return push(state, title, url);
+  };
+})();
+</script>
 """
 
 
@@ -46,8 +75,8 @@ def presenter_controls() -> bool:
         format_func=str.upper,
         help="Format of the camera button in each chart's toolbar (top right of a chart).",
     )
-    if on:
-        st.html(PRESENTER_CSS)
+    st.html(BASE_CSS + (PRESENTER_CSS if on else ""))
+    st.html(HISTORY_JS, unsafe_allow_javascript=True)
     SHARED.show_warnings(st.sidebar)
     return on
 

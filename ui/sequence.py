@@ -64,14 +64,36 @@ def parse_matrix(text: str, rows: int | None = None, cols: int | None = None, na
 
 
 def _parse_number(tok: str, i: int, j: int, name: str) -> float:
-    try:
-        x = float(tok)
-    except ValueError:
-        raise ValueError(f"{name}: row {i + 1}, value {j + 1}: '{tok[:20]}' is not a number") from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name}: row {i + 1}, value {j + 1}: '{tok[:20]}' is not a finite number")
-    if abs(x) > MAX_ABS_VALUE:
-        raise ValueError(f"{name}: row {i + 1}, value {j + 1}: {x:g} is too large (at most ±{MAX_ABS_VALUE:g})")
+    return parse_number(tok, f"{name}: row {i + 1}, value {j + 1}")
+
+
+# Minus signs a keyboard, a word processor or a web page may give instead of "-": −, ‒, –, ﹣, －.
+_MINUS_SIGNS = str.maketrans(dict.fromkeys("\u2212\u2012\u2013\ufe63\uff0d", "-"))
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+_NON_FINITE = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan", "+nan", "-nan"}
+
+
+def parse_number(text: str, where: str) -> float:
+    """One number exactly as a student typed it, for the grid and the paste box alike.
+
+    Accepted: `2`, `-0.5`, `.5`, `1e3`, `1E-3`, a Unicode minus (`−1`), spaces around it. Refused, with a
+    `ValueError` starting with `where`: anything else (`3,5`, `0.1+0.2`, `1_000`, `½`, digits of other
+    scripts), NaN and infinities, and values beyond ±MAX_ABS_VALUE (refused, never clamped).
+    """
+    shown = text.strip()[:20]
+    t = text.strip().translate(_MINUS_SIGNS)
+    if t.lower() in _NON_FINITE:
+        raise ValueError(f"{where}: '{shown}' is not a finite number")
+    if not _NUMBER.fullmatch(t):
+        hint = (
+            f" (a decimal point, not a comma: {t.replace(',', '.')})" if _NUMBER.fullmatch(t.replace(",", ".")) else ""
+        )
+        raise ValueError(f"{where}: '{shown}' is not a number{hint}")
+    x = float(t)
+    if not np.isfinite(x) or abs(x) > MAX_ABS_VALUE:
+        raise ValueError(
+            f"{where}: '{shown}' is too large; values must lie between -{MAX_ABS_VALUE:g} and {MAX_ABS_VALUE:g}"
+        )
     return x
 
 
@@ -92,13 +114,41 @@ def format_matrix(a: np.ndarray, row_sep: str = "\n") -> str:
 def parse_tokens(text: str, n: int) -> tuple[tuple[str, ...], str | None]:
     """Split space-separated labels; return (n labels, a notice or None).
 
-    Missing labels are filled with t<i>; extra ones are ignored; overlong ones are cut.
+    Missing labels are filled with t<i>; extra ones are ignored; overlong ones are cut to
+    MAX_TOKEN_CHARS characters. Each of these is said in the notice.
     """
-    words = [w[:MAX_TOKEN_CHARS] for w in text.split()]
-    notice = None
+    words = text.split()
+    notices = []
+    long = [w for w in words[:n] if len(w) > MAX_TOKEN_CHARS]
+    if long:
+        notices.append(
+            f"{plural(len(long), 'label')} longer than {MAX_TOKEN_CHARS} characters "
+            f"{'was' if len(long) == 1 else 'were'} cut to {MAX_TOKEN_CHARS} (e.g. '{long[0][:MAX_TOKEN_CHARS]}…')."
+        )
+    words = [w[:MAX_TOKEN_CHARS] for w in words]
     if len(words) < n:
-        notice = f"{len(words)} label(s) for {n} positions: the rest are named t<i>."
+        notices.append(f"{plural(len(words), 'label')} for {n} positions: the rest are named t<i>.")
     elif len(words) > n:
-        notice = f"{len(words)} labels for {n} positions: only the first {n} are used."
+        notices.append(f"{len(words)} labels for {n} positions: only the first {n} are used.")
     tokens = tuple(words[:n]) + default_tokens(n)[len(words[:n]) :]
-    return tokens, notice
+    return tokens, " ".join(notices) or None
+
+
+def plural(count: int, noun: str) -> str:
+    """'1 label', '3 labels', '0 labels'."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def display_labels(tokens) -> list[str]:
+    """Labels made unique for display only (table headers must be unique): the, cat, the·2, the·3.
+
+    The tokens themselves are never changed; a repeated word is normal text.
+    """
+    seen: dict[str, int] = {}
+    out = []
+    for token in map(str, tokens):
+        seen[token] = seen.get(token, 0) + 1
+        out.append(token if seen[token] == 1 else f"{token}·{seen[token]}")
+    if len(set(out)) < len(out):  # a label like "the·2" typed by hand: number by position instead
+        return [f"{i}·{t}" for i, t in enumerate(map(str, tokens))]
+    return out

@@ -8,7 +8,6 @@ own edits are never fed back as its input and never disappear.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -16,7 +15,16 @@ from attention.sequence import TokenSequence
 from lessons.examples import compass, dominant_key, identical_keys, random_example
 from ui.presenter import is_presenting
 from ui.safe_text import escape_markdown
-from ui.sequence import MAX_ABS_VALUE, MAX_D, MAX_N, MAX_TOKEN_CHARS, format_matrix, parse_matrix, parse_tokens
+from ui.sequence import (
+    MAX_D,
+    MAX_N,
+    MAX_TOKEN_CHARS,
+    format_matrix,
+    format_number,
+    parse_matrix,
+    parse_number,
+    parse_tokens,
+)
 
 MATRIX_HELP = {
     "q": "Queries: what each position is looking for. One row per position, one column per dimension (d_k).",
@@ -31,6 +39,7 @@ def reset_sequence(key: str, seq: TokenSequence, *, keep_token_text: bool = Fals
     or from a callback). Unless `keep_cut`, forget what earlier size changes cut off: a new example."""
     if not keep_cut:
         st.session_state.pop(f"{key}_cut", None)
+    st.session_state.pop(f"{key}_grid_messages", None)
     st.session_state[key] = seq
     st.session_state[f"{key}_synced"] = seq
     st.session_state[f"{key}_base"] = seq
@@ -164,52 +173,83 @@ def preset_controls(key: str) -> None:
         st.caption(note)
 
 
-def _grid(key: str, seq: TokenSequence) -> TokenSequence:
+def _grid_columns(seq: TokenSequence) -> dict[str, list[str]]:
+    return {m: [f"{m}{j + 1}" for j in range(seq.matrix(m).shape[1])] for m in "qkv"}
+
+
+def _grid(key: str, seq: TokenSequence) -> None:
     """Q, K and V side by side in one editable grid, one row per position (token labels editable too).
 
-    Edits go straight into the canonical state; the text boxes drawn after it follow the grid.
+    Every cell is text, read by the same parser as the paste box (`parse_number`), so `1e3` is 1000 and
+    `−1` is -1; a cell that is not a number is refused with a message naming it, and shows its previous
+    value again. Edits reach the canonical state in `_on_grid`; the text boxes follow the grid.
     """
     base: TokenSequence = st.session_state[f"{key}_base"]
-    columns = {m: [f"{m}{j + 1}" for j in range(base.matrix(m).shape[1])] for m in "qkv"}
-    frame = pd.DataFrame(np.hstack([base.q, base.k, base.v]), columns=[c for m in "qkv" for c in columns[m]])
+    columns = _grid_columns(base)
+    frame = pd.DataFrame(
+        {c: [format_number(x) for x in base.matrix(m)[:, j]] for m in "qkv" for j, c in enumerate(columns[m])}
+    )
     frame.insert(0, "token", list(base.tokens))
     cell = 72 if is_presenting() else 54  # px; presenter mode's larger text needs wider columns
     config = {
-        c: st.column_config.NumberColumn(
-            c, min_value=-MAX_ABS_VALUE, max_value=MAX_ABS_VALUE, format="%.4g", width=cell, help=MATRIX_HELP[c[0]]
-        )
-        for cols in columns.values()
-        for c in cols
+        c: st.column_config.TextColumn(c, width=cell, help=MATRIX_HELP[c[0]]) for cols in columns.values() for c in cols
     }
     config["token"] = st.column_config.TextColumn(
         "token", width=cell + 22, max_chars=MAX_TOKEN_CHARS, help="The label of this position (only a name)."
     )
-    rev = st.session_state[f"{key}_rev"]
-    edited = st.data_editor(
+    grid_key = f"{key}_grid_{seq.n}x{seq.d_k}x{seq.d_v}_r{st.session_state[f'{key}_rev']}"
+    st.data_editor(
         frame,
-        key=f"{key}_grid_{seq.n}x{seq.d_k}x{seq.d_v}_r{rev}",
+        key=grid_key,
         hide_index=True,
         num_rows="fixed",
         column_config=config,
         width="content",
+        on_change=_on_grid,
+        args=(key, grid_key),
     )
-    tokens = tuple(
-        "_".join(str(t).split()) or f"t{i}" if t is not None else f"t{i}" for i, t in enumerate(edited["token"])
-    )
-    if tokens != seq.tokens:
-        seq = TokenSequence(tokens, seq.q, seq.k, seq.v)
-        st.session_state[f"{key}_tokens_in"] = " ".join(tokens)
-    for m in "qkv":
-        new = edited[columns[m]].to_numpy(dtype=float, na_value=np.nan)
-        if np.isnan(new).any():
-            st.warning(f"An empty {m.upper()} cell keeps its previous value; type a number to change it.")
-            new = np.where(np.isnan(new), seq.matrix(m), new)
-        if not np.array_equal(new, seq.matrix(m)):
-            seq = seq.with_matrix(m, new)
-            st.session_state[f"{key}_text_{m}"] = format_matrix(new)  # the text box follows the grid
+
+
+def _on_grid(key: str, grid_key: str) -> None:
+    """Apply the grid's edits (all of them, relative to the frame it was drawn from) to the sequence."""
+    base: TokenSequence = st.session_state[f"{key}_base"]
+    edits = st.session_state[grid_key].get("edited_rows", {})
+    tokens, matrices = list(base.tokens), {m: base.matrix(m).copy() for m in "qkv"}
+    errors, notices = [], []
+    for row, cells in sorted((int(r), c) for r, c in edits.items()):
+        for column, value in cells.items():
+            if column == "token":
+                tokens[row] = _grid_label(value, tokens[row], row, notices)
+                continue
+            m, j = column[0], int(column[1:]) - 1
+            previous = format_number(matrices[m][row, j])
+            where = f"{m.upper()}, row {row + 1} ('{base.tokens[row]}'), column {column}"
+            try:
+                matrices[m][row, j] = parse_number("" if value is None else str(value), where)
+            except ValueError as err:
+                errors.append(f"{err}. The cell keeps its previous value, {previous}.")
+    seq = TokenSequence(tuple(tokens), matrices["q"], matrices["k"], matrices["v"])
+    if errors:  # redraw the grid from the numbers in use, so no cell shows what the maths is not using
+        reset_sequence(key, seq, keep_cut=True)
+    else:
+        st.session_state[key] = st.session_state[f"{key}_synced"] = seq
+        st.session_state[f"{key}_tokens_in"] = " ".join(seq.tokens)
+        for m in "qkv":
+            st.session_state[f"{key}_text_{m}"] = format_matrix(seq.matrix(m))  # the text boxes follow the grid
             st.session_state.pop(f"{key}_err_{m}", None)
-    st.session_state[key] = st.session_state[f"{key}_synced"] = seq
-    return seq
+    st.session_state[f"{key}_grid_messages"] = (errors, notices)
+
+
+def _grid_label(value, previous: str, row: int, notices: list[str]) -> str:
+    """A label typed into the grid: spaces become '_' (labels are space-separated words), empty keeps the old."""
+    text = "" if value is None else str(value)
+    if not text.strip():
+        notices.append(f"Row {row + 1}: an empty label keeps its previous name, '{previous}'.")
+        return previous
+    label = "_".join(text.split())
+    if label != text:
+        notices.append(f"Row {row + 1}: labels are single words, so '{text}' is shown as '{label}'.")
+    return label
 
 
 def _text_box(key: str, m: str) -> None:
@@ -226,19 +266,44 @@ def _text_box(key: str, m: str) -> None:
     )
 
 
+def editor_box(label: str = "Edit the vectors"):
+    """Where a lesson page puts its editor: a bordered box, or in presenter mode an expander (one click
+    away), so the page's figures come first on a projector."""
+    if is_presenting():
+        return st.expander(label, icon=":material/edit:")
+    return st.container(border=True)
+
+
 def sequence_editor(key: str, *, presets: bool = True, sizes: bool = True) -> TokenSequence:
     """Draw the whole editor for the sequence at st.session_state[key]; return the current sequence."""
+    sequence_controls(key, presets=presets, sizes=sizes)
+    return sequence_grid(key)
+
+
+def sequence_controls(key: str, *, presets: bool = True, sizes: bool = True) -> None:
+    """The editor's preset picker and size boxes (a page may place them apart from the grid)."""
     _ensure_widget_state(key)
     if presets:
         preset_controls(key)
     if sizes:
         size_controls(key)
+
+
+def sequence_grid(key: str) -> TokenSequence:
+    """The editor's grid, token labels and text boxes, with their messages; returns the current sequence."""
+    _ensure_widget_state(key)
     seq = st.session_state[key]
     st.markdown(
         f"**Q** ({seq.n} × {seq.d_k}), **K** ({seq.n} × {seq.d_k}) and **V** ({seq.n} × {seq.d_v}): "
         "one row per position. Double-click a cell to edit it."
     )
-    seq = _grid(key, seq)
+    _grid(key, seq)
+    errors, notices = st.session_state.get(f"{key}_grid_messages", ([], []))
+    for message in errors:
+        st.error(escape_markdown(message), icon="🔢")  # it quotes what was typed
+    for message in notices:
+        st.info(escape_markdown(message))
+    seq = st.session_state[key]
     st.text_input(
         "Token labels",
         key=f"{key}_tokens_in",
@@ -249,7 +314,7 @@ def sequence_editor(key: str, *, presets: bool = True, sizes: bool = True) -> To
     )
     notice = st.session_state.get(f"{key}_tokens_notice")
     if notice:
-        st.info(notice)
+        st.info(escape_markdown(notice))  # it may quote a label
     with st.expander("Paste Q, K or V as text", expanded=False):
         for m, col in zip("qkv", st.columns(3)):
             with col:
