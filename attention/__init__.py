@@ -5,7 +5,7 @@ No streamlit, no plotly, no deep-learning framework: only numpy (and scipy's erf
 
 from .block import NORMS, BlockParams, BlockTrace, TraceStep, transformer_block
 from .dot_product import AttentionSteps, attention_steps, scaled_dot_product_attention
-from .feed_forward import ACTIVATIONS, feed_forward, feed_forward_steps, gelu, relu
+from .ffn import ACTIVATIONS, feed_forward, feed_forward_steps, gelu, relu
 from .heads import MultiHeadSteps, divisors, merge_heads, multi_head_attention, multi_head_steps, split_heads
 from .masks import causal_mask
 from .norms import layer_norm

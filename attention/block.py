@@ -13,7 +13,7 @@ import numpy as np
 
 from .checks import as_real_array, check_ndim, check_not_empty, check_positive_int, check_result, check_shape
 from .dot_product import attend
-from .feed_forward import ACTIVATIONS, ffn
+from .ffn import ACTIVATIONS, ffn
 from .heads import MultiHeadSteps, check_heads, multi_head
 from .limits import check_dim, check_positions, check_scores
 from .norms import check_eps

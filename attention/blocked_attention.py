@@ -14,20 +14,18 @@ What changes is only how the work is arranged, never what is computed:
 from __future__ import annotations
 
 import math
-import os
-from concurrent.futures import ThreadPoolExecutor
-from functools import cache
 
 import numpy as np
 
 from .checks import check_result, result_dtype
+from .chunks import map_pieces, run_all
 from .dot_product import allowed_positions, check_qkv
 from .masks import causal_mask
 from .stable_softmax import softmax_inplace
 
 BLOCK_ROWS = 64
 PARALLEL_MIN_SCORES = 2**18
-WORKERS = min(4, os.cpu_count() or 1)
+UNBLOCKED_MAX_SCORES = 2**22  # 12 heads × 256 × 256 = 786,432 scores: one matmul, one softmax, one matmul
 
 
 def blocked_attention(q, k, v, *, causal: bool = False, scale: bool = True, mask=None):
@@ -42,8 +40,12 @@ def blocked_attention(q, k, v, *, causal: bool = False, scale: bool = True, mask
     return blocked_kernel(q, k, v, causal, scale, blocked=blocked)
 
 
-def blocked_kernel(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool, scale: bool, *, blocked=None):
+def blocked_kernel(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool, scale: bool, *, blocked=None, weights_out=None
+):
     """(output, weights) on arrays already checked. `blocked`: bool (..., n, m), True = hidden, or None.
+    `weights_out`: where to write the weights when nothing is masked (the real model keeps every layer's
+    in one array: no copy afterwards), else a new array.
 
     The real model's forward pass calls this directly, once per layer, with nothing left to check.
     """
@@ -54,9 +56,17 @@ def blocked_kernel(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool, sc
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2])  # the weights' leading axes
     if scale:  # scaling q (n·d_k numbers) is cheaper than scaling the scores (n·m numbers)
         q = q * dtype.type(1.0 / math.sqrt(d_k))
+    output = np.empty((*np.broadcast_shapes(batch, v.shape[:-2]), n, d_v), dtype)
+    if not causal and blocked is None and n * m * math.prod(batch) <= UNBLOCKED_MAX_SCORES:
+        # Nothing to mask, nothing to skip (the real model, up to 256 tokens): no blocks, no threads. On two
+        # cores the threaded softmax was measured slower at this size than one pass over all the scores.
+        weights = np.matmul(q, k.swapaxes(-1, -2), out=weights_out)  # (..., n, m)
+        rows = weights.reshape(-1, m)  # (batch · n, m): the softmax in cache-sized pieces
+        map_pieces(lambda piece: _softmax_checked(rows[piece], piece.start, piece.stop), *rows.shape)
+        np.matmul(weights, v, out=output)  # (..., n, d_v)
+        return check_result(output, "the attention output"), weights
     k_t = np.ascontiguousarray(k.swapaxes(-1, -2))  # (..., d_k, m), row-major: faster BLAS on blocks
     weights = np.zeros((*batch, n, m), dtype)  # keys a causal block skips keep weight exactly 0
-    output = np.empty((*np.broadcast_shapes(batch, v.shape[:-2]), n, d_v), dtype)
     blocks = query_blocks(n, m, causal)
     for rows, keys in blocks:  # 1. the scores (q is already scaled), written straight into the weights
         np.matmul(q[..., rows, :], k_t[..., keys], out=weights[..., rows, keys])  # (..., r, keys)
@@ -91,29 +101,19 @@ def _mask_and_softmax(weights: np.ndarray, blocked, causal: bool, rows: slice, k
     elif causal and rows.start < keys.stop:  # only the block's last columns can lie in the future
         corner = scores[..., rows.start :]  # (..., r, keys.stop - rows.start); above its diagonal: the future
         np.copyto(corner, -np.inf, where=~causal_mask(*corner.shape[-2:]))
+    _softmax_checked(scores, rows.start, rows.stop)
+
+
+def _softmax_checked(scores: np.ndarray, first: int, stop: int) -> None:
+    """Softmax over the last axis in place (rows sum to 1), saying which queries overflowed if any did."""
     try:
-        softmax_inplace(scores)  # rows sum to 1
+        softmax_inplace(scores)
     except ValueError:  # only an overflowed score gets here: fully masked rows were refused up front
         raise ValueError(
-            f"the scores q·kᵀ of queries {rows.start}..{rows.stop - 1} overflowed {scores.dtype}: q and k are too large"
+            f"the scores q·kᵀ of queries {first}..{stop - 1} overflowed {scores.dtype}: q and k are too large"
         ) from None
 
 
 def run_blocks(work, blocks: list, *, parallel: bool) -> None:
-    """Call work(block) for every block: on the thread pool when `parallel` and there are several."""
-    if parallel and len(blocks) > 1 and WORKERS > 1:
-        for _ in _thread_pool().map(work, blocks):  # consuming the results re-raises a block's error
-            pass
-    else:
-        for block in blocks:
-            work(block)
-
-
-@cache
-def _thread_pool() -> ThreadPoolExecutor:
-    """The pool every call shares, started on first use; its threads keep no state between calls."""
-    return ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="attention")
-
-
-if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's threads: it starts its own pool
-    os.register_at_fork(after_in_child=_thread_pool.cache_clear)
+    """Call work(block) for every block: on the shared thread pool when `parallel` and there are several."""
+    run_all(work, blocks, parallel=parallel)

@@ -41,10 +41,14 @@ def check_eps(eps) -> None:
 
 def norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
     """The computation itself, on arguments already checked. Shapes: as `layer_norm`, in x's dtype."""
-    # The statistics in float64: a float32 x squared overflows from |x| ~ 2e19, in float64 it cannot.
-    mean = x.mean(axis=-1, keepdims=True, dtype=np.float64)  # (..., 1)
-    centred = x - mean  # (..., d), float64
+    mean = x.mean(axis=-1, keepdims=True)  # (..., 1), in x's dtype (numpy sums pairwise: accurate)
+    centred = x - mean  # (..., d)
     var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
-    check_result(var, "the variance of x")  # only a float64 x beyond ~1e154 gets here
-    normed = (centred * (1.0 / np.sqrt(var + eps))).astype(x.dtype)  # (..., d)
+    if not np.isfinite(var).all():  # a float32 x squared overflows from |x| ~ 2e19: redo it in float64
+        mean = x.mean(axis=-1, keepdims=True, dtype=np.float64)
+        centred = x - mean  # (..., d), float64
+        var = np.mean(centred * centred, axis=-1, keepdims=True)
+        check_result(var, "the variance of x")  # only a float64 x beyond ~1e154 gets here
+    centred *= (1.0 / np.sqrt(var + eps)).astype(centred.dtype)
+    normed = centred.astype(x.dtype, copy=False)  # (..., d)
     return normed * gamma.astype(x.dtype, copy=False) + beta.astype(x.dtype, copy=False)

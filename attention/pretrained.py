@@ -30,6 +30,7 @@ from tokenizers import Tokenizer
 from .block import BlockParams, BlockTrace, block
 from .blocked_attention import blocked_kernel
 from .checks import as_real_array, check_not_empty, check_result
+from .memory import keep_freed_memory
 from .norms import norm as layer_norm_of
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -160,18 +161,20 @@ class MiniLM:
         tokens, ids = self.tokenize(text)  # the only check a run needs: the weights were checked when loaded
         cfg = self.config
         x = self._embed(np.asarray(ids))  # (n, d_model)
-        states, weights, traces = [x], [], []
-        for params in self.layers:  # the core's block, with the blocked attention kernel
+        n = len(ids)
+        states, traces = [x], []
+        attentions = np.empty((cfg.n_layers, cfg.n_heads, n, n), np.float32)  # each layer's kernel writes here
+        for layer, params in enumerate(self.layers):  # the core's block, with the blocked attention kernel
+            kernel = functools.partial(blocked_kernel, weights_out=attentions[layer])
             x, trace = block(
-                x, params, cfg.n_heads, causal=False, activation="gelu", norm="post", eps=cfg.eps, kernel=blocked_kernel
+                x, params, cfg.n_heads, causal=False, activation="gelu", norm="post", eps=cfg.eps, kernel=kernel
             )
             states.append(x)  # (n, d_model)
-            weights.append(trace.weights)  # (n_heads, n, n)
             if keep_traces:  # otherwise let the block's other intermediates go at once
                 traces.append(trace)
         check_result(x, "the last hidden state")
         hidden_states = _frozen(np.stack(states))  # (n_layers + 1, n, d_model)
-        attentions = _frozen(np.stack(weights))  # (n_layers, n_heads, n, n)
+        attentions = _frozen(attentions)  # (n_layers, n_heads, n, n), read-only from here
         pooled = hidden_states[-1].mean(axis=0)  # (d_model,)
         embedding = _frozen(pooled / np.linalg.norm(pooled))
         return MiniLMRun(text, tokens, ids, hidden_states, attentions, embedding, tuple(traces))
@@ -203,6 +206,7 @@ _LOAD_LOCK = threading.Lock()
 
 def load_minilm() -> MiniLM:
     """The model, loaded once per process (every call returns the same object; never mutate it)."""
+    keep_freed_memory()  # its forward pass frees and reallocates tens of MB per layer: keep them (memory.py)
     with _LOAD_LOCK:  # two sessions asking at once still get one model
         return _load_cached()
 

@@ -87,22 +87,38 @@ def test_causal_blocks_ignore_later_tokens_bit_for_bit(problem):
     assert np.array_equal(w1[..., : t + 1, :], w2[..., : t + 1, :])
 
 
-@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("arrangement", ["causal", "mask"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_large_inputs_match_the_reference_threaded_or_not(monkeypatch, causal, dtype):
+def test_large_inputs_match_the_reference_threaded_or_not(monkeypatch, arrangement, dtype):
     rng = np.random.default_rng(2)
     q, k, v = (rng.standard_normal((4, 300, 32)).astype(dtype) for _ in range(3))
-    expected_out, expected_w = scaled_dot_product_attention(*(a.astype(np.float64) for a in (q, k, v)), causal=causal)
+    causal = arrangement == "causal"
+    mask = None if causal else rng.random((300, 300)) < 0.7  # a mask: the blocked path, not the unblocked one
+    if mask is not None:
+        mask[:, 0] = True
+    expected_out, expected_w = scaled_dot_product_attention(
+        *(a.astype(np.float64) for a in (q, k, v)), causal=causal, mask=mask
+    )
     tol = 1e-12 if dtype == np.float64 else 1e-5
     monkeypatch.setattr(blocked, "PARALLEL_MIN_SCORES", 0)  # threads for any size
-    out_threaded, w_threaded = blocked_attention(q, k, v, causal=causal)
+    out_threaded, w_threaded = blocked_attention(q, k, v, causal=causal, mask=mask)
     monkeypatch.setattr(blocked, "PARALLEL_MIN_SCORES", float("inf"))  # never threads
-    out_serial, w_serial = blocked_attention(q, k, v, causal=causal)
+    out_serial, w_serial = blocked_attention(q, k, v, causal=causal, mask=mask)
     assert len(query_blocks(300, 300, causal)) > 1  # several blocks really were used
     assert out_serial.dtype == dtype and w_serial.dtype == dtype
     assert np.allclose(w_serial, expected_w, rtol=0, atol=tol)
     assert np.allclose(out_serial, expected_out, rtol=0, atol=10 * tol)
     assert np.array_equal(out_threaded, out_serial) and np.array_equal(w_threaded, w_serial)
+
+
+def test_without_a_mask_the_model_sized_case_runs_unblocked_and_equals_the_reference():
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((12, 256, 32), dtype=np.float32) for _ in range(3))
+    assert 12 * 256 * 256 <= blocked.UNBLOCKED_MAX_SCORES  # the real model's largest input takes this path
+    out, w = blocked_attention(q, k, v)
+    ref_out, ref_w = scaled_dot_product_attention(*(a.astype(np.float64) for a in (q, k, v)))
+    np.testing.assert_allclose(w, ref_w, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(out, ref_out, rtol=0, atol=1e-5)
 
 
 def test_a_causal_block_skips_the_future():

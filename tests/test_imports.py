@@ -105,3 +105,10 @@ def test_float32_in_float32_out(name):
         arrays = [result] if isinstance(result, np.ndarray) else [result.weights]  # a BlockTrace
         for array in arrays:
             assert array.dtype == np.float32, f"{name} returned {array.dtype}"
+
+
+def test_no_public_function_shadows_a_module_of_the_package():
+    # `attention.softmax` once named both a module and the function the package exports, so
+    # `import attention.softmax as m` gave the function; the same held for feed_forward.
+    modules = {m.name for m in pkgutil.iter_modules(attention.__path__)}
+    assert modules.isdisjoint(attention.__all__)

@@ -215,7 +215,8 @@ def test_forward_pass_is_built_from_the_core(model, monkeypatch):
     real_block, real_norm = pretrained.block, pretrained.layer_norm_of
 
     def spy_block(x, params, n_heads, **kwargs):
-        calls.append(("block", n_heads, {k: v for k, v in kwargs.items() if k != "kernel"}, kwargs["kernel"]))
+        kernel = kwargs["kernel"]  # the blocked kernel, told where to write this layer's weights
+        calls.append(("block", n_heads, {k: v for k, v in kwargs.items() if k != "kernel"}, kernel.func))
         return real_block(x, params, n_heads, **kwargs)
 
     def spy_norm(*args):
@@ -362,3 +363,12 @@ def test_runs_without_torch_or_network():
         [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_runs_keep_no_memory_of_each_other(model):
+    # Every layer's weights are written straight into the run's own array: nothing is shared between runs.
+    a = model.run("The first sentence.")
+    b = model.run("Another, longer sentence than the first one.")
+    again = model.run("The first sentence.")
+    np.testing.assert_array_equal(a.attentions, again.attentions)
+    assert not np.shares_memory(a.attentions, again.attentions) and not np.shares_memory(a.attentions, b.attentions)

@@ -167,3 +167,29 @@ def test_bad_input_raises_value_error(changes, message):
 def test_activations_refuse_bad_input(activation, x, message):
     with pytest.raises(ValueError, match=message):
         activation(x)
+
+
+def test_float32_erf_is_accurate_to_float32_precision():
+    from attention.ffn import erf_float32
+
+    x = np.linspace(-9, 9, 400_001).astype(np.float32)
+    exact = erf(x.astype(np.float64))
+    assert np.abs(erf_float32(x) - exact).max() < 5e-7  # float32's spacing near 1 is 6e-8 to 1.2e-7
+    assert erf_float32(x).dtype == np.float32 and np.all(np.abs(erf_float32(x)) <= 1.0)
+
+
+@SETTINGS
+@given(arrays(np.float32, st.integers(1, 50), elements=st.floats(-20, 20, width=32)))
+def test_float32_gelu_matches_the_exact_float64_one(x):
+    exact = x.astype(np.float64) * norm.cdf(x.astype(np.float64))
+    got = gelu(x)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, exact, rtol=1e-6, atol=2e-6)
+
+
+def test_the_gelu_of_a_large_array_in_pieces_is_the_gelu_of_the_whole():
+    from attention.chunks import PIECE_VALUES
+    from attention.ffn import _gelu_values
+
+    x = np.random.default_rng(3).standard_normal((3 * PIECE_VALUES // 1000 + 7, 1000)).astype(np.float32)
+    np.testing.assert_array_equal(gelu(x), _gelu_values(x))  # same numbers, bit for bit

@@ -13,6 +13,7 @@ import numpy as np
 from scipy.special import erf
 
 from .checks import as_real_array, check_ndim, check_not_empty, check_result, check_shape
+from .chunks import elementwise
 from .limits import check_dim, check_scores
 
 FEED_FORWARD_LATEX = r"\mathrm{FFN}(x) = \mathrm{act}(x W_1 + b_1)\, W_2 + b_2"
@@ -28,7 +29,8 @@ def relu(x) -> np.ndarray:
 def gelu(x) -> np.ndarray:
     """The exact GELU, x * Phi(x) = 0.5 x (1 + erf(x / sqrt(2))) (not the tanh approximation).
 
-    Shapes: any -> the same.
+    Shapes: any -> the same. In float64, erf is scipy's; in float32 it is a rational function accurate to
+    4.4e-7 (`erf_float32`), as close as float32 itself can hold erf near 1, and 5x faster.
     """
     return _gelu(as_real_array(x, "x"))
 
@@ -38,7 +40,56 @@ def _relu(x: np.ndarray) -> np.ndarray:
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    return x * (0.5 * (1.0 + erf(x * x.dtype.type(1.0 / math.sqrt(2.0)))))
+    return elementwise(_gelu_values, x) if x.dtype == np.float32 else _gelu_values(x)
+
+
+def _gelu_values(x: np.ndarray) -> np.ndarray:
+    scaled = x * x.dtype.type(1.0 / math.sqrt(2.0))
+    e = erf_float32(scaled) if x.dtype == np.float32 else erf(scaled)
+    e += 1.0
+    e *= x
+    e *= x.dtype.type(0.5)  # 0.5 x (1 + erf(x / √2)), in place: at 256 tokens each temporary costs 1.5 MB
+    return e
+
+
+# erf as an odd polynomial over an even one, for float32 (the coefficients XLA and Eigen use): exact to
+# 4.4e-7 on [-4, 4], beyond which erf is ±1 in float32 anyway. scipy's erf costs about 10 ns a value; this
+# a few: at 256 tokens the real model's GELU went from a quarter of its forward pass to a few percent.
+_ERF_NUMERATOR = (
+    -2.72614225801306e-10,
+    2.77068142495902e-08,
+    -2.10102402082508e-06,
+    -5.69250639462346e-05,
+    -7.34990630326855e-04,
+    -2.95459980854025e-03,
+    -1.60960333262415e-02,
+)
+_ERF_DENOMINATOR = (
+    -1.45660718464996e-05,
+    -2.13374055278905e-04,
+    -1.68282697438203e-03,
+    -7.37332916720468e-03,
+    -1.42647390514189e-02,
+)
+
+
+def erf_float32(x: np.ndarray) -> np.ndarray:
+    """erf of a float32 array, to 4.4e-7. Shapes: any -> the same (a new array)."""
+    x = np.clip(x, np.float32(-4.0), np.float32(4.0))
+    x2 = x * x
+    numerator = _horner(x2, _ERF_NUMERATOR)
+    numerator *= x
+    numerator /= _horner(x2, _ERF_DENOMINATOR)
+    return np.clip(numerator, np.float32(-1.0), np.float32(1.0), out=numerator)  # rounding can pass ±1 by an ulp
+
+
+def _horner(x2: np.ndarray, coefficients) -> np.ndarray:
+    out = x2 * np.float32(coefficients[0])
+    out += np.float32(coefficients[1])
+    for c in coefficients[2:]:
+        out *= x2
+        out += np.float32(c)
+    return out
 
 
 def feed_forward_steps(x, w_1, b_1, w_2, b_2, activation: str = "relu") -> tuple[np.ndarray, np.ndarray]:
