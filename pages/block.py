@@ -9,7 +9,7 @@ import streamlit as st
 
 from attention import ACTIVATIONS, NORMS, divisors
 from attention.block import POST_NORM_LATEX, PRE_NORM_LATEX
-from attention.feed_forward import FEED_FORWARD_LATEX
+from attention.ffn import FEED_FORWARD_LATEX
 from attention.norms import LAYER_NORM_LATEX
 from figures.block import block_diagram, residual_norm_figure, shape_text, stack_figure
 from figures.heads import heads_grid
