@@ -40,10 +40,10 @@ from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, _free_port, wait_idl
 
 HEATMAP = '[data-testid="stPlotlyChart"] .js-plotly-plot'
 HEATMAP_DRAWN = f"() => document.querySelector('{HEATMAP}') && document.querySelector('{HEATMAP}')._fullData"
-UPPER_RIGHT = "el => el._fullData && el._fullData[0] ? el._fullData[0].z[0][3] : null"
+UPPER_RIGHT = "el => el._fullData && el._fullData[0] && el._fullData[0].z ? el._fullData[0].z[0][3] : null"
 REPAINTED = (
     f"before => {{ const el = document.querySelector('{HEATMAP}'); "
-    f"return el && el._fullData && el._fullData[0].z[0][3] !== before; }}"
+    f"return el && el._fullData && el._fullData[0] && el._fullData[0].z && el._fullData[0].z[0][3] !== before; }}"
 )
 VIEWPORT = {"width": 1400, "height": 1000}
 

@@ -213,17 +213,37 @@ def normal_layout():
         st.caption("Rows are queries, columns are keys; each row sums to 1. Hover a cell for its arithmetic.")
     seq = sequence_grid(STATE.key("seq"))
     if seq.d_k == 2:
-        arrows_col, note_col = st.columns([3, 2], gap="large")
-        chart(arrows_col, arrows_figure(seq.q, seq.k, seq.tokens), width="stretch", key="pg_geometry")
-        note_col.markdown(
-            "**Geometry (d_k = 2).** Queries in red, keys in blue: aligned arrows have a large dot product, "
-            "perpendicular ones a dot product of 0, opposite ones the most negative."
+        box = st.expander(
+            "Geometry (d_k = 2): the queries and keys as arrows",
+            icon=":material/explore:",
+            key="pg_geometry_box",
+            on_change="rerun",
         )
+        if box.open:  # drawn only while open: a toggle's rerun does not re-send a second chart
+            arrows_col, note_col = box.columns([3, 2], gap="large")
+            chart(arrows_col, arrows_figure(seq.q, seq.k, seq.tokens), width="stretch", key="pg_geometry")
+            note_col.markdown(
+                "Queries in red, keys in blue: aligned arrows have a large dot product, perpendicular ones a dot "
+                "product of 0, opposite ones the most negative."
+            )
     return seq, causal, scale, steps
 
 
 def step_by_step(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
-    st.subheader("Step by step")
+    """The seven matrices, in an expander drawn only while open (a toggle's rerun then sends 8 fewer tables)."""
+    box = st.expander(
+        "Step by step: the seven matrices from Q to the output",
+        icon=":material/table_rows:",
+        key="pg_steps",
+        on_change="rerun",
+    )
+    if not box.open:
+        return
+    with box:
+        seven_steps(seq, steps, causal, scale)
+
+
+def seven_steps(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
     tok = seq.tokens
     dk_cols = [f"d{j + 1}" for j in range(seq.d_k)]
     dv_cols = [f"d{j + 1}" for j in range(seq.d_v)]
@@ -250,7 +270,20 @@ def step_by_step(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
 
 
 def why_attention(seq) -> None:
-    st.subheader("Why attention at all?")
+    """A fixed mixing matrix against attention, in an expander drawn only while open."""
+    box = st.expander(
+        "Why attention at all? A fixed mixing matrix against attention",
+        icon=":material/help:",
+        key="pg_why",
+        on_change="rerun",
+    )
+    if not box.open:
+        return
+    with box:
+        fixed_against_attention(seq)
+
+
+def fixed_against_attention(seq) -> None:
     st.markdown(
         "A layer could mix positions with a **fixed** matrix $W$ learned once: row *i* of $W$ says how much "
         "position *i* takes from each position *j*, whatever token sits there. Attention instead **computes** its "
@@ -281,7 +314,12 @@ def why_attention(seq) -> None:
 
 
 def downloads(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
-    st.subheader("Download")
+    """Q, K, V, scores, weights and output as CSV or JSON, drawn (and computed) only while the box is open."""
+    box = st.expander(
+        "Download the matrices (CSV, JSON)", icon=":material/download:", key="pg_downloads", on_change="rerun"
+    )
+    if not box.open:
+        return
     matrices = {
         "Q": steps.q,
         "K": steps.k,
@@ -290,10 +328,10 @@ def downloads(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
         "weights": steps.weights,
         "output": steps.output,
     }
-    with st.container(horizontal=True):
+    with box, st.container(horizontal=True):
         st.download_button(
             "Matrices as CSV",
-            matrices_to_csv(seq.tokens, matrices),
+            lambda: matrices_to_csv(seq.tokens, matrices),
             file_name="attention.csv",
             mime="text/csv",
             key="pg_csv",
@@ -301,7 +339,7 @@ def downloads(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
         )
         st.download_button(
             "Matrices as JSON",
-            matrices_to_json(seq.tokens, matrices, causal=causal, scale=scale),
+            lambda: matrices_to_json(seq.tokens, matrices, causal=causal, scale=scale),
             file_name="attention.json",
             mime="application/json",
             key="pg_json",

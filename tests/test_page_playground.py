@@ -135,20 +135,22 @@ def test_a_malformed_url_warns_and_falls_back_without_crashing():
 
 def test_a_fixed_matrix_and_attention_side_by_side_on_the_sequence_reversed():
     seq = random_example(5, 3, 2, seed=2).seq
-    at = open_page("pages/playground.py", state={"seq": seq})
+    at = open_page("pages/playground.py", state={"seq": seq, "pg_why": True})  # the section's expander open
     assert not at.exception
     w_a, w_b = (heatmap_z(chart_by_key(at, key)) for key in ("pg_attention_a", "pg_attention_b"))
     np.testing.assert_allclose(w_b[::-1, ::-1], w_a, atol=1e-12)  # the weights moved with the tokens
     fixed = heatmap_z(chart_by_key(at, "pg_fixed"))
     np.testing.assert_allclose(fixed.sum(axis=1), 1.0, atol=1e-12)
     assert any("Each row of weights is the softmax" in m.value for m in at.markdown)
+    closed = open_page("pages/playground.py", state={"seq": seq})
+    assert not any(c.proto.id.endswith("-pg_fixed") for c in closed.get("plotly_chart"))  # drawn only when open
     assert any(r"\sum_k e^{x_k}" in f.value for f in at.get("latex"))  # the softmax is written out
 
 
 @pytest.mark.parametrize("labels", ["the cat sat on", "a a a a", "the·2 the the the"])
 def test_repeated_token_labels_run_every_table_and_figure(labels):
     # Issue #19: "the cat sat on the mat" crashed the step-by-step tables (duplicate column names).
-    at = open_page("pages/playground.py")
+    at = open_page("pages/playground.py", state={"pg_steps": True, "pg_why": True})  # every table drawn
     at.text_input(key="seq_tokens_in").set_value(labels).run()
     assert not at.exception and not at.error
     assert at.session_state["seq"].tokens == tuple(labels.split())  # the tokens themselves are as typed
@@ -173,3 +175,12 @@ def test_the_paste_box_refuses_a_comma_decimal_and_keeps_what_was_typed():
     assert any("'1e309' is too large" in e.value for e in at.error)
     np.testing.assert_array_equal(at.session_state["seq"].q, before)  # the maths kept the old numbers
     assert at.text_area(key="seq_text_q").value == "0 2;0 2;2 0;1 1e309"  # the typing stays in the box
+
+
+def test_the_matrices_download_when_their_box_is_open():
+    at = open_page("pages/playground.py")
+    assert not [b for b in at.get("download_button") if "Matrices" in b.proto.label]  # not drawn while closed
+    at.session_state["pg_downloads"] = True
+    at.run()
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Matrices as CSV" in labels and "Matrices as JSON" in labels

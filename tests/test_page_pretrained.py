@@ -166,6 +166,8 @@ def test_the_displayed_snippet_prints_the_head_on_screen(layer, head):
     # printed run.attentions[2, 0] (layer 3, head 1) and layer 1, head 1 printed [-1, -1] (layer 6, head 12).
     at = open_page({"text": TEXT, "layer": str(layer), "head": str(head)})
     assert not at.exception
+    at.session_state["snippet"] = True  # open the "Reproduce this in Python" expander, as a student would
+    at.run()
     code = shown_snippet(at)
     assert f"# layer {layer}, head {head}" in code
     namespace: dict = {}

@@ -1,6 +1,7 @@
 """Presenter mode, the share link and the export of every chart's numbers (issue: classroom-ready)."""
 
 import csv
+import html
 import io
 import json
 
@@ -62,7 +63,8 @@ def test_a_malformed_presenter_flag_warns_and_stays_off():
 def test_the_share_link_carries_the_page_state():
     at = run_page()
     at.toggle(key="pg_causal").set_value(True).run()
-    link = at.sidebar.code[0].value
+    (box,) = [h.proto.body for h in at.sidebar.get("html") if "share-link" in h.proto.body]
+    link = html.unescape(box.split("'share-link'>")[1].split("</div>")[0])
     assert "causal=1" in link and "tokens=north+east+south+west" in link
 
 
@@ -70,6 +72,7 @@ def test_every_chart_offers_its_numbers_when_its_export_menu_is_open():
     at = run_page()
     closed = [b.label for b in at.get("download_button")]
     assert "CSV" not in closed and "JSON" not in closed  # not drawn (nor registered) on every run
+    at.session_state["pg_geometry_box"] = True  # the geometry view's own box, open
     for key in ("pg_heatmap", "pg_geometry"):  # the heatmap and the geometry view
         at.session_state[f"{key}_export"] = True  # what opening the menu in the browser does
     at.run()

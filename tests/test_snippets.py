@@ -87,5 +87,8 @@ def test_the_pretrained_snippet_reads_the_same_head():
 
 def test_the_playground_shows_its_snippet():
     at = run_page()
+    assert not at.main.code  # drawn only while its expander is open
+    at.session_state["snippet"] = True  # what opening the expander in the browser does
+    at.run()
     codes = [c.value for c in at.main.code]
     assert any("Q = np.array([[0, 2], [0, 2], [2, 0], [1, 1]], dtype=float)" in c for c in codes)

@@ -111,8 +111,17 @@ def _export_menu(container, fig: go.Figure, key: str) -> None:
         )
 
 
-def show_snippet(code: str, *, label: str = "Reproduce this in Python") -> None:
-    """An expander with a short script that reproduces the page's current example (copy button included)."""
-    with st.expander(label, icon=":material/code:"):
-        st.caption("Paste into Python in this project's folder; it prints the numbers shown above.")
-        st.code(code, language="python")
+SNIPPET_KEY = "snippet"  # the expander's key: a test opens it with session_state[SNIPPET_KEY] = True
+
+
+def show_snippet(code: str, *, label: str = "Reproduce this in Python", key: str = SNIPPET_KEY) -> None:
+    """An expander with a short script that reproduces the page's current example (copy button included).
+
+    Its content is drawn only while it is open (opening it reruns the page): the code block costs every
+    rerun an element and the browser a 1.6 MB syntax highlighter that most visits never need.
+    """
+    box = st.expander(label, icon=":material/code:", key=key, on_change="rerun")
+    if box.open:
+        with box:
+            st.caption("Paste into Python in this project's folder; it prints the numbers shown above.")
+            st.code(code, language="python")

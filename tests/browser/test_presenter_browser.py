@@ -32,7 +32,7 @@ def test_share_link_and_csv_export(page, app_url):
     open_page(page, app_url, "")
     page.get_by_text("Causal mask", exact=True).click()
     wait_idle(page)
-    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').first.inner_text()
+    link = page.locator('[data-testid="stSidebar"] [data-testid="share-link"]').first.inner_text()
     assert "causal=1" in link.replace("\n", "")
     page.get_by_role("button", name="Export").first.click()
     with page.expect_download() as info:
