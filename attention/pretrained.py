@@ -81,7 +81,10 @@ class MiniLMRun:
     """Everything one forward pass produced, for display. Arrays are float32 and read-only.
 
     Shapes: hidden_states (n_layers + 1, n, d_model): the embeddings, then each block's output;
-    attentions (n_layers, n_heads, n, n), rows sum to 1; embedding (d_model,), unit length.
+    attentions (n_layers, n_heads, n, n), rows sum to 1; embedding (d_model,), unit length;
+    queries, keys (n_layers, n_heads, n, d_head): what each head compared, q = x W_q + b_q and
+    k = x W_k + b_k split into heads, before the 1/sqrt(d_head) scaling, so that
+    attentions[l, h] = softmax(queries[l, h] @ keys[l, h].T / sqrt(d_head)).
     `tokens` and `ids` include [CLS] first and [SEP] last; there is no padding.
     """
 
@@ -92,6 +95,8 @@ class MiniLMRun:
     attentions: np.ndarray
     embedding: np.ndarray
     traces: tuple[BlockTrace, ...]  # every intermediate of every block, or () without keep_traces
+    queries: np.ndarray
+    keys: np.ndarray
 
     @property
     def n_tokens(self) -> int:
@@ -160,13 +165,15 @@ class MiniLM:
         tokens, ids = self.tokenize(text)  # the only check a run needs: the weights were checked when loaded
         cfg = self.config
         x = self._embed(np.asarray(ids))  # (n, d_model)
-        states, weights, traces = [x], [], []
+        states, weights, queries, keys, traces = [x], [], [], [], []
         for params in self.layers:  # the core's block, with the blocked attention kernel
             x, trace = block(
                 x, params, cfg.n_heads, causal=False, activation="gelu", norm="post", eps=cfg.eps, kernel=blocked_kernel
             )
             states.append(x)  # (n, d_model)
             weights.append(trace.weights)  # (n_heads, n, n)
+            queries.append(trace.q_heads)  # (n_heads, n, d_head), a view: copied once by the stack below
+            keys.append(trace.k_heads)  # (n_heads, n, d_head)
             if keep_traces:  # otherwise let the block's other intermediates go at once
                 traces.append(trace)
         check_result(x, "the last hidden state")
@@ -174,7 +181,8 @@ class MiniLM:
         attentions = _frozen(np.stack(weights))  # (n_layers, n_heads, n, n)
         pooled = hidden_states[-1].mean(axis=0)  # (d_model,)
         embedding = _frozen(pooled / np.linalg.norm(pooled))
-        return MiniLMRun(text, tokens, ids, hidden_states, attentions, embedding, tuple(traces))
+        q, k = _frozen(np.stack(queries)), _frozen(np.stack(keys))  # (n_layers, n_heads, n, d_head) each
+        return MiniLMRun(text, tokens, ids, hidden_states, attentions, embedding, tuple(traces), q, k)
 
     def encode(self, text: str) -> np.ndarray:
         """The unit-length sentence embedding of `text`. Shapes: -> (d_model,)."""
