@@ -99,9 +99,10 @@ def weights_to_rgb(values: np.ndarray, colorscale: str = WEIGHT_COLORSCALE, gamm
 
 
 def head_summaries(attentions: np.ndarray, tokens: Sequence[str]) -> list[list[str]]:
-    """One line per head for the overview's hover: where its weight goes, averaged over the queries.
+    """Per head, for the overview's hover: where its weight goes, averaged over the queries, and its
+    single heaviest weight (query → key, exact: read from the full weights, not the shrunk thumbnail).
 
-    Shapes: attentions (n_layers, n_heads, n, n) -> n_layers lists of n_heads strings.
+    Shapes: attentions (n_layers, n_heads, n, n) -> n_layers lists of n_heads strings (escaped HTML).
     """
     n = attentions.shape[-1]
     mean_to = attentions.mean(axis=-2)  # (L, H, n): average weight each key receives
@@ -114,9 +115,14 @@ def head_summaries(attentions: np.ndarray, tokens: Sequence[str]) -> list[list[s
         "next token": diag(1),
     }
     shares = {name: share for name, share in parts.items() if share is not None}
+    labels = safe_labels(tokens)
+    flat = attentions.reshape(*attentions.shape[:2], n * n)  # (L, H, n·n)
+    query, key = np.divmod(flat.argmax(axis=-1), n)  # (L, H) each: every head's single heaviest weight
     return [
         [
             " · ".join(f"{name} {shares[name][layer, head]:.0%}" for name in shares)
+            + f"<br>heaviest weight: '{labels[query[layer, head]]}' ({query[layer, head]}) → "
+            f"'{labels[key[layer, head]]}' ({key[layer, head]}) {flat[layer, head].max():.3f}"
             for head in range(attentions.shape[1])
         ]
         for layer in range(attentions.shape[0])
@@ -301,21 +307,24 @@ def token_lines_figure(
     *,
     threshold: float = 0.05,
     focus: int | None = None,
+    rows: Sequence[int] | None = None,
     positions: Sequence[int] | None = None,
     colour: str = "#1f77b4",
     title: str | None = None,
 ) -> go.Figure:
     """Token to token: a line from each query (left) to every key (right) it gives >= threshold weight.
 
-    Shapes: weights (n, n), rows are queries; tokens n strings; focus = one query's row, or None for all;
-    positions n ints, the tokens' places in the full input. Line width and opacity grow with the weight;
-    one trace per width bucket keeps it fast. Past LABELS_MAX tokens only every k-th token is named
-    (plus the focused one and the keys it reads); the hover names them all.
+    Shapes: weights (n, n), rows are queries; tokens n strings; focus = one query's row, or rows = the
+    rows to draw (indices into weights), or neither for all; positions n ints, the tokens' places in the
+    full input. Line width and opacity grow with the weight; one trace per width bucket keeps it fast.
+    Past LABELS_MAX tokens only every k-th token is named (plus the drawn queries, if few, and the keys
+    they read); the hover names them all.
     """
     n = weights.shape[0]
     if weights.shape != (n, n) or len(tokens) != n:
         raise ValueError(f"weights has shape {weights.shape} but there are {len(tokens)} tokens; expected (n, n)")
-    rows = np.arange(n) if focus is None else np.array([focus])
+    chosen = None if focus is None and rows is None else sorted({*([] if focus is None else [focus]), *(rows or [])})
+    rows = np.arange(n) if chosen is None else np.array(chosen, dtype=np.intp)
     data = []
     for lo, hi, width in WIDTH_BUCKETS:
         block = weights[rows]  # (r, n)
@@ -347,11 +356,14 @@ def token_lines_figure(
     hover_right = [f"'{labels[j]}' (position {pos[j]}) receives {received[j]:.2f} in total" for j in range(n)]
     named_left = np.arange(n) % -(-n // LABELS_MAX) == 0  # every k-th token, k = ceil(n / LABELS_MAX)
     named_right = named_left.copy()
-    if focus is not None:
-        named_left[focus] = True
-        named_right |= weights[focus] >= threshold
+    drawn = np.zeros(n, bool) if chosen is None else np.isin(np.arange(n), rows)
+    if chosen is not None and len(rows) <= LABELS_MAX:
+        named_left |= drawn
+        read = (weights[rows] >= threshold).any(axis=0)  # (n,): the keys the drawn queries read
+        if read.sum() <= LABELS_MAX:
+            named_right |= read
     font = dict(size=13 if n <= 40 else 10)
-    dim = np.where((np.arange(n) == focus) | (focus is None), 1.0, 0.35)
+    dim = np.where(drawn | (chosen is None), 1.0, 0.35)
     for x, named, side, hovertext, opacity in (
         (0, named_left, "middle left", hover, dim),
         (1, named_right, "middle right", hover_right, 1.0),
