@@ -45,7 +45,7 @@ EMBEDDING_LATEX = (
 COSINE_LATEX = r"\cos(a, b) = \frac{a \cdot b}{\lVert a \rVert\, \lVert b \rVert}"
 ROLLOUT_LATEX = (
     r"\bar{A}_\ell = \frac{1}{H}\sum_h A_{\ell,h},\quad"
-    r"\tilde{A}_\ell = \mathrm{rownorm}\!\left(\tfrac{1}{2}\bar{A}_\ell + \tfrac{1}{2} I\right),\quad"
+    r"\tilde{A}_\ell = \mathrm{rownorm}\!\left(\tfrac{1}{2}\bar{A}_\ell + \tfrac{1}{2} I\right),\quad "
     r"R = \tilde{A}_L \cdots \tilde{A}_2\, \tilde{A}_1"
 )
 

@@ -307,24 +307,21 @@ def token_lines_figure(
     *,
     threshold: float = 0.05,
     focus: int | None = None,
-    rows: Sequence[int] | None = None,
     positions: Sequence[int] | None = None,
     colour: str = "#1f77b4",
     title: str | None = None,
 ) -> go.Figure:
     """Token to token: a line from each query (left) to every key (right) it gives >= threshold weight.
 
-    Shapes: weights (n, n), rows are queries; tokens n strings; focus = one query's row, or rows = the
-    rows to draw (indices into weights), or neither for all; positions n ints, the tokens' places in the
-    full input. Line width and opacity grow with the weight; one trace per width bucket keeps it fast.
-    Past LABELS_MAX tokens only every k-th token is named (plus the drawn queries, if few, and the keys
-    they read); the hover names them all.
+    Shapes: weights (n, n), rows are queries; tokens n strings; focus = one query's row, or None for all;
+    positions n ints, the tokens' places in the full input. Line width and opacity grow with the weight;
+    one trace per width bucket keeps it fast. Past LABELS_MAX tokens only every k-th token is named
+    (plus the focused one and the keys it reads); the hover names them all.
     """
     n = weights.shape[0]
     if weights.shape != (n, n) or len(tokens) != n:
         raise ValueError(f"weights has shape {weights.shape} but there are {len(tokens)} tokens; expected (n, n)")
-    chosen = None if focus is None and rows is None else sorted({*([] if focus is None else [focus]), *(rows or [])})
-    rows = np.arange(n) if chosen is None else np.array(chosen, dtype=np.intp)
+    rows = np.arange(n) if focus is None else np.array([focus])
     data = []
     for lo, hi, width in WIDTH_BUCKETS:
         block = weights[rows]  # (r, n)
@@ -356,14 +353,11 @@ def token_lines_figure(
     hover_right = [f"'{labels[j]}' (position {pos[j]}) receives {received[j]:.2f} in total" for j in range(n)]
     named_left = np.arange(n) % -(-n // LABELS_MAX) == 0  # every k-th token, k = ceil(n / LABELS_MAX)
     named_right = named_left.copy()
-    drawn = np.zeros(n, bool) if chosen is None else np.isin(np.arange(n), rows)
-    if chosen is not None and len(rows) <= LABELS_MAX:
-        named_left |= drawn
-        read = (weights[rows] >= threshold).any(axis=0)  # (n,): the keys the drawn queries read
-        if read.sum() <= LABELS_MAX:
-            named_right |= read
+    if focus is not None:
+        named_left[focus] = True
+        named_right |= weights[focus] >= threshold
     font = dict(size=13 if n <= 40 else 10)
-    dim = np.where(drawn | (chosen is None), 1.0, 0.35)
+    dim = np.where((np.arange(n) == focus) | (focus is None), 1.0, 0.35)
     for x, named, side, hovertext, opacity in (
         (0, named_left, "middle left", hover, dim),
         (1, named_right, "middle right", hover_right, 1.0),

@@ -78,3 +78,23 @@ def queries_and_keys(queries, keys) -> Projection:
     if q.ndim != 2 or k.ndim != 2 or q.shape[1] != k.shape[1]:
         raise ValueError(f"queries has shape {q.shape} and keys {k.shape}; expected (n, d_head) and (m, d_head)")
     return pca_2d(np.concatenate([q, k]))  # (n + m, d_head)
+
+
+def query_readout(queries, keys, coords: np.ndarray, query: int, key_positions) -> list[dict]:
+    """What the picture says about one query's keys beside what attention computes: for each key in
+    `key_positions`, its score q·k/√d_head (what the softmax reads) and its distance and closeness rank
+    (1 = nearest) among all key points on the picture.
+
+    Shapes: queries (n, d_head), keys (n, d_head), coords (2n, 2) from `queries_and_keys`, queries first.
+    """
+    q = np.asarray(queries, dtype=np.float64)
+    k = np.asarray(keys, dtype=np.float64)
+    n, d_head = q.shape
+    scores = k @ q[query] / np.sqrt(d_head)  # (n,)
+    distances = np.linalg.norm(coords[n:] - coords[query], axis=1)  # (n,): the query's point to every key's
+    ranks = np.empty(n, dtype=int)
+    ranks[np.argsort(distances, kind="stable")] = np.arange(1, n + 1)
+    return [
+        {"key": int(j), "score": float(scores[j]), "distance": float(distances[j]), "closeness_rank": int(ranks[j])}
+        for j in key_positions
+    ]

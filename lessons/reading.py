@@ -79,3 +79,42 @@ def weight_difference(weights_a: np.ndarray, weights_b: np.ndarray, pos_a, pos_b
     a = np.asarray(weights_a, dtype=np.float64)[np.ix_(pos_a, pos_a)]  # (m, m)
     b = np.asarray(weights_b, dtype=np.float64)[np.ix_(pos_b, pos_b)]  # (m, m)
     return a - b
+
+
+def largest_differences(diff: np.ndarray, count: int = 3) -> list[tuple[int, int]]:
+    """The (row, column) cells of `diff` with the largest |value|, largest first. Shapes: (m, m) -> pairs."""
+    flat = np.abs(np.asarray(diff)).ravel()
+    order = np.argsort(-flat, kind="stable")[: min(count, flat.size)]
+    return [tuple(int(i) for i in np.unravel_index(o, diff.shape)) for o in order]
+
+
+# A paragraph of 252 tokens ([CLS] and [SEP] included): a long input near the model's limit of 256.
+LONG_EXAMPLE = (
+    "When the old ferry finally reached the island, the passengers were tired, cold and hungry. "
+    "The captain apologised for the delay: a storm had forced the boat to wait in the harbour for most of the "
+    "morning. Most of the travellers went straight to the small café by the pier, where the owner served soup and "
+    "fresh bread. A young girl asked her father why the sea had been so rough, and he explained that the wind "
+    "pushes the water into waves, and that the waves grow when the wind blows for a long time over open water. "
+    "She listened carefully, then asked whether the fish minded the storm. "
+    "He laughed and said that they probably swam deeper, where the water stays calm. "
+    "After lunch the sun came out, the clouds drifted east, and the island looked bright and green again. "
+    "The family walked along the cliffs to the lighthouse, which had guided ships past the rocks for more than a "
+    "hundred years. At the top, the keeper showed them the great lens and told them how it turned through the "
+    "night. When they came back down, the ferry was ready to leave, and this time the sea was flat and quiet. "
+    "On the way home the girl fell asleep, still holding the postcard of the lighthouse she had bought."
+)
+# Sentences that differ in one word, where a pronoun refers to a different noun (Winograd schemas).
+SENTENCE_PAIRS = {
+    "The animal ... it was too tired / too wide": (
+        "The animal didn't cross the street because it was too tired.",
+        "The animal didn't cross the street because it was too wide.",
+    ),
+    "The trophy ... it is too large / too small": (
+        "The trophy doesn't fit into the brown suitcase because it is too large.",
+        "The trophy doesn't fit into the brown suitcase because it is too small.",
+    ),
+    "The city councilmen ... they feared / advocated violence": (
+        "The city councilmen refused the demonstrators a permit because they feared violence.",
+        "The city councilmen refused the demonstrators a permit because they advocated violence.",
+    ),
+}
