@@ -387,7 +387,7 @@ def chosen_lines_figure(
                 mode="markers+text",
                 text=[f"{p} · {labels[p]}" if a % every == 0 else "" for a, p in enumerate(positions)],
                 textposition=side,
-                textfont=dict(size=13 if len(positions) <= 40 else 10),
+                textfont=dict(size=10) if len(positions) > 40 else {},  # else the layout's (larger when presenting)
                 hovertext=hovertext,
                 hoverinfo="text",
                 showlegend=False,

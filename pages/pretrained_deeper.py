@@ -392,7 +392,7 @@ if run is not None:
     )
     st.latex(PCA_LATEX)
     points_view(run, layer, head, rows)
-    st.warning(
+    st.info(  # an info, not a warning: a warning on these pages means a bad link or input
         "**A projection can hide or invent closeness.** Two points near each other here may be far apart in the "
         f"{cfg.d_head - 2} directions left out, and the other way round. And attention does not measure closeness: "
         f"the score is the dot product q·k/√{cfg.d_head}, which also grows with a key's length, so a distant long "
@@ -411,7 +411,7 @@ if run is not None:
     )
     st.latex(ROLLOUT_LATEX)
     rollout_view(run, text, rows)
-    st.warning(
+    st.info(
         "**Rollout is a heuristic.** It uses only the attention weights: it ignores the value vectors (a head "
         "can attend strongly and write almost nothing), $W_O$, the feed-forward layers and the layer norms, and "
         "it gives the residual path a fixed half. Read it as where information *could* have flowed.",
