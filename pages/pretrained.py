@@ -365,6 +365,12 @@ if run is not None:
         show_head(run, hide, layer, head, focus, "a", col_a, col_b)
     show_snippet(pretrained_snippet(text, layer=layer, head=head))
     st.caption("Remember: " + CAUTION.replace("**", ""))
+    st.page_link(
+        "pages/pretrained_deeper.py",
+        label="Read deeper: a head's queries and keys as points, attention through all six layers, long inputs "
+        "cut to the rows you want, one head on two sentences",
+        icon=":material/scatter_plot:",
+    )
 
 st.header("4 · Does it really work? Sentence similarity")
 pairs = prepared_pairs()
