@@ -281,7 +281,7 @@ if run is not None:
         "Each thumbnail is one head's weight matrix: queries down, keys across, darker = more weight (the colour "
         "follows √weight, so that thinly spread weight still shows; the big heatmap below uses the weight itself). "
         "Rows are layers (1 at the top, nearest the input), columns are heads. **Hover** a thumbnail for where its "
-        "weight goes and its heaviest single weight (read from the exact weights, even where the thumbnail is "
+        "weight goes and its heaviest weight to a word (read from the exact weights, even where the thumbnail is "
         "shrunk); **click** it to open it below; **Export** under the picture gives every exact weight. Many "
         "heads park most of their weight on `[SEP]` or `[CLS]` (a dark last or first column), a known habit of "
         "BERT-style models, often read as 'nothing to do here'."
