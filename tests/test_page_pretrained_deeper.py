@@ -212,3 +212,27 @@ def test_the_snippet_reproduces_the_share_and_the_rollout(model):
     np.testing.assert_allclose(namespace["rollout"], heatmap_z(chart_by_key(at, "ptd_rollout")), atol=1e-6)
     assert f"keep {namespace['points'].share:.1%}" in out.getvalue()
     assert at.metric[0].value == f"{namespace['points'].share:.0%}"
+
+
+def test_without_the_model_package_the_page_says_what_to_install(monkeypatch):
+    import streamlit as st
+
+    import attention.pretrained as pretrained
+
+    def missing():
+        raise FileNotFoundError("the weights of sentence-transformers/all-MiniLM-L6-v2 were not found")
+
+    def clear():
+        pretrained._load_cached.cache_clear()
+        pretrained.read_model_config.cache_clear()
+        st.cache_resource.clear()
+
+    monkeypatch.setattr(pretrained, "model_dir", missing)
+    clear()
+    try:
+        at = deeper({"text": "Keep this.", "layer": "3", "rows": "word", "word": "this"})
+        assert not at.exception and "not installed" in texts(at.error)
+        assert at.query_params["text"] == "Keep this." and at.query_params["word"] == "this"  # kept for later
+    finally:
+        monkeypatch.undo()
+        clear()
