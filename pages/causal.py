@@ -327,7 +327,7 @@ quiet_checks = {
     name: invariance_check((quiet.q, quiet.k, quiet.v), quiet_after, quiet_t, attend=attend)
     for name, attend in (("correct", causal_attention), ("bug", after_softmax_attention))
 }
-st.dataframe(
+st.table(  # wraps its text: the headers are sentences
     pd.DataFrame(
         {
             "implementation": ["correct: −∞ before the softmax", "bug: zeroed after the softmax"],
@@ -340,10 +340,7 @@ st.dataframe(
                 for name in ("correct", "bug")
             ],
         }
-    ),
-    hide_index=True,
-    width="stretch",
-    key="causal_quiet_table",
+    ).set_index("implementation"),
 )
 
 show_snippet(attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=True, scale=True))

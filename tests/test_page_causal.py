@@ -104,7 +104,7 @@ def test_one_or_two_positions_do_not_crash():
 def test_a_small_leak_looks_like_noise_and_the_check_still_catches_it():
     at = open_page(PAGE)
     assert not at.exception
-    table = frame(at, "implementation")
+    table = frame(at, "largest leak")
     assert table["check"].tolist() == ["✅ passed", "❌ failed: the future leaked"]
     prose = " ".join(m.value for m in at.markdown)
     assert "the leak is at most **3.6%**" in prose  # (5 - 0) / (e^(12/√6) + 5)
