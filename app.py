@@ -44,6 +44,12 @@ PAGES = {
         st.Page(
             "pages/pretrained.py", title="A real pretrained model", icon=":material/smart_toy:", url_path="pretrained"
         ),
+        st.Page(
+            "pages/pretrained_deeper.py",
+            title="The real model, read deeper",
+            icon=":material/scatter_plot:",
+            url_path="pretrained_deeper",  # as the file name: AppTest finds a page by it
+        ),
     ],
 }
 

@@ -128,15 +128,18 @@ class TraceStep:
 
 @dataclass(frozen=True)
 class BlockTrace:
-    """Every intermediate of one block, in order, plus the per-head attention weights.
+    """Every intermediate of one block, in order, plus the per-head attention weights, queries and keys.
 
     Shapes: each step's value (..., n, d_model), except "ffn_hidden" (..., n, d_ff);
-    weights (..., n_heads, n, n).
+    weights (..., n_heads, n, n); q_heads, k_heads (..., n_heads, n, d_head), the queries and keys each
+    head compared (before the 1/sqrt(d_head) scaling), as views into the block's own projections.
     """
 
     steps: tuple[TraceStep, ...]
     weights: np.ndarray
     norm: str
+    q_heads: np.ndarray
+    k_heads: np.ndarray
 
     def __getitem__(self, name: str) -> np.ndarray:
         for step in self.steps:
@@ -229,4 +232,4 @@ def block(
         y = record("residual_1", "residual add x + attention", x + attended.output)
         h = record("norm_2", "layer norm 2", layer_norm_of(y, p.ln2_gamma, p.ln2_beta, eps))
         out = record("residual_2", "residual add y + feed-forward", y + feed_forward(h))
-    return out, BlockTrace(tuple(steps), attended.weights, norm)
+    return out, BlockTrace(tuple(steps), attended.weights, norm, attended.q_heads, attended.k_heads)

@@ -44,6 +44,11 @@ EMBEDDING_LATEX = (
     r"\quad e = \frac{\bar{x}_L}{\lVert \bar{x}_L \rVert},\ \bar{x}_L = \frac{1}{n}\sum_t x_L[t]"
 )
 COSINE_LATEX = r"\cos(a, b) = \frac{a \cdot b}{\lVert a \rVert\, \lVert b \rVert}"
+ROLLOUT_LATEX = (
+    r"\bar{A}_\ell = \frac{1}{H}\sum_h A_{\ell,h},\quad"
+    r"\tilde{A}_\ell = \mathrm{rownorm}\!\left(\tfrac{1}{2}\bar{A}_\ell + \tfrac{1}{2} I\right),\quad "
+    r"R = \tilde{A}_L \cdots \tilde{A}_2\, \tilde{A}_1"
+)
 
 EXAMPLE_SENTENCES = (
     "The animal didn't cross the street because it was too tired.",
@@ -82,7 +87,10 @@ class MiniLMRun:
     """Everything one forward pass produced, for display. Arrays are float32 and read-only.
 
     Shapes: hidden_states (n_layers + 1, n, d_model): the embeddings, then each block's output;
-    attentions (n_layers, n_heads, n, n), rows sum to 1; embedding (d_model,), unit length.
+    attentions (n_layers, n_heads, n, n), rows sum to 1; embedding (d_model,), unit length;
+    queries, keys (n_layers, n_heads, n, d_head): what each head compared, q = x W_q + b_q and
+    k = x W_k + b_k split into heads, before the 1/sqrt(d_head) scaling, so that
+    attentions[l, h] = softmax(queries[l, h] @ keys[l, h].T / sqrt(d_head)).
     `tokens` and `ids` include [CLS] first and [SEP] last; there is no padding.
     """
 
@@ -93,6 +101,8 @@ class MiniLMRun:
     attentions: np.ndarray
     embedding: np.ndarray
     traces: tuple[BlockTrace, ...]  # every intermediate of every block, or () without keep_traces
+    queries: np.ndarray
+    keys: np.ndarray
 
     @property
     def n_tokens(self) -> int:
@@ -162,7 +172,7 @@ class MiniLM:
         cfg = self.config
         x = self._embed(np.asarray(ids))  # (n, d_model)
         n = len(ids)
-        states, traces = [x], []
+        states, queries, keys, traces = [x], [], [], []
         attentions = np.empty((cfg.n_layers, cfg.n_heads, n, n), np.float32)  # each layer's kernel writes here
         for layer, params in enumerate(self.layers):  # the core's block, with the blocked attention kernel
             kernel = functools.partial(blocked_kernel, weights_out=attentions[layer])
@@ -170,6 +180,8 @@ class MiniLM:
                 x, params, cfg.n_heads, causal=False, activation="gelu", norm="post", eps=cfg.eps, kernel=kernel
             )
             states.append(x)  # (n, d_model)
+            queries.append(trace.q_heads)  # (n_heads, n, d_head), a view: copied once by the stack below
+            keys.append(trace.k_heads)  # (n_heads, n, d_head)
             if keep_traces:  # otherwise let the block's other intermediates go at once
                 traces.append(trace)
         check_result(x, "the last hidden state")
@@ -177,7 +189,8 @@ class MiniLM:
         attentions = _frozen(attentions)  # (n_layers, n_heads, n, n), read-only from here
         pooled = hidden_states[-1].mean(axis=0)  # (d_model,)
         embedding = _frozen(pooled / np.linalg.norm(pooled))
-        return MiniLMRun(text, tokens, ids, hidden_states, attentions, embedding, tuple(traces))
+        q, k = _frozen(np.stack(queries)), _frozen(np.stack(keys))  # (n_layers, n_heads, n, d_head) each
+        return MiniLMRun(text, tokens, ids, hidden_states, attentions, embedding, tuple(traces), q, k)
 
     def encode(self, text: str) -> np.ndarray:
         """The unit-length sentence embedding of `text`. Shapes: -> (d_model,)."""
@@ -199,6 +212,44 @@ def cosine_similarity(a, b) -> float:
     if norm_a == 0 or norm_b == 0:
         raise ValueError("cosine similarity is undefined for a zero vector (it has no direction)")
     return float(np.clip(a @ b / (norm_a * norm_b), -1.0, 1.0))
+
+
+def attention_rollout(attentions, residual: float = 0.5) -> np.ndarray:
+    """Attention rollout (Abnar & Zuidema 2020): how much each input token feeds each position after
+    the last layer, if every layer only mixed tokens by its heads' average weights plus the residual path.
+
+    Shapes: attentions (n_layers, n_heads, n, n), non-negative, rows summing to 1 -> R (n, n), float64,
+    rows summing to 1; R[i, j] is input token j's share in position i at the top. Per layer the heads are
+    averaged, Ā; the residual path adds `residual` of the identity, (1 - residual)·Ā + residual·I, and
+    the rows are renormalised; R = Ã_L ⋯ Ã_1 (the formula in ROLLOUT_LATEX, for residual = 1/2).
+    A heuristic: it ignores the value vectors, W_O, the feed-forward layers and the layer norms.
+    """
+    a = as_real_array(attentions, "attentions")
+    if a.ndim != 4 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"attentions has shape {a.shape}; expected (n_layers, n_heads, n, n)")
+    check_not_empty(a, "attentions")
+    if (a < 0).any():
+        raise ValueError("attentions has negative entries; attention weights are shares, never negative")
+    if isinstance(residual, (bool, np.bool_)) or not isinstance(residual, (int, float, np.integer, np.floating)):
+        raise ValueError(f"residual must be a number from 0 to 1, got {residual!r}")
+    if not 0.0 <= residual <= 1.0:
+        raise ValueError(f"residual must lie from 0 to 1 (the identity's share), got {residual}")
+    means = a.mean(axis=1, dtype=np.float64)  # (n_layers, n, n): every layer's heads averaged
+    if residual == 0 and not (means.sum(axis=-1) > 0).all():
+        raise ValueError("attentions has a row of zeros and residual=0: that row cannot be renormalised")
+    return _rollout(means, float(residual))
+
+
+def _rollout(means: np.ndarray, residual: float) -> np.ndarray:
+    """R = Ã_L ⋯ Ã_1 from the head-averaged weights (n_layers, n, n), already checked -> (n, n)."""
+    n = means.shape[-1]
+    eye = np.eye(n)
+    rollout = eye
+    for mean in means:  # layer 1 first: each new layer multiplies from the left
+        mixed = (1.0 - residual) * mean + residual * eye  # (n, n)
+        mixed /= mixed.sum(axis=-1, keepdims=True)  # rows sum to 1 again
+        rollout = mixed @ rollout  # (n, n)
+    return rollout
 
 
 _LOAD_LOCK = threading.Lock()

@@ -82,6 +82,7 @@ PAGES = {
     "heads": "heads",
     "block": "block",
     "pretrained": "pretrained",
+    "pretrained_deeper": "pretrained_deeper",
     "scaling": "scaling",
 }
 # what a session can do on each page: (kind, label)
@@ -93,6 +94,7 @@ ACTIONS = {
     "heads": [("toggle", "Causal mask"), ("toggle", "Divide by √d_head")],
     "block": [("toggle", "Causal mask")],
     "pretrained": [("toggle", "Hide [CLS] and [SEP]"), ("toggle", "Compare with a second head")],
+    "pretrained_deeper": [("toggle", "Average the layer's heads")],
     "scaling": [("slider", "keys per query")],
 }
 BASE_PATH_PROBE = re.compile(

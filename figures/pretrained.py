@@ -99,9 +99,11 @@ def weights_to_rgb(values: np.ndarray, colorscale: str = WEIGHT_COLORSCALE, gamm
 
 
 def head_summaries(attentions: np.ndarray, tokens: Sequence[str]) -> list[list[str]]:
-    """One line per head for the overview's hover: where its weight goes, averaged over the queries.
+    """Per head, for the overview's hover: where its weight goes, averaged over the queries, and its
+    heaviest single weight to a key other than [CLS]/[SEP] (those have their shares above): query → key,
+    exact, read from the full weights, not from the shrunk thumbnail.
 
-    Shapes: attentions (n_layers, n_heads, n, n) -> n_layers lists of n_heads strings.
+    Shapes: attentions (n_layers, n_heads, n, n) -> n_layers lists of n_heads strings (escaped HTML).
     """
     n = attentions.shape[-1]
     mean_to = attentions.mean(axis=-2)  # (L, H, n): average weight each key receives
@@ -114,9 +116,16 @@ def head_summaries(attentions: np.ndarray, tokens: Sequence[str]) -> list[list[s
         "next token": diag(1),
     }
     shares = {name: share for name, share in parts.items() if share is not None}
+    labels = safe_labels(tokens)
+    special = np.array([tok in SPECIAL_TOKENS for tok in tokens])
+    to_words = np.where(special.all() | ~special, attentions, -1.0)  # (L, H, n, n): [CLS]/[SEP] keys out
+    flat = to_words.reshape(*attentions.shape[:2], n * n)  # (L, H, n·n)
+    query, key = np.divmod(flat.argmax(axis=-1), n)  # (L, H) each: every head's heaviest weight to a word
     return [
         [
             " · ".join(f"{name} {shares[name][layer, head]:.0%}" for name in shares)
+            + f"<br>heaviest weight to a word: '{labels[query[layer, head]]}' ({query[layer, head]}) → "
+            f"'{labels[key[layer, head]]}' ({key[layer, head]}) {flat[layer, head].max():.3f}"
             for head in range(attentions.shape[1])
         ]
         for layer in range(attentions.shape[0])

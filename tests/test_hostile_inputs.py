@@ -104,6 +104,15 @@ URL_PARAMS = {
         "hide": ("pt_hide", False),
         "compare": ("pt_compare", False),
     },
+    "pages/pretrained_deeper.py": {
+        "layer": ("ptd_layer", 4),
+        "head": ("ptd_head", 2),
+        "mean": ("ptd_mean", False),
+        "rows": ("ptd_rows", "all"),
+        "last": ("ptd_last", 8),
+        "query": ("ptd_query", -1),
+        "pool": ("ptd_pool", "mean"),
+    },
 }
 ACCEPTED = {
     ("dk", ""): [],
@@ -222,14 +231,27 @@ def test_token_labels_in_the_url_are_names_shown_as_text(page, tokens):
         assert "&lt;" in json.dumps(plotly_figures(at)[0]["layout"])
 
 
-@pytest.mark.parametrize("name", ["text", "a", "b"])
-def test_pretrained_sentences_in_the_url(name):
-    at = open_page("pages/pretrained.py", {name: BIG})
+@pytest.mark.parametrize(
+    "page, prefix, name",
+    [
+        ("pages/pretrained.py", "pt", "text"),
+        ("pages/pretrained.py", "pt", "a"),
+        ("pages/pretrained.py", "pt", "b"),
+        ("pages/pretrained_deeper.py", "ptd", "text"),
+        ("pages/pretrained_deeper.py", "ptd", "a"),
+        ("pages/pretrained_deeper.py", "ptd", "b"),
+        ("pages/pretrained_deeper.py", "ptd", "word"),
+    ],
+)
+def test_pretrained_sentences_in_the_url(page, prefix, name):
+    shown = {"rows": "word"} if name == "word" else {}  # the word is in the link while it is in use
+    at = open_page(page, {name: BIG, **shown})
     assert not at.exception and any(f"'{name}' is longer than" in w for w in texts(at.warning))
-    assert at.session_state[f"pt_{name}"] != BIG and len(at.query_params[name]) < 100
-    at = open_page("pages/pretrained.py", {name: f"{IMG} {MARKUP} {SCRIPT}"})
-    assert not at.exception and not at.warning
-    assert at.session_state[f"pt_{name}"] == f"{IMG} {MARKUP} {SCRIPT}"  # a sentence is text: taken as it is
+    assert at.session_state[f"{prefix}_{name}"] != BIG and len(at.query_params[name]) < 100
+    hostile = f"{IMG} {MARKUP} {SCRIPT}"[: 40 if name == "word" else None]  # a word takes 40 characters
+    at = open_page(page, {name: hostile, **shown})
+    assert not at.exception and not any("URL parameter" in w for w in texts(at.warning))
+    assert at.session_state[f"{prefix}_{name}"] == hostile  # a sentence is text: taken as it is
     assert_user_text_is_inert(at)
 
 
@@ -306,12 +328,12 @@ def test_predict_shows_own_labels_as_text_in_its_questions_and_verdicts():
     assert_user_text_is_inert(at)
 
 
-@pytest.mark.parametrize("key", ["pt_text", "pt_a", "pt_b"])
+@pytest.mark.parametrize("key", ["pt_text", "pt_a", "pt_b", "ptd_text", "ptd_a", "ptd_b"])
 def test_pretrained_text_boxes_take_hostile_text_without_crashing(key):
-    at = open_page("pages/pretrained.py")
+    at = open_page("pages/pretrained_deeper.py" if key.startswith("ptd") else "pages/pretrained.py")
 
     def box(key: str):  # looked up afresh after every run
-        return at.text_area(key=key) if key == "pt_text" else at.text_input(key=key)
+        return at.text_area(key=key) if key.endswith("_text") else at.text_input(key=key)
 
     for text, message in [
         (f"{IMG} {SCRIPT}", None),
@@ -361,3 +383,14 @@ def test_pages_that_read_the_playground_sequence_show_its_labels_as_text(page):
     at = open_page(page, {"puzzle": "own"} if page.endswith("predict.py") else {}, state={"seq": seq})
     assert not at.exception and not at.error
     assert_user_text_is_inert(at)
+
+
+def test_the_deeper_pages_word_box_takes_hostile_words_as_text():
+    at = open_page("pages/pretrained_deeper.py", {"rows": "word"})
+    for word in [IMG, MARKUP[:40], SCRIPT, "\x00", "é²½🙂", "   ", "it"]:
+        at.text_input(key="ptd_word").set_value(word).run()
+        assert not at.exception, word
+        assert at.text_input(key="ptd_word").value == word
+        said = " ".join(texts(at.warning))
+        assert ("No token of this text is the word" in said) == (word != "it"), word
+        assert_user_text_is_inert(at)

@@ -242,3 +242,17 @@ def test_one_token_too_many_is_said_in_the_singular(model):
     text = " ".join(["a"] * 255)  # [CLS] + 255 + [SEP] = 257 tokens
     with pytest.raises(ValueError, match=r"shorten it by at least 1 token$"):
         model.tokenize(text)
+
+
+def test_the_overviews_export_offers_the_exact_weights_not_the_picture():
+    at = open_page({"text": TEXT})
+    at.session_state["pt_overview_export"] = True  # what opening the menu in the browser does
+    at.run()
+    assert not at.exception
+    labels = [b.label for b in at.get("download_button")]
+    assert "Exact weights (.npz)" in labels and "Exact weights (CSV)" in labels
+    assert "CSV" not in labels  # not the image's marker coordinates
+    long_text = " ".join(["it"] * 250)  # 252 tokens: the CSV would be 66 MB, the .npz holds the same
+    at.text_area(key="pt_text").set_value(long_text).run()
+    labels = [b.label for b in at.get("download_button")]
+    assert "Exact weights (.npz)" in labels and "Exact weights (CSV)" not in labels

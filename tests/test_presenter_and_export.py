@@ -90,3 +90,28 @@ def test_page_links_name_the_page_once_whatever_the_browser_reports():
     assert page_link("http://h:1/heads/", "heads", params) == expected
     assert page_link("http://h:1/", "", {"causal": "1"}) == "http://h:1/?causal=1"
     assert page_link("", "", {}) == "/"
+
+
+def test_exact_weights_export_reads_back_bit_for_bit():
+    import csv
+    import io
+
+    import numpy as np
+
+    from ui.export import attentions_csv, attentions_npz
+
+    rng = np.random.default_rng(0)
+    weights = rng.random((2, 3, 4, 4)).astype(np.float32)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    tokens = ["[CLS]", 'a,"b"', "line\nbreak\r", "[SEP]"]  # commas, quotes and line breaks survive
+    saved = np.load(io.BytesIO(attentions_npz(weights, tokens)))
+    assert saved["attentions"].dtype == np.float32 and np.array_equal(saved["attentions"], weights)
+    assert saved["tokens"].tolist() == tokens
+    header, *rows = list(csv.reader(io.StringIO(attentions_csv(weights, tokens))))
+    assert header[:4] == ["layer", "head", "query", "query_token"] and header[5] == 'key 1: a,"b"'
+    assert len(rows) == 2 * 3 * 4
+    for row in rows:
+        layer, head, query = (int(x) for x in row[:3])  # layers and heads from 1, as on the page
+        assert row[3] == tokens[query]
+        back = np.array([float(x) for x in row[4:]], dtype=np.float32)
+        assert np.array_equal(back, weights[layer - 1, head - 1, query])  # 9 digits: the same float32

@@ -283,15 +283,37 @@ def reference_layer_0(model, ids: list[int]):
     pre = linear(y, p + "intermediate.dense")
     gelu = pre * 0.5 * (1.0 + np.vectorize(math.erf)(pre / math.sqrt(2.0)))
     out = ln(y + linear(gelu, p + "output.dense"), p + "output.LayerNorm")
-    return x, weights, out
+    heads = lambda m: np.stack([m[:, head * d_head : (head + 1) * d_head] for head in range(h)])  # noqa: E731
+    return x, weights, out, heads(q), heads(k)
 
 
 def test_layer_0_matches_a_plain_loop_recomputation(model):
     run = model.run("The animal didn't cross the street because it was too tired.")
-    x, weights, out = reference_layer_0(model, run.ids)
+    x, weights, out, q, k = reference_layer_0(model, run.ids)
     np.testing.assert_allclose(run.hidden_states[0], x, atol=1e-4)
     np.testing.assert_allclose(run.attentions[0], weights, atol=1e-5)
     np.testing.assert_allclose(run.hidden_states[1], out, atol=1e-3)
+    np.testing.assert_allclose(run.queries[0], q, atol=1e-4)  # the vectors each head compared, unscaled
+    np.testing.assert_allclose(run.keys[0], k, atol=1e-4)
+
+
+def test_queries_and_keys_are_the_ones_each_head_compared(model):
+    run = model.run("The bank raised its interest rates.")
+    n = run.n_tokens
+    assert run.queries.shape == run.keys.shape == (6, 12, n, 32)
+    for a in (run.queries, run.keys):
+        assert a.dtype == np.float32 and not a.flags.writeable
+        with pytest.raises(ValueError):
+            a[0, 0, 0, 0] = 1.0
+    scores = run.queries.astype(np.float64) @ run.keys.astype(np.float64).swapaxes(-1, -2) / math.sqrt(32)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))  # (6, 12, n, n)
+    np.testing.assert_allclose(weights / weights.sum(axis=-1, keepdims=True), run.attentions, atol=2e-6)
+    for layer, params in enumerate(model.layers):  # every layer's queries come from that layer's input
+        x = run.hidden_states[layer].astype(np.float64)
+        q = (x @ params.w_q + params.b_q).reshape(n, 12, 32).swapaxes(0, 1)  # (12, n, 32)
+        k = (x @ params.w_k + params.b_k).reshape(n, 12, 32).swapaxes(0, 1)
+        np.testing.assert_allclose(run.queries[layer], q, atol=2e-4)
+        np.testing.assert_allclose(run.keys[layer], k, atol=2e-4)
 
 
 # --- behaviour a working sentence encoder must have ---------------------------------------------

@@ -10,7 +10,14 @@ from attention import attention_steps, multi_head_steps
 from lessons.examples import random_example
 from lessons.head_library import embed_tokens, head_library_weights
 from tests.apptest_helpers import run_page
-from ui.snippets import attention_snippet, block_snippet, heads_snippet, pretrained_snippet, scaling_snippet
+from ui.snippets import (
+    attention_snippet,
+    block_snippet,
+    deeper_snippet,
+    heads_snippet,
+    pretrained_snippet,
+    scaling_snippet,
+)
 
 
 def run(code: str) -> dict:
@@ -83,6 +90,19 @@ def test_the_pretrained_snippet_reads_the_same_head():
     text = 'He said "it\'s fine"\nand left.'
     ns = run(pretrained_snippet(text, layer=2, head=5))
     np.testing.assert_array_equal(ns["weights"], load_minilm().run(text).attentions[1, 4])
+
+
+def test_the_deeper_snippet_projects_the_same_head_and_rolls_out_the_same_weights():
+    from attention.pretrained import load_minilm
+
+    text = 'It said "\\n" and left; import os'  # quotes, a backslash and code-like words stay text
+    ns = run(deeper_snippet(text, layer=6, head=1))
+    reference = load_minilm().run(text)
+    np.testing.assert_array_equal(ns["q"], reference.queries[5, 0])
+    np.testing.assert_array_equal(ns["k"], reference.keys[5, 0])
+    np.testing.assert_allclose(ns["feed"].sum(), 1.0)
+    assert ns["rollout"].shape == (reference.n_tokens, reference.n_tokens)
+    assert "os" not in ns  # the text was never run as code
 
 
 def test_the_playground_shows_its_snippet():

@@ -3,6 +3,9 @@ and presenter-mode sizes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -11,6 +14,17 @@ from ui.presenter import chart_format, is_presenting
 
 PRESENTER_FONT = 18
 PRESENTER_CELL_FONT = 22
+
+
+@dataclass(frozen=True)
+class Download:
+    """One file a chart's Export menu offers instead of the figure's own numbers (e.g. the exact weights
+    behind a downsampled image). `data` is called only when the menu is open and the button drawn."""
+
+    label: str
+    data: Callable[[], bytes | str]
+    file_name: str
+    mime: str
 
 
 def chart(
@@ -22,10 +36,13 @@ def chart(
     config: dict | None = None,
     export: bool = True,
     share: float | None = None,
+    downloads: Sequence[Download] | None = None,
+    downloads_note: str = "",
     **kwargs,
 ):
     """Draw `fig` in `container` (st, a column, a placeholder...) with the toolbar's image export in the
-    chosen format, larger text in presenter mode, and (with `export`) the numbers behind it as CSV/JSON.
+    chosen format, larger text in presenter mode, and (with `export`) the numbers behind it as CSV/JSON,
+    or, with `downloads`, those files instead (`downloads_note` says what they hold).
 
     `share`: the fraction of the page's width the chart gets (1/2 in one of two columns...): the numbers in a
     heatmap's cells are then sized to fit its cells, or left to the hover when they cannot fit.
@@ -52,7 +69,7 @@ def chart(
         merged["displayModeBar"] = "hover"  # the export button must stay reachable
     result = container.plotly_chart(fig, width=width, key=key, config=merged, **kwargs)
     if export:
-        _export_menu(container, fig, key)
+        _export_menu(container, fig, key, downloads, downloads_note)
     return result
 
 
@@ -80,7 +97,9 @@ def cell_font(n_cols: int, share: float = 1.0) -> int | None:
     return None if font < 10 else round(font)
 
 
-def _export_menu(container, fig: go.Figure, key: str) -> None:
+def _export_menu(
+    container, fig: go.Figure, key: str, downloads: Sequence[Download] | None = None, note: str = ""
+) -> None:
     # Its buttons are drawn only while it is open (opening it reruns the page): 2 download buttons per
     # chart on every run cost the server more than the chart itself when a class shares it.
     menu = container.popover(
@@ -91,8 +110,19 @@ def _export_menu(container, fig: go.Figure, key: str) -> None:
     with menu:
         st.caption(
             f"Image: the camera button in the chart's toolbar saves a {chart_format().upper()} "
-            "(format in the sidebar). The numbers behind the chart:"
+            "(format in the sidebar). " + (note or "The numbers behind the chart:")
         )
+        if downloads:
+            for i, item in enumerate(downloads):
+                st.download_button(
+                    item.label,
+                    item.data,
+                    file_name=item.file_name,
+                    mime=item.mime,
+                    key=f"{key}_download_{i}",
+                    on_click="ignore",
+                )
+            return
         st.download_button(
             "CSV",
             lambda: figure_to_csv(fig),

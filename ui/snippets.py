@@ -123,3 +123,25 @@ def pretrained_snippet(text: str, *, layer: int, head: int) -> str:
             "print(weights.round(2))",
         ]
     )
+
+
+def deeper_snippet(text: str, *, layer: int, head: int) -> str:
+    """One head's queries and keys as points, and the rollout of the whole model, on this text (from 1)."""
+    return "\n".join(
+        [
+            "import numpy as np",
+            "",
+            "from attention.pretrained import attention_rollout, load_minilm",
+            "from lessons.projection import queries_and_keys",
+            "",
+            f"run = load_minilm().run({text!r})",
+            f"q, k = run.queries[{layer - 1}, {head - 1}], run.keys[{layer - 1}, {head - 1}]"
+            f"  # layer {layer}, head {head}: (n, d_head) each",
+            "points = queries_and_keys(q, k)  # PCA: points.coords (2n, 2), the queries first",
+            'print(f"the two axes keep {points.share:.1%} of the spread")',
+            "rollout = attention_rollout(run.attentions)  # (n, n), rows sum to 1",
+            "feed = rollout.mean(axis=0)  # the input tokens' shares in the mean-pooled output",
+            "for i in np.argsort(-feed)[:5]:",
+            "    print(i, run.tokens[i], round(float(feed[i]), 3))",
+        ]
+    )

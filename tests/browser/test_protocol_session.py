@@ -23,6 +23,7 @@ TITLES = {
     "heads": "Multi-head attention",
     "block": "The transformer block",
     "pretrained": "A real pretrained model",
+    "pretrained_deeper": "The real model, read deeper",
     "scaling": "Why divide by √d_k",
 }
 

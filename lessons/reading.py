@@ -1,0 +1,120 @@
+"""Reading a real model's attention on long inputs and on pairs of sentences.
+
+- Which query rows to show: every token, the last few, or the pieces of a chosen word (a 256-row
+  heatmap is unreadable; the rows of one word are not).
+- Two sentences that differ in a word: which tokens they share (in order), and how one head's weights
+  among those shared tokens differ from one sentence to the other.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+import numpy as np
+
+QUERY_MODES = ("all", "last", "word")
+CONTINUATION = "##"  # WordPiece marks a piece that continues the previous word with this prefix
+
+
+def words(tokens: Sequence[str]) -> list[tuple[str, list[int]]]:
+    """The input's words, rebuilt from its WordPiece tokens: (word, its token positions) in order.
+
+    "play", "##ing" -> ("playing", [i, i + 1]). [CLS], [SEP] and punctuation are words of their own.
+    """
+    out: list[tuple[str, list[int]]] = []
+    for i, tok in enumerate(tokens):
+        if tok.startswith(CONTINUATION) and len(tok) > len(CONTINUATION) and out:
+            word, positions = out[-1]
+            out[-1] = (word + tok[len(CONTINUATION) :], [*positions, i])
+        else:
+            out.append((tok, [i]))
+    return out
+
+
+def matching_positions(tokens: Sequence[str], word: str) -> list[int]:
+    """The positions of every token of every occurrence of `word` (case-insensitive, whole words only:
+    "it" finds "it" but not "its"). An empty word finds nothing."""
+    wanted = word.strip().lower()
+    if not wanted:
+        return []
+    return [i for text, positions in words(tokens) if text.lower() == wanted for i in positions]
+
+
+def select_queries(tokens: Sequence[str], mode: str, *, last: int = 8, word: str = "") -> list[int]:
+    """The query rows to show, in order: "all" of them, the `last` few (the final one is [SEP]), or
+    those of `word` (possibly none: the caller says so). Raises ValueError on an unknown mode."""
+    n = len(tokens)
+    if mode == "all":
+        return list(range(n))
+    if mode == "last":
+        return list(range(max(0, n - max(1, int(last))), n))
+    if mode == "word":
+        return matching_positions(tokens, word)
+    raise ValueError(f"mode must be one of {QUERY_MODES}, got {mode!r}")
+
+
+def shared_tokens(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> tuple[list[int], list[int]]:
+    """The tokens the two inputs share, in order (the longest matching runs, as `difflib` finds them):
+    (positions in a, positions in b), of equal length, tokens_a[i] == tokens_b[j] for each pair."""
+    matcher = difflib.SequenceMatcher(a=list(tokens_a), b=list(tokens_b), autojunk=False)
+    pos_a: list[int] = []
+    pos_b: list[int] = []
+    for block in matcher.get_matching_blocks():
+        pos_a += range(block.a, block.a + block.size)
+        pos_b += range(block.b, block.b + block.size)
+    return pos_a, pos_b
+
+
+def weight_difference(weights_a: np.ndarray, weights_b: np.ndarray, pos_a, pos_b) -> np.ndarray:
+    """A's weights minus B's among the shared tokens: entry (r, c) is how much more shared query r gives
+    shared key c in sentence A than in B. Shapes: weights (n_a, n_a), (n_b, n_b); pos_* (m,) -> (m, m).
+
+    The raw weights, not renormalised: a row of the difference need not sum to 0, because each sentence
+    also gives weight to the tokens it does not share.
+    """
+    pos_a, pos_b = np.asarray(pos_a, dtype=np.intp), np.asarray(pos_b, dtype=np.intp)
+    if pos_a.shape != pos_b.shape or pos_a.ndim != 1:
+        raise ValueError(f"pos_a has shape {pos_a.shape} but pos_b {pos_b.shape}; expected two (m,) lists")
+    a = np.asarray(weights_a, dtype=np.float64)[np.ix_(pos_a, pos_a)]  # (m, m)
+    b = np.asarray(weights_b, dtype=np.float64)[np.ix_(pos_b, pos_b)]  # (m, m)
+    return a - b
+
+
+def largest_differences(diff: np.ndarray, count: int = 3) -> list[tuple[int, int]]:
+    """The (row, column) cells of `diff` with the largest |value|, largest first. Shapes: (m, m) -> pairs."""
+    flat = np.abs(np.asarray(diff)).ravel()
+    order = np.argsort(-flat, kind="stable")[: min(count, flat.size)]
+    return [tuple(int(i) for i in np.unravel_index(o, diff.shape)) for o in order]
+
+
+# A paragraph of 252 tokens ([CLS] and [SEP] included): a long input near the model's limit of 256.
+LONG_EXAMPLE = (
+    "When the old ferry finally reached the island, the passengers were tired, cold and hungry. "
+    "The captain apologised for the delay: a storm had forced the boat to wait in the harbour for most of the "
+    "morning. Most of the travellers went straight to the small café by the pier, where the owner served soup and "
+    "fresh bread. A young girl asked her father why the sea had been so rough, and he explained that the wind "
+    "pushes the water into waves, and that the waves grow when the wind blows for a long time over open water. "
+    "She listened carefully, then asked whether the fish minded the storm. "
+    "He laughed and said that they probably swam deeper, where the water stays calm. "
+    "After lunch the sun came out, the clouds drifted east, and the island looked bright and green again. "
+    "The family walked along the cliffs to the lighthouse, which had guided ships past the rocks for more than a "
+    "hundred years. At the top, the keeper showed them the great lens and told them how it turned through the "
+    "night. When they came back down, the ferry was ready to leave, and this time the sea was flat and quiet. "
+    "On the way home the girl fell asleep, still holding the postcard of the lighthouse she had bought."
+)
+# Sentences that differ in one word, where a pronoun refers to a different noun (Winograd schemas).
+SENTENCE_PAIRS = {
+    "The animal ... it was too tired / too wide": (
+        "The animal didn't cross the street because it was too tired.",
+        "The animal didn't cross the street because it was too wide.",
+    ),
+    "The trophy ... it is too large / too small": (
+        "The trophy doesn't fit into the brown suitcase because it is too large.",
+        "The trophy doesn't fit into the brown suitcase because it is too small.",
+    ),
+    "The city councilmen ... they feared / advocated violence": (
+        "The city councilmen refused the demonstrators a permit because they feared violence.",
+        "The city councilmen refused the demonstrators a permit because they advocated violence.",
+    ),
+}

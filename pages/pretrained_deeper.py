@@ -1,0 +1,427 @@
+"""The real model, read deeper: queries and keys as points, attention across layers (rollout), long inputs
+made readable, and one head on two sentences that differ in one word."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention.pretrained import EXAMPLE_SENTENCES, MAX_TOKENS, MODEL_NAME, ROLLOUT_LATEX, MiniLMRun, attention_rollout
+from figures.pretrained import SPECIAL_TOKENS, head_heatmap, token_lines_figure
+from figures.reading import (
+    chosen_lines_figure,
+    difference_heatmap,
+    display_max,
+    feed_figure,
+    heaviest,
+    key_lines,
+    query_key_figure,
+    rows_heatmap,
+)
+from lessons.projection import PCA_LATEX, queries_and_keys, query_readout
+from lessons.reading import (
+    LONG_EXAMPLE,
+    QUERY_MODES,
+    SENTENCE_PAIRS,
+    largest_differences,
+    select_queries,
+    shared_tokens,
+    weight_difference,
+)
+from ui.charts import chart, show_snippet
+from ui.model import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
+from ui.page_state import PageState, stop
+from ui.safe_text import escape_markdown
+from ui.snippets import deeper_snippet
+from ui.state import require_app_entry
+from ui.url import Choice, Flag, Int, Text
+
+require_app_entry()
+
+TITLE = "The real model, read deeper"
+MAX_WORD_CHARS = 40
+LINE_THRESHOLD = 0.05
+POOLS = ("mean", "cls")
+STATE = PageState(
+    "ptd",
+    text=Text(EXAMPLE_SENTENCES[0], max_chars=MAX_TEXT_CHARS),
+    layer=Int(4, lo=1, hi=n_layers),  # from 1, as on the other page
+    head=Int(2, lo=1, hi=n_heads),
+    mean=Flag(False),
+    rows=Choice("all", choices=QUERY_MODES),
+    last=Int(8, lo=1, hi=MAX_TOKENS, when=lambda values: values["rows"] == "last"),  # in the link when in use
+    word=Text("it", max_chars=MAX_WORD_CHARS, when=lambda values: values["rows"] == "word"),
+    query=Int(-1, lo=-1, hi=MAX_TOKENS - 1),
+    pool=Choice("mean", choices=POOLS),
+    a=Text(SENTENCE_PAIRS[next(iter(SENTENCE_PAIRS))][0], max_chars=MAX_TEXT_CHARS),
+    b=Text(SENTENCE_PAIRS[next(iter(SENTENCE_PAIRS))][1], max_chars=MAX_TEXT_CHARS),
+)
+EXAMPLES = {**{s: s for s in EXAMPLE_SENTENCES}, "A long text: 252 tokens, near the model's limit": LONG_EXAMPLE}
+ROW_LABELS = {"all": "every token", "last": "the last few tokens", "word": "the tokens of a word"}
+POOL_LABELS = {"mean": "the mean-pooled output (the model's embedding)", "cls": "[CLS] at the top"}
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def rollout_of(text: str) -> np.ndarray:
+    """The rollout of `text`'s attention, shared read-only by every session (n, n)."""
+    rollout = attention_rollout(encode(text).attentions)
+    rollout.flags.writeable = False
+    return rollout
+
+
+def load_example() -> None:
+    if st.session_state.get("ptd_example"):
+        STATE.set("text", EXAMPLES[st.session_state["ptd_example"]])
+    st.session_state["ptd_example"] = None  # a menu: back to "Load an example…"
+
+
+def load_pair() -> None:
+    pair = SENTENCE_PAIRS.get(st.session_state.get("ptd_pair"))
+    if pair:
+        STATE.set("a", pair[0])
+        STATE.set("b", pair[1])
+    st.session_state["ptd_pair"] = None
+
+
+def pick_clicked_query() -> None:
+    """A click on a query's point (trace 0 of the picture) draws its lines."""
+    for point in st.session_state["ptd_points"].selection.get("points", []):
+        if point.get("curve_number") == 0:
+            STATE.set("query", int(point["point_index"]))
+            return
+
+
+def chosen_weights(run: MiniLMRun, layer: int, head: int, mean: bool) -> tuple[np.ndarray, str]:
+    """The (n, n) weights on show, one head's or the layer's heads averaged, and their name."""
+    if mean:
+        return run.attentions[layer - 1].mean(axis=0), f"layer {layer}, its {run.attentions.shape[1]} heads averaged"
+    return run.attentions[layer - 1, head - 1], f"layer {layer}, head {head}"
+
+
+def controls(run: MiniLMRun) -> tuple[int, int, bool, list[int]]:
+    """The layer, head, averaging and query-row controls; returns (layer, head, mean, rows)."""
+    tokens = run.tokens
+    layer_col, head_col, mean_col = st.columns([2, 2, 3], vertical_alignment="bottom")
+    layer = layer_col.selectbox(
+        "Layer",
+        range(1, n_layers() + 1),
+        key=STATE.key("layer"),
+        persist_state="session",
+        help="Which of the 6 blocks (1 is closest to the input).",
+    )
+    head = head_col.selectbox(
+        "Head",
+        range(1, n_heads() + 1),
+        key=STATE.key("head"),
+        persist_state="session",
+        help="Which of the 12 heads in that block (the points below always show one head).",
+    )
+    mean = mean_col.toggle(
+        "Average the layer's heads",
+        key=STATE.key("mean"),
+        persist_state="session",
+        help="Show the mean of the layer's 12 heads in the heatmap, the lines and the two-sentence view.",
+    )
+    rows_col, detail_col = st.columns([4, 3], vertical_alignment="bottom")
+    mode = rows_col.radio(
+        "Query rows to show",
+        QUERY_MODES,
+        format_func=ROW_LABELS.get,
+        horizontal=True,
+        key=STATE.key("rows"),
+        persist_state="session",
+        help="A long input has too many rows to read: keep only some queries (every key stays).",
+    )
+    if mode == "last":
+        detail_col.number_input(
+            "How many", key=STATE.key("last"), persist_state="session", step=1, **STATE.bounds("last")
+        )
+    elif mode == "word":
+        detail_col.text_input(
+            "Word",
+            key=STATE.key("word"),
+            max_chars=MAX_WORD_CHARS,
+            persist_state="session",
+            help="Whole words, any case: 'it' finds 'it' and 'It', not 'its'; a word cut into pieces gives all "
+            "of them.",
+        )
+    rows = select_queries(tokens, mode, last=STATE["last"], word=STATE["word"])
+    if mode == "word" and not rows:
+        st.warning(
+            f"No token of this text is the word '{escape_markdown(STATE['word'].strip())}': showing every row.",
+            icon=":material/search:",
+        )
+        rows = list(range(len(tokens)))
+    elif mode == "last" and STATE["last"] > len(tokens):
+        st.caption(f"The text has only {len(tokens)} tokens: all of them are shown.")
+    return layer, head, mean, rows
+
+
+def rows_view(run: MiniLMRun, weights: np.ndarray, name: str, rows: list[int]) -> None:
+    """The chosen query rows of the weights on show: a heatmap beside the token-to-token lines."""
+    tokens, n = run.tokens, run.n_tokens
+    if len(rows) == n and n > 64:
+        st.caption(f"{n} rows are hard to read: keep the last few, or the rows of one word, above.")
+    heat_col, lines_col = st.columns([3, 2], gap="medium")
+    title = f"{name.capitalize()}: {len(rows)} of {n} queries"
+    chart(heat_col, rows_heatmap(weights[rows], tokens, rows, title=title), key="ptd_rows_heatmap", share=0.6)
+    if len(rows) == n:
+        lines = token_lines_figure(weights, tokens, threshold=LINE_THRESHOLD, title=title)
+    else:  # only the chosen queries and the keys they read: a few rows of a long input fill the figure
+        lines = chosen_lines_figure(weights, tokens, rows, threshold=LINE_THRESHOLD, title=title)
+    chart(lines_col, lines, key="ptd_rows_lines", share=0.4)
+
+
+def points_view(run: MiniLMRun, layer: int, head: int, rows: list[int]) -> None:
+    """Section 3: the head's queries and keys on two principal axes; a clicked query's lines."""
+    tokens, n = run.tokens, run.n_tokens
+    q, k = run.queries[layer - 1, head - 1], run.keys[layer - 1, head - 1]  # (n, d_head) each
+    weights = run.attentions[layer - 1, head - 1]  # (n, n)
+    points = queries_and_keys(q, k)
+    if STATE["query"] >= n:
+        st.info(
+            f"Query {STATE['query']} is past this text's {n} tokens: no query is chosen.", icon=":material/touch_app:"
+        )
+        STATE.set("query", -1)
+    picture_col, side_col = st.columns([5, 2], gap="medium")
+    query = side_col.selectbox(
+        "Lines from query",
+        [-1, *range(n)],
+        key=STATE.key("query"),
+        format_func=lambda i: "none (click a circle)" if i == -1 else f"{i} · {tokens[i]}",
+        help="Or click a query's circle in the picture.",
+    )
+    selected = None if query == -1 else query
+    total = points.variances.sum() or 1.0
+    shares = (points.variances[0] / total, points.variances[1] / total if len(points.variances) > 1 else 0.0)
+    fig = query_key_figure(
+        points.coords,
+        tokens,
+        weights,
+        axis_shares=shares,
+        selected=selected,
+        named=rows if len(rows) < n else [],
+        title=f"Layer {layer}, head {head}: {n} queries and {n} keys, {points.share:.0%} of their spread kept",
+    )
+    chart(picture_col, fig, key="ptd_points", on_select=pick_clicked_query, selection_mode="points")
+    side_col.metric(
+        "Spread kept",
+        f"{points.share:.0%}",
+        help=f"By the two axes: (s₁² + s₂²) / Σ sᵢ² of the SVD of the {2 * n} points; the other "
+        f"{q.shape[1] - 2} directions hold the rest.",
+    )
+    if selected is None:
+        side_col.caption("Click a query's circle (or choose one above) to draw lines to its heaviest keys.")
+        return
+    keys = key_lines(weights[selected])
+    readout = query_readout(q, k, points.coords, selected, keys)
+    st.markdown(f"**Query {selected} · '{escape_markdown(tokens[selected])}'**: its heaviest keys")
+    table = pd.DataFrame(
+        {
+            "key": [f"{r['key']} · {tokens[r['key']]}" for r in readout],
+            "weight": [round(float(weights[selected, r["key"]]), 3) for r in readout],
+            "score q·k/√d": [round(r["score"], 2) for r in readout],
+            "nearness on the picture": [f"{r['closeness_rank']} of {n}" for r in readout],
+        }
+    )
+    st.dataframe(table, hide_index=True, key="ptd_readout")
+    st.caption(
+        f"Score: q·k/√{q.shape[1]}, what the softmax turns into the weights. Nearness: the key's rank by distance "
+        f"from the query on the picture (1 = nearest of the {n} keys); where it disagrees with the weight, the "
+        "picture hides or invents closeness."
+    )
+
+
+def rollout_view(run: MiniLMRun, text: str, rows: list[int]) -> None:
+    """Section 4: the rollout as a heatmap of the chosen rows, and what feeds the output."""
+    tokens, n = run.tokens, run.n_tokens
+    rollout = rollout_of(text)  # (n, n)
+    zmax, capped = display_max(rollout[rows], tokens)
+    chart(
+        st,
+        rows_heatmap(
+            rollout[rows],
+            tokens,
+            rows,
+            title=f"Rollout through all {run.attentions.shape[0]} layers: {len(rows)} of {n} positions at the top",
+            zmax=zmax,
+            colorbar=f"share (capped at {zmax:.2f})" if capped else "share",
+            hover="position %{y} at the top<br>← input token %{x}<br>share %{z:.3f}",
+            x_title="input token",
+            y_title="position after the last layer",
+        ),
+        key="ptd_rollout",
+        share=1.0,
+    )
+    if capped:
+        st.caption(
+            f"The colours stop at {zmax:.2f}: the [CLS] and [SEP] columns go far beyond (hover for their exact "
+            "shares), and would otherwise leave every other cell white."
+        )
+    pool = st.radio(
+        "Which output",
+        POOLS,
+        format_func=POOL_LABELS.get,
+        horizontal=True,
+        key=STATE.key("pool"),
+        persist_state="session",
+        help="The embedding is the mean of the last layer's vectors: its row of shares is the mean of the rows. "
+        "[CLS] is position 0's row (BERT's classifier reads it; this model does not use it).",
+    )
+    feed = rollout.mean(axis=0) if pool == "mean" else rollout[0]  # (n,), sums to 1
+    ymax, cut = display_max(feed, tokens)
+    fig = feed_figure(feed, tokens, title=f"Which input tokens feed {POOL_LABELS[pool]}", ymax=ymax if cut else None)
+    chart(st, fig, key="ptd_feed")
+    top = heaviest(feed, 5)
+    special = sum(feed[i] for i, tok in enumerate(tokens) if tok in SPECIAL_TOKENS)
+    st.caption(
+        "Largest shares: "
+        + ", ".join(f"'{escape_markdown(tokens[i])}' ({i}) {feed[i]:.1%}" for i in top)
+        + f". An even spread would give each token {1 / n:.1%}. [CLS] and [SEP] together: {special:.0%}: "
+        "many heads park their weight on them (see the previous page), and rollout multiplies that through the layers."
+    )
+
+
+def pair_view(layer: int, head: int, mean: bool) -> None:
+    """Section 5: the same weights on two sentences side by side, and their difference on shared tokens."""
+    st.selectbox(
+        "Load a pair",
+        list(SENTENCE_PAIRS),
+        index=None,
+        placeholder="Load a pair…",
+        key="ptd_pair",
+        on_change=load_pair,
+        help="Copies a prepared pair into the two boxes below.",
+    )
+    a_col, b_col = st.columns(2, gap="medium")
+    text_a = a_col.text_input("Sentence A", key=STATE.key("a"), persist_state="session")
+    text_b = b_col.text_input("Sentence B", key=STATE.key("b"), persist_state="session")
+    run_a, run_b = read_text(text_a), read_text(text_b)
+    if run_a is None or run_b is None:
+        return
+    weights_a, name = chosen_weights(run_a, layer, head, mean)
+    weights_b, _ = chosen_weights(run_b, layer, head, mean)
+    for col, run, weights, label in ((a_col, run_a, weights_a, "A"), (b_col, run_b, weights_b, "B")):
+        fig = head_heatmap(weights, run.tokens, title=f"Sentence {label}: {name}")
+        chart(col, fig, key=f"ptd_pair_{label.lower()}", share=0.5)
+    pos_a, pos_b = shared_tokens(run_a.tokens, run_b.tokens)
+    if not pos_a:
+        st.info("The two sentences share no token: there is nothing to compare.", icon="↔️")
+        return
+    diff = weight_difference(weights_a, weights_b, pos_a, pos_b)  # (m, m)
+    shared = [run_a.tokens[i] for i in pos_a]
+    only_a = len(run_a.tokens) - len(pos_a)
+    only_b = len(run_b.tokens) - len(pos_b)
+    st.markdown(
+        f"**The difference, A − B, on the {len(pos_a)} tokens both share** ({only_a} token"
+        f"{'' if only_a == 1 else 's'} only in A, {only_b} only in B, left out). Blue: A gives that key more "
+        "weight; red: B does. The raw weights, not renormalised: each sentence also spends weight on its own tokens."
+    )
+    a_block = weights_a[np.ix_(pos_a, pos_a)]
+    b_block = weights_b[np.ix_(pos_b, pos_b)]
+    fig = difference_heatmap(diff, a_block, b_block, shared, pos_a, title=f"A − B: {name}")
+    chart(st, fig, key="ptd_pair_diff", share=1.0)
+    lines = [
+        f"'{escape_markdown(shared[r])}' ({pos_a[r]}) → '{escape_markdown(shared[c])}' ({pos_a[c]}): "
+        f"{a_block[r, c]:.2f} in A, {b_block[r, c]:.2f} in B ({diff[r, c]:+.2f})"
+        for r, c in largest_differences(diff, 3)
+    ]
+    st.markdown("Largest differences (positions in A):\n" + "\n".join(f"- {line}" for line in lines))
+
+
+STATE.load()
+try:
+    model = get_model()
+except FileNotFoundError as err:
+    not_installed(err, TITLE)
+    stop()
+cfg = model.config
+
+st.title(TITLE)
+st.markdown(
+    f"The previous page showed every head of **{MODEL_NAME}** and one head up close. This page reads the same "
+    "model four more ways: a head's queries and keys as points, attention followed through all the layers, long "
+    "inputs cut down to the rows you want, and one head on two sentences that differ in a word. Every number is "
+    "computed by this app's own numpy code from the model's weights, and each view says what it cannot tell you."
+)
+st.info(
+    "**Each of these views simplifies.** A 2-D picture of 32-dimensional vectors drops most of them; rollout "
+    "pretends that only attention moves information between tokens. They suggest where to look; the weights "
+    "and the model's outputs are what it computed.",
+    icon="⚠️",
+)
+STATE.show_warnings()
+
+st.header("1 · Your text")
+st.selectbox(
+    "Load an example",
+    list(EXAMPLES),
+    index=None,
+    placeholder="Load an example…",
+    key="ptd_example",
+    on_change=load_example,
+    help="Copies the text into the box below; the long one shows how the views cope with 252 tokens.",
+)
+text = st.text_area(
+    "Text",
+    key=STATE.key("text"),
+    height=80,
+    persist_state="session",
+    help=f"Any English text up to {MAX_TOKENS} tokens ({MAX_TEXT_CHARS:,} characters at most). Ctrl+Enter applies.",
+)
+run = read_text(text)
+if run is not None:
+    tokens = run.tokens
+    st.caption(f"{len(tokens)} tokens, [CLS] and [SEP] included (the model takes at most {MAX_TOKENS}).")
+    layer, head, mean, rows = controls(run)
+    weights, name = chosen_weights(run, layer, head, mean)
+
+    st.header("2 · The rows you choose")
+    st.markdown(
+        "The heatmap keeps only the query rows chosen above, against every key; the lines start from the same "
+        f"queries (weights under {LINE_THRESHOLD} are not drawn). **Average the layer's heads** shows what the "
+        "layer as a whole reads, each head counted equally (before $W_O$ mixes them, so not what the layer writes)."
+    )
+    rows_view(run, weights, name, rows)
+
+    st.header("3 · Queries and keys as points")
+    st.markdown(
+        f"A head compares each query vector with every key vector (d_head = {cfg.d_head} numbers each). Here are "
+        f"the {len(tokens)} queries (circles) and {len(tokens)} keys (diamonds) of layer {layer}, head {head}, "
+        "placed by PCA on the two directions along which these points spread most. **Hover** a point for its token "
+        "and its heaviest keys; **click** a query to draw lines to its heaviest keys, as thick as their weights."
+    )
+    st.latex(PCA_LATEX)
+    points_view(run, layer, head, rows)
+    st.info(  # an info, not a warning: a warning on these pages means a bad link or input
+        "**A projection can hide or invent closeness.** Two points near each other here may be far apart in the "
+        f"{cfg.d_head - 2} directions left out, and the other way round. And attention does not measure closeness: "
+        f"the score is the dot product q·k/√{cfg.d_head}, which also grows with a key's length, so a distant long "
+        "key can outscore a near short one. The queries' and the keys' clouds often sit apart: moving every key by "
+        "the same vector changes no weight (each of a query's scores moves by the same amount, which the softmax "
+        "ignores), so that gap means nothing. The lines use the real weights.",
+        icon=":material/map:",
+    )
+
+    st.header("4 · Attention across layers: rollout")
+    st.markdown(
+        "Each layer mixes the tokens again, so after six layers a position holds a blend of blends. **Attention "
+        "rollout** (Abnar & Zuidema, 2020) estimates that blend: average each layer's heads, add the identity for "
+        "the residual path that carries every token past the attention, renormalise the rows, and multiply the "
+        "layers together. Row i of R says which input tokens position i at the top was built from."
+    )
+    st.latex(ROLLOUT_LATEX)
+    rollout_view(run, text, rows)
+    st.info(
+        "**Rollout is a heuristic.** It uses only the attention weights: it ignores the value vectors (a head "
+        "can attend strongly and write almost nothing), $W_O$, the feed-forward layers and the layer norms, and "
+        "it gives the residual path a fixed half. Read it as where information *could* have flowed.",
+        icon=":material/route:",
+    )
+    show_snippet(deeper_snippet(text, layer=layer, head=head))
+
+    st.header("5 · Two sentences, one head")
+    st.markdown(
+        f"The same weights ({name}, chosen above) on two sentences that differ in one word, where the pronoun "
+        "refers to a different noun. Does the head's reading of the pronoun change?"
+    )
+    pair_view(layer, head, mean)

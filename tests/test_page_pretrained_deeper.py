@@ -1,0 +1,238 @@
+"""The deeper pretrained page under AppTest: every view shows the model's own numbers, every control moves
+them, long inputs never rerun the model, and bad links or text give messages, not crashes."""
+
+import io
+import uuid
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+
+from attention.pretrained import MiniLM, load_minilm
+from lessons.reading import LONG_EXAMPLE, SENTENCE_PAIRS
+from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_values
+
+PAGE = "pages/pretrained_deeper.py"
+TIRED, WIDE = SENTENCE_PAIRS["The animal ... it was too tired / too wide"]
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_minilm()
+
+
+@pytest.fixture
+def run_counter(monkeypatch):
+    """Count the model's forward passes while the page runs (its cache sits in front of them)."""
+    calls = []
+    real_run = MiniLM.run
+
+    def counting_run(self, text, **kwargs):
+        calls.append(text)
+        return real_run(self, text, **kwargs)
+
+    monkeypatch.setattr(MiniLM, "run", counting_run)
+    return calls
+
+
+def deeper(query: dict[str, str] | None = None):
+    return open_page(PAGE, query)
+
+
+def points(at) -> tuple[np.ndarray, np.ndarray]:
+    """The coordinates of the query points and of the key points in the picture."""
+    fig = chart_by_key(at, "ptd_points")
+    q, k = fig["data"][0], fig["data"][1]
+    as_xy = lambda t: np.column_stack([plotly_values(t["x"]), plotly_values(t["y"])])  # noqa: E731
+    return as_xy(q), as_xy(k)
+
+
+def texts(elements) -> str:
+    return " ".join(e.value for e in elements)
+
+
+def test_the_page_shows_the_models_own_numbers_in_every_view(model):
+    at = deeper({"text": TIRED, "layer": "4", "head": "2"})
+    assert not at.exception and not at.error
+    run = model.run(TIRED)
+    n = run.n_tokens
+    np.testing.assert_allclose(heatmap_z(chart_by_key(at, "ptd_rows_heatmap")), run.attentions[3, 1], atol=1e-6)
+    # the picture: PCA of the 2n query and key vectors, recomputed here with numpy's SVD
+    x = np.concatenate([run.queries[3, 1], run.keys[3, 1]]).astype(np.float64)
+    u, s, vt = np.linalg.svd(x - x.mean(axis=0), full_matrices=False)
+    shown_q, shown_k = points(at)
+    shown = np.concatenate([shown_q, shown_k])
+    np.testing.assert_allclose(np.abs(shown), np.abs(u[:, :2] * s[:2]), atol=1e-4)
+    share = (s[:2] ** 2).sum() / (s**2).sum()
+    assert at.metric[0].value == f"{share:.0%}" and f"{share:.0%} of their spread kept" in str(
+        chart_by_key(at, "ptd_points")["layout"]["title"]
+    )
+    # rollout, recomputed here: heads averaged, half the identity, rows renormalised, layers multiplied
+    rollout = np.eye(n)
+    for layer in run.attentions.astype(np.float64):
+        mixed = 0.5 * layer.mean(axis=0) + 0.5 * np.eye(n)
+        rollout = (mixed / mixed.sum(axis=1, keepdims=True)) @ rollout
+    np.testing.assert_allclose(heatmap_z(chart_by_key(at, "ptd_rollout")), rollout, atol=1e-6)
+    feed = plotly_values(chart_by_key(at, "ptd_feed")["data"][0]["y"])
+    np.testing.assert_allclose(feed, rollout.mean(axis=0), atol=1e-9)  # the mean-pooled output by default
+    # two sentences: the difference on the shared tokens (all but the adjective, position 13)
+    other = model.run(WIDE)
+    shared = [i for i in range(n) if i != 13]
+    diff = run.attentions[3, 1][np.ix_(shared, shared)] - other.attentions[3, 1][np.ix_(shared, shared)]
+    np.testing.assert_allclose(heatmap_z(chart_by_key(at, "ptd_pair_diff")), diff, atol=1e-6)
+    it, animal = 10, 2
+    expected = (
+        f"'it' (10) → 'animal' (2): {run.attentions[3, 1, it, animal]:.2f} in A, "
+        f"{other.attentions[3, 1, it, animal]:.2f} in B"
+    )
+    assert expected in texts(at.markdown)  # the tired/wide pair: 'it' reads 'animal' far more with 'tired'
+    caveats = texts(at.info)
+    assert "A projection can hide or invent closeness" in caveats and "Rollout is a heuristic" in caveats
+
+
+def test_clicking_or_choosing_a_query_draws_lines_to_its_heaviest_keys_by_weight(model):
+    at = deeper({"text": TIRED})
+    assert not at.dataframe  # no query chosen yet
+    at.selectbox(key="ptd_query").set_value(10).run()
+    assert not at.exception and at.query_params["query"] == "10"
+    run = model.run(TIRED)
+    weights = run.attentions[3, 1, 10]
+    table = at.dataframe[0].value
+    heaviest = np.argsort(-weights)[: len(table)]
+    assert table["key"].tolist() == [f"{j} · {run.tokens[j]}" for j in heaviest]
+    np.testing.assert_allclose(table["weight"], weights[heaviest].round(3))
+    scores = run.keys[3, 1].astype(np.float64) @ run.queries[3, 1, 10].astype(np.float64) / np.sqrt(32)
+    np.testing.assert_allclose(table["score q·k/√d"], scores[heaviest].round(2), atol=1e-9)
+    fig = chart_by_key(at, "ptd_points")
+    shown_q, shown_k = points(at)
+    lines = [t for t in fig["data"][2:] if t["mode"] == "lines"]
+    assert len(lines) == len(table)
+    for line, j in zip(lines, heaviest):  # each line from the query's point to that key's
+        np.testing.assert_allclose([line["x"][0], line["y"][0]], shown_q[10])
+        np.testing.assert_allclose([line["x"][1], line["y"][1]], shown_k[j])
+
+
+def test_switching_heads_and_rows_on_a_long_input_never_reruns_the_model(model, run_counter):
+    text = f"{LONG_EXAMPLE[:1100]} Number {uuid.uuid4().hex[:6]}."
+    at = deeper({"text": text})
+    assert not at.exception and run_counter.count(text) == 1
+    n = len(model.tokenize(text)[0])
+    assert n > 230
+    run = model.run(text)
+    changes = [
+        lambda: at.selectbox(key="ptd_layer").set_value(6),
+        lambda: at.selectbox(key="ptd_head").set_value(12),
+        lambda: at.radio(key="ptd_rows").set_value("last"),
+        lambda: at.number_input(key="ptd_last").set_value(3),
+        lambda: at.radio(key="ptd_rows").set_value("word"),
+        lambda: at.text_input(key="ptd_word").set_value("Lighthouse"),
+        lambda: at.toggle(key="ptd_mean").set_value(True),
+        lambda: at.selectbox(key="ptd_query").set_value(n - 5),
+        lambda: at.radio(key="ptd_pool").set_value("cls"),
+    ]
+    for change in changes:
+        change().run()
+        assert not at.exception
+    assert run_counter.count(text) == 2  # the page's one run, plus this test's own
+    lighthouse = [i for i, tok in enumerate(run.tokens) if tok == "lighthouse"]
+    heat = chart_by_key(at, "ptd_rows_heatmap")
+    np.testing.assert_allclose(heatmap_z(heat), run.attentions[5][:, lighthouse].mean(axis=0), atol=1e-6)
+    assert [label.split(" · ")[0] for label in heat["data"][0]["y"]] == [str(i) for i in lighthouse]
+    assert at.query_params["word"] == "Lighthouse" and "last" not in at.query_params  # only what is in use
+
+
+def test_the_last_few_rows_and_the_mean_of_the_heads(model):
+    at = deeper({"text": TIRED, "rows": "last", "last": "3", "mean": "1", "layer": "2"})
+    assert not at.exception and not at.warning
+    run = model.run(TIRED)
+    z = heatmap_z(chart_by_key(at, "ptd_rows_heatmap"))
+    np.testing.assert_allclose(z, run.attentions[1].mean(axis=0)[-3:], atol=1e-6)
+    assert "Layer 2, its 12 heads averaged" in str(chart_by_key(at, "ptd_rows_heatmap")["layout"]["title"])
+    at.number_input(key="ptd_last").set_value(200).run()  # more than the text has: all of them, said
+    assert "only 16 tokens" in texts(at.caption) and heatmap_z(chart_by_key(at, "ptd_rows_heatmap")).shape == (16, 16)
+
+
+def test_a_word_that_is_not_in_the_text_is_said_and_every_row_shown():
+    at = deeper({"text": TIRED, "rows": "word", "word": f"{HOSTILE} **x**"})
+    assert not at.exception
+    (warning,) = texts(at.warning).split("\n")
+    assert "No token of this text is the word" in warning
+    assert "\\<img src=x onerror=alert(1)\\> \\*\\*x\\*\\*" in warning  # shown as typed, escaped for markdown
+    assert heatmap_z(chart_by_key(at, "ptd_rows_heatmap")).shape == (16, 16)
+
+
+def test_the_cls_row_of_the_rollout(model):
+    at = deeper({"text": TIRED, "pool": "cls"})
+    assert not at.exception
+    feed = plotly_values(chart_by_key(at, "ptd_feed")["data"][0]["y"])
+    rollout = heatmap_z(chart_by_key(at, "ptd_rollout"))
+    np.testing.assert_allclose(feed, rollout[0], atol=1e-9)
+    assert "[CLS] at the top" in str(chart_by_key(at, "ptd_feed")["layout"]["title"])
+
+
+def test_examples_and_pairs_load_into_the_boxes():
+    at = deeper()
+    at.selectbox(key="ptd_example").set_value("A long text: 252 tokens, near the model's limit").run()
+    assert not at.exception and at.text_area(key="ptd_text").value == LONG_EXAMPLE
+    assert "252 tokens" in texts(at.caption) and at.selectbox(key="ptd_example").value is None
+    pair = "The trophy ... it is too large / too small"
+    at.selectbox(key="ptd_pair").set_value(pair).run()
+    assert (at.text_input(key="ptd_a").value, at.text_input(key="ptd_b").value) == SENTENCE_PAIRS[pair]
+    assert not at.exception and chart_by_key(at, "ptd_pair_diff")
+
+
+def test_a_query_past_the_end_of_a_shorter_text_is_said_and_dropped():
+    at = deeper({"text": TIRED, "query": "200"})  # a valid position for 256 tokens, not for 16
+    assert not at.exception
+    assert "Query 200 is past this text's 16 tokens" in texts(at.info)
+    assert at.selectbox(key="ptd_query").value == -1 and at.query_params["query"] == "-1"
+
+
+def test_empty_too_long_and_hostile_texts_give_messages():
+    at = deeper({"text": "   "})
+    assert not at.exception and "Type a sentence" in texts(at.info)
+    at.text_area(key="ptd_text").set_value("the " * 300).run()
+    assert not at.exception and "at most 256" in texts(at.error)
+    at.text_area(key="ptd_text").set_value(f"{HOSTILE} and it was tired").run()
+    assert not at.exception and not at.error
+    for chart in at.get("plotly_chart"):
+        assert "<img" not in chart.proto.spec
+    at.text_input(key="ptd_b").set_value("").run()  # one of the two sentences empty: said, no comparison
+    assert not at.exception and "Type a sentence" in texts(at.info)
+
+
+def test_the_snippet_reproduces_the_share_and_the_rollout(model):
+    at = open_page(PAGE, {"text": TIRED, "layer": "3", "head": "5"}, state={"snippet": True})  # snippet open
+    code = next(c.value for c in at.code if "attention_rollout" in c.value)
+    namespace: dict = {}
+    out = io.StringIO()
+    with redirect_stdout(out):
+        exec(compile(code, "<snippet>", "exec"), namespace)  # noqa: S102 - the page's own generated code
+    np.testing.assert_allclose(namespace["rollout"], heatmap_z(chart_by_key(at, "ptd_rollout")), atol=1e-6)
+    assert f"keep {namespace['points'].share:.1%}" in out.getvalue()
+    assert at.metric[0].value == f"{namespace['points'].share:.0%}"
+
+
+def test_without_the_model_package_the_page_says_what_to_install(monkeypatch):
+    import streamlit as st
+
+    import attention.pretrained as pretrained
+
+    def missing():
+        raise FileNotFoundError("the weights of sentence-transformers/all-MiniLM-L6-v2 were not found")
+
+    def clear():
+        pretrained._load_cached.cache_clear()
+        pretrained.read_model_config.cache_clear()
+        st.cache_resource.clear()
+
+    monkeypatch.setattr(pretrained, "model_dir", missing)
+    clear()
+    try:
+        at = deeper({"text": "Keep this.", "layer": "3", "rows": "word", "word": "this"})
+        assert not at.exception and "not installed" in texts(at.error)
+        assert at.query_params["text"] == "Keep this." and at.query_params["word"] == "this"  # kept for later
+    finally:
+        monkeypatch.undo()
+        clear()

