@@ -7,6 +7,7 @@ machine's float32 matmul speed beside them (so a slow figure can be told from a 
 
 Targets: 32 tokens <= 30 ms, 256 tokens <= 150 ms (median of several runs, model already loaded).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,8 +54,10 @@ def main() -> int:
         median, best = time_run(model, text, args.repeats)
         gflop = forward_flops(model.config, n_tokens) / 1e9
         verdict = "ok" if median <= target else "OVER TARGET"
-        print(f"run() {n_tokens:>3} tokens: median {median:6.1f} ms, best {best:6.1f} ms "
-              f"(target {target:.0f} ms: {verdict}); {gflop:.2f} GFLOP -> {gflop / (median / 1e3):.1f} GFLOP/s")
+        print(
+            f"run() {n_tokens:>3} tokens: median {median:6.1f} ms, best {best:6.1f} ms "
+            f"(target {target:.0f} ms: {verdict}); {gflop:.2f} GFLOP -> {gflop / (median / 1e3):.1f} GFLOP/s"
+        )
         if median > target:
             missed.append(n_tokens)
     print_memory(model, text_with_tokens(model, 256))
@@ -69,7 +72,7 @@ def print_matmul_speed() -> None:
     for m, k, n, label in ((1024, 1024, 1024, "1024^3 square"), (256, 384, 1536, "256x384 @ 384x1536 (FFN)")):
         a = rng.standard_normal((m, k), dtype=np.float32)
         b = rng.standard_normal((k, n), dtype=np.float32)
-        seconds = median_seconds(lambda: a @ b, repeats=9)  # (m, n)
+        seconds = median_seconds(lambda a=a, b=b: a @ b, repeats=9)  # (m, n)
         print(f"float32 matmul {label}: {2 * m * k * n / seconds / 1e9:.1f} GFLOP/s")
 
 
@@ -101,8 +104,10 @@ def print_memory(model, text: str) -> None:
         arrays = [run.hidden_states, run.attentions, run.embedding]
         arrays += [a for t in run.traces for a in (t.weights, *(s.value for s in t.steps))]
         kept = sum({id(a): a.nbytes for a in arrays}.values())  # each array once
-        print(f"memory, one {run.n_tokens}-token run, keep_traces={keep_traces}: tracemalloc peak "
-              f"{peak / 2**20:.1f} MiB, result holds {kept / 2**20:.1f} MiB")
+        print(
+            f"memory, one {run.n_tokens}-token run, keep_traces={keep_traces}: tracemalloc peak "
+            f"{peak / 2**20:.1f} MiB, result holds {kept / 2**20:.1f} MiB"
+        )
     max_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     print(f"process peak RSS (model loaded, all runs done): {max_rss_kib / 2**10:.0f} MiB")
 
@@ -134,8 +139,13 @@ def forward_flops(cfg, n: int) -> int:
 def model_arrays(model):
     from dataclasses import fields
 
-    yield from (model.word_embeddings, model.position_embeddings, model.token_type_embedding,
-                model.embedding_ln_gamma, model.embedding_ln_beta)
+    yield from (
+        model.word_embeddings,
+        model.position_embeddings,
+        model.token_type_embedding,
+        model.embedding_ln_gamma,
+        model.embedding_ln_beta,
+    )
     for layer in model.layers:
         yield from (getattr(layer, f.name) for f in fields(layer))
 
