@@ -330,6 +330,39 @@ def _checkpoint(params: DecoderParams, probe: np.ndarray, batch: np.ndarray) -> 
     return batch_attentions(params, probe)[0], previous_token_scores(attn), induction_scores(attn, batch)
 
 
+# ---------------------------------------------------------------- reading a run
+
+
+ROLE_THRESHOLD = 0.5  # a head that puts more than half its weight where the role says is given that role
+
+
+def formation_index(induction: np.ndarray, threshold: float = ROLE_THRESHOLD) -> int | None:
+    """The first checkpoint at which some head of the last layer has an induction score above `threshold`
+    (None if none does). Shapes: induction (C, layers, heads)."""
+    hits = np.flatnonzero(np.asarray(induction)[:, -1].max(axis=-1) > threshold)
+    return int(hits[0]) if hits.size else None
+
+
+def strip_indices(induction: np.ndarray, count: int = 6) -> list[int]:
+    """`count` checkpoints to show side by side: the first, the last, and those around the formation
+    (evenly spread when no induction head formed). Shapes: induction (C, layers, heads)."""
+    c = len(induction)
+    k = formation_index(induction)
+    if k is None or c <= count:
+        return sorted({round(i * (c - 1) / (count - 1)) for i in range(count)}) if c > count else list(range(c))
+    around = [k - 2, k - 1, k, k + 1]
+    return sorted({0, c - 1, *(i for i in around if 0 <= i < c)})
+
+
+def head_role(previous: float, induction: float) -> str:
+    """A name for what a head mostly does, from its two scores."""
+    if induction > ROLE_THRESHOLD:
+        return "induction head"
+    if previous > ROLE_THRESHOLD:
+        return "previous-token head"
+    return "neither (mixed)"
+
+
 # ---------------------------------------------------------------- the shipped model
 
 
