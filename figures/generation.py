@@ -48,7 +48,7 @@ def step_rows_figure(
     h, steps, n = rows.shape
     cols = min(h, 2)
     grid_rows = -(-h // cols)
-    cells = _grid_domains(grid_rows, cols, 0.06, 0.12 if grid_rows > 1 else 0.0)
+    cells = _grid_domains(grid_rows, cols, 0.06, 0.16 if grid_rows > 1 else 0.0)
     ticks = safe_labels(labels)
     y_text = [f"step {s + 1}" for s in range(steps)]
     layout: dict = {}

@@ -49,6 +49,7 @@ MODELS = ("shipped", "yours")
 STEP_CHOICES = (250, 500, 1000, 2000)
 MAX_TEXT = 200
 MAX_NEW = 16
+GRID_ROW_HEIGHT = 400  # near-square cells for 19 tokens in half the page, labels readable in presenter mode
 DEFAULT_TEXT = "q w e r t y u q w"
 TRAIN_REQUEST_KEY = "_induction_train_requested"
 STATE = PageState(
@@ -273,7 +274,13 @@ titles = [
 ]
 chart(
     st,
-    heads_grid(run.attentions[k].reshape(-1, *run.attentions.shape[-2:]), probe_labels, titles, columns=2),
+    heads_grid(
+        run.attentions[k].reshape(-1, *run.attentions.shape[-2:]),
+        probe_labels,
+        titles,
+        columns=2,
+        height_per_row=GRID_ROW_HEIGHT,
+    ),
     key="induction_grid",
     share=0.5,
 )
@@ -363,7 +370,7 @@ else:
     ]
     chart(
         st,
-        heads_grid(attn.reshape(-1, *attn.shape[-2:]), labels, own_titles, columns=2),
+        heads_grid(attn.reshape(-1, *attn.shape[-2:]), labels, own_titles, columns=2, height_per_row=GRID_ROW_HEIGHT),
         key="induction_own_grid",
     )
     st.caption(

@@ -7,7 +7,7 @@ import pytest
 
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
 
-PAGES = ["", "predict", "scaling", "causal", "pitfalls", "heads", "block", "pretrained"]
+PAGES = ["", "predict", "scaling", "causal", "pitfalls", "heads", "block", "induction", "generation", "pretrained"]
 SIZES = [(1280, 720), (1920, 1080)]
 
 # Text that CSS cut with an ellipsis or a hidden overflow: the box is narrower than what it holds.
