@@ -5,6 +5,8 @@ from ui.state import require_app_entry
 
 require_app_entry()
 
+import threading
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -82,21 +84,33 @@ def stored_run(config: InductionConfig, _result: InductionRun | None = None) -> 
     return _result
 
 
+@st.cache_resource(show_spinner=False)
+def training_lock() -> threading.Lock:
+    """One training at a time on this server: a class pressing the button together must not swamp its cores."""
+    return threading.Lock()
+
+
 def train_with_progress(config: InductionConfig) -> InductionRun:
-    """The cached run for `config`, or train it now with a progress bar and cache it."""
+    """The cached run for `config`, or train it now with a progress bar and cache it (after any training that
+    another session started first; if that was the same config, its result is used)."""
     try:
         return stored_run(config)
     except NotTrainedYet:
         pass
-    bar = st.progress(0.0, text="Training…")
+    bar = st.progress(0.0, text="Waiting for a training another student started on this server…")
 
     def on_step(done: int, total: int) -> None:
         if done % 25 == 0 or done == total:  # a message every step would cost more than the step
             bar.progress(done / total, text=f"Training: step {done} of {total}")
 
-    run = train_induction(config, on_step=on_step)
+    with training_lock():
+        try:
+            run = stored_run(config)
+        except NotTrainedYet:
+            bar.progress(0.0, text="Training…")
+            run = stored_run(config, _result=train_induction(config, on_step=on_step))
     bar.empty()
-    return stored_run(config, _result=run)
+    return run
 
 
 @st.cache_data(max_entries=32, show_spinner="Measuring the model on fresh sequences…")

@@ -76,10 +76,15 @@ def test_the_step_slider_shows_that_steps_distribution(params):
     assert list(table["keys"]) == ["(2, 11, 16)", "(2, 11, 16)"]
 
 
-def test_one_new_token_needs_no_step_slider():
+def test_one_new_token_needs_no_step_slider_and_fewer_tokens_keep_the_step_within_them():
     at = open_page(PAGE, {"n_new": "1"})
     assert not at.exception and not at.error
     assert not [s for s in at.slider if s.key == "gen_step"]
+    at = open_page(PAGE, {"step": "9"})
+    at.number_input(key="gen_n_new").set_value(4).run()
+    assert not at.exception and not at.error
+    assert at.slider(key="gen_step").value == 4 and at.query_params["n_new"] == "4"
+    assert "a b c d e f a b → **c d e f**" in texts(at.markdown)
 
 
 @pytest.mark.parametrize(
