@@ -324,9 +324,10 @@ else:
 
 st.header("5 · MHA, GQA and MQA: the same model, three caches")
 st.markdown(
-    "At long contexts the cache, not the weights, fills a GPU's memory, and every new token must read all of it. "
-    "Grouped-query attention lets each group of g query heads share one key/value head: the queries stay as "
-    "expressive, the cache shrinks by g. Multi-query attention is the extreme, one key/value head for all."
+    "At long contexts the cache can outgrow the weights: a 7B-class model holds about 13 GiB of float16 weights, "
+    "and its multi-head cache at 32,768 tokens is 16 GiB, per sequence; and every new token must read all of it. "
+    "Grouped-query attention lets each group of g query heads share one key/value head: as many query heads as "
+    "before, a cache g times smaller. Multi-query attention is the extreme, one key/value head for all."
 )
 st.latex(GQA_LATEX)
 c1, c2, c3 = st.columns(3)

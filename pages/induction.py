@@ -305,8 +305,9 @@ st.caption(
 show_scores(run.previous_token[k], run.induction[k], key="induction_checkpoint_scores")
 chart(st, scores_figure(run.checkpoint_steps, run.previous_token, run.induction), key="induction_scores")
 st.caption(
-    "Both scores of every head at every checkpoint: the previous-token heads in layer 1 and the induction heads "
-    "in layer 2 rise together, because neither helps the loss without the other."
+    "Both scores of every head at every checkpoint. The previous-token heads of layer 1 and the induction heads of "
+    "layer 2 rise at the same checkpoints: an induction head matches the current letter against what a "
+    "previous-token head wrote into each position, so it has nothing to find before that head forms."
 )
 
 st.header("4 · The trained model, measured")

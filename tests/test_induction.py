@@ -161,7 +161,7 @@ def test_training_is_reproducible_and_reports_progress():
 
 
 def test_training_forms_an_induction_head():
-    run = train_induction(replace(InductionConfig(), steps=500))
+    run = train_induction(replace(InductionConfig(), steps=400))  # the shipped run's head forms by step 300
     result = evaluate(run.params, n_sequences=200)
     assert result.accuracy_repeated > 0.8 and run.induction[-1, 1].max() > 0.8
 

@@ -15,17 +15,13 @@ def query(page) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
 
 
-def test_the_induction_page_opens_with_the_shipped_model(page, app_url):
-    open_page(page, app_url, "induction")
+def test_the_shipped_model_opens_and_train_it_yourself_shows_a_progress_bar_and_finishes(page, app_url):
+    open_page(page, app_url, "induction", "steps=250&seed=11")
     assert_no_exception(page)
     page.locator(CHARTS).nth(5).wait_for()  # loss, film strip, checkpoint grid, scores, accuracy, your sequence
     assert page.locator(CHARTS).count() == 6
-    assert page.get_by_text("100.0%").first.is_visible()  # accuracy on the repeated half
+    assert page.get_by_text("100.0%").first.is_visible()  # the shipped model on the repeated half
     screenshot(page, "induction")
-
-
-def test_train_it_yourself_shows_a_progress_bar_and_finishes(page, app_url):
-    open_page(page, app_url, "induction", "steps=250&seed=11")
     page.get_by_role("button", name="Train it yourself").click()
     bar = page.locator(PROGRESS)
     bar.wait_for(state="visible", timeout=30_000)  # the bar appears while training runs
