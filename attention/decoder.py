@@ -371,8 +371,9 @@ class LayerTrace:
 
 @dataclass(frozen=True)
 class ForwardTrace:
-    """The whole forward pass. Shapes: ids (..., n); layers as LayerTrace; normed, x_hat (..., n, d_model)
-    and rstd (..., n, 1) for the final norm (None without it); logits (..., n, vocab_size)."""
+    """The whole forward pass. Shapes: ids (..., n); layers as LayerTrace; final (..., n, d_model), what the
+    unembedding reads (after the final norm, if any); x_hat (..., n, d_model) and rstd (..., n, 1) of the final
+    norm (None without it); logits (..., n, vocab_size)."""
 
     ids: np.ndarray
     layers: tuple[LayerTrace, ...]

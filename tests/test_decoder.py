@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention import multi_head_steps
+from attention import layer_norm, multi_head_steps
 from attention.decoder import (
     DecoderConfig,
     DecoderParams,
@@ -15,6 +15,7 @@ from attention.decoder import (
     causal_offset_mask,
     decode_step_madds,
     decoder_forward,
+    final_norm,
     generate,
     generation_steps,
     kv_cache_nbytes,
@@ -71,6 +72,12 @@ def test_the_decoder_equals_loops_over_positions_and_heads(heads, kv, mlp, norm)
     p = params_for(config(heads, kv, mlp=mlp, final_norm=norm), seed=3)
     ids = [3, 1, 4, 1, 5, 9, 2, 6]
     np.testing.assert_allclose(decoder_forward(ids, p).logits, naive_forward(ids, p), atol=1e-10)
+
+
+def test_the_final_norm_is_the_projects_layer_norm():
+    rng = np.random.default_rng(0)
+    x, gamma, beta = rng.standard_normal((3, 5, 8)), rng.standard_normal(8), rng.standard_normal(8)
+    np.testing.assert_allclose(final_norm(x, gamma, beta)[0], layer_norm(x, gamma, beta), atol=1e-12)
 
 
 def test_shapes_of_the_output_and_the_cache():
