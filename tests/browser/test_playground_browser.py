@@ -43,6 +43,7 @@ def edit_first_q(page, grid, text: str, attempts: int = 5) -> bool:
     double-click and the typing; and Enter pressed at once after typing commits the old value.
     """
     for _ in range(attempts):
+        grid.scroll_into_view_if_needed()  # below the heatmap it can start under the fold: a click there hits nothing
         box = stable_box(page, grid)
         # first data row (north), column q1: the token column is 76 px wide, the header row about 35 px
         page.mouse.dblclick(box["x"] + 76 + 27, box["y"] + 35 + 17)
