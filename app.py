@@ -40,6 +40,14 @@ PAGES = {
         st.Page("pages/heads.py", title="Multi-head attention", icon=":material/hub:", url_path="heads"),
         st.Page("pages/block.py", title="The transformer block", icon=":material/view_agenda:", url_path="block"),
     ],
+    "A model that learns": [
+        st.Page(
+            "pages/induction.py", title="Watch an induction head form", icon=":material/school:", url_path="induction"
+        ),
+        st.Page(
+            "pages/generation.py", title="Generation and the KV cache", icon=":material/memory:", url_path="generation"
+        ),
+    ],
     "A real model": [
         st.Page(
             "pages/pretrained.py", title="A real pretrained model", icon=":material/smart_toy:", url_path="pretrained"

@@ -332,7 +332,7 @@ st.table(  # wraps its text: the headers are sentences
         {
             "implementation": ["correct: −∞ before the softmax", "bug: zeroed after the softmax"],
             "largest leak": ["0 %", f"{quiet_bug.leak.max():.1%}"],
-            f"max |Δ output| at positions 0…{quiet_t} after changing the tokens after {quiet_t}": [
+            f"max |Δ output| at 0…{quiet_t} when the tokens after {quiet_t} change": [
                 exact_text(quiet_checks[name].diff[: quiet_t + 1].max()) for name in ("correct", "bug")
             ],
             "check": [

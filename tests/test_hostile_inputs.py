@@ -29,7 +29,8 @@ IMG = "<img src=x onerror=alert(1)>"
 MD_IMG = "![x](x)"  # markdown for an <img>: messages and widget labels are markdown
 MARKUP = f"{MD_IMG} **b** :red[c] $d$ :material/home: [e](javascript:alert(1))"
 BIG = "9" * 100_000
-# 50 kB each: a page's whole query must stay under Streamlit's limit of 512 k characters (see the test below)
+# 40 kB each: a page's whole query (the generation page has 11 such parameters) must stay under Streamlit's limit
+# of 512 k characters (see the test below)
 BAD_VALUES = [
     "abc",
     "1e999",
@@ -39,7 +40,7 @@ BAD_VALUES = [
     "-5",
     "99999999999999999999",
     "",
-    BIG[:50_000],
+    BIG[:40_000],
     "é²½🙂",
     SCRIPT,
     IMG,
@@ -94,6 +95,26 @@ URL_PARAMS = {
         "blocks": ("block_n_blocks", 4),
         "seed": ("block_seed", 0),
         "inspect": ("block_inspect", 1),
+    },
+    "pages/induction.py": {
+        "model": ("induction_model", "shipped"),
+        "seed": ("induction_seed", 0),
+        "steps": ("induction_steps", 2000),
+        "at": ("induction_at", 250),
+        "n_new": ("induction_n_new", 5),
+    },
+    "pages/generation.py": {
+        "n_new": ("gen_n_new", 10),
+        "temperature": ("gen_temperature", 0.0),
+        "top_k": ("gen_top_k", 0),
+        "seed": ("gen_seed", 0),
+        "step": ("gen_step", 1),
+        "layers": ("gen_layers", 32),
+        "heads": ("gen_heads", 32),
+        "kv": ("gen_kv", 8),
+        "d_head": ("gen_d_head", 128),
+        "context": ("gen_context", 4096),
+        "dtype": ("gen_dtype", "float16"),
     },
     "pages/pretrained.py": {
         "layer": ("pt_layer", 4),
@@ -229,6 +250,22 @@ def test_token_labels_in_the_url_are_names_shown_as_text(page, tokens):
     assert_user_text_is_inert(at)
     if "<" in tokens:  # the label is on the heatmap's axis, escaped
         assert "&lt;" in json.dumps(plotly_figures(at)[0]["layout"])
+
+
+@pytest.mark.parametrize(
+    "page, name, key",
+    [("pages/induction.py", "text", "induction_text"), ("pages/generation.py", "prompt", "gen_prompt")],
+)
+def test_letters_in_the_url_are_text_refused_with_a_message_or_taken(page, name, key):
+    at = open_page(page, {name: BIG})
+    assert not at.exception and any(f"'{name}' is longer than" in w for w in texts(at.warning))
+    assert at.session_state[key] != BIG and len(at.query_params[name]) < 100
+    hostile = f"{IMG} {SCRIPT} {MD_IMG}"  # within the box's 100 characters
+    at = open_page(page, {name: hostile})
+    assert not at.exception and not at.warning
+    assert at.session_state[key] == hostile  # kept in its box, to fix
+    assert any("is not one of the model's tokens" in e for e in texts(at.error))  # refused, with a message
+    assert_user_text_is_inert(at)
 
 
 @pytest.mark.parametrize(

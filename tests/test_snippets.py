@@ -14,7 +14,9 @@ from ui.snippets import (
     attention_snippet,
     block_snippet,
     deeper_snippet,
+    generation_snippet,
     heads_snippet,
+    induction_snippet,
     pretrained_snippet,
     scaling_snippet,
 )
@@ -112,3 +114,37 @@ def test_the_playground_shows_its_snippet():
     at.run()
     codes = [c.value for c in at.main.code]
     assert any("Q = np.array([[0, 2], [0, 2], [2, 0], [1, 1]], dtype=float)" in c for c in codes)
+
+
+def test_the_induction_snippet_measures_and_completes_with_the_shipped_model():
+    from attention.decoder import generate
+    from lessons.induction import evaluate, letters_to_ids, load_induction_model
+
+    text = "q w e ');import os;print(' q w"
+    ns = run(induction_snippet(model="shipped", seed=0, steps=2000, text="a b c a", n_new=3))
+    expected = evaluate(load_induction_model(), half=10, n_sequences=500, seed=12345)
+    assert ns["result"].accuracy_repeated == expected.accuracy_repeated
+    np.testing.assert_array_equal(ns["completed"], generate(load_induction_model(), letters_to_ids("abca"), 3))
+    assert ns["attentions"].shape == (2, 2, 6, 6)
+    code = induction_snippet(model="shipped", seed=0, steps=2000, text=text, n_new=3)
+    assert repr(text) in code  # user text stays a string literal; it is refused by letters_to_ids when run
+    with pytest.raises(ValueError, match="not one of the model's tokens"):
+        run(code)
+
+
+def test_the_induction_snippet_trains_your_model_with_its_seed():
+    from lessons.induction import InductionConfig, train_induction
+
+    ns = run(induction_snippet(model="yours", seed=3, steps=4, text="a b a", n_new=1))
+    expected = train_induction(InductionConfig(seed=3, steps=4)).params
+    np.testing.assert_array_equal(ns["params"].token_embedding, expected.token_embedding)
+
+
+def test_the_generation_snippet_generates_and_checks_the_cache():
+    from attention.decoder import generate
+    from lessons.induction import letters_to_ids, load_induction_model
+
+    ns = run(generation_snippet(prompt="a b c a", n_new=5, temperature=0.5, top_k=3, seed=2))
+    expected = generate(load_induction_model(), letters_to_ids("abca"), 5, temperature=0.5, top_k=3, seed=2)
+    np.testing.assert_array_equal(ns["ids"], expected)
+    assert ns["difference"] < 1e-12 and ns["cache"].n_total == 8

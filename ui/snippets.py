@@ -145,3 +145,55 @@ def deeper_snippet(text: str, *, layer: int, head: int) -> str:
             "    print(i, run.tokens[i], round(float(feed[i]), 3))",
         ]
     )
+
+
+def induction_snippet(*, model: str, seed: int, steps: int, text: str, n_new: int) -> str:
+    """The induction page: the model (shipped, or trained with this seed), its measurement and your letters."""
+    if model == "yours":
+        lines = [
+            f"run = train_induction(InductionConfig(seed={seed}, steps={steps}))  # about 15 s per 2000 steps",
+            "params = run.params",
+        ]
+    else:
+        lines = ["params = load_induction_model()  # lessons/data/induction_model.npz (scripts/train_induction.py)"]
+    return "\n".join(
+        [
+            "from attention.decoder import decoder_forward, generate",
+            "from lessons.induction import (",
+            "    InductionConfig, evaluate, ids_to_letters, letters_to_ids, load_induction_model, train_induction",
+            ")",
+            "",
+            *lines,
+            "result = evaluate(params, half=10, n_sequences=500, seed=12345)",
+            "print(result.accuracy_first, result.accuracy_repeated)  # first half near 1/26, repeated near 1",
+            "print(result.previous_token.round(2))  # (layers, heads)",
+            "print(result.induction.round(2))",
+            f"prompt = letters_to_ids({text!r})",
+            f"completed = generate(params, prompt, {n_new})",
+            "print(' '.join(ids_to_letters(completed)))",
+            "attentions = decoder_forward(completed[:-1], params).attentions  # (layers, heads, n, n)",
+        ]
+    )
+
+
+def generation_snippet(*, prompt: str, n_new: int, temperature: float, top_k: int | None, seed: int) -> str:
+    """The generation page: generate with and without the cache, check the cache, measure it."""
+    return "\n".join(
+        [
+            "import numpy as np",
+            "from attention.decoder import decoder_forward, generate",
+            "from lessons.generation import cache_check",
+            "from lessons.induction import ids_to_letters, letters_to_ids, load_induction_model",
+            "",
+            "params = load_induction_model()",
+            f"prompt = letters_to_ids({prompt!r})",
+            f"settings = dict(temperature={temperature!r}, top_k={top_k!r}, seed={seed})",
+            f"ids = generate(params, prompt, {n_new}, **settings)",
+            "print(' '.join(ids_to_letters(ids)))",
+            f"print((ids == generate(params, prompt, {n_new}, use_cache=False, **settings)).all())  # same tokens",
+            "difference = cache_check(params.astype(np.float64), ids[:-1], len(prompt))",
+            "print(difference, difference < 1e-12)  # cached decoding == recomputing everything",
+            "cache = decoder_forward(ids[:-1], params).cache",
+            "print(cache.shapes, cache.nbytes)  # per layer (n_kv_heads, n_total, d_head); bytes",
+        ]
+    )

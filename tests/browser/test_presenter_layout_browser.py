@@ -7,7 +7,19 @@ import pytest
 
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
 
-PAGES = ["", "predict", "scaling", "causal", "pitfalls", "heads", "block", "pretrained", "pretrained_deeper"]
+PAGES = [
+    "",
+    "predict",
+    "scaling",
+    "causal",
+    "pitfalls",
+    "heads",
+    "block",
+    "induction",
+    "generation",
+    "pretrained",
+    "pretrained_deeper",
+]
 SIZES = [(1280, 720), (1920, 1080)]
 
 # Text that CSS cut with an ellipsis or a hidden overflow: the box is narrower than what it holds.

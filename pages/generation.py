@@ -1,0 +1,394 @@
+"""Generation and the KV cache: token-by-token decoding of the trained induction model, each step's attention row,
+the cache growing, the work per new token with and without it, the cache checked live, and MHA vs GQA vs MQA."""
+
+from ui.state import require_app_entry
+
+require_app_entry()
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention.decoder import (
+    CACHE_BYTES_LATEX,
+    CAUSAL_CACHE_LATEX,
+    GQA_LATEX,
+    SAMPLING_LATEX,
+    DecoderConfig,
+    decode_step_madds,
+    next_token_probabilities,
+)
+from figures.generation import (
+    cache_growth_figure,
+    cache_kinds_figure,
+    format_bytes,
+    probabilities_figure,
+    step_rows_figure,
+    timing_figure,
+    work_figure,
+)
+from figures.induction import head_names
+from lessons.generation import (
+    DTYPE_BYTES,
+    ContextTiming,
+    GenerationReport,
+    cache_kinds,
+    context_timing,
+    generation_report,
+    measured_cache_bytes,
+)
+from lessons.induction import LETTERS, ids_to_letters, letters_to_ids, load_induction_model
+from ui.charts import chart, show_snippet
+from ui.page_state import PageState, stop
+from ui.safe_text import escape_markdown
+from ui.snippets import generation_snippet
+from ui.url import Choice, Int, Text
+
+MAX_PROMPT_CHARS = 100
+MAX_NEW = 24
+TEMPERATURES = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
+HEAD_CHOICES = (8, 16, 32, 64)
+GQA_CHOICES = (2, 4, 8)
+D_HEAD_CHOICES = (32, 64, 128)
+CONTEXT_CHOICES = (512, 1024, 2048, 4096, 8192, 32768, 131072)
+TIMING_LENGTHS = (16, 64, 128, 256, 512)
+TIMING_CONFIG = DecoderConfig(26, 4, 8, 8, 128, 512)  # a larger random model, to time longer contexts
+STATE = PageState(
+    "gen",
+    prompt=Text("a b c d e f a b", max_chars=MAX_PROMPT_CHARS),
+    n_new=Int(10, lo=1, hi=MAX_NEW),
+    temperature=Choice(0.0, choices=TEMPERATURES),
+    top_k=Int(0, lo=0, hi=26),
+    seed=Int(0, lo=0, hi=9999),
+    step=Int(1, lo=1, hi=lambda values: values["n_new"]),
+    layers=Int(32, lo=1, hi=128),
+    heads=Choice(32, choices=HEAD_CHOICES),
+    kv=Choice(8, choices=GQA_CHOICES),
+    d_head=Choice(128, choices=D_HEAD_CHOICES),
+    context=Choice(4096, choices=CONTEXT_CHOICES),
+    dtype=Choice("float16", choices=tuple(DTYPE_BYTES)),
+)
+
+
+@st.cache_resource(show_spinner=False)
+def model():
+    """The shipped induction model (read-only, shared by every session)."""
+    return load_induction_model()
+
+
+@st.cache_data(max_entries=64, show_spinner="Generating, with and without the cache…")
+def report(prompt: tuple[int, ...], n_new: int, temperature: float, top_k: int | None, seed: int) -> GenerationReport:
+    return generation_report(model(), np.array(prompt), n_new, temperature=temperature, top_k=top_k, seed=seed)
+
+
+@st.cache_data(max_entries=1, show_spinner="Timing one decoding step at longer contexts (once per server)…")
+def timing() -> ContextTiming:
+    return context_timing(TIMING_CONFIG, TIMING_LENGTHS, repeats=3)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def real_cache(n_heads: int, n_kv: int, d_head: int) -> tuple[int, int]:
+    return measured_cache_bytes(n_heads, n_kv, d_head, 64)
+
+
+def fit_step() -> None:
+    """Keep the inspected step within the steps generated (before its slider is drawn)."""
+    if STATE["step"] > STATE["n_new"]:
+        STATE.set("step", STATE["n_new"])
+
+
+STATE.load()
+params = model()
+config = params.config
+letters = list(LETTERS[: config.vocab_size])
+
+st.title("Generation and the KV cache")
+st.markdown(
+    "A decoder writes one token at a time: it predicts the next token, appends it, and runs again. Run naively, "
+    "step t recomputes every one of the t tokens so far. But a token's key and value depend only on the tokens "
+    "before it (the causal mask guarantees it), so they never change: keep them in a **KV cache**, and each new "
+    "token only computes its own query, key and value and reads the cached ones. The model here is the one from "
+    "*Watch an induction head form*: it has learned to continue repeats, so you can check its output by eye."
+)
+st.latex(CAUSAL_CACHE_LATEX)
+STATE.show_warnings()
+
+st.header("1 · Generate, one token at a time")
+prompt_col, new_col = st.columns([3, 1])
+prompt_text = prompt_col.text_input(
+    "Prompt (letters a to z)",
+    key=STATE.key("prompt"),
+    max_chars=MAX_PROMPT_CHARS,
+    persist_state="session",
+    help="Spaces are ignored. Repeat something (a b c d a b) and the model continues the pattern.",
+)
+n_new = new_col.number_input(
+    "New tokens",
+    key=STATE.key("n_new"),
+    **STATE.bounds("n_new"),
+    persist_state="session",
+    help=f"How many tokens to generate (1 to {MAX_NEW}).",
+)
+temp_col, k_col, seed_col = st.columns([3, 2, 1])
+temperature = temp_col.select_slider(
+    "Temperature T",
+    key=STATE.key("temperature"),
+    **STATE.bounds("temperature"),
+    format_func=lambda t: "0 (greedy)" if t == 0 else f"{t:g}",
+    persist_state="session",
+    help="0 = greedy: always the most likely token. Above 0: draw from softmax(logits / T); small T sharpens "
+    "the distribution, large T flattens it.",
+)
+top_k = k_col.number_input(
+    "top-k (0 = all)",
+    key=STATE.key("top_k"),
+    **STATE.bounds("top_k"),
+    persist_state="session",
+    help="When sampling, keep only the k most likely tokens (their probabilities renormalised); 0 keeps all 26.",
+)
+seed = seed_col.number_input(
+    "Seed",
+    key=STATE.key("seed"),
+    **STATE.bounds("seed"),
+    persist_state="session",
+    help="Seeds the sampling (not used when greedy).",
+)
+st.latex(SAMPLING_LATEX)
+if temperature == 0:
+    st.caption("Greedy: top-k and the seed change nothing (the most likely token is always in the top k).")
+
+try:
+    prompt = letters_to_ids(prompt_text)
+    if prompt.size == 0:
+        raise ValueError("type at least one letter")
+    if prompt.size + n_new - 1 > config.max_positions:
+        raise ValueError(
+            f"{prompt.size} letters + {n_new} new tokens need {prompt.size + n_new - 1} positions; the model has "
+            f"{config.max_positions}"
+        )
+except ValueError as err:
+    st.error(escape_markdown(f"Cannot generate: {err}."))
+    stop()
+result = report(tuple(int(t) for t in prompt), int(n_new), float(temperature), int(top_k) or None, int(seed))
+tokens = ids_to_letters(result.ids)
+st.markdown(f"#### {' '.join(tokens[: prompt.size])} → **{' '.join(tokens[prompt.size :])}**")
+
+fed = tokens[:-1]  # the last new token is never fed back in
+n_heads_total = config.n_layers * config.n_heads
+rows = np.full((n_heads_total, n_new, len(fed)), np.nan)
+for s, step in enumerate(result.steps):
+    row = step.attentions.reshape(n_heads_total, -1)  # (layers x heads, prompt + s)
+    rows[:, s, : row.shape[1]] = row
+fit_step()
+if n_new > 1:
+    step_no = st.slider(
+        "Inspect step",
+        key=STATE.key("step"),
+        **STATE.bounds("step"),
+        persist_state="session",
+        help="Which generation step the outlined row, the probabilities and the cache below refer to.",
+    )
+else:
+    step_no = 1
+chosen = result.steps[step_no - 1]
+chart(
+    st,
+    step_rows_figure(
+        rows, [f"{t}{i}" for i, t in enumerate(fed)], prompt.size, head_names(2, config.n_heads), chosen=step_no - 1
+    ),
+    key="gen_rows",
+)
+st.caption(
+    "Each row is one step's **attention row**: the weights of the newest token's query over every token so far "
+    "(the dotted line ends the prompt). Step 1 is the prompt's last token; each later row is one position longer, "
+    "because the token chosen at the step before has joined the sequence."
+)
+prob_col, cache_col = st.columns([3, 2], gap="large")
+with prob_col:
+    chosen_letter = letters[chosen.token]
+    st.markdown(
+        f"**Step {step_no}: what the model predicts, and what the token was drawn from** (chosen: **{chosen_letter}**)"
+    )
+    model_probs = next_token_probabilities(chosen.logits, 1.0)
+    chart(st, probabilities_figure(model_probs, chosen.probabilities, letters, chosen.token), key="gen_probs")
+with cache_col:
+    st.markdown(f"**The cache after step {step_no}**")
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "layer": [f"layer {i + 1}" for i in range(config.n_layers)],
+                "keys": [str(chosen.cache_shape)] * config.n_layers,
+                "values": [str(chosen.cache_shape)] * config.n_layers,
+            }
+        ).set_index("layer"),
+        key="gen_cache_table",
+    )
+    st.caption(
+        f"Per layer: (n_kv_heads, tokens, d_head). {chosen.cache_shape[1]} tokens × 2 layers × K and V, float32: "
+        f"**{format_bytes(chosen.cache_nbytes)}** ({chosen.cache_nbytes:,} bytes)."
+    )
+
+st.header("2 · The cache grows by one row per layer per token")
+st.latex(CACHE_BYTES_LATEX)
+growth_col, note_col = st.columns([3, 2], gap="large")
+with growth_col:
+    chart(
+        st,
+        cache_growth_figure(np.array([s.cache_shape[1] for s in result.steps]), [s.cache_nbytes for s in result.steps]),
+        key="gen_growth",
+    )
+with note_col:
+    first, last = result.steps[0], result.steps[-1]
+    per_token = 2 * config.n_layers * config.n_kv_heads * config.d_head * 4
+    st.markdown(
+        f"Step 1 runs the whole prompt of {prompt.size} tokens and fills the cache: {first.cache_shape} per layer, "
+        f"{format_bytes(first.cache_nbytes)}. Each later step appends one row to every layer's K and V: "
+        f"2 × {config.n_layers} layers × {config.n_kv_heads} heads × d_head {config.d_head} × 4 bytes = "
+        f"**{per_token} bytes per token**. After the last step: {last.cache_shape}, "
+        f"{format_bytes(last.cache_nbytes)}."
+    )
+
+st.header("3 · The work per new token, with and without the cache")
+count_col, time_col = st.columns(2, gap="large")
+with count_col:
+    t_axis = np.unique(np.geomspace(1, 4096, 40).astype(int))
+    big = DecoderConfig(26, 2, 2, 2, 32, 4096)  # this model's shape, with room for long contexts
+    chart(
+        st,
+        work_figure(
+            t_axis,
+            [decode_step_madds(big, int(t), use_cache=True).total for t in t_axis],
+            [decode_step_madds(big, int(t), use_cache=False).total for t in t_axis],
+        ),
+        key="gen_work",
+        share=0.5,
+    )
+    c, u = result.madds_cached[-1], result.madds_uncached[-1]
+    st.caption(
+        f"Counted multiply-adds for this model's shape. With the cache a new token costs the same projections "
+        f"every time plus one row of scores, growing linearly with the context; without it, everything is redone "
+        f"for all t tokens. Your last step ({result.prompt_length + n_new - 1} tokens): **{c:,}** with the cache, "
+        f"**{u:,}** without, {u / c:.0f} times more."
+    )
+with time_col:
+    chart(st, timing_figure(result.ms_cached, result.ms_uncached), key="gen_timing", share=0.5)
+    st.caption(
+        f"Measured on this server, best of 3: {result.ms_cached.sum():.2f} ms with the cache, "
+        f"{result.ms_uncached.sum():.2f} ms without, for all {n_new} steps. At a few dozen tokens of a tiny model "
+        "both are mostly Python's own overhead; the gap opens with the context, as below."
+    )
+timed = timing()
+st.dataframe(
+    pd.DataFrame(
+        {
+            "context (tokens)": timed.n_total,
+            "ms with the cache": timed.ms_cached,
+            "ms without": timed.ms_uncached,
+            "times faster": timed.ms_uncached / timed.ms_cached,
+            "multiply-adds with": timed.madds_cached,
+            "multiply-adds without": timed.madds_uncached,
+        }
+    ).set_index("context (tokens)"),
+    key="gen_context_timing",
+    column_config={
+        "ms with the cache": st.column_config.NumberColumn(format="%.3f"),
+        "multiply-adds with": st.column_config.NumberColumn(format="localized"),
+        "multiply-adds without": st.column_config.NumberColumn(format="localized"),
+        "ms without": st.column_config.NumberColumn(format="%.3f"),
+        "times faster": st.column_config.NumberColumn(format="%.1f"),
+    },
+)
+st.caption(
+    "One decoding step of a larger random model (4 layers, 8 heads, d_model 128), timed once per server. With "
+    "the cache the step is one token against the cached keys; without, the whole context runs again."
+)
+
+st.header("4 · The check that makes the cache trustworthy")
+ok = result.max_diff_float64 < 1e-12
+st.markdown(
+    "The logits of cached, one-token-at-a-time decoding (the prompt at once, then each new token alone, as "
+    "above) against the logits of running the whole sequence in one go, for every position:"
+)
+check_cols = st.columns(3)
+check_cols[0].metric("largest difference, float64", f"{result.max_diff_float64:.1e}", help="Must be below 1e-12.")
+check_cols[1].metric("largest difference, float32", f"{result.max_diff_float32:.1e}")
+check_cols[2].metric("same tokens without the cache", "yes" if result.same_tokens else "NO")
+if ok and result.same_tokens:
+    st.success(
+        f"Equal to {result.max_diff_float64:.1e} in float64 (below 1e-12): the cache changes how much is computed, "
+        "not what. In float32 the two differ in the last digits only, because the same sums are added in a "
+        "different order."
+    )
+else:
+    st.error("The cached logits differ from the recomputed ones: the cache is wrong.")
+
+st.header("5 · MHA, GQA and MQA: the same model, three caches")
+st.markdown(
+    "At long contexts the cache can outgrow the weights: a 7B-class model holds about 13 GiB of float16 weights, "
+    "and its multi-head cache at 32,768 tokens is 16 GiB, per sequence; and every new token must read all of it. "
+    "Grouped-query attention lets each group of g query heads share one key/value head: as many query heads as "
+    "before, a cache g times smaller. Multi-query attention is the extreme, one key/value head for all."
+)
+st.latex(GQA_LATEX)
+c1, c2, c3 = st.columns(3)
+layers = c1.number_input(
+    "layers", key=STATE.key("layers"), **STATE.bounds("layers"), persist_state="session", help="n_layers of the model."
+)
+heads = c2.selectbox(
+    "query heads",
+    key=STATE.key("heads"),
+    **STATE.bounds("heads"),
+    persist_state="session",
+    help="n_heads: query heads per layer.",
+)
+kv = c3.selectbox(
+    "GQA kv heads",
+    key=STATE.key("kv"),
+    **STATE.bounds("kv"),
+    persist_state="session",
+    help="n_kv_heads of the grouped-query model (it divides every head count offered).",
+)
+c4, c5, c6 = st.columns(3)
+d_head = c4.selectbox(
+    "d_head", key=STATE.key("d_head"), **STATE.bounds("d_head"), persist_state="session", help="The width of one head."
+)
+context = c5.selectbox(
+    "context (tokens)",
+    key=STATE.key("context"),
+    **STATE.bounds("context"),
+    persist_state="session",
+    format_func=lambda n: f"{n:,}",
+    help="How many tokens the cache holds.",
+)
+dtype = c6.selectbox(
+    "number format",
+    key=STATE.key("dtype"),
+    **STATE.bounds("dtype"),
+    persist_state="session",
+    help="How the cache stores each number: float16 (and bfloat16) take 2 bytes, float32 4, float64 8.",
+)
+kinds = cache_kinds(int(layers), int(heads), int(kv), int(d_head), int(context), DTYPE_BYTES[dtype])
+bars_col, kinds_note = st.columns([3, 2], gap="large")
+with bars_col:
+    chart(st, cache_kinds_figure([k.name for k in kinds], [k.nbytes for k in kinds]), key="gen_kinds", share=0.6)
+with kinds_note:
+    mha, gqa, mqa = kinds
+    st.markdown(
+        f"{layers} layers × {heads} query heads × d_head {d_head} (d_model {heads * d_head}), {context:,} tokens, "
+        f"{DTYPE_BYTES[dtype]} bytes per number:\n\n"
+        f"- **MHA**: {format_bytes(mha.nbytes)}\n- **GQA**, groups of {heads // kv}: {format_bytes(gqa.nbytes)} "
+        f"({heads // kv}× smaller)\n- **MQA**: {format_bytes(mqa.nbytes)} ({heads}× smaller)"
+    )
+    real = {kind.n_kv_heads: real_cache(int(heads), kind.n_kv_heads, 8) for kind in kinds}
+    st.caption(
+        "The formula, checked on caches that exist: a 2-layer float32 model with these head counts and d_head 8, "
+        "run on 64 tokens, holds "
+        + ", ".join(f"{m:,} bytes (formula {f:,})" for m, f in real.values())
+        + " for MHA, GQA and MQA."
+    )
+
+show_snippet(
+    generation_snippet(
+        prompt=prompt_text, n_new=int(n_new), temperature=float(temperature), top_k=int(top_k) or None, seed=int(seed)
+    )
+)

@@ -1,0 +1,403 @@
+"""Watch an induction head form: a 2-layer attention-only decoder, trained by our own numpy code, learns to
+continue repeated random tokens; its loss, its heads' patterns over training, their scores, and your sequence."""
+
+from ui.state import require_app_entry
+
+require_app_entry()
+
+import threading
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention.adam import ADAM_LATEX
+from attention.decoder import DECODER_LATEX, decoder_forward, generate
+from attention.decoder_backward import CROSS_ENTROPY_LATEX
+from figures.heads import heads_grid
+from figures.induction import (
+    accuracy_by_position_figure,
+    filmstrip_figure,
+    head_names,
+    loss_halves_figure,
+    scores_figure,
+)
+from lessons.induction import (
+    INDUCTION_LATEX,
+    MAX_STEPS,
+    PREVIOUS_TOKEN_LATEX,
+    Evaluation,
+    InductionConfig,
+    InductionRun,
+    chance_loss,
+    evaluate,
+    formation_index,
+    head_role,
+    ids_to_letters,
+    induction_scores,
+    letters_to_ids,
+    load_run,
+    previous_token_scores,
+    strip_indices,
+    train_induction,
+)
+from ui.charts import chart, show_snippet
+from ui.page_state import PageState
+from ui.safe_text import escape_markdown
+from ui.snippets import induction_snippet
+from ui.url import Choice, Int, Text
+
+MODELS = ("shipped", "yours")
+STEP_CHOICES = (250, 500, 1000, 2000)
+MAX_TEXT = 200
+MAX_NEW = 16
+GRID_ROW_HEIGHT = 400  # near-square cells for 19 tokens in half the page, labels readable in presenter mode
+DEFAULT_TEXT = "q w e r t y u q w"
+TRAIN_REQUEST_KEY = "_induction_train_requested"
+STATE = PageState(
+    "induction",
+    model=Choice("shipped", choices=MODELS),
+    seed=Int(0, lo=0, hi=9999),
+    steps=Choice(2000, choices=STEP_CHOICES),
+    at=Int(250, lo=0, hi=MAX_STEPS),
+    text=Text(DEFAULT_TEXT, max_chars=MAX_TEXT),
+    n_new=Int(5, lo=1, hi=MAX_NEW),
+)
+
+
+@st.cache_resource(show_spinner=False)
+def shipped_run() -> InductionRun:
+    """The model in lessons/data/induction_model.npz, read once per server (read-only)."""
+    return load_run()
+
+
+class NotTrainedYet(Exception):
+    """Raised by `stored_run` on a cache miss (exceptions are never cached)."""
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def stored_run(config: InductionConfig, _result: InductionRun | None = None) -> InductionRun:
+    """A run trained on this server, by config; `_result` stores one (the scaling page's pattern: training
+    happens outside any cached function so that it can drive a progress bar)."""
+    if _result is None:
+        raise NotTrainedYet
+    return _result
+
+
+@st.cache_resource(show_spinner=False)
+def training_lock() -> threading.Lock:
+    """One training at a time on this server: a class pressing the button together must not swamp its cores."""
+    return threading.Lock()
+
+
+def train_with_progress(config: InductionConfig) -> InductionRun:
+    """The cached run for `config`, or train it now with a progress bar and cache it (after any training that
+    another session started first; if that was the same config, its result is used)."""
+    try:
+        return stored_run(config)
+    except NotTrainedYet:
+        pass
+    bar = st.progress(0.0, text="Waiting for a training another student started on this server…")
+
+    def on_step(done: int, total: int) -> None:
+        if done % 25 == 0 or done == total:  # a message every step would cost more than the step
+            bar.progress(done / total, text=f"Training: step {done} of {total}")
+
+    with training_lock():
+        try:
+            run = stored_run(config)
+        except NotTrainedYet:
+            bar.progress(0.0, text="Training…")
+            run = stored_run(config, _result=train_induction(config, on_step=on_step))
+    bar.empty()
+    return run
+
+
+@st.cache_data(max_entries=32, show_spinner="Measuring the model on fresh sequences…")
+def measured(key: tuple, _run: InductionRun) -> Evaluation:
+    """The model of `_run` on 500 fresh sequences of 2 × 10 tokens (`key` names the run for the cache)."""
+    return evaluate(_run.params, half=10, n_sequences=500, seed=12345)
+
+
+def request_training() -> None:
+    STATE.set("model", "yours")
+    st.session_state[TRAIN_REQUEST_KEY] = True
+
+
+def show_scores(previous: np.ndarray, induction: np.ndarray, *, key: str) -> None:
+    """The per-head score table. Shapes: previous, induction (layers, heads)."""
+    table = pd.DataFrame(
+        {
+            "head": head_names(*previous.shape),
+            "previous-token score": previous.reshape(-1),
+            "induction score": induction.reshape(-1),
+            "what it does": [head_role(p, i) for p, i in zip(previous.reshape(-1), induction.reshape(-1))],
+        }
+    ).set_index("head")
+    number = st.column_config.NumberColumn(format="%.3f")
+    st.dataframe(
+        table,
+        key=key,
+        column_config={"previous-token score": number, "induction score": number},
+    )
+
+
+def nearest_checkpoint(run: InductionRun) -> str | None:
+    """Put the shown step on one of this run's checkpoints (before its slider is drawn); say so if it moved."""
+    steps = [int(s) for s in run.checkpoint_steps]
+    if STATE["at"] in steps:
+        return None
+    before = STATE["at"]
+    STATE.set("at", min(steps, key=lambda s: abs(s - before)))
+    every = run.config.checkpoint_every
+    return f"Step {before} is not one of this run's checkpoints (every {every} steps); showing step {STATE['at']}."
+
+
+STATE.load()
+
+st.title("Watch an induction head form")
+st.markdown(
+    "A language model predicts the next token from the ones before. Here is a task where that is only possible "
+    "by **looking back**: sequences of random letters whose second half repeats the first "
+    "(Olsson et al. 2022, *In-context learning and induction heads*). The first half cannot be predicted: every "
+    "letter is fresh. The second half can, by one trick: at a letter's second occurrence, find its first "
+    "occurrence and read **the letter after it**. A single attention layer cannot do that. Two can: a "
+    "**previous-token head** in layer 1 writes *the letter before me* into each position, and an **induction "
+    "head** in layer 2 looks for the position whose previous letter is the current one and copies what is there."
+)
+STATE.show_warnings()
+st.latex(DECODER_LATEX)
+st.latex(CROSS_ENTROPY_LATEX)
+st.caption(
+    "The model: 26 letters, d_model = 32, two layers of 2 causal attention heads each, learned positions, no MLP, "
+    "no layer norm (attention/decoder.py). Trained on every next-token prediction with Adam, gradients by the "
+    "hand-written backward pass in attention/decoder_backward.py (checked against finite differences in the tests)."
+)
+
+st.header("1 · The model: shipped, or trained by you")
+model_col, seed_col, steps_col, button_col = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
+model_choice = model_col.radio(
+    "Model shown below",
+    MODELS,
+    format_func={"shipped": "the shipped model", "yours": "the one you train"}.get,
+    horizontal=True,
+    key=STATE.key("model"),
+    persist_state="session",
+    help="The shipped model was trained by scripts/train_induction.py (seed 0, 2000 steps) and opens instantly. "
+    "'The one you train' is trained live here, on this server, with the seed and steps beside.",
+)
+seed = seed_col.number_input(
+    "Training seed",
+    key=STATE.key("seed"),
+    **STATE.bounds("seed"),
+    persist_state="session",
+    help="Seeds the starting weights and every training batch: same seed, same model.",
+)
+steps = steps_col.select_slider(
+    "Steps",
+    key=STATE.key("steps"),
+    **STATE.bounds("steps"),
+    persist_state="session",
+    help="Adam steps of 64 sequences each. 2000 take about 15 s on one core; the head forms after a few hundred.",
+)
+button_col.button(
+    "Train it yourself",
+    key="induction_train",
+    icon=":material/model_training:",
+    on_click=request_training,
+    help="Train a fresh model with this seed for this many steps, live, with a progress bar.",
+)
+config = InductionConfig(seed=int(seed), steps=int(steps))
+if st.session_state.pop(TRAIN_REQUEST_KEY, False):
+    trained = train_with_progress(config)
+    st.success(
+        f"Trained {config.steps} steps (seed {config.seed}) in {trained.seconds:.1f} s. Everything below now shows it."
+    )
+run, run_key = shipped_run(), ("shipped",)
+if model_choice == "yours":
+    try:
+        run, run_key = stored_run(config), ("yours", config)
+    except NotTrainedYet:
+        st.info(
+            f"The model for seed {config.seed} and {config.steps} steps has not been trained on this server yet: "
+            "press **Train it yourself**. Meanwhile everything below shows the shipped model."
+        )
+else:
+    st.caption(f"The shipped model took {run.seconds:.1f} s to train on one core (scripts/train_induction.py).")
+evaluation = measured(run_key, run)
+chance = chance_loss(run.config.vocab_size)
+
+st.header("2 · The loss on each half")
+st.markdown(
+    "Each training step's batch is scored on its two halves separately. A uniform guess over 26 letters costs "
+    f"log 26 = {chance:.2f} nats; that is all the first half can ever do. The repeated half sits at the same "
+    "level until the two heads click together, then falls within a few hundred steps."
+)
+checkpoint_note = nearest_checkpoint(run)
+chart(st, loss_halves_figure(run.loss_first, run.loss_repeated, chance, step=STATE["at"]), key="induction_loss")
+formed = formation_index(run.induction)
+end_first, end_repeated = run.loss_first[-100:].mean(), run.loss_repeated[-100:].mean()
+st.caption(
+    f"Over the last 100 steps: first half {end_first:.2f} nats, repeated half {end_repeated:.2f}. "
+    + (
+        f"An induction score above 0.5 first appears at the checkpoint of step {int(run.checkpoint_steps[formed])}."
+        if formed is not None
+        else "No head reached an induction score of 0.5 in this run: try more steps."
+    )
+)
+
+st.header("3 · The heads' patterns during training")
+st.markdown(
+    "Every head's attention on the same sequence (its letters twice) at a few checkpoints around the moment "
+    "the induction head forms. Rows are queries, columns keys. A **previous-token head** is a stripe just below "
+    "the diagonal; an **induction head** is a stripe in the lower-left block, one step right of the diagonal "
+    "there: from each letter's second occurrence onto the letter after its first."
+)
+probe_labels = [f"{letter}{i}" for i, letter in enumerate(ids_to_letters(run.probe[:-1]))]
+strip = strip_indices(run.induction)
+chart(
+    st,
+    filmstrip_figure(run.attentions[strip], run.checkpoint_steps[strip], probe_labels),
+    key="induction_filmstrip",
+)
+st.caption(
+    "The probe sequence is "
+    + " ".join(ids_to_letters(run.probe[:-1]))
+    + f" (a fresh one, never trained on). Columns: steps {', '.join(str(int(run.checkpoint_steps[i])) for i in strip)}."
+)
+st.markdown(
+    "**Any checkpoint, larger.** Move through training and watch the stripes sharpen. Each head gets two scores, "
+    "the mean weight it puts where each role would look:"
+)
+st.latex(PREVIOUS_TOKEN_LATEX)
+st.latex(INDUCTION_LATEX)
+at = st.select_slider(
+    "Training step",
+    options=[int(s) for s in run.checkpoint_steps],
+    key=STATE.key("at"),
+    persist_state="session",
+    help=f"One of the checkpoints kept every {run.config.checkpoint_every} steps while training.",
+)
+if checkpoint_note:
+    st.caption(checkpoint_note)
+k = int(np.flatnonzero(run.checkpoint_steps == at)[0])
+names = head_names(2, run.config.n_heads)
+titles = [
+    f"{name}: prev {run.previous_token[k].reshape(-1)[h]:.2f}, ind {run.induction[k].reshape(-1)[h]:.2f}"
+    for h, name in enumerate(names)
+]
+chart(
+    st,
+    heads_grid(
+        run.attentions[k].reshape(-1, *run.attentions.shape[-2:]),
+        probe_labels,
+        titles,
+        columns=2,
+        height_per_row=GRID_ROW_HEIGHT,
+    ),
+    key="induction_grid",
+    share=0.5,
+)
+st.caption(
+    f"Every head at step {at} on the probe sequence. The scores in the titles and the table are averaged over "
+    "64 fixed sequences of 2 × 10 letters; 1 is perfect."
+)
+show_scores(run.previous_token[k], run.induction[k], key="induction_checkpoint_scores")
+chart(st, scores_figure(run.checkpoint_steps, run.previous_token, run.induction), key="induction_scores")
+st.caption(
+    "Both scores of every head at every checkpoint. The previous-token heads of layer 1 and the induction heads of "
+    "layer 2 rise at the same checkpoints: an induction head matches the current letter against what a "
+    "previous-token head wrote into each position, so it has nothing to find before that head forms."
+)
+
+st.header("4 · The trained model, measured")
+st.markdown(
+    f"On {evaluation.n_sequences} fresh sequences of 2 × {evaluation.half} letters (drawn from a seed no "
+    "training batch used): top-1 accuracy of each prediction, and the scores of every head."
+)
+cols = st.columns(4)
+cols[0].metric("accuracy, first half", f"{evaluation.accuracy_first:.1%}", help="Chance is 1/26 = 3.8 %.")
+cols[1].metric("accuracy, repeated half", f"{evaluation.accuracy_repeated:.1%}")
+cols[2].metric("loss, first half", f"{evaluation.loss_first:.2f}", help=f"Chance: log 26 = {chance:.2f}.")
+cols[3].metric("loss, repeated half", f"{evaluation.loss_repeated:.2f}")
+chart(
+    st,
+    accuracy_by_position_figure(evaluation.by_position, evaluation.half, 1 / run.config.vocab_size),
+    key="induction_accuracy",
+)
+st.caption(
+    f"The first half stays near chance: {evaluation.loss_first:.2f} nats against log 26 = {chance:.2f}. Its guesses "
+    f"are not perfectly flat: it gives {evaluation.seen_first:.0%} of its probability to letters already in the "
+    f"sequence, where a flat guess would give {evaluation.seen_uniform:.0%}, and in the first half none of those "
+    "ever comes next. The grey bar is the prediction of where the repeat starts, counted in neither half."
+)
+show_scores(evaluation.previous_token, evaluation.induction, key="induction_final_scores")
+
+st.header("5 · Your own sequence")
+st.markdown(
+    "Type letters (spaces are ignored) that repeat something; the model continues greedily, one letter at a "
+    "time. Its induction head should look, at each step, at the letter after the earlier copy."
+)
+text_col, new_col = st.columns([4, 1])
+text = text_col.text_input(
+    "Your letters",
+    key=STATE.key("text"),
+    max_chars=MAX_TEXT,
+    persist_state="session",
+    help="Letters a to z. Repeat a stretch of them (e.g. 'q w e r t y q w') and see whether the model goes on.",
+)
+n_new = new_col.number_input(
+    "New letters",
+    key=STATE.key("n_new"),
+    **STATE.bounds("n_new"),
+    persist_state="session",
+    help=f"How many letters the model adds (1 to {MAX_NEW}).",
+)
+max_positions = run.params.config.max_positions
+try:
+    prompt = letters_to_ids(text)
+    if prompt.size == 0:
+        raise ValueError("type at least one letter")
+    if prompt.size + n_new - 1 > max_positions:
+        raise ValueError(
+            f"{prompt.size} letters + {n_new} new ones need {prompt.size + n_new - 1} positions; the model has "
+            f"{max_positions} (trained on sequences up to {max_positions})"
+        )
+except ValueError as err:
+    st.error(escape_markdown(f"Cannot complete this: {err}."))
+else:
+    completed = generate(run.params, prompt, int(n_new))
+    letters = ids_to_letters(completed)
+    shown = " ".join(letters[: prompt.size])  # letters a to z only: nothing to escape
+    new = " ".join(f"**{x}**" for x in letters[prompt.size :])
+    st.markdown(f"#### {shown} → {new}")
+    inputs = completed[:-1]
+    attn = decoder_forward(inputs, run.params).attentions  # (layers, heads, n, n)
+    labels = [f"{x}{i}" for i, x in enumerate(ids_to_letters(inputs))]
+    prev = previous_token_scores(attn)
+    try:
+        ind = induction_scores(attn, inputs)
+    except ValueError:
+        ind = None
+    own_titles = [
+        f"{name}: prev {prev.reshape(-1)[h]:.2f}" + (f", ind {ind.reshape(-1)[h]:.2f}" if ind is not None else "")
+        for h, name in enumerate(names)
+    ]
+    chart(
+        st,
+        heads_grid(attn.reshape(-1, *attn.shape[-2:]), labels, own_titles, columns=2, height_per_row=GRID_ROW_HEIGHT),
+        key="induction_own_grid",
+    )
+    st.caption(
+        "Every head on your letters and the model's continuation (the last new letter is never fed back). "
+        + (
+            "No letter repeats, so there is no induction to score, and nothing for the induction head to find."
+            if ind is None
+            else "The induction score counts each repeated letter's weight on the letter after its earlier copy."
+        )
+    )
+
+show_snippet(induction_snippet(model=run_key[0], seed=int(seed), steps=int(steps), text=text, n_new=int(n_new)))
+with st.expander("How it was trained: Adam"):
+    st.latex(ADAM_LATEX)
+    st.caption("attention/adam.py: every parameter moves by about lr per step, whatever the size of its gradient.")

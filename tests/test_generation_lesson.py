@@ -1,0 +1,52 @@
+"""lessons.generation: the report behind the generation page, the cache check, the cache sizes and the timing."""
+
+import numpy as np
+import pytest
+
+from attention.decoder import DecoderConfig, DecoderParams, decoder_forward, generate
+from lessons.generation import cache_check, cache_kinds, context_timing, generation_report, measured_cache_bytes
+
+CONFIG = DecoderConfig(9, 2, 4, 2, 8, 24, True)
+
+
+@pytest.fixture(scope="module")
+def params():
+    return DecoderParams.random(CONFIG, 1, np.float32, token_std=1.0, position_std=1.0)
+
+
+def test_the_report_generates_the_cores_tokens_and_counts_each_step(params):
+    r = generation_report(params, [1, 2, 3], 6, temperature=0.8, top_k=4, seed=5, repeats=2)
+    np.testing.assert_array_equal(r.ids, generate(params, [1, 2, 3], 6, temperature=0.8, top_k=4, seed=5))
+    assert r.same_tokens and r.prompt_length == 3 and len(r.steps) == 6
+    assert r.ms_cached.shape == r.ms_uncached.shape == (6,) and np.all(r.ms_cached > 0)
+    assert list(r.madds_uncached) == [t * m for t, m in zip(range(3, 9), r.madds_cached)]
+    assert r.max_diff_float64 < 1e-12 and 1e-12 < r.max_diff_float32 < 1e-4
+
+
+def test_the_cache_check_notices_a_wrong_cache(params, monkeypatch):
+    p64 = params.astype(np.float64)
+    ids = np.array([1, 2, 3, 4, 5, 6])
+    assert cache_check(p64, ids, 2) < 1e-12
+    import lessons.generation as lesson
+
+    def forgetful(ids, p, cache=None):  # a broken cache: ignores it, so each token sees only itself
+        return decoder_forward(ids, p)
+
+    monkeypatch.setattr(lesson, "decoder_forward", forgetful)
+    assert cache_check(p64, ids, 2) > 1e-3
+
+
+def test_cache_sizes_of_mha_gqa_mqa_and_a_real_cache():
+    kinds = cache_kinds(32, 32, 8, 128, 4096, 2)
+    assert [k.nbytes for k in kinds] == [2**31, 2**29, 2**26]  # 2 GiB, 512 MiB, 64 MiB
+    assert [k.n_kv_heads for k in kinds] == [32, 8, 1]
+    measured, formula = measured_cache_bytes(8, 2, 4, 10)
+    assert measured == formula == 2 * 2 * 2 * 10 * 4 * 4
+    with pytest.raises(ValueError, match="does not divide"):
+        cache_kinds(2, 8, 3, 16, 10, 4)
+
+
+def test_context_timing_reports_each_length():
+    t = context_timing(DecoderConfig(5, 1, 2, 2, 8, 64), [1, 8, 64], repeats=1)
+    assert list(t.n_total) == [1, 8, 64] and np.all(t.ms_cached > 0) and np.all(t.ms_uncached > 0)
+    assert t.madds_uncached[-1] == 64 * t.madds_cached[-1]

@@ -1,0 +1,202 @@
+"""The induction lesson: the task, the two scores on hand-made patterns, training, and the shipped model."""
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from attention.decoder import generate
+from lessons.induction import (
+    MODEL_FILE,
+    InductionConfig,
+    evaluate,
+    first_half_floor,
+    half_weights,
+    ids_to_letters,
+    induction_scores,
+    letters_to_ids,
+    load_induction_model,
+    load_run,
+    previous_token_scores,
+    repeated_tokens,
+    save_run,
+    train_induction,
+)
+from tests.test_imports import ROOT
+
+
+def test_repeated_tokens_are_distinct_then_repeated():
+    ids = repeated_tokens(np.random.default_rng(0), 50, 7, 26)
+    assert ids.shape == (50, 14) and ids.min() >= 0 and ids.max() < 26
+    np.testing.assert_array_equal(ids[:, :7], ids[:, 7:])
+    assert all(len(set(row[:7])) == 7 for row in ids.tolist())
+
+
+def test_the_halves_by_hand():
+    first, repeated = half_weights(4)  # tokens t0 t1 t2 t3 t0 t1 t2 t3: 7 predictions
+    assert first.tolist() == [True, True, True, False, False, False, False]  # predicting t1, t2, t3
+    assert repeated.tolist() == [False, False, False, False, True, True, True]  # t1, t2, t3 again
+    assert first_half_floor(26, 3) == pytest.approx((math.log(25) + math.log(24)) / 2)
+
+
+# ---------------------------------------------------------------- scores on patterns made by hand
+
+
+def pattern(kind: str, n: int) -> np.ndarray:
+    a = np.zeros((n, n))
+    for i in range(n):
+        a[i, max(i - 1, 0) if kind == "previous" else i if kind == "self" else 0] = 1.0
+    return a
+
+
+def test_previous_token_scores_of_hand_made_heads():
+    a = np.stack(
+        [
+            [pattern("previous", 6), pattern("self", 6)],
+            [pattern("first", 6), np.tril(np.ones((6, 6))) / np.arange(1, 7)[:, None]],
+        ]
+    )
+    scores = previous_token_scores(a)  # (layers 2, heads 2)
+    np.testing.assert_allclose(scores, [[1.0, 0.0], [0.2, np.mean([1 / (i + 1) for i in range(1, 6)])]])
+
+
+def test_induction_score_of_a_perfect_induction_head_is_one():
+    ids = np.array([3, 7, 5, 3, 7, 5])
+    a = np.zeros((6, 6))
+    for i in range(6):
+        a[i, i - 2 if i >= 3 else i] = 1.0  # from the second 3 onto the 7 after the first 3, ...
+    other = pattern("previous", 6)
+    scores = induction_scores(np.stack([[a, other]]), ids)
+    np.testing.assert_allclose(scores, [[1.0, 0.0]])
+
+
+def test_scores_average_over_a_batch():
+    ids = np.array([[1, 2, 1, 2], [4, 5, 6, 4]])
+    a = np.zeros((2, 1, 1, 4, 4))
+    a[0, 0, 0, 2, 1] = a[0, 0, 0, 3, 2] = 1.0  # sequence 0: both repeats read the token after
+    a[1, 0, 0, 3, 3] = 1.0  # sequence 1: its one repeat looks at itself
+    assert induction_scores(a, ids)[0, 0] == pytest.approx(2 / 3)
+
+
+def test_scores_refuse_what_cannot_be_scored():
+    with pytest.raises(ValueError, match="no token occurs twice"):
+        induction_scores(np.ones((1, 1, 3, 3)) / 3, [1, 2, 3])
+    with pytest.raises(ValueError, match="expected"):
+        induction_scores(np.ones((1, 1, 3, 3)) / 3, [1, 2])
+    with pytest.raises(ValueError, match="at least 2"):
+        previous_token_scores(np.ones((1, 1, 1, 1)))
+    with pytest.raises(ValueError, match="layers, heads"):
+        previous_token_scores(np.ones((3, 3)))
+    with pytest.raises(ValueError, match="NaN"):
+        previous_token_scores(np.full((1, 1, 2, 2), np.nan))
+
+
+def test_scores_read_a_cached_model_s_attention_rows():
+    # with a cache the queries are the last n of n_total positions: query i sits at n_total - n + i
+    a = np.zeros((1, 1, 2, 5))
+    a[0, 0, 0, 2] = a[0, 0, 1, 3] = 1.0  # queries at positions 3 and 4, each on the one before
+    assert previous_token_scores(a)[0, 0] == 1.0
+
+
+# ---------------------------------------------------------------- the shipped model
+
+
+def test_the_shipped_model_completes_repeated_halves_and_guesses_first_halves():
+    params = load_induction_model()
+    result = evaluate(params, half=10, n_sequences=500, seed=2024)  # sequences no training batch used
+    assert result.accuracy_repeated >= 0.90
+    chance = 1 / params.config.vocab_size
+    assert result.accuracy_first < 2 * chance  # near chance (1/26 = 3.8 %)
+    assert abs(result.loss_first - math.log(26)) < 0.3 and result.loss_repeated < 0.3
+    # the mechanism: a previous-token head in layer 1, an induction head in layer 2
+    assert result.previous_token[0].max() > 0.5 and result.induction[1].max() > 0.9
+
+
+@pytest.mark.parametrize("half", [4, 7, 13, 16])
+def test_the_shipped_model_is_no_fixed_offset_trick(half):
+    assert evaluate(load_induction_model(), half=half, n_sequences=200, seed=7).accuracy_repeated >= 0.9
+
+
+def test_the_shipped_file_is_small_and_says_how_it_was_made():
+    assert MODEL_FILE.stat().st_size < 300_000
+    run = load_run()
+    assert run.config == InductionConfig()  # the script's default config, seed included
+    assert run.params.dtype == np.float32 and run.params.config.mlp is False and run.params.config.n_layers == 2
+    assert run.loss_first.shape == run.loss_repeated.shape == (run.config.steps,)
+    assert tuple(run.checkpoint_steps) == run.config.checkpoint_steps
+    assert run.attentions.shape == (len(run.checkpoint_steps), 2, 2, 19, 19)
+    # the curves tell the story: both halves start at chance, only the repeated one falls
+    assert run.loss_repeated[:20].mean() > 3.0 and run.loss_repeated[-100:].mean() < 0.3
+    assert run.loss_first[-100:].mean() > 3.0
+    assert run.induction[0].max() < 0.3 and run.induction[-1, 1].max() > 0.9
+
+
+def test_the_script_names_its_seed_and_output():
+    text = (ROOT / "scripts" / "train_induction.py").read_text()
+    assert "--seed" in text and "induction_model.npz" in text
+
+
+def test_a_student_sequence_is_completed():
+    params = load_induction_model()
+    prompt = letters_to_ids("q w e r t y u q w")
+    completed = ids_to_letters(generate(params, prompt, 5))
+    assert "".join(completed) == "qwertyuqwertyu"
+
+
+# ---------------------------------------------------------------- training
+
+
+def test_training_is_reproducible_and_reports_progress():
+    cfg = replace(InductionConfig(), steps=6, batch=8, checkpoint_every=3, d_model=8)
+    calls = []
+    a = train_induction(cfg, on_step=lambda done, total: calls.append((done, total)))
+    b = train_induction(cfg)
+    assert calls == [(i, 6) for i in range(1, 7)]
+    for key, value in a.params.arrays().items():
+        np.testing.assert_array_equal(value, b.params.arrays()[key])
+    np.testing.assert_array_equal(a.loss_repeated, b.loss_repeated)
+    assert a.attentions.shape == (3, 2, 2, 19, 19) and list(a.checkpoint_steps) == [0, 3, 6]
+    assert not np.array_equal(a.attentions[0], a.attentions[-1])  # the patterns moved
+
+
+def test_training_forms_an_induction_head():
+    run = train_induction(replace(InductionConfig(), steps=400))  # the shipped run's head forms by step 300
+    result = evaluate(run.params, n_sequences=200)
+    assert result.accuracy_repeated > 0.8 and run.induction[-1, 1].max() > 0.8
+
+
+def test_save_and_load_round_trip(tmp_path):
+    run = train_induction(replace(InductionConfig(), steps=2, batch=4, checkpoint_every=1, d_model=8))
+    back = load_run(save_run(run, tmp_path / "m.npz"))
+    assert back.config == run.config
+    for key, value in run.params.arrays().items():
+        np.testing.assert_array_equal(value, back.params.arrays()[key])
+    np.testing.assert_allclose(back.attentions, run.attentions, atol=1e-3)  # stored as float16
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(steps=10**6), "too large"),
+        (dict(half_max=30), "half_max <= vocab_size"),
+        (dict(probe_half=2), "probe_half"),
+        (dict(lr=1), "lr"),
+        (dict(seed=-1), "seed"),
+    ],
+)
+def test_bad_training_configs_are_refused(change, message):
+    with pytest.raises(ValueError, match=message):
+        train_induction(replace(InductionConfig(), **change))
+
+
+# ---------------------------------------------------------------- letters
+
+
+def test_letters():
+    np.testing.assert_array_equal(letters_to_ids("a B, c\tz"), [0, 1, 2, 25])
+    assert ids_to_letters([7, 8]) == ["h", "i"]
+    for bad in ("a1", "é", "<", "a-b"):
+        with pytest.raises(ValueError, match="not one of the model's tokens"):
+            letters_to_ids(bad)
+    assert letters_to_ids("").size == 0

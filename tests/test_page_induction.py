@@ -1,0 +1,149 @@
+"""The "Watch an induction head form" page under AppTest: the shipped model's numbers, every control, training."""
+
+import numpy as np
+import pytest
+
+from attention.decoder import decoder_forward, generate
+from lessons.induction import evaluate, ids_to_letters, letters_to_ids, load_induction_model, load_run
+from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_values, table_with_column
+
+PAGE = "pages/induction.py"
+CHARTS = (
+    "induction_loss",
+    "induction_filmstrip",
+    "induction_grid",
+    "induction_scores",
+    "induction_accuracy",
+    "induction_own_grid",
+)
+
+
+def texts(elements) -> str:
+    return " | ".join(str(e.value) for e in elements)
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return load_run()
+
+
+def test_the_shipped_model_opens_with_every_chart_and_its_measured_numbers(shipped):
+    at = open_page(PAGE)
+    assert not at.exception and not at.error and not at.warning
+    for key in CHARTS:
+        assert chart_by_key(at, key)["data"], key
+    expected = evaluate(load_induction_model(), half=10, n_sequences=500, seed=12345)
+    shown = metrics(at)
+    assert shown["accuracy, repeated half"] == f"{expected.accuracy_repeated:.1%}"
+    assert shown["accuracy, first half"] == f"{expected.accuracy_first:.1%}"
+    assert float(shown["accuracy, repeated half"].rstrip("%")) >= 90
+    loss = chart_by_key(at, "induction_loss")
+    np.testing.assert_allclose(plotly_values(loss["data"][0]["y"]), shipped.loss_first)
+    np.testing.assert_allclose(plotly_values(loss["data"][2]["y"]), shipped.loss_repeated)
+    k = list(shipped.checkpoint_steps).index(250)
+    np.testing.assert_allclose(heatmap_z(chart_by_key(at, "induction_grid")), shipped.attentions[k, 0, 0])
+    final = table_with_column(at, "what it does")
+    assert "induction head" in set(final["what it does"])
+    assert dict(at.query_params) == {
+        "model": "shipped",
+        "seed": "0",
+        "steps": "2000",
+        "at": "250",
+        "text": "q w e r t y u q w",
+        "n_new": "5",
+    }
+
+
+def test_the_checkpoint_slider_shows_that_steps_patterns(shipped):
+    at = open_page(PAGE)
+    at.select_slider(key="induction_at").set_value(2000).run()
+    assert not at.exception
+    grid = chart_by_key(at, "induction_grid")
+    layer2 = [plotly_values(t["z"]) for t in grid["data"]][2]
+    np.testing.assert_allclose(layer2, shipped.attentions[-1, 1, 0])
+    assert at.query_params["at"] == "2000"
+    assert any("L2 H1: prev" in a["text"] for a in grid["layout"]["annotations"])
+
+
+def test_a_step_between_checkpoints_moves_to_the_nearest_and_says_so():
+    at = open_page(PAGE, {"at": "173"})
+    assert not at.exception and not at.warning
+    assert at.select_slider(key="induction_at").value == 150
+    assert "Step 173 is not one of this run's checkpoints" in texts(at.caption)
+    assert at.query_params["at"] == "150"
+
+
+def test_your_own_sequence_is_completed_by_the_model():
+    at = open_page(PAGE)
+    at.text_input(key="induction_text").set_value("zxcvbnm zx").run()
+    at.number_input(key="induction_n_new").set_value(7).run()
+    assert not at.exception and not at.error
+    expected = ids_to_letters(generate(load_induction_model(), letters_to_ids("zxcvbnmzx"), 7))
+    assert expected[9:] == list("cvbnmzx")  # the model continues the repeat
+    assert f"→ {' '.join('**' + x + '**' for x in expected[9:])}" in texts(at.markdown)
+    z = heatmap_z(chart_by_key(at, "induction_own_grid"))
+    attn = decoder_forward(letters_to_ids("".join(expected[:-1])), load_induction_model()).attentions
+    np.testing.assert_allclose(z, attn[0, 0], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("abc1", "'1' is not one of the model's tokens"),
+        ("   ", "type at least one letter"),
+        ("abcdefghijklmnopqrstuvwxyzabcdef", "positions"),
+        ("<img src=x>", "is not one of the model's tokens"),
+    ],
+)
+def test_text_the_model_cannot_take_gets_a_message(text, message):
+    at = open_page(PAGE)
+    at.text_input(key="induction_text").set_value(text).run()
+    assert not at.exception
+    assert message in texts(at.error).replace("\\", "")
+    assert "<img" not in texts(at.error)  # shown as text: markdown escaped
+
+
+def test_a_sequence_without_repeats_says_there_is_nothing_to_score():
+    at = open_page(PAGE, {"text": "abc", "n_new": "1"})
+    assert not at.exception and not at.error
+    assert "No letter repeats" in texts(at.caption)
+
+
+def test_train_it_yourself_trains_caches_and_shows_your_model():
+    at = open_page(PAGE, {"steps": "250", "seed": "5", "model": "yours"})
+    assert "has not been trained on this server yet" in texts(at.info)  # until the button is pressed
+    at.button(key="induction_train").click().run()
+    assert not at.exception and not at.error
+    assert "Trained 250 steps (seed 5)" in texts(at.success)
+    assert at.radio(key="induction_model").value == "yours"
+    assert len(plotly_values(chart_by_key(at, "induction_loss")["data"][0]["y"])) == 250
+    assert at.select_slider(key="induction_at").options[-1] == "250"
+    at.radio(key="induction_model").set_value("shipped").run()
+    assert len(plotly_values(chart_by_key(at, "induction_loss")["data"][0]["y"])) == 2000
+    at.radio(key="induction_model").set_value("yours").run()  # cached: no second training
+    assert not at.info and len(plotly_values(chart_by_key(at, "induction_loss")["data"][0]["y"])) == 250
+    assert dict(at.query_params)["model"] == "yours"
+
+
+def test_the_seed_and_steps_controls_name_the_run_to_train():
+    at = open_page(PAGE)
+    at.number_input(key="induction_seed").set_value(42).run()
+    at.select_slider(key="induction_steps").set_value(500).run()
+    assert not at.exception
+    assert at.query_params["seed"] == "42" and at.query_params["steps"] == "500"
+    at.session_state["snippet"] = True  # open "Reproduce this in Python" (its code is drawn only while open)
+    at.run()
+    snippet = next(c.value for c in at.code if "load_induction_model" in c.value)
+    assert "letters_to_ids('q w e r t y u q w')" in snippet
+
+
+def test_bad_url_values_fall_back_with_warnings():
+    at = open_page(PAGE, {"model": "<b>", "seed": "-1", "steps": "17", "at": "x", "n_new": "99"})
+    assert not at.exception
+    assert len(at.warning) == 5, texts(at.warning)
+    assert at.radio(key="induction_model").value == "shipped"
+    assert at.select_slider(key="induction_steps").value == 2000
