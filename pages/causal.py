@@ -176,7 +176,7 @@ else:
         key="causal_randomise",
         on_click=randomise_later,
         type="primary",
-        icon="🎲",
+        icon=":material/casino:",
         width="stretch",
         help="Take a snapshot, then replace q, k and v of every position after t with random numbers.",
     )
@@ -205,7 +205,7 @@ else:
         st.info(
             "Nothing has changed since the snapshot yet: press **Randomise later tokens** or edit a row after "
             f"position {t}.",
-            icon="👉",
+            icon=":material/touch_app:",
         )
     elif inv.passed:
         st.success(

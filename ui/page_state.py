@@ -121,7 +121,7 @@ class PageState:
     def show_warnings(self, where=st) -> None:
         """Show the warnings collected when the link was read (every run until the page is left)."""
         for warning in st.session_state.get(self._warnings_key, []):
-            where.warning(escape_markdown(warning), icon="🔗")  # it may quote the link's text
+            where.warning(escape_markdown(warning), icon=":material/link:")  # it may quote the link's text
 
     @property
     def _warnings_key(self) -> str:

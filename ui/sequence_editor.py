@@ -300,7 +300,7 @@ def sequence_grid(key: str) -> TokenSequence:
     _grid(key, seq)
     errors, notices = st.session_state.get(f"{key}_grid_messages", ([], []))
     for message in errors:
-        st.error(escape_markdown(message), icon="🔢")  # it quotes what was typed
+        st.error(escape_markdown(message), icon=":material/pin:")  # it quotes what was typed
     for message in notices:
         st.info(escape_markdown(message))
     seq = st.session_state[key]
