@@ -2,9 +2,11 @@
 
 Run as `python bench/bench_core.py`. Prints, in one run:
   * the float32 matmul rate of a large A @ B (the ceiling), from the fastest of many calls;
-  * the rate of `scaled_dot_product_attention` (causal, float32) at a few (heads, n, d_head),
-    counting 4·h·n²·d flops (Q Kᵀ and weights @ V, 2·n²·d each per head), as GFLOP/s and as a
-    fraction of the ceiling.
+  * the rate of causal float32 attention at a few (heads, n, d_head), counting 4·h·n²·d flops
+    (Q Kᵀ and weights @ V, 2·n²·d each per head), as GFLOP/s and as a fraction of the ceiling, for both
+    paths: `scaled_dot_product_attention`, the readable reference every page shows, and
+    `blocked_attention`, the same maths arranged for speed (used by the real model);
+  * how many times one `transformer_block` call checks an argument (checks at the door: each once).
 
 The flop count is the conventional one for dense attention: it ignores the softmax (whose cost is
 memory traffic, not flops) and does not halve for causal masking. The environment (thread counts,
@@ -24,7 +26,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
-from attention import scaled_dot_product_attention  # noqa: E402
+from attention import BlockParams, scaled_dot_product_attention, transformer_block  # noqa: E402
+from attention.blocked_attention import blocked_attention  # noqa: E402
+from attention.checks import as_real_array  # noqa: E402
 
 SHAPES = ((8, 512, 64), (12, 128, 32))  # (heads, n, d_head)
 
@@ -54,12 +58,30 @@ def matmul_ceiling(size: int, repeats: int, rng: np.random.Generator) -> float:
     return 2 * size**3 / seconds.min() / 1e9
 
 
-def attention_times(h: int, n: int, d: int, repeats: int, rng: np.random.Generator) -> np.ndarray:
-    """Seconds per call of causal float32 attention at (h, n, d)."""
+def attention_times(attend, h: int, n: int, d: int, repeats: int, rng: np.random.Generator) -> np.ndarray:
+    """Seconds per call of causal float32 attention at (h, n, d) with `attend`."""
     q, k, v = (rng.standard_normal((h, n, d), dtype=np.float32) for _ in range(3))
-    out, weights = scaled_dot_product_attention(q, k, v, causal=True)
+    out, weights = attend(q, k, v, causal=True)
     assert out.dtype == np.float32 and weights.dtype == np.float32
-    return call_seconds(lambda: scaled_dot_product_attention(q, k, v, causal=True), repeats)
+    return call_seconds(lambda: attend(q, k, v, causal=True), repeats)
+
+
+def checks_per_block_call() -> tuple[int, int]:
+    """(as_real_array calls, distinct arguments) for one transformer_block call on a (5, 16) input."""
+    rng = np.random.default_rng(0)
+    params, x = BlockParams.random(16, 64, rng), rng.standard_normal((5, 16))
+    names = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code is as_real_array.__code__:
+            names.append(frame.f_locals["name"])
+
+    sys.setprofile(profile)
+    try:
+        transformer_block(x, params, 4)
+    finally:
+        sys.setprofile(None)
+    return len(names), len(set(names))
 
 
 def main() -> None:
@@ -73,14 +95,18 @@ def main() -> None:
     print(f"numpy {np.__version__}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, env {blas or '{}'}")
     ceiling = matmul_ceiling(args.size, args.repeats, rng)
     print(f"float32 matmul {args.size}x{args.size}: {ceiling:7.1f} GFLOP/s (ceiling, fastest call)")
-    for h, n, d in SHAPES:
-        seconds = attention_times(h, n, d, args.repeats, rng)
-        rate = 4 * h * n * n * d / seconds.min() / 1e9
-        print(
-            f"attention causal float32 h={h:<2} n={n:<4} d_head={d:<3}: {rate:7.1f} GFLOP/s "
-            f"{rate / ceiling:6.1%} of ceiling  (fastest {seconds.min() * 1e3:.3f} ms, "
-            f"median {np.median(seconds) * 1e3:.3f} ms over {seconds.size} calls)"
-        )
+    for name, attend in (("reference", scaled_dot_product_attention), ("blocked  ", blocked_attention)):
+        for h, n, d in SHAPES:
+            seconds = attention_times(attend, h, n, d, args.repeats, rng)
+            rate = 4 * h * n * n * d / seconds.min() / 1e9
+            print(
+                f"{name} causal float32 h={h:<2} n={n:<4} d_head={d:<3}: {rate:7.1f} GFLOP/s "
+                f"{rate / ceiling:6.1%} of ceiling  (fastest {seconds.min() * 1e3:.3f} ms, "
+                f"median {np.median(seconds) * 1e3:.3f} ms over {seconds.size} calls)"
+            )
+    calls, arguments = checks_per_block_call()
+    verdict = "ok" if calls == arguments else "OVER"
+    print(f"one transformer_block call checks {calls} times for {arguments} arguments (target: each once: {verdict})")
 
 
 if __name__ == "__main__":
