@@ -329,3 +329,32 @@ def minilm_shuffle_check(model, words, perm, head: int, *, positions: bool = Tru
         minilm_head(model, after.ids, head, positions=positions),
         token_perm,
     )
+
+
+# ---------------------------------------------------------------- a padded batch
+
+
+PAD = "[PAD]"
+
+
+def padded_batch(sequences, d_model: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
+    """Word vectors of several sequences in one array, padded with zero rows to the longest.
+
+    Shapes: sequences B lists of words -> x (B, n, d_model), lengths (B,), labels (B lists of n strings,
+    [PAD] after each sequence's end). What a padded row holds does not matter: the mask hides it.
+    """
+    lengths = np.array([len(words) for words in sequences])
+    n = int(lengths.max())
+    x = np.zeros((len(sequences), n, d_model))  # (B, n, d_model)
+    labels = []
+    for b, words in enumerate(sequences):
+        x[b, : len(words)] = word_vectors(words, d_model, seed)
+        labels.append([*map(str, words), *[PAD] * (n - len(words))])
+    return x, lengths, labels
+
+
+def alibi_windows(n: int, n_heads: int) -> np.ndarray:
+    """Each ALiBi head's weights when every score is equal (q = 0): the recency window its bias alone makes,
+    under the causal mask. Shapes: -> (n_heads, n, n), row i of head h proportional to e^(-m_h (i - j)), j <= i."""
+    zeros = np.zeros((n_heads, n, 1))  # (H, n, 1): q = k = 0, so every score q·k is 0
+    return attention_steps(zeros, zeros, zeros, causal=True, bias=alibi_bias(n, n_heads)).weights  # (H, n, n)
