@@ -222,7 +222,7 @@ st.markdown(
     "output: each word's output vector is **unchanged**, only listed in a new order."
 )
 st.latex(SHUFFLE_LATEX)
-shuffle_col, reset_col, number_col, method_col = st.columns([2, 2, 2, 4], vertical_alignment="bottom")
+shuffle_col, reset_col, number_col, method_col = st.columns([3, 3, 2, 4], vertical_alignment="bottom")
 shuffle_col.button(
     "Shuffle the words",
     key="pos_shuffle_button",
@@ -289,7 +289,7 @@ for col, check, key in ((none_col, left, "none"), (with_col, right, "with")):
         continue
     col.markdown("**Original order**")
     square_chart(col, weights_figure(check.before, labels, 0.5), key=f"pos_shuffle_{key}_before", share=0.5)
-    moved = "the same weights, rows and columns moved" if check.passed else "not just moved: changed"
+    moved = "the same weights, moved" if check.passed else "changed, not just moved"
     col.markdown(f"**Shuffle {shuffle}**: {moved}")
     square_chart(col, weights_figure(check.after, shuffled_labels, 0.5), key=f"pos_shuffle_{key}_after", share=0.5)
     verdict(col, check, SHORT_NAMES["none" if key == "none" else method])
@@ -530,7 +530,7 @@ st.markdown(
     "(the mask hides the future), as here."
 )
 st.latex(ALIBI_LATEX)
-heads_col, slopes_col = st.columns([1, 2], gap="large")
+heads_col, slopes_col = st.columns([2, 3], gap="large")
 with heads_col:
     st.slider(
         "Heads H",
@@ -543,12 +543,20 @@ with heads_col:
     st.dataframe(
         pd.DataFrame(
             {
-                "head h": range(1, len(slopes) + 1),
-                "slope m_h": [f"2^−{-np.log2(m):.3g} = {m:.4g}" for m in slopes],
-                "1/m_h (positions)": [round(1 / m, 1) for m in slopes],
+                "h": range(1, len(slopes) + 1),
+                "m_h": [f"2^−{-np.log2(m):.3g} = {m:.4g}" for m in slopes],
+                "1/m_h": [round(1 / m, 1) for m in slopes],
             }
         ),
         hide_index=True,
+        width="stretch",
+        column_config={
+            "h": st.column_config.NumberColumn("h", width=40, help="The head, from 1."),
+            "m_h": st.column_config.TextColumn("slope m_h", help="The head's slope, a power of 2."),
+            "1/m_h": st.column_config.NumberColumn(
+                "1/m_h", width=70, help="Positions back at which the weight has shrunk by a factor e."
+            ),
+        },
         key="pos_alibi_slopes_table",
     )
     if STATE["heads"] & (STATE["heads"] - 1):
@@ -607,9 +615,9 @@ st.header("3 · Masks beyond causal")
 st.subheader("A sliding window")
 st.markdown(
     "Local-attention models let query i see only the last w keys, itself included: i − w < j ≤ i. That costs "
-    "n·w scores instead of n², yet information still travels: what key j held is in token j + 1's output after "
-    "one layer, and token j + 1 is seen by later queries in the next layer. Each layer carries it w − 1 "
-    "positions further, so L layers reach about L·w positions back."
+    "n·w scores instead of n², yet information still travels: after one layer, what token j held is in the "
+    "outputs of tokens j … j + w − 1, and in the next layer those are read by queries up to w − 1 positions "
+    "further on. Each layer carries it w − 1 positions further, so L layers reach about L·w positions back."
 )
 st.latex(REACH_LATEX)
 n_col, window_col, layers_col = st.columns(3)
@@ -661,10 +669,11 @@ st.subheader("Padding: a batch of two sequences of different lengths")
 st.markdown(
     "To run sequences of different lengths as one array, the short ones are padded to the longest with a "
     "filler token, [PAD]. The padding mask hides the padded **keys**: they get weight exactly 0, so the real "
-    "tokens compute exactly what they would alone. A padded **query** still gets a row (it can see the real "
-    "keys, so its softmax is defined), but that row means nothing: it is reported as unused, never as NaN."
+    "tokens compute what they would alone (up to rounding: the check below measures it). A padded **query** "
+    "still gets a row (it can see the real keys, so its softmax is defined), but that row means nothing: it is "
+    "reported as unused, never as NaN."
 )
-len_a_col, len_b_col, causal_col = st.columns([2, 2, 1], vertical_alignment="bottom")
+len_a_col, len_b_col, causal_col = st.columns([5, 5, 3], vertical_alignment="bottom")
 len_a_col.slider(
     "Sequence 1: the first words",
     key=STATE.key("len_a"),
@@ -707,7 +716,8 @@ unused = int((~padded.used).sum())
 if on_padding == 0.0 and finite:
     st.success(
         f"Padded keys: largest weight exactly 0. NaN anywhere: none. Unused query rows: {unused}, reported as "
-        f"0. The real tokens' outputs equal each sequence run alone to within {diff_text(alone_diff)}.",
+        f"0. The real tokens' outputs equal each sequence run alone "
+        + ("exactly." if alone_diff == 0 else f"to within {diff_text(alone_diff)} (rounding)."),
         icon=PASS,
     )
 else:
