@@ -122,7 +122,7 @@ def learned_table(n: int) -> tuple[dict, pd.DataFrame, float, float]:
         }
     )
     norms = np.linalg.norm(table[:n], axis=1)
-    return fig.to_plotly_json(), by_distance, float(norms[0]), float(np.median(norms[1:]))
+    return without_template(fig.to_plotly_json()), by_distance, float(norms[0]), float(np.median(norms[1:]))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -130,6 +130,33 @@ def minilm_checks(words: tuple[str, ...], shuffle: int, head: int):
     """The shuffle check on MiniLM's layer-1 head `head` (from 1): (without its position table, with it)."""
     perm = permutation(len(words), shuffle)
     return tuple(minilm_shuffle_check(get_model(), words, perm, head - 1, positions=p) for p in (False, True))
+
+
+FIGURES = {
+    "attention": attention_heatmap,
+    "grid": heads_grid,
+    "matrix": matrix_heatmap,
+    "offsets": offset_figure,
+    "padded": padded_heatmap,
+    "reach": reach_heatmap,
+    "slopes": slopes_figure,
+    "table": table_heatmap,
+}
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def cached_figure(kind: str, *args, **kwargs) -> dict:
+    """The figure FIGURES[kind](*args, **kwargs) as JSON, built once per inputs: a rerun changes one or two
+    of this page's seventeen figures, and rebuilding the rest cost a fifth of the rerun."""
+    return without_template(FIGURES[kind](*args, **kwargs).to_plotly_json())
+
+
+def without_template(fig: dict) -> dict:
+    """`fig` with an empty template instead of plotly's default: Streamlit's theme styles the chart, and a
+    figure without a template of its own gets plotly's (thousands of values) copied twice on its way to the
+    browser, 2.5 ms of the 3.3 ms a heatmap's chart() cost."""
+    fig["layout"]["template"] = {}
+    return fig
 
 
 def diff_text(d: float) -> str:
@@ -140,7 +167,8 @@ def diff_text(d: float) -> str:
 def weights_figure(steps, labels, share: float) -> dict:
     """An attention heatmap with square cells and numbers in them while they fit."""
     font = cell_font(len(labels), share)
-    return attention_heatmap(
+    return cached_figure(
+        "attention",
         steps.weights,
         labels,
         labels,
@@ -334,7 +362,8 @@ grid_methods = ("none", "sinusoidal", "rope", "alibi")
 grid_steps = [attend(x, head, m, alibi_heads=alibi_heads) for m in grid_methods]
 chart(
     st,
-    heads_grid(
+    cached_figure(
+        "grid",
         np.stack([s.weights for s in grid_steps]),
         words,
         [METHOD_LABELS[m] for m in grid_methods],
@@ -432,7 +461,8 @@ shift_col.number_input(
 table_d, shift = STATE["table_d"], STATE["shift"]
 chart(
     st,
-    table_heatmap(
+    cached_figure(
+        "table",
         sinusoidal_table(SINUSOIDAL_POSITIONS, table_d),
         x_title="dimension (pairs: sin, cos)",
         y_title="position p",
@@ -453,7 +483,8 @@ with rotation_col:
     font = cell_font(small_d, 0.5)
     square_chart(
         st,
-        matrix_heatmap(
+        cached_figure(
+            "matrix",
             shift_matrix(shift, small_d),
             [str(i) for i in range(small_d)],
             [str(i) for i in range(small_d)],
@@ -514,13 +545,15 @@ for col, scores, title, key in (
 ):
     col.markdown(f"**{title}** (q·k after rotation)")
     font = cell_font(n_words, 0.5)
-    fig = matrix_heatmap(scores, words, words, digits=1, annotate=font is not None, font_size=font, square=True)
+    fig = cached_figure(
+        "matrix", scores, words, words, digits=1, annotate=font is not None, font_size=font, square=True
+    )
     square_chart(col, fig, key=key, share=0.5)
 st.markdown(
     f"**The score depends on the offset alone.** Word 1's query ('{escape_markdown(words[0])}') against its own "
     "key, placed m − n positions apart: the score changes with the distance, the same wherever the pair stands."
 )
-chart(st, offset_figure(OFFSETS, rope_score_by_offset(q_toy[0], k_toy[0], OFFSETS)), key="pos_rope_offsets")
+chart(st, cached_figure("offsets", OFFSETS, rope_score_by_offset(q_toy[0], k_toy[0], OFFSETS)), key="pos_rope_offsets")
 
 st.subheader("ALiBi, attention with linear biases (Press et al. 2022)")
 st.markdown(
@@ -565,7 +598,7 @@ with heads_col:
             "of 2P (the paper's recipe), so that the slopes still spread evenly."
         )
 with slopes_col:
-    chart(st, slopes_figure(slopes), key="pos_alibi_slopes")
+    chart(st, cached_figure("slopes", slopes), key="pos_alibi_slopes")
 st.toggle(
     "Add the toy head's scores",
     key=STATE.key("alibi_scores"),
@@ -589,7 +622,8 @@ else:
     )
 chart(
     st,
-    heads_grid(
+    cached_figure(
+        "grid",
         alibi_weights,
         words,
         [f"head {h + 1} · m = {m:.3g}" for h, m in enumerate(slopes)],
@@ -648,7 +682,7 @@ n, window, layers = STATE["n"], STATE["window"], STATE["layers"]
 first = window_reach(n, window, layers)
 reach_col, reach_text_col = st.columns(2, gap="large")
 with reach_col:
-    square_chart(st, reach_heatmap(first, layers, square=True), key="pos_window_reach", share=0.5)
+    square_chart(st, cached_figure("reach", first, layers, square=True), key="pos_window_reach", share=0.5)
 span = reach_span(window, layers)
 reached = int((first[-1] > 0).sum())
 with reach_text_col:
@@ -702,7 +736,7 @@ for b, col in enumerate(st.columns(2, gap="large")):
     col.markdown(f"**Sequence {b + 1}**: {lengths[b]} word{'s' if lengths[b] > 1 else ''}, padded to {len(xb[b])}")
     chart(
         col,
-        padded_heatmap(padded.weights[b], padded.used[b], batch_labels[b]),
+        cached_figure("padded", padded.weights[b], padded.used[b], batch_labels[b]),
         key=f"pos_padding_{b + 1}",
         share=0.5,
     )

@@ -271,3 +271,12 @@ def test_the_page_is_in_the_navigation():
         'st.Page("pages/positions.py", title="Where is position?", icon=":material/pin_drop:", url_path="positions")'
         in app
     )
+
+
+def test_cached_heatmaps_still_get_their_cell_numbers_sized_for_presenter_mode(page):
+    # The page caches its figures as JSON (z as plotly's typed array): chart() must still size their numbers.
+    normal = chart_by_key(page, "pos_shuffle_none_before")["data"][0]
+    presenting = chart_by_key(open_page(PAGE, {"present": "1"}), "pos_shuffle_none_before")["data"][0]
+    assert normal["texttemplate"] and presenting["texttemplate"]
+    assert presenting["textfont"]["size"] > normal["textfont"]["size"] >= 10
+    assert chart_by_key(page, "pos_four_ways")["layout"]["template"] == {}  # Streamlit's theme styles it
