@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention.checks import check_positive_int
-from attention.dot_product import AttentionSteps, attention_steps
+from attention.dot_product import AttentionSteps, PaddedAttention, attention_steps, padded_attention
 from attention.masks import sliding_window_mask
 from attention.norms import norm as layer_norm_of
 from attention.positions import alibi_bias, frequencies, rope, sinusoidal_encoding
@@ -358,3 +358,38 @@ def alibi_windows(n: int, n_heads: int) -> np.ndarray:
     under the causal mask. Shapes: -> (n_heads, n, n), row i of head h proportional to e^(-m_h (i - j)), j <= i."""
     zeros = np.zeros((n_heads, n, 1))  # (H, n, 1): q = k = 0, so every score q·k is 0
     return attention_steps(zeros, zeros, zeros, causal=True, bias=alibi_bias(n, n_heads)).weights  # (H, n, n)
+
+
+@dataclass(frozen=True)
+class PaddingCheck:
+    """A padded batch run through the toy head, and what the page checks about it.
+
+    Shapes: result as `padded_attention`'s; labels B lists of n strings; lengths (B,)."""
+
+    result: PaddedAttention
+    labels: list[list[str]]
+    lengths: np.ndarray
+    on_padding: float  # the largest weight any query gives a padded key: exactly 0 if the mask works
+    alone_diff: float  # how far the real tokens' outputs are from each sequence run alone, unpadded
+    finite: bool  # no NaN or inf anywhere in the weights and outputs
+
+    @property
+    def unused(self) -> int:
+        """How many query rows are padding, reported as unused."""
+        return int((~self.result.used).sum())
+
+
+def padding_check(sequences, head: ToyHead, d_model: int, seed: int = 0, *, causal: bool = False) -> PaddingCheck:
+    """Pad `sequences` into one batch, run the toy head with the padding mask, and compare each sequence's
+    real tokens with the same head run on that sequence alone."""
+    x, lengths, labels = padded_batch(sequences, d_model, seed)  # (B, n, d_model)
+    result = padded_attention(x @ head.w_q, x @ head.w_k, x @ head.w_v, lengths, causal=causal)
+    alone = [attend(x[b, :length], head, causal=causal).output for b, length in enumerate(lengths)]
+    return PaddingCheck(
+        result,
+        labels,
+        lengths,
+        on_padding=max(float(result.weights[b, :, length:].max(initial=0.0)) for b, length in enumerate(lengths)),
+        alone_diff=max(float(np.abs(result.output[b, :length] - alone[b]).max()) for b, length in enumerate(lengths)),
+        finite=bool(np.isfinite(result.weights).all() and np.isfinite(result.output).all()),
+    )

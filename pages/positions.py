@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.dot_product import padded_attention
 from attention.positions import ALIBI_LATEX, ROPE_LATEX, ROPE_OFFSET_LATEX, SINUSOIDAL_LATEX, alibi_slopes
 from attention.positions import sinusoidal_encoding as sinusoidal_table
 from attention.pretrained import MODEL_NAME, load_minilm
@@ -25,7 +24,7 @@ from lessons.positions import (
     minilm_head,
     minilm_pieces,
     minilm_shuffle_check,
-    padded_batch,
+    padding_check,
     parse_words,
     permutation,
     position_similarity,
@@ -730,32 +729,25 @@ causal_col.toggle(
 )
 len_a, len_b, pad_causal = STATE["len_a"], STATE["len_b"], STATE["pad_causal"]
 sequences = [list(words[:len_a]), list(words[n_words - len_b :])]
-xb, lengths, batch_labels = padded_batch(sequences, d_model, seed)
-padded = padded_attention(xb @ head.w_q, xb @ head.w_k, xb @ head.w_v, lengths, causal=pad_causal)
+padding = padding_check(sequences, head, d_model, seed, causal=pad_causal)
 for b, col in enumerate(st.columns(2, gap="large")):
-    col.markdown(f"**Sequence {b + 1}**: {lengths[b]} word{'s' if lengths[b] > 1 else ''}, padded to {len(xb[b])}")
+    length, n_padded = padding.lengths[b], len(padding.labels[b])
+    col.markdown(f"**Sequence {b + 1}**: {length} word{'s' if length > 1 else ''}, padded to {n_padded}")
     chart(
         col,
-        cached_figure("padded", padded.weights[b], padded.used[b], batch_labels[b]),
+        cached_figure("padded", padding.result.weights[b], padding.result.used[b], padding.labels[b]),
         key=f"pos_padding_{b + 1}",
         share=0.5,
     )
-on_padding = max(float(padded.weights[b, :, lengths[b] :].max(initial=0.0)) for b in range(2))
-alone = [attend(x_b[: lengths[b]], head, causal=pad_causal) for b, x_b in enumerate(xb)]
-alone_diff = max(
-    float(np.abs(padded.output[b, : lengths[b]] - alone[b].output).max()) for b in range(2)
-)  # real tokens: as if alone
-finite = bool(np.isfinite(padded.weights).all() and np.isfinite(padded.output).all())
-unused = int((~padded.used).sum())
-if on_padding == 0.0 and finite:
+if padding.on_padding == 0.0 and padding.finite:
+    alone = "exactly." if padding.alone_diff == 0 else f"to within {diff_text(padding.alone_diff)} (rounding)."
     st.success(
-        f"Padded keys: largest weight exactly 0. NaN anywhere: none. Unused query rows: {unused}, reported as "
-        f"0. The real tokens' outputs equal each sequence run alone "
-        + ("exactly." if alone_diff == 0 else f"to within {diff_text(alone_diff)} (rounding)."),
+        f"Padded keys: largest weight exactly 0. NaN anywhere: none. Unused query rows: {padding.unused}, "
+        f"reported as 0. The real tokens' outputs equal each sequence run alone {alone}",
         icon=PASS,
     )
 else:
-    st.error(f"A padded key got weight {on_padding:g}, or a value is not finite.", icon=FAIL)
+    st.error(f"A padded key got weight {padding.on_padding:g}, or a value is not finite.", icon=FAIL)
 show_snippet(
     masks_snippet(
         n=n,

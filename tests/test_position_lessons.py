@@ -16,6 +16,7 @@ from lessons.positions import (
     minilm_head,
     minilm_pieces,
     minilm_shuffle_check,
+    padding_check,
     parse_words,
     permutation,
     position_similarity,
@@ -237,3 +238,11 @@ def test_attention_steps_is_what_the_toy_runs():
     x, head = word_vectors(["a", "b"], 4), toy_head(4)
     expected = attention_steps(x @ head.w_q, x @ head.w_k, x @ head.w_v)
     np.testing.assert_array_equal(attend(x, head).weights, expected.weights)
+
+
+def test_padding_check_of_a_batch():
+    head = toy_head(8, 1)
+    check = padding_check([["a", "b", "c"], ["d"]], head, 8, 1, causal=True)
+    assert check.on_padding == 0.0 and check.finite and check.unused == 2
+    assert check.alone_diff <= 1e-12 and check.labels[1] == ["d", "[PAD]", "[PAD]"]
+    np.testing.assert_array_equal(check.lengths, [3, 1])
