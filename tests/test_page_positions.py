@@ -280,3 +280,26 @@ def test_cached_heatmaps_still_get_their_cell_numbers_sized_for_presenter_mode(p
     assert normal["texttemplate"] and presenting["texttemplate"]
     assert presenting["textfont"]["size"] > normal["textfont"]["size"] >= 10
     assert chart_by_key(page, "pos_four_ways")["layout"]["template"] == {}  # Streamlit's theme styles it
+
+
+def test_without_the_model_package_the_page_says_so_and_the_rest_works(monkeypatch):
+    import streamlit as st
+
+    import attention.pretrained as pretrained
+
+    def missing():
+        raise FileNotFoundError("the weights of all-MiniLM-L6-v2 were not found (test)")
+
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    monkeypatch.setattr(pretrained, "_load_cached", missing)
+    try:
+        at = open_page(PAGE, {"method": "learned"})
+        assert not at.exception and not at.error
+        assert any("not installed" in i.value for i in at.info)
+        assert len(verdicts(at)) == 1  # the toy's check without positions; the learned one needs the model
+        assert "pos_learned_similarity" not in str([c.proto.id for c in at.get("plotly_chart")])
+        assert len(frame(at, "largest difference after undoing the shuffle")) == 4  # the toy's rows only
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()
