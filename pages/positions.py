@@ -249,7 +249,7 @@ st.markdown(
     "output: each word's output vector is **unchanged**, only listed in a new order."
 )
 st.latex(SHUFFLE_LATEX)
-shuffle_col, reset_col, number_col, method_col = st.columns([3, 3, 2, 4], vertical_alignment="bottom")
+shuffle_col, reset_col, number_col = st.columns([4, 3, 3], vertical_alignment="bottom")
 shuffle_col.button(
     "Shuffle the words",
     key="pos_shuffle_button",
@@ -274,6 +274,7 @@ number_col.number_input(
     persist_state="session",
     help="Which shuffle: 0 is the original order, any other number a fixed random order (so a link shows it).",
 )
+method_col, _ = st.columns([1, 1])
 method_col.selectbox(
     "Position information on the right",
     key=STATE.key("method"),
@@ -706,7 +707,7 @@ st.markdown(
     "still gets a row (it can see the real keys, so its softmax is defined), but that row means nothing: it is "
     "reported as unused, never as NaN."
 )
-len_a_col, len_b_col, causal_col = st.columns([5, 5, 3], vertical_alignment="bottom")
+len_a_col, len_b_col = st.columns(2, gap="large")
 len_a_col.slider(
     "Sequence 1: the first words",
     key=STATE.key("len_a"),
@@ -721,7 +722,7 @@ len_b_col.slider(
     persist_state="session",
     help="Sequence 2 is this many words from the end of your text.",
 )
-causal_col.toggle(
+st.toggle(
     "Causal mask too",
     key=STATE.key("pad_causal"),
     persist_state="session",
