@@ -349,7 +349,8 @@ st.caption(
     "check runs without it."
 )
 show_snippet(
-    shuffle_snippet(words, d_model=d_model, seed=seed, shuffle=shuffle, alibi_heads=alibi_heads, head=STATE["head"])
+    shuffle_snippet(words, d_model=d_model, seed=seed, shuffle=shuffle, alibi_heads=alibi_heads, head=STATE["head"]),
+    key="pos_snippet_shuffle",
 )
 
 # ---------------------------------------------------------------- 2 · four ways to add position
@@ -641,7 +642,8 @@ show_snippet(
         shift=shift,
         offset=offset,
         alibi_heads=len(slopes),
-    )
+    ),
+    key="pos_snippet_four_ways",
 )
 
 # ---------------------------------------------------------------- 3 · masks beyond causal
@@ -758,5 +760,6 @@ show_snippet(
         d_model=d_model,
         seed=seed,
         causal=pad_causal,
-    )
+    ),
+    key="pos_snippet_masks",
 )

@@ -197,7 +197,8 @@ def test_the_masks_snippet_runs_the_pages_padded_batch():
 
 
 def test_the_position_page_shows_its_snippets():
-    at = run_page("pages/positions.py")
+    keys = ("pos_snippet_shuffle", "pos_snippet_four_ways", "pos_snippet_masks")  # three expanders, opened
+    at = run_page("pages/positions.py", state=dict.fromkeys(keys, True))
     codes = [c.value for c in at.main.code]
     assert any("perm = permutation(len(words), 1)" in c for c in codes)
     assert any("rope_offset_check(x @ head.w_q, x @ head.w_k, offset=5)" in c for c in codes)
