@@ -38,6 +38,7 @@ PAGES = {
     ],
     "Inside the transformer": [
         st.Page("pages/heads.py", title="Multi-head attention", icon=":material/hub:", url_path="heads"),
+        st.Page("pages/positions.py", title="Where is position?", icon=":material/pin_drop:", url_path="positions"),
         st.Page("pages/block.py", title="The transformer block", icon=":material/view_agenda:", url_path="block"),
     ],
     "A model that learns": [

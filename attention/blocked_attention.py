@@ -19,7 +19,7 @@ import numpy as np
 
 from .checks import check_result, result_dtype
 from .chunks import map_pieces, run_all
-from .dot_product import allowed_positions, check_qkv
+from .dot_product import allowed_positions, check_bias, check_qkv
 from .masks import causal_mask
 from .stable_softmax import softmax_inplace
 
@@ -28,24 +28,34 @@ PARALLEL_MIN_SCORES = 2**18
 UNBLOCKED_MAX_SCORES = 2**22  # 12 heads × 256 × 256 = 786,432 scores: one matmul, one softmax, one matmul
 
 
-def blocked_attention(q, k, v, *, causal: bool = False, scale: bool = True, mask=None):
-    """Return (output, weights) of softmax(Q Kᵀ / sqrt(d_k)) V, computed block by block.
+def blocked_attention(q, k, v, *, causal: bool = False, scale: bool = True, mask=None, bias=None):
+    """Return (output, weights) of softmax(Q Kᵀ / sqrt(d_k) + bias) V, computed block by block.
 
     Shapes: q (..., n, d_k), k (..., m, d_k), v (..., m, d_v) -> output (..., n, d_v), weights (..., n, m).
     Arguments and errors as `scaled_dot_product_attention`.
     """
     q, k, v = check_qkv(q, k, v)
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2])
-    blocked = None if mask is None else ~allowed_positions(mask, causal, (*batch, q.shape[-2], k.shape[-2]))
-    return blocked_kernel(q, k, v, causal, scale, blocked=blocked)
+    shape = (*batch, q.shape[-2], k.shape[-2])
+    blocked = None if mask is None else ~allowed_positions(mask, causal, shape)
+    return blocked_kernel(q, k, v, causal, scale, blocked=blocked, bias=check_bias(bias, shape))
 
 
 def blocked_kernel(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool, scale: bool, *, blocked=None, weights_out=None
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    causal: bool,
+    scale: bool,
+    *,
+    blocked=None,
+    weights_out=None,
+    bias=None,
 ):
     """(output, weights) on arrays already checked. `blocked`: bool (..., n, m), True = hidden, or None.
     `weights_out`: where to write the weights when nothing is masked (the real model keeps every layer's
-    in one array: no copy afterwards), else a new array.
+    in one array: no copy afterwards), else a new array. `bias`: float, broadcastable to (..., n, m), added
+    to the scaled scores (ALiBi's penalty), or None.
 
     The real model's forward pass calls this directly, once per layer, with nothing left to check.
     """
@@ -61,6 +71,8 @@ def blocked_kernel(
         # Nothing to mask, nothing to skip (the real model, up to 256 tokens): no blocks, no threads. On two
         # cores the threaded softmax was measured slower at this size than one pass over all the scores.
         weights = np.matmul(q, k.swapaxes(-1, -2), out=weights_out)  # (..., n, m)
+        if bias is not None:
+            weights += bias.astype(dtype, copy=False)  # (..., n, m)
         rows = weights.reshape(-1, m)  # (batch · n, m): the softmax in cache-sized pieces
         map_pieces(lambda piece: _softmax_checked(rows[piece], piece.start, piece.stop), *rows.shape)
         np.matmul(weights, v, out=output)  # (..., n, d_v)
@@ -68,10 +80,12 @@ def blocked_kernel(
     k_t = np.ascontiguousarray(k.swapaxes(-1, -2))  # (..., d_k, m), row-major: faster BLAS on blocks
     weights = np.zeros((*batch, n, m), dtype)  # keys a causal block skips keep weight exactly 0
     blocks = query_blocks(n, m, causal)
+    if bias is not None:  # broadcast once, so that each block can take its own slice
+        bias = np.broadcast_to(bias.astype(dtype, copy=False), weights.shape)  # (..., n, m), a view
     for rows, keys in blocks:  # 1. the scores (q is already scaled), written straight into the weights
         np.matmul(q[..., rows, :], k_t[..., keys], out=weights[..., rows, keys])  # (..., r, keys)
     run_blocks(
-        lambda block: _mask_and_softmax(weights, blocked, causal, *block),
+        lambda block: _mask_and_softmax(weights, blocked, causal, *block, bias=bias),
         blocks,
         parallel=weights.size >= PARALLEL_MIN_SCORES,
     )  # 2. softmax, in place
@@ -93,9 +107,11 @@ def query_blocks(n: int, m: int, causal: bool) -> list[tuple[slice, slice]]:
     return blocks
 
 
-def _mask_and_softmax(weights: np.ndarray, blocked, causal: bool, rows: slice, keys: slice) -> None:
+def _mask_and_softmax(weights: np.ndarray, blocked, causal: bool, rows: slice, keys: slice, bias=None) -> None:
     """Turn the scores in weights[..., rows, keys] into attention weights, in place."""
     scores = weights[..., rows, keys]  # (..., r, keys), a view
+    if bias is not None:
+        scores += bias[..., rows, keys]
     if blocked is not None:
         np.copyto(scores, -np.inf, where=blocked[..., rows, keys])
     elif causal and rows.start < keys.stop:  # only the block's last columns can lie in the future

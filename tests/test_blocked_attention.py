@@ -17,7 +17,8 @@ from hypothesis.extra.numpy import arrays
 import attention.blocked_attention as blocked
 from attention import attention_steps, scaled_dot_product_attention
 from attention.blocked_attention import blocked_attention, query_blocks
-from attention.masks import causal_mask
+from attention.masks import causal_mask, padding_mask, sliding_window_mask
+from attention.positions import alibi_bias
 
 SETTINGS = settings(max_examples=60, deadline=None)
 TOLERANCE = {np.float64: (1e-12, 1e-12), np.float32: (2e-6, 2e-6)}  # (weights, output), absolute
@@ -36,7 +37,7 @@ def tiny_threaded_blocks():
 
 @st.composite
 def problems(draw):
-    """q, k, v of random shapes (batch axes included), a dtype, causal, scale and an optional bool mask."""
+    """q, k, v of random shapes (batch axes included), a dtype, causal, scale, an optional bool mask and bias."""
     dtype = draw(st.sampled_from([np.float64, np.float32]))
     lead = draw(st.sampled_from([(), (1,), (2,), (3, 2)]))
     n, m = draw(st.integers(1, 9)), draw(st.integers(1, 9))
@@ -51,7 +52,10 @@ def problems(draw):
         mask_shape = draw(st.sampled_from([(n, m), (*lead, n, m)]))
         mask = draw(arrays(np.bool_, mask_shape))
         mask[..., :, 0] = True  # every query keeps key 0, so no row is empty (causal keeps it too)
-    return q, k, v, dict(causal=causal, scale=scale, mask=mask)
+    bias = None
+    if draw(st.booleans()):  # an additive bias, as ALiBi's
+        bias = draw(arrays(np.float64, draw(st.sampled_from([(n, m), (*lead, n, m)])), elements=st.floats(-4, 4)))
+    return q, k, v, dict(causal=causal, scale=scale, mask=mask, bias=bias)
 
 
 @SETTINGS
@@ -154,3 +158,26 @@ def test_a_forked_child_can_still_use_the_thread_pool(monkeypatch):
     expected = _threaded_attention_sum(None)  # the parent's pool is running now
     with multiprocessing.get_context("fork").Pool(1) as pool:
         assert pool.map_async(_threaded_attention_sum, [0]).get(timeout=60) == [expected]
+
+
+@SETTINGS
+@given(
+    st.integers(1, 12),
+    st.integers(1, 6),
+    st.lists(st.integers(1, 12), min_size=1, max_size=3),
+    st.sampled_from(["window", "padding"]),
+    st.booleans(),
+)
+def test_window_padding_and_alibi_give_the_same_result_in_both(n, window, lengths, which, many_blocks):
+    lengths = [min(length, n) for length in lengths]
+    rng = np.random.default_rng(n * 100 + window)
+    q, k, v = (rng.standard_normal((len(lengths), 2, n, 4)) for _ in range(3))  # (batch, heads, n, d)
+    # one mask at a time: together they can leave a padded query no key at all (padded_attention handles that)
+    mask = sliding_window_mask(n, window) if which == "window" else padding_mask(lengths, n)[:, None]
+    kw = dict(causal=True, mask=mask, bias=alibi_bias(n, 2))
+    expected = attention_steps(q, k, v, **kw)
+    with tiny_threaded_blocks() if many_blocks else contextlib.nullcontext():
+        output, weights = blocked_attention(q, k, v, **kw)
+    np.testing.assert_allclose(weights, expected.weights, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(output, expected.output, rtol=0, atol=1e-12 * (1 + np.abs(v).max()))
+    assert np.all(weights[..., ~expected.allowed] == 0.0)

@@ -10,6 +10,8 @@ from hypothesis.extra.numpy import arrays
 
 from attention import attention_steps, causal_mask, scaled_dot_product_attention
 from attention.blocked_attention import blocked_attention
+from attention.dot_product import padded_attention
+from attention.masks import padding_mask, sliding_window_mask
 
 SETTINGS = settings(max_examples=40, deadline=None)
 E = math.e
@@ -309,3 +311,88 @@ def test_bad_input_raises_value_error(function, changes, message):
     with np.errstate(over="ignore", invalid="ignore"):
         with pytest.raises(ValueError, match=message):
             function(**kwargs)
+
+
+# ---------------------------------------------------------------- a padded batch
+
+
+@st.composite
+def padded_batches(draw):
+    """q, k, v (batch, n, d) with one length per sequence in 1..n, and whether to add the causal mask."""
+    batch, n, d_k, d_v = (
+        draw(st.integers(1, 3)),
+        draw(st.integers(1, 8)),
+        draw(st.integers(1, 4)),
+        draw(st.integers(1, 3)),
+    )
+    values = st.floats(-10, 10)
+    q, k = (draw(arrays(np.float64, (batch, n, d_k), elements=values)) for _ in range(2))
+    v = draw(arrays(np.float64, (batch, n, d_v), elements=values))
+    lengths = draw(st.lists(st.integers(1, n), min_size=batch, max_size=batch))
+    return q, k, v, lengths, draw(st.booleans())
+
+
+@SETTINGS
+@given(padded_batches())
+def test_padded_keys_get_exactly_zero_weight_and_nothing_is_nan(batch):
+    q, k, v, lengths, causal = batch
+    output, weights = scaled_dot_product_attention(q, k, v, causal=causal, mask=padding_mask(lengths, q.shape[1]))
+    assert np.all(np.isfinite(weights)) and np.all(np.isfinite(output))
+    for b, length in enumerate(lengths):
+        assert np.all(weights[b, :, length:] == 0.0)  # exactly, not nearly
+        np.testing.assert_allclose(weights[b].sum(axis=-1), 1.0)  # every row, a padded query's too, is defined
+
+
+@SETTINGS
+@given(padded_batches(), st.integers(1, 4))
+def test_padded_attention_reports_padded_queries_as_unused(batch, window):
+    q, k, v, lengths, causal = batch
+    n = q.shape[1]
+    mask = sliding_window_mask(n, window) if causal else None  # a window can blind a padded query: still no error
+    result = padded_attention(q, k, v, lengths, causal=causal, mask=mask)
+    assert np.all(np.isfinite(result.weights)) and np.all(np.isfinite(result.output))
+    for b, length in enumerate(lengths):
+        assert result.used[b].tolist() == [i < length for i in range(n)]
+        assert np.all(result.weights[b, length:] == 0.0) and np.all(result.output[b, length:] == 0.0)
+        assert np.all(result.weights[b, :, length:] == 0.0)
+        alone = attention_steps(
+            q[b, :length],
+            k[b, :length],
+            v[b, :length],
+            causal=causal,
+            mask=mask[:length, :length] if mask is not None else None,
+        )
+        np.testing.assert_allclose(result.weights[b, :length, :length], alone.weights, atol=1e-12)
+        np.testing.assert_allclose(result.output[b, :length], alone.output, atol=1e-12 * (1 + np.abs(v).max()))
+
+
+def test_padded_attention_by_hand():
+    # Sequence 2 has one real token: its only query attends to itself; its two padded queries are unused.
+    q = k = np.zeros((2, 3, 2))
+    v = np.arange(12, dtype=float).reshape(2, 3, 2)
+    result = padded_attention(q, k, v, [3, 1])
+    np.testing.assert_allclose(result.weights[0], np.full((3, 3), 1 / 3))
+    np.testing.assert_array_equal(result.weights[1], [[1, 0, 0], [0, 0, 0], [0, 0, 0]])
+    np.testing.assert_array_equal(result.output[1], [[6, 7], [0, 0], [0, 0]])
+    np.testing.assert_array_equal(result.used, [[True, True, True], [True, False, False]])
+    assert result.output.dtype == np.float64 and not result.allowed[1, 1:].any()
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda x: padded_attention(x, x, x, [3, 4]), "lengths\\[1\\]=4 is outside 1..3"),
+        (lambda x: padded_attention(x, x, x, [3, 0.5]), "lengths contains 0.5"),
+        (lambda x: padded_attention(x, x, x, [3]), "must describe one batch"),
+        (lambda x: padded_attention(x[0], x[0], x[0], [3]), "must describe one batch"),
+        (lambda x: padded_attention(x, x[:, :2], x[:, :2], [2, 2]), "k has 2 positions but q has 3"),
+        (lambda x: padded_attention(x, x, x, [3, 2], mask=np.eye(3)), "mask has dtype float64"),
+        (
+            lambda x: padded_attention(x, x, x, [3, 2], mask=~np.eye(3, dtype=bool), causal=True),
+            "leaves query 0 at batch index \\(0,\\) no key",
+        ),
+    ],
+)
+def test_padded_attention_refuses_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call(np.ones((2, 3, 2)))

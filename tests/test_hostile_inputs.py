@@ -29,8 +29,9 @@ IMG = "<img src=x onerror=alert(1)>"
 MD_IMG = "![x](x)"  # markdown for an <img>: messages and widget labels are markdown
 MARKUP = f"{MD_IMG} **b** :red[c] $d$ :material/home: [e](javascript:alert(1))"
 BIG = "9" * 100_000
-# 40 kB each: a page's whole query (the generation page has 11 such parameters) must stay under Streamlit's limit
-# of 512 k characters (see the test below)
+# 40 kB each (less on a page with many parameters: the position page has 17): a page's whole query must stay
+# under Streamlit's limit of 512 k characters, or it is dropped whole (see the test below)
+QUERY_BUDGET = 480_000
 BAD_VALUES = [
     "abc",
     "1e999",
@@ -116,6 +117,25 @@ URL_PARAMS = {
         "context": ("gen_context", 4096),
         "dtype": ("gen_dtype", "float16"),
     },
+    "pages/positions.py": {
+        "d_model": ("pos_d_model", 16),
+        "seed": ("pos_seed", 0),
+        "shuffle": ("pos_shuffle", 1),
+        "method": ("pos_method", "sinusoidal"),
+        "table_n": ("pos_table_n", 128),
+        "head": ("pos_head", 3),
+        "table_d": ("pos_table_d", 64),
+        "shift": ("pos_shift", 3),
+        "offset": ("pos_offset", 5),
+        "heads": ("pos_heads", 8),
+        "alibi_scores": ("pos_alibi_scores", False),
+        "n": ("pos_n", 16),
+        "window": ("pos_window", 3),
+        "layers": ("pos_layers", 3),
+        "len_a": ("pos_len_a", 9),
+        "len_b": ("pos_len_b", 4),
+        "pad_causal": ("pos_pad_causal", False),
+    },
     "pages/pretrained.py": {
         "layer": ("pt_layer", 4),
         "head": ("pt_head", 2),
@@ -195,6 +215,7 @@ def test_escape_markdown(text, escaped):
 @pytest.mark.parametrize("page", list(URL_PARAMS))
 def test_bad_url_values_warn_name_the_parameter_and_fall_back(page, bad):
     params = URL_PARAMS[page]
+    bad = bad[: QUERY_BUDGET // len(params)]  # 17 parameters of 40 kB would be over the limit
     query = {name: bad for name in params}
     if "q" in params:  # q is bad; k and v fit the page's own example, so q alone is to blame
         query |= {m: encode_sequence(params["q"][1])[m] for m in "kv"}
@@ -289,6 +310,21 @@ def test_pretrained_sentences_in_the_url(page, prefix, name):
     at = open_page(page, {name: hostile, **shown})
     assert not at.exception and not any("URL parameter" in w for w in texts(at.warning))
     assert at.session_state[f"{prefix}_{name}"] == hostile  # a sentence is text: taken as it is
+    assert_user_text_is_inert(at)
+
+
+def test_position_words_in_the_url():
+    at = open_page("pages/positions.py", {"text": BIG})
+    assert not at.exception and any("'text' is longer than" in w for w in texts(at.warning))
+    assert at.session_state["pos_text"] != BIG and len(at.query_params["text"]) < 100
+    hostile = f"{IMG} {MARKUP} é²½🙂"
+    at = open_page("pages/positions.py", {"text": hostile, "method": "learned"})
+    assert not at.exception and not at.warning
+    assert at.session_state["pos_text"] == hostile  # words are text: taken as they are, shown as text
+    assert_user_text_is_inert(at)
+    assert "&lt;img" in json.dumps(chart_by_key(at, "pos_four_ways")["layout"])
+    at = open_page("pages/positions.py", {"text": f"{SCRIPT} {SCRIPT}"})  # a word longer than 24 characters
+    assert not at.exception and any("a word has 25 characters" in e for e in texts(at.error))
     assert_user_text_is_inert(at)
 
 

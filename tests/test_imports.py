@@ -87,10 +87,21 @@ def float32_calls():
         "feed_forward": lambda: attention.feed_forward(x, f32(6, 8), f32(8), f32(8, 6), f32(6)),
         "feed_forward_steps": lambda: attention.feed_forward_steps(x, f32(6, 8), f32(8), f32(8, 6), f32(6)),
         "transformer_block": lambda: attention.transformer_block(x, params, 2),
+        "rope": lambda: attention.rope(x),
+        "padded_attention": lambda: attention.padded_attention(x, x, x, [4, 2], causal=True),
     }
 
 
-NOT_ARRAY_FUNCTIONS = {"causal_mask", "divisors"}  # bool masks and lists of ints: no float dtype to keep
+# bool masks, lists of ints, and tables built from sizes alone: no float input whose dtype to keep
+NOT_ARRAY_FUNCTIONS = {
+    "causal_mask",
+    "divisors",
+    "sliding_window_mask",
+    "padding_mask",
+    "sinusoidal_encoding",
+    "alibi_slopes",
+    "alibi_bias",
+}
 
 
 def test_every_public_function_is_covered_by_the_float32_check():

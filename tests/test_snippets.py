@@ -14,11 +14,14 @@ from ui.snippets import (
     attention_snippet,
     block_snippet,
     deeper_snippet,
+    four_ways_snippet,
     generation_snippet,
     heads_snippet,
     induction_snippet,
+    masks_snippet,
     pretrained_snippet,
     scaling_snippet,
+    shuffle_snippet,
 )
 
 
@@ -148,3 +151,55 @@ def test_the_generation_snippet_generates_and_checks_the_cache():
     expected = generate(load_induction_model(), letters_to_ids("abca"), 5, temperature=0.5, top_k=3, seed=2)
     np.testing.assert_array_equal(ns["ids"], expected)
     assert ns["difference"] < 1e-12 and ns["cache"].n_total == 8
+
+
+# ---------------------------------------------------------------- the position page
+
+POSITION_WORDS = ["the", "dog", "bit", "the", "man", "');import os;print('"]
+
+
+def test_the_shuffle_snippet_runs_the_pages_check():
+    from lessons.positions import permutation, shuffle_check, toy_head, word_vectors
+
+    ns = run(shuffle_snippet(POSITION_WORDS, d_model=8, seed=4, shuffle=3, alibi_heads=4, head=2))
+    assert ns["words"] == POSITION_WORDS and "os" not in ns
+    x, head, perm = word_vectors(POSITION_WORDS, 8, 4), toy_head(8, 4), permutation(6, 3)
+    np.testing.assert_array_equal(ns["perm"], perm)
+    assert not ns["check"].passed  # the last check it ran: MiniLM's layer 1, with its positions
+    expected = shuffle_check(x, head, perm, "alibi", alibi_heads=4)
+    np.testing.assert_array_equal(
+        shuffle_check(ns["x"], ns["head"], ns["perm"], "alibi", alibi_heads=4).undone, expected.undone
+    )
+
+
+def test_the_four_ways_snippet_checks_what_the_page_checks():
+    from lessons.positions import rope_offset_check, shift_error, toy_head, word_vectors
+
+    ns = run(four_ways_snippet(POSITION_WORDS, d_model=16, seed=1, table_d=32, shift=5, offset=300, alibi_heads=6))
+    assert float(np.abs(ns["pe"][5:] - ns["pe"][:-5] @ ns["m_k"]).max()) == shift_error(95, 32, 5)
+    x, head = word_vectors(POSITION_WORDS, 16, 1), toy_head(16, 1)
+    assert ns["check"].max_diff == rope_offset_check(x @ head.w_q, x @ head.w_k, 300).max_diff
+    assert ns["check"].passed
+
+
+def test_the_masks_snippet_runs_the_pages_padded_batch():
+    from attention import padded_attention
+    from lessons.positions import padded_batch, toy_head, window_reach
+
+    sequences = [["a", "b", "c"], ["<img src=x>"]]
+    ns = run(masks_snippet(n=9, window=3, layers=2, sequences=sequences, d_model=8, seed=2, causal=True))
+    np.testing.assert_array_equal(ns["first"], window_reach(9, 3, 2))
+    x, lengths, _ = padded_batch(sequences, 8, 2)
+    head = toy_head(8, 2)
+    expected = padded_attention(x @ head.w_q, x @ head.w_k, x @ head.w_v, lengths, causal=True)
+    np.testing.assert_array_equal(ns["result"].weights, expected.weights)
+    assert ns["result"].used.tolist() == [[True, True, True], [True, False, False]]
+
+
+def test_the_position_page_shows_its_snippets():
+    keys = ("pos_snippet_shuffle", "pos_snippet_four_ways", "pos_snippet_masks")  # three expanders, opened
+    at = run_page("pages/positions.py", state=dict.fromkeys(keys, True))
+    codes = [c.value for c in at.main.code]
+    assert any("perm = permutation(len(words), 1)" in c for c in codes)
+    assert any("rope_offset_check(x @ head.w_q, x @ head.w_k, offset=5)" in c for c in codes)
+    assert any("sliding_window_mask(16, 3)" in c for c in codes)

@@ -55,7 +55,7 @@ def chart(
     if share is not None:
         for trace in fig.data:
             if trace.type == "heatmap" and trace.texttemplate and trace.z is not None:
-                font = cell_font(len(trace.z[0]), share)
+                font = cell_font(_n_columns(trace.z), share)
                 if font is None:
                     trace.texttemplate = None  # too small to hold a number: the hover still shows it
                 else:
@@ -71,6 +71,14 @@ def chart(
     if export:
         _export_menu(container, fig, key, downloads, downloads_note)
     return result
+
+
+def _n_columns(z) -> int:
+    """How many columns a heatmap's z has: rows as lists or an array, or plotly's typed array ({"bdata",
+    "shape": "rows, columns"}) that a figure turned into JSON holds (a cached figure, for one)."""
+    if isinstance(z, dict):
+        return int(str(z.get("shape", "0")).split(",")[-1])
+    return len(z[0])
 
 
 def square_chart(container, fig: go.Figure | dict, *, key: str, **kwargs):

@@ -147,6 +147,55 @@ def deeper_snippet(text: str, *, layer: int, head: int) -> str:
     )
 
 
+def shuffle_snippet(words: Sequence[str], *, d_model: int, seed: int, shuffle: int, alibi_heads: int, head: int) -> str:
+    """The position page's shuffle check, for the toy head and for MiniLM's first layer (head from 1)."""
+    return "\n".join(
+        [
+            "from attention.pretrained import load_minilm",
+            "from lessons.positions import minilm_shuffle_check, permutation, shuffle_check, toy_head, word_vectors",
+            "",
+            f"words = {list(words)!r}",
+            f"x = word_vectors(words, d_model={d_model}, seed={seed})  # (n, d_model): no position in it",
+            f"head = toy_head({d_model}, seed={seed})  # W_Q, W_K, W_V of one head",
+            f"perm = permutation(len(words), {shuffle})  # shuffled[i] = words[perm[i]]",
+            "print([words[i] for i in perm])",
+            'for method in ["none", "sinusoidal", "rope", "alibi"]:',
+            f"    check = shuffle_check(x, head, perm, method, alibi_heads={alibi_heads})",
+            '    print(method, check.max_diff, "passed" if check.passed else "failed")',
+            "model = load_minilm()  # learned absolute: the real model's own table",
+            "for positions in (False, True):",
+            f"    check = minilm_shuffle_check(model, words, perm, head={head - 1}, positions=positions)",
+            '    print("MiniLM, positions" if positions else "MiniLM, none", check.max_diff)',
+        ]
+    )
+
+
+def four_ways_snippet(
+    words: Sequence[str], *, d_model: int, seed: int, table_d: int, shift: int, offset: int, alibi_heads: int
+) -> str:
+    """The position page's three computed methods with this project's `attention` package."""
+    return "\n".join(
+        [
+            "import numpy as np",
+            "from attention import alibi_bias, alibi_slopes, sinusoidal_encoding",
+            "from lessons.positions import rope_offset_check, shift_matrix, toy_head, word_vectors",
+            "",
+            f"pe = sinusoidal_encoding(100, {table_d})  # (positions, d): added to the embeddings",
+            f"m_k = shift_matrix({shift}, {table_d})  # PE[p + {shift}] = PE[p] @ m_k, the same matrix for every p",
+            f"print(np.abs(pe[{shift}:] - pe[:-{shift}] @ m_k).max())",
+            "",
+            f"words = {list(words)!r}",
+            f"x = word_vectors(words, d_model={d_model}, seed={seed})",
+            f"head = toy_head({d_model}, seed={seed})",
+            f"check = rope_offset_check(x @ head.w_q, x @ head.w_k, offset={offset})  # RoPE: every position + offset",
+            "print(check.max_diff)  # rounding: the scores depend on m - n only",
+            "",
+            f"print(alibi_slopes({alibi_heads}))  # one slope per head",
+            f"print(alibi_bias(len(words), {alibi_heads})[0])  # head 1's penalty -m (i - j), added to its scores",
+        ]
+    )
+
+
 def induction_snippet(*, model: str, seed: int, steps: int, text: str, n_new: int) -> str:
     """The induction page: the model (shipped, or trained with this seed), its measurement and your letters."""
     if model == "yours":
@@ -195,5 +244,28 @@ def generation_snippet(*, prompt: str, n_new: int, temperature: float, top_k: in
             "print(difference, difference < 1e-12)  # cached decoding == recomputing everything",
             "cache = decoder_forward(ids[:-1], params).cache",
             "print(cache.shapes, cache.nbytes)  # per layer (n_kv_heads, n_total, d_head); bytes",
+        ]
+    )
+
+
+def masks_snippet(
+    *, n: int, window: int, layers: int, sequences: Sequence[Sequence[str]], d_model: int, seed: int, causal: bool
+) -> str:
+    """The position page's sliding window and padded batch with this project's `attention` package."""
+    return "\n".join(
+        [
+            "from attention import padded_attention, sliding_window_mask",
+            "from lessons.positions import padded_batch, reach_span, toy_head, window_reach",
+            "",
+            f"print(sliding_window_mask({n}, {window}).astype(int))  # True = may attend: i - {window} < j <= i",
+            f"first = window_reach({n}, {window}, {layers})  # first layer by which key j reaches query i (0: none)",
+            "print(first)",
+            f"print(reach_span({window}, {layers}))  # positions heard from after {layers} layers",
+            "",
+            f"x, lengths, labels = padded_batch({[list(s) for s in sequences]!r}, d_model={d_model}, seed={seed})",
+            f"head = toy_head({d_model}, seed={seed})",
+            f"result = padded_attention(x @ head.w_q, x @ head.w_k, x @ head.w_v, lengths, causal={causal})",
+            "print(result.used)  # False: a padded query, its row reported as 0",
+            "print(result.weights.round(2))  # padded keys: exactly 0",
         ]
     )

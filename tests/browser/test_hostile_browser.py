@@ -103,6 +103,7 @@ def test_lesson_pages_with_a_script_like_url(guarded, app_url, path):
         ("scaling", ["dk", "keys", "samples", "seed", "tdk", "lr", "steps"]),
         ("heads", ["d_model", "n_heads", "seed", "causal", "scale", "presets", "focus"]),
         ("block", ["d_model", "n_heads", "d_ff", "act", "norm", "causal", "blocks", "seed", "inspect"]),
+        ("positions", ["d_model", "seed", "shuffle", "method", "heads", "window", "len_a", "pad_causal"]),
     ],
 )
 def test_settings_pages_with_script_like_parameters(guarded, app_url, path, params):

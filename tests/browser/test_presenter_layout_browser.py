@@ -14,6 +14,7 @@ PAGES = [
     "causal",
     "pitfalls",
     "heads",
+    "positions",
     "block",
     "induction",
     "generation",

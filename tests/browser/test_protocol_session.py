@@ -21,6 +21,7 @@ TITLES = {
     "causal": "Causal masking",
     "pitfalls": "Pitfalls",
     "heads": "Multi-head attention",
+    "positions": "Where is position?",
     "block": "The transformer block",
     "pretrained": "A real pretrained model",
     "pretrained_deeper": "The real model, read deeper",

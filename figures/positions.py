@@ -1,0 +1,216 @@
+"""Figures of the position page: tables over positions, ALiBi's slopes, RoPE's score by offset, a window's
+reach per layer, and a padded batch's weights. Plain dicts (figures.base.figure); tests validate them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
+
+from figures.base import colorscale, figure
+from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels, square_layout
+
+UNUSED_FILL = "rgba(120, 120, 120, 0.55)"
+
+
+def layer_colours(layers: int) -> list[str]:
+    """One colour per layer, dark (layer 1, the mask itself) to light (the last layer)."""
+    return sample_colorscale("Viridis", [k / max(layers - 1, 1) * 0.9 for k in range(layers)])
+
+
+def _position_axis(n: int, title: str | None, labels: Sequence[str] | None = None) -> dict:
+    axis = dict(showgrid=False, zeroline=False)
+    if labels is not None:
+        axis.update(tickmode="array", tickvals=list(range(n)), ticktext=safe_labels(labels))
+    if title:
+        axis["title"] = dict(text=title)
+    return axis
+
+
+def table_heatmap(
+    values: np.ndarray,
+    *,
+    x_title: str,
+    y_title: str,
+    hover: str,
+    zmin: float = -1.0,
+    zmax: float = 1.0,
+    height: int | None = None,
+    square: bool = False,
+) -> go.Figure:
+    """A large matrix over positions (a position table, its cosine similarities): colour only, the numbers in
+    the hover (`hover`: a plotly template of %{x}, %{y}, %{z}). Shapes: values (r, c)."""
+    values = np.asarray(values, dtype=float)
+    r, c = values.shape
+    trace = dict(
+        type="heatmap",
+        z=values,
+        x=list(range(c)),
+        y=list(range(r)),
+        zmin=zmin,
+        zmax=zmax,
+        colorscale=colorscale("RdBu"),
+        hovertemplate=hover + "<extra></extra>",
+        colorbar=dict(thickness=12),
+    )
+    layout = dict(
+        xaxis=_position_axis(c, x_title),
+        yaxis=dict(_position_axis(r, y_title), autorange="reversed"),
+        margin=dict(l=10, r=10, t=10, b=10),
+        height=height or 420,
+    )
+    if square:
+        square_layout(layout, trace, height)
+    return figure([trace], layout)
+
+
+def slopes_figure(slopes: np.ndarray, *, height: int = 300) -> go.Figure:
+    """ALiBi's slope m_h per head, as bars labelled 2^-e; the window 1/m_h in the hover. Shapes: slopes (H,)."""
+    slopes = np.asarray(slopes, dtype=float)
+    heads = list(range(1, len(slopes) + 1))
+    labels = [f"2^{-np.log2(m):.3g}".replace("2^", "2^−") for m in slopes]
+    trace = dict(
+        type="bar",
+        x=heads,
+        y=slopes,
+        text=labels,
+        textposition="outside",
+        customdata=[[label, 1 / m] for label, m in zip(labels, slopes)],
+        hovertemplate="head %{x}: m = %{customdata[0]} = %{y:.4g}<br>"
+        "weight × 1/e every %{customdata[1]:.3g} positions back<extra></extra>",
+        marker=dict(color="#3182bd"),
+    )
+    layout = dict(
+        xaxis=dict(title=dict(text="head h"), tickmode="array", tickvals=heads),
+        yaxis=dict(title=dict(text="slope m_h"), range=[0, max(1.0, float(slopes.max()) * 1.25)]),
+        margin=dict(l=10, r=10, t=10, b=10),
+        height=height,
+    )
+    return figure([trace], layout)
+
+
+def offset_figure(offsets: np.ndarray, scores: np.ndarray, *, height: int = 300) -> go.Figure:
+    """The RoPE score q·k as a function of the offset m - n alone. Shapes: offsets (m,), scores (m,)."""
+    trace = dict(
+        type="scatter",
+        mode="lines+markers",
+        x=np.asarray(offsets).tolist(),
+        y=np.asarray(scores, dtype=float),
+        marker=dict(size=5, color="#6a3d9a"),
+        line=dict(color="#6a3d9a"),
+        hovertemplate="offset m − n = %{x}: score %{y:.3f}<extra></extra>",
+    )
+    layout = dict(
+        xaxis=dict(title=dict(text="offset m − n (query position − key position)"), zeroline=True),
+        yaxis=dict(title=dict(text="q_m · k_n after rotation")),
+        margin=dict(l=10, r=10, t=10, b=10),
+        height=height,
+    )
+    return figure([trace], layout)
+
+
+def reach_heatmap(first: np.ndarray, layers: int, *, square: bool = False, height: int | None = None) -> go.Figure:
+    """Which key each query has heard from after each layer of a sliding window: the colour and number of a
+    cell are the first layer that reaches it (1 = the mask itself), blank if none does.
+
+    Shapes: first (n, n) ints in 0..layers.
+    """
+    first = np.asarray(first)
+    n = first.shape[0]
+    z = np.where(first > 0, first, np.nan).astype(float)  # unreached cells stay uncoloured
+    colours = layer_colours(layers)
+    steps = [[stop, colour] for k, colour in enumerate(colours) for stop in (k / layers, (k + 1) / layers)]
+    text = [[str(v) if v > 0 else "" for v in row] for row in first.tolist()]
+    trace = dict(
+        type="heatmap",
+        z=z,
+        x=list(range(n)),
+        y=list(range(n)),
+        zmin=0.5,
+        zmax=layers + 0.5,
+        colorscale=steps,  # one flat colour per layer
+        text=text,
+        texttemplate="%{text}" if n <= 24 else None,
+        hovertemplate="query %{y} ← key %{x}: reached by layer %{text}<extra></extra>",
+        colorbar=dict(title=dict(text="layer"), tickvals=list(range(1, layers + 1)), thickness=12),
+        xgap=1,
+        ygap=1,
+    )
+    layout = dict(
+        xaxis=_position_axis(n, "key j (where the information starts)"),
+        yaxis=dict(_position_axis(n, "query i"), autorange="reversed"),
+        margin=dict(l=10, r=10, t=10, b=10),
+        height=height or max(300, 24 * n + 110),
+        plot_bgcolor="#ffffff",
+    )
+    if square:
+        square_layout(layout, trace, height)
+    return figure([trace], {k: v for k, v in layout.items() if v is not None})
+
+
+def padded_heatmap(
+    weights: np.ndarray, used: np.ndarray, labels: Sequence[str], *, title: str | None = None, height: int | None = None
+) -> go.Figure:
+    """One sequence of a padded batch: its weights, padded keys at exactly 0, and each unused (padded) query's
+    row greyed out and named "unused" instead of numbers. Shapes: weights (n, n), used (n,), labels n strings."""
+    weights, used = np.asarray(weights, dtype=float), np.asarray(used, dtype=bool)
+    n = weights.shape[0]
+    ticks = safe_labels(labels)
+    text = [[f"{w:.2f}" if used[i] else "" for w in row] for i, row in enumerate(weights.tolist())]
+    hover = [
+        [
+            f"query {i} '{ticks[i]}' → key {j} '{ticks[j]}'<br>"
+            + (f"weight = {weights[i, j]:.3f}" if used[i] else "a padded query: unused (reported as 0)")
+            for j in range(n)
+        ]
+        for i in range(n)
+    ]
+    trace = dict(
+        type="heatmap",
+        z=weights,
+        x=list(range(n)),
+        y=list(range(n)),
+        zmin=0.0,
+        zmax=1.0,
+        colorscale=colorscale(WEIGHT_COLORSCALE),
+        text=text,
+        texttemplate="%{text}",
+        customdata=hover,
+        hovertemplate="%{customdata}<extra></extra>",
+        colorbar=dict(title=dict(text="weight"), thickness=12),
+    )
+    shapes = [
+        dict(
+            type="rect",
+            xref="x",
+            yref="y",
+            x0=-0.5,
+            x1=n - 0.5,
+            y0=i - 0.5,
+            y1=i + 0.5,
+            fillcolor=UNUSED_FILL,
+            line=dict(width=0),
+        )
+        for i in range(n)
+        if not used[i]
+    ]
+    annotations = [
+        dict(
+            x=(n - 1) / 2, y=i, xref="x", yref="y", text="unused (padding)", showarrow=False, font=dict(color="#ffffff")
+        )
+        for i in range(n)
+        if not used[i]
+    ]
+    layout = dict(
+        xaxis=_position_axis(n, "key", labels),
+        yaxis=dict(_position_axis(n, "query", labels), autorange="reversed"),
+        shapes=shapes,
+        annotations=annotations,
+        margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        height=height or max(260, 40 * n + 110),
+    )
+    if title:
+        layout["title"] = dict(text=safe_labels([title])[0])
+    return figure([trace], layout)

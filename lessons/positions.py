@@ -1,0 +1,395 @@
+"""Where is position? Order is invisible to attention; four ways to add it; masks beyond causal.
+
+The toy the page runs: each word becomes a vector drawn from a generator keyed by its text (the same word
+always gets the same vector, wherever it stands), and one attention head with seeded W_Q, W_K, W_V reads
+them. Without position information, shuffling the words only shuffles the outputs:
+
+    Attention(P Q, P K, P V) = softmax(P Q Kᵀ Pᵀ / √d) P V = P softmax(Q Kᵀ / √d) Pᵀ P V = P Attention(Q, K, V)
+
+for any permutation matrix P (Pᵀ P = I, and a row-wise softmax commutes with permuting rows and columns).
+The check undoes the shuffle on the outputs and measures the largest difference: 0, or rounding (the sums
+run in another order), without positions; far from 0 with any of the four methods.
+
+The learned absolute table is all-MiniLM-L6-v2's own (attention.pretrained): its first layer's heads read
+LN(E_word + E_pos + E_type) and can be run with and without E_pos.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from attention.checks import check_positive_int
+from attention.dot_product import AttentionSteps, PaddedAttention, attention_steps, padded_attention
+from attention.masks import sliding_window_mask
+from attention.norms import norm as layer_norm_of
+from attention.positions import alibi_bias, frequencies, rope, sinusoidal_encoding
+
+SHUFFLE_LATEX = (
+    r"\mathrm{Attention}(PQ,\ PK,\ PV) = \mathrm{softmax}\!\left(\frac{P Q K^\top P^\top}{\sqrt{d}}\right) P V"
+    r" = P\,\mathrm{Attention}(Q, K, V)"
+)
+SHIFT_LATEX = (
+    r"PE_{p+k} = PE_p\, M_k,\qquad M_k = \mathrm{diag}\!\left(\begin{pmatrix} \cos k\theta_i & -\sin k\theta_i \\"
+    r" \sin k\theta_i & \cos k\theta_i \end{pmatrix}\right)_{i < d/2}"
+)
+REACH_LATEX = (
+    r"i - L\,(w - 1) \le j \le i:\quad L\,(w-1) + 1 \approx L \cdot w \text{ positions after } L \text{ layers}"
+)
+
+METHODS = ("none", "learned", "sinusoidal", "rope", "alibi")
+METHOD_LABELS = {
+    "none": "no position information",
+    "learned": "learned absolute (MiniLM's table)",
+    "sinusoidal": "sinusoidal (added to X)",
+    "rope": "RoPE (rotates q and k)",
+    "alibi": "ALiBi (bias on the scores)",
+}
+ROUNDING = 1e-12  # relative: a difference this small is the order of the sums, not the positions
+ROPE_ROUNDING = 1e-9  # relative: the angles p·θ keep fewer digits as p grows (measured 3e-13 at p = 10^4)
+MAX_WORDS = 16
+MAX_WORD_CHARS = 24
+HEAD_GAIN = 1.5  # W ~ N(0, gain² / d): scores with a spread of about gain², a pattern worth looking at
+
+
+# ---------------------------------------------------------------- the toy: words, vectors, one head
+
+
+def parse_words(text: str) -> tuple[tuple[str, ...], str | None]:
+    """The words of `text` (split at spaces), and what is wrong with them (None if nothing)."""
+    words = tuple(str(text).split())
+    if len(words) < 2:
+        return words, f"type at least 2 words (found {len(words)})"
+    if len(words) > MAX_WORDS:
+        return words, f"this page takes at most {MAX_WORDS} words (found {len(words)})"
+    long = next((w for w in words if len(w) > MAX_WORD_CHARS), None)
+    if long is not None:
+        return words, f"a word has {len(long)} characters; at most {MAX_WORD_CHARS} per word"
+    return words, None
+
+
+def word_vectors(words, d_model: int, seed: int = 0) -> np.ndarray:
+    """One vector per word, drawn from a generator keyed by (seed, the word's text): no position in it.
+
+    Shapes: words n strings -> (n, d_model). A repeated word gets the same row every time.
+    """
+    d_model = check_positive_int(d_model, "d_model")
+    rows = [np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(str(w).encode())]) for w in words]
+    return np.stack([rng.standard_normal(d_model) for rng in rows])  # (n, d_model)
+
+
+@dataclass(frozen=True)
+class ToyHead:
+    """One attention head's projections. Shapes: w_q, w_k, w_v (d_model, d_model)."""
+
+    w_q: np.ndarray
+    w_k: np.ndarray
+    w_v: np.ndarray
+
+
+def toy_head(d_model: int, seed: int = 0) -> ToyHead:
+    """W_Q, W_K, W_V ~ N(0, HEAD_GAIN² / d_model), drawn from `seed` (the same for every sentence)."""
+    d_model = check_positive_int(d_model, "d_model")
+    rng = np.random.default_rng(seed)
+    w_q, w_k, w_v = (HEAD_GAIN * rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for _ in range(3))
+    return ToyHead(w_q, w_k, w_v)
+
+
+def attend(
+    x, head: ToyHead, method: str = "none", *, table=None, alibi_heads: int = 8, alibi_head: int = 0, causal=False
+) -> AttentionSteps:
+    """The toy head on X, with position information added by `method` (one of METHODS).
+
+    Shapes: x (n, d_model), table (>= n, d_model) for "learned" -> AttentionSteps with (n, n) weights.
+    "alibi" uses the bias of head `alibi_head` (from 0) of `alibi_heads`, as `alibi_bias` gives it: without
+    the causal mask only the past is penalised. (A penalty on |i - j| on both sides would not tell a
+    sentence from its reverse: reversing keeps every distance.)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    n, d = x.shape
+    if method == "learned":
+        if table is None or len(table) < n:
+            raise ValueError(f"'learned' needs a position table of at least {n} rows")
+        x = x + np.asarray(table, dtype=np.float64)[:n, :d]  # (n, d): row p gets position p's vector
+    elif method == "sinusoidal":
+        x = x + sinusoidal_encoding(n, d)  # (n, d)
+    elif method not in METHODS:
+        raise ValueError(f"method={method!r}; expected one of {METHODS}")
+    q, k, v = x @ head.w_q, x @ head.w_k, x @ head.w_v  # (n, d) each
+    bias = None
+    if method == "rope":
+        q, k = rope(q), rope(k)  # (n, d): rotated by position, the values are not
+    elif method == "alibi":
+        bias = alibi_bias(n, alibi_heads)[alibi_head]  # (n, n): -m (i - j) below the diagonal, 0 above
+    return attention_steps(q, k, v, causal=causal, bias=bias)
+
+
+# ---------------------------------------------------------------- order is invisible: the shuffle check
+
+
+def permutation(n: int, shuffle: int) -> np.ndarray:
+    """The shuffle number `shuffle` of n positions: 0 keeps the order, any other number a seeded permutation
+    that moves at least one position (for n >= 2). Shapes: -> (n,), shuffled[i] = original[perm[i]]."""
+    n = check_positive_int(n, "n")
+    if shuffle == 0 or n == 1:
+        return np.arange(n)
+    perm = np.random.default_rng(shuffle).permutation(n)
+    return np.roll(perm, 1) if np.array_equal(perm, np.arange(n)) else perm
+
+
+@dataclass(frozen=True)
+class ShuffleCheck:
+    """Attention on the original order and on the shuffled order, and how far the outputs differ once the
+    shuffle is undone. Shapes: perm (n,); undone (n, d_v) = the shuffled run's outputs put back in order."""
+
+    perm: np.ndarray
+    before: AttentionSteps
+    after: AttentionSteps
+    undone: np.ndarray
+    max_diff: float
+
+    @property
+    def tolerance(self) -> float:
+        return ROUNDING * max(1.0, float(np.max(np.abs(self.before.output))))
+
+    @property
+    def passed(self) -> bool:
+        """Equal up to rounding: the outputs were only shuffled."""
+        return self.max_diff <= self.tolerance
+
+
+def compare_shuffled(before: AttentionSteps, after: AttentionSteps, perm: np.ndarray) -> ShuffleCheck:
+    """Undo `perm` on the shuffled run's outputs and compare with the original run's."""
+    undone = np.empty_like(after.output)
+    undone[perm] = after.output  # shuffled position i held original position perm[i]
+    return ShuffleCheck(perm, before, after, undone, float(np.max(np.abs(undone - before.output))))
+
+
+def shuffle_check(x, head: ToyHead, perm, method: str = "none", **kwargs) -> ShuffleCheck:
+    """Run the toy head on X and on the shuffled X[perm] (positions are added after shuffling, as a model
+    would: position p is wherever a word now stands), and compare. kwargs as `attend`."""
+    x, perm = np.asarray(x, dtype=np.float64), np.asarray(perm)
+    return compare_shuffled(attend(x, head, method, **kwargs), attend(x[perm], head, method, **kwargs), perm)
+
+
+# ---------------------------------------------------------------- sinusoidal: a shift is a rotation
+
+
+def shift_matrix(k: int, d: int, base: float = 10000.0) -> np.ndarray:
+    """M_k with PE[p + k] = PE[p] @ M_k for every p: one 2×2 rotation by k θ_i per pair (sin, cos).
+
+    Shapes: -> (d, d), block diagonal, orthogonal; it depends on k, never on p.
+    """
+    m = np.zeros((d, d))
+    for i, theta in enumerate(frequencies(d, base)):
+        c, s = np.cos(k * theta), np.sin(k * theta)
+        m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, -s], [s, c]]  # [sin a, cos a] @ this = [sin(a+b), cos(a+b)]
+    return m
+
+
+def shift_error(n: int, d: int, k: int, base: float = 10000.0) -> float:
+    """The largest |PE[p + k] - PE[p] M_k| over positions p = 0..n-1 (rounding if the shift is a rotation)."""
+    pe = sinusoidal_encoding(n + k, d, base)  # (n + k, d)
+    return float(np.max(np.abs(pe[k:] - pe[:n] @ shift_matrix(k, d, base))))
+
+
+# ---------------------------------------------------------------- RoPE: scores depend on the offset only
+
+
+@dataclass(frozen=True)
+class RopeOffsetCheck:
+    """RoPE scores with positions 0..n-1 and with every position moved by `offset`.
+
+    Shapes: scores, moved (n, n); max_diff and norm_diff are rounding if RoPE does what it says."""
+
+    offset: int
+    scores: np.ndarray
+    moved: np.ndarray
+    max_diff: float
+    norm_diff: float  # largest change of a vector's length made by the rotation
+
+    @property
+    def tolerance(self) -> float:
+        return ROPE_ROUNDING * max(1.0, float(np.max(np.abs(self.scores))))
+
+    @property
+    def passed(self) -> bool:
+        """The scores did not move, up to rounding: they depend on the offset m - n only."""
+        return self.max_diff <= self.tolerance
+
+
+def rope_offset_check(q, k, offset: int) -> RopeOffsetCheck:
+    """Rotate q and k at positions 0..n-1, then at offset..offset+n-1, and compare their scores q_m · k_n."""
+    q, k = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
+    n = q.shape[0]
+    scores = rope(q) @ rope(k).T  # (n, n)
+    moved_positions = np.arange(n) + offset
+    moved = rope(q, moved_positions) @ rope(k, moved_positions).T  # (n, n)
+    norm_diff = float(np.max(np.abs(np.linalg.norm(rope(q, moved_positions), axis=-1) - np.linalg.norm(q, axis=-1))))
+    return RopeOffsetCheck(offset, scores, moved, float(np.max(np.abs(moved - scores))), norm_diff)
+
+
+def rope_score_by_offset(q_vec, k_vec, offsets) -> np.ndarray:
+    """rope(q at position Δ) · rope(k at position 0) for each offset Δ: the score as a function of distance.
+
+    Shapes: q_vec, k_vec (d,), offsets (m,) whole numbers -> (m,).
+    """
+    offsets = np.asarray(offsets)
+    q_rot = rope(np.broadcast_to(q_vec, (len(offsets), len(q_vec))), offsets)  # (m, d): q at each position Δ
+    return q_rot @ rope(np.asarray(k_vec)[None, :])[0]  # (m,)
+
+
+# ---------------------------------------------------------------- a window per layer
+
+
+def window_reach(n: int, window: int, layers: int) -> np.ndarray:
+    """For each query i and key j, the first layer (1..layers) by which j's information can reach i through
+    a stack of sliding-window layers, or 0 if it cannot within `layers`.
+
+    Shapes: -> (n, n) ints. Layer 1 is the mask itself; layer l adds every path of l hops.
+    """
+    layers = check_positive_int(layers, "layers")
+    mask = sliding_window_mask(n, window).astype(np.int64)  # (n, n)
+    first = np.zeros((n, n), np.int64)
+    reach = np.eye(n, dtype=np.int64)
+    for layer in range(1, layers + 1):
+        reach = np.minimum(reach @ mask, 1)  # (n, n): reachable in `layer` hops (each hop may stay in place)
+        first[(reach > 0) & (first == 0)] = layer
+    return first
+
+
+def reach_span(window: int, layers: int) -> int:
+    """How many positions (itself included) a query has heard from after `layers` window layers."""
+    return layers * (window - 1) + 1
+
+
+# ---------------------------------------------------------------- learned absolute: MiniLM's table
+
+
+def position_similarity(table, n: int) -> np.ndarray:
+    """Cosine similarity of the first n rows of a position table. Shapes: table (N, d) -> (n, n)."""
+    p = np.asarray(table[:n], dtype=np.float64)  # (n, d)
+    unit = p / np.linalg.norm(p, axis=1, keepdims=True)
+    return np.clip(unit @ unit.T, -1.0, 1.0)  # (n, n)
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """MiniLM's tokens for a list of words: [CLS], each word's word pieces, [SEP].
+
+    word_of[t] is the word token t comes from (-1 for [CLS] and [SEP])."""
+
+    tokens: tuple[str, ...]
+    ids: np.ndarray
+    word_of: np.ndarray
+
+
+def minilm_pieces(model, words) -> Pieces:
+    """Tokenise each word on its own (as the tokenizer splits the whole sentence, at spaces), between [CLS]
+    and [SEP], so that a shuffle of the words is a shuffle of blocks of tokens."""
+    cls, sep = (model.tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]"))
+    tokens, ids, word_of = ["[CLS]"], [cls], [-1]
+    for w, word in enumerate(words):
+        enc = model.tokenizer.encode(word, add_special_tokens=False)
+        tokens += enc.tokens
+        ids += enc.ids
+        word_of += [w] * len(enc.ids)
+    return Pieces(tuple(tokens + ["[SEP]"]), np.array(ids + [sep]), np.array(word_of + [-1]))
+
+
+def minilm_head(model, ids, head: int, *, positions: bool = True) -> AttentionSteps:
+    """Head `head` (from 0) of MiniLM's first layer on x_0 = LN(E_word + E_pos + E_type), or without E_pos.
+
+    Shapes: ids (n,) -> AttentionSteps with (n, n) weights (float64, from the model's float32 weights).
+    """
+    ids = np.asarray(ids)
+    x = model.word_embeddings[ids] + model.token_type_embedding  # (n, d_model)
+    if positions:
+        x = x + model.position_embeddings[: len(ids)]  # (n, d_model)
+    x = layer_norm_of(x.astype(np.float64), model.embedding_ln_gamma, model.embedding_ln_beta, model.config.eps)
+    block, d_head = model.layers[0], model.config.d_head
+    cols = slice(head * d_head, (head + 1) * d_head)
+    q, k, v = (
+        x @ w[:, cols] + b[cols] for w, b in ((block.w_q, block.b_q), (block.w_k, block.b_k), (block.w_v, block.b_v))
+    )
+    return attention_steps(q, k, v)  # (n, d_head) each: the head's own columns
+
+
+def minilm_shuffle_check(model, words, perm, head: int, *, positions: bool = True) -> ShuffleCheck:
+    """The shuffle check on MiniLM's first layer: the words shuffled by `perm`, [CLS] and [SEP] kept in place."""
+    words, perm = list(words), np.asarray(perm)
+    before = minilm_pieces(model, words)
+    after = minilm_pieces(model, [words[w] for w in perm])
+    blocks = [np.flatnonzero(before.word_of == w) for w in range(len(words))]  # each word's tokens, in order
+    token_perm = np.concatenate([[0], *[blocks[w] for w in perm], [len(before.ids) - 1]])  # shuffled t <- original
+    return compare_shuffled(
+        minilm_head(model, before.ids, head, positions=positions),
+        minilm_head(model, after.ids, head, positions=positions),
+        token_perm,
+    )
+
+
+# ---------------------------------------------------------------- a padded batch
+
+
+PAD = "[PAD]"
+
+
+def padded_batch(sequences, d_model: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
+    """Word vectors of several sequences in one array, padded with zero rows to the longest.
+
+    Shapes: sequences B lists of words -> x (B, n, d_model), lengths (B,), labels (B lists of n strings,
+    [PAD] after each sequence's end). What a padded row holds does not matter: the mask hides it.
+    """
+    lengths = np.array([len(words) for words in sequences])
+    n = int(lengths.max())
+    x = np.zeros((len(sequences), n, d_model))  # (B, n, d_model)
+    labels = []
+    for b, words in enumerate(sequences):
+        x[b, : len(words)] = word_vectors(words, d_model, seed)
+        labels.append([*map(str, words), *[PAD] * (n - len(words))])
+    return x, lengths, labels
+
+
+def alibi_windows(n: int, n_heads: int) -> np.ndarray:
+    """Each ALiBi head's weights when every score is equal (q = 0): the recency window its bias alone makes,
+    under the causal mask. Shapes: -> (n_heads, n, n), row i of head h proportional to e^(-m_h (i - j)), j <= i."""
+    zeros = np.zeros((n_heads, n, 1))  # (H, n, 1): q = k = 0, so every score q·k is 0
+    return attention_steps(zeros, zeros, zeros, causal=True, bias=alibi_bias(n, n_heads)).weights  # (H, n, n)
+
+
+@dataclass(frozen=True)
+class PaddingCheck:
+    """A padded batch run through the toy head, and what the page checks about it.
+
+    Shapes: result as `padded_attention`'s; labels B lists of n strings; lengths (B,)."""
+
+    result: PaddedAttention
+    labels: list[list[str]]
+    lengths: np.ndarray
+    on_padding: float  # the largest weight any query gives a padded key: exactly 0 if the mask works
+    alone_diff: float  # how far the real tokens' outputs are from each sequence run alone, unpadded
+    finite: bool  # no NaN or inf anywhere in the weights and outputs
+
+    @property
+    def unused(self) -> int:
+        """How many query rows are padding, reported as unused."""
+        return int((~self.result.used).sum())
+
+
+def padding_check(sequences, head: ToyHead, d_model: int, seed: int = 0, *, causal: bool = False) -> PaddingCheck:
+    """Pad `sequences` into one batch, run the toy head with the padding mask, and compare each sequence's
+    real tokens with the same head run on that sequence alone."""
+    x, lengths, labels = padded_batch(sequences, d_model, seed)  # (B, n, d_model)
+    result = padded_attention(x @ head.w_q, x @ head.w_k, x @ head.w_v, lengths, causal=causal)
+    alone = [attend(x[b, :length], head, causal=causal).output for b, length in enumerate(lengths)]
+    return PaddingCheck(
+        result,
+        labels,
+        lengths,
+        on_padding=max(float(result.weights[b, :, length:].max(initial=0.0)) for b, length in enumerate(lengths)),
+        alone_diff=max(float(np.abs(result.output[b, :length] - alone[b]).max()) for b, length in enumerate(lengths)),
+        finite=bool(np.isfinite(result.weights).all() and np.isfinite(result.output).all()),
+    )

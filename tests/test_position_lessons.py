@@ -1,0 +1,248 @@
+"""lessons.positions: the shuffle check, the shift as a rotation, RoPE's offset check, a window's reach, MiniLM."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attention import attention_steps
+from attention.positions import rope, sinusoidal_encoding
+from attention.pretrained import load_minilm
+from lessons.positions import (
+    METHODS,
+    attend,
+    minilm_head,
+    minilm_pieces,
+    minilm_shuffle_check,
+    padding_check,
+    parse_words,
+    permutation,
+    position_similarity,
+    reach_span,
+    rope_offset_check,
+    rope_score_by_offset,
+    shift_error,
+    shift_matrix,
+    shuffle_check,
+    toy_head,
+    window_reach,
+    word_vectors,
+)
+
+SETTINGS = settings(max_examples=30, deadline=None)
+SENTENCE = "the dog chased the cat up the tall tree"
+
+
+@st.composite
+def toys(draw):
+    """Random X (n distinct rows), a seeded head, a permutation that moves something, a learned table."""
+    n, d = draw(st.integers(2, 10)), 2 * draw(st.integers(2, 12))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    perm = permutation(n, draw(st.integers(1, 10_000)))
+    return rng.standard_normal((n, d)), toy_head(d, seed), perm, rng.standard_normal((n, d))
+
+
+@SETTINGS
+@given(toys())
+def test_without_positions_a_shuffle_only_shuffles_the_outputs(toy):
+    x, head, perm, _ = toy
+    check = shuffle_check(x, head, perm, "none")
+    assert check.passed and check.max_diff <= 1e-12 * max(1.0, np.abs(check.before.output).max())
+    # the weights are permuted the same way, rows and columns
+    np.testing.assert_allclose(check.after.weights, check.before.weights[np.ix_(perm, perm)], atol=1e-12)
+
+
+@SETTINGS
+@given(toys(), st.sampled_from([m for m in METHODS if m != "none"]))
+def test_with_any_of_the_four_methods_the_shuffle_check_fails(toy, method):
+    x, head, perm, table = toy
+    check = shuffle_check(x, head, perm, method, table=table)
+    assert not check.passed and check.max_diff > 1e-6, (method, check.max_diff)
+
+
+def test_the_check_undoes_the_shuffle_before_comparing():
+    x = word_vectors(["a", "b", "c"], 4)
+    check = shuffle_check(x, toy_head(4), [2, 0, 1])
+    np.testing.assert_allclose(check.undone, check.before.output, atol=1e-15)
+    np.testing.assert_allclose(check.after.output, check.before.output[[2, 0, 1]], atol=1e-15)
+
+
+def test_the_same_word_gets_the_same_vector_and_the_same_output_without_positions():
+    words, _ = parse_words(SENTENCE)
+    x = word_vectors(words, 16, seed=3)
+    assert np.array_equal(x[0], x[3]) and np.array_equal(x[0], x[6]) and not np.array_equal(x[0], x[1])
+    out = attend(x, toy_head(16, 3)).output
+    assert np.array_equal(out[0], out[3])  # "the" is "the" wherever it stands
+    assert not np.allclose(
+        attend(x, toy_head(16, 3), "sinusoidal").output[0], attend(x, toy_head(16, 3), "sinusoidal").output[3]
+    )
+
+
+def test_each_method_adds_position_where_it_says():
+    x, head = word_vectors(["a", "b", "c", "d"], 8), toy_head(8)
+    plain = attend(x, head)
+    assert np.array_equal(attend(x, head, "sinusoidal").q, (x + sinusoidal_encoding(4, 8)) @ head.w_q)
+    rope_steps = attend(x, head, "rope")
+    assert np.array_equal(rope_steps.q, rope(x @ head.w_q)) and np.array_equal(rope_steps.v, plain.v)  # v untouched
+    alibi = attend(x, head, "alibi", alibi_heads=8, alibi_head=0)
+    np.testing.assert_allclose(
+        alibi.masked - plain.scaled, [[-0.5 * max(i - j, 0) for j in range(4)] for i in range(4)]
+    )
+    with pytest.raises(ValueError, match="at least 4 rows"):
+        attend(x, head, "learned", table=np.zeros((3, 8)))
+    with pytest.raises(ValueError, match="method='absolute'"):
+        attend(x, head, "absolute")
+
+
+def test_permutations():
+    assert permutation(5, 0).tolist() == [0, 1, 2, 3, 4]
+    for shuffle in range(1, 200):
+        perm = permutation(3, shuffle)
+        assert sorted(perm.tolist()) == [0, 1, 2] and perm.tolist() != [0, 1, 2]
+    assert permutation(1, 7).tolist() == [0]
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        (SENTENCE, None),
+        ("one", "at least 2 words (found 1)"),
+        ("   ", "at least 2 words (found 0)"),
+        ("w " * 17, "at most 16 words (found 17)"),
+        ("a " + "x" * 25, "a word has 25 characters"),
+    ],
+)
+def test_parse_words(text, problem):
+    found = parse_words(text)[1]
+    assert found == problem if problem is None else problem in found
+
+
+# ---------------------------------------------------------------- sinusoidal and RoPE
+
+
+@SETTINGS
+@given(st.integers(1, 64), st.integers(1, 32).map(lambda h: 2 * h), st.integers(0, 500))
+def test_the_sinusoidal_shift_is_a_rotation_for_every_position(n, d, k):
+    assert shift_error(n, d, k) <= 1e-11
+    m = shift_matrix(k, d)
+    np.testing.assert_allclose(m.T @ m, np.eye(d), atol=1e-12)
+
+
+def test_shift_matrix_by_hand():
+    # d = 2, θ_0 = 1: a shift by k is a rotation by k radians of (sin p, cos p).
+    np.testing.assert_allclose(shift_matrix(1, 2), [[math.cos(1), -math.sin(1)], [math.sin(1), math.cos(1)]])
+
+
+@SETTINGS
+@given(st.integers(0, 2**16), st.integers(1, 10), st.integers(0, 10_000))
+def test_rope_offset_check_passes(seed, n, offset):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((2, n, 16))
+    check = rope_offset_check(q, k, offset)
+    assert check.passed and check.norm_diff < 1e-12
+
+
+def test_moving_only_the_queries_changes_the_scores():
+    # The check could fail: the score depends on m - n, so moving one side alone moves it.
+    rng = np.random.default_rng(0)
+    q, k = rng.standard_normal((2, 5, 8))
+    base = rope(q) @ rope(k).T
+    assert np.abs(rope(q, np.arange(5) + 3) @ rope(k).T - base).max() > 0.1
+
+
+def test_score_by_offset_is_the_score_at_that_distance():
+    rng = np.random.default_rng(1)
+    q, k = rng.standard_normal((2, 8))
+    curve = rope_score_by_offset(q, k, [-2, 0, 5])
+    for offset, score in zip([-2, 0, 5], curve):
+        q_at = rope(np.stack([q] * 20), np.arange(20))[10 + offset]
+        assert score == pytest.approx(q_at @ rope(np.stack([k] * 20))[10], abs=1e-12)
+
+
+# ---------------------------------------------------------------- a window per layer
+
+
+@SETTINGS
+@given(st.integers(1, 24), st.integers(1, 6), st.integers(1, 6))
+def test_a_window_reaches_one_window_further_per_layer(n, window, layers):
+    first = window_reach(n, window, layers)
+    i, j = np.indices((n, n))
+    distance = i - j
+    if window == 1:
+        expected = np.where(distance == 0, 1, 0)
+    else:
+        expected = np.where(distance == 0, 1, np.ceil(distance / (window - 1)).astype(int))
+        expected = np.where((distance < 0) | (expected > layers), 0, expected)
+    np.testing.assert_array_equal(first, expected)
+    reached = (first > 0).sum(axis=1)
+    assert reached.max() == min(n, reach_span(window, layers))
+
+
+def test_reach_span_by_hand():
+    assert reach_span(3, 4) == 9  # 4 layers of a window of 3: 2 steps back per layer, plus itself
+    assert reach_span(1, 5) == 1
+
+
+# ---------------------------------------------------------------- learned absolute: the real model
+
+
+def test_position_similarity_by_hand():
+    table = np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 3.0]])
+    np.testing.assert_allclose(
+        position_similarity(table, 3), [[1, 0, 0.5**0.5], [0, 1, 0.5**0.5], [0.5**0.5, 0.5**0.5, 1]]
+    )
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_minilm()
+
+
+def test_minilm_pieces_are_the_tokenizers_own(model):
+    words = ["the", "unbelievably", "dog", "<img", "it's"]
+    pieces = minilm_pieces(model, words)
+    tokens, ids = model.tokenize(" ".join(words))
+    assert list(pieces.tokens) == tokens and pieces.ids.tolist() == ids
+    assert pieces.word_of.tolist() == [-1, 0, 1, 1, 1, 1, 1, 2, 3, 3, 3, 4, 4, 4, -1]
+
+
+def test_minilm_head_is_the_models_own_first_layer(model):
+    text = SENTENCE
+    _, ids = model.tokenize(text)
+    run = model.run(text)
+    for head in (0, 2, 11):
+        np.testing.assert_allclose(minilm_head(model, ids, head).weights, run.attentions[0, head], atol=2e-5)
+
+
+def test_minilm_layer_one_head_three_reads_the_previous_token_only_with_positions(model):
+    ids = minilm_pieces(model, parse_words(SENTENCE)[0]).ids
+    with_positions = minilm_head(model, ids, 2).weights
+    without = minilm_head(model, ids, 2, positions=False).weights
+    assert np.mean(np.diag(with_positions, -1)) > 0.9 and np.mean(np.diag(without, -1)) < 0.5
+
+
+def test_minilm_shuffle_check(model):
+    words = parse_words("the unbelievably tired dog chased a cat")[0]
+    perm = permutation(len(words), 4)
+    assert minilm_shuffle_check(model, words, perm, 2, positions=False).passed
+    check = minilm_shuffle_check(model, words, perm, 2, positions=True)
+    assert not check.passed and check.max_diff > 0.1
+    sims = position_similarity(model.position_embeddings, 64)
+    assert np.allclose(np.diag(sims), 1.0) and np.allclose(sims, sims.T)
+
+
+def test_attention_steps_is_what_the_toy_runs():
+    x, head = word_vectors(["a", "b"], 4), toy_head(4)
+    expected = attention_steps(x @ head.w_q, x @ head.w_k, x @ head.w_v)
+    np.testing.assert_array_equal(attend(x, head).weights, expected.weights)
+
+
+def test_padding_check_of_a_batch():
+    head = toy_head(8, 1)
+    check = padding_check([["a", "b", "c"], ["d"]], head, 8, 1, causal=True)
+    assert check.on_padding == 0.0 and check.finite and check.unused == 2
+    assert check.alone_diff <= 1e-12 and check.labels[1] == ["d", "[PAD]", "[PAD]"]
+    np.testing.assert_array_equal(check.lengths, [3, 1])
