@@ -139,7 +139,7 @@ class Worker:
     index: int
     port: int
     env: dict
-    log_path: Path
+    log_path: Path | None  # None: the worker writes to the supervisor's own output
     extra_args: list[str] = field(default_factory=list)
     proc: subprocess.Popen | None = None
     failures: int = 0
@@ -160,11 +160,12 @@ class Worker:
             "true",
             *self.extra_args,
         ]
-        out = open(self.log_path, "ab")
+        out = open(self.log_path, "ab") if self.log_path else None
         self.proc = subprocess.Popen(
             cmd, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
         )
-        out.close()
+        if out:
+            out.close()
         self.failures = 0
 
     def healthy(self, timeout: float = 3.0) -> bool:
@@ -227,7 +228,13 @@ class Supervisor:
             return 2
         env = {**os.environ, "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32)}  # the same for all
         self.workers = [
-            Worker(i, port, {**env, "ATTENTION_WORKER": str(i)}, run_dir / f"worker{i}.log", args.streamlit_arg)
+            Worker(
+                i,
+                port,
+                {**env, "ATTENTION_WORKER": str(i)},
+                None if args.worker_output == "inherit" else run_dir / f"worker{i}.log",
+                args.streamlit_arg,
+            )
             for i, port in enumerate(ports)
         ]
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -305,6 +312,12 @@ def parse_args(argv: list[str] | None = None):
     parser.add_argument("--worker-port", type=int, default=None, help="first worker's port (default: port + 1)")
     parser.add_argument("--run-dir", default=None, help="config, logs, pid (default: /tmp/attention-serve-<port>)")
     parser.add_argument("--cache-dir", default=None, help="where the compressed static copy is kept")
+    parser.add_argument(
+        "--worker-output",
+        choices=("file", "inherit"),
+        default="file",
+        help="workers' output: into worker<i>.log in the run dir (default), or into this program's own output",
+    )
     parser.add_argument("--no-restart", action="store_true", help="do not restart a worker that died")
     parser.add_argument(
         "--streamlit-arg", action="append", default=[], help="one more argument for every worker (repeatable)"
