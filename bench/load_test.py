@@ -94,6 +94,8 @@ PAGES = {
     "pretrained": "pretrained",
     "pretrained_deeper": "pretrained_deeper",
     "scaling": "scaling",
+    "induction": "induction",
+    "generation": "generation",
 }
 # what a session can do on each page: (kind, label)
 ACTIONS = {
@@ -106,6 +108,8 @@ ACTIONS = {
     "pretrained": [("toggle", "Hide [CLS] and [SEP]"), ("toggle", "Compare with a second head")],
     "pretrained_deeper": [("toggle", "Average the layer's heads")],
     "scaling": [("slider", "keys per query")],
+    "induction": [],
+    "generation": [],
 }
 # The mischievous student (--mischief): each page's heaviest reachable interaction, as a link a student can
 # type (every page reads its state from the link) plus, where the work needs one, a button. A fresh seed on
@@ -134,7 +138,7 @@ def mischief_plan(seed: int) -> list[tuple[str, dict, str | None]]:
         ("induction", {"model": "yours", "seed": seed, "steps": 2000}, "Train it yourself"),  # the longest training
         (
             "generation",
-            {"prompt": " ".join("abcdefghijklmnopqrstuvwxyz"[:24]), "n_new": 24, "temperature": 1.0, "seed": seed},
+            {"prompt": "a b c d e f a b", "n_new": 24, "temperature": 1.0, "seed": seed},
             None,
         ),
         ("pretrained_deeper", {"text": LONG_EXAMPLE, "rows": "all", "mean": 1}, None),
@@ -687,28 +691,31 @@ class MischiefSession(BrowserlessSession):
     async def run_until(self, done: asyncio.Event) -> None:
         from urllib.parse import urlencode
 
+        visit = 0
+        while not done.is_set():
+            for page, query, button in mischief_plan(seed=1000 + visit):
+                if done.is_set():
+                    break
+                visit += 1
+                try:  # a typed link opens a new session (a page reads its link on its first run in a session)
+                    await self.one_visit(page, urlencode(query), button)
+                except Exception as exc:  # noqa: BLE001
+                    self.error(f"mischief on {page}: {type(exc).__name__}: {str(exc)[:200]}")
+
+    async def one_visit(self, page: str, query: str, button: str | None) -> None:
         from bench.ws_client import ProtocolSession
 
         client = ProtocolSession(self.url, timeout=max(self.args.interaction_timeout, 120.0), reconnect=True)
         try:
-            await client.connect()
-            visit = 0
-            while not done.is_set():
-                for page, query, button in mischief_plan(seed=1000 + visit):
-                    if done.is_set():
-                        break
-                    visit += 1
-                    result = await client.open(PAGES[page], urlencode(query))
-                    label = "open " + ("with the heaviest link" if not button else "the page")
-                    if self.check(f"mischief on {page}", result):
-                        self.page_name = page
-                        self.record("mischief", label, result)
-                    if button and not result.status.startswith("closed"):
-                        result = await client.click(button)
-                        if self.check(f"mischief: {button!r} on {page}", result):
-                            self.record("mischief", button, result)
-        except Exception as exc:  # noqa: BLE001
-            self.error(f"mischief: {type(exc).__name__}: {str(exc)[:200]}")
+            await client.connect(PAGES[page])
+            result = await client.open(PAGES[page], query)
+            self.page_name = page
+            if self.check(f"mischief on {page}", result):
+                self.record("mischief", "the heaviest link" if not button else "open the page", result)
+            if button and result.status == "FINISHED_SUCCESSFULLY":
+                result = await client.click(button)
+                if self.check(f"mischief: {button!r} on {page}", result):
+                    self.record("mischief", button, result)
         finally:
             await client.close()
 
@@ -917,7 +924,12 @@ async def main_async(args, log) -> int:
                 warm = Stats()
                 if not args.no_warmup:
                     t = time.monotonic()
-                    await asyncio.wait_for(warm_up(browser, url, pages, warm, args), timeout=args.load_timeout * 4)
+                    # behind the proxy every worker has caches of its own: warm each one, straight on its port
+                    targets = [f"http://127.0.0.1:{p}" for p in args.worker_ports] if args.workers else [url]
+                    for target in targets:
+                        await asyncio.wait_for(
+                            warm_up(browser, target, pages, warm, args), timeout=args.load_timeout * 4
+                        )
                     log(
                         f"warm-up: 1 session, {len(warm.latencies)} interactions over {len(pages)} pages in "
                         f"{time.monotonic() - t:.0f} s, errors {len(warm.errors)}"

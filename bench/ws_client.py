@@ -71,7 +71,8 @@ class ProtocolSession:
         self.cookies: dict[str, str] = {}
         self.worker = ""  # the proxy's X-Attention-Worker of the websocket, if behind deploy/'s proxy
         self.session_id = ""
-        self.recoveries: list[dict] = []  # {lost_at, recovered_at, status, h1, worker_before, worker_after}
+        self.recoveries: list[dict] = []  # {lost_at, recovered_at, status, h1, h1_before, worker_before, ...}
+        self.h1 = ""  # the title of the page drawn last
         self._lock = asyncio.Lock()
         self._closing = False
         self._watcher = None
@@ -145,7 +146,7 @@ class ProtocolSession:
 
     async def _recover(self, lost_at: float) -> RunResult:
         """Poll the health check until it answers, reconnect offering the old session id, rerun the page."""
-        before = self.worker
+        before, h1_before = self.worker, self.h1
         deadline = lost_at + self.timeout
         delay = 0.25
         while time.perf_counter() < deadline:
@@ -168,6 +169,7 @@ class ProtocolSession:
                 "recovered_at": time.perf_counter(),
                 "status": result.status,
                 "h1": result.h1,
+                "h1_before": h1_before,
                 "exceptions": result.exceptions,
                 "worker_before": before,
                 "worker_after": self.worker,
@@ -305,6 +307,7 @@ class ProtocolSession:
                 if status == "FINISHED_EARLY_FOR_RERUN":
                     continue  # the app called st.rerun(): the next run follows
                 result.status = status
+                self.h1 = result.h1 or self.h1
                 self.widgets = widgets
                 live = {w.id for w in widgets.values()}
                 self.states = {k: v for k, v in self.states.items() if k in live}
