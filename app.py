@@ -11,6 +11,7 @@ import streamlit as st
 
 from ui.page_state import finish_run, save_current, start_run
 from ui.presenter import presenter_controls, presenter_from_url, share_link
+from ui.reconnect import rerun_after_reconnect
 from ui.state import init_defaults, limit_blas_threads, mark_app_entry, record_run_time
 
 # A local file: a material-symbol favicon would be fetched from the internet by every browser.
@@ -69,6 +70,7 @@ st.sidebar.caption(
     "Attention from scratch: every number on screen is computed by the project's own numpy core, "
     "no deep-learning framework."
 )
+rerun_after_reconnect()  # a lost server (a worker behind deploy/'s proxy) comes back with the same view
 
 
 def finish() -> None:

@@ -45,6 +45,16 @@ ended, a toggle that did not change, a traceback in the server's output. Not cou
 the 404s of `/<page>/_stcore/health` and `/<page>/_stcore/host-config` that Streamlit's frontend makes on
 every deep link while it probes for a base path (streamlit/streamlit#7074).
 
+Through deploy/'s proxy (issue #17): `--workers K` starts `deploy/serve.py --workers K` (nginx in front of K
+workers, each with the same TTL) instead of one server, and every session goes through nginx: the figures are then
+the whole tree's (supervisor, nginx, workers), and the report adds script runs per second (throughput). Run it with
+1 and with 2 workers, same sessions, to compare. `--kill-worker S` kills (SIGKILL) the worker holding the most
+sessions S seconds into the first wave: the report counts the sessions that were on it, those that came back to
+their view (the browser-less ones reconnect as the browser does: bench/ws_client.py; the Chromium pages rerun by
+app.py's ui/reconnect.py), the time each took, and the errors a user would have seen. `--mischief` adds one more
+browser-less session, the "mischievous student", who goes from page to page doing each page's heaviest reachable
+interaction (MISCHIEF below) while the class works; its own latencies are reported apart, not in the class's p95.
+
 Targets: zero errors, p95 interaction latency <= 2 s (over the completed interactions; every planned
 interaction must complete), memory after the sessions closed within `--mem-margin-mb` of the baseline and,
 with 2+ waves, the last wave settling no more than half that margin above the highest level settled
@@ -85,6 +95,8 @@ PAGES = {
     "pretrained": "pretrained",
     "pretrained_deeper": "pretrained_deeper",
     "scaling": "scaling",
+    "induction": "induction",
+    "generation": "generation",
 }
 # what a session can do on each page: (kind, label)
 ACTIONS = {
@@ -98,7 +110,46 @@ ACTIONS = {
     "pretrained": [("toggle", "Hide [CLS] and [SEP]"), ("toggle", "Compare with a second head")],
     "pretrained_deeper": [("toggle", "Average the layer's heads")],
     "scaling": [("slider", "keys per query")],
+    "induction": [],
+    "generation": [],
 }
+# The mischievous student (--mischief): each page's heaviest reachable interaction, as a link a student can
+# type (every page reads its state from the link) plus, where the work needs one, a button. A fresh seed on
+# every visit defeats the caches, as a student changing the seed would.
+
+
+def mischief_plan(seed: int) -> list[tuple[str, dict, str | None]]:
+    """(page, link parameters, button to press or None) for every page with heavy work, at its limits."""
+    from lessons.reading import LONG_EXAMPLE
+
+    return [
+        # the sweep's six largest d_k at 256 keys x 1000 samples, and the largest training the page accepts
+        (
+            "scaling",
+            {
+                "dk": "128,256,512,1024,2048,4096",
+                "keys": 256,
+                "samples": 1000,
+                "seed": seed,
+                "tdk": 1024,
+                "lr": 3.0,
+                "steps": 1000,
+            },
+            None,
+        ),
+        ("induction", {"model": "yours", "seed": seed, "steps": 2000}, "Train it yourself"),  # the longest training
+        (
+            "generation",
+            {"prompt": "a b c d e f a b", "n_new": 24, "temperature": 1.0, "seed": seed},
+            None,
+        ),
+        ("pretrained_deeper", {"text": LONG_EXAMPLE, "rows": "all", "mean": 1}, None),
+        ("pretrained", {"text": LONG_EXAMPLE, "compare": 1}, None),
+        ("heads", {"d_model": 64, "n_heads": 8, "seed": seed}, None),
+        ("block", {"d_model": 64, "n_heads": 8, "d_ff": 256, "blocks": 12, "seed": seed % 10000}, None),
+    ]
+
+
 BASE_PATH_PROBE = re.compile(
     r"/(?:%s)/_stcore/(?:health|host-config)(?:\?.*)?$" % "|".join(p for p in PAGES.values() if p)
 )
@@ -270,6 +321,7 @@ class ServerOutput(threading.Thread):
         self.proc, self.log_path = proc, log_path
         self.run_ms: list[tuple[float, float]] = []  # (monotonic time, script run ms) from ATTENTION_LOG_RUN_MS
         self.problems: list[str] = []
+        self.proxy_notes: list[str] = []  # nginx's upstream errors (expected when a worker is killed)
 
     def run(self) -> None:
         with open(self.log_path, "w") as log:
@@ -280,6 +332,8 @@ class ServerOutput(threading.Thread):
                 m = re.match(r"run_ms=([0-9.]+)$", line)
                 if m:
                     self.run_ms.append((time.monotonic(), float(m.group(1))))
+                elif re.match(r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d \[(error|warn)\]", line) and "upstream" in line:
+                    self.proxy_notes.append(line[:300])
                 elif re.search(r"Traceback|Exception|Error", line):
                     self.problems.append(line[:300])
 
@@ -295,6 +349,9 @@ class Stats:
     benign: list[str] = field(default_factory=list)
     alerts: list[str] = field(default_factory=list)  # st.error boxes seen (app-handled messages)
     external: list[str] = field(default_factory=list)  # requests to other hosts, refused by the browser
+    recoveries: list[dict] = field(default_factory=list)  # browser-less sessions back from a lost worker
+    ws_drops: list[str] = field(default_factory=list)  # Chromium websockets closed by the killed worker
+    workers: dict[str, str] = field(default_factory=dict)  # session -> worker it started on (behind the proxy)
 
 
 class Session:
@@ -341,7 +398,15 @@ class Session:
             self.error(f"request failed: {req.url} ({req.failure})")
 
     def _on_websocket(self, ws) -> None:
-        ws.on("close", lambda _ws: None if self.closing else self.error(f"websocket closed: {ws.url}"))
+        def closed(_ws) -> None:
+            if self.closing:
+                return
+            if self.args.kill_worker is not None:  # expected once: the page reconnects and reruns (ui/reconnect.py)
+                self.stats.ws_drops.append(f"[{self.name}] {time.perf_counter():.3f}")
+            else:
+                self.error(f"websocket closed: {ws.url}")
+
+        ws.on("close", closed)
 
     def _on_crash(self, _page) -> None:
         self.crashed = True
@@ -533,6 +598,7 @@ class BrowserlessSession:
         self.url, self.name, self.wave, self.stats, self.args = url, name, wave, stats, args
         self.crashed = False
         self.page_name = None
+        self.client = None
 
     def error(self, msg: str) -> None:
         self.stats.errors.append(f"[{self.name}] {msg}")
@@ -589,11 +655,15 @@ class BrowserlessSession:
         from bench.ws_client import ProtocolSession
 
         rng = random.Random(f"{self.wave}-{self.name}")
-        client = ProtocolSession(self.url, timeout=self.args.interaction_timeout)
+        client = ProtocolSession(
+            self.url, timeout=self.args.interaction_timeout, reconnect=self.args.kill_worker is not None
+        )
+        self.client = client
         try:
             t0 = time.perf_counter()
-            await client.connect()
             first = plan[0]
+            await client.connect(PAGES[first])
+            self.stats.workers[self.name] = client.worker
             result = await client.open(PAGES[first])
             if not self.check(f"loading {first}", result):
                 return
@@ -608,10 +678,48 @@ class BrowserlessSession:
         except Exception as exc:  # a refused connection, a protocol error...
             self.error(f"{type(exc).__name__} on {self.page_name}: {str(exc)[:200]}")
         finally:
+            for r in client.recoveries:
+                self.stats.recoveries.append({**r, "session": self.name})
             try:
                 await asyncio.wait_for(client.close(), timeout=30)
             except Exception as exc:  # noqa: BLE001
                 self.error(f"closing the connection: {exc!r}")
+
+
+class MischiefSession(BrowserlessSession):
+    """The mischievous student: page after page, each one's heaviest reachable work (mischief_plan), until the
+    class is done. Latencies go into its own Stats (kind "mischief"), apart from the class's."""
+
+    async def run_until(self, done: asyncio.Event) -> None:
+        from urllib.parse import urlencode
+
+        visit = 0
+        while not done.is_set():
+            for page, query, button in mischief_plan(seed=1000 + visit):
+                if done.is_set():
+                    break
+                visit += 1
+                try:  # a typed link opens a new session (a page reads its link on its first run in a session)
+                    await self.one_visit(page, urlencode(query), button)
+                except Exception as exc:  # noqa: BLE001
+                    self.error(f"mischief on {page}: {type(exc).__name__}: {str(exc)[:200]}")
+
+    async def one_visit(self, page: str, query: str, button: str | None) -> None:
+        from bench.ws_client import ProtocolSession
+
+        client = ProtocolSession(self.url, timeout=max(self.args.interaction_timeout, 120.0), reconnect=True)
+        try:
+            await client.connect(PAGES[page])
+            result = await client.open(PAGES[page], query)
+            self.page_name = page
+            if self.check(f"mischief on {page}", result):
+                self.record("mischief", "the heaviest link" if not button else "open the page", result)
+            if button and result.status == "FINISHED_SUCCESSFULLY":
+                result = await client.click(button)
+                if self.check(f"mischief: {button!r} on {page}", result):
+                    self.record("mischief", button, result)
+        finally:
+            await client.close()
 
 
 async def warm_up(browser, url: str, pages: list[str], stats: Stats, args) -> None:
@@ -641,6 +749,41 @@ def session_plan(pages: list[str], index: int, rng: random.Random) -> list[str]:
 
 
 # ---------------------------------------------------------------- reporting
+
+
+def report_failover(all_stats: list[Stats], figures: dict, errors: list[str], log) -> bool:
+    """Sessions on the killed worker, how many came back to their view, how fast, and what a user saw."""
+    killed = figures.get("killed")
+    if not killed:
+        log("failover: no worker was killed (the wave ended first?)")
+        return False
+    t_kill, victim = killed["t"], killed["worker"]
+    recs = [r for s in all_stats for r in s.recoveries if r["lost_at"] >= t_kill - 1]
+    on_it = set(killed["sessions"])
+    back = {
+        r["session"]
+        for r in recs
+        if r["status"] == "FINISHED_SUCCESSFULLY" and not r.get("exceptions") and r.get("h1") == r.get("h1_before")
+    }
+    times = [r["recovered_at"] - t_kill for r in recs if r.get("recovered_at")]
+    moved = {r["session"] for r in recs if r.get("worker_after") and r.get("worker_after") != victim}
+    drops = [d for s in all_stats for d in s.ws_drops]
+    log(
+        f"FAILOVER: worker {victim} killed with {len(on_it)} browser-less sessions on it (per worker: "
+        f"{killed['counts']}); {len(back & on_it)}/{len(on_it)} came back to their view (same page title, "
+        f"a run finished without an exception) on a live worker ({len(moved & on_it)} moved)"
+    )
+    if times:
+        log(
+            f"    recovery, kill -> the view drawn again by a live worker: p50 {pct(times, 50):.1f} s, "
+            f"max {max(times):.1f} s (target <= 5 s)"
+        )
+    log(f"    Chromium pages whose websocket the kill closed: {len(drops)} (they reconnect and rerun by themselves)")
+    log(f"    nginx's notes about the dead upstream (not errors): {len(figures.get('proxy_notes', []))}")
+    log(f"    errors a user would have seen, all sessions: {len(errors)}")
+    ok = on_it and on_it <= back and times and max(times) <= 5.0 and not errors
+    log(f"  {'PASS' if ok else 'FAIL'}  failover: every session back to its view within 5 s, no error")
+    return bool(ok)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -682,6 +825,50 @@ def snapshot_of_head(scratch: Path):
     return target, module.start_server
 
 
+def start_proxy(args, scratch: Path) -> tuple[subprocess.Popen, str]:
+    """deploy/serve.py with args.workers workers, their output on its own (run times are read from it)."""
+    import urllib.request
+
+    from tests.browser.conftest import _free_port
+
+    port = args.port or _free_port()
+    worker_port = _free_port()
+    while abs(worker_port - port) <= args.workers:
+        worker_port = _free_port()
+    cmd = [sys.executable, str(ROOT / "deploy" / "serve.py"), "--workers", str(args.workers), "--port", str(port)]
+    cmd += ["--address", "127.0.0.1", "--worker-port", str(worker_port), "--run-dir", str(scratch / f"serve-{port}")]
+    cmd += ["--worker-output", "inherit", f"--streamlit-arg=--server.disconnectedSessionTTL={args.ttl}"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    # the workers first: nginx would log each refused /healthz while they start
+    health = [f"http://127.0.0.1:{worker_port + i}/_stcore/health" for i in range(args.workers)] + [f"{url}/healthz"]
+    deadline = time.time() + 120
+    while health and time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"serve.py exited: {proc.stdout.read().decode(errors='replace')}")
+        try:
+            with urllib.request.urlopen(health[0], timeout=2):
+                health.pop(0)
+        except OSError:
+            time.sleep(0.2)
+    if health:
+        proc.kill()
+        raise RuntimeError(f"not healthy within 120 s: {health}")
+    args.worker_ports = [worker_port + i for i in range(args.workers)]
+    return proc, url
+
+
+def worker_pid(root_pid: int, port: int) -> int | None:
+    for pid in process_tree(root_pid):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"streamlit" in cmdline and str(port).encode() in cmdline:
+            return pid
+    return None
+
+
 def browser_pids(exclude: set[int]) -> list[int]:
     """Chromium processes started under this Python process (through Playwright's driver)."""
     return [p for p in process_tree(os.getpid()) if p != os.getpid() and p not in exclude]
@@ -710,7 +897,14 @@ async def main_async(args, log) -> int:
             f"app: a snapshot of the last commit ({app_dir}), so that edits in progress in {ROOT} do not "
             "reach the server (Streamlit reloads changed files) during the run"
         )
-    proc, url = serve(args.port or None, ("--server.disconnectedSessionTTL", str(args.ttl)))
+    if args.workers:
+        proc, url = start_proxy(args, scratch)
+        log(
+            f"through deploy/serve.py: nginx at {url} in front of {args.workers} worker(s) on 127.0.0.1 "
+            f"(the figures below are the whole tree's: supervisor, nginx, workers)"
+        )
+    else:
+        proc, url = serve(args.port or None, ("--server.disconnectedSessionTTL", str(args.ttl)))
     SERVERS.append(proc)
     out = ServerOutput(proc, scratch / "server.log")
     out.start()
@@ -732,7 +926,12 @@ async def main_async(args, log) -> int:
                 warm = Stats()
                 if not args.no_warmup:
                     t = time.monotonic()
-                    await asyncio.wait_for(warm_up(browser, url, pages, warm, args), timeout=args.load_timeout * 4)
+                    # behind the proxy every worker has caches of its own: warm each one, straight on its port
+                    targets = [f"http://127.0.0.1:{p}" for p in args.worker_ports] if args.workers else [url]
+                    for target in targets:
+                        await asyncio.wait_for(
+                            warm_up(browser, target, pages, warm, args), timeout=args.load_timeout * 4
+                        )
                     log(
                         f"warm-up: 1 session, {len(warm.latencies)} interactions over {len(pages)} pages in "
                         f"{time.monotonic() - t:.0f} s, errors {len(warm.errors)}"
@@ -777,7 +976,17 @@ async def main_async(args, log) -> int:
                         await s.run(plan, args.interactions, think=args.think)
 
                     tasks = [asyncio.ensure_future(one(i, s, plans[i])) for i, s in enumerate(sessions)]
+                    class_done = asyncio.Event()
+                    extras = []
+                    if args.mischief:
+                        own = figures.setdefault("mischief", Stats())
+                        mischief = MischiefSession(url, f"w{w}-mischief", w, own, args)
+                        extras.append(asyncio.ensure_future(mischief.run_until(class_done)))
+                    if args.kill_worker is not None and w == 1:
+                        extras.append(asyncio.ensure_future(kill_a_worker(args, proc.pid, sessions, figures, log)))
                     done, pending = await asyncio.wait(tasks, timeout=remaining - 45)
+                    class_done.set()
+                    await asyncio.gather(*extras, return_exceptions=True)
                     if pending:
                         stats.errors.append(
                             f"wave {w}: {len(pending)} sessions still running at the overall "
@@ -817,8 +1026,30 @@ async def main_async(args, log) -> int:
             proc.kill()
         out.join(timeout=5)
     figures["server_problems"] = out.problems
+    if args.kill_worker is None:
+        figures["server_problems"] += [f"proxy: {line}" for line in out.proxy_notes]
+    figures["proxy_notes"] = out.proxy_notes
     figures["load_end"] = uptime()
     return report(args, pages, all_stats, figures, log)
+
+
+async def kill_a_worker(args, root_pid: int, sessions, figures: dict, log) -> None:
+    """SIGKILL the worker holding the most browser-less sessions, args.kill_worker s into the wave."""
+    import signal
+
+    await asyncio.sleep(args.kill_worker)
+    counts: dict[str, int] = {}
+    for s in sessions:
+        worker = getattr(getattr(s, "client", None), "worker", "")
+        if worker:
+            counts[worker] = counts.get(worker, 0) + 1
+    victim = max(counts, key=counts.get) if counts else "0"
+    pid = worker_pid(root_pid, args.worker_ports[int(victim)])
+    on_it = [s.name for s in sessions if getattr(getattr(s, "client", None), "worker", "") == victim]
+    figures["killed"] = {"worker": victim, "t": time.perf_counter(), "sessions": on_it, "counts": counts}
+    log(f"killing worker {victim} (pid {pid}, {len(on_it)} browser-less sessions on it; sessions per worker {counts})")
+    if pid:
+        os.kill(pid, signal.SIGKILL)
 
 
 async def settle_memory(browser, url: str, args, log, what: str, mem: MemorySampler) -> tuple[int, int]:
@@ -877,6 +1108,13 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
                 f"{w['cpu_server'] / len(r) * 1000:.0f} ms, so {cores} cores would serve about "
                 f"{cores * len(r) / w['cpu_server']:.0f} runs/s"
             )
+    for w in figures["waves"]:
+        n_done = sum(1 for s in all_stats for r in s.latencies if r["wave"] == w["wave"])
+        log(
+            f"  throughput, wave {w['wave']}: {n_done / w['seconds']:.1f} interactions/s, "
+            f"{len(w['run_ms']) / w['seconds']:.1f} script runs/s over {w['seconds']:.0f} s"
+            + (f" ({args.workers} worker(s) behind nginx)" if args.workers else " (one server)")
+        )
     log(f"interactions: {len(lat)} measured of {n_interactions} planned")
     if lat:
         log(
@@ -937,6 +1175,20 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
         )
     if alerts:
         log(f"st.error boxes seen (app-handled, counted as errors only if unexpected): {len(alerts)}, e.g. {alerts[0]}")
+    failover_ok = report_failover(all_stats, figures, errors, log) if args.kill_worker is not None else True
+    mischief = figures.get("mischief")
+    if mischief is not None:
+        v = [r["ms"] for r in mischief.latencies]
+        log(
+            f"the mischievous student: {len(v)} heavy interactions beside the class, errors {len(mischief.errors)}"
+            + (f", p50 {pct(v, 50) / 1000:.1f} s, max {max(v) / 1000:.1f} s" if v else "")
+        )
+        per: dict[str, list[float]] = {}
+        for r in mischief.latencies:
+            per.setdefault(f"{r['page']}: {r['label']}", []).append(r["ms"])
+        for key, vals in per.items():
+            log(f"    {key:<52} n={len(vals):>3}  max {max(vals) / 1000:6.1f} s")
+        errors += [f"mischief: {e}" for e in mischief.errors]
     base = figures.get("baseline", 0)
     log(
         f"memory (server RSS): right after start {mib(figures['cold']):.0f} MiB; baseline "
@@ -987,6 +1239,7 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
     for name, ok, detail in checks:
         log(f"  {'PASS' if ok else 'FAIL'}  {name:<45} {detail}")
     passed = all(ok for _, ok, _ in checks)
+    passed = passed and failover_ok
     log(f"RESULT: {'PASS' if passed else 'FAIL'}")
     return 0 if passed else 1
 
@@ -1029,6 +1282,19 @@ def main() -> None:
         "classroom's browsers on their own laptops would, so that 30 sessions can load one "
         "server on a machine that cannot also render 30 pages",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="serve through deploy/serve.py: nginx in front of this many workers (0: one bare server, as before)",
+    )
+    parser.add_argument(
+        "--kill-worker",
+        type=float,
+        default=None,
+        help="kill (SIGKILL) the worker with the most sessions this many s into wave 1 (needs --workers >= 2)",
+    )
+    parser.add_argument("--mischief", action="store_true", help="one more session doing every page's heaviest work")
     parser.add_argument("--no-warmup", action="store_true")
     parser.add_argument(
         "--snapshot",

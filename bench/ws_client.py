@@ -13,6 +13,13 @@ and a classroom's browsers each run on their own laptop). It speaks Streamlit's 
 - the query string the app writes (`page_info_changed`) is sent back on the next rerun, and large
   messages are cached by hash (`cached_message_hashes`), as the browser does.
 
+Behind deploy/'s proxy it also does what a browser does there: it loads the page over HTTP first and keeps the
+cookies it is given (the proxy's `attn_worker` names the worker its session lives on), sends them with the
+websocket, and, when the connection drops (`reconnect=True`), reconnects as Streamlit's client does: it polls
+`/_stcore/health` until it answers, opens a new websocket offering its old session id, then reruns the page
+with its widgets' values and the link's query string (what app.py's ui/reconnect.py makes the browser do; a
+run that the drop cut off is sent again the same way). Each recovery is recorded in `recoveries`.
+
 A run is done at its `script_finished` message; its latency is from sending the BackMsg to receiving
 that message, so it holds the server's whole work (queueing, the script, serialising) and the transfer,
 but not the browser's rendering. Errors: an `exception` element, a run that did not finish successfully,
@@ -23,7 +30,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+import urllib.request
 from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -53,10 +62,20 @@ class RunResult:
 class ProtocolSession:
     """One browser-less session: connect(), open(path), toggle(label), click(label), slide(label), goto(path)."""
 
-    def __init__(self, base_url: str, timeout: float = 60.0):
+    def __init__(self, base_url: str, timeout: float = 60.0, reconnect: bool = False):
+        self.base_url = base_url.rstrip("/")
         self.ws_url = base_url.replace("http", "ws", 1).rstrip("/") + "/_stcore/stream"
         self.timeout = timeout
+        self.reconnect = reconnect
         self.ws = None
+        self.cookies: dict[str, str] = {}
+        self.worker = ""  # the proxy's X-Attention-Worker of the websocket, if behind deploy/'s proxy
+        self.session_id = ""
+        self.recoveries: list[dict] = []  # {lost_at, recovered_at, status, h1, h1_before, worker_before, ...}
+        self.h1 = ""  # the title of the page drawn last
+        self._lock = asyncio.Lock()
+        self._closing = False
+        self._watcher = None
         self.query_string = ""
         self.page_hash = ""
         self.pages: dict[str, str] = {}  # url path -> page script hash
@@ -64,17 +83,99 @@ class ProtocolSession:
         self.states: dict[str, WidgetState] = {}  # widget id -> the value this session gave it
         self.cached: set[str] = set()  # hashes of large messages already received
 
-    async def connect(self) -> None:
-        from websockets.asyncio.client import connect
-
-        self.ws = await connect(
-            self.ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=self.timeout, ping_interval=None
-        )
+    async def connect(self, path: str = "") -> None:
+        """Load the page over HTTP (its cookies), then open the websocket, as a browser does."""
+        await asyncio.to_thread(self._http_get, f"/{path}")
+        await self._open_websocket()
 
     async def close(self) -> None:
+        self._closing = True
+        if self._watcher is not None:
+            self._watcher.cancel()
         if self.ws is not None:
             await self.ws.close()
             self.ws = None
+
+    def _http_get(self, path: str) -> int:
+        """GET base_url + path with this session's cookies; keeps the cookies it sets. Returns the status."""
+        req = urllib.request.Request(self.base_url + path, headers=self._cookie_header())
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                self._keep_cookies(r.headers.get_all("Set-Cookie") or [])
+                r.read()
+                return r.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    def _cookie_header(self) -> dict[str, str]:
+        return {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else {}
+
+    def _keep_cookies(self, headers: list[str]) -> None:
+        for header in headers:
+            for name, morsel in SimpleCookie(header).items():
+                self.cookies[name] = morsel.value
+
+    async def _open_websocket(self) -> None:
+        from websockets.asyncio.client import connect
+
+        # Streamlit's client offers ["streamlit", <xsrf token>, <session id to resume>] as subprotocols
+        offer = ["streamlit", "placeholder", self.session_id] if self.session_id else ["streamlit"]
+        self.ws = await connect(
+            self.ws_url,
+            subprotocols=offer,
+            max_size=None,
+            open_timeout=self.timeout,
+            ping_interval=None,
+            origin=self.base_url,
+            additional_headers=self._cookie_header(),
+        )
+        headers = self.ws.response.headers
+        self._keep_cookies(headers.get_all("Set-Cookie"))
+        self.worker = headers.get("X-Attention-Worker", "")
+        if self.reconnect:
+            self._watcher = asyncio.ensure_future(self._watch(self.ws))
+
+    async def _watch(self, ws) -> None:
+        """Like the browser: a dropped connection is noticed at once and recovered, even between clicks."""
+        await ws.wait_closed()
+        if self._closing:
+            return
+        async with self._lock:
+            if self.ws is ws and not self._closing:
+                await self._recover(lost_at=time.perf_counter())
+
+    async def _recover(self, lost_at: float) -> RunResult:
+        """Poll the health check until it answers, reconnect offering the old session id, rerun the page."""
+        before, h1_before = self.worker, self.h1
+        deadline = lost_at + self.timeout
+        delay = 0.25
+        while time.perf_counter() < deadline:
+            if await asyncio.to_thread(self._http_get, "/_stcore/health") == 200:
+                try:
+                    await self._open_websocket()
+                    break
+                except OSError:
+                    pass
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, 2.0)
+        else:
+            result = RunResult(ms=0.0, status="closed (no server answered)")
+            self.recoveries.append({"lost_at": lost_at, "recovered_at": None, "status": result.status})
+            return result
+        result = await self._send_rerun(self._rerun_msg())
+        self.recoveries.append(
+            {
+                "lost_at": lost_at,
+                "recovered_at": time.perf_counter(),
+                "status": result.status,
+                "h1": result.h1,
+                "h1_before": h1_before,
+                "exceptions": result.exceptions,
+                "worker_before": before,
+                "worker_after": self.worker,
+            }
+        )
+        return result
 
     # -------------------------------------------------------------- what a user does
 
@@ -133,9 +234,9 @@ class ProtocolSession:
             return state.bool_value
         return bool(w.proto.value) if w.proto.set_value else bool(w.proto.default)
 
-    async def _rerun(
+    def _rerun_msg(
         self, page_name: str | None = None, page_hash: str | None = None, extra: list[WidgetState] = ()
-    ) -> RunResult:
+    ) -> BackMsg:
         msg = BackMsg()
         rs = msg.rerun_script
         rs.query_string = self.query_string
@@ -144,8 +245,28 @@ class ProtocolSession:
         for state in [*self.states.values(), *extra]:
             rs.widget_states.widgets.append(state)
         rs.cached_message_hashes.extend(sorted(self.cached))
+        return msg
+
+    async def _rerun(
+        self, page_name: str | None = None, page_hash: str | None = None, extra: list[WidgetState] = ()
+    ) -> RunResult:
+        async with self._lock:
+            t0 = time.perf_counter()
+            result = await self._send_rerun(self._rerun_msg(page_name, page_hash, extra))
+            if self.reconnect and result.status.startswith("closed") and not self._closing:
+                # the run was cut off: reconnect and run it again, as the browser does
+                result = await self._recover(lost_at=time.perf_counter())
+            result.ms = (time.perf_counter() - t0) * 1000
+            return result
+
+    async def _send_rerun(self, msg: BackMsg) -> RunResult:
+        from websockets.exceptions import ConnectionClosed
+
         t0 = time.perf_counter()
-        await self.ws.send(msg.SerializeToString())
+        try:
+            await self.ws.send(msg.SerializeToString())
+        except ConnectionClosed as exc:
+            return RunResult(ms=0.0, status=f"closed ({exc})")
         try:
             result = await asyncio.wait_for(self._until_finished(), timeout=self.timeout)
         except asyncio.TimeoutError:
@@ -173,6 +294,8 @@ class ProtocolSession:
             kind = fm.WhichOneof("type")
             if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                 self._read_element(fm.delta.new_element, widgets, result)
+            elif kind == "new_session" and fm.new_session.initialize.session_id:
+                self.session_id = fm.new_session.initialize.session_id
             elif kind == "page_info_changed":
                 self.query_string = fm.page_info_changed.query_string
             elif kind == "navigation":
@@ -184,6 +307,7 @@ class ProtocolSession:
                 if status == "FINISHED_EARLY_FOR_RERUN":
                     continue  # the app called st.rerun(): the next run follows
                 result.status = status
+                self.h1 = result.h1 or self.h1
                 self.widgets = widgets
                 live = {w.id for w in widgets.values()}
                 self.states = {k: v for k, v in self.states.items() if k in live}

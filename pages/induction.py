@@ -41,6 +41,7 @@ from lessons.induction import (
     strip_indices,
     train_induction,
 )
+from ui.background import run_niced
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState
 from ui.safe_text import escape_markdown
@@ -108,7 +109,8 @@ def train_with_progress(config: InductionConfig) -> InductionRun:
             run = stored_run(config)
         except NotTrainedYet:
             bar.progress(0.0, text="Training…")
-            run = stored_run(config, _result=train_induction(config, on_step=on_step))
+            # in a child process at the lowest priority: the class's clicks on this server come first
+            run = stored_run(config, _result=run_niced(train_induction, config, on_step))
     bar.empty()
     return run
 
@@ -198,7 +200,8 @@ steps = steps_col.select_slider(
     key=STATE.key("steps"),
     **STATE.bounds("steps"),
     persist_state="session",
-    help="Adam steps of 64 sequences each. 2000 take about 15 s on one core; the head forms after a few hundred.",
+    help="Adam steps of 64 sequences each. 2000 take about 15 s on one core (in the background, at the lowest "
+    "priority, so the class's clicks come first); the head forms after a few hundred.",
 )
 button_col.button(
     "Train it yourself",

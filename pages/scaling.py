@@ -26,6 +26,7 @@ from lessons.scaling import (
 )
 from lessons.training import LOSS_LATEX, STUCK_WEIGHT, ScalingComparison, TrainingConfig, compare_scaling
 from lessons.training import MAX_D_K as MAX_TRAIN_D_K
+from ui.background import run_niced
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState
 from ui.snippets import scaling_snippet
@@ -39,6 +40,9 @@ SAMPLE_OPTIONS = (100, 200, 500, 1000, 2000, 5000)
 TRAIN_D_KS = tuple(d for d in SWEEP_D_KS if d <= MAX_TRAIN_D_K)
 LR_OPTIONS = (0.1, 0.3, 1.0, 3.0)
 STEPS_MIN, STEPS_MAX, STEPS_STEP = 50, 1000, 50
+# steps x d_k above which a training leaves the server process (ui/background.py): 300 steps at d_k 256 take
+# about half a second of CPU; 1000 steps at d_k 1024 took 6.5 s, which the class's clicks must not wait behind
+IN_PROCESS_BUDGET = 300 * 256
 STATE = PageState(
     "scaling",
     d_ks=ChoiceList([4, 64, 1024], url="dk", choices=SWEEP_D_KS, max_items=MAX_SHOWN, sort_unique=True),
@@ -103,7 +107,10 @@ def train_with_progress(config: TrainingConfig) -> ScalingComparison:
                 done / total, text=f"Training the {run} run: step {(done - 1) % config.steps + 1} of {config.steps}"
             )
 
-    result = compare_scaling(config, on_step=on_step)
+    if config.steps * config.d_k > IN_PROCESS_BUDGET:  # seconds of CPU: in a child, at the lowest priority
+        result = run_niced(compare_scaling, config, on_step)
+    else:
+        result = compare_scaling(config, on_step=on_step)
     bar.empty()
     return stored_comparison(config, _result=result)
 

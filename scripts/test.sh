@@ -14,6 +14,17 @@ if ! command -v chromium >/dev/null 2>&1; then
              "the browser tests will fail; install it, or set REQUIRE_BROWSER=0 to skip them knowingly" >&2
     fi
 fi
+# The deployment tests (tests/browser/test_deploy.py) start deploy/serve.sh's nginx in front of two workers;
+# install Debian's nginx when missing, as Chromium above (only the program is used: no service is started).
+if ! command -v nginx >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "installing Debian's nginx with apt-get (the deployment tests put it in front of two app workers)"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null
+    else
+        echo "note: nginx is not installed and cannot be installed here (needs root and apt-get):" \
+             "the deployment tests will fail; install it, or set REQUIRE_BROWSER=0 to skip them knowingly" >&2
+    fi
+fi
 # The whole suite means the browser tests too: a missing browser fails them instead of skipping them.
 export REQUIRE_BROWSER="${REQUIRE_BROWSER:-1}"
 

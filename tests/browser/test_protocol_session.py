@@ -26,6 +26,8 @@ TITLES = {
     "pretrained": "A real pretrained model",
     "pretrained_deeper": "The real model, read deeper",
     "scaling": "Why divide by √d_k",
+    "induction": "Watch an induction head form",
+    "generation": "Generation and the KV cache",
 }
 
 

@@ -1,0 +1,44 @@
+"""ui/background.py: long work in a child process at the lowest priority, its progress relayed."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ui.background import NICE, run_niced
+
+
+def count_to(total: int, on_step=None) -> tuple[int, int]:
+    """A stand-in training: reports every step; returns (its process id, its nice value)."""
+    for done in range(1, total + 1):
+        if on_step is not None:
+            on_step(done, total)
+    return os.getpid(), os.nice(0)
+
+
+def fail(config, on_step=None):
+    raise ValueError(f"bad config {config!r}")
+
+
+def test_the_work_runs_in_a_niced_child_and_reports_its_progress():
+    seen = []
+    pid, nice = run_niced(count_to, 25, lambda done, total: seen.append((done, total)))
+    assert pid != os.getpid() and nice == min(19, os.nice(0) + NICE)
+    assert seen == [(10, 25), (20, 25), (25, 25)]  # every 10th step and the last
+
+
+def test_a_failure_in_the_child_is_raised_here():
+    with pytest.raises(RuntimeError, match="ValueError: bad config 3"):
+        run_niced(fail, 3)
+
+
+def test_leaving_stops_the_child():
+    class Left(Exception):
+        pass
+
+    def leave(done, total):
+        raise Left  # what Streamlit does to a run the student left (StopException / RerunException)
+
+    with pytest.raises(Left):
+        run_niced(count_to, 10**9, leave)  # would run for minutes if the child were not stopped

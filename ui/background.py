@@ -1,0 +1,77 @@
+"""Long work off the server's request path: a training runs in a child process at the lowest CPU priority.
+
+A training of many seconds (the induction model's 2000 steps, the scaling page's largest comparison) would
+otherwise run inside the server process that answers every student's clicks, and take a core from them for
+its whole length. In a child at `nice 19`, the operating system gives the class's runs the CPU first and the
+training what is left; the server process itself only relays the progress to the page's bar (it waits on a
+queue, using no CPU). The child dies with the server (Linux's parent-death signal), and is stopped when the
+page stops waiting for it (the student left the page).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+NICE = 19  # the lowest priority: a class's clicks always come first
+PROGRESS_EVERY = 10  # steps between two progress messages
+
+
+def run_niced(fn: Callable[..., T], config: Any, on_step: Callable[[int, int], None] | None = None) -> T:
+    """`fn(config, on_step=...)` in a child process at nice 19; `on_step(done, total)` is called here as the
+    child reports progress. `fn` must be a module-level function and its result picklable. Raises
+    RuntimeError if the child fails or ends without a result."""
+    ctx = multiprocessing.get_context("spawn")  # a clean interpreter: no fork of the server's threads
+    messages = ctx.Queue()
+    child = ctx.Process(target=_child, args=(fn, config, messages), daemon=True, name="attention-training")
+    child.start()
+    try:
+        while True:
+            try:
+                kind, payload = messages.get(timeout=0.2)
+            except queue.Empty:
+                if not child.is_alive():
+                    raise RuntimeError(f"the training process ended without a result (code {child.exitcode})") from None
+                continue
+            if kind == "step" and on_step is not None:
+                on_step(*payload)
+            elif kind == "done":
+                return payload
+            elif kind == "error":
+                raise RuntimeError(f"the training failed: {payload}")
+    finally:
+        if child.is_alive():  # the page stopped waiting (the student left): the work is of no use any more
+            child.terminate()
+        child.join(timeout=5)
+        messages.close()
+
+
+def _child(fn: Callable, config: Any, messages) -> None:
+    _die_with_parent()
+    os.nice(NICE)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")  # one core at most, as in the server
+
+    def report(done: int, total: int) -> None:
+        if done % PROGRESS_EVERY == 0 or done == total:
+            messages.put(("step", (done, total)))
+
+    try:
+        messages.put(("done", fn(config, on_step=report)))
+    except Exception as exc:  # noqa: BLE001 - reported to the page, which shows a message
+        messages.put(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def _die_with_parent() -> None:
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: end with the server
+    except (OSError, AttributeError):
+        pass
