@@ -58,7 +58,8 @@ def record_run_time(ms: float) -> None:
     (bench/bench_playground.py reads it from the server's output)."""
     RUN_TIMES_MS.append(ms)
     if os.environ.get("ATTENTION_LOG_RUN_MS") == "1":
-        print(f"run_ms={ms:.2f}", flush=True)
+        # one write() of one whole line: workers sharing a pipe (deploy/serve.py) cannot interleave inside it
+        os.write(1, f"run_ms={ms:.2f}\n".encode())
 
 
 def limit_blas_threads() -> None:
