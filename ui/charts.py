@@ -3,11 +3,15 @@ and presenter-mode sizes."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import plotly.graph_objects as go
+import plotly.io as pio
 import streamlit as st
+from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_array_spec
 
 from figures.export import figure_to_csv, figure_to_json
 from ui.presenter import chart_format, is_presenting
@@ -47,19 +51,11 @@ def chart(
     `share`: the fraction of the page's width the chart gets (1/2 in one of two columns...): the numbers in a
     heatmap's cells are then sized to fit its cells, or left to the hover when they cannot fit.
     """
-    fig = fig if isinstance(fig, go.Figure) else go.Figure(fig, _validate=False)
+    spec = _spec(fig)
     if is_presenting():
-        fig.update_layout(font=dict(size=PRESENTER_FONT))
-        fig.update_xaxes(tickfont=dict(size=PRESENTER_FONT), title_font=dict(size=PRESENTER_FONT))
-        fig.update_yaxes(tickfont=dict(size=PRESENTER_FONT), title_font=dict(size=PRESENTER_FONT))
+        spec["layout"] = _presenter_layout(spec["layout"])
     if share is not None:
-        for trace in fig.data:
-            if trace.type == "heatmap" and trace.texttemplate and trace.z is not None:
-                font = cell_font(_n_columns(trace.z), share)
-                if font is None:
-                    trace.texttemplate = None  # too small to hold a number: the hover still shows it
-                else:
-                    trace.textfont = dict(size=font)
+        spec["data"] = [_fit_cell_numbers(trace, share) for trace in spec["data"]]
     merged = {
         "displaylogo": False,
         "toImageButtonOptions": {"format": chart_format(), "filename": key, "scale": 2},
@@ -67,10 +63,91 @@ def chart(
     }
     if merged.get("displayModeBar") is False:
         merged["displayModeBar"] = "hover"  # the export button must stay reachable
-    result = container.plotly_chart(fig, width=width, key=key, config=merged, **kwargs)
+    result = container.plotly_chart(_Spec(spec), width=width, key=key, config=merged, **kwargs)
     if export:
         _export_menu(container, fig, key, downloads, downloads_note)
     return result
+
+
+class _Spec(go.Figure):
+    """A figure's JSON-ready dict that st.plotly_chart sends as it is.
+
+    st.plotly_chart turns a Figure into a dict with `to_dict()`, which deep-copies every trace and the whole
+    template, and walks it all for numpy arrays: a quarter of the server's CPU under a class's load went
+    to copying figures that are drawn once and thrown away. `_spec` builds that dict without the copies.
+    """
+
+    def __init__(self, spec: dict):  # not Figure.__init__: nothing but to_dict() is asked of it
+        self._spec = spec
+
+    def to_dict(self) -> dict:
+        return self._spec
+
+
+def _spec(fig: go.Figure | dict) -> dict:
+    """{"data": [...], "layout": {...}} of `fig` as Figure.to_dict() gives it (numpy arrays as plotly's typed
+    arrays), sharing what it does not change with `fig`: the caller replaces, never mutates, what it alters."""
+    if isinstance(fig, go.Figure):
+        data, layout = fig._data, fig._layout  # the dicts to_dict() would deep-copy
+    else:
+        data, layout = fig.get("data", []), fig.get("layout", {})
+        if "template" not in layout:  # as go.Figure(fig) would: the default template (Streamlit's)
+            layout = {**layout, "template": pio.templates.default}
+    if isinstance(layout.get("template"), str):  # a template by name (figures.base.figure): its contents
+        layout = {**layout, "template": _template(layout["template"])}
+    return {"data": [_typed_arrays(trace) for trace in data], "layout": _typed_arrays(layout)}
+
+
+@lru_cache(maxsize=4)
+def _template(name: str) -> dict:
+    return pio.templates[name].to_plotly_json()
+
+
+def _typed_arrays(d: dict) -> dict:
+    """`d` with its numpy arrays (at any depth of nested dicts) as plotly's base64 typed arrays, as
+    to_dict() sends them; a dict with none is returned itself, one with some is copied where it changes."""
+    out = None
+    for k, v in d.items():
+        if k == "template" or is_skipped_key(k):
+            continue
+        if is_homogeneous_array(v):
+            new = to_typed_array_spec(v)
+        elif isinstance(v, dict):
+            new = _typed_arrays(v)
+        else:
+            continue
+        if new is not v:
+            out = dict(d) if out is None else out
+            out[k] = new
+    return d if out is None else out
+
+
+def _presenter_layout(layout: dict) -> dict:
+    """`layout` with the presenter's larger text: the figure's font, and every x/y axis's ticks and title."""
+    layout = {**layout, "font": {**layout.get("font", {}), "size": PRESENTER_FONT}}
+    axes = {k for k in layout if re.fullmatch(r"[xy]axis\d*", k)} | {"xaxis", "yaxis"}
+    for name in sorted(axes):
+        axis = dict(layout.get(name) or {})
+        title = axis.get("title")
+        title = {"text": title} if isinstance(title, str) else dict(title or {})
+        axis["tickfont"] = {**axis.get("tickfont", {}), "size": PRESENTER_FONT}
+        axis["title"] = {**title, "font": {**title.get("font", {}), "size": PRESENTER_FONT}}
+        layout[name] = axis
+    return layout
+
+
+def _fit_cell_numbers(trace: dict, share: float) -> dict:
+    """A heatmap trace whose cell numbers are sized to its cells (`cell_font`), or left to the hover when
+    too small to fit; any other trace as it is."""
+    if trace.get("type") != "heatmap" or not trace.get("texttemplate") or trace.get("z") is None:
+        return trace
+    font = cell_font(_n_columns(trace["z"]), share)
+    trace = dict(trace)
+    if font is None:
+        del trace["texttemplate"]  # too small to hold a number: the hover still shows it
+    else:
+        trace["textfont"] = {"size": font}
+    return trace
 
 
 def _n_columns(z) -> int:

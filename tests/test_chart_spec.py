@@ -1,0 +1,103 @@
+"""ui.charts.chart sends Streamlit exactly the figure plotly's own path would, without its copies.
+
+chart() hands st.plotly_chart a ready dict instead of a Figure (whose to_dict() deep-copies every trace
+and the template). These tests draw the same figures both ways in one app and compare what reaches the
+browser, including numpy arrays (sent as typed arrays), templates given by name, presenter mode's larger
+text on every axis, and cell numbers sized to the chart's share of the page.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+
+def _both_ways(presenting: bool, share: float | None):
+    def app(presenting, share):
+        import numpy as np
+        import plotly.graph_objects as go
+        import streamlit as st
+
+        import ui.charts as charts
+        from figures.base import figure
+
+        def build(named_template=True):  # as figures.base builds them; without: as it built them before
+            make = (
+                figure
+                if named_template
+                else lambda data, layout: go.Figure(dict(data=data, layout=layout), _validate=False)
+            )
+            return make(
+                [
+                    dict(type="heatmap", z=np.arange(6.0).reshape(2, 3), texttemplate="%{z}", xaxis="x2"),
+                    dict(type="scatter", x=np.arange(3), y=[1, 2, 3], marker=dict(color=np.array([1.0, 2.0, 3.0]))),
+                ],
+                dict(
+                    title=dict(text="t"), xaxis=dict(title=dict(text="first")), xaxis2=dict(title=dict(text="second"))
+                ),
+            )
+
+        def reference(fig):  # what chart() did with plotly's own update functions (on a figure built for it)
+            if presenting:
+                fig.update_layout(font=dict(size=charts.PRESENTER_FONT))
+                fig.update_xaxes(tickfont=dict(size=charts.PRESENTER_FONT), title_font=dict(size=charts.PRESENTER_FONT))
+                fig.update_yaxes(tickfont=dict(size=charts.PRESENTER_FONT), title_font=dict(size=charts.PRESENTER_FONT))
+            if share is not None:
+                for trace in fig.data:
+                    if trace.type == "heatmap":
+                        font = charts.cell_font(len(trace.z[0]), share)
+                        if font is None:
+                            trace.texttemplate = None
+                        else:
+                            trace.textfont = dict(size=font)
+            return fig
+
+        before = charts.is_presenting
+        charts.is_presenting = lambda: presenting
+        try:
+            fig = build()
+            charts.chart(st, fig, key="ours", export=False, share=share)
+            st.session_state["unchanged"] = isinstance(fig.data[0].z, np.ndarray) and fig.layout.font.size is None
+            st.plotly_chart(reference(build(named_template=False)), key="theirs")
+        finally:
+            charts.is_presenting = before
+
+    at = AppTest.from_function(app, args=(presenting, share), default_timeout=60).run()
+    assert not at.exception
+    ours, theirs = (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
+    return ours, theirs, at.session_state["unchanged"]
+
+
+def test_the_same_figure_reaches_the_browser_as_through_plotlys_own_path():
+    ours, theirs, unchanged = _both_ways(presenting=False, share=None)
+    assert ours == theirs
+    assert "bdata" in json.dumps(ours["data"][0]["z"])  # numpy arrays travel as typed arrays, as plotly sends them
+    assert isinstance(ours["layout"]["template"], dict) and ours["layout"]["template"]["layout"]  # the contents
+    assert unchanged  # the caller's figure is not altered
+
+
+def test_presenter_mode_enlarges_every_axis_as_plotly_would():
+    ours, theirs, unchanged = _both_ways(presenting=True, share=None)
+    assert ours["layout"]["xaxis2"]["title"]["font"]["size"] == 18
+    assert ours == theirs
+    assert unchanged
+
+
+def test_cell_numbers_are_sized_or_hidden_by_the_share_as_plotly_would():
+    for share in (1.0, 0.02):
+        ours, theirs, _ = _both_ways(presenting=False, share=share)
+        theirs["data"][0] = {k: v for k, v in theirs["data"][0].items() if v is not None}  # None = unset
+        assert ours == theirs
+    assert "texttemplate" not in ours["data"][0]  # 2 % of the page: too small for a number
+
+
+def test_a_dict_figure_gets_the_default_template_and_keeps_an_explicit_one():
+    from ui.charts import _spec
+
+    assert isinstance(_spec({"data": [], "layout": {}})["layout"]["template"], dict)
+    assert _spec({"data": [], "layout": {"template": {}}})["layout"]["template"] == {}
+    z = np.ones((2, 2))
+    spec = _spec({"data": [{"type": "heatmap", "z": z}], "layout": {}})
+    assert isinstance(spec["data"][0]["z"], dict) and spec["data"][0]["z"]["shape"] == "2, 2"
