@@ -103,12 +103,15 @@ def _template(name: str) -> dict:
     return pio.templates[name].to_plotly_json()
 
 
+_PLAIN = (str, int, float, list, tuple, type(None))  # what most values are: nothing to convert, nothing to visit
+
+
 def _typed_arrays(d: dict) -> dict:
     """`d` with its numpy arrays (at any depth of nested dicts) as plotly's base64 typed arrays, as
     to_dict() sends them; a dict with none is returned itself, one with some is copied where it changes."""
     out = None
     for k, v in d.items():
-        if k == "template" or is_skipped_key(k):
+        if isinstance(v, _PLAIN) or k == "template" or is_skipped_key(k):
             continue
         if is_homogeneous_array(v):
             new = to_typed_array_spec(v)

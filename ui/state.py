@@ -7,8 +7,11 @@ shows the Playground's token sequence.
 
 from __future__ import annotations
 
+import base64
 import os
 from collections import deque
+from functools import lru_cache
+from pathlib import Path
 
 import streamlit as st
 
@@ -60,6 +63,12 @@ def record_run_time(ms: float) -> None:
     if os.environ.get("ATTENTION_LOG_RUN_MS") == "1":
         # one write() of one whole line: workers sharing a pipe (deploy/serve.py) cannot interleave inside it
         os.write(1, f"run_ms={ms:.2f}\n".encode())
+
+
+@lru_cache(maxsize=8)
+def data_url(path: Path, mime: str = "image/png") -> str:
+    """A small file as a data: URL, read once per process (the favicon: 149 bytes)."""
+    return f"data:{mime};base64," + base64.b64encode(Path(path).read_bytes()).decode()
 
 
 def limit_blas_threads() -> None:
