@@ -12,6 +12,7 @@ import streamlit as st
 from ui.page_state import finish_run, save_current, start_run
 from ui.presenter import presenter_controls, presenter_from_url, share_link
 from ui.reconnect import rerun_after_reconnect
+from ui.run_gate import run_gate
 from ui.state import data_url, init_defaults, limit_blas_threads, mark_app_entry, record_run_time
 
 # A local file: a material-symbol favicon would be fetched from the internet by every browser.
@@ -81,5 +82,6 @@ def finish() -> None:
 
 
 start_run(finish)
-pg.run()
+with run_gate():
+    pg.run()
 finish_run()  # a page that stopped early (ui.page_state.stop) has already finished

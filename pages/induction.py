@@ -44,6 +44,7 @@ from lessons.induction import (
 from ui.background import run_niced
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState
+from ui.run_gate import outside_run_gate
 from ui.safe_text import escape_markdown
 from ui.snippets import induction_snippet
 from ui.url import Choice, Int, Text
@@ -104,7 +105,7 @@ def train_with_progress(config: InductionConfig) -> InductionRun:
         if done % 25 == 0 or done == total:  # a message every step would cost more than the step
             bar.progress(done / total, text=f"Training: step {done} of {total}")
 
-    with training_lock():
+    with outside_run_gate(), training_lock():  # waiting for another session's training must not hold the gate
         try:
             run = stored_run(config)
         except NotTrainedYet:

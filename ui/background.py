@@ -16,6 +16,8 @@ import queue
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ui.run_gate import outside_run_gate
+
 T = TypeVar("T")
 NICE = 19  # the lowest priority: a class's clicks always come first
 PROGRESS_EVERY = 10  # steps between two progress messages
@@ -29,6 +31,12 @@ def run_niced(fn: Callable[..., T], config: Any, on_step: Callable[[int, int], N
     messages = ctx.Queue()
     child = ctx.Process(target=_child, args=(fn, config, messages), daemon=True, name="attention-training")
     child.start()
+    with outside_run_gate():  # this thread only waits from here on: other sessions' runs may go first
+        return _relay(child, messages, on_step)
+
+
+def _relay(child, messages, on_step: Callable[[int, int], None] | None):
+    """Pass the child's progress to `on_step` until it sends its result (returned) or fails (raised)."""
     try:
         while True:
             try:
