@@ -773,6 +773,12 @@ def report_failover(all_stats: list[Stats], figures: dict, errors: list[str], lo
         f"{killed['counts']}); {len(back & on_it)}/{len(on_it)} came back to their view (same page title, "
         f"a run finished without an exception) on a live worker ({len(moved & on_it)} moved)"
     )
+    for r in recs:
+        if r["session"] in on_it - back:
+            log(
+                f"    not back: {r['session']}: status {r['status']}, title {r.get('h1')!r} "
+                f"(before the kill {r.get('h1_before')!r}), exceptions {r.get('exceptions') or 'none'}"
+            )
     if times:
         log(
             f"    recovery, kill -> the view drawn again by a live worker: p50 {pct(times, 50):.1f} s, "
