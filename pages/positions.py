@@ -124,6 +124,15 @@ def learned_table(n: int) -> tuple[dict, pd.DataFrame, float, float]:
     return without_template(fig.to_plotly_json()), by_distance, float(norms[0]), float(np.median(norms[1:]))
 
 
+def fade_text(by_distance: pd.DataFrame) -> str:
+    """How far apart the similarity has faded, in the numbers of the table shown."""
+    far = by_distance[by_distance.iloc[:, 0] >= 100]
+    if far.empty:
+        return "show 128 positions or more to see it a hundred positions apart"
+    pairs = [f"{c:.2f} at {int(d)}" for d, c in far.itertuples(index=False)]
+    return "mean cosine " + ", ".join(pairs) + " positions apart"
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def minilm_checks(words: tuple[str, ...], shuffle: int, head: int):
     """The shuffle check on MiniLM's layer-1 head `head` (from 1): (without its position table, with it)."""
@@ -408,7 +417,7 @@ else:
             f"Neighbouring positions have similar vectors (cosine {by_distance.iloc[0, 1]:.2f} one step apart): the "
             "table encodes *nearness*. The similarity does not fall smoothly: it ripples, rising again every six "
             "or seven positions (the diagonal stripes), a periodic pattern that training found on its own, and it "
-            "fades slowly (about 0 two hundred positions apart: show 512). Position 0, where [CLS] always stands, "
+            f"fades slowly ({fade_text(by_distance)}). Position 0, where [CLS] always stands, "
             f"is unlike the rest: its vector is {norm_0:.2f} long, the others about {norm_rest:.2f}."
         )
     st.markdown(

@@ -161,6 +161,16 @@ def test_the_learned_table_and_the_real_head():
         np.testing.assert_allclose(heatmap_z(chart_by_key(at, key)), expected, atol=1e-12)
     table = frame(at, "distance q − p")
     assert table["distance q − p"].max() < 31
+    assert any("show 128 positions or more" in m.value for m in at.markdown)  # no distance of 100 in 32 positions
+
+
+def test_how_far_the_similarity_fades_is_read_from_the_table_shown():
+    at = open_page(PAGE)
+    at.selectbox(key="pos_table_n").set_value(512).run()
+    table = frame(at, "distance q − p").set_index("distance q − p")["mean cosine (p ≥ 1)"]
+    sentence = next(m.value for m in at.markdown if "fades slowly" in m.value)
+    for d in (100, 200, 300):
+        assert f"{table[d]:.2f} at {d}" in sentence
 
 
 def test_head_three_reads_the_previous_token_only_with_positions(page):
