@@ -760,24 +760,29 @@ def report_failover(all_stats: list[Stats], figures: dict, errors: list[str], lo
     t_kill, victim = killed["t"], killed["worker"]
     recs = [r for s in all_stats for r in s.recoveries if r["lost_at"] >= t_kill - 1]
     on_it = set(killed["sessions"])
-    back = {
+    back = {  # the page the session was on (or was going to: a navigation cut off by the kill), drawn again
         r["session"]
         for r in recs
-        if r["status"] == "FINISHED_SUCCESSFULLY" and not r.get("exceptions") and r.get("h1") == r.get("h1_before")
+        if r["status"] == "FINISHED_SUCCESSFULLY"
+        and not r.get("exceptions")
+        and r.get("h1")
+        and r.get("page_after") == r.get("page_asked")
+        and (r.get("h1") == r.get("h1_before") or r.get("navigating"))
     }
     times = [r["recovered_at"] - t_kill for r in recs if r.get("recovered_at")]
     moved = {r["session"] for r in recs if r.get("worker_after") and r.get("worker_after") != victim}
     drops = [d for s in all_stats for d in s.ws_drops]
     log(
         f"FAILOVER: worker {victim} killed with {len(on_it)} browser-less sessions on it (per worker: "
-        f"{killed['counts']}); {len(back & on_it)}/{len(on_it)} came back to their view (same page title, "
-        f"a run finished without an exception) on a live worker ({len(moved & on_it)} moved)"
+        f"{killed['counts']}); {len(back & on_it)}/{len(on_it)} came back to their view (the page they were "
+        f"on or going to, drawn by a run that finished without an exception) on a live worker ({len(moved & on_it)} moved)"
     )
     for r in recs:
         if r["session"] in on_it - back:
             log(
                 f"    not back: {r['session']}: status {r['status']}, title {r.get('h1')!r} "
-                f"(before the kill {r.get('h1_before')!r}), exceptions {r.get('exceptions') or 'none'}"
+                f"(before the kill {r.get('h1_before')!r}), page {r.get('page_after')} (asked {r.get('page_asked')}), "
+                f"exceptions {r.get('exceptions') or 'none'}"
             )
     if times:
         log(

@@ -144,9 +144,12 @@ class ProtocolSession:
             if self.ws is ws and not self._closing:
                 await self._recover(lost_at=time.perf_counter())
 
-    async def _recover(self, lost_at: float) -> RunResult:
-        """Poll the health check until it answers, reconnect offering the old session id, rerun the page."""
+    async def _recover(self, lost_at: float, cut_off: BackMsg | None = None) -> RunResult:
+        """Poll the health check until it answers, reconnect offering the old session id, rerun the page: the
+        request whose run was cut off (`cut_off`: sent again, as the browser does), or the page as it is."""
         before, h1_before = self.worker, self.h1
+        msg = cut_off if cut_off is not None else self._rerun_msg()
+        page_asked = msg.rerun_script.page_script_hash or self.page_hash
         deadline = lost_at + self.timeout
         delay = 0.25
         while time.perf_counter() < deadline:
@@ -162,10 +165,13 @@ class ProtocolSession:
             result = RunResult(ms=0.0, status="closed (no server answered)")
             self.recoveries.append({"lost_at": lost_at, "recovered_at": None, "status": result.status})
             return result
-        result = await self._send_rerun(self._rerun_msg())
+        result = await self._send_rerun(msg)
         self.recoveries.append(
             {
                 "lost_at": lost_at,
+                "page_asked": page_asked,  # the page the session was on, or was going to when the run was cut
+                "page_after": result.page_hash or self.page_hash,
+                "navigating": bool(msg.rerun_script.page_name),  # a page change was cut off: a new title is right
                 "recovered_at": time.perf_counter(),
                 "status": result.status,
                 "h1": result.h1,
@@ -252,10 +258,11 @@ class ProtocolSession:
     ) -> RunResult:
         async with self._lock:
             t0 = time.perf_counter()
-            result = await self._send_rerun(self._rerun_msg(page_name, page_hash, extra))
+            msg = self._rerun_msg(page_name, page_hash, extra)
+            result = await self._send_rerun(msg)
             if self.reconnect and result.status.startswith("closed") and not self._closing:
-                # the run was cut off: reconnect and run it again, as the browser does
-                result = await self._recover(lost_at=time.perf_counter())
+                # the run was cut off: reconnect and send it again, as the browser does
+                result = await self._recover(lost_at=time.perf_counter(), cut_off=msg)
             result.ms = (time.perf_counter() - t0) * 1000
             return result
 
