@@ -775,7 +775,8 @@ def report_failover(all_stats: list[Stats], figures: dict, errors: list[str], lo
     log(
         f"FAILOVER: worker {victim} killed with {len(on_it)} browser-less sessions on it (per worker: "
         f"{killed['counts']}); {len(back & on_it)}/{len(on_it)} came back to their view (the page they were "
-        f"on or going to, drawn by a run that finished without an exception) on a live worker ({len(moved & on_it)} moved)"
+        f"on or going to, drawn by a run that finished without an exception) on a live worker "
+        f"({len(moved & on_it)} moved)"
     )
     for r in recs:
         if r["session"] in on_it - back:
