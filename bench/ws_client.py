@@ -144,7 +144,7 @@ class ProtocolSession:
             if self.ws is ws and not self._closing:
                 await self._recover(lost_at=time.perf_counter())
 
-    async def _recover(self, lost_at: float, cut_off: BackMsg | None = None) -> RunResult:
+    async def _recover(self, lost_at: float, cut_off: BackMsg | None = None, navigating: bool = False) -> RunResult:
         """Poll the health check until it answers, reconnect offering the old session id, rerun the page: the
         request whose run was cut off (`cut_off`: sent again, as the browser does), or the page as it is."""
         before, h1_before = self.worker, self.h1
@@ -171,7 +171,7 @@ class ProtocolSession:
                 "lost_at": lost_at,
                 "page_asked": page_asked,  # the page the session was on, or was going to when the run was cut
                 "page_after": result.page_hash or self.page_hash,
-                "navigating": bool(msg.rerun_script.page_name),  # a page change was cut off: a new title is right
+                "navigating": navigating,  # a page change was cut off: a new title is right
                 "recovered_at": time.perf_counter(),
                 "status": result.status,
                 "h1": result.h1,
@@ -262,7 +262,8 @@ class ProtocolSession:
             result = await self._send_rerun(msg)
             if self.reconnect and result.status.startswith("closed") and not self._closing:
                 # the run was cut off: reconnect and send it again, as the browser does
-                result = await self._recover(lost_at=time.perf_counter(), cut_off=msg)
+                # (open and goto name the page: the playground's name is "", so the hash says it was a page change)
+                result = await self._recover(lost_at=time.perf_counter(), cut_off=msg, navigating=page_hash is not None)
             result.ms = (time.perf_counter() - t0) * 1000
             return result
 
