@@ -107,16 +107,23 @@ class PageState:
         first, navigated = self.prefix not in loaded, history_navigation()
         loaded.add(self.prefix)
         link = st.query_params.to_dict() if first or navigated else {}
+        sent = browser_widget_keys() if first and not navigated else set()
         warnings: list[str] = []
         values: dict[str, Any] = {}
         for name, param in self.params.items():
-            if any(u in link for u in param.url_names(name)):
+            if self._widget_keys(name, param) & sent:
+                pass  # a reconnecting browser's own value (below)
+            elif any(u in link for u in param.url_names(name)):
                 self.set(name, param.decode(link, name, values, warnings))
             elif navigated and not first or not self._is_set(name, param):
                 self.set(name, _default(param, values))
             values[name] = self._read(name, param, values)
         if first or navigated:
             st.session_state[self._warnings_key] = warnings
+
+    def _widget_keys(self, name: str, param: Param) -> set[str]:
+        key = self.key(name)
+        return {f"{key}_{i}" for i in range(param.slots)} if isinstance(param, Slots) else {key}
 
     def show_warnings(self, where=st) -> None:
         """Show the warnings collected when the link was read (every run until the page is left)."""
@@ -141,6 +148,26 @@ class PageState:
 
 def _default(param: Param, values: Mapping[str, Any]) -> Any:
     return param.default_value(values)
+
+
+def browser_widget_keys() -> set[str]:
+    """The keys of the widgets whose values the browser sent with this run, before any is drawn.
+
+    A fresh page sends none. A browser that lost its server and reconnected to another (a worker behind
+    deploy/'s proxy) sends them all with its first run there: its own widgets' values, including a click
+    made as it reconnected. On a page's first run those win over the link, which still holds the view from
+    before the click (the load test saw such a click dropped). Read from Streamlit's session state (widget
+    ids end in "-<key>"); empty if a future Streamlit keeps them elsewhere.
+    """
+    try:
+        from streamlit.runtime.state.common import GENERATED_ELEMENT_ID_PREFIX
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        ids = list(get_session_state()._state._new_widget_state.states)
+    except Exception:  # noqa: BLE001 - an internal of Streamlit's: without it, the link decides as before
+        return set()
+    prefix = GENERATED_ELEMENT_ID_PREFIX + "-"
+    return {wid.split("-", 2)[2] for wid in ids if wid.startswith(prefix) and wid.count("-") >= 2}
 
 
 def history_navigation() -> bool:

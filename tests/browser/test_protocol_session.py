@@ -86,3 +86,40 @@ def test_protocol_session_visits_every_page_without_an_exception(app_url):
         assert not run.exceptions, (name, run.exceptions)
         assert run.h1 == TITLES[name]
     assert slid.status == "FINISHED_SUCCESSFULLY" and query["keys"] == ["9"]  # 8 keys by default, one step right
+
+
+def test_a_reconnecting_browsers_widget_values_win_over_the_link_on_its_first_run(app_url):
+    """A browser whose worker died reconnects to another: its first run there carries its widgets' values,
+    one of them possibly a click made as it reconnected, while the link still holds the view from before.
+    The click must not be dropped (the load test's failover run saw one dropped)."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    async def scenario():
+        before = ProtocolSession(app_url)
+        await before.connect()
+        try:
+            await before.open("")
+            link = before.query_string  # causal=0
+            causal_id = before.widgets["Causal mask"].id
+        finally:
+            await before.close()
+        results = {}
+        for sent in (False, True):
+            s = ProtocolSession(app_url)  # a new session on the server, as on a live worker after the kill
+            await s.connect()
+            try:
+                if sent:
+                    s.states = {causal_id: WidgetState(id=causal_id, bool_value=True)}  # the click
+                run = await s.open("", query_string=link)
+                results[sent] = run, parse_qs(link), parse_qs(s.query_string)
+            finally:
+                await s.close()
+        return results
+
+    results = _run(scenario())
+    run, link, fresh = results[False]
+    assert run.status == "FINISHED_SUCCESSFULLY" and link["causal"] == ["0"] and fresh["causal"] == ["0"]
+    run, _, reconnected = results[True]
+    assert run.status == "FINISHED_SUCCESSFULLY" and not run.exceptions
+    assert reconnected["causal"] == ["1"]  # the browser's toggle, not the link's old value
+    assert reconnected["q"] == link["q"]  # the rest of the view still comes from the link
