@@ -289,9 +289,8 @@ st.markdown(
     "it. Dividing by √d_k brings the variance back to 1 at every d_k. Below, the claim is measured on random "
     "vectors, then shown on a model that learns."
 )
-c1, c2 = st.columns(2)
-c1.latex(VARIANCE_LATEX)
-c2.latex(SCALED_LATEX)
+st.latex(VARIANCE_LATEX)  # the whole width: in half of it the derivation was cut off at 1400 px
+st.latex(SCALED_LATEX)
 STATE.show_warnings()
 
 st.header("1. The claim, measured")
