@@ -3,6 +3,8 @@
 import sys
 from pathlib import Path
 
+import pytest
+
 # `attention` is imported from the working tree however pytest is started (`pytest`, `python -m pytest`).
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -29,3 +31,27 @@ def _run_app_py_on_every_apptest_run() -> None:
 
 
 _run_app_py_on_every_apptest_run()
+
+
+@pytest.fixture(scope="module")
+def model():
+    """The real model (all-MiniLM-L6-v2), loaded once per test module."""
+    from attention.pretrained import load_minilm
+
+    return load_minilm()
+
+
+@pytest.fixture
+def run_counter(monkeypatch):
+    """Count the model's forward passes while a page runs (the page's cache sits in front of them)."""
+    from attention.pretrained import MiniLM
+
+    calls = []
+    real_run = MiniLM.run
+
+    def counting_run(self, text, **kwargs):
+        calls.append(text)
+        return real_run(self, text, **kwargs)
+
+    monkeypatch.setattr(MiniLM, "run", counting_run)
+    return calls

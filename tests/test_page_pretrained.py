@@ -10,32 +10,13 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention.pretrained import EXAMPLE_SENTENCES, MiniLM, cosine_similarity, load_minilm
+from attention.pretrained import EXAMPLE_SENTENCES, cosine_similarity
 from tests.apptest_helpers import heatmap_z, plotly_figures
 from tests.apptest_helpers import open_page as open_page_at
 
 PAGE = "pages/pretrained.py"
 TEXT = "The animal didn't cross the street because it was too tired."
 HOSTILE = "<img src=x onerror=alert(1)>"
-
-
-@pytest.fixture(scope="module")
-def model():
-    return load_minilm()
-
-
-@pytest.fixture
-def run_counter(monkeypatch):
-    """Count the model's forward passes while the page runs (the page's cache sits in front of them)."""
-    calls = []
-    real_run = MiniLM.run
-
-    def counting_run(self, text, **kwargs):
-        calls.append(text)
-        return real_run(self, text, **kwargs)
-
-    monkeypatch.setattr(MiniLM, "run", counting_run)
-    return calls
 
 
 def open_page(query: dict[str, str] | None = None) -> AppTest:

@@ -6,34 +6,13 @@ import uuid
 from contextlib import redirect_stdout
 
 import numpy as np
-import pytest
 
-from attention.pretrained import MiniLM, load_minilm
 from lessons.reading import LONG_EXAMPLE, SENTENCE_PAIRS
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_values
 
 PAGE = "pages/pretrained_deeper.py"
 TIRED, WIDE = SENTENCE_PAIRS["The animal ... it was too tired / too wide"]
 HOSTILE = "<img src=x onerror=alert(1)>"
-
-
-@pytest.fixture(scope="module")
-def model():
-    return load_minilm()
-
-
-@pytest.fixture
-def run_counter(monkeypatch):
-    """Count the model's forward passes while the page runs (its cache sits in front of them)."""
-    calls = []
-    real_run = MiniLM.run
-
-    def counting_run(self, text, **kwargs):
-        calls.append(text)
-        return real_run(self, text, **kwargs)
-
-    monkeypatch.setattr(MiniLM, "run", counting_run)
-    return calls
 
 
 def deeper(query: dict[str, str] | None = None):
