@@ -233,6 +233,16 @@ def highlight_shapes(heads: Sequence[tuple[int, int]], n_tokens: int, max_cells:
     ]
 
 
+def query_key_headers(left_anchor: str, right_anchor: str) -> list[dict]:
+    """The two column headers of a query → key line figure: "attending (query)" over x = 0, "attended to
+    (key)" over x = 1, each anchored as given ("left", "center", "right")."""
+    header = dict(y=1, yref="paper", yanchor="bottom", yshift=6, showarrow=False)
+    return [
+        dict(x=0, text="attending (query)", xanchor=left_anchor, **header),
+        dict(x=1, text="attended to (key)", xanchor=right_anchor, **header),
+    ]
+
+
 def position_labels(tokens: Sequence[str], positions: Sequence[int] | None = None) -> list[str]:
     """Unique, escaped axis labels "3 · it" (plotly would merge two categories both called "the").
 
@@ -386,28 +396,7 @@ def token_lines_figure(
         xaxis=dict(range=[-0.6, 1.6], visible=False, fixedrange=True),
         yaxis=dict(range=[n - 0.5, -0.5], visible=False),
         height=int(np.clip(24 * n + 80, 300, 1000)),
-        annotations=[
-            dict(
-                x=0,
-                y=1,
-                yref="paper",
-                yanchor="bottom",
-                yshift=6,
-                text="attending (query)",
-                showarrow=False,
-                xanchor="right",
-            ),
-            dict(
-                x=1,
-                y=1,
-                yref="paper",
-                yanchor="bottom",
-                yshift=6,
-                text="attended to (key)",
-                showarrow=False,
-                xanchor="left",
-            ),
-        ],
+        annotations=query_key_headers("right", "left"),
     )
     layout["title"] = dict(text=title) if title is not None else {}  # {}: no title (as update_layout(title=None))
     return figure(data, layout)

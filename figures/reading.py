@@ -16,7 +16,14 @@ import plotly.graph_objects as go
 from figures.base import colorscale as named_colorscale
 from figures.base import figure
 from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
-from figures.pretrained import ANNOTATE_MAX, LABELS_MAX, SPECIAL_TOKENS, WIDTH_BUCKETS, position_labels
+from figures.pretrained import (
+    ANNOTATE_MAX,
+    LABELS_MAX,
+    SPECIAL_TOKENS,
+    WIDTH_BUCKETS,
+    position_labels,
+    query_key_headers,
+)
 
 QUERY_COLOUR, KEY_COLOUR = "#1f77b4", "#ff7f0e"
 LINE_COLOUR = "#333333"
@@ -401,29 +408,7 @@ def chosen_lines_figure(
         xaxis=dict(range=[-0.9, 1.9], visible=False, fixedrange=True),
         yaxis=dict(range=[span + 0.5, -0.5], visible=False),
         height=int(np.clip(24 * (span + 1) + 100, 260, 1000)),
-        annotations=[
-            dict(
-                x=0,
-                y=1,
-                yref="paper",
-                yanchor="bottom",
-                yshift=6,
-                text="attending (query)",
-                showarrow=False,
-                xanchor="center",
-            ),
-            dict(
-                x=1,
-                y=1,
-                yref="paper",
-                yanchor="bottom",
-                yshift=6,
-                text="attended to (key)",
-                showarrow=False,
-                xanchor="center",
-            ),
-            *note,
-        ],
+        annotations=[*query_key_headers("center", "center"), *note],
     )
     layout["title"] = dict(text=title) if title is not None else {}
     return figure(data, layout)
