@@ -92,7 +92,8 @@ def compressed_static(cache_root: Path) -> Path:
 
 def upstreams(ports: list[int]) -> str:
     """The upstream groups and cookie maps for the workers: `attn_any` (new browsers: the worker with the
-    fewest connections), and per worker i `attn_w<i>` (that worker, the others as backups)."""
+    fewest open connections through it, i.e. a new session's websocket goes to the worker with the fewest
+    live sessions), and per worker i `attn_w<i>` (that worker, the others as backups)."""
     server = "        server 127.0.0.1:{port} max_fails=1 fail_timeout=5s{backup};"
     lines = ["    upstream attn_any {", "        least_conn;"]
     lines += [server.format(port=p, backup="") for p in ports] + ["    }"]

@@ -126,7 +126,7 @@ def test_the_proxy_serves_the_page_and_its_health(proxy):
     status, headers, body = _get(proxy.url + "/causal")
     assert status == 200 and b"<!DOCTYPE html>" in body
     assert headers["x-attention-worker"] in ("0", "1")  # a worker answered, and the browser is told which
-    assert f"attn_worker={headers['x-attention-worker']}" in headers["set-cookie"]
+    assert "set-cookie" not in headers  # the page does not pick the browser's worker: its websocket does
     assert _get(proxy.url + "/healthz")[2] == b"ok"
     assert _get(proxy.url + "/_stcore/health")[2] == b"ok"
 
@@ -178,6 +178,34 @@ def test_a_session_stays_on_its_worker_across_reruns(proxy):
     assert after[w] - before[w] == len(runs)  # every rerun ran on the session's worker...
     assert after[other] == before[other]  # ...and none on the other
     assert http_worker == worker
+
+
+def test_a_new_session_goes_to_the_worker_with_the_fewest_live_sessions(proxy):
+    """The websocket, not the page request, picks a new browser's worker, by open websockets: sessions that
+    closed free their worker. Round robin over page requests (what choosing at the page did) would alternate."""
+
+    async def scenario():
+        async def new_session() -> ProtocolSession:
+            s = ProtocolSession(proxy.url)
+            await s.connect()
+            assert s.cookies.get("attn_worker") == s.worker  # the websocket's answer names the worker
+            return s
+
+        first = [await new_session() for _ in range(4)]
+        split = sorted(s.worker for s in first)
+        emptied = first[0].worker
+        for s in first:
+            if s.worker == emptied:
+                await s.close()
+        await asyncio.sleep(0.5)  # nginx sees both close
+        later = [await new_session() for _ in range(2)]
+        for s in first + later:
+            await s.close()
+        return split, emptied, [s.worker for s in later]
+
+    split, emptied, later = _run(scenario())
+    assert split == ["0", "0", "1", "1"]  # two and two
+    assert later == [emptied, emptied]  # 0 live against 2, then 1 against 2: both go to the emptied worker
 
 
 @pytest.fixture
