@@ -13,12 +13,20 @@ from ui.page_state import finish_run, save_current, start_run
 from ui.presenter import presenter_controls, presenter_from_url, share_link
 from ui.reconnect import rerun_after_reconnect
 from ui.run_gate import run_gate
-from ui.state import data_url, init_defaults, limit_blas_threads, mark_app_entry, record_run_time
+from ui.state import (
+    data_url,
+    freeze_long_lived,
+    init_defaults,
+    limit_blas_threads,
+    mark_app_entry,
+    record_run_time,
+)
 
 # A local file: a material-symbol favicon would be fetched from the internet by every browser.
 FAVICON = Path(__file__).parent / "docs" / "favicon.png"
 _run_started = time.perf_counter()
 limit_blas_threads()
+freeze_long_lived()  # what the last run imported stays: the garbage collector stops walking it
 st.set_page_config(
     page_title="Attention from scratch",
     page_icon=data_url(FAVICON),  # not the path: Streamlit would read and register the file on every run
