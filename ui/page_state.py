@@ -51,6 +51,11 @@ class PageState:
             return param.key or name
         return f"{self.prefix}_{param.key or name}"
 
+    def _session_keys(self, name: str, param: Param) -> list[str]:
+        """The session (and widget) keys that hold `name`: one, or one per slot of a Slots."""
+        key = self.key(name)
+        return [f"{key}_{i}" for i in range(param.slots)] if isinstance(param, Slots) else [key]
+
     def bounds(self, name: str) -> dict:
         """The widget arguments the declaration fixes (min_value/max_value, or options)."""
         return self._param(name).widget_args(self.values())
@@ -73,14 +78,13 @@ class PageState:
         return values
 
     def _read(self, name: str, param: Param, values: Mapping[str, Any]) -> Any:
-        key, default = self.key(name), _default(param, values)
+        default = _default(param, values)
         if isinstance(param, Slots):
-            return tuple(st.session_state.get(f"{key}_{i}", default[i]) for i in range(param.slots))
-        return st.session_state.get(key, default)
+            return tuple(st.session_state.get(k, d) for k, d in zip(self._session_keys(name, param), default))
+        return st.session_state.get(self.key(name), default)
 
     def _is_set(self, name: str, param: Param) -> bool:
-        key = self.key(name)
-        return f"{key}_0" in st.session_state if isinstance(param, Slots) else key in st.session_state
+        return self._session_keys(name, param)[0] in st.session_state
 
     def set(self, name: str, value: Any) -> None:
         """Set a value (before its widget is drawn, or from a callback)."""
@@ -90,8 +94,8 @@ class PageState:
 
             reset_sequence(key, value)
         elif isinstance(param, Slots):
-            for i, item in enumerate(value):
-                st.session_state[f"{key}_{i}"] = item
+            for slot_key, item in zip(self._session_keys(name, param), value):
+                st.session_state[slot_key] = item
         else:
             st.session_state[key] = value
 
@@ -111,7 +115,7 @@ class PageState:
         warnings: list[str] = []
         values: dict[str, Any] = {}
         for name, param in self.params.items():
-            if self._widget_keys(name, param) & sent:
+            if sent.intersection(self._session_keys(name, param)):
                 pass  # a reconnecting browser's own value (below)
             elif any(u in link for u in param.url_names(name)):
                 self.set(name, param.decode(link, name, values, warnings))
@@ -120,10 +124,6 @@ class PageState:
             values[name] = self._read(name, param, values)
         if first or navigated:
             st.session_state[self._warnings_key] = warnings
-
-    def _widget_keys(self, name: str, param: Param) -> set[str]:
-        key = self.key(name)
-        return {f"{key}_{i}" for i in range(param.slots)} if isinstance(param, Slots) else {key}
 
     def show_warnings(self, where=st) -> None:
         """Show the warnings collected when the link was read (every run until the page is left)."""
