@@ -90,6 +90,14 @@ def test_page_links_name_the_page_once_whatever_the_browser_reports():
     assert page_link("http://h:1/heads/", "heads", params) == expected
     assert page_link("http://h:1/", "", {"causal": "1"}) == "http://h:1/?causal=1"
     assert page_link("", "", {}) == "/"
+    # a path that names no page (Streamlit showed the default page under it) is not repeated
+    assert page_link("http://h:1/no_such_page/", "", {"causal": "1"}) == "http://h:1/?causal=1"
+    assert page_link("http://h:1/causal", "heads", params) == expected
+    # behind a base path (server.baseUrlPath), the link keeps it
+    assert page_link("http://h:1/course/no_such_page", "", {}, base_path="/course/") == "http://h:1/course/"
+    assert page_link("http://h:1/course/heads", "heads", params, base_path="course") == (
+        "http://h:1/course/heads?n_heads=4&tokens=a+b"
+    )
 
 
 def test_exact_weights_export_reads_back_bit_for_bit():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
@@ -90,13 +90,18 @@ def chart_format() -> str:
     return st.session_state.get(FORMAT_KEY, "png")
 
 
-def page_link(app_url: str, url_path: str, params: dict[str, str]) -> str:
-    """The full link of a page with its state: `app_url` as the browser reports it (with or without
-    the page's own path at the end), the page's url_path ("" for the default page) and its query."""
-    base = app_url.split("?")[0].rstrip("/")
-    if url_path and base.endswith("/" + url_path):
-        base = base[: -len(url_path) - 1]
-    link = f"{base}/{url_path}" if url_path else (base + "/" if base else "/")
+def page_link(app_url: str, url_path: str, params: dict[str, str], base_path: str = "") -> str:
+    """The full link of a page with its state: the scheme and host of `app_url` (as the browser reports it),
+    the app's `base_path` (server.baseUrlPath), the page's url_path ("" for the default page) and its query.
+
+    Whatever path the browser shows after the host is dropped: it may be the page's own, or one that names no
+    page (Streamlit then runs the default page under it), which a shared link must not repeat.
+    """
+    parts = urlsplit(app_url)
+    root = (f"{parts.scheme}://{parts.netloc}" if parts.netloc else "") + (
+        "/" + base_path.strip("/") if base_path.strip("/") else ""
+    )
+    link = f"{root}/{url_path}"
     query = urlencode(params)
     return f"{link}?{query}" if query else link
 
@@ -109,7 +114,7 @@ def share_link(slot, url_path: str) -> None:
 
     Plain escaped HTML rather than st.code: a code block would load a 1.6 MB highlighter on every page.
     """
-    link = page_link(st.context.url or "", url_path, st.query_params.to_dict())
+    link = page_link(st.context.url or "", url_path, st.query_params.to_dict(), st.get_option("server.baseUrlPath"))
     with slot.container():
         st.markdown(
             "**Share this view**",
