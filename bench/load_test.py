@@ -48,12 +48,16 @@ every deep link while it probes for a base path (streamlit/streamlit#7074).
 Through deploy/'s proxy (issue #17): `--workers K` starts `deploy/serve.py --workers K` (nginx in front of K
 workers, each with the same TTL) instead of one server, and every session goes through nginx: the figures are then
 the whole tree's (supervisor, nginx, workers), and the report adds script runs per second (throughput). Run it with
-1 and with 2 workers, same sessions, to compare. `--kill-worker S` kills (SIGKILL) the worker holding the most
-sessions S seconds into the first wave: the report counts the sessions that were on it, those that came back to
-their view (the browser-less ones reconnect as the browser does: bench/ws_client.py; the Chromium pages rerun by
-app.py's ui/reconnect.py), the time each took, and the errors a user would have seen. `--mischief` adds one more
-browser-less session, the "mischievous student", who goes from page to page doing each page's heaviest reachable
-interaction (MISCHIEF below) while the class works; its own latencies are reported apart, not in the class's p95.
+1 and with 2 workers, same sessions, to compare. Throughput is given over the whole wave and over its steady
+state: from the moment the last session has loaded the app to the moment the first one has finished. A short
+wave's start (every session loading the app, not counted as interactions) and tail (the last sessions alone,
+a worker idle) weigh more with more workers, since the wave is shorter.
+`--kill-worker S` kills (SIGKILL) the worker holding the most sessions S seconds into the first wave: the report
+counts the sessions that were on it, those that came back to their view (the browser-less ones reconnect as the
+browser does: bench/ws_client.py; the Chromium pages rerun by app.py's ui/reconnect.py), the time each took, and
+the errors a user would have seen. `--mischief` adds one more browser-less session, the "mischievous student", who
+goes from page to page doing each page's heaviest reachable interaction (MISCHIEF below) while the class works;
+its own latencies are reported apart, not in the class's p95.
 
 Targets: zero errors, p95 interaction latency <= 2 s (over the completed interactions; every planned
 interaction must complete), memory after the sessions closed within `--mem-margin-mb` of the baseline and,
@@ -278,12 +282,14 @@ def machine_cpu() -> tuple[float, float]:
 
 
 class MemorySampler(threading.Thread):
-    """The server's RSS (process + children) every `interval` s, as (monotonic time, KiB)."""
+    """The server's RSS (process + children) every `interval` s, as (monotonic time, KiB); and its CPU
+    seconds and the machine's busy CPU seconds at the same moments, to measure a window of a wave."""
 
     def __init__(self, pid: int, interval: float = 0.1):
         super().__init__(daemon=True)
         self.pid, self.interval = pid, interval
         self.samples: list[tuple[float, int]] = []
+        self.cpu: list[tuple[float, float, float]] = []  # (monotonic time, server CPU-s, machine busy CPU-s)
         self._stop = threading.Event()
         self._pids = [pid]
 
@@ -296,6 +302,7 @@ class MemorySampler(threading.Thread):
             kib = rss_kib(self._pids)
             if kib:
                 self.samples.append((now, kib))
+            self.cpu.append((now, cpu_seconds(self._pids), machine_cpu()[0]))
             self._stop.wait(self.interval)
 
     def stop(self) -> None:
@@ -307,6 +314,14 @@ class MemorySampler(threading.Thread):
 
     def peak(self, start: float, end: float | None = None) -> int:
         return max(self.window(start, end), default=0)
+
+    def cpu_between(self, start: float, end: float) -> tuple[float, float]:
+        """(server, machine) CPU seconds between the samples nearest to start and end."""
+        if not self.cpu:
+            return 0.0, 0.0
+        a = min(self.cpu, key=lambda c: abs(c[0] - start))
+        b = min(self.cpu, key=lambda c: abs(c[0] - end))
+        return b[1] - a[1], b[2] - a[2]
 
     def median_last(self, seconds: float) -> int:
         w = self.window(time.monotonic() - seconds)
@@ -449,6 +464,7 @@ class Session:
                 "label": label,
                 "ms": ms,
                 "client": "browser",
+                "t": time.monotonic(),
             }
         )
         return ms
@@ -542,7 +558,13 @@ class Session:
                 return
             self.page_name = first
             self.stats.loads.append(
-                {"wave": self.wave, "session": self.name, "ms": result["since"] - t0, "client": "browser"}
+                {
+                    "wave": self.wave,
+                    "session": self.name,
+                    "ms": result["since"] - t0,
+                    "client": "browser",
+                    "t": time.monotonic(),
+                }
             )
             await self.check_page(page, f"loading {first}")
             await follow_plan(self, page, plan, interactions, per_visit, think, rng)
@@ -625,6 +647,7 @@ class BrowserlessSession:
                 "label": label,
                 "ms": result.ms,
                 "client": "protocol",
+                "t": time.monotonic(),
             }
         )
 
@@ -669,7 +692,13 @@ class BrowserlessSession:
                 return
             self.page_name = first
             self.stats.loads.append(
-                {"wave": self.wave, "session": self.name, "ms": (time.perf_counter() - t0) * 1000, "client": "protocol"}
+                {
+                    "wave": self.wave,
+                    "session": self.name,
+                    "ms": (time.perf_counter() - t0) * 1000,
+                    "client": "protocol",
+                    "t": time.monotonic(),
+                }
             )
             await follow_plan(self, client, plan, interactions, per_visit, think, rng)
         except asyncio.CancelledError:
@@ -1019,6 +1048,7 @@ async def main_async(args, log) -> int:
                         "load": (load0, os.getloadavg()),
                         "cpu_machine": machine_cpu()[0] - machine0[0],
                         "run_ms": [ms for t, ms in out.run_ms if wave_start <= t <= wave_end],
+                        "steady": steady_window(stats, out.run_ms, mem, args.sessions),
                     }
                     log(
                         f"wave {w}: {args.sessions} sessions done in {wave['seconds']:.0f} s, "
@@ -1062,6 +1092,30 @@ async def kill_a_worker(args, root_pid: int, sessions, figures: dict, log) -> No
     log(f"killing worker {victim} (pid {pid}, {len(on_it)} browser-less sessions on it; sessions per worker {counts})")
     if pid:
         os.kill(pid, signal.SIGKILL)
+
+
+def steady_window(stats: Stats, run_ms: list[tuple[float, float]], mem: MemorySampler, sessions: int) -> dict | None:
+    """The wave's steady state: from the moment the last session finished loading the app to the moment
+    the first session finished its interactions. Every session is clicking in it, so it measures what
+    the server sustains, without the wave's start (loads, not counted as interactions) and its tail (the
+    last sessions alone, a worker idle). None if the window is under 2 s."""
+    loaded = [r["t"] for r in stats.loads]
+    last: dict[str, float] = {}
+    for r in stats.latencies:
+        last[r["session"]] = max(last.get(r["session"], 0.0), r["t"])
+    if len(loaded) < sessions or len(last) < sessions:
+        return None
+    start, end = max(loaded), min(last.values())
+    if end - start < 2.0:
+        return None
+    cpu_server, cpu_machine = mem.cpu_between(start, end)
+    return {
+        "seconds": end - start,
+        "interactions": sum(1 for r in stats.latencies if start < r["t"] <= end),
+        "runs": sum(1 for t, _ in run_ms if start < t <= end),
+        "cpu_server": cpu_server,
+        "cpu_machine": cpu_machine,
+    }
 
 
 async def settle_memory(browser, url: str, args, log, what: str, mem: MemorySampler) -> tuple[int, int]:
@@ -1126,6 +1180,18 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
             f"  throughput, wave {w['wave']}: {n_done / w['seconds']:.1f} interactions/s, "
             f"{len(w['run_ms']) / w['seconds']:.1f} script runs/s over {w['seconds']:.0f} s"
             + (f" ({args.workers} worker(s) behind nginx)" if args.workers else " (one server)")
+        )
+    for w in figures["waves"]:
+        sw = w.get("steady")
+        if sw is None:
+            log(f"  steady state, wave {w['wave']}: under 2 s (sessions did not overlap long enough)")
+            continue
+        log(
+            f"  steady state, wave {w['wave']} (every session loaded, none finished: {sw['seconds']:.1f} of "
+            f"{w['seconds']:.0f} s): {sw['interactions'] / sw['seconds']:.1f} interactions/s, "
+            f"{sw['runs'] / sw['seconds']:.1f} script runs/s; server CPU per run "
+            f"{sw['cpu_server'] / max(1, sw['runs']) * 1000:.0f} ms; CPU busy "
+            f"{sw['cpu_machine'] / sw['seconds'] / (os.cpu_count() or 1) * 100:.0f} % of {os.cpu_count()} cores"
         )
     log(f"interactions: {len(lat)} measured of {n_interactions} planned")
     if lat:

@@ -31,7 +31,14 @@ def _both_ways(presenting: bool, share: float | None):
             )
             return make(
                 [
-                    dict(type="heatmap", z=np.arange(6.0).reshape(2, 3), texttemplate="%{z}", xaxis="x2"),
+                    dict(
+                        type="heatmap",
+                        z=np.arange(6.0).reshape(2, 3),
+                        texttemplate="%{z}",
+                        xaxis="x2",
+                        text=np.array([["a<br>1", "b", "c"], ["d", "e", "f"]], dtype=object),  # hover text
+                        customdata=np.array([[True, False, True], [False, True, False]]),
+                    ),
                     dict(type="scatter", x=np.arange(3), y=[1, 2, 3], marker=dict(color=np.array([1.0, 2.0, 3.0]))),
                 ],
                 dict(
@@ -101,3 +108,22 @@ def test_a_dict_figure_gets_the_default_template_and_keeps_an_explicit_one():
     z = np.ones((2, 2))
     spec = _spec({"data": [{"type": "heatmap", "z": z}], "layout": {}})
     assert isinstance(spec["data"][0]["z"], dict) and spec["data"][0]["z"]["shape"] == "2, 2"
+
+
+def test_every_array_is_one_plotlys_fast_encoder_takes_at_the_first_try():
+    """Hover text and booleans (arrays of Python objects to plotly) go as lists. As arrays, orjson refuses
+    the figure: plotly then cleans it all and encodes it again, and orjson < 3.9.6 leaked every refused array."""
+    import orjson
+    import plotly.io as pio
+
+    from figures.heatmaps import attention_heatmap
+    from ui.charts import _Spec, _spec
+
+    weights = np.full((3, 3), 1 / 3)
+    fig = attention_heatmap(weights, ["a", "b", "c"], ["a", "b", "c"], scores=np.zeros((3, 3)))
+    spec = _spec(fig)
+    assert isinstance(spec["data"][0]["text"], list)  # the hover text
+    assert spec["data"][0]["text"][0][0] == fig.data[0].text[0][0]
+    orjson.dumps(spec, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY)  # raises TypeError if not
+    ours, theirs = json.loads(pio.to_json(_Spec(spec), validate=False)), json.loads(fig.to_json())
+    assert ours["data"] == theirs["data"]  # the same JSON as plotly's own path (the template: tested above)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
@@ -108,13 +109,20 @@ _PLAIN = (str, int, float, list, tuple, type(None))  # what most values are: not
 
 def _typed_arrays(d: dict) -> dict:
     """`d` with its numpy arrays (at any depth of nested dicts) as plotly's base64 typed arrays, as
-    to_dict() sends them; a dict with none is returned itself, one with some is copied where it changes."""
+    to_dict() sends them; a dict with none is returned itself, one with some is copied where it changes.
+
+    Arrays plotly keeps as arrays of Python objects (hover text, booleans) become nested lists. Left as arrays,
+    they make plotly's JSON encoder (orjson) refuse the figure, and plotly then walks the whole figure again
+    to clean it: wasted work on every chart, and orjson before 3.9.6 kept a reference to each refused array,
+    so every heatmap's hover text stayed in the server's memory for good (about 0.8 MiB per session)."""
     out = None
     for k, v in d.items():
         if isinstance(v, _PLAIN) or k == "template" or is_skipped_key(k):
             continue
         if is_homogeneous_array(v):
             new = to_typed_array_spec(v)
+            if isinstance(new, np.ndarray) and new.dtype.kind not in "iuf":
+                new = new.tolist()  # text, booleans (object arrays): see _typed_arrays' docstring
         elif isinstance(v, dict):
             new = _typed_arrays(v)
         else:
