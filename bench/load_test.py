@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import re
@@ -1319,7 +1320,47 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
     passed = all(ok for _, ok, _ in checks)
     passed = passed and failover_ok
     log(f"RESULT: {'PASS' if passed else 'FAIL'}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary(all_stats, figures, checks, passed), indent=1))
     return 0 if passed else 1
+
+
+def summary(all_stats: list[Stats], figures: dict, checks: list[tuple[str, bool, str]], passed: bool) -> dict:
+    """The run's figures as plain data (`--json`): per wave its throughput over the whole wave and over its
+    steady state, the server's CPU per run and the interactions' p95; the checks and the verdict."""
+    waves = []
+    for w in figures["waves"]:
+        lat = [r["ms"] for s in all_stats for r in s.latencies if r["wave"] == w["wave"]]
+        runs = len(w["run_ms"])
+        sw = w.get("steady")
+        waves.append(
+            {
+                "wave": w["wave"],
+                "seconds": w["seconds"],
+                "interactions": len(lat),
+                "runs": runs,
+                "interactions_per_s": len(lat) / w["seconds"],
+                "runs_per_s": runs / w["seconds"],
+                "cpu_ms_per_run": 1000 * w["cpu_server"] / runs if runs else None,
+                "p95_ms": pct(lat, 95) if lat else None,
+                "steady": None
+                if sw is None
+                else {
+                    "seconds": sw["seconds"],
+                    "interactions_per_s": sw["interactions"] / sw["seconds"],
+                    "runs_per_s": sw["runs"] / sw["seconds"],
+                    "cpu_ms_per_run": 1000 * sw["cpu_server"] / max(1, sw["runs"]),
+                },
+            }
+        )
+    lat = [r["ms"] for s in all_stats for r in s.latencies]
+    return {
+        "waves": waves,
+        "p95_ms": pct(lat, 95) if lat else None,
+        "errors": sum(len(s.errors) for s in all_stats) + len(figures.get("server_problems", [])),
+        "checks": [{"name": name, "ok": ok, "detail": detail} for name, ok, detail in checks],
+        "passed": passed,
+    }
 
 
 def main() -> None:
@@ -1387,6 +1428,7 @@ def main() -> None:
     )
     parser.add_argument("--scratch", default="/tmp/loadtest", help="server log goes here")
     parser.add_argument("--out", help="also write the output to this file")
+    parser.add_argument("--json", help="also write the figures as JSON to this file (bench/bench_workers.py reads it)")
     args = parser.parse_args()
     out_file = open(args.out, "w") if args.out else None
 

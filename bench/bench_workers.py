@@ -1,0 +1,147 @@
+"""Two workers against one: bench/load_test.py through deploy/'s proxy with 1 and with 2 workers, the same
+sessions, in alternating order. Prints figures; not a CI test.
+
+    python bench/bench_workers.py [--pairs 3] [--target 1.6] [--p95-ms 2000] [load-test options ...]
+
+Issue #17's target: 2 workers give at least 1.6x the throughput (script runs per second) of one, at a p95
+interaction latency of at most 2 s, on this machine's 2 cores shared with the load generator. One pair of
+runs says little on a shared machine (CPU per run drifts by about 10 % from one minute to the next), so
+this runs `--pairs` pairs, alternating which goes first (1-2, 2-1, 1-2, ...) so that a drift favours
+neither, and compares wave i of one with wave i of the other. Every wave of every pair is judged, over the
+whole wave (the stricter figure: the start and the tail of a shorter 2-worker wave weigh more); its
+steady state (every session loaded, none finished: bench/load_test.steady_window) is printed beside it.
+
+Options it does not know are passed to every load test. Its defaults are the class of the closing notes:
+28 browser-less sessions x 20 interactions, think 0.1 s, 2 waves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULTS = ["--sessions", "28", "--browsers", "0", "--interactions", "20", "--think", "0.1", "--waves", "2"]
+
+
+def wave_ratios(one: dict, two: dict) -> list[dict]:
+    """Wave by wave, the 2-worker run's figures over the 1-worker run's (two load_test --json summaries)."""
+    rows = []
+    for w1, w2 in zip(one["waves"], two["waves"]):
+        steady = None
+        if w1["steady"] and w2["steady"]:
+            steady = w2["steady"]["runs_per_s"] / w1["steady"]["runs_per_s"]
+        rows.append(
+            {
+                "wave": w1["wave"],
+                "one": w1,
+                "two": w2,
+                "ratio": w2["runs_per_s"] / w1["runs_per_s"],
+                "steady_ratio": steady,
+            }
+        )
+    return rows
+
+
+def verdict(pairs: list[list[dict]], target: float, p95_ms: float) -> tuple[bool, list[str]]:
+    """Met when every wave of every pair reaches `target` and every 2-worker wave's p95 is within `p95_ms`.
+    Returns (met, the reasons it is not)."""
+    misses = []
+    rows = [row for pair in pairs for row in pair]
+    if not rows:
+        return False, ["no wave was measured"]
+    for i, pair in enumerate(pairs, 1):
+        for row in pair:
+            if row["ratio"] < target:
+                misses.append(f"pair {i} wave {row['wave']}: {row['ratio']:.2f}x < {target}x")
+            p95 = row["two"]["p95_ms"]
+            if p95 is None or p95 > p95_ms:
+                misses.append(f"pair {i} wave {row['wave']}: 2-worker p95 {p95} ms > {p95_ms:.0f} ms")
+    return not misses, misses
+
+
+def run_load_test(workers: int, extra: list[str], scratch: Path) -> dict:
+    scratch.mkdir(parents=True, exist_ok=True)
+    out = scratch / f"workers{workers}.json"
+    cmd = [
+        sys.executable,
+        str(ROOT / "bench" / "load_test.py"),
+        *DEFAULTS,
+        *extra,
+        "--workers",
+        str(workers),
+        "--scratch",
+        str(scratch),
+        "--json",
+        str(out),
+        "--out",
+        str(scratch / f"workers{workers}.txt"),
+    ]
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    if not out.exists():
+        raise SystemExit(f"the load test with {workers} worker(s) wrote no figures (exit {proc.returncode}): {cmd}")
+    result = json.loads(out.read_text())
+    result["wall_s"] = time.monotonic() - t0
+    return result
+
+
+def fmt_wave(w: dict) -> str:
+    steady = f" (steady {w['steady']['runs_per_s']:.1f})" if w["steady"] else ""
+    return f"{w['runs_per_s']:5.1f}/s{steady}, CPU {w['cpu_ms_per_run']:.0f} ms/run, p95 {w['p95_ms']:.0f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--target", type=float, default=1.6, help="2-worker throughput over 1-worker, at least")
+    parser.add_argument("--p95-ms", type=float, default=2000.0, help="2-worker p95 interaction latency, at most")
+    parser.add_argument("--scratch", default="/tmp/bench_workers")
+    args, extra = parser.parse_known_args()
+    print(f"load test: {' '.join(DEFAULTS + extra)}; {args.pairs} pairs, alternating which goes first", flush=True)
+    pairs = []
+    for i in range(args.pairs):
+        order = (1, 2) if i % 2 == 0 else (2, 1)
+        runs = {k: run_load_test(k, extra, Path(args.scratch) / f"pair{i + 1}") for k in order}
+        for k in order:
+            r = runs[k]
+            print(
+                f"pair {i + 1}, {k} worker(s): load test {'PASS' if r['passed'] else 'FAIL'} in {r['wall_s']:.0f} s, "
+                f"errors {r['errors']}"
+                + "".join(f"; failed check: {c['name']} ({c['detail']})" for c in r["checks"] if not c["ok"]),
+                flush=True,
+            )
+        rows = wave_ratios(runs[1], runs[2])
+        pairs.append(rows)
+        for row in rows:
+            steady = f"{row['steady_ratio']:.2f}" if row["steady_ratio"] else "-"
+            print(
+                f"  wave {row['wave']}: 1 worker {fmt_wave(row['one'])} | 2 workers {fmt_wave(row['two'])} | "
+                f"ratio {row['ratio']:.2f} (steady {steady})",
+                flush=True,
+            )
+    ratios = [row["ratio"] for pair in pairs for row in pair]
+    steady = [row["steady_ratio"] for pair in pairs for row in pair if row["steady_ratio"]]
+    if ratios:
+        print(
+            f"2 workers / 1 worker, script runs per second, {len(ratios)} waves: min {min(ratios):.2f}, "
+            f"median {statistics.median(ratios):.2f}, max {max(ratios):.2f}"
+            + (f"; steady state min {min(steady):.2f}, median {statistics.median(steady):.2f}" if steady else "")
+        )
+    met, misses = verdict(pairs, args.target, args.p95_ms)
+    for miss in misses:
+        print(f"  miss: {miss}")
+    targets = f"target >= {args.target}x in every wave, 2-worker p95 <= {args.p95_ms:.0f} ms"
+    print(f"RESULT: {'PASS' if met else 'FAIL'} ({targets})")
+    sys.exit(0 if met else 1)
+
+
+if __name__ == "__main__":
+    main()
