@@ -70,6 +70,31 @@ def test_flags_and_sequences_name_their_link_parameters():
     assert set(SequenceParam(None).url_names("seq")) == {"tokens", "q", "k", "v"}
 
 
+def test_reading_one_value_reads_only_the_values_declared_before_it():
+    from ui.page_state import PageState
+
+    read: list[str] = []
+
+    def default(name, value):
+        def resolve(values):
+            read.append(name)
+            return value(values)
+
+        return resolve
+
+    state = PageState(
+        "t",
+        n=Int(default("n", lambda v: 6), lo=1, hi=10),
+        t=Int(default("t", lambda v: v["n"] - 2), lo=0, hi=lambda v: v["n"] - 2),
+        later=Int(default("later", lambda v: 1 / 0), lo=0, hi=1),  # would raise if read
+    )
+    assert state["t"] == 4 and read == ["n", "t"]
+    assert state.bounds("t") == {"min_value": 0, "max_value": 4}
+    assert state.values(through="n") == {"n": 6}
+    with pytest.raises(KeyError, match="declared: n, t, later"):
+        state["nope"]
+
+
 # ---------------------------------------------------------------- the shared module, in the app
 
 

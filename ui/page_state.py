@@ -58,7 +58,7 @@ class PageState:
 
     def bounds(self, name: str) -> dict:
         """The widget arguments the declaration fixes (min_value/max_value, or options)."""
-        return self._param(name).widget_args(self.values())
+        return self._param(name).widget_args(self.values(through=name))
 
     def _param(self, name: str) -> Param:
         try:
@@ -69,12 +69,21 @@ class PageState:
     # ------------------------------------------------------------ values
     def __getitem__(self, name: str) -> Any:
         """The current value of `name` (its default if nothing set it yet)."""
-        return self.values()[name]
+        self._param(name)  # an unknown name: the KeyError that lists the declared ones
+        return self.values(through=name)[name]
 
-    def values(self) -> dict[str, Any]:
+    def values(self, through: str | None = None) -> dict[str, Any]:
+        """The current values in declared order, all of them or up to and including `through`.
+
+        A default or a bound may depend on the values declared before it, never after, so stopping at
+        `through` gives the same values: a page reads its parameters one by one, and reading all of them
+        for each one had cost the position page 6 % of its run.
+        """
         values: dict[str, Any] = {}
         for name, param in self.params.items():
             values[name] = self._read(name, param, values)
+            if name == through:
+                break
         return values
 
     def _read(self, name: str, param: Param, values: Mapping[str, Any]) -> Any:
