@@ -2,10 +2,10 @@
 
     python bench/load_test.py [--sessions 30] [--interactions 10] [--pages playground,causal,heads,...]
                               [--waves 2] [--port 0] [--ttl 10] [--think 1.0] [--timeout 1800]
-                              [--snapshot] [--nice-browser 19] [--browsers K] [--out FILE]   (--help: all)
+                              [--snapshot [REV]] [--nice-browser 19] [--browsers K] [--out FILE]   (--help: all)
 
-`--snapshot` serves a copy of the last commit instead of the working tree (Streamlit reloads files
-that change, so other people's edits in progress would otherwise reach the server mid-run);
+`--snapshot` serves a copy of the last commit (or of commit REV) instead of the working tree (Streamlit reloads
+files that change, so other people's edits in progress would otherwise reach the server mid-run);
 `--nice-browser 19` runs Chromium below the server's priority, to see the server's side of 30 sessions
 when the browsers, which need far more CPU than the server, share its 2 cores; `--browsers K` makes only
 K of the N sessions Chromium pages and the others browser-less sessions speaking Streamlit's websocket
@@ -327,6 +327,34 @@ class MemorySampler(threading.Thread):
     def median_last(self, seconds: float) -> int:
         w = self.window(time.monotonic() - seconds)
         return int(statistics.median(w)) if w else 0
+
+
+class SpeedProbe(threading.Thread):
+    """bench/speed_probe.py in a process of its own beside the server: the machine's speed over the run, as
+    (monotonic time, ms of the probe's fixed work) samples. Its CPU (2 % of a core) is not the server's."""
+
+    def __init__(self, every: float = 0.5):
+        super().__init__(daemon=True)
+        self.samples: list[tuple[float, float]] = []
+        self.proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "bench" / "speed_probe.py"), "--every", str(every)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(self) -> None:
+        for line in self.proc.stdout:
+            t, ms = line.split()
+            self.samples.append((float(t), float(ms)))
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=5)
+
+    def mean_ms(self, start: float, end: float) -> float | None:
+        from bench.speed_probe import mean_speed_ms
+
+        return mean_speed_ms(self.samples, start, end)
 
 
 class ServerOutput(threading.Thread):
@@ -847,28 +875,28 @@ def uptime() -> str:
         return "load average %.2f, %.2f, %.2f" % os.getloadavg()
 
 
-def snapshot_of_head(scratch: Path):
-    """Extract the last commit into scratch/snapshot-<sha>; return it and its own start_server."""
+def snapshot_of_head(scratch: Path, rev: str = "HEAD"):
+    """Extract the last commit (or `rev`) into scratch/snapshot-<sha>; return it and its own start_server."""
     import importlib.util
 
     sha = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ["git", "rev-parse", "--short", rev], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.strip()
     target = scratch / f"snapshot-{sha}"
     if not (target / "app.py").exists():
         target.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.Popen(["git", "archive", "HEAD"], cwd=ROOT, stdout=subprocess.PIPE)
+        archive = subprocess.Popen(["git", "archive", sha], cwd=ROOT, stdout=subprocess.PIPE)
         subprocess.run(["tar", "-x", "-C", str(target)], stdin=archive.stdout, check=True)
         if archive.wait() != 0:
-            raise SystemExit("git archive HEAD failed")
+            raise SystemExit(f"git archive {sha} failed")
     spec = importlib.util.spec_from_file_location("snapshot_conftest", target / "tests" / "browser" / "conftest.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # its ROOT is the snapshot: start_server runs the snapshot's app.py
     return target, module.start_server
 
 
-def start_proxy(args, scratch: Path) -> tuple[subprocess.Popen, str]:
-    """deploy/serve.py with args.workers workers, their output on its own (run times are read from it)."""
+def start_proxy(args, scratch: Path, app_dir: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """app_dir's deploy/serve.py with args.workers workers, their output on its own (run times are read from it)."""
     import urllib.request
 
     from tests.browser.conftest import _free_port
@@ -877,10 +905,13 @@ def start_proxy(args, scratch: Path) -> tuple[subprocess.Popen, str]:
     worker_port = _free_port()
     while abs(worker_port - port) <= args.workers:
         worker_port = _free_port()
-    cmd = [sys.executable, str(ROOT / "deploy" / "serve.py"), "--workers", str(args.workers), "--port", str(port)]
+    serve_py = app_dir / "deploy" / "serve.py"
+    if not serve_py.exists():
+        raise SystemExit(f"--workers: {serve_py} does not exist (a commit from before deploy/ was written?)")
+    cmd = [sys.executable, str(serve_py), "--workers", str(args.workers), "--port", str(port)]
     cmd += ["--address", "127.0.0.1", "--worker-port", str(worker_port), "--run-dir", str(scratch / f"serve-{port}")]
     cmd += ["--worker-output", "inherit", f"--streamlit-arg=--server.disconnectedSessionTTL={args.ttl}"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, cwd=app_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     # the workers first: nginx would log each refused /healthz while they start
     health = [f"http://127.0.0.1:{worker_port + i}/_stcore/health" for i in range(args.workers)] + [f"{url}/healthz"]
@@ -932,15 +963,15 @@ async def main_async(args, log) -> int:
         f"server: streamlit run app.py on 127.0.0.1, --server.disconnectedSessionTTL {args.ttl} "
         f"(Streamlit's documented option, default 120 s), run times logged with ATTENTION_LOG_RUN_MS=1"
     )
-    serve = start_server
+    serve, app_dir = start_server, ROOT
     if args.snapshot:
-        app_dir, serve = snapshot_of_head(scratch)
+        app_dir, serve = snapshot_of_head(scratch, args.snapshot)
         log(
-            f"app: a snapshot of the last commit ({app_dir}), so that edits in progress in {ROOT} do not "
-            "reach the server (Streamlit reloads changed files) during the run"
+            f"app: a snapshot of commit {args.snapshot} ({app_dir}), so that edits in progress in {ROOT} do not "
+            "reach the server during the run"
         )
     if args.workers:
-        proc, url = start_proxy(args, scratch)
+        proc, url = start_proxy(args, scratch, app_dir)
         log(
             f"through deploy/serve.py: nginx at {url} in front of {args.workers} worker(s) on 127.0.0.1 "
             f"(the figures below are the whole tree's: supervisor, nginx, workers)"
@@ -952,6 +983,8 @@ async def main_async(args, log) -> int:
     out.start()
     mem = MemorySampler(proc.pid)
     mem.start()
+    probe = SpeedProbe()
+    probe.start()
     server_tree = set(process_tree(proc.pid))
     all_stats: list[Stats] = []
     figures: dict = {"waves": []}
@@ -1049,7 +1082,8 @@ async def main_async(args, log) -> int:
                         "load": (load0, os.getloadavg()),
                         "cpu_machine": machine_cpu()[0] - machine0[0],
                         "run_ms": [ms for t, ms in out.run_ms if wave_start <= t <= wave_end],
-                        "steady": steady_window(stats, out.run_ms, mem, args.sessions),
+                        "steady": steady_window(stats, out.run_ms, mem, args.sessions, probe),
+                        "probe_ms": probe.mean_ms(wave_start, wave_end),
                     }
                     log(
                         f"wave {w}: {args.sessions} sessions done in {wave['seconds']:.0f} s, "
@@ -1062,6 +1096,7 @@ async def main_async(args, log) -> int:
                 await browser.close()
     finally:
         mem.stop()
+        probe.stop()
         proc.terminate()
         try:
             proc.wait(timeout=15)
@@ -1095,7 +1130,9 @@ async def kill_a_worker(args, root_pid: int, sessions, figures: dict, log) -> No
         os.kill(pid, signal.SIGKILL)
 
 
-def steady_window(stats: Stats, run_ms: list[tuple[float, float]], mem: MemorySampler, sessions: int) -> dict | None:
+def steady_window(
+    stats: Stats, run_ms: list[tuple[float, float]], mem: MemorySampler, sessions: int, probe: SpeedProbe | None = None
+) -> dict | None:
     """The wave's steady state: from the moment the last session finished loading the app to the moment
     the first session finished its interactions. Every session is clicking in it, so it measures what
     the server sustains, without the wave's start (loads, not counted as interactions) and its tail (the
@@ -1116,6 +1153,7 @@ def steady_window(stats: Stats, run_ms: list[tuple[float, float]], mem: MemorySa
         "runs": sum(1 for t, _ in run_ms if start < t <= end),
         "cpu_server": cpu_server,
         "cpu_machine": cpu_machine,
+        "probe_ms": probe.mean_ms(start, end) if probe else None,
     }
 
 
@@ -1174,6 +1212,11 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
                 f"max {max(r):.0f} ms (app.py's own timing of each run); server CPU per run "
                 f"{w['cpu_server'] / len(r) * 1000:.0f} ms, so {cores} cores would serve about "
                 f"{cores * len(r) / w['cpu_server']:.0f} runs/s"
+            )
+        if w.get("probe_ms"):
+            log(
+                f"          the machine's speed (bench/speed_probe.py beside the server): its fixed work took "
+                f"{w['probe_ms']:.1f} ms at the wave's mean speed"
             )
     for w in figures["waves"]:
         n_done = sum(1 for s in all_stats for r in s.latencies if r["wave"] == w["wave"])
@@ -1343,6 +1386,7 @@ def summary(all_stats: list[Stats], figures: dict, checks: list[tuple[str, bool,
                 "runs_per_s": runs / w["seconds"],
                 "cpu_ms_per_run": 1000 * w["cpu_server"] / runs if runs else None,
                 "p95_ms": pct(lat, 95) if lat else None,
+                "probe_ms": w.get("probe_ms"),
                 "steady": None
                 if sw is None
                 else {
@@ -1350,6 +1394,7 @@ def summary(all_stats: list[Stats], figures: dict, checks: list[tuple[str, bool,
                     "interactions_per_s": sw["interactions"] / sw["seconds"],
                     "runs_per_s": sw["runs"] / sw["seconds"],
                     "cpu_ms_per_run": 1000 * sw["cpu_server"] / max(1, sw["runs"]),
+                    "probe_ms": sw.get("probe_ms"),
                 },
             }
         )
@@ -1417,9 +1462,13 @@ def main() -> None:
     parser.add_argument("--no-warmup", action="store_true")
     parser.add_argument(
         "--snapshot",
-        action="store_true",
-        help="serve a copy of the last commit (git archive HEAD, under --scratch) instead of the "
-        "working tree, so that others' edits in progress do not reach the server mid-run",
+        nargs="?",
+        const="HEAD",
+        default=None,
+        metavar="REV",
+        help="serve a copy of the last commit, or of commit REV (git archive, under --scratch), instead of "
+        "the working tree, so that others' edits in progress do not reach the server mid-run (with --workers "
+        "too: the copy's deploy/serve.py and app); an older REV measures the code as it was, in the same run",
     )
     parser.add_argument(
         "--count-external",
