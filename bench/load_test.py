@@ -1104,6 +1104,9 @@ async def main_async(args, log) -> int:
             proc.kill()
         out.join(timeout=5)
     figures["server_problems"] = out.problems
+    # the machine's full speed in this run: the probe's fastest 5 % (its fastest state, not one lucky sample)
+    fast = sorted(ms for _, ms in probe.samples)
+    figures["probe_fast_ms"] = fast[len(fast) // 20] if fast else None
     if args.kill_worker is None:
         figures["server_problems"] += [f"proxy: {line}" for line in out.proxy_notes]
     figures["proxy_notes"] = out.proxy_notes
@@ -1213,10 +1216,13 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
                 f"{w['cpu_server'] / len(r) * 1000:.0f} ms, so {cores} cores would serve about "
                 f"{cores * len(r) / w['cpu_server']:.0f} runs/s"
             )
-        if w.get("probe_ms"):
+        if w.get("probe_ms") and figures.get("probe_fast_ms") and w["run_ms"]:
+            full = figures["probe_fast_ms"] / w["probe_ms"]
             log(
                 f"          the machine's speed (bench/speed_probe.py beside the server): its fixed work took "
-                f"{w['probe_ms']:.1f} ms at the wave's mean speed"
+                f"{w['probe_ms']:.1f} ms at the wave's mean speed, {figures['probe_fast_ms']:.1f} ms at the run's "
+                f"fastest; at that speed the server CPU per run would be "
+                f"{w['cpu_server'] / len(w['run_ms']) * 1000 * full:.0f} ms"
             )
     for w in figures["waves"]:
         n_done = sum(1 for s in all_stats for r in s.latencies if r["wave"] == w["wave"])
@@ -1387,6 +1393,9 @@ def summary(all_stats: list[Stats], figures: dict, checks: list[tuple[str, bool,
                 "cpu_ms_per_run": 1000 * w["cpu_server"] / runs if runs else None,
                 "p95_ms": pct(lat, 95) if lat else None,
                 "probe_ms": w.get("probe_ms"),
+                "cpu_ms_per_run_full_speed": 1000 * w["cpu_server"] / runs * figures["probe_fast_ms"] / w["probe_ms"]
+                if runs and w.get("probe_ms") and figures.get("probe_fast_ms")
+                else None,
                 "steady": None
                 if sw is None
                 else {
@@ -1401,6 +1410,7 @@ def summary(all_stats: list[Stats], figures: dict, checks: list[tuple[str, bool,
     lat = [r["ms"] for s in all_stats for r in s.latencies]
     return {
         "waves": waves,
+        "probe_fast_ms": figures.get("probe_fast_ms"),
         "p95_ms": pct(lat, 95) if lat else None,
         "errors": sum(len(s.errors) for s in all_stats) + len(figures.get("server_problems", [])),
         "checks": [{"name": name, "ok": ok, "detail": detail} for name, ok, detail in checks],

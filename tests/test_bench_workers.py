@@ -89,12 +89,16 @@ def test_the_load_test_summary_counts_each_wave_apart():
             },
         ],
         "server_problems": ["Traceback ..."],
+        "probe_fast_ms": 10.0,
     }
     s = json.loads(json.dumps(summary([stats], figures, [("zero errors", False, "1 errors")], False)))
     w1, w2 = s["waves"]
     assert (w1["interactions"], w1["runs"], w1["runs_per_s"], w1["cpu_ms_per_run"]) == (100, 50, 5.0, 40.0)
     assert w1["p95_ms"] == 95.0 and w1["steady"] is None and w1["probe_ms"] == 11.5
     assert w2["probe_ms"] is None  # no sample in the wave
+    # at the run's fastest speed (the probe's 10 ms, against the wave's 11.5): 40 ms per run would be 34.8
+    assert abs(w1["cpu_ms_per_run_full_speed"] - 40.0 * 10.0 / 11.5) < 1e-9 and w2["cpu_ms_per_run_full_speed"] is None
+    assert s["probe_fast_ms"] == 10.0
     assert (w2["interactions_per_s"], w2["runs_per_s"], w2["p95_ms"]) == (2.0, 4.0, 5000.0)
     assert w2["steady"] == {
         "seconds": 2.0,
