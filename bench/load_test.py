@@ -86,6 +86,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.speed_probe import mean_speed_ms  # noqa: E402
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
 
 # name -> url_path in app.py (the Playground is the default page, at "/")
@@ -352,8 +353,6 @@ class SpeedProbe(threading.Thread):
         self.proc.wait(timeout=5)
 
     def mean_ms(self, start: float, end: float) -> float | None:
-        from bench.speed_probe import mean_speed_ms
-
         return mean_speed_ms(self.samples, start, end)
 
 
@@ -875,7 +874,7 @@ def uptime() -> str:
         return "load average %.2f, %.2f, %.2f" % os.getloadavg()
 
 
-def snapshot_of_head(scratch: Path, rev: str = "HEAD"):
+def snapshot_of(scratch: Path, rev: str = "HEAD"):
     """Extract the last commit (or `rev`) into scratch/snapshot-<sha>; return it and its own start_server."""
     import importlib.util
 
@@ -965,7 +964,7 @@ async def main_async(args, log) -> int:
     )
     serve, app_dir = start_server, ROOT
     if args.snapshot:
-        app_dir, serve = snapshot_of_head(scratch, args.snapshot)
+        app_dir, serve = snapshot_of(scratch, args.snapshot)
         log(
             f"app: a snapshot of commit {args.snapshot} ({app_dir}), so that edits in progress in {ROOT} do not "
             "reach the server during the run"
@@ -1216,13 +1215,12 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
                 f"{w['cpu_server'] / len(r) * 1000:.0f} ms, so {cores} cores would serve about "
                 f"{cores * len(r) / w['cpu_server']:.0f} runs/s"
             )
-        if w.get("probe_ms") and figures.get("probe_fast_ms") and w["run_ms"]:
-            full = figures["probe_fast_ms"] / w["probe_ms"]
+        full = full_speed_cpu_ms(w, figures.get("probe_fast_ms"))
+        if full is not None:
             log(
                 f"          the machine's speed (bench/speed_probe.py beside the server): its fixed work took "
                 f"{w['probe_ms']:.1f} ms at the wave's mean speed, {figures['probe_fast_ms']:.1f} ms at the run's "
-                f"fastest; at that speed the server CPU per run would be "
-                f"{w['cpu_server'] / len(w['run_ms']) * 1000 * full:.0f} ms"
+                f"fastest; at that speed the server CPU per run would be {full:.0f} ms"
             )
     for w in figures["waves"]:
         n_done = sum(1 for s in all_stats for r in s.latencies if r["wave"] == w["wave"])
@@ -1374,6 +1372,14 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
     return 0 if passed else 1
 
 
+def full_speed_cpu_ms(wave: dict, fast_ms: float | None) -> float | None:
+    """The wave's server CPU per run, in ms, had the machine run at its fastest speed in this run the whole
+    wave long (the probe's work took `fast_ms` then, `wave["probe_ms"]` on average in the wave)."""
+    if not (wave["run_ms"] and wave.get("probe_ms") and fast_ms):
+        return None
+    return 1000 * wave["cpu_server"] / len(wave["run_ms"]) * fast_ms / wave["probe_ms"]
+
+
 def summary(all_stats: list[Stats], figures: dict, checks: list[tuple[str, bool, str]], passed: bool) -> dict:
     """The run's figures as plain data (`--json`): per wave its throughput over the whole wave and over its
     steady state, the server's CPU per run and the interactions' p95; the checks and the verdict."""
@@ -1393,9 +1399,7 @@ def summary(all_stats: list[Stats], figures: dict, checks: list[tuple[str, bool,
                 "cpu_ms_per_run": 1000 * w["cpu_server"] / runs if runs else None,
                 "p95_ms": pct(lat, 95) if lat else None,
                 "probe_ms": w.get("probe_ms"),
-                "cpu_ms_per_run_full_speed": 1000 * w["cpu_server"] / runs * figures["probe_fast_ms"] / w["probe_ms"]
-                if runs and w.get("probe_ms") and figures.get("probe_fast_ms")
-                else None,
+                "cpu_ms_per_run_full_speed": full_speed_cpu_ms(w, figures.get("probe_fast_ms")),
                 "steady": None
                 if sw is None
                 else {
