@@ -8,6 +8,7 @@ properties and wrap them without validation; tests validate every builder's outp
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 
 import plotly.graph_objects as go
@@ -21,8 +22,52 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
     Its template is named (the default one, Streamlit's in the app), not copied in: copying plotly's
     template into every figure cost two thirds of building a small one. ui.charts sends the named
     template's contents with the chart, as plotly would have.
+
+    It is a `LazyFigure`: plotly builds its objects only when something asks for them.
     """
-    return go.Figure({"data": data, "layout": {"template": pio.templates.default, **layout}}, _validate=False)
+    return LazyFigure({"data": data, "layout": {"template": pio.templates.default, **layout}})
+
+
+class LazyFigure(go.Figure):
+    """A go.Figure whose plotly objects are built on first use, not when it is made.
+
+    Even unvalidated, go.Figure(...) builds an object for every trace and for the layout and deep-copies
+    them all: on the induction page, whose filmstrip has a subplot per snapshot, that was a fifth of the
+    server's CPU per run under load, for figures that ui.charts only reads back as dicts. ui.charts takes
+    `spec` as it is; anything else asked of the figure (fig.data, fig.layout, to_dict(), update_layout()...)
+    builds it first and turns it into a plain go.Figure, so it then behaves exactly as one.
+    The builder hands its dicts over: they are not copied, and nothing may change them afterwards.
+    """
+
+    def __init__(self, spec: dict):  # not Figure.__init__: that is what is deferred
+        object.__setattr__(self, "_lazy_spec", spec)
+
+    def __getattribute__(self, name: str):
+        if name in _LAZY_OWN:
+            return object.__getattribute__(self, name)
+        with _BUILDING:  # a figure cached for every session may be touched by two script threads at once
+            own = object.__getattribute__(self, "__dict__")
+            spec = own.pop("_lazy_spec", None)
+            if spec is not None:
+                object.__setattr__(self, "__class__", go.Figure)  # first: plotly's __init__ reads attributes
+                try:
+                    go.Figure.__init__(self, spec, _validate=False)
+                except BaseException:
+                    object.__setattr__(self, "__class__", LazyFigure)
+                    own.clear()
+                    own["_lazy_spec"] = spec
+                    raise
+        return getattr(self, name)  # a go.Figure now (by this thread or the one the lock waited for)
+
+    @property
+    def spec(self) -> dict | None:
+        """{"data": [...], "layout": {...}} as the builder gave it, or None once plotly has built the figure
+        (then read fig._data and fig._layout)."""
+        return object.__getattribute__(self, "__dict__").get("_lazy_spec")
+
+
+_LAZY_OWN = frozenset({"__class__", "__dict__", "_lazy_spec", "spec"})
+_BUILDING = threading.Lock()
 
 
 def validated(fig: go.Figure) -> go.Figure:

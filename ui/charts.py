@@ -14,6 +14,7 @@ import plotly.io as pio
 import streamlit as st
 from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_array_spec
 
+from figures.base import LazyFigure
 from figures.export import figure_to_csv, figure_to_json
 from ui.presenter import chart_format, is_presenting
 
@@ -88,7 +89,10 @@ class _Spec(go.Figure):
 def _spec(fig: go.Figure | dict) -> dict:
     """{"data": [...], "layout": {...}} of `fig` as Figure.to_dict() gives it (numpy arrays as plotly's typed
     arrays), sharing what it does not change with `fig`: the caller replaces, never mutates, what it alters."""
-    if isinstance(fig, go.Figure):
+    lazy = fig.spec if isinstance(fig, LazyFigure) else None
+    if lazy is not None:  # not built by plotly yet: the builder's own dicts
+        data, layout = lazy["data"], lazy["layout"]
+    elif isinstance(fig, go.Figure):
         data, layout = fig._data, fig._layout  # the dicts to_dict() would deep-copy
     else:
         data, layout = fig.get("data", []), fig.get("layout", {})
@@ -176,7 +180,7 @@ def square_chart(container, fig: go.Figure | dict, *, key: str, **kwargs):
     with container.container(key=f"square_{key}"):
         result = chart(st, fig, key=key, height="stretch", export=False, **kwargs)
     if export:  # outside the square box, which would otherwise squeeze it onto the chart
-        _export_menu(container, fig if isinstance(fig, go.Figure) else go.Figure(fig, _validate=False), key)
+        _export_menu(container, fig, key)
     return result
 
 
@@ -194,7 +198,7 @@ def cell_font(n_cols: int, share: float = 1.0) -> int | None:
 
 
 def _export_menu(
-    container, fig: go.Figure, key: str, downloads: Sequence[Download] | None = None, note: str = ""
+    container, fig: go.Figure | dict, key: str, downloads: Sequence[Download] | None = None, note: str = ""
 ) -> None:
     # Its buttons are drawn only while it is open (opening it reruns the page): 2 download buttons per
     # chart on every run cost the server more than the chart itself when a class shares it.
