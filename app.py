@@ -89,7 +89,14 @@ def finish() -> None:
     record_run_time((time.perf_counter() - _run_started) * 1000)
 
 
-start_run(finish)
+def after_section(started: float) -> None:
+    """After a section of the page ran again alone (ui.page_state.section): its state goes into the link.
+    It cannot redraw the sidebar: the share link there follows the browser's link (ui.presenter.HISTORY_JS)."""
+    save_current()
+    record_run_time((time.perf_counter() - started) * 1000)
+
+
+start_run(finish, after_section)
 with run_gate():
     pg.run()
 finish_run()  # a page that stopped early (ui.page_state.stop) has already finished

@@ -45,6 +45,7 @@ class Widget:
     id: str
     label: str
     proto: object
+    fragment_id: str = ""  # the st.fragment it was drawn in, if any: using it reruns only that fragment
 
 
 @dataclass
@@ -57,6 +58,7 @@ class RunResult:
     h1: str = ""
     messages: int = 0
     bytes: int = 0
+    fragment: bool = False  # the run was a fragment's alone (st.fragment), not the whole page
 
 
 class ProtocolSession:
@@ -204,14 +206,14 @@ class ProtocolSession:
         w = self._widget(label, "checkbox")
         was = self._checkbox_value(w)
         self.states[w.id] = WidgetState(id=w.id, bool_value=not was)
-        result = await self._rerun()
+        result = await self._rerun(fragment_id=w.fragment_id)
         now = self._checkbox_value(self.widgets[label]) if label in self.widgets else was
         return result, was, now
 
     async def click(self, label: str) -> RunResult:
         w = self._widget(label, "button")
         trigger = WidgetState(id=w.id, trigger_value=True)
-        return await self._rerun(extra=[trigger])  # a trigger is sent once, not kept
+        return await self._rerun(extra=[trigger], fragment_id=w.fragment_id)  # a trigger is sent once, not kept
 
     async def slide(self, label: str, step: int) -> RunResult:
         """Move a numeric slider `step` steps (negative: left), staying within its range."""
@@ -223,7 +225,7 @@ class ProtocolSession:
         else:
             new = min(max(current[0] + step * p.step, p.min), p.max)
         self.states[w.id] = WidgetState(id=w.id, double_array_value={"data": [float(new)]})
-        return await self._rerun()
+        return await self._rerun(fragment_id=w.fragment_id)
 
     # -------------------------------------------------------------- protocol
 
@@ -241,10 +243,17 @@ class ProtocolSession:
         return bool(w.proto.value) if w.proto.set_value else bool(w.proto.default)
 
     def _rerun_msg(
-        self, page_name: str | None = None, page_hash: str | None = None, extra: list[WidgetState] = ()
+        self,
+        page_name: str | None = None,
+        page_hash: str | None = None,
+        extra: list[WidgetState] = (),
+        fragment_id: str = "",
     ) -> BackMsg:
+        """What the browser sends: a widget inside an st.fragment names that fragment, and the server then
+        reruns only it (the states of every widget on the page are sent all the same)."""
         msg = BackMsg()
         rs = msg.rerun_script
+        rs.fragment_id = fragment_id
         rs.query_string = self.query_string
         rs.page_script_hash = self.page_hash if page_hash is None else page_hash
         rs.page_name = page_name or ""
@@ -254,11 +263,15 @@ class ProtocolSession:
         return msg
 
     async def _rerun(
-        self, page_name: str | None = None, page_hash: str | None = None, extra: list[WidgetState] = ()
+        self,
+        page_name: str | None = None,
+        page_hash: str | None = None,
+        extra: list[WidgetState] = (),
+        fragment_id: str = "",
     ) -> RunResult:
         async with self._lock:
             t0 = time.perf_counter()
-            msg = self._rerun_msg(page_name, page_hash, extra)
+            msg = self._rerun_msg(page_name, page_hash, extra, fragment_id)
             result = await self._send_rerun(msg)
             if self.reconnect and result.status.startswith("closed") and not self._closing:
                 # the run was cut off: reconnect and send it again, as the browser does
@@ -301,7 +314,7 @@ class ProtocolSession:
                 self.cached.add(fm.hash)
             kind = fm.WhichOneof("type")
             if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
-                self._read_element(fm.delta.new_element, widgets, result)
+                self._read_element(fm.delta.new_element, widgets, result, fm.delta.fragment_id)
             elif kind == "new_session" and fm.new_session.initialize.session_id:
                 self.session_id = fm.new_session.initialize.session_id
             elif kind == "page_info_changed":
@@ -314,6 +327,11 @@ class ProtocolSession:
                 status = ForwardMsg.ScriptFinishedStatus.Name(fm.script_finished)
                 if status == "FINISHED_EARLY_FOR_RERUN":
                     continue  # the app called st.rerun(): the next run follows
+                if status == "FINISHED_FRAGMENT_RUN_SUCCESSFULLY":
+                    # only the fragment was drawn again: the rest of the page, its widgets included, stays
+                    result.status, result.fragment = "FINISHED_SUCCESSFULLY", True
+                    self.widgets = {**self.widgets, **widgets}
+                    return result
                 result.status = status
                 self.h1 = result.h1 or self.h1
                 self.widgets = widgets
@@ -322,7 +340,7 @@ class ProtocolSession:
                 return result
 
     @staticmethod
-    def _read_element(el, widgets: dict[str, Widget], result: RunResult) -> None:
+    def _read_element(el, widgets: dict[str, Widget], result: RunResult, fragment_id: str = "") -> None:
         kind = el.WhichOneof("type")
         if kind == "exception":
             result.exceptions.append(f"{el.exception.type}: {el.exception.message}"[:300])
@@ -333,4 +351,4 @@ class ProtocolSession:
         elif kind in ("checkbox", "button", "slider"):
             proto = getattr(el, kind)
             if proto.label not in widgets:
-                widgets[proto.label] = Widget(kind, proto.id, proto.label, proto)
+                widgets[proto.label] = Widget(kind, proto.id, proto.label, proto, fragment_id)

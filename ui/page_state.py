@@ -202,13 +202,56 @@ def save_current() -> None:
 
 
 FINISH_KEY = "_page_state_finish"
+AFTER_SECTION_KEY = "_page_state_after_section"
 
 
-def start_run(finish) -> None:
+def start_run(finish, after_section=None) -> None:
     """Called by app.py before the page runs: `finish()` will write the link (and whatever else app.py
-    does after a page), once, after the page, whether it ends or stops."""
+    does after a page), once, after the page, whether it ends or stops. `after_section(started)` does the
+    same after a `section` of the page ran again on its own (`started`: time.perf_counter() at its start)."""
     st.session_state.pop(CURRENT_KEY, None)  # a page that declares no state writes none into the link
     st.session_state[FINISH_KEY] = finish
+    st.session_state[AFTER_SECTION_KEY] = after_section
+
+
+def section(body):
+    """A part of a page that its own widgets redraw alone (an st.fragment), with the page's link kept whole.
+
+    A student's click on a widget inside it reruns only `body`, with the arguments of the page's last full
+    run, instead of the whole page: on a long page the other sections cost the server most of such a run.
+    `body` must read what its widgets change (session state, the page's PageState) inside itself and leave
+    nothing the rest of the page uses. After it ran alone, app.py's `after_section` writes the page's state
+    into the link and the sidebar's share link, as after a full run (and the run holds the process's
+    run slot, as a page's does); a full run of the page runs `body` inline, as a plain call.
+    """
+    import functools
+
+    @functools.wraps(body)
+    def run(*args, **kwargs):
+        if not _running_alone():
+            return body(*args, **kwargs)
+        import time
+
+        from ui.run_gate import run_gate
+
+        started = time.perf_counter()
+        with run_gate():
+            try:
+                return body(*args, **kwargs)
+            finally:
+                after = st.session_state.get(AFTER_SECTION_KEY)
+                if after is not None:
+                    after(started)
+
+    return st.fragment(run)
+
+
+def _running_alone() -> bool:
+    """True while this run is a fragment's alone, not the whole page's."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and ctx.fragment_ids_this_run)
 
 
 def finish_run() -> None:

@@ -32,21 +32,38 @@ html { font-size: 21px; }
 # One history entry per page visit. Streamlit pushes one entry when the page changes and another when the
 # page then writes its state into the link, so Back first stayed on the same page. A change of the link
 # that no user action caused since the last page change (the state written on arrival) now replaces the
-# entry instead; every deliberate change still adds one. Our own constant script: no user text in it.
+# entry instead; every deliberate change still adds one.
+# The sidebar's share link follows a change of the link within the page: a section of a page redrawn alone
+# (ui.page_state.section) writes the page's state into the link but cannot redraw the sidebar, so its query
+# is taken from the browser's own link; the part before it stays the server's. A page change redraws it.
+# Our own constant script: no user text in it.
 HISTORY_JS = """
 <script>
 (() => {
   const w = window.parent && window.parent !== window ? window.parent : window;
   if (w.__attentionHistory) return;
   w.__attentionHistory = true;
-  const push = w.history.pushState.bind(w.history);
+  const push = w.history.pushState.bind(w.history), replace = w.history.replaceState.bind(w.history);
   let lastAction = 0, arrived = Date.now();
   for (const type of ["pointerdown", "keydown"]) w.addEventListener(type, () => { lastAction = Date.now(); }, true);
+  const followLink = (before) => {
+    if (w.location.pathname !== before) return;  // another page: it draws its own share link
+    for (const el of w.document.querySelectorAll("[data-testid='share-link']")) {
+      el.textContent = el.textContent.split("?")[0] + w.location.search;
+    }
+  };
+  w.history.replaceState = function (state, title, url) {
+    const before = w.location.pathname, result = replace(state, title, url);
+    followLink(before);
+    return result;
+  };
   w.history.pushState = function (state, title, url) {
-    const next = new URL(url, w.location.href);
-    if (next.pathname !== w.location.pathname) { arrived = Date.now(); return push(state, title, url); }
+    const next = new URL(url, w.location.href), before = w.location.pathname;
+    if (next.pathname !== before) { arrived = Date.now(); return push(state, title, url); }
     if (lastAction < arrived) return w.history.replaceState(state, title, url);
-    return push(state, title, url);
+    const result = push(state, title, url);
+    followLink(before);
+    return result;
   };
 })();
 </script>
