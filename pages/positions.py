@@ -39,7 +39,7 @@ from lessons.positions import (
     word_vectors,
 )
 from ui.charts import cell_font, chart, show_snippet, square_chart
-from ui.page_state import PageState, stop
+from ui.page_state import PageState, section, stop
 from ui.safe_text import escape_markdown
 from ui.snippets import four_ways_snippet, masks_snippet, shuffle_snippet
 from ui.url import Choice, Flag, Int, Text
@@ -250,117 +250,127 @@ for name in ("len_a", "len_b"):  # fewer words than before: the lengths follow
     if STATE[name] > n_words:
         STATE.set(name, n_words)
 
-# ---------------------------------------------------------------- 1 · order is invisible
-st.header("1 · Order is invisible")
-st.markdown(
-    "Shuffle the words with a permutation matrix P (each row of P is a row of the identity, in a new order). The "
-    "scores become P S Pᵀ, the softmax of each row is shuffled the same way, and the output is P times the old "
-    "output: each word's output vector is **unchanged**, only listed in a new order."
-)
-st.latex(SHUFFLE_LATEX)
-shuffle_col, reset_col, number_col = st.columns([4, 3, 3], vertical_alignment="bottom")
-shuffle_col.button(
-    "Shuffle the words",
-    key="pos_shuffle_button",
-    icon=":material/shuffle:",
-    type="primary",
-    width="stretch",
-    on_click=lambda: STATE.set("shuffle", STATE["shuffle"] % SHUFFLE_MAX + 1),
-    help="A new random order (the shuffle number goes up by one).",
-)
-reset_col.button(
-    "Original order",
-    key="pos_reset_button",
-    width="stretch",
-    on_click=lambda: STATE.set("shuffle", 0),
-    help="Shuffle number 0: the words as typed.",
-)
-number_col.number_input(
-    "Shuffle number",
-    step=1,
-    key=STATE.key("shuffle"),
-    **STATE.bounds("shuffle"),
-    persist_state="session",
-    help="Which shuffle: 0 is the original order, any other number a fixed random order (so a link shows it).",
-)
-method_col, _ = st.columns([1, 1])
-method_col.selectbox(
-    "Position information on the right",
-    key=STATE.key("method"),
-    **STATE.bounds("method"),
-    format_func=METHOD_LABELS.get,
-    persist_state="session",
-    help="The right-hand column repeats the check with this way of adding position (section 2 explains each).",
-)
-shuffle, method = STATE["shuffle"], STATE["method"]
-perm = permutation(n_words, shuffle)
-shuffled = [words[i] for i in perm]
-alibi_heads = STATE["heads"]
-toy_checks = {
-    m: shuffle_check(x, head, perm, m, alibi_heads=alibi_heads) for m in ("none", "sinusoidal", "rope", "alibi")
-}
-st.markdown(
-    f"**Original order:** {escape_markdown(' '.join(words))}  \n"
-    f"**Shuffle {shuffle}:** {escape_markdown(' '.join(shuffled))}"
-)
-if shuffle == 0 or np.array_equal(perm, np.arange(n_words)):
-    st.info("This is the original order: press **Shuffle the words** to move them.", icon=":material/touch_app:")
-if method == "learned" and model is not None:  # both columns on the real model, so they compare like with like
-    pieces = minilm_pieces(model, words)
-    shuffled_pieces = minilm_pieces(model, shuffled)
-    left, right = minilm_checks(words, shuffle, STATE["head"])
-    labels, shuffled_labels = pieces.tokens, shuffled_pieces.tokens
-    st.caption(
-        f"Learned absolute positions belong to a trained model: both columns show {MODEL_NAME}'s first layer, "
-        f"head {STATE['head']} (chosen in section 2), on its own word pieces; [CLS] and [SEP] keep their places."
-    )
-else:
-    left, right = toy_checks["none"], toy_checks.get(method)
-    labels, shuffled_labels = words, shuffled
-none_col, with_col = st.columns(2, gap="large")
-none_col.subheader("No position information")
-with_col.subheader(f"With {METHOD_LABELS[method]}")
-for col, check, key in ((none_col, left, "none"), (with_col, right, "with")):
-    if check is None:
-        col.info(f"The learned table is {MODEL_NAME}'s, which is not installed here: pick another method.")
-        continue
-    col.markdown("**Original order**")
-    square_chart(col, weights_figure(check.before, labels, 0.5), key=f"pos_shuffle_{key}_before", share=0.5)
-    moved = "the same weights, moved" if check.passed else "changed, not just moved"
-    col.markdown(f"**Shuffle {shuffle}**: {moved}")
-    square_chart(col, weights_figure(check.after, shuffled_labels, 0.5), key=f"pos_shuffle_{key}_after", share=0.5)
-    verdict(col, check, SHORT_NAMES["none" if key == "none" else method])
 
-rows = [
-    ("toy head", METHOD_LABELS[m], toy_checks[m]) for m in ("none", "sinusoidal", "rope", "alibi")
-]  # the table: every method at once
-if model is not None:
-    for label, check in zip(
-        (METHOD_LABELS["none"], METHOD_LABELS["learned"]), minilm_checks(words, shuffle, STATE["head"])
-    ):
-        rows.append((f"{MODEL_NAME.split('/')[-1]}, layer 1 head {STATE['head']}", label, check))
-st.dataframe(
-    pd.DataFrame(
-        {
-            "model": [r[0] for r in rows],
-            "position information": [r[1] for r in rows],
-            "largest difference after undoing the shuffle": [diff_text(r[2].max_diff) for r in rows],
-            "check": ["✓ only shuffled" if r[2].passed else "✗ order was seen" for r in rows],
-        }
-    ),
-    hide_index=True,
-    width="stretch",
-    key="pos_check_table",
-)
-st.caption(
-    "A difference of order 10⁻¹⁶ is rounding (the sums over keys run in another order), not position. The "
-    "causal mask would break the symmetry too (a word then sees only the words before it), which is why this "
-    "check runs without it."
-)
-show_snippet(
-    shuffle_snippet(words, d_model=d_model, seed=seed, shuffle=shuffle, alibi_heads=alibi_heads, head=STATE["head"]),
-    key="pos_snippet_shuffle",
-)
+# ---------------------------------------------------------------- 1 · order is invisible
+@section
+def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_heads: int) -> None:
+    """Section 1, redrawn alone when its shuffle, order or method changes: nothing below reads them."""
+    n_words = len(words)
+    st.header("1 · Order is invisible")
+    st.markdown(
+        "Shuffle the words with a permutation matrix P (each row of P is a row of the identity, in a new order). The "
+        "scores become P S Pᵀ, the softmax of each row is shuffled the same way, and the output is P times the old "
+        "output: each word's output vector is **unchanged**, only listed in a new order."
+    )
+    st.latex(SHUFFLE_LATEX)
+    shuffle_col, reset_col, number_col = st.columns([4, 3, 3], vertical_alignment="bottom")
+    shuffle_col.button(
+        "Shuffle the words",
+        key="pos_shuffle_button",
+        icon=":material/shuffle:",
+        type="primary",
+        width="stretch",
+        on_click=lambda: STATE.set("shuffle", STATE["shuffle"] % SHUFFLE_MAX + 1),
+        help="A new random order (the shuffle number goes up by one).",
+    )
+    reset_col.button(
+        "Original order",
+        key="pos_reset_button",
+        width="stretch",
+        on_click=lambda: STATE.set("shuffle", 0),
+        help="Shuffle number 0: the words as typed.",
+    )
+    number_col.number_input(
+        "Shuffle number",
+        step=1,
+        key=STATE.key("shuffle"),
+        **STATE.bounds("shuffle"),
+        persist_state="session",
+        help="Which shuffle: 0 is the original order, any other number a fixed random order (so a link shows it).",
+    )
+    method_col, _ = st.columns([1, 1])
+    method_col.selectbox(
+        "Position information on the right",
+        key=STATE.key("method"),
+        **STATE.bounds("method"),
+        format_func=METHOD_LABELS.get,
+        persist_state="session",
+        help="The right-hand column repeats the check with this way of adding position (section 2 explains each).",
+    )
+    shuffle, method = STATE["shuffle"], STATE["method"]
+    perm = permutation(n_words, shuffle)
+    shuffled = [words[i] for i in perm]
+    toy_checks = {
+        m: shuffle_check(x, head, perm, m, alibi_heads=alibi_heads) for m in ("none", "sinusoidal", "rope", "alibi")
+    }
+    st.markdown(
+        f"**Original order:** {escape_markdown(' '.join(words))}  \n"
+        f"**Shuffle {shuffle}:** {escape_markdown(' '.join(shuffled))}"
+    )
+    if shuffle == 0 or np.array_equal(perm, np.arange(n_words)):
+        st.info("This is the original order: press **Shuffle the words** to move them.", icon=":material/touch_app:")
+    if method == "learned" and model is not None:  # both columns on the real model, so they compare like with like
+        pieces = minilm_pieces(model, words)
+        shuffled_pieces = minilm_pieces(model, shuffled)
+        left, right = minilm_checks(words, shuffle, STATE["head"])
+        labels, shuffled_labels = pieces.tokens, shuffled_pieces.tokens
+        st.caption(
+            f"Learned absolute positions belong to a trained model: both columns show {MODEL_NAME}'s first layer, "
+            f"head {STATE['head']} (chosen in section 2), on its own word pieces; [CLS] and [SEP] keep their places."
+        )
+    else:
+        left, right = toy_checks["none"], toy_checks.get(method)
+        labels, shuffled_labels = words, shuffled
+    none_col, with_col = st.columns(2, gap="large")
+    none_col.subheader("No position information")
+    with_col.subheader(f"With {METHOD_LABELS[method]}")
+    for col, check, key in ((none_col, left, "none"), (with_col, right, "with")):
+        if check is None:
+            col.info(f"The learned table is {MODEL_NAME}'s, which is not installed here: pick another method.")
+            continue
+        col.markdown("**Original order**")
+        square_chart(col, weights_figure(check.before, labels, 0.5), key=f"pos_shuffle_{key}_before", share=0.5)
+        moved = "the same weights, moved" if check.passed else "changed, not just moved"
+        col.markdown(f"**Shuffle {shuffle}**: {moved}")
+        square_chart(col, weights_figure(check.after, shuffled_labels, 0.5), key=f"pos_shuffle_{key}_after", share=0.5)
+        verdict(col, check, SHORT_NAMES["none" if key == "none" else method])
+
+    rows = [
+        ("toy head", METHOD_LABELS[m], toy_checks[m]) for m in ("none", "sinusoidal", "rope", "alibi")
+    ]  # the table: every method at once
+    if model is not None:
+        for label, check in zip(
+            (METHOD_LABELS["none"], METHOD_LABELS["learned"]), minilm_checks(words, shuffle, STATE["head"])
+        ):
+            rows.append((f"{MODEL_NAME.split('/')[-1]}, layer 1 head {STATE['head']}", label, check))
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "model": [r[0] for r in rows],
+                "position information": [r[1] for r in rows],
+                "largest difference after undoing the shuffle": [diff_text(r[2].max_diff) for r in rows],
+                "check": ["✓ only shuffled" if r[2].passed else "✗ order was seen" for r in rows],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+        key="pos_check_table",
+    )
+    st.caption(
+        "A difference of order 10⁻¹⁶ is rounding (the sums over keys run in another order), not position. The "
+        "causal mask would break the symmetry too (a word then sees only the words before it), which is why this "
+        "check runs without it."
+    )
+    show_snippet(
+        shuffle_snippet(
+            words, d_model=d_model, seed=seed, shuffle=shuffle, alibi_heads=alibi_heads, head=STATE["head"]
+        ),
+        key="pos_snippet_shuffle",
+    )
+
+
+alibi_heads = STATE["heads"]  # set in section 2, read by sections 1 and 2
+order_is_invisible(words, x, head, model, d_model, seed, alibi_heads)
 
 # ---------------------------------------------------------------- 2 · four ways to add position
 st.header("2 · Four ways to add position")
@@ -710,65 +720,73 @@ with reach_text_col:
         st.error(f"The last query heard from {reached} positions, not {min(n, span)}.", icon=FAIL)
     st.caption("Mistral 7B, for instance, uses w = 4096 with 32 layers: about 131 000 positions, from 4096 per layer.")
 
-st.subheader("Padding: a batch of two sequences of different lengths")
-st.markdown(
-    "To run sequences of different lengths as one array, the short ones are padded to the longest with a "
-    "filler token, [PAD]. The padding mask hides the padded **keys**: they get weight exactly 0, so the real "
-    "tokens compute what they would alone (up to rounding: the check below measures it). A padded **query** "
-    "still gets a row (it can see the real keys, so its softmax is defined), but that row means nothing: it is "
-    "reported as unused, never as NaN."
-)
-len_a_col, len_b_col = st.columns(2, gap="large")
-len_a_col.slider(
-    "Sequence 1: the first words",
-    key=STATE.key("len_a"),
-    **STATE.bounds("len_a"),
-    persist_state="session",
-    help="Sequence 1 is this many words from the start of your text.",
-)
-len_b_col.slider(
-    "Sequence 2: the last words",
-    key=STATE.key("len_b"),
-    **STATE.bounds("len_b"),
-    persist_state="session",
-    help="Sequence 2 is this many words from the end of your text.",
-)
-st.toggle(
-    "Causal mask too",
-    key=STATE.key("pad_causal"),
-    persist_state="session",
-    help="Apply the causal mask as well as the padding mask (both apply).",
-)
-len_a, len_b, pad_causal = STATE["len_a"], STATE["len_b"], STATE["pad_causal"]
-sequences = [list(words[:len_a]), list(words[n_words - len_b :])]
-padding = padding_check(sequences, head, d_model, seed, causal=pad_causal)
-for b, col in enumerate(st.columns(2, gap="large")):
-    length, n_padded = padding.lengths[b], len(padding.labels[b])
-    col.markdown(f"**Sequence {b + 1}**: {length} word{'s' if length > 1 else ''}, padded to {n_padded}")
-    chart(
-        col,
-        cached_figure("padded", padding.result.weights[b], padding.result.used[b], padding.labels[b]),
-        key=f"pos_padding_{b + 1}",
-        share=0.5,
+
+@section
+def padding_section(words, head, d_model: int, seed: int, n: int, window: int, layers: int) -> None:
+    """The padding mask, redrawn alone when its lengths or its causal switch change."""
+    n_words = len(words)
+    st.subheader("Padding: a batch of two sequences of different lengths")
+    st.markdown(
+        "To run sequences of different lengths as one array, the short ones are padded to the longest with a "
+        "filler token, [PAD]. The padding mask hides the padded **keys**: they get weight exactly 0, so the real "
+        "tokens compute what they would alone (up to rounding: the check below measures it). A padded **query** "
+        "still gets a row (it can see the real keys, so its softmax is defined), but that row means nothing: it is "
+        "reported as unused, never as NaN."
     )
-if padding.on_padding == 0.0 and padding.finite:
-    alone = "exactly." if padding.alone_diff == 0 else f"to within {diff_text(padding.alone_diff)} (rounding)."
-    st.success(
-        f"Padded keys: largest weight exactly 0. NaN anywhere: none. Unused query rows: {padding.unused}, "
-        f"reported as 0. The real tokens' outputs equal each sequence run alone {alone}",
-        icon=PASS,
+    len_a_col, len_b_col = st.columns(2, gap="large")
+    len_a_col.slider(
+        "Sequence 1: the first words",
+        key=STATE.key("len_a"),
+        **STATE.bounds("len_a"),
+        persist_state="session",
+        help="Sequence 1 is this many words from the start of your text.",
     )
-else:
-    st.error(f"A padded key got weight {padding.on_padding:g}, or a value is not finite.", icon=FAIL)
-show_snippet(
-    masks_snippet(
-        n=n,
-        window=window,
-        layers=layers,
-        sequences=sequences,
-        d_model=d_model,
-        seed=seed,
-        causal=pad_causal,
-    ),
-    key="pos_snippet_masks",
-)
+    len_b_col.slider(
+        "Sequence 2: the last words",
+        key=STATE.key("len_b"),
+        **STATE.bounds("len_b"),
+        persist_state="session",
+        help="Sequence 2 is this many words from the end of your text.",
+    )
+    st.toggle(
+        "Causal mask too",
+        key=STATE.key("pad_causal"),
+        persist_state="session",
+        help="Apply the causal mask as well as the padding mask (both apply).",
+    )
+    len_a, len_b, pad_causal = STATE["len_a"], STATE["len_b"], STATE["pad_causal"]
+    sequences = [list(words[:len_a]), list(words[n_words - len_b :])]
+    padding = padding_check(sequences, head, d_model, seed, causal=pad_causal)
+    for b, col in enumerate(st.columns(2, gap="large")):
+        length, n_padded = padding.lengths[b], len(padding.labels[b])
+        col.markdown(f"**Sequence {b + 1}**: {length} word{'s' if length > 1 else ''}, padded to {n_padded}")
+        chart(
+            col,
+            cached_figure("padded", padding.result.weights[b], padding.result.used[b], padding.labels[b]),
+            key=f"pos_padding_{b + 1}",
+            share=0.5,
+        )
+    if padding.on_padding == 0.0 and padding.finite:
+        alone = "exactly." if padding.alone_diff == 0 else f"to within {diff_text(padding.alone_diff)} (rounding)."
+        st.success(
+            f"Padded keys: largest weight exactly 0. NaN anywhere: none. Unused query rows: {padding.unused}, "
+            f"reported as 0. The real tokens' outputs equal each sequence run alone {alone}",
+            icon=PASS,
+        )
+    else:
+        st.error(f"A padded key got weight {padding.on_padding:g}, or a value is not finite.", icon=FAIL)
+    show_snippet(
+        masks_snippet(
+            n=n,
+            window=window,
+            layers=layers,
+            sequences=sequences,
+            d_model=d_model,
+            seed=seed,
+            causal=pad_causal,
+        ),
+        key="pos_snippet_masks",
+    )
+
+
+padding_section(words, head, d_model, seed, n, window, layers)

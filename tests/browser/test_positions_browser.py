@@ -48,3 +48,37 @@ def test_the_check_follows_the_method_chosen(page, app_url):
     wait_idle(page)
     assert "shuffle=0" in page.url
     assert page.get_by_text(re.compile("RoPE: after undoing the shuffle, the outputs are the same")).is_visible()
+
+
+def share_link_text(page) -> str:
+    return page.locator('[data-testid="stSidebar"] [data-testid="share-link"]').first.inner_text()
+
+
+def test_a_section_redrawn_alone_keeps_the_link_and_the_share_link_whole(page, app_url):
+    """Shuffling redraws section 1 alone and the padding switch its section alone (ui.page_state.section;
+    tests/browser/test_protocol_session.py checks that the rest is not sent again): the link and the
+    sidebar's share link carry the new state all the same, and Back returns to the view before."""
+    open_page(page, app_url, "positions", "shuffle=1")
+    assert_no_exception(page)
+    page.get_by_role("button", name=re.compile("Shuffle the words")).click()
+    wait_idle(page)
+    page.wait_for_timeout(300)
+    wait_idle(page)
+    assert_no_exception(page)
+    assert "shuffle=2" in page.url and "shuffle=2" in share_link_text(page)
+    assert share_link_text(page).split("?")[1] == page.url.split("?")[1]  # the same query as the browser's link
+    page.get_by_text("Causal mask too").click()
+    wait_idle(page)
+    page.wait_for_timeout(300)
+    wait_idle(page)
+    assert_no_exception(page)
+    assert "pad_causal=1" in page.url and "pad_causal=1" in share_link_text(page)
+    assert "shuffle=2" in share_link_text(page)
+    page.go_back()
+    wait_idle(page)
+    page.wait_for_timeout(500)
+    wait_idle(page)
+    assert "pad_causal=0" in page.url and "shuffle=2" in page.url
+    assert "pad_causal=0" in share_link_text(page)
+    assert page.get_by_role("switch", name="Causal mask too").is_checked() is False
+    screenshot(page, "positions_sections")

@@ -123,3 +123,34 @@ def test_a_reconnecting_browsers_widget_values_win_over_the_link_on_its_first_ru
     assert run.status == "FINISHED_SUCCESSFULLY" and not run.exceptions
     assert reconnected["causal"] == ["1"]  # the browser's toggle, not the link's old value
     assert reconnected["q"] == link["q"]  # the rest of the view still comes from the link
+
+
+def test_a_widget_inside_a_section_reruns_that_section_alone_as_the_browser_asks(app_url):
+    """The position page's shuffle and padding switch sit in sections (ui.page_state.section, st.fragment):
+    the client names the widget's fragment as the browser does, the server then sends only that section,
+    and the link still gets the page's whole state. A widget outside every section reruns the whole page."""
+
+    async def scenario():
+        s = ProtocolSession(app_url)
+        await s.connect("positions")
+        try:
+            full = await s.open("positions", query_string="shuffle=1")
+            shuffled = await s.click("Shuffle the words")
+            after_shuffle = parse_qs(s.query_string)
+            padded, was, now = await s.toggle("Causal mask too")
+            after_padding = parse_qs(s.query_string)
+            whole = await s.slide("Layers L", 1)  # the sliding window's: in no section (the padding reads it)
+            return full, shuffled, after_shuffle, (padded, was, now), after_padding, whole, parse_qs(s.query_string)
+        finally:
+            await s.close()
+
+    full, shuffled, after_shuffle, (padded, was, now), after_padding, whole, last = _run(scenario())
+    assert full.status == "FINISHED_SUCCESSFULLY" and not full.fragment and full.h1 == TITLES["positions"]
+    assert shuffled.status == "FINISHED_SUCCESSFULLY" and not shuffled.exceptions and shuffled.fragment
+    assert shuffled.messages < full.messages / 2  # the other sections were not sent again
+    assert after_shuffle["shuffle"] == ["2"] and after_shuffle["text"]  # the whole state, in the link
+    assert padded.fragment and not padded.exceptions and (was, now) == (False, True)
+    assert padded.messages < shuffled.messages
+    assert after_padding["pad_causal"] == ["1"] and after_padding["shuffle"] == ["2"]
+    assert whole.status == "FINISHED_SUCCESSFULLY" and not whole.fragment and whole.h1 == TITLES["positions"]
+    assert last["pad_causal"] == ["1"] and last["shuffle"] == ["2"]  # a full run keeps what the sections set
