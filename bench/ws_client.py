@@ -151,6 +151,9 @@ class ProtocolSession:
         request whose run was cut off (`cut_off`: sent again, as the browser does), or the page as it is."""
         before, h1_before = self.worker, self.h1
         msg = cut_off if cut_off is not None else self._rerun_msg()
+        # the new server has none of this session's fragments: the page runs whole, as the browser's rerun after
+        # a reconnect does (the widgets' states, a click's included, go with it)
+        msg.rerun_script.fragment_id = ""
         page_asked = msg.rerun_script.page_script_hash or self.page_hash
         deadline = lost_at + self.timeout
         delay = 0.25

@@ -16,14 +16,19 @@ def heatmap(page, key: str) -> np.ndarray:
     return np.array(plot.evaluate("el => Array.from(el._fullData[0].z, row => Array.from(row))"), dtype=float)
 
 
-def test_clicking_shuffle_moves_the_words_and_the_check_passes_only_without_positions(page, app_url):
-    open_page(page, app_url, "positions")
-    assert_no_exception(page)
-    page.get_by_role("button", name=re.compile("Shuffle the words")).click()
+def click_and_settle(page, target) -> None:
+    """Click, wait until the run it starts (and any it triggers) is drawn, and check that no error shows."""
+    target.click()
     wait_idle(page)
     page.wait_for_timeout(300)
     wait_idle(page)
     assert_no_exception(page)
+
+
+def test_clicking_shuffle_moves_the_words_and_the_check_passes_only_without_positions(page, app_url):
+    open_page(page, app_url, "positions")
+    assert_no_exception(page)
+    click_and_settle(page, page.get_by_role("button", name=re.compile("Shuffle the words")))
     assert "shuffle=2" in page.url  # the shuffle is in the link
     perm = permutation(len(WORDS), 2)
     assert page.get_by_text(f"Shuffle 2: {' '.join(WORDS[i] for i in perm)}").is_visible()
@@ -60,18 +65,10 @@ def test_a_section_redrawn_alone_keeps_the_link_and_the_share_link_whole(page, a
     sidebar's share link carry the new state all the same, and Back returns to the view before."""
     open_page(page, app_url, "positions", "shuffle=1")
     assert_no_exception(page)
-    page.get_by_role("button", name=re.compile("Shuffle the words")).click()
-    wait_idle(page)
-    page.wait_for_timeout(300)
-    wait_idle(page)
-    assert_no_exception(page)
+    click_and_settle(page, page.get_by_role("button", name=re.compile("Shuffle the words")))
     assert "shuffle=2" in page.url and "shuffle=2" in share_link_text(page)
     assert share_link_text(page).split("?")[1] == page.url.split("?")[1]  # the same query as the browser's link
-    page.get_by_text("Causal mask too").click()
-    wait_idle(page)
-    page.wait_for_timeout(300)
-    wait_idle(page)
-    assert_no_exception(page)
+    click_and_settle(page, page.get_by_text("Causal mask too"))
     assert "pad_causal=1" in page.url and "pad_causal=1" in share_link_text(page)
     assert "shuffle=2" in share_link_text(page)
     page.go_back()
