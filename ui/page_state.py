@@ -11,6 +11,8 @@
   its own `key=` (the shared sequence "seq", or keys older links and tests know).
 - After the page has run, app.py calls `save_current()`, which writes exactly this page's state into
   the link (st.stop() included: it runs in a `finally`). No page reads or writes st.query_params.
+- A part of a page whose widgets change nothing else can be a `section` (an st.fragment): those widgets
+  rerun it alone, and the link is written after it as after the whole page.
 
 Streamlit's own `bind="query-params"` was considered: it drops a bad value from the link without a
 word and forces the link's names to be the widget keys, so the guarantees above would be lost; and
@@ -19,11 +21,15 @@ matrices, labels and sentences have no widget to bind. Widgets keep `persist_sta
 
 from __future__ import annotations
 
+import functools
+import time
 from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
+from ui.run_gate import run_gate
 from ui.safe_text import escape_markdown
 from ui.url import Flag, Param, SequenceParam, Slots
 
@@ -221,19 +227,15 @@ def section(body):
     run, instead of the whole page: on a long page the other sections cost the server most of such a run.
     `body` must read what its widgets change (session state, the page's PageState) inside itself and leave
     nothing the rest of the page uses. After it ran alone, app.py's `after_section` writes the page's state
-    into the link and the sidebar's share link, as after a full run (and the run holds the process's
-    run slot, as a page's does); a full run of the page runs `body` inline, as a plain call.
+    into the link, as after a full run (the sidebar's share link follows the link in the browser: a fragment
+    cannot redraw the sidebar), and the run holds the process's run slot, as a page's does. A full run of
+    the page runs `body` inline, as a plain call.
     """
-    import functools
 
     @functools.wraps(body)
     def run(*args, **kwargs):
         if not _running_alone():
             return body(*args, **kwargs)
-        import time
-
-        from ui.run_gate import run_gate
-
         started = time.perf_counter()
         with run_gate():
             try:
@@ -248,8 +250,6 @@ def section(body):
 
 def _running_alone() -> bool:
     """True while this run is a fragment's alone, not the whole page's."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
     ctx = get_script_run_ctx()
     return bool(ctx is not None and ctx.fragment_ids_this_run)
 
