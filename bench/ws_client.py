@@ -85,6 +85,11 @@ class ProtocolSession:
         self.states: dict[str, WidgetState] = {}  # widget id -> the value this session gave it
         self.cached: set[str] = set()  # hashes of large messages already received
 
+    @property
+    def connected(self) -> bool:
+        """The websocket is open (or being reopened after a drop): False once close() was called."""
+        return self.ws is not None and not self._closing
+
     async def connect(self, path: str = "") -> None:
         """Load the page over HTTP (its cookies), then open the websocket, as a browser does."""
         await asyncio.to_thread(self._http_get, f"/{path}")

@@ -119,3 +119,25 @@ def test_the_probe_averages_speeds_not_times_and_only_inside_the_window():
 def test_the_probe_times_its_own_fixed_work():
     assert work(10) == sum(i * i % 7 for i in range(10))
     assert sample() > 0
+
+
+def test_a_failover_counts_only_the_sessions_still_connected_to_the_worker_it_kills():
+    from types import SimpleNamespace
+
+    from bench.load_test import connected_sessions_by_worker
+    from bench.ws_client import ProtocolSession
+
+    def session(name: str, worker: str, open_: bool):
+        client = ProtocolSession("http://127.0.0.1:1")
+        client.worker = worker
+        client.ws = object() if open_ else None  # close() leaves no websocket
+        client._closing = not open_
+        return SimpleNamespace(name=name, client=client)
+
+    sessions = [
+        session("a", "0", True),
+        session("b", "0", False),  # done with its interactions before the kill: not cut off by it
+        session("c", "1", True),
+        SimpleNamespace(name="d", client=None),  # not connected yet
+    ]
+    assert connected_sessions_by_worker(sessions) == {"0": ["a"], "1": ["c"]}
