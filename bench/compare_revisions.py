@@ -41,13 +41,7 @@ async def step(
     if action is None:
         result = await session.goto(PAGES[page])
     else:
-        kind, label = action
-        if kind == "toggle":
-            result = (await session.toggle(label))[0]
-        elif kind == "button":
-            result = await session.click(label)
-        else:
-            result = await session.slide(label, 1 if up else -1)  # back and forth: never past its end
+        result, _, _ = await session.use(*action, 1 if up else -1)  # a slider back and forth: never past its end
     spent = (cpu_seconds(pids) - before) * 1000
     if result.status != "FINISHED_SUCCESSFULLY" or result.exceptions:
         raise SystemExit(f"{page} {action}: {result.status} {result.exceptions[:1]}")

@@ -687,15 +687,10 @@ class BrowserlessSession:
 
     async def act(self, client, kind: str, label: str, nth: int) -> None:
         where = f"{kind} {label!r} on {self.page_name}"
-        try:
-            if kind == "toggle":
-                result, was, now = await client.toggle(label)
-                if result.status == "FINISHED_SUCCESSFULLY" and now == was:
-                    self.error(f"{where}: the toggle did not change")
-            elif kind == "button":
-                result = await client.click(label)
-            else:  # slider: right, then back left
-                result = await client.slide(label, 1 if nth % 2 == 0 else -1)
+        try:  # a slider: right, then back left
+            result, was, now = await client.use(kind, label, 1 if nth % 2 == 0 else -1)
+            if kind == "toggle" and result.status == "FINISHED_SUCCESSFULLY" and now == was:
+                self.error(f"{where}: the toggle did not change")
         except LookupError as exc:
             self.error(f"{where}: {exc}")
             return

@@ -235,6 +235,15 @@ class ProtocolSession:
         self.states[w.id] = WidgetState(id=w.id, double_array_value={"data": [float(new)]})
         return await self._rerun(fragment_id=w.fragment_id)
 
+    async def use(self, kind: str, label: str, step: int = 1) -> tuple[RunResult, bool | None, bool | None]:
+        """Use one of load_test.ACTIONS' options: flip a toggle, click a button or move a slider `step` steps.
+        Returns the run and, for a toggle, its value before and after (None otherwise)."""
+        if kind == "toggle":
+            return await self.toggle(label)
+        if kind == "button":
+            return await self.click(label), None, None
+        return await self.slide(label, step), None, None
+
     # -------------------------------------------------------------- protocol
 
     def _widget(self, label: str, kind: str) -> Widget:
