@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 import re
+import threading
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -129,3 +131,90 @@ def test_the_app_applies_the_fix():
     AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
     for name in WIDGET_MODULES:
         assert importlib.import_module(name).get_session_state._reads_one_key, name
+
+
+# ---------------------------------------------------------------- the script thread's messages
+def test_callbacks_from_many_threads_run_on_the_loop_in_their_order_with_few_wake_ups():
+    loop = asyncio.new_event_loop()
+    batch = streamlit_fixes._Batch(loop)
+    seen: list[tuple[int, int]] = []
+    wake_ups = 0
+    original = loop.call_soon_threadsafe
+
+    def counting(callback, *args):
+        nonlocal wake_ups
+        wake_ups += 1
+        return original(callback, *args)
+
+    loop.call_soon_threadsafe = counting
+    threads = [
+        threading.Thread(target=lambda t=t: [batch.add(lambda i=i: seen.append((t, i))) for i in range(500)])
+        for t in range(4)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    loop.run_until_complete(asyncio.sleep(0.01))
+    loop.close()
+    assert len(seen) == 2000
+    for t in range(4):
+        assert [i for s, i in seen if s == t] == list(range(500)), "one thread's callbacks kept their order"
+    assert wake_ups == 1, "the loop ran nothing while they were added: one wake-up for all"
+
+
+def test_a_failing_callback_is_reported_and_the_rest_still_run():
+    loop = asyncio.new_event_loop()
+    reported: list[dict] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    batch = streamlit_fixes._Batch(loop)
+    seen: list[int] = []
+    batch.add(lambda: seen.append(1))
+    batch.add(lambda: 1 / 0)
+    batch.add(lambda: seen.append(3))
+    loop.run_until_complete(asyncio.sleep(0))
+    batch.add(lambda: seen.append(4))  # a later batch wakes the loop again
+    loop.run_until_complete(asyncio.sleep(0))
+    loop.close()
+    assert seen == [1, 3, 4]
+    assert len(reported) == 1 and isinstance(reported[0]["exception"], ZeroDivisionError)
+
+
+def test_callbacks_for_a_closed_loop_are_dropped_as_streamlit_drops_them():
+    loop = asyncio.new_event_loop()
+    loop.close()
+    batch = streamlit_fixes._Batch(loop)
+    batch.add(lambda: None)  # no RuntimeError
+    assert not batch.waiting and not batch.scheduled
+
+
+def test_a_message_enqueued_on_the_loop_sets_need_send_data_without_the_pipe():
+    from types import SimpleNamespace
+
+    loop = asyncio.new_event_loop()
+    objects = SimpleNamespace(eventloop=loop, need_send_data=asyncio.Event())
+    runtime = SimpleNamespace(_get_async_objs=lambda: objects)
+    loop.call_soon_threadsafe = None  # would fail if it were used from the loop's own thread
+
+    async def on_the_loop():
+        streamlit_fixes._enqueued_some_message(runtime)
+        await asyncio.sleep(0)
+        return objects.need_send_data.is_set()
+
+    assert loop.run_until_complete(on_the_loop())
+    loop.close()
+
+
+def test_the_pinned_streamlit_wakes_its_loop_as_the_fix_expects():
+    """The two functions replaced: if Streamlit changes them, the fix may be wrong; fail here."""
+    from streamlit.runtime.app_session import AppSession
+    from streamlit.runtime.runtime import Runtime
+
+    streamlit_fixes.batch_script_events()
+    assert AppSession._call_soon_on_event_loop is streamlit_fixes._call_soon_on_event_loop
+    originals = streamlit_fixes.STREAMLIT_ORIGINALS
+    body = inspect.getsource(originals["AppSession._call_soon_on_event_loop"])
+    assert "self._event_loop.call_soon_threadsafe(callback)" in body
+    body = inspect.getsource(originals["Runtime._enqueued_some_message"])
+    assert "async_objs.eventloop.call_soon_threadsafe(async_objs.need_send_data.set)" in body
+    assert Runtime._enqueued_some_message is streamlit_fixes._enqueued_some_message

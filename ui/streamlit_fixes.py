@@ -1,23 +1,35 @@
-"""A measured fix to Streamlit's widgets, applied once per process by app.py (the pinned Streamlit only).
+"""Two measured fixes to the pinned Streamlit's server, applied once per process by app.py.
 
-Streamlit's selectbox, radio, number_input, slider, text_input and text_area each ask, while they are
-drawn, whether their own key holds None in Session State. They ask it of `filtered_state`, a dict that
-Streamlit builds afresh for every such widget from every key in the session, each value read through
-the widget registry (streamlit/streamlit#9415 is the same cost by another path). This app keeps every
-visited page's settings in the session, about 90 keys after five pages, so a page of 20 keyed widgets
-built that dict 20 times per run: 8 % of the server's samples over the load test's mix (py-spy,
-bench/compare_revisions.py's steps).
+**Widgets read one key** (`read_widget_keys_one_by_one`). Streamlit's selectbox, radio, number_input,
+slider, text_input and text_area each ask, while they are drawn, whether their own key holds None in
+Session State. They ask it of `filtered_state`, a dict that Streamlit builds afresh for every such widget
+from every key in the session, each value read through the widget registry (streamlit/streamlit#9415 is
+the same cost by another path). This app keeps every visited page's settings in the session, about 90
+keys after five pages, so a page of 20 keyed widgets built that dict 20 times per run: 8 % of the
+server's samples over the load test's mix (py-spy). The six widget modules now get a session whose
+`filtered_state` answers the same two questions (is the key set? to what?) for the one key asked,
+through the session's own `in` and `[]`, which read the same stores in the same order; everything else
+goes to Streamlit's session unchanged. Paired against the code before (bench/compare_revisions.py):
+the mix's server CPU per run 0.88x.
 
-`read_widget_keys_one_by_one()` gives those six widget modules a session whose `filtered_state` answers
-the same two questions (is the key set? to what?) for the one key asked, through the session's own
-`in` and `[]`, which read the same stores in the same order. Everything else goes to Streamlit's
-session unchanged. tests/test_streamlit_fixes.py checks both answers against Streamlit's own dict, and
-fails if the pinned Streamlit stops reading filtered_state exactly this way in these widgets.
+**A script's messages reach the event loop in batches** (`batch_script_events`). Every element a script
+draws is a message that its thread hands to the server's event loop with `call_soon_threadsafe`, which
+writes to the loop's wake-up pipe; on the loop, Streamlit queues it for the browser and wakes the loop
+once more the same way, from the loop's own thread. Here the script thread hands over its callbacks
+through one queue per loop and wakes the loop only when it is not already due to drain that queue, in
+the order they came; the second wake-up becomes a plain `call_soon`. Paired: 0.95x (rounds 0.89-0.99).
+
+tests/test_streamlit_fixes.py checks the answers against Streamlit's own, the order and the error
+handling of the batches, and fails if the pinned Streamlit stops doing what these replace.
 """
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import importlib
+import threading
+from collections.abc import Callable
 from typing import Any
 
 # module: how many times it reads filtered_state, each time only as `key in s` and `s[key]`
@@ -62,7 +74,7 @@ class _WidgetSession:
 
 
 def read_widget_keys_one_by_one() -> None:
-    """Give the six widgets the key-by-key view; once per process (a second call changes nothing)."""
+    """Give the six widget modules the key-by-key view; once per process (a second call changes nothing)."""
     for name in WIDGET_MODULES:
         module = importlib.import_module(name)
         original = module.get_session_state
@@ -75,3 +87,82 @@ def read_widget_keys_one_by_one() -> None:
         get_session_state._reads_one_key = True
         get_session_state.original = original
         module.get_session_state = get_session_state
+
+
+# ---------------------------------------------------------------- the script thread's messages
+class _Batch:
+    """The callbacks script threads hand to one event loop, run there in the order they came."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.lock = threading.Lock()
+        self.waiting: collections.deque[Callable[[], None]] = collections.deque()
+        self.scheduled = False
+
+    def add(self, callback: Callable[[], None]) -> None:
+        with self.lock:
+            self.waiting.append(callback)
+            if self.scheduled:
+                return  # the loop has been woken and has not drained yet: it will run this one too
+            self.scheduled = True
+        try:
+            self.loop.call_soon_threadsafe(self.drain)
+        except RuntimeError:  # the loop closed (shutdown): Streamlit drops these too
+            with self.lock:
+                self.waiting.clear()
+                self.scheduled = False
+            if not self.loop.is_closed():
+                raise
+
+    def drain(self) -> None:
+        with self.lock:
+            callbacks, self.waiting = self.waiting, collections.deque()
+            self.scheduled = False
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception as exc:  # as the loop reports a failing call_soon callback, and go on
+                self.loop.call_exception_handler({"message": "Exception in a script event", "exception": exc})
+
+
+_batches: dict[asyncio.AbstractEventLoop, _Batch] = {}
+_batches_lock = threading.Lock()
+
+
+def _batch_for(loop: asyncio.AbstractEventLoop) -> _Batch:
+    batch = _batches.get(loop)
+    if batch is None:
+        with _batches_lock:
+            batch = _batches.setdefault(loop, _Batch(loop))
+    return batch
+
+
+def _call_soon_on_event_loop(self, callback: Callable[[], None]) -> None:
+    _batch_for(self._event_loop).add(callback)
+
+
+def _enqueued_some_message(self) -> None:
+    objects = self._get_async_objs()
+    try:
+        here = asyncio.get_running_loop() is objects.eventloop
+    except RuntimeError:
+        here = False
+    if here:  # on the loop already (it always is: AppSession enqueues there): no wake-up through the pipe
+        objects.eventloop.call_soon(objects.need_send_data.set)
+    else:
+        objects.eventloop.call_soon_threadsafe(objects.need_send_data.set)
+
+
+STREAMLIT_ORIGINALS: dict[str, Callable] = {}  # what batch_script_events replaced
+
+
+def batch_script_events() -> None:
+    """Hand a script's messages to the event loop in batches; once per process."""
+    from streamlit.runtime.app_session import AppSession
+    from streamlit.runtime.runtime import Runtime
+
+    if AppSession._call_soon_on_event_loop is not _call_soon_on_event_loop:
+        STREAMLIT_ORIGINALS["AppSession._call_soon_on_event_loop"] = AppSession._call_soon_on_event_loop
+        STREAMLIT_ORIGINALS["Runtime._enqueued_some_message"] = Runtime._enqueued_some_message
+        AppSession._call_soon_on_event_loop = _call_soon_on_event_loop
+        Runtime._enqueued_some_message = _enqueued_some_message
