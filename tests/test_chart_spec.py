@@ -137,3 +137,47 @@ def test_every_array_is_one_plotlys_fast_encoder_takes_at_the_first_try():
     orjson.dumps(spec, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY)  # raises TypeError if not
     ours, theirs = json.loads(pio.to_json(_Spec(spec), validate=False)), json.loads(fig.to_json())
     assert ours["data"] == theirs["data"]  # the same JSON as plotly's own path (the template: tested above)
+
+
+def _plotlys_way(v):
+    from _plotly_utils.utils import to_typed_array_spec
+
+    new = to_typed_array_spec(v)
+    return new.tolist() if isinstance(new, np.ndarray) and new.dtype.kind not in "iuf" else new
+
+
+def test_numpy_arrays_become_the_typed_arrays_plotly_would_make():
+    """ui.charts encodes numpy arrays itself (plotly's way goes through narwhals' checks): the same dtype
+    codes, bytes, shapes and 64-bit downcasts, for every kind of array a figure can hold."""
+    from ui.charts import _typed_array
+
+    rng = np.random.default_rng(0)
+    wide = rng.random((4, 6))
+    cases = {
+        "float64 2-D": wide,
+        "float32": wide.astype(np.float32),
+        "float16": wide.astype(np.float16),
+        "transposed (not contiguous)": wide.T,
+        "every other column": wide[:, ::2],
+        "3-D": rng.random((2, 3, 4)),
+        "int64 small": np.arange(-5, 5),
+        "int64 int16-sized": np.array([-300, 30000]),
+        "int64 int32-sized": np.array([0, 2**31 - 1]),
+        "int64 too big for int32": np.array([0, 2**40]),
+        "uint64 small": np.arange(5, dtype=np.uint64),
+        "uint64 too big": np.array([0, 2**40], dtype=np.uint64),
+        "int32": np.arange(7, dtype=np.int32),
+        "uint8": np.arange(7, dtype=np.uint8),
+        "bool": np.array([[True, False], [False, True]]),
+        "text": np.array(["a", "b<br>c"]),
+        "objects": np.array([["a", 1], ["b", 2.5]], dtype=object),
+        "empty float": np.zeros(0),
+        "empty 2-D": np.zeros((0, 3)),
+    }
+    for name, v in cases.items():
+        ours, theirs = _typed_array(v), _plotlys_way(v)
+        if isinstance(theirs, np.ndarray):
+            assert isinstance(ours, np.ndarray) and ours.dtype == theirs.dtype, name
+            np.testing.assert_array_equal(ours, theirs, err_msg=name)
+        else:
+            assert ours == theirs, name
