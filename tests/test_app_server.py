@@ -19,3 +19,20 @@ def test_each_run_records_its_server_time():
     at = run_page()
     at.run()
     assert len(RUN_TIMES_MS) >= min(before + 2, RUN_TIMES_MS.maxlen) and RUN_TIMES_MS[-1] > 0
+
+
+def test_a_session_builds_its_pages_once_and_keeps_them_to_itself():
+    """st.Page objects are built on a session's first run and reused (st.Page reads the disk); another
+    session gets its own, since st.navigation marks the page it picks on the object."""
+    at = run_page()
+    pages = at.session_state["_navigation_pages"]
+    first = [p for section in pages.values() for p in section]
+    assert len(first) == 12
+    at.switch_page("pages/causal.py").run()
+    assert not at.exception
+    again = [p for section in at.session_state["_navigation_pages"].values() for p in section]
+    assert all(a is b for a, b in zip(first, again))
+    other = run_page()
+    theirs = [p for section in other.session_state["_navigation_pages"].values() for p in section]
+    assert not any(a is b for a, b in zip(first, theirs))
+    assert [p.url_path for p in theirs] == [p.url_path for p in first]
