@@ -18,6 +18,7 @@ from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
 from ui.snippets import block_snippet
 from ui.state import SEQUENCE_KEY
+from ui.tables import arrow_table
 from ui.url import Choice, Flag, Int
 
 MAX_HEADS, MAX_BLOCKS = 8, 12
@@ -255,7 +256,7 @@ chart(
     key="block_heads_fig",
 )
 st.dataframe(
-    pd.DataFrame({"head": range(1, n_heads + 1), "caption": [s.caption for s in summaries]}),
+    arrow_table({"head": range(1, n_heads + 1), "caption": [s.caption for s in summaries]}),
     hide_index=True,
     width="stretch",
     key="block_heads_table",

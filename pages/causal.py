@@ -25,6 +25,7 @@ from ui.page_state import PageState, stop
 from ui.sequence_editor import editor_box, reset_sequence, sequence_editor
 from ui.snippets import attention_snippet
 from ui.state import require_app_entry
+from ui.tables import arrow_rows, arrow_table
 from ui.url import Int, SequenceParam
 
 require_app_entry()
@@ -233,7 +234,7 @@ else:
     ]
     check_table_col, check_bars_col = st.columns([3, 2], gap="large")
     check_table_col.dataframe(
-        pd.DataFrame(rows),
+        arrow_rows(rows),
         hide_index=True,
         width="stretch",
         column_config={
@@ -275,7 +276,7 @@ with bug_col:
         key="causal_heat_bug",
         share=0.5,
     )
-leak_table = pd.DataFrame(
+leak_table = arrow_table(
     {
         "query": list(tok),
         "row sum (correct)": masked.weights.sum(axis=1),

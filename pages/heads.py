@@ -4,7 +4,6 @@ from ui.state import require_app_entry
 
 require_app_entry()
 
-import pandas as pd
 import streamlit as st
 
 from attention import attention_steps, divisors, multi_head_steps
@@ -27,6 +26,7 @@ from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
 from ui.snippets import heads_snippet
 from ui.state import SEQUENCE_KEY
+from ui.tables import arrow_table
 from ui.url import Flag, Int, Slots
 
 MAX_HEADS = 8
@@ -215,7 +215,7 @@ chart(
     key="heads_split_fig",
 )
 st.dataframe(
-    pd.DataFrame(
+    arrow_table(
         {
             "head": [h + 1 for h in range(n_heads)],
             "columns of Q, K, V": [f"{h * d_head} … {(h + 1) * d_head - 1}" for h in range(n_heads)],
@@ -238,7 +238,7 @@ st.latex(ENTROPY_LATEX)
 titles = [f"head {h + 1} · {PRESET_LABELS[p]}\n{s.looks}" for h, (p, s) in enumerate(zip(presets, summaries))]
 chart(st, heads_grid(steps.weights, tokens, titles), width="stretch", key="heads_grid_fig")
 st.dataframe(
-    pd.DataFrame(
+    arrow_table(
         {
             "head": [h + 1 for h in range(n_heads)],
             "preset": [PRESET_LABELS[p] for p in presets],

@@ -1,6 +1,7 @@
 """Pitfalls: the wrong transpose, masking after the softmax, and reading attention as explanation."""
 
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 from attention import attention_steps
@@ -23,6 +24,7 @@ from ui.page_state import PageState, stop
 from ui.sequence_editor import editor_box, sequence_editor
 from ui.snippets import attention_snippet
 from ui.state import SEQUENCE_KEY, require_app_entry
+from ui.tables import arrow_table
 from ui.url import Int, SequenceParam
 
 require_app_entry()
@@ -41,11 +43,10 @@ def verdict(check) -> str:
     return f"{'✅ pass' if check.passed else '❌ fail'}: {check.detail}"
 
 
-def vectors_table(tokens, **matrices) -> pd.DataFrame:
-    """q, k, v side by side, one row per position (columns q1.., k1.., v1..)."""
-    frame = pd.DataFrame({f"{name}{c + 1}": a[:, c] for name, a in matrices.items() for c in range(a.shape[1])})
-    frame.insert(0, "token", list(tokens))
-    return frame
+def vectors_table(tokens, **matrices) -> pa.Table:
+    """token, then q, k, v side by side, one row per position (columns token, q1.., k1.., v1..)."""
+    columns = {f"{name}{c + 1}": a[:, c] for name, a in matrices.items() for c in range(a.shape[1])}
+    return arrow_table({"token": list(tokens), **columns})
 
 
 STATE.load()
@@ -184,7 +185,7 @@ except ValueError as err:
     st.error(f"Cannot compute the after-softmax mask: {err}")
 else:
     st.dataframe(
-        pd.DataFrame({"query": list(causal_seq.tokens), "row sum (bug)": bug.row_sums, "leak = 1 − row sum": bug.leak}),
+        arrow_table({"query": list(causal_seq.tokens), "row sum (bug)": bug.row_sums, "leak = 1 − row sum": bug.leak}),
         hide_index=True,
         width="content",
         column_config={
@@ -236,7 +237,7 @@ for col, name, (q, k, v), weights, output in (
             width="stretch",
             column_config={
                 "token": st.column_config.TextColumn("token", width=64),
-                **{c: st.column_config.NumberColumn(c, format="%.2f", width=46) for c in table.columns[1:]},
+                **{c: st.column_config.NumberColumn(c, format="%.2f", width=46) for c in table.column_names[1:]},
             },
         )
         chart(

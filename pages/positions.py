@@ -42,6 +42,7 @@ from ui.charts import cell_font, chart, show_snippet, square_chart
 from ui.page_state import PageState, section, stop
 from ui.safe_text import escape_markdown
 from ui.snippets import four_ways_snippet, masks_snippet, shuffle_snippet
+from ui.tables import arrow_table
 from ui.url import Choice, Flag, Int, Text
 
 DEFAULT_TEXT = "the dog chased the cat up the tall tree"
@@ -344,7 +345,7 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
         ):
             rows.append((f"{MODEL_NAME.split('/')[-1]}, layer 1 head {STATE['head']}", label, check))
     st.dataframe(
-        pd.DataFrame(
+        arrow_table(
             {
                 "model": [r[0] for r in rows],
                 "position information": [r[1] for r in rows],
@@ -594,7 +595,7 @@ with heads_col:
     )
     slopes = alibi_slopes(STATE["heads"])
     st.dataframe(
-        pd.DataFrame(
+        arrow_table(
             {
                 "h": range(1, len(slopes) + 1),
                 "m_h": [f"2^−{-np.log2(m):.3g} = {m:.4g}" for m in slopes],

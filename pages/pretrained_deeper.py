@@ -2,7 +2,6 @@
 made readable, and one head on two sentences that differ in one word."""
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from attention.pretrained import EXAMPLE_SENTENCES, MAX_TOKENS, MODEL_NAME, ROLLOUT_LATEX, MiniLMRun, attention_rollout
@@ -33,6 +32,7 @@ from ui.page_state import PageState, stop
 from ui.safe_text import escape_markdown
 from ui.snippets import deeper_snippet
 from ui.state import require_app_entry
+from ui.tables import arrow_table
 from ui.url import Choice, Flag, Int, Text
 
 require_app_entry()
@@ -215,7 +215,7 @@ def points_view(run: MiniLMRun, layer: int, head: int, rows: list[int]) -> None:
     keys = key_lines(weights[selected])
     readout = query_readout(q, k, points.coords, selected, keys)
     st.markdown(f"**Query {selected} · '{escape_markdown(tokens[selected])}'**: its heaviest keys")
-    table = pd.DataFrame(
+    table = arrow_table(
         {
             "key": [f"{r['key']} · {tokens[r['key']]}" for r in readout],
             "weight": [round(float(weights[selected, r["key"]]), 3) for r in readout],
