@@ -42,3 +42,21 @@ def test_leaving_stops_the_child():
 
     with pytest.raises(Left):
         run_niced(count_to, 10**9, leave)  # would run for minutes if the child were not stopped
+
+
+def test_the_child_does_not_run_the_main_script_again(tmp_path, monkeypatch):
+    """Under Streamlit the main module is the app's script; a spawned child re-ran it (the whole app and a
+    page, in bare mode) before its work, and blocked there once its warnings filled an unread pipe."""
+    import sys
+    import types
+
+    marker = tmp_path / "ran"
+    script = tmp_path / "app_like.py"
+    script.write_text(f"open({str(marker)!r}, 'w').write('the child ran the main script')\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)  # as Streamlit's module for a run of app.py: a file, no __spec__
+    main.__spec__ = None
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    pid, _ = run_niced(count_to, 3)
+    assert pid != os.getpid()
+    assert not marker.exists()
