@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -75,12 +76,15 @@ def start_server(port: int | None = None, extra_args: tuple[str, ...] = ()) -> t
         "false",
         *extra_args,
     ]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # a file, not a pipe: a pipe nobody reads stops the server (and its children) once it holds 64 kB of log
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
     while time.time() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited early: {proc.stdout.read().decode(errors='replace')}")
+            log.seek(0)
+            raise RuntimeError(f"streamlit exited early: {log.read().decode(errors='replace')}")
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
                 if r.status == 200:
