@@ -168,7 +168,7 @@ def test_settings_are_validated(kwargs, message):
 
 
 def test_the_draw_budget_allows_the_page_limits_one_at_a_time():
-    assert 500 * 256 <= MAX_DRAWS and 5000 * 16 <= MAX_DRAWS
+    assert 200 * 256 <= MAX_DRAWS and 5000 * 16 <= MAX_DRAWS
 
 
 # ---------------------------------------------------------------- the Jacobian norm
