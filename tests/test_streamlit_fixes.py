@@ -134,6 +134,31 @@ def test_the_app_applies_the_fix():
 
 
 # ---------------------------------------------------------------- the script thread's messages
+def _on_a_thread_of_its_own(test):
+    """Run `test` on a new thread: an earlier test of the suite (Playwright's sync API) may leave an event loop
+    running on the main thread, where no other loop can run."""
+    import functools
+
+    @functools.wraps(test)
+    def run():
+        failure: list[BaseException] = []
+
+        def body():
+            try:
+                test()
+            except BaseException as exc:  # noqa: BLE001 - raised again on the test's thread
+                failure.append(exc)
+
+        thread = threading.Thread(target=body)
+        thread.start()
+        thread.join()
+        if failure:
+            raise failure[0]
+
+    return run
+
+
+@_on_a_thread_of_its_own
 def test_callbacks_from_many_threads_run_on_the_loop_in_their_order_with_few_wake_ups():
     loop = asyncio.new_event_loop()
     batch = streamlit_fixes._Batch(loop)
@@ -163,6 +188,7 @@ def test_callbacks_from_many_threads_run_on_the_loop_in_their_order_with_few_wak
     assert wake_ups == 1, "the loop ran nothing while they were added: one wake-up for all"
 
 
+@_on_a_thread_of_its_own
 def test_a_failing_callback_is_reported_and_the_rest_still_run():
     loop = asyncio.new_event_loop()
     reported: list[dict] = []
@@ -180,6 +206,7 @@ def test_a_failing_callback_is_reported_and_the_rest_still_run():
     assert len(reported) == 1 and isinstance(reported[0]["exception"], ZeroDivisionError)
 
 
+@_on_a_thread_of_its_own
 def test_callbacks_for_a_closed_loop_are_dropped_as_streamlit_drops_them():
     loop = asyncio.new_event_loop()
     loop.close()
@@ -188,6 +215,7 @@ def test_callbacks_for_a_closed_loop_are_dropped_as_streamlit_drops_them():
     assert not batch.waiting and not batch.scheduled
 
 
+@_on_a_thread_of_its_own
 def test_a_message_enqueued_on_the_loop_sets_need_send_data_without_the_pipe():
     from types import SimpleNamespace
 
