@@ -21,14 +21,13 @@ from ui.state import (
     mark_app_entry,
     record_run_time,
 )
-from ui.streamlit_fixes import batch_script_events, read_widget_keys_one_by_one
+from ui.streamlit_fixes import apply_once as apply_streamlit_fixes
 
 # A local file: a material-symbol favicon would be fetched from the internet by every browser.
 FAVICON = Path(__file__).parent / "docs" / "favicon.png"
 _run_started = time.perf_counter()
 limit_blas_threads()
-batch_script_events()  # a script's messages wake the server's event loop once per batch, not twice each
-read_widget_keys_one_by_one()  # Streamlit's widgets rebuilt a dict of the whole session each (8 % of a run)
+apply_streamlit_fixes()  # widgets read one key of the session; a script's messages reach the event loop in batches
 freeze_long_lived()  # what the last run imported stays: the garbage collector stops walking it
 st.set_page_config(
     page_title="Attention from scratch",

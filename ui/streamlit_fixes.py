@@ -166,3 +166,15 @@ def batch_script_events() -> None:
         STREAMLIT_ORIGINALS["Runtime._enqueued_some_message"] = Runtime._enqueued_some_message
         AppSession._call_soon_on_event_loop = _call_soon_on_event_loop
         Runtime._enqueued_some_message = _enqueued_some_message
+
+
+def apply_once() -> None:
+    """Both fixes, on the first run of the process (app.py calls it on every run: later calls cost a lookup)."""
+    global _applied
+    if not _applied:
+        batch_script_events()
+        read_widget_keys_one_by_one()
+        _applied = True
+
+
+_applied = False
