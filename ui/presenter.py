@@ -33,6 +33,11 @@ html { font-size: 21px; }
 # page then writes its state into the link, so Back first stayed on the same page. A change of the link
 # that no user action caused since the last page change (the state written on arrival) now replaces the
 # entry instead; every deliberate change still adds one.
+# Streamlit's client sometimes writes a new page's state into the link before it moves the link to the new
+# page (the two messages of the page's first run arrive together, and the move waits for React): that
+# write adds an entry holding the new page's state under the old page's path, and Back then opened the old
+# page with the new page's state. When the move follows such an entry, with the same state and no user
+# action between them, it takes that entry's place instead of adding one after it.
 # The sidebar's share link follows a change of the link within the page: a section of a page redrawn alone
 # (ui.page_state.section) writes the page's state into the link but cannot redraw the sidebar, so its query
 # is taken from the browser's own link; the part before it stays the server's. A page change redraws it.
@@ -57,11 +62,19 @@ HISTORY_JS = """
     followLink(before);
     return result;
   };
+  let stray = null;  // the last entry a write of the link added within a page: its link and when
   w.history.pushState = function (state, title, url) {
     const next = new URL(url, w.location.href), before = w.location.pathname;
-    if (next.pathname !== before) { arrived = Date.now(); return push(state, title, url); }
+    if (next.pathname !== before) {
+      const raced = stray && stray.href === w.location.href && lastAction < stray.at && Date.now() - stray.at < 3000
+        && next.search !== "" && next.search === w.location.search;
+      arrived = Date.now();
+      stray = null;
+      return raced ? replace(state, title, url) : push(state, title, url);
+    }
     if (lastAction < arrived) return w.history.replaceState(state, title, url);
     const result = push(state, title, url);
+    stray = {href: w.location.href, at: Date.now()};
     followLink(before);
     return result;
   };
