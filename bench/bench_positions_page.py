@@ -19,6 +19,7 @@ import asyncio
 import os
 import re
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -108,7 +109,7 @@ def main() -> int:
     args = parser.parse_args()
     print_machine()
     os.environ["ATTENTION_LOG_RUN_MS"] = "1"  # app.py prints each run's duration
-    proc, url = start_server()
+    proc, url = start_server(stdout=subprocess.PIPE)  # RunLog reads each run's time from it
     try:
         figures = asyncio.run(run(url, RunLog(proc), args.repeats))
     finally:

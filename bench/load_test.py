@@ -869,6 +869,16 @@ def uptime() -> str:
         return "load average %.2f, %.2f, %.2f" % os.getloadavg()
 
 
+def serve_reading_output(serve, port: int | None, extra_args: tuple[str, ...]) -> tuple[subprocess.Popen, str]:
+    """`serve` (a start_server) with the server's output on a pipe, which ServerOutput reads (each run's time).
+    Since a9a3477 start_server writes to a file unless asked; an older snapshot's has no such argument and
+    always wrote to a pipe."""
+    try:
+        return serve(port, extra_args, stdout=subprocess.PIPE)
+    except TypeError:
+        return serve(port, extra_args)
+
+
 def snapshot_of(scratch: Path, rev: str = "HEAD"):
     """Extract the last commit (or `rev`) into scratch/snapshot-<sha>; return it and its own start_server."""
     import importlib.util
@@ -971,7 +981,7 @@ async def main_async(args, log) -> int:
             f"(the figures below are the whole tree's: supervisor, nginx, workers)"
         )
     else:
-        proc, url = serve(args.port or None, ("--server.disconnectedSessionTTL", str(args.ttl)))
+        proc, url = serve_reading_output(serve, args.port or None, ("--server.disconnectedSessionTTL", str(args.ttl)))
     SERVERS.append(proc)
     out = ServerOutput(proc, scratch / "server.log")
     out.start()

@@ -57,8 +57,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int | None = None, extra_args: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str]:
-    """Start `streamlit run app.py` on a free local port; return the process and its base URL."""
+def start_server(
+    port: int | None = None, extra_args: tuple[str, ...] = (), stdout: int | None = None
+) -> tuple[subprocess.Popen, str]:
+    """Start `streamlit run app.py` on a free local port; return the process and its base URL.
+
+    Its output goes to a temporary file, or with `stdout=subprocess.PIPE` to `proc.stdout`, which the caller
+    must then read all along (the benchmarks read each run's time from it)."""
     port = port or _free_port()
     cmd = [
         sys.executable,
@@ -78,13 +83,14 @@ def start_server(port: int | None = None, extra_args: tuple[str, ...] = ()) -> t
     ]
     # a file, not a pipe: a pipe nobody reads stops the server (and its children) once it holds 64 kB of log
     log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log if stdout is None else stdout, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
     while time.time() < deadline:
         if proc.poll() is not None:
             log.seek(0)
-            raise RuntimeError(f"streamlit exited early: {log.read().decode(errors='replace')}")
+            said = log.read() if stdout is None else proc.stdout.read() if proc.stdout else b""
+            raise RuntimeError(f"streamlit exited early: {said.decode(errors='replace')}")
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
                 if r.status == 200:

@@ -154,3 +154,32 @@ def test_a_widget_inside_a_section_reruns_that_section_alone_as_the_browser_asks
     assert after_padding["pad_causal"] == ["1"] and after_padding["shuffle"] == ["2"]
     assert whole.status == "FINISHED_SUCCESSFULLY" and not whole.fragment and whole.h1 == TITLES["positions"]
     assert last["pad_causal"] == ["1"] and last["shuffle"] == ["2"]  # a full run keeps what the sections set
+
+
+def test_a_server_started_for_a_benchmark_reports_each_runs_time_on_its_output(monkeypatch):
+    """The load test counts script runs (CPU per run, runs per second) from the server's output: with a pipe
+    asked for, start_server hands it over (it once went to a file only, and the load test counted 0 runs)."""
+    from bench.load_test import serve_reading_output
+    from tests.browser.conftest import start_server
+
+    monkeypatch.setenv("ATTENTION_LOG_RUN_MS", "1")
+    proc, url = serve_reading_output(start_server, None, ())
+    try:
+
+        async def scenario():
+            s = ProtocolSession(url)
+            await s.connect()
+            try:
+                await s.open("")
+                await s.toggle("Causal mask")
+            finally:
+                await s.close()
+
+        _run(scenario())
+        proc.terminate()
+        said = proc.stdout.read().decode(errors="replace")
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    times = [float(line[len("run_ms=") :]) for line in said.splitlines() if line.startswith("run_ms=")]
+    assert len(times) >= 2 and all(t > 0 for t in times), said[-2000:]
