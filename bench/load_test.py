@@ -873,10 +873,11 @@ def serve_reading_output(serve, port: int | None, extra_args: tuple[str, ...]) -
     """`serve` (a start_server) with the server's output on a pipe, which ServerOutput reads (each run's time).
     Since a9a3477 start_server writes to a file unless asked; an older snapshot's has no such argument and
     always wrote to a pipe."""
-    try:
+    import inspect
+
+    if "stdout" in inspect.signature(serve).parameters:
         return serve(port, extra_args, stdout=subprocess.PIPE)
-    except TypeError:
-        return serve(port, extra_args)
+    return serve(port, extra_args)
 
 
 def snapshot_of(scratch: Path, rev: str = "HEAD"):

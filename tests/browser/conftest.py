@@ -81,15 +81,17 @@ def start_server(
         "false",
         *extra_args,
     ]
-    # a file, not a pipe: a pipe nobody reads stops the server (and its children) once it holds 64 kB of log
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log if stdout is None else stdout, stderr=subprocess.STDOUT)
+    # a file unless asked: a pipe nobody reads stops the server (and its children) once it holds 64 kB of log
+    log = tempfile.TemporaryFile() if stdout is None else None
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=stdout if log is None else log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
     while time.time() < deadline:
         if proc.poll() is not None:
-            log.seek(0)
-            said = log.read() if stdout is None else proc.stdout.read() if proc.stdout else b""
+            if log is not None:
+                log.seek(0)
+            output = proc.stdout if log is None else log  # None if the caller sent it elsewhere
+            said = output.read() if output is not None else b""
             raise RuntimeError(f"streamlit exited early: {said.decode(errors='replace')}")
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
