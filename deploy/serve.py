@@ -1,9 +1,10 @@
 """Serve the app to a class: nginx in front of K Streamlit workers, supervised. Started by deploy/serve.sh.
 
-    python deploy/serve.py [--workers K] [--port P] [--address A] [--run-dir DIR] [--no-restart]
+    python deploy/serve.py [--workers K] [--port P] [--address A] [--run-dir DIR] [--no-restart] [--pin auto|on|off]
 
 - K workers (`streamlit run app.py`, default one per core) listen on 127.0.0.1 only, on the ports after P
-  (P+1 ... P+K, unless --worker-port says otherwise); they share one cookie secret, made for this run.
+  (P+1 ... P+K, unless --worker-port says otherwise); they share one cookie secret, made for this run. With one
+  worker per core (the default), worker i is pinned to core i (`--pin`).
 - nginx (deploy/nginx.conf.template, filled in here) listens on A:P and proxies to them: a cookie keeps a
   browser on one worker, and moves it to a live one when its worker is down. Streamlit's static bundles are
   served by nginx from a copy compressed ahead of time (made once per Streamlit version, under the run dir's
@@ -50,6 +51,25 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except OSError:
         pass
+
+
+def usable_cores() -> list[int]:
+    """The cores this process may run on (a container's CPU set, not the machine's count)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return list(range(os.cpu_count() or 1))
+
+
+def worker_cores(workers: int, pin: str, cores: list[int]) -> list[set[int] | None]:
+    """The cores each worker may run on (None: any). `pin` "auto" pins worker i to core i when there is one
+    worker per core, the default (each interpreter lock then keeps its own core's caches, and the two never
+    trade places); "on" pins them round-robin whatever their number; "off" leaves the scheduler free."""
+    if pin not in ("auto", "on", "off"):
+        raise ValueError(f"pin must be auto, on or off, not {pin!r}")
+    if pin == "off" or not cores or (pin == "auto" and (workers != len(cores) or workers < 2)):
+        return [None] * workers
+    return [{cores[i % len(cores)]} for i in range(workers)]
 
 
 # ---------------------------------------------------------------- the configuration
@@ -142,6 +162,7 @@ class Worker:
     env: dict
     log_path: Path | None  # None: the worker writes to the supervisor's own output
     extra_args: list[str] = field(default_factory=list)
+    cores: set[int] | None = None  # pinned to these cores (worker_cores), or None: any
     proc: subprocess.Popen | None = None
     failures: int = 0
     restarts: int = 0
@@ -163,11 +184,16 @@ class Worker:
         ]
         out = open(self.log_path, "ab") if self.log_path else None
         self.proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+            cmd, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=self._before_exec
         )
         if out:
             out.close()
         self.failures = 0
+
+    def _before_exec(self) -> None:
+        _die_with_parent()
+        if self.cores:
+            os.sched_setaffinity(0, self.cores)
 
     def healthy(self, timeout: float = 3.0) -> bool:
         try:
@@ -228,6 +254,7 @@ class Supervisor:
             log(f"nginx rejected the configuration {conf}:\n{check.stderr.decode(errors='replace')}")
             return 2
         env = {**os.environ, "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32)}  # the same for all
+        cores = worker_cores(len(ports), args.pin, usable_cores())
         self.workers = [
             Worker(
                 i,
@@ -235,6 +262,7 @@ class Supervisor:
                 {**env, "ATTENTION_WORKER": str(i)},
                 None if args.worker_output == "inherit" else run_dir / f"worker{i}.log",
                 args.streamlit_arg,
+                cores[i],
             )
             for i, port in enumerate(ports)
         ]
@@ -244,6 +272,8 @@ class Supervisor:
             for w in self.workers:
                 w.start()
             log(f"{len(ports)} worker(s) starting on 127.0.0.1:{ports[0]}..{ports[-1]} (logs in {run_dir})")
+            if any(cores):
+                log("  pinned: " + ", ".join(f"worker {w.index} to core(s) {sorted(w.cores)}" for w in self.workers))
             self.nginx = subprocess.Popen(
                 ["nginx", "-p", str(run_dir), "-c", str(conf)], preexec_fn=_die_with_parent, stdin=subprocess.DEVNULL
             )
@@ -320,6 +350,12 @@ def parse_args(argv: list[str] | None = None):
         help="workers' output: into worker<i>.log in the run dir (default), or into this program's own output",
     )
     parser.add_argument("--no-restart", action="store_true", help="do not restart a worker that died")
+    parser.add_argument(
+        "--pin",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="pin worker i to core i: auto (default) when there is one worker per core, on, or off",
+    )
     parser.add_argument(
         "--streamlit-arg", action="append", default=[], help="one more argument for every worker (repeatable)"
     )

@@ -17,6 +17,10 @@ def count_to(total: int, on_step=None) -> tuple[int, int]:
     return os.getpid(), os.nice(0)
 
 
+def cores_of_child(config, on_step=None) -> set[int]:
+    return os.sched_getaffinity(0)
+
+
 def fail(config, on_step=None):
     raise ValueError(f"bad config {config!r}")
 
@@ -26,6 +30,17 @@ def test_the_work_runs_in_a_niced_child_and_reports_its_progress():
     pid, nice = run_niced(count_to, 25, lambda done, total: seen.append((done, total)))
     assert pid != os.getpid() and nice == min(19, os.nice(0) + NICE)
     assert seen == [(10, 25), (20, 25), (25, 25)]  # every 10th step and the last
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2, reason="Linux, 2+ cores")
+def test_a_child_of_a_worker_pinned_to_one_core_may_use_every_core():
+    """deploy/serve.py pins each worker to one core; its training children take the other cores' idle time."""
+    every = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(every)})  # this process plays the pinned worker
+    try:
+        assert run_niced(cores_of_child, None) == every
+    finally:
+        os.sched_setaffinity(0, every)
 
 
 def test_a_failure_in_the_child_is_raised_here():

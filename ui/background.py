@@ -85,6 +85,7 @@ def _relay(child, messages, on_step: Callable[[int, int], None] | None):
 def _child(fn: Callable, config: Any, messages) -> None:
     _die_with_parent()
     os.nice(NICE)
+    _any_core()
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")  # one core at most, as in the server
@@ -106,4 +107,13 @@ def _die_with_parent() -> None:
 
         ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: end with the server
     except (OSError, AttributeError):
+        pass
+
+
+def _any_core() -> None:
+    """A worker pinned to one core (deploy/serve.py --pin) passes that on to its children: a training may run on
+    any core, at its low priority, so it takes the idle time of the others rather than its own worker's."""
+    try:
+        os.sched_setaffinity(0, range(os.cpu_count() or 1))  # the kernel keeps only the cores this process may use
+    except (AttributeError, OSError):
         pass

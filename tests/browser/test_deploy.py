@@ -131,6 +131,17 @@ def test_the_proxy_serves_the_page_and_its_health(proxy):
     assert _get(proxy.url + "/_stcore/health")[2] == b"ok"
 
 
+def test_with_one_worker_per_core_each_worker_has_its_own_core(proxy):
+    from deploy.serve import usable_cores, worker_cores
+
+    cores = usable_cores()
+    pinned = [os.sched_getaffinity(proxy.worker_pid(i)) for i in range(2)]
+    if len(cores) == 2:  # this machine (and CI's): one worker per core, so each is pinned to its own
+        assert pinned == [{cores[0]}, {cores[1]}]
+    else:  # two workers on another number of cores: the scheduler places them
+        assert worker_cores(2, "auto", cores) == [None, None] and pinned == [set(cores)] * 2
+
+
 def test_the_big_bundle_is_compressed_and_cached_for_a_year(proxy):
     import streamlit
 
