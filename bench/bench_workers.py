@@ -24,7 +24,8 @@ the server's CPU per run, 20 interactions make a 2-worker wave of about 8 s, of 
 (28 sessions loading at once, in step) and its tail (the sessions of one worker done, that worker idle); those
 seconds ran at about 60 runs/s against 80 in the rest, and they weigh twice as much in the 8 s wave as in the
 13 s 1-worker wave they are compared with. At 40 interactions the 2-worker wave lasts about 14 s, 12 of them
-steady. Pass `--interactions 20` for the notes' class (2026-12-02: ratios 1.39-1.75, against 1.68-1.86 at 40).
+steady. Pass `--interactions 20` for the notes' class (2026-12-02, before the workers were pinned to cores:
+ratios 1.39-1.75 at 20, 1.58-1.86 at 40; pinned: 1.72-1.77 at 20, 1.80-1.96 at 40).
 """
 
 from __future__ import annotations
