@@ -157,6 +157,13 @@ def scaling_stats(d_ks=SWEEP_D_KS, *, n_keys: int = DEFAULT_KEYS, n_samples: int
     )
 
 
+def sweep_stats(config: tuple[int, int, int], on_step=None) -> ScalingStats:
+    """`scaling_stats` over the whole sweep for config = (n_keys, n_samples, seed), in the form
+    ui.background.run_niced calls (the scaling page measures its largest sweeps in a child process)."""
+    n_keys, n_samples, seed = config
+    return scaling_stats(SWEEP_D_KS, n_keys=n_keys, n_samples=n_samples, seed=seed)
+
+
 def softmax_jacobian_norm(p: np.ndarray) -> np.ndarray:
     """Frobenius norm of J = diag(p) - p pᵀ for each row of weights, without building J.
 

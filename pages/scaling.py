@@ -22,7 +22,9 @@ from lessons.scaling import (
     SWEEP_D_KS,
     VARIANCE_LATEX,
     ScalingStats,
+    check_sweep,
     scaling_stats,
+    sweep_stats,
 )
 from lessons.training import LOSS_LATEX, STUCK_WEIGHT, ScalingComparison, TrainingConfig, compare_scaling
 from lessons.training import MAX_D_K as MAX_TRAIN_D_K
@@ -43,6 +45,10 @@ STEPS_MIN, STEPS_MAX, STEPS_STEP = 50, 1000, 50
 # steps x d_k above which a training leaves the server process (ui/background.py): 300 steps at d_k 256 take
 # about half a second of CPU; 1000 steps at d_k 1024 took 6.5 s, which the class's clicks must not wait behind
 IN_PROCESS_BUDGET = 300 * 256
+# keys x samples above which the sweep is measured in a child too: 20,000 draws take about half a second of CPU
+# (the default, 8 x 1000, a fifth of that); the largest, 80,000 draws, about 2 s, and a run holds its worker's one
+# run slot (ui/run_gate.py), so the class's clicks would queue behind it for that long
+SWEEP_IN_PROCESS_DRAWS = 20_000
 STATE = PageState(
     "scaling",
     d_ks=ChoiceList([4, 64, 1024], url="dk", choices=SWEEP_D_KS, max_items=MAX_SHOWN, sort_unique=True),
@@ -75,6 +81,9 @@ def fit_samples_to_keys(n_keys: int) -> str | None:
 
 @st.cache_data(max_entries=32, show_spinner="Drawing random vectors and measuring…")
 def measure(n_keys: int, n_samples: int, seed: int) -> ScalingStats:
+    check_sweep(SWEEP_D_KS, n_keys, n_samples, seed)  # a ValueError for the page here, not from the child
+    if n_keys * n_samples > SWEEP_IN_PROCESS_DRAWS:  # in a child, at the lowest priority (ui/background.py)
+        return run_niced(sweep_stats, (n_keys, n_samples, seed))
     return scaling_stats(SWEEP_D_KS, n_keys=n_keys, n_samples=n_samples, seed=seed)
 
 

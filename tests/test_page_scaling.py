@@ -119,3 +119,29 @@ def test_every_reachable_combination_of_keys_and_samples_runs():
         assert not at.exception and not at.error
         options = at.select_slider(key="scaling_samples").options
         assert all(int(s) * keys <= MAX_DRAWS for s in options)
+
+
+def test_a_large_sweep_is_measured_in_a_niced_child_and_a_small_one_here(monkeypatch):
+    """A run holds its worker's one run slot: the largest sweeps (up to 2 s of CPU) go to a child at nice 19,
+    so that the class's clicks need not queue behind them (issue #17); the numbers are the same."""
+    import ui.background
+
+    calls = []
+    real = ui.background.run_niced
+
+    def recording(fn, config, on_step=None):
+        calls.append((fn.__name__, config))
+        return real(fn, config, on_step)
+
+    monkeypatch.setattr(ui.background, "run_niced", recording)
+    at = open_scaling({"keys": "256", "samples": "200", "seed": "4242", "dk": "4,4096"})
+    assert not at.exception and not at.error
+    assert calls == [("sweep_stats", (256, 200, 4242))]
+    expected = scaling_stats(SWEEP_D_KS, n_keys=256, n_samples=200, seed=4242)  # measured here, in-process
+    np.testing.assert_array_equal(values(chart(at, "scaling_variance")["data"][1]["y"]), expected.variance)
+    weights = chart(at, "scaling_weights")
+    np.testing.assert_array_equal(values(weights["data"][0]["z"]), expected.example_unscaled[[2, 12]])
+
+    calls.clear()
+    at = open_scaling({"keys": "8", "samples": "1000", "seed": "4243"})  # the default size: 8,000 draws
+    assert not at.exception and not at.error and calls == []
