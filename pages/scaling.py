@@ -23,7 +23,6 @@ from lessons.scaling import (
     VARIANCE_LATEX,
     ScalingStats,
     check_sweep,
-    scaling_stats,
     sweep_stats,
 )
 from lessons.training import LOSS_LATEX, STUCK_WEIGHT, ScalingComparison, TrainingConfig, compare_scaling
@@ -81,10 +80,11 @@ def fit_samples_to_keys(n_keys: int) -> str | None:
 
 @st.cache_data(max_entries=32, show_spinner="Drawing random vectors and measuring…")
 def measure(n_keys: int, n_samples: int, seed: int) -> ScalingStats:
-    check_sweep(SWEEP_D_KS, n_keys, n_samples, seed)  # a ValueError for the page here, not from the child
-    if n_keys * n_samples > SWEEP_IN_PROCESS_DRAWS:  # in a child, at the lowest priority (ui/background.py)
-        return run_niced(sweep_stats, (n_keys, n_samples, seed))
-    return scaling_stats(SWEEP_D_KS, n_keys=n_keys, n_samples=n_samples, seed=seed)
+    config = (n_keys, n_samples, seed)
+    if n_keys * n_samples <= SWEEP_IN_PROCESS_DRAWS:
+        return sweep_stats(config)
+    check_sweep(SWEEP_D_KS, *config)  # a ValueError for the page here, not a RuntimeError from the child
+    return run_niced(sweep_stats, config)  # in a child, at the lowest priority (ui/background.py)
 
 
 class NotTrainedYet(Exception):
