@@ -28,8 +28,10 @@ import numpy as np
 
 from .checks import as_real_array, check_positive_int, check_result, check_shape
 from .dot_product import steps as attention_steps_of
-from .ffn import _gelu
+from .ffn import ffn_trace
 from .limits import MAX_DIM, MAX_POSITIONS, check_scores
+from .norms import standardise
+from .stable_softmax import softmax_inplace
 
 MAX_VOCAB = 4096
 MAX_LAYERS = 48
@@ -410,21 +412,17 @@ def layer_forward(x: np.ndarray, layer: LayerParams, config: DecoderConfig, past
     pre = hidden = None
     out = y
     if config.mlp:
-        pre = y @ layer.w_1 + layer.b_1  # (..., n, d_ff)
-        hidden = _gelu(pre)  # (..., n, d_ff)
-        out = y + hidden @ layer.w_2 + layer.b_2  # (..., n, d_model)
+        pre, hidden, mlp = ffn_trace(y, layer.w_1, layer.b_1, layer.w_2, layer.b_2, "gelu")  # (..., n, d_ff) x2
+        out = y + mlp  # (..., n, d_model)
     return LayerTrace(x, q, k, v, s.weights, concat, y, pre, hidden, check_result(out, "a layer's output"))
 
 
 def final_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Layer norm over the last axis, returning (out, x_hat, rstd) for the backward pass.
+    """attention.norms' layer norm over the last axis, returning (out, x_hat, rstd) for the backward pass.
 
-    Shapes: x (..., d) -> out, x_hat (..., d), rstd (..., 1). The same as attention.norms.layer_norm.
+    Shapes: x (..., d) -> out, x_hat (..., d), rstd (..., 1).
     """
-    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
-    centred = x - mean  # (..., d)
-    rstd = 1.0 / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + x.dtype.type(NORM_EPS))  # (..., 1)
-    x_hat = centred * rstd  # (..., d)
+    x_hat, rstd = standardise(x, NORM_EPS)  # (..., d), (..., 1)
     return x_hat * gamma + beta, x_hat, rstd
 
 
@@ -516,9 +514,7 @@ def next_token_probabilities(logits, temperature: float = 0.0, top_k: int | None
     if top_k is not None:
         keep[:] = False
         keep[np.argsort(-z, kind="stable")[:top_k]] = True  # exactly k tokens, the earliest on a tie
-    scaled = np.where(keep, z / temperature, -np.inf)  # (vocab_size,)
-    e = np.exp(scaled - scaled.max())
-    return e / e.sum()
+    return softmax_inplace(np.where(keep, z / temperature, -np.inf))  # (vocab_size,): exp(-inf) = 0
 
 
 def check_sampling(temperature, top_k, vocab_size: int) -> tuple[float, int | None]:

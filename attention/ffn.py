@@ -123,6 +123,12 @@ def feed_forward_steps(x, w_1, b_1, w_2, b_2, activation: str = "relu") -> tuple
 
 def ffn(x: np.ndarray, w_1, b_1, w_2, b_2, activation: str) -> tuple[np.ndarray, np.ndarray]:
     """(hidden, output) on arguments already checked, in x's dtype. Shapes: as `feed_forward_steps`."""
+    return ffn_trace(x, w_1, b_1, w_2, b_2, activation)[1:]
+
+
+def ffn_trace(x: np.ndarray, w_1, b_1, w_2, b_2, activation: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(pre, hidden, output) on arguments already checked, in x's dtype: pre = x W_1 + b_1, the activation's
+    input, is what a backward pass needs. Shapes: pre and hidden (..., n, d_ff), output (..., n, d_model)."""
     w_1, b_1, w_2, b_2 = (a.astype(x.dtype, copy=False) for a in (w_1, b_1, w_2, b_2))
     pre = x @ w_1  # (..., n, d_ff)
     pre += b_1
@@ -130,7 +136,7 @@ def ffn(x: np.ndarray, w_1, b_1, w_2, b_2, activation: str) -> tuple[np.ndarray,
     hidden = _relu(pre) if activation == "relu" else _gelu(pre)  # (..., n, d_ff)
     output = hidden @ w_2  # (..., n, d_model)
     output += b_2
-    return hidden, output
+    return pre, hidden, output
 
 
 def feed_forward(x, w_1, b_1, w_2, b_2, activation: str = "relu") -> np.ndarray:

@@ -41,6 +41,13 @@ def check_eps(eps) -> None:
 
 def norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
     """The computation itself, on arguments already checked. Shapes: as `layer_norm`, in x's dtype."""
+    x_hat, _ = standardise(x, eps)  # (..., d)
+    return x_hat * gamma.astype(x.dtype, copy=False) + beta.astype(x.dtype, copy=False)
+
+
+def standardise(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """x_hat = (x - mean) * rstd with rstd = 1 / sqrt(var + eps), on arguments already checked; rstd is what a
+    backward pass needs besides x_hat. Shapes: x (..., d) -> x_hat (..., d), rstd (..., 1), in x's dtype."""
     mean = x.mean(axis=-1, keepdims=True)  # (..., 1), in x's dtype (numpy sums pairwise: accurate)
     centred = x - mean  # (..., d)
     var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
@@ -49,6 +56,6 @@ def norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.n
         centred = x - mean  # (..., d), float64
         var = np.mean(centred * centred, axis=-1, keepdims=True)
         check_result(var, "the variance of x")  # only a float64 x beyond ~1e154 gets here
-    centred *= (1.0 / np.sqrt(var + eps)).astype(centred.dtype)
-    normed = centred.astype(x.dtype, copy=False)  # (..., d)
-    return normed * gamma.astype(x.dtype, copy=False) + beta.astype(x.dtype, copy=False)
+    rstd = (1.0 / np.sqrt(var + eps)).astype(centred.dtype)  # (..., 1)
+    centred *= rstd
+    return centred.astype(x.dtype, copy=False), rstd.astype(x.dtype, copy=False)
