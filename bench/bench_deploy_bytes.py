@@ -27,16 +27,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, _free_port, start_server, wait_idle  # noqa: E402
+from bench.browser import CHROMIUM, CHROMIUM_ARGS, wait_idle  # noqa: E402
+from bench.servers import free_port, start_server  # noqa: E402
 
 TARGET_FIRST_MB = 3.5
 
 
 def start_proxy(workers: int = 1) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
+    port = free_port()
     run_dir = Path(f"/tmp/attention-bench-bytes-{port}")
     cmd = [sys.executable, str(ROOT / "deploy" / "serve.py"), "--workers", str(workers), "--port", str(port)]
-    cmd += ["--address", "127.0.0.1", "--worker-port", str(_free_port()), "--run-dir", str(run_dir)]
+    cmd += ["--address", "127.0.0.1", "--worker-port", str(free_port()), "--run-dir", str(run_dir)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 120

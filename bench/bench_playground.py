@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 from _threads import print_machine  # noqa: E402  (bench/ is on sys.path)
 
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, _free_port, wait_idle  # noqa: E402
+from bench.browser import CHROMIUM, CHROMIUM_ARGS, wait_idle  # noqa: E402
+from bench.servers import free_port  # noqa: E402
 
 HEATMAP = '[data-testid="stPlotlyChart"] .js-plotly-plot'
 HEATMAP_DRAWN = f"() => document.querySelector('{HEATMAP}') && document.querySelector('{HEATMAP}')._fullData"
@@ -75,10 +76,10 @@ class Server:
 
 
 def start_app(script: Path) -> Server:
-    """`streamlit run <script>` with the flags tests/browser/conftest.py's start_server gives app.py, from the
+    """`streamlit run <script>` with the flags bench/servers.py's start_server gives app.py, from the
     project folder (so both apps read the same .streamlit/config.toml); output goes to a file, never a pipe
     that could fill up."""
-    port = _free_port()
+    port = free_port()
     cmd = [
         sys.executable,
         "-m",
@@ -109,7 +110,7 @@ def start_app(script: Path) -> Server:
                 if r.status == 200:
                     return Server(proc, url, log, time.perf_counter() - start)
         except OSError:
-            time.sleep(0.1)  # as tests/browser/conftest.py start_server polls
+            time.sleep(0.1)  # as bench/servers.py's start_server polls
     proc.kill()
     raise RuntimeError(f"streamlit did not become healthy within 60 s: {script}")
 

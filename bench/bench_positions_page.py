@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._threads import print_machine  # noqa: E402
+from bench.servers import start_server  # noqa: E402
 from bench.ws_client import ProtocolSession  # noqa: E402
-from tests.browser.conftest import start_server  # noqa: E402
 
 TARGET_MS = 100.0
 

@@ -9,7 +9,7 @@ runs says little on a shared machine (CPU per run drifts by about 10 % from one 
 this runs `--pairs` pairs, alternating which goes first (1-2, 2-1, 1-2, ...) so that a drift favours
 neither, and compares wave i of one with wave i of the other, over the whole wave (the stricter figure: the
 start and the tail of a shorter 2-worker wave weigh more); its steady state (every session loaded, none
-finished: bench/load_test.steady_window) is printed beside it.
+finished: bench/load/report.py's steady_window) is printed beside it.
 
 The machine's own speed changes under the runs: at idle, a fixed piece of work takes 10 ms in one moment and
 17-18 ms a few seconds later (bench/speed_probe.py), and a wave of 15-30 s averages such states. So the load test

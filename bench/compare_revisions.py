@@ -7,7 +7,7 @@ This machine's speed changes from second to second (bench/speed_probe.py: the sa
 17 ms), which hides a 5-10 % change between two load tests run one after the other. Here both versions
 serve at once, each on its own server, and one browser-less session (bench/ws_client.py) takes every step
 on one and then on the other (the order alternating by round): go to a page, then use its first option
-(load_test.ACTIONS), page after page, as the load test's class does. Each run's CPU is read from the
+(bench/load/plan.py's ACTIONS), page after page, as the load test's class does. Each run's CPU is read from the
 server's process tree (/proc) before and after it. What differs between the two columns is the code.
 
 Prints, per page and for the whole mix, the mean server CPU per run of each version and their ratio, and
@@ -28,9 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.load_test import ACTIONS, PAGES, cpu_seconds, process_tree, snapshot_of  # noqa: E402
+from bench.load.plan import ACTIONS, PAGES  # noqa: E402
+from bench.load.processes import cpu_seconds, process_tree  # noqa: E402
+from bench.servers import snapshot_of, start_server  # noqa: E402
 from bench.ws_client import ProtocolSession  # noqa: E402
-from tests.browser.conftest import start_server  # noqa: E402
 
 
 async def step(

@@ -236,7 +236,7 @@ class ProtocolSession:
         return await self._rerun(fragment_id=w.fragment_id)
 
     async def use(self, kind: str, label: str, step: int = 1) -> tuple[RunResult, bool | None, bool | None]:
-        """Use one of load_test.ACTIONS' options: flip a toggle, click a button or move a slider `step` steps.
+        """Use one of bench/load/plan.py's ACTIONS: flip a toggle, click a button or move a slider `step` steps.
         Returns the run and, for a toggle, its value before and after (None otherwise)."""
         if kind == "toggle":
             return await self.toggle(label)

@@ -1,12 +1,13 @@
 """bench/bench_workers.py compares wave i of a 1-worker load test with wave i of a 2-worker one, and judges every
-wave; bench/load_test.summary is what it reads (load_test.py --json)."""
+wave; bench/load/report.py's summary is what it reads (load_test.py --json)."""
 
 from __future__ import annotations
 
 import json
 
 from bench.bench_workers import verdict, wave_ratios
-from bench.load_test import Stats, summary
+from bench.load.report import summary
+from bench.load.sessions import Stats
 from bench.speed_probe import mean_speed_ms, sample, work
 
 
@@ -124,7 +125,7 @@ def test_the_probe_times_its_own_fixed_work():
 def test_a_failover_counts_only_the_sessions_still_connected_to_the_worker_it_kills():
     from types import SimpleNamespace
 
-    from bench.load_test import connected_sessions_by_worker
+    from bench.load.report import connected_sessions_by_worker
     from bench.ws_client import ProtocolSession
 
     def session(name: str, worker: str, open_: bool):

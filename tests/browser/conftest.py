@@ -10,30 +10,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-    "--disable-quic",
-    "--disable-dev-shm-usage",
-]
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-SKELETON = '[data-testid="stSkeleton"]'  # placeholders of elements (charts, grids) still loading in the browser
+from bench.browser import CHROMIUM, CHROMIUM_ARGS, wait_idle
+from bench.servers import ROOT, start_server
+
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "ROOT", "start_server", "wait_idle"]  # what the browser tests import from here
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
 
 
@@ -49,58 +34,6 @@ def _missing_browser_reason() -> str | None:
     except ImportError:
         return "playwright is not installed"
     return None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(
-    port: int | None = None, extra_args: tuple[str, ...] = (), stdout: int | None = None
-) -> tuple[subprocess.Popen, str]:
-    """Start `streamlit run app.py` on a free local port; return the process and its base URL.
-
-    Its output goes to a temporary file, or with `stdout=subprocess.PIPE` to `proc.stdout`, which the caller
-    must then read all along (the benchmarks read each run's time from it)."""
-    port = port or _free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(ROOT / "app.py"),
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--browser.gatherUsageStats",
-        "false",
-        *extra_args,
-    ]
-    # a file unless asked: a pipe nobody reads stops the server (and its children) once it holds 64 kB of log
-    log = tempfile.TemporaryFile() if stdout is None else None
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=stdout if log is None else log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            if log is not None:
-                log.seek(0)
-            output = proc.stdout if log is None else log  # None if the caller sent it elsewhere
-            said = output.read() if output is not None else b""
-            raise RuntimeError(f"streamlit exited early: {said.decode(errors='replace')}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return proc, url
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("streamlit did not become healthy within 60 s")
 
 
 @pytest.fixture(scope="session")
@@ -141,27 +74,6 @@ def page(context):
     pg = context.new_page()
     pg.set_default_timeout(30_000)
     yield pg
-
-
-def wait_idle(page, timeout: float = 30_000, settle: float = 0.5) -> None:
-    """Wait until Streamlit's script is not running, nothing is still loading, and both have held
-    for `settle` seconds.
-
-    A single look is not enough: an interaction's rerun (or the first run's redirect through
-    app.py) may not have started yet when we look, so the state must hold steadily.
-    """
-    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
-    deadline = time.time() + timeout / 1000
-    idle_since = None
-    while time.time() < deadline:
-        if page.locator(IDLE).count() and not page.locator(SKELETON).count():
-            idle_since = idle_since or time.time()
-            if time.time() - idle_since >= settle:
-                return
-        else:
-            idle_since = None
-        page.wait_for_timeout(50)
-    raise TimeoutError(f"the app was still running after {timeout / 1000:.0f} s")
 
 
 def open_page(page, app_url: str, path: str = "", query: str = "") -> None:

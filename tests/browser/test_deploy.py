@@ -22,8 +22,10 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from bench.browser import wait_idle
+from bench.servers import ROOT, free_port
 from bench.ws_client import ProtocolSession
-from tests.browser.conftest import ROOT, _free_port, browser_required, wait_idle
+from tests.browser.conftest import browser_required
 from tests.browser.test_protocol_session import _run
 
 SERVE = ROOT / "deploy" / "serve.py"
@@ -58,9 +60,9 @@ class Proxy:
             if browser_required():
                 pytest.fail(message)
             pytest.skip(message)
-        self.port, self.worker_port = _free_port(), _free_port()
+        self.port, self.worker_port = free_port(), free_port()
         while abs(self.worker_port - self.port) <= workers:  # the workers' ports follow worker_port
-            self.worker_port = _free_port()
+            self.worker_port = free_port()
         self.run_dir = tmp / f"serve-{self.port}"
         self.url = f"http://127.0.0.1:{self.port}"
         cmd = [sys.executable, str(SERVE), "--workers", str(workers), "--port", str(self.port)]

@@ -11,7 +11,7 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs
 
-from bench.load_test import PAGES
+from bench.load.plan import PAGES
 from bench.ws_client import ProtocolSession
 
 # The h1 of each page, as a reader sees it first.
@@ -159,8 +159,7 @@ def test_a_widget_inside_a_section_reruns_that_section_alone_as_the_browser_asks
 def test_a_server_started_for_a_benchmark_reports_each_runs_time_on_its_output(monkeypatch):
     """The load test counts script runs (CPU per run, runs per second) from the server's output: with a pipe
     asked for, start_server hands it over (it once went to a file only, and the load test counted 0 runs)."""
-    from bench.load_test import serve_reading_output
-    from tests.browser.conftest import start_server
+    from bench.servers import serve_reading_output, start_server
 
     monkeypatch.setenv("ATTENTION_LOG_RUN_MS", "1")
     proc, url = serve_reading_output(start_server, None, ())
