@@ -31,7 +31,7 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
 class LazyFigure(go.Figure):
     """A go.Figure whose plotly objects are built on first use, not when it is made.
 
-    Even unvalidated, go.Figure(...) builds an object for every trace and for the layout and deep-copies
+    go.Figure(...) builds an object for every trace and for the layout and deep-copies
     them all: on the induction page, whose filmstrip has a subplot per snapshot, that was a fifth of the
     server's CPU per run under load, for figures that ui.charts only reads back as dicts. ui.charts takes
     `spec` as it is; anything else asked of the figure (fig.data, fig.layout, to_dict(), update_layout()...)
@@ -51,7 +51,7 @@ class LazyFigure(go.Figure):
             if spec is not None:
                 object.__setattr__(self, "__class__", go.Figure)  # first: plotly's __init__ reads attributes
                 try:
-                    go.Figure.__init__(self, spec, _validate=False)
+                    go.Figure.__init__(self, spec)
                 except BaseException:
                     object.__setattr__(self, "__class__", LazyFigure)
                     own.clear()
@@ -62,7 +62,7 @@ class LazyFigure(go.Figure):
     @property
     def spec(self) -> dict | None:
         """{"data": [...], "layout": {...}} as the builder gave it, or None once plotly has built the figure
-        (then read fig._data and fig._layout)."""
+        (then it is a plain go.Figure)."""
         return object.__getattribute__(self, "__dict__").get("_lazy_spec")
 
 

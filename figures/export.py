@@ -36,7 +36,7 @@ def _plain(values) -> list | None:
 def figure_numbers(fig: go.Figure | dict) -> list[dict]:
     """[{"trace": i, "type": ..., "name": ..., "x": [...], "y": [...], "z": [[...]]}] for every trace
     that carries numbers (images sent as pictures carry none and are skipped)."""
-    fig = fig if isinstance(fig, go.Figure) else go.Figure(fig, _validate=False)
+    fig = fig if isinstance(fig, go.Figure) else go.Figure(fig)
     out = []
     for i, trace in enumerate(fig.data):
         fields = {f: _plain(getattr(trace, f, None)) for f in NUMERIC_FIELDS if hasattr(trace, f)}
@@ -48,7 +48,7 @@ def figure_numbers(fig: go.Figure | dict) -> list[dict]:
 
 def axis_labels(fig: go.Figure | dict) -> dict[str, list[str]]:
     """Tick labels of axes that name their positions (e.g. the tokens of a heatmap)."""
-    fig = fig if isinstance(fig, go.Figure) else go.Figure(fig, _validate=False)
+    fig = fig if isinstance(fig, go.Figure) else go.Figure(fig)
     labels = {}
     for name in ("xaxis", "yaxis"):
         ticktext = getattr(fig.layout[name], "ticktext", None)

@@ -20,8 +20,8 @@ def _parts():
     return [trace, dict(type="scatter", x=[0, 1], y=[2, 3])], layout
 
 
-def _as_plotly_built_it(data, layout) -> go.Figure:  # what figure() returned before it was lazy
-    return go.Figure({"data": data, "layout": {"template": pio.templates.default, **layout}}, _validate=False)
+def _as_plotly_built_it(data, layout) -> go.Figure:  # what plotly builds from the same dicts
+    return go.Figure({"data": data, "layout": {"template": pio.templates.default, **layout}})
 
 
 def test_a_new_figure_holds_the_builders_own_dicts_and_no_plotly_objects():
