@@ -9,25 +9,19 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui.page_state import finish_run, save_current, start_run
+from ui import streamlit_internals
+from ui.page_state import finish_run, start_run
 from ui.presenter import presenter_controls, presenter_from_url, share_link
 from ui.reconnect import rerun_after_reconnect
 from ui.run_gate import run_gate
-from ui.state import (
-    data_url,
-    freeze_long_lived,
-    init_defaults,
-    limit_blas_threads,
-    mark_app_entry,
-    record_run_time,
-)
-from ui.streamlit_fixes import apply_once as apply_streamlit_fixes
+from ui.server_process import data_url, freeze_long_lived, limit_blas_threads, record_run_time
+from ui.state import init_defaults, mark_app_entry, save_current
 
 # A local file: a material-symbol favicon would be fetched from the internet by every browser.
 FAVICON = Path(__file__).parent / "docs" / "favicon.png"
 _run_started = time.perf_counter()
 limit_blas_threads()
-apply_streamlit_fixes()  # widgets read one key of the session; a script's messages reach the event loop in batches
+streamlit_internals.apply_once()  # the speed patches to Streamlit's server (ui/streamlit_internals)
 freeze_long_lived()  # what the last run imported stays: the garbage collector stops walking it
 st.set_page_config(
     page_title="Attention from scratch",
@@ -118,7 +112,8 @@ def finish() -> None:
 
 def after_section(started: float) -> None:
     """After a section of the page ran again alone (ui.page_state.section): its state goes into the link.
-    It cannot redraw the sidebar: the share link there follows the browser's link (ui.presenter.HISTORY_JS)."""
+    It cannot redraw the sidebar: the share link there follows the browser's link
+    (ui.streamlit_internals.browser.HISTORY_JS)."""
     save_current()
     record_run_time((time.perf_counter() - started) * 1000)
 

@@ -13,11 +13,10 @@ from lessons.why_attention import FIXED_LATEX, fixed_versus_attention
 from ui.charts import cell_font, chart, show_snippet, square_chart
 from ui.export import matrices_to_csv, matrices_to_json
 from ui.page_state import PageState, stop
-from ui.presenter import is_presenting
 from ui.sequence import default_sequence, display_labels
 from ui.sequence_editor import sequence_controls, sequence_editor, sequence_grid
 from ui.snippets import attention_snippet
-from ui.state import SEQUENCE_KEY, require_app_entry
+from ui.state import SEQUENCE_KEY, is_presenting, require_app_entry
 from ui.url import Flag, Int, SequenceParam
 
 require_app_entry()

@@ -28,7 +28,7 @@ from figures.pretrained import (
 )
 from ui.charts import Download, chart, show_snippet
 from ui.export import CSV_MAX_WEIGHTS, attentions_csv, attentions_npz
-from ui.model import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
+from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
 from ui.page_state import PageState, stop
 from ui.snippets import pretrained_snippet
 from ui.state import require_app_entry

@@ -27,7 +27,7 @@ from lessons.reading import (
     weight_difference,
 )
 from ui.charts import chart, show_snippet
-from ui.model import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
+from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
 from ui.page_state import PageState, stop
 from ui.safe_text import escape_markdown
 from ui.snippets import deeper_snippet

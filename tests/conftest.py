@@ -11,26 +11,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
-def _run_app_py_on_every_apptest_run() -> None:
-    """Make AppTest run app.py on every run, as the real server does.
+from ui.streamlit_internals.session import run_app_py_on_every_apptest_run  # noqa: E402 - after sys.path
 
-    AppTest (Streamlit 1.67) resets PagesManager.uses_pages_directory before each run, so with a
-    `pages/` folder every rerun after the first takes the legacy multipage path and runs the page
-    file alone, skipping app.py's sidebar. The real server leaves legacy mode for good once
-    st.navigation has run; this does the same for the test runner.
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    original_init = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original_init(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    PagesManager.__init__ = init
-
-
-_run_app_py_on_every_apptest_run()
+run_app_py_on_every_apptest_run()  # AppTest runs app.py on every rerun, as the real server does
 
 
 @pytest.fixture(scope="module")

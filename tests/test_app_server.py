@@ -13,7 +13,7 @@ def test_the_app_runs_blas_on_one_thread_per_process():
 
 
 def test_each_run_records_its_server_time():
-    from ui.state import RUN_TIMES_MS
+    from ui.server_process import RUN_TIMES_MS
 
     before = len(RUN_TIMES_MS)
     at = run_page()

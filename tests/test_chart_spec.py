@@ -127,7 +127,8 @@ def test_every_array_is_one_plotlys_fast_encoder_takes_at_the_first_try():
     import plotly.io as pio
 
     from figures.heatmaps import attention_heatmap
-    from ui.charts import _Spec, _spec
+    from ui.charts import _spec
+    from ui.streamlit_internals.plotly_chart import PreparedFigure
 
     weights = np.full((3, 3), 1 / 3)
     fig = attention_heatmap(weights, ["a", "b", "c"], ["a", "b", "c"], scores=np.zeros((3, 3)))
@@ -135,7 +136,7 @@ def test_every_array_is_one_plotlys_fast_encoder_takes_at_the_first_try():
     assert isinstance(spec["data"][0]["text"], list)  # the hover text
     assert spec["data"][0]["text"][0][0] == fig.data[0].text[0][0]
     orjson.dumps(spec, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY)  # raises TypeError if not
-    ours, theirs = json.loads(pio.to_json(_Spec(spec), validate=False)), json.loads(fig.to_json())
+    ours, theirs = json.loads(pio.to_json(PreparedFigure(spec), validate=False)), json.loads(fig.to_json())
     assert ours["data"] == theirs["data"]  # the same JSON as plotly's own path (the template: tested above)
 
 

@@ -1,5 +1,6 @@
 """The core's boundary: no UI libraries imported, and every public function keeps float32."""
 
+import ast
 import inspect
 import pkgutil
 import subprocess
@@ -123,3 +124,75 @@ def test_no_public_function_shadows_a_module_of_the_package():
     # `import attention.softmax as m` gave the function; the same held for feed_forward.
     modules = {m.name for m in pkgutil.iter_modules(attention.__path__)}
     assert modules.isdisjoint(attention.__all__)
+
+
+def ui_import_graph() -> dict[str, set[str]]:
+    """ui's modules and the ui modules each imports, anywhere in it (a function's own imports included); importing
+    a module of a package imports the package too."""
+    modules = {}
+    for path in sorted((ROOT / "ui").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {}
+    for name, path in modules.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                targets |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names}
+        with_packages = {".".join(t.split(".")[:i]) for t in targets for i in range(2, t.count(".") + 2)}
+        graph[name] = {t for t in with_packages if t in modules and t != name}
+    return graph
+
+
+def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of `graph` (as the list of modules around it), or None."""
+    done, path = set(), []
+
+    def visit(node: str) -> list[str] | None:
+        if node in path:
+            return path[path.index(node) :] + [node]
+        if node in done:
+            return None
+        path.append(node)
+        for target in sorted(graph[node]):
+            cycle = visit(target)
+            if cycle:
+                return cycle
+        path.pop()
+        done.add(node)
+        return None
+
+    for node in sorted(graph):
+        cycle = visit(node)
+        if cycle:
+            return cycle
+    return None
+
+
+def test_ui_has_no_import_cycle():
+    graph = ui_import_graph()
+    assert {"ui.page_state", "ui.sequence_editor", "ui.presenter", "ui.state"} <= set(graph)
+    assert "ui.sequence_state" in graph["ui.page_state"], "the graph sees the imports"
+    cycle = import_cycle(graph)
+    assert cycle is None, " -> ".join(cycle)
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert import_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert import_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_bench_never_imports_the_tests():
+    """Tests may import bench (the server start-up, the load test's plan); bench imports nothing from tests."""
+    found = []
+    for path in sorted((ROOT / "bench").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            found += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] == "tests"]
+            text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+            if "tests/browser/conftest" in text:
+                found.append(f"{path.relative_to(ROOT)}: loads {text}")
+    assert not found

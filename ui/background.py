@@ -7,23 +7,20 @@ training what is left; the server process itself only relays the progress to the
 queue, using no CPU). The child dies with the server (Linux's parent-death signal), and is stopped when the
 page stops waiting for it (the student left the page).
 
-A spawned child re-runs the parent's main script before anything else, and under Streamlit the main module
-is the app's script (Streamlit puts each run's module in sys.modules["__main__"]): every training child ran
-app.py, and the page it defaults to, in bare mode, with a warning per Streamlit call, enough to fill a
-stderr pipe that nobody reads and stop the child there. The child needs nothing from it (`_child` and the
-training functions are importable), so the children are started without it (`_without_main`).
+A spawned child would re-run the app's script before anything else: it is started without it
+(ui/streamlit_internals/spawn.py).
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import multiprocessing.spawn
 import os
 import queue
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ui.run_gate import outside_run_gate
+from ui.streamlit_internals.spawn import spawn_without_main
 
 T = TypeVar("T")
 NICE = 19  # the lowest priority: a class's clicks always come first
@@ -37,26 +34,10 @@ def run_niced(fn: Callable[..., T], config: Any, on_step: Callable[[int, int], N
     ctx = multiprocessing.get_context("spawn")  # a clean interpreter: no fork of the server's threads
     messages = ctx.Queue()
     child = ctx.Process(target=_child, args=(fn, config, messages), daemon=True, name="attention-training")
-    _without_main()
+    spawn_without_main()
     child.start()
     with outside_run_gate():  # this thread only waits from here on: other sessions' runs may go first
         return _relay(child, messages, on_step)
-
-
-def _without_main() -> None:
-    """Children spawned from this process from now on do not re-run its main script (see the docstring)."""
-    if getattr(multiprocessing.spawn.get_preparation_data, "_without_main", False):
-        return
-    original = multiprocessing.spawn.get_preparation_data
-
-    def get_preparation_data(name):
-        data = original(name)
-        data.pop("init_main_from_path", None)
-        data.pop("init_main_from_name", None)
-        return data
-
-    get_preparation_data._without_main = True
-    multiprocessing.spawn.get_preparation_data = get_preparation_data
 
 
 def _relay(child, messages, on_step: Callable[[int, int], None] | None):

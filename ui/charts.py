@@ -13,11 +13,17 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
-from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, plotlyjsShortTypes, to_typed_array_spec
 
 from figures.base import LazyFigure
 from figures.export import figure_to_csv, figure_to_json
-from ui.presenter import chart_format, is_presenting
+from ui.state import chart_format, is_presenting
+from ui.streamlit_internals.plotly_chart import (
+    PreparedFigure,
+    is_homogeneous_array,
+    is_skipped_key,
+    plotlyjsShortTypes,
+    to_typed_array_spec,
+)
 
 PRESENTER_FONT = 18
 PRESENTER_CELL_FONT = 22
@@ -66,25 +72,10 @@ def chart(
     }
     if merged.get("displayModeBar") is False:
         merged["displayModeBar"] = "hover"  # the export button must stay reachable
-    result = container.plotly_chart(_Spec(spec), width=width, key=key, config=merged, **kwargs)
+    result = container.plotly_chart(PreparedFigure(spec), width=width, key=key, config=merged, **kwargs)
     if export:
         _export_menu(container, fig, key, downloads, downloads_note)
     return result
-
-
-class _Spec(go.Figure):
-    """A figure's JSON-ready dict that st.plotly_chart sends as it is.
-
-    st.plotly_chart turns a Figure into a dict with `to_dict()`, which deep-copies every trace and the whole
-    template, and walks it all for numpy arrays: a quarter of the server's CPU under a class's load went
-    to copying figures that are drawn once and thrown away. `_spec` builds that dict without the copies.
-    """
-
-    def __init__(self, spec: dict):  # not Figure.__init__: nothing but to_dict() is asked of it
-        self._spec = spec
-
-    def to_dict(self) -> dict:
-        return self._spec
 
 
 def _spec(fig: go.Figure | dict) -> dict:
@@ -94,7 +85,8 @@ def _spec(fig: go.Figure | dict) -> dict:
     if lazy is not None:  # not built by plotly yet: the builder's own dicts
         data, layout = lazy["data"], lazy["layout"]
     elif isinstance(fig, go.Figure):
-        data, layout = fig._data, fig._layout  # the dicts to_dict() would deep-copy
+        whole = fig.to_dict()  # a figure made with plotly (the builders' own are LazyFigures, above)
+        data, layout = whole["data"], whole["layout"]
     else:
         data, layout = fig.get("data", []), fig.get("layout", {})
         if "template" not in layout:  # as go.Figure(fig) would: the default template (Streamlit's)

@@ -9,8 +9,9 @@
   shows which parameter was refused and why. On later runs it only fills in values that are missing.
 - The session key (and the widget key) of `name` is "<prefix>_<name>", unless the declaration gives
   its own `key=` (the shared sequence "seq", or keys older links and tests know).
-- After the page has run, app.py calls `save_current()`, which writes exactly this page's state into
-  the link (st.stop() included: it runs in a `finally`). No page reads or writes st.query_params.
+- After the page has run, app.py calls `ui.state.save_current()`, which writes exactly this page's state
+  (and the shared state) into the link, also after a page's `stop()`. No page reads or writes
+  st.query_params.
 - A part of a page whose widgets change nothing else can be a `section` (an st.fragment): those widgets
   rerun it alone, and the link is written after it as after the whole page.
 
@@ -27,11 +28,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from ui.run_gate import run_gate
 from ui.safe_text import escape_markdown
-from ui.url import Flag, Param, SequenceParam, Slots
+from ui.sequence_state import reset_sequence
+from ui.streamlit_internals.session import browser_widget_keys, history_navigation, running_alone
+from ui.url import Param, SequenceParam, Slots
 
 LOADED_KEY = "_page_state_loaded"  # the pages whose link was read in this session
 CURRENT_KEY = "_page_state_current"  # the PageState of the page running now (app.py writes its link)
@@ -83,7 +85,7 @@ class PageState:
 
         A default or a bound may depend on the values declared before it, never after, so stopping at
         `through` gives the same values: a page reads its parameters one by one, and reading all of them
-        for each one had cost the position page 6 % of its run.
+        for each one would cost the position page 6 % of its run.
         """
         values: dict[str, Any] = {}
         for name, param in self.params.items():
@@ -105,8 +107,6 @@ class PageState:
         """Set a value (before its widget is drawn, or from a callback)."""
         param, key = self._param(name), self.key(name)
         if isinstance(param, SequenceParam):
-            from ui.sequence_editor import reset_sequence  # here, not above: the editor imports ui.presenter
-
             reset_sequence(key, value)
         elif isinstance(param, Slots):
             for slot_key, item in zip(self._session_keys(name, param), value):
@@ -131,7 +131,7 @@ class PageState:
         values: dict[str, Any] = {}
         for name, param in self.params.items():
             if sent.intersection(self._session_keys(name, param)):
-                pass  # a reconnecting browser's own value (below)
+                pass  # a reconnecting browser's own value (browser_widget_keys)
             elif any(u in link for u in param.url_names(name)):
                 self.set(name, param.decode(link, name, values, warnings))
             elif navigated and not first or not self._is_set(name, param):
@@ -165,48 +165,6 @@ def _default(param: Param, values: Mapping[str, Any]) -> Any:
     return param.default_value(values)
 
 
-def browser_widget_keys() -> set[str]:
-    """The keys of the widgets whose values the browser sent with this run, before any is drawn.
-
-    A fresh page sends none. A browser that lost its server and reconnected to another (a worker behind
-    deploy/'s proxy) sends them all with its first run there: its own widgets' values, including a click
-    made as it reconnected. On a page's first run those win over the link, which still holds the view from
-    before the click (the load test saw such a click dropped). Read from Streamlit's session state (widget
-    ids end in "-<key>"); empty if a future Streamlit keeps them elsewhere.
-    """
-    try:
-        from streamlit.runtime.state.common import GENERATED_ELEMENT_ID_PREFIX
-        from streamlit.runtime.state.session_state_proxy import get_session_state
-
-        ids = list(get_session_state()._state._new_widget_state.states)
-    except Exception:  # noqa: BLE001 - an internal of Streamlit's: without it, the link decides as before
-        return set()
-    prefix = GENERATED_ELEMENT_ID_PREFIX + "-"
-    return {wid.split("-", 2)[2] for wid in ids if wid.startswith(prefix) and wid.count("-") >= 2}
-
-
-def history_navigation() -> bool:
-    """Whether this run comes from the browser's Back or Forward button (Streamlit tells its own bound
-    widgets so; False if a future Streamlit stops saying)."""
-    try:
-        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-    except ImportError:
-        return False
-    return bool(getattr(get_script_run_ctx(), "is_history_navigation", False))
-
-
-# Shared by every page: presenter mode, in the link (?present=1) only while it is on.
-SHARED = PageState(None, presenter=Flag(False, url="present", when=lambda values: values["presenter"]))
-
-
-def save_current() -> None:
-    """Make the link hold exactly the shared state plus the state of the page that ran; no-op if it does."""
-    page = st.session_state.get(CURRENT_KEY)
-    wanted = SHARED.encode() | (page.encode() if isinstance(page, PageState) else {})
-    if st.query_params.to_dict() != wanted:
-        st.query_params.from_dict(wanted)
-
-
 FINISH_KEY = "_page_state_finish"
 AFTER_SECTION_KEY = "_page_state_after_section"
 
@@ -234,7 +192,7 @@ def section(body):
 
     @functools.wraps(body)
     def run(*args, **kwargs):
-        if not _running_alone():
+        if not running_alone():
             return body(*args, **kwargs)
         started = time.perf_counter()
         with run_gate():
@@ -246,12 +204,6 @@ def section(body):
                     after(started)
 
     return st.fragment(run)
-
-
-def _running_alone() -> bool:
-    """True while this run is a fragment's alone, not the whole page's."""
-    ctx = get_script_run_ctx()
-    return bool(ctx is not None and ctx.fragment_ids_this_run)
 
 
 def finish_run() -> None:

@@ -7,11 +7,10 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
-from ui.page_state import SHARED
+from ui.state import FORMAT_KEY, PRESENTER_KEY, SHARED
+from ui.streamlit_internals.browser import HISTORY_JS
 from ui.url import decode_flag
 
-PRESENTER_KEY = SHARED.key("presenter")
-FORMAT_KEY = "chart_format"
 CHART_FORMATS = ("png", "svg")
 
 # Every page: a chart drawn by ui.charts.square_chart gets a square box as wide as its column.
@@ -28,58 +27,6 @@ html { font-size: 21px; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.1rem; }
 [data-testid="stCaptionContainer"] { font-size: 0.95rem; }
 </style>
-"""
-# One history entry per page visit. Streamlit pushes one entry when the page changes and another when the
-# page then writes its state into the link, so Back first stayed on the same page. A change of the link
-# that no user action caused since the last page change (the state written on arrival) now replaces the
-# entry instead; every deliberate change still adds one.
-# Streamlit's client sometimes writes a new page's state into the link before it moves the link to the new
-# page (the two messages of the page's first run arrive together, and the move waits for React): that
-# write adds an entry holding the new page's state under the old page's path, and Back then opened the old
-# page with the new page's state. When the move follows such an entry, with the same state and no user
-# action between them, it takes that entry's place instead of adding one after it.
-# The sidebar's share link follows a change of the link within the page: a section of a page redrawn alone
-# (ui.page_state.section) writes the page's state into the link but cannot redraw the sidebar, so its query
-# is taken from the browser's own link; the part before it stays the server's. A page change redraws it.
-# Our own constant script: no user text in it.
-HISTORY_JS = """
-<script>
-(() => {
-  const w = window.parent && window.parent !== window ? window.parent : window;
-  if (w.__attentionHistory) return;
-  w.__attentionHistory = true;
-  const push = w.history.pushState.bind(w.history), replace = w.history.replaceState.bind(w.history);
-  let lastAction = 0, arrived = Date.now();
-  for (const type of ["pointerdown", "keydown"]) w.addEventListener(type, () => { lastAction = Date.now(); }, true);
-  const followLink = (before) => {
-    if (w.location.pathname !== before) return;  // another page: it draws its own share link
-    for (const el of w.document.querySelectorAll("[data-testid='share-link']")) {
-      el.textContent = el.textContent.split("?")[0] + w.location.search;
-    }
-  };
-  w.history.replaceState = function (state, title, url) {
-    const before = w.location.pathname, result = replace(state, title, url);
-    followLink(before);
-    return result;
-  };
-  let stray = null;  // the last entry a write of the link added within a page: its link and when
-  w.history.pushState = function (state, title, url) {
-    const next = new URL(url, w.location.href), before = w.location.pathname;
-    if (next.pathname !== before) {
-      const raced = stray && stray.href === w.location.href && lastAction < stray.at && Date.now() - stray.at < 3000
-        && next.search !== "" && next.search === w.location.search;
-      arrived = Date.now();
-      stray = null;
-      return raced ? replace(state, title, url) : push(state, title, url);
-    }
-    if (lastAction < arrived) return w.history.replaceState(state, title, url);
-    const result = push(state, title, url);
-    stray = {href: w.location.href, at: Date.now()};
-    followLink(before);
-    return result;
-  };
-})();
-</script>
 """
 
 
@@ -110,14 +57,6 @@ def presenter_controls() -> bool:
     st.html(HISTORY_JS, unsafe_allow_javascript=True)
     SHARED.show_warnings(st.sidebar)
     return on
-
-
-def is_presenting() -> bool:
-    return bool(st.session_state.get(PRESENTER_KEY, False))
-
-
-def chart_format() -> str:
-    return st.session_state.get(FORMAT_KEY, "png")
 
 
 def page_link(app_url: str, url_path: str, params: dict[str, str], base_path: str = "") -> str:

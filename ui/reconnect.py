@@ -13,31 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-# A MutationObserver on the app's connection state (the data-test-connection-state attribute Streamlit
-# sets on stApp); when it turns CONNECTED after being anything else, press R (Streamlit's rerun key: it
-# sends the widgets' values, the page and the link's query string). Installed once per browser tab.
-RECONNECT_JS = """<script>
-(() => {
-  if (window.__attnRerunAfterReconnect) return;
-  window.__attnRerunAfterReconnect = true;
-  let lost = false;
-  const look = () => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    const state = app && app.getAttribute('data-test-connection-state');
-    if (!state) return;
-    if (state !== 'CONNECTED') { lost = true; return; }
-    if (!lost) return;
-    lost = false;
-    window.__attnReconnectReruns = (window.__attnReconnectReruns || 0) + 1;
-    const key = {key: 'r', code: 'KeyR', keyCode: 82, which: 82, bubbles: true};
-    document.dispatchEvent(new KeyboardEvent('keydown', key));
-    document.dispatchEvent(new KeyboardEvent('keyup', key));
-  };
-  new MutationObserver(look).observe(document.body, {
-    subtree: true, attributes: true, attributeFilter: ['data-test-connection-state'],
-  });
-})();
-</script>"""
+from ui.streamlit_internals.browser import RECONNECT_JS
 
 
 def rerun_after_reconnect(where=st.sidebar) -> None:

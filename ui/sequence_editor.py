@@ -13,7 +13,6 @@ import streamlit as st
 
 from attention.sequence import TokenSequence
 from lessons.examples import compass, dominant_key, identical_keys, random_example
-from ui.presenter import is_presenting
 from ui.safe_text import escape_markdown
 from ui.sequence import (
     MAX_D,
@@ -25,6 +24,8 @@ from ui.sequence import (
     parse_number,
     parse_tokens,
 )
+from ui.sequence_state import reset_sequence
+from ui.state import is_presenting
 
 MATRIX_HELP = {
     "q": "Queries: what each position is looking for. One row per position, one column per dimension (d_k).",
@@ -32,29 +33,6 @@ MATRIX_HELP = {
     "v": "Values: what each position hands over when it is attended to (d_v columns).",
 }
 PRESETS = ("Hand-built (compass)", "Identical keys", "One dominant key", "Random")
-
-
-def reset_sequence(key: str, seq: TokenSequence, *, keep_token_text: bool = False, keep_cut: bool = False) -> None:
-    """Make `seq` the canonical state and redraw every editor from it (call before widgets are drawn,
-    or from a callback). Unless `keep_cut`, forget what earlier size changes cut off: a new example."""
-    if not keep_cut:
-        st.session_state.pop(f"{key}_cut", None)
-    st.session_state.pop(f"{key}_grid_messages", None)
-    st.session_state[key] = seq
-    st.session_state[f"{key}_synced"] = seq
-    st.session_state[f"{key}_base"] = seq
-    st.session_state[f"{key}_rev"] = st.session_state.get(f"{key}_rev", 0) + 1
-    for m in "qkv":
-        st.session_state[f"{key}_text_{m}"] = format_matrix(seq.matrix(m))
-        st.session_state.pop(f"{key}_err_{m}", None)
-    st.session_state[f"{key}_n_in"], st.session_state[f"{key}_dk_in"], st.session_state[f"{key}_dv_in"] = (
-        seq.n,
-        seq.d_k,
-        seq.d_v,
-    )
-    if not keep_token_text:
-        st.session_state[f"{key}_tokens_in"] = " ".join(seq.tokens)
-        st.session_state.pop(f"{key}_tokens_notice", None)
 
 
 def _ensure_widget_state(key: str) -> TokenSequence:

@@ -1,6 +1,6 @@
-"""The real model for the pages that show it (A real pretrained model, and Read deeper): loaded once per
-server, each text run once and shared by every session and both pages, with the messages a page shows
-when a text cannot be read."""
+"""The real model, all-MiniLM-L6-v2, for the pages that show it (A real pretrained model, and Read deeper):
+loaded once per server, each text run once and shared by every session and both pages, with the messages a
+page shows when a text cannot be read."""
 
 from __future__ import annotations
 

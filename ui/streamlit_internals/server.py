@@ -1,26 +1,25 @@
-"""Two measured fixes to the pinned Streamlit's server, applied once per process by app.py.
+"""The two speed patches to the pinned Streamlit's server (entries "widgets-read-one-key" and
+"script-events-in-batches" of ui/streamlit_internals), applied once per process by `apply_once` there.
 
 **Widgets read one key** (`read_widget_keys_one_by_one`). Streamlit's selectbox, radio, number_input,
 slider, text_input and text_area each ask, while they are drawn, whether their own key holds None in
 Session State. They ask it of `filtered_state`, a dict that Streamlit builds afresh for every such widget
 from every key in the session, each value read through the widget registry (streamlit/streamlit#9415 is
 the same cost by another path). This app keeps every visited page's settings in the session, about 90
-keys after five pages, so a page of 20 keyed widgets built that dict 20 times per run: 8 % of the
-server's samples over the load test's mix (py-spy). The six widget modules now get a session whose
-`filtered_state` answers the same two questions (is the key set? to what?) for the one key asked,
-through the session's own `in` and `[]`, which read the same stores in the same order; everything else
-goes to Streamlit's session unchanged. Paired against the code before (bench/compare_revisions.py):
-the mix's server CPU per run 0.88x.
+keys after five pages, so a page of 20 keyed widgets builds that dict 20 times per run. The widget modules
+get a session whose `filtered_state` answers the same two questions (is the key set? to what?) for the
+one key asked, through the session's own `in` and `[]`, which read the same stores in the same order;
+everything else goes to Streamlit's session unchanged.
 
 **A script's messages reach the event loop in batches** (`batch_script_events`). Every element a script
 draws is a message that its thread hands to the server's event loop with `call_soon_threadsafe`, which
 writes to the loop's wake-up pipe; on the loop, Streamlit queues it for the browser and wakes the loop
 once more the same way, from the loop's own thread. Here the script thread hands over its callbacks
 through one queue per loop and wakes the loop only when it is not already due to drain that queue, in
-the order they came; the second wake-up becomes a plain `call_soon`. Paired: 0.95x (rounds 0.89-0.99).
+the order they came; the second wake-up is a plain `call_soon`.
 
-tests/test_streamlit_fixes.py checks the answers against Streamlit's own, the order and the error
-handling of the batches, and fails if the pinned Streamlit stops doing what these replace.
+The measured gains are in docs/maintenance.md; tests/test_streamlit_internals.py checks the answers against
+Streamlit's own, the order and the error handling of the batches, and the replaced sources.
 """
 
 from __future__ import annotations
@@ -85,7 +84,7 @@ def read_widget_keys_one_by_one() -> None:
             return _WidgetSession(original())
 
         get_session_state._reads_one_key = True
-        get_session_state.original = original
+        get_session_state.replaced = original
         module.get_session_state = get_session_state
 
 
@@ -153,28 +152,13 @@ def _enqueued_some_message(self) -> None:
         objects.eventloop.call_soon_threadsafe(objects.need_send_data.set)
 
 
-STREAMLIT_ORIGINALS: dict[str, Callable] = {}  # what batch_script_events replaced
-
-
 def batch_script_events() -> None:
     """Hand a script's messages to the event loop in batches; once per process."""
     from streamlit.runtime.app_session import AppSession
     from streamlit.runtime.runtime import Runtime
 
     if AppSession._call_soon_on_event_loop is not _call_soon_on_event_loop:
-        STREAMLIT_ORIGINALS["AppSession._call_soon_on_event_loop"] = AppSession._call_soon_on_event_loop
-        STREAMLIT_ORIGINALS["Runtime._enqueued_some_message"] = Runtime._enqueued_some_message
+        _call_soon_on_event_loop.replaced = AppSession._call_soon_on_event_loop
+        _enqueued_some_message.replaced = Runtime._enqueued_some_message
         AppSession._call_soon_on_event_loop = _call_soon_on_event_loop
         Runtime._enqueued_some_message = _enqueued_some_message
-
-
-def apply_once() -> None:
-    """Both fixes, on the first run of the process (app.py calls it on every run: later calls cost a lookup)."""
-    global _applied
-    if not _applied:
-        batch_script_events()
-        read_widget_keys_one_by_one()
-        _applied = True
-
-
-_applied = False

@@ -1,0 +1,84 @@
+"""The scripts that rely on Streamlit's frontend (entries "reconnect-rerun" and "one-history-entry-per-page"
+of ui/streamlit_internals): an attribute its app shell sets, its rerun key, and its calls to the browser's
+history API. Both are fixed texts: nothing from the user goes into them.
+"""
+
+# A MutationObserver on the app's connection state (the data-test-connection-state attribute Streamlit
+# sets on stApp); when it turns CONNECTED after being anything else, press R (Streamlit's rerun key: it
+# sends the widgets' values, the page and the link's query string). Installed once per browser tab.
+RECONNECT_JS = """<script>
+(() => {
+  if (window.__attnRerunAfterReconnect) return;
+  window.__attnRerunAfterReconnect = true;
+  let lost = false;
+  const look = () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const state = app && app.getAttribute('data-test-connection-state');
+    if (!state) return;
+    if (state !== 'CONNECTED') { lost = true; return; }
+    if (!lost) return;
+    lost = false;
+    window.__attnReconnectReruns = (window.__attnReconnectReruns || 0) + 1;
+    const key = {key: 'r', code: 'KeyR', keyCode: 82, which: 82, bubbles: true};
+    document.dispatchEvent(new KeyboardEvent('keydown', key));
+    document.dispatchEvent(new KeyboardEvent('keyup', key));
+  };
+  new MutationObserver(look).observe(document.body, {
+    subtree: true, attributes: true, attributeFilter: ['data-test-connection-state'],
+  });
+})();
+</script>"""
+
+
+# One history entry per page visit. Streamlit pushes one entry when the page changes and another when the
+# page then writes its state into the link, so Back would stay on the same page. A change of the link that
+# no user action caused since the last page change (the state written on arrival) replaces the entry
+# instead; every deliberate change adds one.
+# Streamlit's client sometimes writes a new page's state into the link before it moves the link to the new
+# page (the two messages of the page's first run arrive together, and the move waits for React): that
+# write adds an entry holding the new page's state under the old page's path, and Back would open the old
+# page with the new page's state. When the move follows such an entry, with the same state and no user
+# action between them, it takes that entry's place instead of adding one after it.
+# The sidebar's share link follows a change of the link within the page: a section of a page redrawn alone
+# (ui.page_state.section) writes the page's state into the link but cannot redraw the sidebar, so its query
+# is taken from the browser's own link; the part before it stays the server's. A page change redraws it.
+# Our own constant script: no user text in it.
+HISTORY_JS = """
+<script>
+(() => {
+  const w = window.parent && window.parent !== window ? window.parent : window;
+  if (w.__attentionHistory) return;
+  w.__attentionHistory = true;
+  const push = w.history.pushState.bind(w.history), replace = w.history.replaceState.bind(w.history);
+  let lastAction = 0, arrived = Date.now();
+  for (const type of ["pointerdown", "keydown"]) w.addEventListener(type, () => { lastAction = Date.now(); }, true);
+  const followLink = (before) => {
+    if (w.location.pathname !== before) return;  // another page: it draws its own share link
+    for (const el of w.document.querySelectorAll("[data-testid='share-link']")) {
+      el.textContent = el.textContent.split("?")[0] + w.location.search;
+    }
+  };
+  w.history.replaceState = function (state, title, url) {
+    const before = w.location.pathname, result = replace(state, title, url);
+    followLink(before);
+    return result;
+  };
+  let stray = null;  // the last entry a write of the link added within a page: its link and when
+  w.history.pushState = function (state, title, url) {
+    const next = new URL(url, w.location.href), before = w.location.pathname;
+    if (next.pathname !== before) {
+      const raced = stray && stray.href === w.location.href && lastAction < stray.at && Date.now() - stray.at < 3000
+        && next.search !== "" && next.search === w.location.search;
+      arrived = Date.now();
+      stray = null;
+      return raced ? replace(state, title, url) : push(state, title, url);
+    }
+    if (lastAction < arrived) return w.history.replaceState(state, title, url);
+    const result = push(state, title, url);
+    stray = {href: w.location.href, at: Date.now()};
+    followLink(before);
+    return result;
+  };
+})();
+</script>
+"""
