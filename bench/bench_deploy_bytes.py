@@ -20,15 +20,13 @@ import argparse
 import os
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.browser import CHROMIUM, CHROMIUM_ARGS, wait_idle  # noqa: E402
-from bench.servers import free_port, start_server  # noqa: E402
+from bench.servers import free_port, start_server, wait_until_healthy  # noqa: E402
 
 TARGET_FIRST_MB = 3.5
 
@@ -40,18 +38,8 @@ def start_proxy(workers: int = 1) -> tuple[subprocess.Popen, str]:
     cmd += ["--address", "127.0.0.1", "--worker-port", str(free_port()), "--run-dir", str(run_dir)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(proc.stdout.read().decode(errors="replace"))
-        try:
-            with urllib.request.urlopen(url + "/healthz", timeout=2) as r:
-                if r.status == 200:
-                    return proc, url
-        except OSError:
-            time.sleep(0.2)
-    proc.terminate()
-    raise RuntimeError("the proxy did not become healthy in 120 s")
+    wait_until_healthy(proc, url + "/healthz", 120, lambda: proc.stdout.read().decode(errors="replace"), 0.2)
+    return proc, url
 
 
 class Meter:

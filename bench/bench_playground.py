@@ -27,7 +27,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from _threads import print_machine  # noqa: E402  (bench/ is on sys.path)
 
 from bench.browser import CHROMIUM, CHROMIUM_ARGS, wait_idle  # noqa: E402
-from bench.servers import free_port  # noqa: E402
+from bench.servers import free_port, streamlit_command, wait_until_healthy  # noqa: E402
 
 HEATMAP = '[data-testid="stPlotlyChart"] .js-plotly-plot'
 HEATMAP_DRAWN = f"() => document.querySelector('{HEATMAP}') && document.querySelector('{HEATMAP}')._fullData"
@@ -80,39 +79,15 @@ def start_app(script: Path) -> Server:
     project folder (so both apps read the same .streamlit/config.toml); output goes to a file, never a pipe
     that could fill up."""
     port = free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(script),
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--browser.gatherUsageStats",
-        "false",
-    ]
+    cmd = streamlit_command(script, port)
     fd, log_name = tempfile.mkstemp(prefix="bench_playground_", suffix=".log")
     log = Path(log_name)
     start = time.perf_counter()
     with os.fdopen(fd, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited early: {log.read_text(errors='replace')}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return Server(proc, url, log, time.perf_counter() - start)
-        except OSError:
-            time.sleep(0.1)  # as bench/servers.py's start_server polls
-    proc.kill()
-    raise RuntimeError(f"streamlit did not become healthy within 60 s: {script}")
+    wait_until_healthy(proc, f"{url}/_stcore/health", 60, lambda: log.read_text(errors="replace"))
+    return Server(proc, url, log, time.perf_counter() - start)
 
 
 @dataclass

@@ -31,42 +31,46 @@ def start_server(
     Its output goes to a temporary file, or with `stdout=subprocess.PIPE` to `proc.stdout`, which the caller
     must then read all along (the benchmarks read each run's time from it)."""
     port = port or free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(root / "app.py"),
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--browser.gatherUsageStats",
-        "false",
-        *extra_args,
-    ]
     # a file unless asked: a pipe nobody reads stops the server (and its children) once it holds 64 kB of log
     log = tempfile.TemporaryFile() if stdout is None else None
+    cmd = streamlit_command(root / "app.py", port, extra_args)
     proc = subprocess.Popen(cmd, cwd=root, stdout=stdout if log is None else log, stderr=subprocess.STDOUT)
+
+    def said() -> str:
+        if log is not None:
+            log.seek(0)
+        output = proc.stdout if log is None else log  # None if the caller sent it elsewhere
+        return (output.read() if output is not None else b"").decode(errors="replace")
+
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
+    wait_until_healthy(proc, f"{url}/_stcore/health", 60, said)
+    return proc, url
+
+
+def streamlit_command(script: Path, port: int, extra_args: tuple[str, ...] = ()) -> list[str]:
+    """`streamlit run <script>` headless on 127.0.0.1:`port`, without usage statistics."""
+    return [
+        *(sys.executable, "-m", "streamlit", "run", str(script)),
+        *("--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1"),
+        *("--browser.gatherUsageStats", "false", *extra_args),
+    ]
+
+
+def wait_until_healthy(proc: subprocess.Popen, health_url: str, seconds: float, said, poll: float = 0.1) -> None:
+    """Return once `health_url` answers 200. If `proc` exits first, raise RuntimeError with what it `said()`;
+    after `seconds`, kill it and raise."""
+    deadline = time.time() + seconds
     while time.time() < deadline:
         if proc.poll() is not None:
-            if log is not None:
-                log.seek(0)
-            output = proc.stdout if log is None else log  # None if the caller sent it elsewhere
-            said = output.read() if output is not None else b""
-            raise RuntimeError(f"streamlit exited early: {said.decode(errors='replace')}")
+            raise RuntimeError(f"{' '.join(map(str, proc.args[1:5]))} exited early: {said()}")
         try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+            with urllib.request.urlopen(health_url, timeout=2) as r:
                 if r.status == 200:
-                    return proc, url
+                    return
         except OSError:
-            time.sleep(0.1)
+            time.sleep(poll)
     proc.kill()
-    raise RuntimeError("streamlit did not become healthy within 60 s")
+    raise RuntimeError(f"{health_url} did not answer within {seconds:.0f} s")
 
 
 def serve_reading_output(serve, port: int | None, extra_args: tuple[str, ...]) -> tuple[subprocess.Popen, str]:
@@ -107,16 +111,11 @@ def start_proxy(args, scratch: Path, app_dir: Path = ROOT) -> tuple[subprocess.P
     # the workers first: nginx would log each refused /healthz while they start
     health = [f"http://127.0.0.1:{worker_port + i}/_stcore/health" for i in range(args.workers)] + [f"{url}/healthz"]
     deadline = time.time() + 120
-    while health and time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"serve.py exited: {proc.stdout.read().decode(errors='replace')}")
-        try:
-            with urllib.request.urlopen(health[0], timeout=2):
-                health.pop(0)
-        except OSError:
-            time.sleep(0.2)
-    if health:
-        proc.kill()
-        raise RuntimeError(f"not healthy within 120 s: {health}")
+
+    def said() -> str:
+        return proc.stdout.read().decode(errors="replace")
+
+    for health_url in health:
+        wait_until_healthy(proc, health_url, deadline - time.time(), said, poll=0.2)
     args.worker_ports = [worker_port + i for i in range(args.workers)]
     return proc, url

@@ -82,6 +82,21 @@ class Stats:
     ws_drops: list[str] = field(default_factory=list)  # Chromium websockets closed by the killed worker
     workers: dict[str, str] = field(default_factory=dict)  # session -> worker it started on (behind the proxy)
 
+    def add_latency(self, session, kind: str, label: str, ms: float, client: str) -> None:
+        """One interaction of `session` (a Session or BrowserlessSession) on the page it is on, `ms` long."""
+        self.latencies.append(
+            {
+                "wave": session.wave,
+                "session": session.name,
+                "kind": kind,
+                "page": session.page_name,
+                "label": label,
+                "ms": ms,
+                "client": client,
+                "t": time.monotonic(),
+            }
+        )
+
 
 class Session:
     def __init__(self, browser, url: str, name: str, wave: int, stats: Stats, args):
@@ -169,18 +184,7 @@ class Session:
     def record(self, kind: str, label: str, result: dict, t0_wall_ms: float) -> float:
         start = result.get("clicked") or t0_wall_ms
         ms = max(0.0, result["since"] - start)
-        self.stats.latencies.append(
-            {
-                "wave": self.wave,
-                "session": self.name,
-                "kind": kind,
-                "page": self.page_name,
-                "label": label,
-                "ms": ms,
-                "client": "browser",
-                "t": time.monotonic(),
-            }
-        )
+        self.stats.add_latency(self, kind, label, ms, "browser")
         return ms
 
     async def navigate(self, page, target: str) -> None:
@@ -352,18 +356,7 @@ class BrowserlessSession:
         return not result.exceptions
 
     def record(self, kind: str, label: str, result) -> None:
-        self.stats.latencies.append(
-            {
-                "wave": self.wave,
-                "session": self.name,
-                "kind": kind,
-                "page": self.page_name,
-                "label": label,
-                "ms": result.ms,
-                "client": "protocol",
-                "t": time.monotonic(),
-            }
-        )
+        self.stats.add_latency(self, kind, label, result.ms, "protocol")
 
     async def navigate(self, client, target: str) -> None:
         result = await client.goto(PAGES[target])
