@@ -453,3 +453,18 @@ def test_a_source_with_another_text_is_reported_changed(monkeypatch):
     assert streamlit_internals.changed_sources("script-events-in-batches") == []
     monkeypatch.setitem(PINNED_SOURCES, source, "0" * 16)
     assert streamlit_internals.changed_sources("script-events-in-batches") == [source]
+
+
+def test_a_changed_chart_source_makes_plotly_build_the_figure_with_a_warning(monkeypatch, fresh_warnings):
+    import plotly.graph_objects as go
+
+    from ui.streamlit_internals import plotly_chart
+
+    spec = {"data": [{"type": "bar", "y": [1, 2]}], "layout": {}}
+    assert type(plotly_chart.chart_figure(spec)) is plotly_chart.PreparedFigure
+    plotly_chart._prepared_figures_hold.cache_clear()
+    monkeypatch.setitem(PINNED_SOURCES, "plotly.tools:return_figure_from_figure_or_data", "0" * 16)
+    with pytest.warns(UserWarning, match="'chart-spec-as-figure'.*return_figure_from_figure_or_data"):
+        fig = plotly_chart.chart_figure(spec)
+    assert type(fig) is go.Figure and list(fig.data[0].y) == [1, 2]
+    plotly_chart._prepared_figures_hold.cache_clear()

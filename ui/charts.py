@@ -18,7 +18,7 @@ from figures.base import LazyFigure
 from figures.export import figure_to_csv, figure_to_json
 from ui.state import chart_format, is_presenting
 from ui.streamlit_internals.plotly_chart import (
-    PreparedFigure,
+    chart_figure,
     is_homogeneous_array,
     is_skipped_key,
     plotlyjsShortTypes,
@@ -72,7 +72,7 @@ def chart(
     }
     if merged.get("displayModeBar") is False:
         merged["displayModeBar"] = "hover"  # the export button must stay reachable
-    result = container.plotly_chart(PreparedFigure(spec), width=width, key=key, config=merged, **kwargs)
+    result = container.plotly_chart(chart_figure(spec), width=width, key=key, config=merged, **kwargs)
     if export:
         _export_menu(container, fig, key, downloads, downloads_note)
     return result
