@@ -9,7 +9,8 @@ the current token, its key the previous token at each earlier position) and copi
 
 T varies from batch to batch (HALF_MIN .. HALF_MAX), so no fixed offset ("look T back") solves it.
 Training is plain next-token prediction on every position with Adam; the loss on the first half stays
-near chance, the loss on the repeated half falls suddenly when the two heads click together.
+near chance (its floor is a little lower: the first half's tokens are distinct, see `first_half_floor`),
+the loss on the repeated half falls suddenly when the two heads click together.
 """
 
 from __future__ import annotations
@@ -112,6 +113,30 @@ def first_half_floor(vocab_size: int, half: int) -> float:
     """The best loss on the first half knowing only that tokens do not repeat there: the token at i is uniform
     over the vocab_size - i not yet seen, so the mean of log(vocab_size - i) for i = 1 .. half - 1."""
     return float(np.mean([math.log(vocab_size - i) for i in range(1, half)]))
+
+
+def first_half_verdict(evaluation: "Evaluation", vocab_size: int) -> str:
+    """What the measured first-half loss says, against chance (log V) and the floor (`first_half_floor`), and why:
+    the share of probability the model gives to letters already seen, none of which ever comes next there."""
+    chance, floor = chance_loss(vocab_size), first_half_floor(vocab_size, evaluation.half)
+    loss = evaluation.loss_first
+    if loss > chance:
+        where = f"sits above chance: {loss:.2f} nats against log {vocab_size} = {chance:.2f}"
+    elif loss > floor + 0.005:  # the two decimals shown would not tell it from the floor
+        where = f"sits between the floor and chance: {loss:.2f} nats, between {floor:.2f} and {chance:.2f}"
+    else:
+        where = f"reaches the floor: {loss:.2f} nats against {floor:.2f}"
+    seen, flat = evaluation.seen_first, evaluation.seen_uniform
+    why = (
+        "it favours letters it has already seen"
+        if seen > flat
+        else "it has learned to avoid letters it has already seen, as the floor requires"
+    )
+    return (
+        f"The first half {where} (the floor at {evaluation.half} letters: {floor:.2f}). Its guesses are not flat: "
+        f"{why}, giving them {seen:.0%} of its probability where a flat guess would give {flat:.0%}, and in the "
+        "first half none of those ever comes next."
+    )
 
 
 # ---------------------------------------------------------------- scores
@@ -412,6 +437,25 @@ def load_induction_model() -> DecoderParams:
 
 
 # ---------------------------------------------------------------- letters for the pages
+
+
+def trained_length(config: DecoderConfig) -> int:
+    """The longest input this task's training ever feeds: its longest sequences have 2 half_max = max_positions
+    tokens and the last one is only a target, so the last position never holds an input during training and
+    its row of the position table keeps its random starting value."""
+    return config.max_positions - 1
+
+
+def check_input_fits(prompt_size: int, n_new: int, config: DecoderConfig) -> None:
+    """Raise `ValueError` unless the prompt and the n_new - 1 new tokens fed back fit the trained positions."""
+    if prompt_size == 0:
+        raise ValueError("type at least one letter")
+    need, limit = prompt_size + n_new - 1, trained_length(config)
+    if need > limit:
+        raise ValueError(
+            f"{prompt_size} letters + {n_new} new ones need {need} positions; training fed this model at most "
+            f"{limit} tokens, so its position {limit + 1} was never trained (its row is still random)"
+        )
 
 
 def letters_to_ids(text: str, vocab_size: int = 26) -> np.ndarray:
