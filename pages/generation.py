@@ -13,6 +13,7 @@ from attention.decoder import (
     CACHE_BYTES_LATEX,
     CAUSAL_CACHE_LATEX,
     GQA_LATEX,
+    MAX_LAYERS,
     SAMPLING_LATEX,
     DecoderConfig,
     decode_step_madds,
@@ -33,11 +34,13 @@ from lessons.generation import (
     ContextTiming,
     GenerationReport,
     cache_kinds,
+    cache_verdict,
     context_timing,
     generation_report,
+    last_step_work,
     measured_cache_bytes,
 )
-from lessons.induction import LETTERS, ids_to_letters, letters_to_ids, load_induction_model
+from lessons.induction import LETTERS, check_input_fits, ids_to_letters, letters_to_ids, load_induction_model
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
 from ui.safe_text import escape_markdown
@@ -61,7 +64,7 @@ STATE = PageState(
     top_k=Int(0, lo=0, hi=26),
     seed=Int(0, lo=0, hi=9999),
     step=Int(1, lo=1, hi=lambda values: values["n_new"]),
-    layers=Int(32, lo=1, hi=128),
+    layers=Int(32, lo=1, hi=MAX_LAYERS),  # the core's limit (DecoderConfig), so every value the box takes runs
     heads=Choice(32, choices=HEAD_CHOICES),
     kv=Choice(8, choices=GQA_CHOICES),
     d_head=Choice(128, choices=D_HEAD_CHOICES),
@@ -105,9 +108,10 @@ letters = list(LETTERS[: config.vocab_size])
 st.title("Generation and the KV cache")
 st.markdown(
     "A decoder writes one token at a time: it predicts the next token, appends it, and runs again. Run naively, "
-    "step t recomputes every one of the t tokens so far. But a token's key and value depend only on the tokens "
-    "before it (the causal mask guarantees it), so they never change: keep them in a **KV cache**, and each new "
-    "token only computes its own query, key and value and reads the cached ones. The model here is the one from "
+    "step t recomputes every one of the t tokens so far. But a token's key and value depend only on itself and "
+    "the tokens before it (the causal mask guarantees it), so they never change: keep them in a **KV cache**, and "
+    "each new token only computes its own query, key and value and reads the cached ones. The model here is the one "
+    "from "
     "*Watch an induction head form*: it has learned to continue repeats, so you can check its output by eye."
 )
 st.latex(CAUSAL_CACHE_LATEX)
@@ -159,13 +163,7 @@ if temperature == 0:
 
 try:
     prompt = letters_to_ids(prompt_text)
-    if prompt.size == 0:
-        raise ValueError("type at least one letter")
-    if prompt.size + n_new - 1 > config.max_positions:
-        raise ValueError(
-            f"{prompt.size} letters + {n_new} new tokens need {prompt.size + n_new - 1} positions; the model has "
-            f"{config.max_positions}"
-        )
+    check_input_fits(prompt.size, int(n_new), config)
 except ValueError as err:
     st.error(escape_markdown(f"Cannot generate: {err}."))
     stop()
@@ -263,19 +261,18 @@ with count_col:
         key="gen_work",
         share=0.5,
     )
-    c, u = result.madds_cached[-1], result.madds_uncached[-1]
     st.caption(
-        f"Counted multiply-adds for this model's shape. With the cache a new token costs the same projections "
-        f"every time plus one row of scores, growing linearly with the context; without it, everything is redone "
-        f"for all t tokens. Your last step ({result.prompt_length + n_new - 1} tokens): **{c:,}** with the cache, "
-        f"**{u:,}** without, {u / c:.0f} times more."
+        "Counted multiply-adds for this model's shape. With the cache a new token costs the same projections "
+        "every time plus one row of scores, growing linearly with the context; without it, everything is redone "
+        "for all t tokens. " + last_step_work(result)
     )
 with time_col:
     chart(st, timing_figure(result.ms_cached, result.ms_uncached), key="gen_timing", share=0.5)
     st.caption(
         f"Measured on this server, best of 3: {result.ms_cached.sum():.2f} ms with the cache, "
-        f"{result.ms_uncached.sum():.2f} ms without, for all {n_new} steps. At a few dozen tokens of a tiny model "
-        "both are mostly Python's own overhead; the gap opens with the context, as below."
+        f"{result.ms_uncached.sum():.2f} ms without, for all {n_new} steps (step 1 runs the whole prompt either "
+        "way). At a few dozen tokens of a tiny model both are mostly Python's own overhead; the gap opens with the "
+        "context, as below."
     )
 timed = timing()
 st.dataframe(
@@ -314,11 +311,7 @@ check_cols[0].metric("largest difference, float64", f"{result.max_diff_float64:.
 check_cols[1].metric("largest difference, float32", f"{result.max_diff_float32:.1e}")
 check_cols[2].metric("same tokens without the cache", "yes" if result.same_tokens else "NO")
 if ok and result.same_tokens:
-    st.success(
-        f"Equal to {result.max_diff_float64:.1e} in float64 (below 1e-12): the cache changes how much is computed, "
-        "not what. In float32 the two differ in the last digits only, because the same sums are added in a "
-        "different order."
-    )
+    st.success(cache_verdict(result))
 else:
     st.error("The cached logits differ from the recomputed ones: the cache is wrong.")
 
@@ -332,7 +325,11 @@ st.markdown(
 st.latex(GQA_LATEX)
 c1, c2, c3 = st.columns(3)
 layers = c1.number_input(
-    "layers", key=STATE.key("layers"), **STATE.bounds("layers"), persist_state="session", help="n_layers of the model."
+    "layers",
+    key=STATE.key("layers"),
+    **STATE.bounds("layers"),
+    persist_state="session",
+    help=f"n_layers of the model: 1 to {MAX_LAYERS}, the most this app's decoder takes.",
 )
 heads = c2.selectbox(
     "query heads",
