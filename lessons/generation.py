@@ -29,6 +29,28 @@ DTYPE_BYTES = {"float16": 2, "float32": 4, "float64": 8}  # bfloat16 takes 2 byt
 
 
 @dataclass(frozen=True)
+class KnownModel:
+    """A published model's shape, for sizes quoted on the page."""
+
+    name: str
+    n_layers: int
+    n_heads: int
+    d_head: int
+    n_params: int
+
+
+# Llama 2 7B (Touvron et al. 2023): 32 layers of 32 heads of 128, multi-head attention, 6,738,415,616 parameters
+LLAMA2_7B = KnownModel("Llama 2 7B", 32, 32, 128, 6_738_415_616)
+
+
+def weights_and_cache(model: KnownModel, n_total: int, itemsize: int = 2) -> tuple[int, int]:
+    """(bytes of the model's weights, bytes of its multi-head KV cache after n_total tokens), at `itemsize` bytes
+    per number."""
+    (mha, *_) = cache_kinds(model.n_layers, model.n_heads, model.n_heads, model.d_head, n_total, itemsize)
+    return model.n_params * itemsize, mha.nbytes
+
+
+@dataclass(frozen=True)
 class GenerationReport:
     """One generation, run twice (with and without the cache), and the check of the cache.
 

@@ -33,6 +33,7 @@ DATA = Path(__file__).resolve().parent / "data"
 MODEL_FILE = DATA / "induction_model.npz"
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 MAX_STEPS = 4000
+SCORE_SEQUENCES = 64  # the fixed batch each checkpoint's scores are averaged over
 PREVIOUS_TOKEN_LATEX = r"\text{prev}(\ell, h) = \frac{1}{n-1}\sum_{i=1}^{n-1} A^{\ell h}_{i,\,i-1}"
 INDUCTION_LATEX = (
     r"\text{ind}(\ell, h) = \operatorname*{mean}_{i:\ t_j = t_i,\ j < i} A^{\ell h}_{i,\,j+1}"
@@ -326,7 +327,7 @@ def train_induction(config: InductionConfig, on_step: Callable[[int, int], None]
     rng = np.random.default_rng([config.seed, 1])
     probe_rng = np.random.default_rng([config.seed, 2])
     probe = repeated_tokens(probe_rng, 1, config.probe_half, config.vocab_size)[0]  # (2 probe_half,)
-    score_batch = repeated_tokens(probe_rng, 64, config.probe_half, config.vocab_size)[:, :-1]  # (64, n)
+    score_batch = repeated_tokens(probe_rng, SCORE_SEQUENCES, config.probe_half, config.vocab_size)[:, :-1]  # (S, n)
     checkpoints = set(config.checkpoint_steps)
     losses = np.zeros((2, config.steps))
     kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []

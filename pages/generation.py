@@ -31,6 +31,7 @@ from figures.generation import (
 from figures.induction import head_names
 from lessons.generation import (
     DTYPE_BYTES,
+    LLAMA2_7B,
     ContextTiming,
     GenerationReport,
     cache_kinds,
@@ -39,6 +40,7 @@ from lessons.generation import (
     generation_report,
     last_step_work,
     measured_cache_bytes,
+    weights_and_cache,
 )
 from lessons.induction import LETTERS, check_input_fits, ids_to_letters, letters_to_ids, load_induction_model
 from ui.charts import chart, show_snippet
@@ -56,6 +58,8 @@ D_HEAD_CHOICES = (32, 64, 128)
 CONTEXT_CHOICES = (512, 1024, 2048, 4096, 8192, 32768, 131072)
 TIMING_LENGTHS = (16, 64, 128, 256, 512)
 TIMING_CONFIG = DecoderConfig(26, 4, 8, 8, 128, 512)  # a larger random model, to time longer contexts
+LONG_CONTEXT = 32768  # the context of the 7B-class example
+REAL_D_HEAD, REAL_TOKENS = 8, 64  # the small real caches that check the formula
 STATE = PageState(
     "gen",
     prompt=Text("a b c d e f a b", max_chars=MAX_PROMPT_CHARS),
@@ -91,7 +95,7 @@ def timing() -> ContextTiming:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def real_cache(n_heads: int, n_kv: int, d_head: int) -> tuple[int, int]:
-    return measured_cache_bytes(n_heads, n_kv, d_head, 64)
+    return measured_cache_bytes(n_heads, n_kv, d_head, REAL_TOKENS)
 
 
 def fit_step() -> None:
@@ -148,7 +152,8 @@ top_k = k_col.number_input(
     key=STATE.key("top_k"),
     **STATE.bounds("top_k"),
     persist_state="session",
-    help="When sampling, keep only the k most likely tokens (their probabilities renormalised); 0 keeps all 26.",
+    help="When sampling, keep only the k most likely tokens (their probabilities renormalised); 0 keeps all "
+    f"{config.vocab_size}.",
 )
 seed = seed_col.number_input(
     "Seed",
@@ -296,7 +301,8 @@ st.dataframe(
     },
 )
 st.caption(
-    "One decoding step of a larger random model (4 layers, 8 heads, d_model 128), timed once per server. With "
+    f"One decoding step of a larger random model ({TIMING_CONFIG.n_layers} layers, {TIMING_CONFIG.n_heads} heads, "
+    f"d_model {TIMING_CONFIG.d_model}), timed once per server. With "
     "the cache the step is one token against the cached keys; without, the whole context runs again."
 )
 
@@ -316,9 +322,12 @@ else:
     st.error("The cached logits differ from the recomputed ones: the cache is wrong.")
 
 st.header("5 · MHA, GQA and MQA: the same model, three caches")
+big_weights, big_cache = weights_and_cache(LLAMA2_7B, LONG_CONTEXT)
 st.markdown(
-    "At long contexts the cache can outgrow the weights: a 7B-class model holds about 13 GiB of float16 weights, "
-    "and its multi-head cache at 32,768 tokens is 16 GiB, per sequence; and every new token must read all of it. "
+    f"At long contexts the cache can outgrow the weights: {LLAMA2_7B.name} (Touvron et al. 2023; "
+    f"{LLAMA2_7B.n_layers} layers of {LLAMA2_7B.n_heads} heads of d_head {LLAMA2_7B.d_head}) holds "
+    f"{format_bytes(big_weights)} of float16 weights, and its multi-head cache at {LONG_CONTEXT:,} tokens is "
+    f"{format_bytes(big_cache)}, per sequence; and every new token must read all of it. "
     "Grouped-query attention lets each group of g query heads share one key/value head: as many query heads as "
     "before, a cache g times smaller. Multi-query attention is the extreme, one key/value head for all."
 )
@@ -376,10 +385,10 @@ with kinds_note:
         f"- **MHA**: {format_bytes(mha.nbytes)}\n- **GQA**, groups of {heads // kv}: {format_bytes(gqa.nbytes)} "
         f"({heads // kv}× smaller)\n- **MQA**: {format_bytes(mqa.nbytes)} ({heads}× smaller)"
     )
-    real = {kind.n_kv_heads: real_cache(int(heads), kind.n_kv_heads, 8) for kind in kinds}
+    real = {kind.n_kv_heads: real_cache(int(heads), kind.n_kv_heads, REAL_D_HEAD) for kind in kinds}
     st.caption(
-        "The formula, checked on caches that exist: a 2-layer float32 model with these head counts and d_head 8, "
-        "run on 64 tokens, holds "
+        f"The formula, checked on caches that exist: a 2-layer float32 model with these head counts and d_head "
+        f"{REAL_D_HEAD}, run on {REAL_TOKENS} tokens, holds "
         + ", ".join(f"{m:,} bytes (formula {f:,})" for m, f in real.values())
         + " for MHA, GQA and MQA."
     )

@@ -26,6 +26,7 @@ from lessons.induction import (
     INDUCTION_LATEX,
     MAX_STEPS,
     PREVIOUS_TOKEN_LATEX,
+    SCORE_SEQUENCES,
     Evaluation,
     InductionConfig,
     InductionRun,
@@ -232,7 +233,8 @@ model_choice = model_col.radio(
     horizontal=True,
     key=STATE.key("model"),
     persist_state="session",
-    help="The shipped model was trained by scripts/train_induction.py (seed 0, 2000 steps) and opens instantly. "
+    help=f"The shipped model was trained by scripts/train_induction.py (seed {shipped_config.seed}, "
+    f"{shipped_config.steps} steps) and opens instantly. "
     "'The one you train' is trained live here, on this server, with the seed and steps beside.",
 )
 seed = seed_col.number_input(
@@ -355,7 +357,7 @@ chart(
 )
 st.caption(
     f"Every head at step {at} on the probe sequence. The scores in the titles and the table are averaged over "
-    "64 fixed sequences of 2 × 10 letters; 1 is perfect."
+    f"{SCORE_SEQUENCES} fixed sequences of 2 × {run.config.probe_half} letters; 1 is perfect."
 )
 show_scores(run.previous_token[k], run.induction[k], key="induction_checkpoint_scores")
 chart(st, scores_figure(run.checkpoint_steps, run.previous_token, run.induction), key="induction_scores")

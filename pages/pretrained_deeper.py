@@ -120,20 +120,20 @@ def controls(run: MiniLMRun) -> tuple[int, int, bool, list[int]]:
         range(1, n_layers() + 1),
         key=STATE.key("layer"),
         persist_state="session",
-        help="Which of the 6 blocks (1 is closest to the input).",
+        help=f"Which of the {n_layers()} blocks (1 is closest to the input).",
     )
     head = head_col.selectbox(
         "Head",
         range(1, n_heads() + 1),
         key=STATE.key("head"),
         persist_state="session",
-        help="Which of the 12 heads in that block (the points below always show one head).",
+        help=f"Which of the {n_heads()} heads in that block (the points below always show one head).",
     )
     mean = mean_col.toggle(
         "Average the layer's heads",
         key=STATE.key("mean"),
         persist_state="session",
-        help="Show the mean of the layer's 12 heads in the heatmap, the lines and the two-sentence view.",
+        help=f"Show the mean of the layer's {n_heads()} heads in the heatmap, the lines and the two-sentence view.",
     )
     rows_col, detail_col = st.columns([4, 3], vertical_alignment="bottom")
     mode = rows_col.radio(

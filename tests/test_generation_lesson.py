@@ -5,6 +5,7 @@ import pytest
 
 from attention.decoder import DecoderConfig, DecoderParams, decode_step_madds, decoder_forward, generate
 from lessons.generation import (
+    LLAMA2_7B,
     cache_check,
     cache_kinds,
     cache_verdict,
@@ -12,6 +13,7 @@ from lessons.generation import (
     generation_report,
     last_step_work,
     measured_cache_bytes,
+    weights_and_cache,
 )
 
 CONFIG = DecoderConfig(9, 2, 4, 2, 8, 24, True)
@@ -73,3 +75,9 @@ def test_context_timing_reports_each_length():
     t = context_timing(DecoderConfig(5, 1, 2, 2, 8, 64), [1, 8, 64], repeats=1)
     assert list(t.n_total) == [1, 8, 64] and np.all(t.ms_cached > 0) and np.all(t.ms_uncached > 0)
     assert t.madds_uncached[-1] == 64 * t.madds_cached[-1]
+
+
+def test_the_7b_example_by_hand():
+    weights, cache = weights_and_cache(LLAMA2_7B, 32768)
+    assert weights == 6_738_415_616 * 2 and 12.5 * 2**30 < weights < 12.6 * 2**30  # float16 weights
+    assert cache == 2 * 32 * 32 * 32768 * 128 * 2 == 16 * 2**30  # K and V, 32 layers, 32 heads, float16

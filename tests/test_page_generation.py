@@ -48,6 +48,10 @@ def test_the_default_page_generates_checks_the_cache_and_compares_caches(params)
     kinds = plotly_values(chart_by_key(at, "gen_kinds")["data"][0]["y"])
     np.testing.assert_allclose(kinds * 2**30, [2 * 32 * kv * 4096 * 128 * 2 for kv in (32, 8, 1)])
     assert at.query_params["prompt"] == "a b c d e f a b"
+    assert "Llama 2 7B (Touvron et al. 2023; 32 layers of 32 heads of d_head 128) holds 12.6 GiB of float16" in texts(
+        at.markdown
+    )
+    assert "its multi-head cache at 32,768 tokens is 16.0 GiB" in texts(at.markdown)
 
 
 def test_sampling_controls_give_the_cores_tokens(params):
