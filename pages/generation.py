@@ -273,9 +273,10 @@ with count_col:
     )
 with time_col:
     chart(st, timing_figure(result.ms_cached, result.ms_uncached), key="gen_timing", share=0.5)
+    steps_said = f"for all {n_new} steps" if n_new > 1 else "for its one step"
     st.caption(
         f"Measured on this server, best of 3: {result.ms_cached.sum():.2f} ms with the cache, "
-        f"{result.ms_uncached.sum():.2f} ms without, for all {n_new} steps (step 1 runs the whole prompt either "
+        f"{result.ms_uncached.sum():.2f} ms without, {steps_said} (step 1 runs the whole prompt either "
         "way). At a few dozen tokens of a tiny model both are mostly Python's own overhead; the gap opens with the "
         "context, as below."
     )

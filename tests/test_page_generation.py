@@ -159,3 +159,4 @@ def test_one_new_token_counts_the_whole_prompt_and_the_exact_check_is_not_called
     assert "Your only step is step 1" in texts(at.caption) and "times more" not in texts(at.caption)
     assert at.metric[1].value == "0.0e+00" and "last digits" not in texts(at.success)
     assert "equal too" in texts(at.success)
+    assert "for its one step (step 1 runs the whole prompt either way)" in texts(at.caption)
