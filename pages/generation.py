@@ -329,8 +329,9 @@ st.markdown(
     f"{LLAMA2_7B.n_layers} layers of {LLAMA2_7B.n_heads} heads of d_head {LLAMA2_7B.d_head}) holds "
     f"{format_bytes(big_weights)} of float16 weights, and its multi-head cache at {LONG_CONTEXT:,} tokens is "
     f"{format_bytes(big_cache)}, per sequence; and every new token must read all of it. "
-    "Grouped-query attention lets each group of g query heads share one key/value head: as many query heads as "
-    "before, a cache g times smaller. Multi-query attention is the extreme, one key/value head for all."
+    "Grouped-query attention (Ainslie et al. 2023) lets each group of g query heads share one key/value head: as "
+    "many query heads as before, a cache g times smaller. Multi-query attention (Shazeer 2019) is the extreme, one "
+    "key/value head for all."
 )
 st.latex(GQA_LATEX)
 c1, c2, c3 = st.columns(3)
