@@ -98,10 +98,13 @@ def real_cache(n_heads: int, n_kv: int, d_head: int) -> tuple[int, int]:
     return measured_cache_bytes(n_heads, n_kv, d_head, REAL_TOKENS)
 
 
-def fit_step() -> None:
-    """Keep the inspected step within the steps generated (before its slider is drawn)."""
-    if STATE["step"] > STATE["n_new"]:
-        STATE.set("step", STATE["n_new"])
+def fit_step() -> str | None:
+    """Keep the inspected step within the steps generated (before its slider is drawn); say so if it moved."""
+    if STATE["step"] <= STATE["n_new"]:
+        return None
+    before = STATE["step"]
+    STATE.set("step", STATE["n_new"])
+    return f"Step {before} is past the {STATE['n_new']} generated: showing step {STATE['n_new']}."
 
 
 STATE.load()
@@ -182,7 +185,7 @@ rows = np.full((n_heads_total, n_new, len(fed)), np.nan)
 for s, step in enumerate(result.steps):
     row = step.attentions.reshape(n_heads_total, -1)  # (layers x heads, prompt + s)
     rows[:, s, : row.shape[1]] = row
-fit_step()
+step_note = fit_step()
 if n_new > 1:
     step_no = st.slider(
         "Inspect step",
@@ -193,6 +196,8 @@ if n_new > 1:
     )
 else:
     step_no = 1
+if step_note:
+    st.caption(step_note)
 chosen = result.steps[step_no - 1]
 chart(
     st,

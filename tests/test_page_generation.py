@@ -88,6 +88,7 @@ def test_one_new_token_needs_no_step_slider_and_fewer_tokens_keep_the_step_withi
     at.number_input(key="gen_n_new").set_value(4).run()
     assert not at.exception and not at.error
     assert at.slider(key="gen_step").value == 4 and at.query_params["n_new"] == "4"
+    assert "Step 9 is past the 4 generated: showing step 4." in texts(at.caption)
     assert "a b c d e f a b → **c d e f**" in texts(at.markdown)
 
 
