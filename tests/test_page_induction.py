@@ -138,6 +138,18 @@ def test_the_first_half_is_measured_against_chance_and_its_floor():
     assert "near chance" not in texts(at.caption)
 
 
+def test_the_numbers_in_the_help_texts_come_from_the_shipped_run(shipped):
+    at = open_page(PAGE)
+    steps_help = at.select_slider(key="induction_steps").help
+    assert f"The shipped model's {shipped.config.steps} took {shipped.seconds:.0f} s" in steps_help
+    assert f"(seed {shipped.config.seed}, {shipped.config.steps} steps)" in at.radio(key="induction_model").help
+    helps = {m.label: m.help for m in at.metric}
+    assert helps["accuracy, first half"] == f"Chance is 1/26 = {1 / 26:.1%}."
+    assert f"log 26 = {chance_loss(26):.2f} nats" in helps["loss, first half"]
+    assert f"{first_half_floor(26, 10):.2f}" in helps["loss, first half"]
+    assert "averaged over 64 fixed sequences of 2 × 10 letters" in texts(at.caption)
+
+
 def test_the_longest_input_is_the_longest_training_fed():
     at = open_page(PAGE, {"text": "abcdefghijklmnopqrstuvwxyzabcde", "n_new": "1"})  # 31 letters, nothing fed back
     assert not at.exception and not at.error
