@@ -390,8 +390,8 @@ st.markdown(
 st.info(
     f"**Each of these views simplifies.** A 2-D picture of {cfg.d_head}-dimensional vectors drops most of their "
     "directions; rollout treats the attention weights as the flow between tokens, ignoring the value vectors, "
-    "$W_O$ and the vectors' lengths, and gives the residual path a fixed half. They suggest where to look; the "
-    "weights and the model's outputs are what it computed.",
+    "$W_O$, the feed-forward layers and the vectors' lengths, and gives the residual path a fixed half. They "
+    "suggest where to look; the weights and the model's outputs are what it computed.",
     icon=":material/warning:",
 )
 STATE.show_warnings()
@@ -462,7 +462,8 @@ if run is not None:
 
     st.header("4 · Attention across layers: rollout")
     st.markdown(
-        "Each layer mixes the tokens again, so after six layers a position holds a blend of blends. **Attention "
+        f"Each layer mixes the tokens again, so after {cfg.n_layers} layers a position holds a blend of blends. "
+        "**Attention "
         "rollout** (Abnar & Zuidema, 2020) estimates that blend: average each layer's heads, add the identity for "
         "the residual path that carries every token past the attention, renormalise the rows, and multiply the "
         "layers together. Row i of R says which input tokens position i at the top was built from."

@@ -71,9 +71,10 @@ def test_the_page_shows_the_models_own_numbers_in_every_view(model):
     assert "invent" not in caveats and "Never the other way round: a projection never lengthens a distance" in caveats
     # the top box and the rollout box name the same simplifications
     top, rollout_box = at.info[0].value, next(i.value for i in at.info if "Rollout is a heuristic" in i.value)
-    for simplification in ("value vectors", "$W_O$", "a fixed half"):
+    for simplification in ("value vectors", "$W_O$", "the feed-forward layers", "a fixed half"):
         assert simplification in top and simplification in rollout_box, simplification
     assert "only attention moves information" not in top
+    assert f"after {run.attentions.shape[0]} layers a position holds a blend of blends" in texts(at.markdown)
 
 
 def test_attentionviz_normalisation_redraws_the_points_and_shows_the_nearness_both_ways(model):
