@@ -59,6 +59,7 @@ CONTEXT_CHOICES = (512, 1024, 2048, 4096, 8192, 32768, 131072)
 TIMING_LENGTHS = (16, 64, 128, 256, 512)
 TIMING_CONFIG = DecoderConfig(26, 4, 8, 8, 128, 512)  # a larger random model, to time longer contexts
 LONG_CONTEXT = 32768  # the context of the 7B-class example
+REPEATS = 3  # each timing is the best of this many runs
 REAL_D_HEAD, REAL_TOKENS = 8, 64  # the small real caches that check the formula
 STATE = PageState(
     "gen",
@@ -85,12 +86,14 @@ def model():
 
 @st.cache_data(max_entries=64, show_spinner="Generating, with and without the cache…")
 def report(prompt: tuple[int, ...], n_new: int, temperature: float, top_k: int | None, seed: int) -> GenerationReport:
-    return generation_report(model(), np.array(prompt), n_new, temperature=temperature, top_k=top_k, seed=seed)
+    return generation_report(
+        model(), np.array(prompt), n_new, temperature=temperature, top_k=top_k, seed=seed, repeats=REPEATS
+    )
 
 
 @st.cache_data(max_entries=1, show_spinner="Timing one decoding step at longer contexts (once per server)…")
 def timing() -> ContextTiming:
-    return context_timing(TIMING_CONFIG, TIMING_LENGTHS, repeats=3)
+    return context_timing(TIMING_CONFIG, TIMING_LENGTHS, repeats=REPEATS)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -232,7 +235,8 @@ with cache_col:
         key="gen_cache_table",
     )
     st.caption(
-        f"Per layer: (n_kv_heads, tokens, d_head). {chosen.cache_shape[1]} tokens × 2 layers × K and V, float32: "
+        f"Per layer: (n_kv_heads, tokens, d_head). {chosen.cache_shape[1]} tokens × {config.n_layers} layers × K and "
+        f"V, {np.dtype(params.dtype).name}: "
         f"**{format_bytes(chosen.cache_nbytes)}** ({chosen.cache_nbytes:,} bytes)."
     )
 
@@ -247,11 +251,12 @@ with growth_col:
     )
 with note_col:
     first, last = result.steps[0], result.steps[-1]
-    per_token = 2 * config.n_layers * config.n_kv_heads * config.d_head * 4
+    itemsize = np.dtype(params.dtype).itemsize
+    per_token = 2 * config.n_layers * config.n_kv_heads * config.d_head * itemsize
     st.markdown(
         f"Step 1 runs the whole prompt of {prompt.size} tokens and fills the cache: {first.cache_shape} per layer, "
         f"{format_bytes(first.cache_nbytes)}. Each later step appends one row to every layer's K and V: "
-        f"2 × {config.n_layers} layers × {config.n_kv_heads} heads × d_head {config.d_head} × 4 bytes = "
+        f"2 × {config.n_layers} layers × {config.n_kv_heads} heads × d_head {config.d_head} × {itemsize} bytes = "
         f"**{per_token} bytes per token**. After the last step: {last.cache_shape}, "
         f"{format_bytes(last.cache_nbytes)}."
     )
@@ -280,7 +285,7 @@ with time_col:
     chart(st, timing_figure(result.ms_cached, result.ms_uncached), key="gen_timing", share=0.5)
     steps_said = f"for all {n_new} steps" if n_new > 1 else "for its one step"
     st.caption(
-        f"Measured on this server, best of 3: {result.ms_cached.sum():.2f} ms with the cache, "
+        f"Measured on this server, best of {REPEATS}: {result.ms_cached.sum():.2f} ms with the cache, "
         f"{result.ms_uncached.sum():.2f} ms without, {steps_said} (step 1 runs the whole prompt either "
         "way). At a few dozen tokens of a tiny model both are mostly Python's own overhead; the gap opens with the "
         "context, as below."

@@ -81,3 +81,4 @@ def test_the_7b_example_by_hand():
     weights, cache = weights_and_cache(LLAMA2_7B, 32768)
     assert weights == 6_738_415_616 * 2 and 12.5 * 2**30 < weights < 12.6 * 2**30  # float16 weights
     assert cache == 2 * 32 * 32 * 32768 * 128 * 2 == 16 * 2**30  # K and V, 32 layers, 32 heads, float16
+    assert cache > weights  # "the cache can outgrow the weights"

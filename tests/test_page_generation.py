@@ -52,6 +52,8 @@ def test_the_default_page_generates_checks_the_cache_and_compares_caches(params)
         at.markdown
     )
     assert "its multi-head cache at 32,768 tokens is 16.0 GiB" in texts(at.markdown)
+    assert "2 × 2 layers × 2 heads × d_head 16 × 4 bytes = **512 bytes per token**" in texts(at.markdown)
+    assert "tokens × 2 layers × K and V, float32: " in texts(at.caption) and "best of 3:" in texts(at.caption)
 
 
 def test_sampling_controls_give_the_cores_tokens(params):
