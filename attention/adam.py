@@ -5,9 +5,9 @@
     m̂ = m / (1 - β₁ᵗ),  v̂ = v / (1 - β₂ᵗ)   corrected for starting at 0
     θ ← θ - lr m̂ / (√v̂ + ε)
 
-Every parameter moves by about lr per step whatever the size of its gradient: a parameter whose
-gradient is tiny is not left behind, which is why it trains small transformers much faster than
-plain gradient descent.
+Every parameter's step is at most about lr whatever the size of its gradient (Kingma and Ba, section
+2.1; smaller where the gradient is noisy): a parameter whose gradient is tiny is not left behind,
+which is why it trains small transformers much faster than plain gradient descent.
 """
 
 from __future__ import annotations

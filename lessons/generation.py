@@ -3,7 +3,8 @@ against a full recomputation, the work per new token counted and timed, and the 
 
 A decoder generates by appending its own prediction and running again. Without a cache, step t reruns
 all t tokens; with one, it runs only the newest token against the keys and values kept from before,
-which is exact (a token's key and value depend only on the tokens before it: the mask guarantees it).
+which is exact (a token's key and value depend only on itself and the tokens before it: the mask
+guarantees it). The first step has nothing cached yet: it runs the whole prompt either way.
 """
 
 from __future__ import annotations
@@ -28,12 +29,35 @@ DTYPE_BYTES = {"float16": 2, "float32": 4, "float64": 8}  # bfloat16 takes 2 byt
 
 
 @dataclass(frozen=True)
+class KnownModel:
+    """A published model's shape, for sizes quoted on the page."""
+
+    name: str
+    n_layers: int
+    n_heads: int
+    d_head: int
+    n_params: int
+
+
+# Llama 2 7B (Touvron et al. 2023): 32 layers of 32 heads of 128, multi-head attention, 6,738,415,616 parameters
+LLAMA2_7B = KnownModel("Llama 2 7B", 32, 32, 128, 6_738_415_616)
+
+
+def weights_and_cache(model: KnownModel, n_total: int, itemsize: int = 2) -> tuple[int, int]:
+    """(bytes of the model's weights, bytes of its multi-head KV cache after n_total tokens), at `itemsize` bytes
+    per number."""
+    (mha, *_) = cache_kinds(model.n_layers, model.n_heads, model.n_heads, model.d_head, n_total, itemsize)
+    return model.n_params * itemsize, mha.nbytes
+
+
+@dataclass(frozen=True)
 class GenerationReport:
     """One generation, run twice (with and without the cache), and the check of the cache.
 
     Shapes: ids (p + n_new,) the prompt and the new tokens; steps as generated with the cache;
     ms_cached, ms_uncached (n_new,) the fastest of `repeats` timings of each step; madds_cached,
-    madds_uncached (n_new,) the counted multiply-adds of each step. max_diff_float64 / float32: the
+    madds_uncached (n_new,) the counted multiply-adds of each step (step 1 runs the whole prompt in both,
+    since nothing is cached yet, so their first entries are equal). max_diff_float64 / float32: the
     largest |logit| difference between cached one-token-at-a-time decoding and recomputing the whole
     sequence, in each precision. same_tokens: whether both ways chose the same tokens.
     """
@@ -72,7 +96,7 @@ def generation_report(
     p = len(prompt)
     counts = [
         (
-            decode_step_madds(params.config, p + i, use_cache=True),
+            decode_step_madds(params.config, p + i, use_cache=i > 0),  # step 1 fills the cache: the whole prompt
             decode_step_madds(params.config, p + i, use_cache=False),
         )
         for i in range(n_new)
@@ -182,3 +206,37 @@ def measured_cache_bytes(n_heads: int, n_kv_heads: int, d_head: int, n_total: in
     params = DecoderParams.random(config, 0, np.float32)
     ids = np.random.default_rng(0).integers(0, 26, n_total)
     return decoder_forward(ids, params).cache.nbytes, kv_cache_nbytes(config, n_total, 4)
+
+
+def last_step_work(report: GenerationReport) -> str:
+    """What the counts say of the last step's work. Step 1 has nothing cached: it runs the whole prompt with the
+    cache or without, so a single new token costs the same both ways."""
+    n_new = len(report.steps)
+    tokens = report.prompt_length + n_new - 1
+    cached, full = int(report.madds_cached[-1]), int(report.madds_uncached[-1])
+    if n_new == 1:
+        return (
+            f"Your only step is step 1, and it runs the whole prompt of {tokens} tokens with the cache or without "
+            f"(nothing is cached yet): **{cached:,}** multiply-adds either way. The cache pays from step 2 on."
+        )
+    return (
+        f"Your last step (step {n_new}, {tokens} tokens): **{cached:,}** with the cache, **{full:,}** without, "
+        f"{full / cached:.0f} times more."
+    )
+
+
+def cache_verdict(report: GenerationReport) -> str:
+    """What the check of the cache found, in words that match its two numbers."""
+    d64, d32 = report.max_diff_float64, report.max_diff_float32
+    said = f"Equal to {d64:.1e} in float64 (below 1e-12): the cache changes how much is computed, not what. "
+    if d32 > 0:
+        return said + (
+            f"In float32 the two differ in the last digits only ({d32:.1e}), because the same sums are added in a "
+            "different order."
+        )
+    if len(report.steps) == 1:
+        return said + (
+            "In float32 they are equal too: with one new token, no token is decoded against the cache (step 1 runs "
+            "the whole prompt, the same sums as the full run)."
+        )
+    return said + "In float32 they are equal too: here the two orders of the sums happen to round alike."

@@ -9,7 +9,8 @@ the current token, its key the previous token at each earlier position) and copi
 
 T varies from batch to batch (HALF_MIN .. HALF_MAX), so no fixed offset ("look T back") solves it.
 Training is plain next-token prediction on every position with Adam; the loss on the first half stays
-near chance, the loss on the repeated half falls suddenly when the two heads click together.
+near chance (its floor is a little lower: the first half's tokens are distinct, see `first_half_floor`),
+the loss on the repeated half falls suddenly when the two heads click together.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ DATA = Path(__file__).resolve().parent / "data"
 MODEL_FILE = DATA / "induction_model.npz"
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 MAX_STEPS = 4000
+SCORE_SEQUENCES = 64  # the fixed batch each checkpoint's scores are averaged over
 PREVIOUS_TOKEN_LATEX = r"\text{prev}(\ell, h) = \frac{1}{n-1}\sum_{i=1}^{n-1} A^{\ell h}_{i,\,i-1}"
 INDUCTION_LATEX = (
     r"\text{ind}(\ell, h) = \operatorname*{mean}_{i:\ t_j = t_i,\ j < i} A^{\ell h}_{i,\,j+1}"
@@ -112,6 +114,30 @@ def first_half_floor(vocab_size: int, half: int) -> float:
     """The best loss on the first half knowing only that tokens do not repeat there: the token at i is uniform
     over the vocab_size - i not yet seen, so the mean of log(vocab_size - i) for i = 1 .. half - 1."""
     return float(np.mean([math.log(vocab_size - i) for i in range(1, half)]))
+
+
+def first_half_verdict(evaluation: "Evaluation", vocab_size: int) -> str:
+    """What the measured first-half loss says, against chance (log V) and the floor (`first_half_floor`), and why:
+    the share of probability the model gives to letters already seen, none of which ever comes next there."""
+    chance, floor = chance_loss(vocab_size), first_half_floor(vocab_size, evaluation.half)
+    loss = evaluation.loss_first
+    if loss > chance:
+        where = f"sits above chance: {loss:.2f} nats against log {vocab_size} = {chance:.2f}"
+    elif loss > floor + 0.005:  # the two decimals shown would not tell it from the floor
+        where = f"sits between the floor and chance: {loss:.2f} nats, between {floor:.2f} and {chance:.2f}"
+    else:
+        where = f"reaches the floor: {loss:.2f} nats against {floor:.2f}"
+    seen, flat = evaluation.seen_first, evaluation.seen_uniform
+    why = (
+        "it favours letters it has already seen"
+        if seen > flat
+        else "it has learned to avoid letters it has already seen, as the floor requires"
+    )
+    return (
+        f"The first half {where} (the floor at {evaluation.half} letters: {floor:.2f}). Its guesses are not flat: "
+        f"{why}, giving them {seen:.0%} of its probability where a flat guess would give {flat:.0%}, and in the "
+        "first half none of those ever comes next."
+    )
 
 
 # ---------------------------------------------------------------- scores
@@ -301,7 +327,7 @@ def train_induction(config: InductionConfig, on_step: Callable[[int, int], None]
     rng = np.random.default_rng([config.seed, 1])
     probe_rng = np.random.default_rng([config.seed, 2])
     probe = repeated_tokens(probe_rng, 1, config.probe_half, config.vocab_size)[0]  # (2 probe_half,)
-    score_batch = repeated_tokens(probe_rng, 64, config.probe_half, config.vocab_size)[:, :-1]  # (64, n)
+    score_batch = repeated_tokens(probe_rng, SCORE_SEQUENCES, config.probe_half, config.vocab_size)[:, :-1]  # (S, n)
     checkpoints = set(config.checkpoint_steps)
     losses = np.zeros((2, config.steps))
     kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -412,6 +438,25 @@ def load_induction_model() -> DecoderParams:
 
 
 # ---------------------------------------------------------------- letters for the pages
+
+
+def trained_length(config: DecoderConfig) -> int:
+    """The longest input this task's training ever feeds: its longest sequences have 2 half_max = max_positions
+    tokens and the last one is only a target, so the last position never holds an input during training and
+    its row of the position table keeps its random starting value."""
+    return config.max_positions - 1
+
+
+def check_input_fits(prompt_size: int, n_new: int, config: DecoderConfig) -> None:
+    """Raise `ValueError` unless the prompt and the n_new - 1 new tokens fed back fit the trained positions."""
+    if prompt_size == 0:
+        raise ValueError("type at least one letter")
+    need, limit = prompt_size + n_new - 1, trained_length(config)
+    if need > limit:
+        raise ValueError(
+            f"{prompt_size} letters + {n_new} new ones need {need} positions; training fed this model at most "
+            f"{limit} tokens, so its position {limit + 1} was never trained (its row is still random)"
+        )
 
 
 def letters_to_ids(text: str, vocab_size: int = 26) -> np.ndarray:

@@ -6,9 +6,9 @@ PCA, by the singular value decomposition of the centred points (numpy only):
 
 The two axes are the directions along which the points spread most; the share of the spread they
 keep is (s_1² + s_2²) / Σ s_i². Everything else is dropped, so two points close on the picture may be
-far apart in the dimensions left out (and the other way round). And attention does not use closeness
-at all: a query's score for a key is their dot product q·k/√d_head, which also grows with the
-vectors' lengths. A picture of the points is a map; the weights are the territory.
+far apart in the dimensions left out (never the reverse: a projection never lengthens a distance). And
+attention does not use closeness at all: a query's score for a key is their dot product q·k/√d_head,
+which also grows with the vectors' lengths. A picture of the points is a map; the weights are the territory.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 - Which query rows to show: every token, the last few, or the pieces of a chosen word (a 256-row
   heatmap is unreadable; the rows of one word are not).
+- Queries and keys as points: AttentionViz's normalisation before the projection (Yeh et al. 2023), and
+  how near each key is drawn to a query with and without it.
 - Two sentences that differ in a word: which tokens they share (in order), and how one head's weights
   among those shared tokens differ from one sentence to the other.
 """
@@ -12,6 +14,8 @@ import difflib
 from collections.abc import Sequence
 
 import numpy as np
+
+from lessons.projection import queries_and_keys, query_readout
 
 QUERY_MODES = ("all", "last", "word")
 CONTINUATION = "##"  # WordPiece marks a piece that continues the previous word with this prefix
@@ -52,6 +56,63 @@ def select_queries(tokens: Sequence[str], mode: str, *, last: int = 8, word: str
     if mode == "word":
         return matching_positions(tokens, word)
     raise ValueError(f"mode must be one of {QUERY_MODES}, got {mode!r}")
+
+
+UNKNOWN = "[UNK]"
+
+
+def unknown_note(tokens: Sequence[str], whose: str = "these") -> str | None:
+    """What [UNK] is, when the text has any (None otherwise); `whose` names the text ("sentence A's")."""
+    count = sum(tok == UNKNOWN for tok in tokens)
+    if not count:
+        return None
+    return (
+        f"{count} of {whose} tokens {'is' if count == 1 else 'are'} [UNK], the tokenizer's *unknown* token: its "
+        "vocabulary has no piece for those characters (many Chinese characters and emoji, for instance), so the "
+        "model reads every one of them as the same token and cannot tell them apart."
+    )
+
+
+def attentionviz_normalise(queries, keys) -> tuple[np.ndarray, np.ndarray]:
+    """Queries and keys as AttentionViz draws them (Yeh et al. 2023): the queries scaled by c and the keys by 1/c
+    so that both have the same mean length, then the keys moved so that their mean is the queries' mean.
+
+    No weight changes: (c q)·(k / c) = q·k, and moving every key by t moves each of a query's scores by the same
+    q·t, which the softmax ignores. Only the picture changes: the two clouds overlap, and every distance from a
+    query to a key is different. Shapes: queries (n, d_head), keys (m, d_head) -> the same, in float64.
+    """
+    q = np.asarray(queries, dtype=np.float64)
+    k = np.asarray(keys, dtype=np.float64)
+    q_len, k_len = np.linalg.norm(q, axis=1).mean(), np.linalg.norm(k, axis=1).mean()
+    if q_len > 0 and k_len > 0:  # else nothing to balance
+        c = np.sqrt(k_len / q_len)
+        q, k = c * q, k / c
+    return q, k - k.mean(axis=0) + q.mean(axis=0)  # (n, d_head), (m, d_head)
+
+
+def nearness_both_ways(queries, keys, query: int, key_positions) -> tuple[list[int], list[int]]:
+    """The rank (1 = nearest of all keys) of each key in `key_positions` by its distance from `query` on the
+    2-D picture: (drawn from the raw vectors, drawn after `attentionviz_normalise`).
+    Shapes: queries, keys (n, d_head)."""
+    ranks = []
+    for q, k in ((queries, keys), attentionviz_normalise(queries, keys)):
+        readout = query_readout(q, k, queries_and_keys(q, k).coords, query, key_positions)
+        ranks.append([r["closeness_rank"] for r in readout])
+    return ranks[0], ranks[1]
+
+
+def heaviest_nearest(queries, keys, weights) -> tuple[int, int]:
+    """For how many queries the key with the largest weight is also the nearest key on the picture:
+    (drawn from the raw vectors, drawn after `attentionviz_normalise`). Shapes: queries, keys (n, d_head),
+    weights (n, n)."""
+    heaviest = np.asarray(weights).argmax(axis=1)  # (n,)
+    counts = []
+    for q, k in ((queries, keys), attentionviz_normalise(queries, keys)):
+        coords = queries_and_keys(q, k).coords  # (2n, 2)
+        n = len(heaviest)
+        distances = np.linalg.norm(coords[None, n:] - coords[:n, None], axis=-1)  # (n queries, n keys)
+        counts.append(int((distances.argmin(axis=1) == heaviest).sum()))
+    return counts[0], counts[1]
 
 
 def shared_tokens(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> tuple[list[int], list[int]]:

@@ -13,6 +13,7 @@ from attention.decoder import (
     CACHE_BYTES_LATEX,
     CAUSAL_CACHE_LATEX,
     GQA_LATEX,
+    MAX_LAYERS,
     SAMPLING_LATEX,
     DecoderConfig,
     decode_step_madds,
@@ -30,14 +31,18 @@ from figures.generation import (
 from figures.induction import head_names
 from lessons.generation import (
     DTYPE_BYTES,
+    LLAMA2_7B,
     ContextTiming,
     GenerationReport,
     cache_kinds,
+    cache_verdict,
     context_timing,
     generation_report,
+    last_step_work,
     measured_cache_bytes,
+    weights_and_cache,
 )
-from lessons.induction import LETTERS, ids_to_letters, letters_to_ids, load_induction_model
+from lessons.induction import LETTERS, check_input_fits, ids_to_letters, letters_to_ids, load_induction_model
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
 from ui.safe_text import escape_markdown
@@ -53,6 +58,9 @@ D_HEAD_CHOICES = (32, 64, 128)
 CONTEXT_CHOICES = (512, 1024, 2048, 4096, 8192, 32768, 131072)
 TIMING_LENGTHS = (16, 64, 128, 256, 512)
 TIMING_CONFIG = DecoderConfig(26, 4, 8, 8, 128, 512)  # a larger random model, to time longer contexts
+LONG_CONTEXT = 32768  # the context of the 7B-class example
+REPEATS = 3  # each timing is the best of this many runs
+REAL_D_HEAD, REAL_TOKENS = 8, 64  # the small real caches that check the formula
 STATE = PageState(
     "gen",
     prompt=Text("a b c d e f a b", max_chars=MAX_PROMPT_CHARS),
@@ -61,7 +69,7 @@ STATE = PageState(
     top_k=Int(0, lo=0, hi=26),
     seed=Int(0, lo=0, hi=9999),
     step=Int(1, lo=1, hi=lambda values: values["n_new"]),
-    layers=Int(32, lo=1, hi=128),
+    layers=Int(32, lo=1, hi=MAX_LAYERS),  # the core's limit (DecoderConfig), so every value the box takes runs
     heads=Choice(32, choices=HEAD_CHOICES),
     kv=Choice(8, choices=GQA_CHOICES),
     d_head=Choice(128, choices=D_HEAD_CHOICES),
@@ -78,23 +86,28 @@ def model():
 
 @st.cache_data(max_entries=64, show_spinner="Generating, with and without the cache…")
 def report(prompt: tuple[int, ...], n_new: int, temperature: float, top_k: int | None, seed: int) -> GenerationReport:
-    return generation_report(model(), np.array(prompt), n_new, temperature=temperature, top_k=top_k, seed=seed)
+    return generation_report(
+        model(), np.array(prompt), n_new, temperature=temperature, top_k=top_k, seed=seed, repeats=REPEATS
+    )
 
 
 @st.cache_data(max_entries=1, show_spinner="Timing one decoding step at longer contexts (once per server)…")
 def timing() -> ContextTiming:
-    return context_timing(TIMING_CONFIG, TIMING_LENGTHS, repeats=3)
+    return context_timing(TIMING_CONFIG, TIMING_LENGTHS, repeats=REPEATS)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def real_cache(n_heads: int, n_kv: int, d_head: int) -> tuple[int, int]:
-    return measured_cache_bytes(n_heads, n_kv, d_head, 64)
+    return measured_cache_bytes(n_heads, n_kv, d_head, REAL_TOKENS)
 
 
-def fit_step() -> None:
-    """Keep the inspected step within the steps generated (before its slider is drawn)."""
-    if STATE["step"] > STATE["n_new"]:
-        STATE.set("step", STATE["n_new"])
+def fit_step() -> str | None:
+    """Keep the inspected step within the steps generated (before its slider is drawn); say so if it moved."""
+    if STATE["step"] <= STATE["n_new"]:
+        return None
+    before = STATE["step"]
+    STATE.set("step", STATE["n_new"])
+    return f"Step {before} is past the {STATE['n_new']} generated: showing step {STATE['n_new']}."
 
 
 STATE.load()
@@ -105,9 +118,10 @@ letters = list(LETTERS[: config.vocab_size])
 st.title("Generation and the KV cache")
 st.markdown(
     "A decoder writes one token at a time: it predicts the next token, appends it, and runs again. Run naively, "
-    "step t recomputes every one of the t tokens so far. But a token's key and value depend only on the tokens "
-    "before it (the causal mask guarantees it), so they never change: keep them in a **KV cache**, and each new "
-    "token only computes its own query, key and value and reads the cached ones. The model here is the one from "
+    "step t recomputes every one of the t tokens so far. But a token's key and value depend only on itself and "
+    "the tokens before it (the causal mask guarantees it), so they never change: keep them in a **KV cache**, and "
+    "each new token only computes its own query, key and value and reads the cached ones. The model here is the one "
+    "from "
     "*Watch an induction head form*: it has learned to continue repeats, so you can check its output by eye."
 )
 st.latex(CAUSAL_CACHE_LATEX)
@@ -144,7 +158,8 @@ top_k = k_col.number_input(
     key=STATE.key("top_k"),
     **STATE.bounds("top_k"),
     persist_state="session",
-    help="When sampling, keep only the k most likely tokens (their probabilities renormalised); 0 keeps all 26.",
+    help="When sampling, keep only the k most likely tokens (their probabilities renormalised); 0 keeps all "
+    f"{config.vocab_size}.",
 )
 seed = seed_col.number_input(
     "Seed",
@@ -159,13 +174,7 @@ if temperature == 0:
 
 try:
     prompt = letters_to_ids(prompt_text)
-    if prompt.size == 0:
-        raise ValueError("type at least one letter")
-    if prompt.size + n_new - 1 > config.max_positions:
-        raise ValueError(
-            f"{prompt.size} letters + {n_new} new tokens need {prompt.size + n_new - 1} positions; the model has "
-            f"{config.max_positions}"
-        )
+    check_input_fits(prompt.size, int(n_new), config)
 except ValueError as err:
     st.error(escape_markdown(f"Cannot generate: {err}."))
     stop()
@@ -179,7 +188,7 @@ rows = np.full((n_heads_total, n_new, len(fed)), np.nan)
 for s, step in enumerate(result.steps):
     row = step.attentions.reshape(n_heads_total, -1)  # (layers x heads, prompt + s)
     rows[:, s, : row.shape[1]] = row
-fit_step()
+step_note = fit_step()
 if n_new > 1:
     step_no = st.slider(
         "Inspect step",
@@ -190,6 +199,8 @@ if n_new > 1:
     )
 else:
     step_no = 1
+if step_note:
+    st.caption(step_note)
 chosen = result.steps[step_no - 1]
 chart(
     st,
@@ -224,7 +235,8 @@ with cache_col:
         key="gen_cache_table",
     )
     st.caption(
-        f"Per layer: (n_kv_heads, tokens, d_head). {chosen.cache_shape[1]} tokens × 2 layers × K and V, float32: "
+        f"Per layer: (n_kv_heads, tokens, d_head). {chosen.cache_shape[1]} tokens × {config.n_layers} layers × K and "
+        f"V, {np.dtype(params.dtype).name}: "
         f"**{format_bytes(chosen.cache_nbytes)}** ({chosen.cache_nbytes:,} bytes)."
     )
 
@@ -239,11 +251,12 @@ with growth_col:
     )
 with note_col:
     first, last = result.steps[0], result.steps[-1]
-    per_token = 2 * config.n_layers * config.n_kv_heads * config.d_head * 4
+    itemsize = np.dtype(params.dtype).itemsize
+    per_token = 2 * config.n_layers * config.n_kv_heads * config.d_head * itemsize
     st.markdown(
         f"Step 1 runs the whole prompt of {prompt.size} tokens and fills the cache: {first.cache_shape} per layer, "
         f"{format_bytes(first.cache_nbytes)}. Each later step appends one row to every layer's K and V: "
-        f"2 × {config.n_layers} layers × {config.n_kv_heads} heads × d_head {config.d_head} × 4 bytes = "
+        f"2 × {config.n_layers} layers × {config.n_kv_heads} heads × d_head {config.d_head} × {itemsize} bytes = "
         f"**{per_token} bytes per token**. After the last step: {last.cache_shape}, "
         f"{format_bytes(last.cache_nbytes)}."
     )
@@ -263,19 +276,19 @@ with count_col:
         key="gen_work",
         share=0.5,
     )
-    c, u = result.madds_cached[-1], result.madds_uncached[-1]
     st.caption(
-        f"Counted multiply-adds for this model's shape. With the cache a new token costs the same projections "
-        f"every time plus one row of scores, growing linearly with the context; without it, everything is redone "
-        f"for all t tokens. Your last step ({result.prompt_length + n_new - 1} tokens): **{c:,}** with the cache, "
-        f"**{u:,}** without, {u / c:.0f} times more."
+        "Counted multiply-adds for this model's shape. With the cache a new token costs the same projections "
+        "every time plus one row of scores, growing linearly with the context; without it, everything is redone "
+        "for all t tokens. " + last_step_work(result)
     )
 with time_col:
     chart(st, timing_figure(result.ms_cached, result.ms_uncached), key="gen_timing", share=0.5)
+    steps_said = f"for all {n_new} steps" if n_new > 1 else "for its one step"
     st.caption(
-        f"Measured on this server, best of 3: {result.ms_cached.sum():.2f} ms with the cache, "
-        f"{result.ms_uncached.sum():.2f} ms without, for all {n_new} steps. At a few dozen tokens of a tiny model "
-        "both are mostly Python's own overhead; the gap opens with the context, as below."
+        f"Measured on this server, best of {REPEATS}: {result.ms_cached.sum():.2f} ms with the cache, "
+        f"{result.ms_uncached.sum():.2f} ms without, {steps_said} (step 1 runs the whole prompt either "
+        "way). At a few dozen tokens of a tiny model both are mostly Python's own overhead; the gap opens with the "
+        "context, as below."
     )
 timed = timing()
 st.dataframe(
@@ -299,7 +312,8 @@ st.dataframe(
     },
 )
 st.caption(
-    "One decoding step of a larger random model (4 layers, 8 heads, d_model 128), timed once per server. With "
+    f"One decoding step of a larger random model ({TIMING_CONFIG.n_layers} layers, {TIMING_CONFIG.n_heads} heads, "
+    f"d_model {TIMING_CONFIG.d_model}), timed once per server. With "
     "the cache the step is one token against the cached keys; without, the whole context runs again."
 )
 
@@ -314,25 +328,29 @@ check_cols[0].metric("largest difference, float64", f"{result.max_diff_float64:.
 check_cols[1].metric("largest difference, float32", f"{result.max_diff_float32:.1e}")
 check_cols[2].metric("same tokens without the cache", "yes" if result.same_tokens else "NO")
 if ok and result.same_tokens:
-    st.success(
-        f"Equal to {result.max_diff_float64:.1e} in float64 (below 1e-12): the cache changes how much is computed, "
-        "not what. In float32 the two differ in the last digits only, because the same sums are added in a "
-        "different order."
-    )
+    st.success(cache_verdict(result))
 else:
     st.error("The cached logits differ from the recomputed ones: the cache is wrong.")
 
 st.header("5 · MHA, GQA and MQA: the same model, three caches")
+big_weights, big_cache = weights_and_cache(LLAMA2_7B, LONG_CONTEXT)
 st.markdown(
-    "At long contexts the cache can outgrow the weights: a 7B-class model holds about 13 GiB of float16 weights, "
-    "and its multi-head cache at 32,768 tokens is 16 GiB, per sequence; and every new token must read all of it. "
-    "Grouped-query attention lets each group of g query heads share one key/value head: as many query heads as "
-    "before, a cache g times smaller. Multi-query attention is the extreme, one key/value head for all."
+    f"At long contexts the cache can outgrow the weights: {LLAMA2_7B.name} (Touvron et al. 2023; "
+    f"{LLAMA2_7B.n_layers} layers of {LLAMA2_7B.n_heads} heads of d_head {LLAMA2_7B.d_head}) holds "
+    f"{format_bytes(big_weights)} of float16 weights, and its multi-head cache at {LONG_CONTEXT:,} tokens is "
+    f"{format_bytes(big_cache)}, per sequence; and every new token must read all of it. "
+    "Grouped-query attention (Ainslie et al. 2023) lets each group of g query heads share one key/value head: as "
+    "many query heads as before, a cache g times smaller. Multi-query attention (Shazeer 2019) is the extreme, one "
+    "key/value head for all."
 )
 st.latex(GQA_LATEX)
 c1, c2, c3 = st.columns(3)
 layers = c1.number_input(
-    "layers", key=STATE.key("layers"), **STATE.bounds("layers"), persist_state="session", help="n_layers of the model."
+    "layers",
+    key=STATE.key("layers"),
+    **STATE.bounds("layers"),
+    persist_state="session",
+    help=f"n_layers of the model: 1 to {MAX_LAYERS}, the most this app's decoder takes.",
 )
 heads = c2.selectbox(
     "query heads",
@@ -379,10 +397,10 @@ with kinds_note:
         f"- **MHA**: {format_bytes(mha.nbytes)}\n- **GQA**, groups of {heads // kv}: {format_bytes(gqa.nbytes)} "
         f"({heads // kv}× smaller)\n- **MQA**: {format_bytes(mqa.nbytes)} ({heads}× smaller)"
     )
-    real = {kind.n_kv_heads: real_cache(int(heads), kind.n_kv_heads, 8) for kind in kinds}
+    real = {kind.n_kv_heads: real_cache(int(heads), kind.n_kv_heads, REAL_D_HEAD) for kind in kinds}
     st.caption(
-        "The formula, checked on caches that exist: a 2-layer float32 model with these head counts and d_head 8, "
-        "run on 64 tokens, holds "
+        f"The formula, checked on caches that exist: a 2-layer float32 model with these head counts and d_head "
+        f"{REAL_D_HEAD}, run on {REAL_TOKENS} tokens, holds "
         + ", ".join(f"{m:,} bytes (formula {f:,})" for m, f in real.values())
         + " for MHA, GQA and MQA."
     )

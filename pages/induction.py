@@ -26,11 +26,15 @@ from lessons.induction import (
     INDUCTION_LATEX,
     MAX_STEPS,
     PREVIOUS_TOKEN_LATEX,
+    SCORE_SEQUENCES,
     Evaluation,
     InductionConfig,
     InductionRun,
     chance_loss,
+    check_input_fits,
     evaluate,
+    first_half_floor,
+    first_half_verdict,
     formation_index,
     head_role,
     ids_to_letters,
@@ -41,7 +45,7 @@ from lessons.induction import (
     strip_indices,
     train_induction,
 )
-from ui.background import run_niced
+from ui.background import one_at_a_time, run_niced
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState
 from ui.run_gate import outside_run_gate
@@ -56,6 +60,7 @@ MAX_NEW = 16
 GRID_ROW_HEIGHT = 400  # near-square cells for 19 tokens in half the page, labels readable in presenter mode
 DEFAULT_TEXT = "q w e r t y u q w"
 TRAIN_REQUEST_KEY = "_induction_train_requested"
+TRAINING_KEY = "_induction_training"  # this session's training while it runs: its seed, steps and progress
 STATE = PageState(
     "induction",
     model=Choice("shipped", choices=MODELS),
@@ -99,21 +104,58 @@ def train_with_progress(config: InductionConfig) -> InductionRun:
         return stored_run(config)
     except NotTrainedYet:
         pass
-    bar = st.progress(0.0, text="Waiting for a training another student started on this server…")
+    bar = st.progress(0.0, text="Training…")
+    # left in the session if this run is stopped (the student left the page or changed a control): the next
+    # run says the training was cancelled, and at which step
+    progress = st.session_state[TRAINING_KEY] = {"seed": config.seed, "steps": config.steps, "done": 0}
 
     def on_step(done: int, total: int) -> None:
+        progress["done"] = done
         if done % 25 == 0 or done == total:  # a message every step would cost more than the step
             bar.progress(done / total, text=f"Training: step {done} of {total}")
 
-    with outside_run_gate(), training_lock():  # waiting for another session's training must not hold the gate
+    def on_wait() -> None:
+        bar.progress(0.0, text="Waiting for a training another student started on this server…")
+
+    # waiting for another session's training must not hold the gate
+    with outside_run_gate(), one_at_a_time(training_lock(), on_wait):
         try:
             run = stored_run(config)
         except NotTrainedYet:
-            bar.progress(0.0, text="Training…")
             # in a child process at the lowest priority: the class's clicks on this server come first
             run = stored_run(config, _result=run_niced(train_induction, config, on_step))
+    st.session_state.pop(TRAINING_KEY, None)
     bar.empty()
     return run
+
+
+def is_trained(config: InductionConfig) -> bool:
+    try:
+        stored_run(config)
+    except NotTrainedYet:
+        return False
+    return True
+
+
+def keep_model_truthful() -> str | None:
+    """Before the radio is drawn: a training this session started and never finished is said to be cancelled,
+    and 'the one you train' is only selected when that model exists (or is about to be trained)."""
+    config = InductionConfig(seed=int(STATE["seed"]), steps=int(STATE["steps"]))
+    stopped = st.session_state.pop(TRAINING_KEY, None)
+    note = None
+    if stopped is not None and not is_trained(InductionConfig(seed=stopped["seed"], steps=stopped["steps"])):
+        note = (
+            f"Your training (seed {stopped['seed']}, {stopped['steps']} steps) was cancelled at step "
+            f"{stopped['done']}: a training runs only while its page waits for it, and leaving the page or "
+            "changing a control stopped it. The shipped model is shown; press **Train it yourself** to start again."
+        )
+    if STATE["model"] == "yours" and not st.session_state.get(TRAIN_REQUEST_KEY) and not is_trained(config):
+        STATE.set("model", "shipped")
+        note = note or (
+            f"The model for seed {config.seed} and {config.steps} steps has not been trained on this server yet: "
+            "the shipped model is shown. Press **Train it yourself** to train it."
+        )
+    return note
 
 
 @st.cache_data(max_entries=32, show_spinner="Measuring the model on fresh sequences…")
@@ -171,13 +213,18 @@ st.markdown(
 STATE.show_warnings()
 st.latex(DECODER_LATEX)
 st.latex(CROSS_ENTROPY_LATEX)
+shipped_config = shipped_run().config
 st.caption(
-    "The model: 26 letters, d_model = 32, two layers of 2 causal attention heads each, learned positions, no MLP, "
-    "no layer norm (attention/decoder.py). Trained on every next-token prediction with Adam, gradients by the "
-    "hand-written backward pass in attention/decoder_backward.py (checked against finite differences in the tests)."
+    f"The model: {shipped_config.vocab_size} letters, d_model = {shipped_config.d_model}, two layers of "
+    f"{shipped_config.n_heads} causal attention heads each, learned positions, no MLP, no layer norm "
+    "(attention/decoder.py). E is the token embedding table (one row per letter), P the position table, W_U the "
+    "unembedding that turns the last vector into one logit per letter. Trained on every next-token prediction "
+    "with Adam, gradients by the hand-written backward pass in attention/decoder_backward.py (checked against "
+    "finite differences in the tests); w_i weighs each prediction in the loss."
 )
 
 st.header("1 · The model: shipped, or trained by you")
+model_note = keep_model_truthful()
 model_col, seed_col, steps_col, button_col = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
 model_choice = model_col.radio(
     "Model shown below",
@@ -186,7 +233,8 @@ model_choice = model_col.radio(
     horizontal=True,
     key=STATE.key("model"),
     persist_state="session",
-    help="The shipped model was trained by scripts/train_induction.py (seed 0, 2000 steps) and opens instantly. "
+    help=f"The shipped model was trained by scripts/train_induction.py (seed {shipped_config.seed}, "
+    f"{shipped_config.steps} steps) and opens instantly. "
     "'The one you train' is trained live here, on this server, with the seed and steps beside.",
 )
 seed = seed_col.number_input(
@@ -201,8 +249,9 @@ steps = steps_col.select_slider(
     key=STATE.key("steps"),
     **STATE.bounds("steps"),
     persist_state="session",
-    help="Adam steps of 64 sequences each. 2000 take about 15 s on one core (in the background, at the lowest "
-    "priority, so the class's clicks come first); the head forms after a few hundred.",
+    help=f"Adam steps of {shipped_config.batch} sequences each. The shipped model's {shipped_config.steps} took "
+    f"{shipped_run().seconds:.0f} s on one core; here a training runs in the background, at the lowest priority, "
+    "so the class's clicks come first. Stay on this page until it is done: leaving it cancels the training.",
 )
 button_col.button(
     "Train it yourself",
@@ -218,24 +267,25 @@ if st.session_state.pop(TRAIN_REQUEST_KEY, False):
         f"Trained {config.steps} steps (seed {config.seed}) in {trained.seconds:.1f} s. Everything below now shows it."
     )
 run, run_key = shipped_run(), ("shipped",)
+if model_note:
+    st.info(model_note, icon=":material/model_training:")
 if model_choice == "yours":
-    try:
-        run, run_key = stored_run(config), ("yours", config)
-    except NotTrainedYet:
-        st.info(
-            f"The model for seed {config.seed} and {config.steps} steps has not been trained on this server yet: "
-            "press **Train it yourself**. Meanwhile everything below shows the shipped model."
-        )
+    run, run_key = stored_run(config), ("yours", config)
 else:
     st.caption(f"The shipped model took {run.seconds:.1f} s to train on one core (scripts/train_induction.py).")
 evaluation = measured(run_key, run)
 chance = chance_loss(run.config.vocab_size)
 
 st.header("2 · The loss on each half")
+vocab, probe_half = run.config.vocab_size, evaluation.half
 st.markdown(
-    "Each training step's batch is scored on its two halves separately. A uniform guess over 26 letters costs "
-    f"log 26 = {chance:.2f} nats; that is all the first half can ever do. The repeated half sits at the same "
-    "level until the two heads click together, then falls within a few hundred steps."
+    "Each training step's batch is scored on its two halves separately, in **nats** (the loss measured with the "
+    f"natural logarithm). A uniform guess over {vocab} letters costs log {vocab} = {chance:.2f} nats. The first "
+    "half can do a little better, but not much: its letters are distinct, so a model that knew that would spread "
+    f"its guess over the letters not yet seen, and the best it can reach is the mean of log({vocab} − i) over the "
+    f"half's positions, {first_half_floor(vocab, probe_half):.2f} nats for {probe_half} letters. "
+    "The repeated half sits near the first until the two heads click together, then falls within a few hundred "
+    "steps."
 )
 checkpoint_note = nearest_checkpoint(run)
 chart(st, loss_halves_figure(run.loss_first, run.loss_repeated, chance, step=STATE["at"]), key="induction_loss")
@@ -255,7 +305,10 @@ st.markdown(
     "Every head's attention on the same sequence (its letters twice) at a few checkpoints around the moment "
     "the induction head forms. Rows are queries, columns keys. A **previous-token head** is a stripe just below "
     "the diagonal; an **induction head** is a stripe in the lower-left block, one step right of the diagonal "
-    "there: from each letter's second occurrence onto the letter after its first."
+    "there: from each letter's second occurrence onto the letter after its first. On this page the names rest on "
+    "where a head **looks** alone: Olsson et al. (2022) also require an induction head to **copy**, to raise the "
+    "logit of the letter it attends to, which this page does not measure (section 4's accuracy on the repeated "
+    "half is what shows the copying of the model as a whole)."
 )
 probe_labels = [f"{letter}{i}" for i, letter in enumerate(ids_to_letters(run.probe[:-1]))]
 strip = strip_indices(run.induction)
@@ -304,7 +357,7 @@ chart(
 )
 st.caption(
     f"Every head at step {at} on the probe sequence. The scores in the titles and the table are averaged over "
-    "64 fixed sequences of 2 × 10 letters; 1 is perfect."
+    f"{SCORE_SEQUENCES} fixed sequences of 2 × {run.config.probe_half} letters; 1 is perfect."
 )
 show_scores(run.previous_token[k], run.induction[k], key="induction_checkpoint_scores")
 chart(st, scores_figure(run.checkpoint_steps, run.previous_token, run.induction), key="induction_scores")
@@ -320,9 +373,16 @@ st.markdown(
     "training batch used): top-1 accuracy of each prediction, and the scores of every head."
 )
 cols = st.columns(4)
-cols[0].metric("accuracy, first half", f"{evaluation.accuracy_first:.1%}", help="Chance is 1/26 = 3.8 %.")
+cols[0].metric(
+    "accuracy, first half", f"{evaluation.accuracy_first:.1%}", help=f"Chance is 1/{vocab} = {1 / vocab:.1%}."
+)
 cols[1].metric("accuracy, repeated half", f"{evaluation.accuracy_repeated:.1%}")
-cols[2].metric("loss, first half", f"{evaluation.loss_first:.2f}", help=f"Chance: log 26 = {chance:.2f}.")
+cols[2].metric(
+    "loss, first half",
+    f"{evaluation.loss_first:.2f}",
+    help=f"Chance: log {vocab} = {chance:.2f} nats; the floor for distinct letters: "
+    f"{first_half_floor(vocab, probe_half):.2f}.",
+)
 cols[3].metric("loss, repeated half", f"{evaluation.loss_repeated:.2f}")
 chart(
     st,
@@ -330,10 +390,8 @@ chart(
     key="induction_accuracy",
 )
 st.caption(
-    f"The first half stays near chance: {evaluation.loss_first:.2f} nats against log 26 = {chance:.2f}. Its guesses "
-    f"are not perfectly flat: it gives {evaluation.seen_first:.0%} of its probability to letters already in the "
-    f"sequence, where a flat guess would give {evaluation.seen_uniform:.0%}, and in the first half none of those "
-    "ever comes next. The grey bar is the prediction of where the repeat starts, counted in neither half."
+    first_half_verdict(evaluation, vocab)
+    + " The grey bar is the prediction of where the repeat starts, counted in neither half."
 )
 show_scores(evaluation.previous_token, evaluation.induction, key="induction_final_scores")
 
@@ -357,16 +415,9 @@ n_new = new_col.number_input(
     persist_state="session",
     help=f"How many letters the model adds (1 to {MAX_NEW}).",
 )
-max_positions = run.params.config.max_positions
 try:
     prompt = letters_to_ids(text)
-    if prompt.size == 0:
-        raise ValueError("type at least one letter")
-    if prompt.size + n_new - 1 > max_positions:
-        raise ValueError(
-            f"{prompt.size} letters + {n_new} new ones need {prompt.size + n_new - 1} positions; the model has "
-            f"{max_positions} (trained on sequences up to {max_positions})"
-        )
+    check_input_fits(prompt.size, int(n_new), run.params.config)
 except ValueError as err:
     st.error(escape_markdown(f"Cannot complete this: {err}."))
 else:
@@ -404,4 +455,8 @@ else:
 show_snippet(induction_snippet(model=run_key[0], seed=int(seed), steps=int(steps), text=text, n_new=int(n_new)))
 with st.expander("How it was trained: Adam"):
     st.latex(ADAM_LATEX)
-    st.caption("attention/adam.py: every parameter moves by about lr per step, whatever the size of its gradient.")
+    st.caption(
+        "attention/adam.py, after Kingma & Ba (2015), *Adam: a method for stochastic optimization*: each "
+        "parameter's step is at most about lr, whatever the size of its gradient (their section 2.1), and smaller "
+        "where the gradient is noisy, its sign changing from step to step."
+    )

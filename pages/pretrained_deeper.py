@@ -21,9 +21,13 @@ from lessons.reading import (
     LONG_EXAMPLE,
     QUERY_MODES,
     SENTENCE_PAIRS,
+    attentionviz_normalise,
+    heaviest_nearest,
     largest_differences,
+    nearness_both_ways,
     select_queries,
     shared_tokens,
+    unknown_note,
     weight_difference,
 )
 from ui.charts import chart, show_snippet
@@ -41,9 +45,17 @@ TITLE = "The real model, read deeper"
 MAX_WORD_CHARS = 40
 LINE_THRESHOLD = 0.05
 POOLS = ("mean", "cls")
+
+
+def fits_a_link(name: str):
+    """A text goes into the share link only if the page can read it: a refused one would make a link too long to
+    open (the page says so where the text is refused)."""
+    return lambda values: len(values[name]) <= MAX_TEXT_CHARS
+
+
 STATE = PageState(
     "ptd",
-    text=Text(EXAMPLE_SENTENCES[0], max_chars=MAX_TEXT_CHARS),
+    text=Text(EXAMPLE_SENTENCES[0], max_chars=MAX_TEXT_CHARS, when=fits_a_link("text")),
     layer=Int(4, lo=1, hi=n_layers),  # from 1, as on the other page
     head=Int(2, lo=1, hi=n_heads),
     mean=Flag(False),
@@ -51,10 +63,12 @@ STATE = PageState(
     last=Int(8, lo=1, hi=MAX_TOKENS, when=lambda values: values["rows"] == "last"),  # in the link when in use
     word=Text("it", max_chars=MAX_WORD_CHARS, when=lambda values: values["rows"] == "word"),
     query=Int(-1, lo=-1, hi=MAX_TOKENS - 1),
+    viz=Flag(False),
     pool=Choice("mean", choices=POOLS),
-    a=Text(SENTENCE_PAIRS[next(iter(SENTENCE_PAIRS))][0], max_chars=MAX_TEXT_CHARS),
-    b=Text(SENTENCE_PAIRS[next(iter(SENTENCE_PAIRS))][1], max_chars=MAX_TEXT_CHARS),
+    a=Text(SENTENCE_PAIRS[next(iter(SENTENCE_PAIRS))][0], max_chars=MAX_TEXT_CHARS, when=fits_a_link("a")),
+    b=Text(SENTENCE_PAIRS[next(iter(SENTENCE_PAIRS))][1], max_chars=MAX_TEXT_CHARS, when=fits_a_link("b")),
 )
+LINK_NOTE = "The share link leaves this text out (a link cannot hold it); opened, it shows the example instead."
 EXAMPLES = {**{s: s for s in EXAMPLE_SENTENCES}, "A long text: 252 tokens, near the model's limit": LONG_EXAMPLE}
 ROW_LABELS = {"all": "every token", "last": "the last few tokens", "word": "the tokens of a word"}
 POOL_LABELS = {"mean": "the mean-pooled output (the model's embedding)", "cls": "[CLS] at the top"}
@@ -106,20 +120,20 @@ def controls(run: MiniLMRun) -> tuple[int, int, bool, list[int]]:
         range(1, n_layers() + 1),
         key=STATE.key("layer"),
         persist_state="session",
-        help="Which of the 6 blocks (1 is closest to the input).",
+        help=f"Which of the {n_layers()} blocks (1 is closest to the input).",
     )
     head = head_col.selectbox(
         "Head",
         range(1, n_heads() + 1),
         key=STATE.key("head"),
         persist_state="session",
-        help="Which of the 12 heads in that block (the points below always show one head).",
+        help=f"Which of the {n_heads()} heads in that block (the points below always show one head).",
     )
     mean = mean_col.toggle(
         "Average the layer's heads",
         key=STATE.key("mean"),
         persist_state="session",
-        help="Show the mean of the layer's 12 heads in the heatmap, the lines and the two-sentence view.",
+        help=f"Show the mean of the layer's {n_heads()} heads in the heatmap, the lines and the two-sentence view.",
     )
     rows_col, detail_col = st.columns([4, 3], vertical_alignment="bottom")
     mode = rows_col.radio(
@@ -145,7 +159,10 @@ def controls(run: MiniLMRun) -> tuple[int, int, bool, list[int]]:
             "of them.",
         )
     rows = select_queries(tokens, mode, last=STATE["last"], word=STATE["word"])
-    if mode == "word" and not rows:
+    if mode == "word" and not STATE["word"].strip():
+        st.caption("Type a word above to keep only its rows; until then every row is shown.")
+        rows = list(range(len(tokens)))
+    elif mode == "word" and not rows:
         st.warning(
             f"No token of this text is the word '{escape_markdown(STATE['word'].strip())}': showing every row.",
             icon=":material/search:",
@@ -176,13 +193,20 @@ def points_view(run: MiniLMRun, layer: int, head: int, rows: list[int]) -> None:
     tokens, n = run.tokens, run.n_tokens
     q, k = run.queries[layer - 1, head - 1], run.keys[layer - 1, head - 1]  # (n, d_head) each
     weights = run.attentions[layer - 1, head - 1]  # (n, n)
-    points = queries_and_keys(q, k)
     if STATE["query"] >= n:
         st.info(
             f"Query {STATE['query']} is past this text's {n} tokens: no query is chosen.", icon=":material/touch_app:"
         )
         STATE.set("query", -1)
     picture_col, side_col = st.columns([5, 2], gap="medium")
+    viz = side_col.toggle(
+        "Normalise as AttentionViz",
+        key=STATE.key("viz"),
+        persist_state="session",
+        help="Yeh et al. (2023): before projecting, give queries and keys the same mean length (q·c and k/c) and "
+        "move the keys so that their centre is the queries'. No weight changes; the picture and its distances do.",
+    )
+    points = queries_and_keys(*(attentionviz_normalise(q, k) if viz else (q, k)))
     query = side_col.selectbox(
         "Lines from query",
         [-1, *range(n)],
@@ -209,25 +233,33 @@ def points_view(run: MiniLMRun, layer: int, head: int, rows: list[int]) -> None:
         help=f"By the two axes: (s₁² + s₂²) / Σ sᵢ² of the SVD of the {2 * n} points; the other "
         f"{q.shape[1] - 2} directions hold the rest.",
     )
+    raw, normalised = heaviest_nearest(q, k, weights)
+    side_col.caption(
+        f"Each query's heaviest key is also its nearest key on the picture for {raw} of the {n} queries drawn "
+        f"from the raw vectors, {normalised} after AttentionViz's normalisation."
+    )
     if selected is None:
         side_col.caption("Click a query's circle (or choose one above) to draw lines to its heaviest keys.")
         return
     keys = key_lines(weights[selected])
     readout = query_readout(q, k, points.coords, selected, keys)
+    near_raw, near_viz = nearness_both_ways(q, k, selected, keys)
     st.markdown(f"**Query {selected} · '{escape_markdown(tokens[selected])}'**: its heaviest keys")
     table = arrow_table(
         {
             "key": [f"{r['key']} · {tokens[r['key']]}" for r in readout],
             "weight": [round(float(weights[selected, r["key"]]), 3) for r in readout],
             "score q·k/√d": [round(r["score"], 2) for r in readout],
-            "nearness on the picture": [f"{r['closeness_rank']} of {n}" for r in readout],
+            "nearness, raw": [f"{r} of {n}" for r in near_raw],
+            "nearness, AttentionViz": [f"{r} of {n}" for r in near_viz],
         }
     )
     st.dataframe(table, hide_index=True, key="ptd_readout")
     st.caption(
         f"Score: q·k/√{q.shape[1]}, what the softmax turns into the weights. Nearness: the key's rank by distance "
-        f"from the query on the picture (1 = nearest of the {n} keys); where it disagrees with the weight, the "
-        "picture hides or invents closeness."
+        f"from the query on the picture (1 = nearest of the {n} keys), drawn from the raw vectors and after "
+        f"AttentionViz's normalisation (the picture above shows the {'second' if viz else 'first'}). The score is "
+        "the same either way; where a rank disagrees with the weight, that picture misleads."
     )
 
 
@@ -296,6 +328,8 @@ def pair_view(layer: int, head: int, mean: bool) -> None:
     text_a = a_col.text_input("Sentence A", key=STATE.key("a"), persist_state="session")
     text_b = b_col.text_input("Sentence B", key=STATE.key("b"), persist_state="session")
     run_a, run_b = read_text(text_a), read_text(text_b)
+    if not (fits_a_link("a")(STATE.values()) and fits_a_link("b")(STATE.values())):
+        st.caption(LINK_NOTE)
     if run_a is None or run_b is None:
         return
     weights_a, name = chosen_weights(run_a, layer, head, mean)
@@ -303,6 +337,16 @@ def pair_view(layer: int, head: int, mean: bool) -> None:
     for col, run, weights, label in ((a_col, run_a, weights_a, "A"), (b_col, run_b, weights_b, "B")):
         fig = head_heatmap(weights, run.tokens, title=f"Sentence {label}: {name}")
         chart(col, fig, key=f"ptd_pair_{label.lower()}", share=0.5)
+    for note in (unknown_note(run_a.tokens, "sentence A's"), unknown_note(run_b.tokens, "sentence B's")):
+        if note:
+            st.info(note, icon=":material/help:")
+    if run_a.tokens == run_b.tokens:
+        st.info(
+            "The two sentences are the same to the model (the same tokens), so the head's weights are the same: "
+            "there is no difference to show. Change a word in one of them.",
+            icon=":material/swap_horiz:",
+        )
+        return
     pos_a, pos_b = shared_tokens(run_a.tokens, run_b.tokens)
     if not pos_a:
         st.info("The two sentences share no token: there is nothing to compare.", icon=":material/swap_horiz:")
@@ -344,9 +388,10 @@ st.markdown(
     "computed by this app's own numpy code from the model's weights, and each view says what it cannot tell you."
 )
 st.info(
-    "**Each of these views simplifies.** A 2-D picture of 32-dimensional vectors drops most of them; rollout "
-    "pretends that only attention moves information between tokens. They suggest where to look; the weights "
-    "and the model's outputs are what it computed.",
+    f"**Each of these views simplifies.** A 2-D picture of {cfg.d_head}-dimensional vectors drops most of their "
+    "directions; rollout treats the attention weights as the flow between tokens, ignoring the value vectors, "
+    "$W_O$, the feed-forward layers and the vectors' lengths, and gives the residual path a fixed half. They "
+    "suggest where to look; the weights and the model's outputs are what it computed.",
     icon=":material/warning:",
 )
 STATE.show_warnings()
@@ -369,9 +414,16 @@ text = st.text_area(
     help=f"Any English text up to {MAX_TOKENS} tokens ({MAX_TEXT_CHARS:,} characters at most). Ctrl+Enter applies.",
 )
 run = read_text(text)
+if not fits_a_link("text")(STATE.values()):
+    st.caption(LINK_NOTE)
 if run is not None:
     tokens = run.tokens
-    st.caption(f"{len(tokens)} tokens, [CLS] and [SEP] included (the model takes at most {MAX_TOKENS}).")
+    st.caption(
+        f"{len(tokens)} tokens, [CLS] and [SEP] included: the markers the tokenizer puts before and after every "
+        f"text (the model takes at most {MAX_TOKENS})."
+    )
+    if note := unknown_note(tokens):
+        st.info(note, icon=":material/help:")
     layer, head, mean, rows = controls(run)
     weights, name = chosen_weights(run, layer, head, mean)
 
@@ -379,7 +431,8 @@ if run is not None:
     st.markdown(
         "The heatmap keeps only the query rows chosen above, against every key; the lines start from the same "
         f"queries (weights under {LINE_THRESHOLD} are not drawn). **Average the layer's heads** shows what the "
-        "layer as a whole reads, each head counted equally (before $W_O$ mixes them, so not what the layer writes)."
+        "layer as a whole reads, each head counted equally (before $W_O$, the output matrix that mixes the heads' "
+        "results into one vector per token, so not what the layer writes)."
     )
     rows_view(run, weights, name, rows)
 
@@ -393,18 +446,24 @@ if run is not None:
     st.latex(PCA_LATEX)
     points_view(run, layer, head, rows)
     st.info(  # an info, not a warning: a warning on these pages means a bad link or input
-        "**A projection can hide or invent closeness.** Two points near each other here may be far apart in the "
-        f"{cfg.d_head - 2} directions left out, and the other way round. And attention does not measure closeness: "
-        f"the score is the dot product q·k/√{cfg.d_head}, which also grows with a key's length, so a distant long "
-        "key can outscore a near short one. The queries' and the keys' clouds often sit apart: moving every key by "
-        "the same vector changes no weight (each of a query's scores moves by the same amount, which the softmax "
-        "ignores), so that gap means nothing. The lines use the real weights.",
+        "**A projection can hide closeness.** Two points near each other here may be far apart in the "
+        f"{cfg.d_head - 2} directions left out. Never the other way round: a projection never lengthens a "
+        f"distance, so points far apart here are at least as far apart in all {cfg.d_head}. And attention does not "
+        f"measure closeness: the score is the dot product q·k/√{cfg.d_head}, which also grows with a key's length, "
+        "so a distant long key can outscore a near short one. The queries' and the keys' clouds often sit apart: "
+        "moving every key by the same vector changes no weight (each of a query's scores moves by the same amount, "
+        "which the softmax ignores), but it moves every key on the picture, and with it the nearness ranks. "
+        "AttentionViz (Yeh et al. 2023) therefore gives queries and keys the same mean length (q·c and k/c keep "
+        "every score) and moves the keys' centre onto the queries' before projecting, so that nearness may stand "
+        "in for attention better; the switch above does the same, and the count beside the picture says whether it "
+        "does for this head. The lines use the real weights.",
         icon=":material/map:",
     )
 
     st.header("4 · Attention across layers: rollout")
     st.markdown(
-        "Each layer mixes the tokens again, so after six layers a position holds a blend of blends. **Attention "
+        f"Each layer mixes the tokens again, so after {cfg.n_layers} layers a position holds a blend of blends. "
+        "**Attention "
         "rollout** (Abnar & Zuidema, 2020) estimates that blend: average each layer's heads, add the identity for "
         "the residual path that carries every token past the attention, renormalise the rows, and multiply the "
         "layers together. Row i of R says which input tokens position i at the top was built from."

@@ -75,3 +75,29 @@ def test_the_child_does_not_run_the_main_script_again(tmp_path, monkeypatch):
     pid, _ = run_niced(count_to, 3)
     assert pid != os.getpid()
     assert not marker.exists()
+
+
+def test_one_at_a_time_says_it_waits_only_while_another_holds_the_lock():
+    import threading
+
+    from ui.background import one_at_a_time
+
+    lock, said = threading.Lock(), []
+    with one_at_a_time(lock, lambda: said.append("waiting")):
+        assert lock.locked()
+    assert said == [] and not lock.locked()  # alone: no waiting message
+
+    lock.acquire()  # another student's training holds it
+    waiting, ran = threading.Event(), []
+
+    def other() -> None:
+        with one_at_a_time(lock, waiting.set):
+            ran.append(True)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    assert waiting.wait(timeout=30)  # it said it waits ...
+    assert ran == []  # ... and does wait
+    lock.release()
+    thread.join(timeout=30)
+    assert ran == [True] and not lock.locked()

@@ -3,8 +3,18 @@
 import numpy as np
 import pytest
 
-from attention.decoder import DecoderConfig, DecoderParams, decoder_forward, generate
-from lessons.generation import cache_check, cache_kinds, context_timing, generation_report, measured_cache_bytes
+from attention.decoder import DecoderConfig, DecoderParams, decode_step_madds, decoder_forward, generate
+from lessons.generation import (
+    LLAMA2_7B,
+    cache_check,
+    cache_kinds,
+    cache_verdict,
+    context_timing,
+    generation_report,
+    last_step_work,
+    measured_cache_bytes,
+    weights_and_cache,
+)
 
 CONFIG = DecoderConfig(9, 2, 4, 2, 8, 24, True)
 
@@ -19,8 +29,23 @@ def test_the_report_generates_the_cores_tokens_and_counts_each_step(params):
     np.testing.assert_array_equal(r.ids, generate(params, [1, 2, 3], 6, temperature=0.8, top_k=4, seed=5))
     assert r.same_tokens and r.prompt_length == 3 and len(r.steps) == 6
     assert r.ms_cached.shape == r.ms_uncached.shape == (6,) and np.all(r.ms_cached > 0)
-    assert list(r.madds_uncached) == [t * m for t, m in zip(range(3, 9), r.madds_cached)]
+    assert r.madds_cached[0] == r.madds_uncached[0]  # step 1 runs the whole prompt: nothing is cached yet
+    assert list(r.madds_uncached[1:]) == [t * m for t, m in zip(range(4, 9), r.madds_cached[1:])]
     assert r.max_diff_float64 < 1e-12 and 1e-12 < r.max_diff_float32 < 1e-4
+    work = last_step_work(r)
+    assert f"step 6, 8 tokens): **{r.madds_cached[-1]:,}** with the cache, **{r.madds_uncached[-1]:,}** without" in work
+    assert f"{r.madds_uncached[-1] / r.madds_cached[-1]:.0f} times more" in work
+    assert f"differ in the last digits only ({r.max_diff_float32:.1e})" in cache_verdict(r)
+
+
+def test_one_new_token_costs_the_same_with_the_cache_and_the_check_is_exact(params):
+    r = generation_report(params, [1, 2, 3, 4], 1, repeats=1)
+    whole_prompt = decode_step_madds(CONFIG, 4, use_cache=False).total
+    assert r.madds_cached[0] == r.madds_uncached[0] == whole_prompt > decode_step_madds(CONFIG, 4, use_cache=True).total
+    assert r.max_diff_float32 == 0.0 and r.max_diff_float64 == 0.0  # no token is decoded against the cache
+    assert f"**{r.madds_cached[0]:,}** multiply-adds either way" in last_step_work(r)
+    verdict = cache_verdict(r)
+    assert "last digits" not in verdict and "equal too" in verdict
 
 
 def test_the_cache_check_notices_a_wrong_cache(params, monkeypatch):
@@ -50,3 +75,10 @@ def test_context_timing_reports_each_length():
     t = context_timing(DecoderConfig(5, 1, 2, 2, 8, 64), [1, 8, 64], repeats=1)
     assert list(t.n_total) == [1, 8, 64] and np.all(t.ms_cached > 0) and np.all(t.ms_uncached > 0)
     assert t.madds_uncached[-1] == 64 * t.madds_cached[-1]
+
+
+def test_the_7b_example_by_hand():
+    weights, cache = weights_and_cache(LLAMA2_7B, 32768)
+    assert weights == 6_738_415_616 * 2 and 12.5 * 2**30 < weights < 12.6 * 2**30  # float16 weights
+    assert cache == 2 * 32 * 32 * 32768 * 128 * 2 == 16 * 2**30  # K and V, 32 layers, 32 heads, float16
+    assert cache > weights  # "the cache can outgrow the weights"

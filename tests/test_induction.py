@@ -6,12 +6,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from attention.decoder import generate
+from attention.decoder import DecoderParams, generate
 from lessons.induction import (
     MODEL_FILE,
+    Evaluation,
     InductionConfig,
+    check_input_fits,
     evaluate,
     first_half_floor,
+    first_half_verdict,
     half_weights,
     ids_to_letters,
     induction_scores,
@@ -22,6 +25,7 @@ from lessons.induction import (
     repeated_tokens,
     save_run,
     train_induction,
+    trained_length,
 )
 from tests.test_imports import ROOT
 
@@ -200,3 +204,41 @@ def test_letters():
         with pytest.raises(ValueError, match="not one of the model's tokens"):
             letters_to_ids(bad)
     assert letters_to_ids("").size == 0
+
+
+def verdict_of(loss_first: float, seen_first: float, seen_uniform: float = 0.19) -> str:
+    z = np.zeros((2, 2))
+    return first_half_verdict(
+        Evaluation(10, 1, 0.0, 0.0, loss_first, 0.0, np.zeros(19), z, z, seen_first, seen_uniform), 26
+    )
+
+
+def test_the_first_half_verdict_names_where_the_loss_sits_and_why():
+    floor, chance = first_half_floor(26, 10), math.log(26)
+    assert floor == pytest.approx(np.mean(np.log(26 - np.arange(1, 10))))
+    assert 3.03 < floor < 3.04 < 3.25 < chance  # distinct letters lower the floor below a uniform guess
+    above = verdict_of(3.40, 0.22)
+    assert (
+        "sits above chance: 3.40 nats against log 26 = 3.26" in above and f"floor at 10 letters: {floor:.2f}" in above
+    )
+    assert "favours letters it has already seen, giving them 22% of its probability where a flat guess" in above
+    between = verdict_of(3.10, 0.05)
+    assert "between the floor and chance: 3.10 nats, between 3.04 and 3.26" in between
+    assert "learned to avoid letters it has already seen" in between
+    assert "reaches the floor: 3.04" in verdict_of(floor, 0.0)
+
+
+def test_the_longest_input_is_what_training_fed_and_the_last_position_was_never_trained():
+    run = load_run()
+    config = run.params.config
+    assert trained_length(config) == 2 * run.config.half_max - 1 == 31
+    start = DecoderParams.random(run.config.decoder, run.config.seed, np.float32).arrays()["position_embedding"]
+    trained = run.params.arrays()["position_embedding"]
+    np.testing.assert_array_equal(trained[31], start[31])  # never an input: Adam never moved it
+    assert np.all(np.abs(trained[:31] - start[:31]).max(axis=1) > 0.1)  # every other row was trained
+    check_input_fits(31, 1, config)  # 31 letters, the new one never fed back
+    check_input_fits(20, 12, config)
+    with pytest.raises(ValueError, match="need 32 positions; training fed this model at most 31 tokens"):
+        check_input_fits(31, 2, config)
+    with pytest.raises(ValueError, match="at least one letter"):
+        check_input_fits(0, 1, config)

@@ -48,6 +48,12 @@ def test_the_default_page_generates_checks_the_cache_and_compares_caches(params)
     kinds = plotly_values(chart_by_key(at, "gen_kinds")["data"][0]["y"])
     np.testing.assert_allclose(kinds * 2**30, [2 * 32 * kv * 4096 * 128 * 2 for kv in (32, 8, 1)])
     assert at.query_params["prompt"] == "a b c d e f a b"
+    assert "Llama 2 7B (Touvron et al. 2023; 32 layers of 32 heads of d_head 128) holds 12.6 GiB of float16" in texts(
+        at.markdown
+    )
+    assert "its multi-head cache at 32,768 tokens is 16.0 GiB" in texts(at.markdown)
+    assert "2 × 2 layers × 2 heads × d_head 16 × 4 bytes = **512 bytes per token**" in texts(at.markdown)
+    assert "tokens × 2 layers × K and V, float32: " in texts(at.caption) and "best of 3:" in texts(at.caption)
 
 
 def test_sampling_controls_give_the_cores_tokens(params):
@@ -84,12 +90,18 @@ def test_one_new_token_needs_no_step_slider_and_fewer_tokens_keep_the_step_withi
     at.number_input(key="gen_n_new").set_value(4).run()
     assert not at.exception and not at.error
     assert at.slider(key="gen_step").value == 4 and at.query_params["n_new"] == "4"
+    assert "Step 9 is past the 4 generated: showing step 4." in texts(at.caption)
     assert "a b c d e f a b → **c d e f**" in texts(at.markdown)
 
 
 @pytest.mark.parametrize(
     "prompt, message",
-    [("ab3", "'3' is not one of the model's tokens"), ("", "type at least one letter"), ("a" * 30, "positions")],
+    [
+        ("ab3", "'3' is not one of the model's tokens"),
+        ("", "type at least one letter"),
+        ("a" * 30, "positions"),
+        ("a" * 23, "need 32 positions; training fed this model at most 31 tokens"),  # + 10 new tokens
+    ],
 )
 def test_prompts_the_model_cannot_take_get_a_message(prompt, message):
     at = open_page(PAGE)
@@ -123,3 +135,31 @@ def test_the_work_and_timing_are_reported():
     assert list(table.index) == [16, 64, 128, 256, 512]
     assert table["multiply-adds without"].iloc[-1] == 512 * table["multiply-adds with"].iloc[-1]
     assert "times more" in texts(at.caption)
+
+
+def test_the_layers_box_takes_what_the_core_takes_and_a_larger_link_says_so():
+    """layers=49 and more used to raise the core's ValueError into an error box (issue #32)."""
+    from attention.decoder import MAX_LAYERS
+
+    link = {"layers": "128", "heads": "64", "kv": "2", "d_head": "128", "context": "131072", "dtype": "float64"}
+    at = open_page(PAGE, link)
+    assert not at.exception and not at.error
+    assert "URL parameter 'layers'=128 is outside 1..48; using 32" in texts(at.warning)
+    kinds = plotly_values(chart_by_key(at, "gen_kinds")["data"][0]["y"])
+    np.testing.assert_allclose(kinds * 2**30, [2 * 32 * kv * 131072 * 128 * 8 for kv in (64, 2, 1)])
+    assert at.query_params["layers"] == "32" and at.query_params["context"] == "131072"
+    box = at.number_input(key="gen_layers")
+    assert box.max == MAX_LAYERS == 48
+    box.set_value(MAX_LAYERS).run()
+    assert not at.exception and not at.error
+    kinds = plotly_values(chart_by_key(at, "gen_kinds")["data"][0]["y"])
+    np.testing.assert_allclose(kinds * 2**30, [2 * 48 * kv * 131072 * 128 * 8 for kv in (64, 2, 1)])
+
+
+def test_one_new_token_counts_the_whole_prompt_and_the_exact_check_is_not_called_a_difference():
+    at = open_page(PAGE, {"n_new": "1"})
+    assert not at.exception and not at.error
+    assert "Your only step is step 1" in texts(at.caption) and "times more" not in texts(at.caption)
+    assert at.metric[1].value == "0.0e+00" and "last digits" not in texts(at.success)
+    assert "equal too" in texts(at.success)
+    assert "for its one step (step 1 runs the whole prompt either way)" in texts(at.caption)

@@ -4,7 +4,16 @@ import numpy as np
 import pytest
 
 from attention.decoder import decoder_forward, generate
-from lessons.induction import evaluate, ids_to_letters, letters_to_ids, load_induction_model, load_run
+from lessons.induction import (
+    chance_loss,
+    evaluate,
+    first_half_floor,
+    first_half_verdict,
+    ids_to_letters,
+    letters_to_ids,
+    load_induction_model,
+    load_run,
+)
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_values, table_with_column
 
 PAGE = "pages/induction.py"
@@ -96,6 +105,7 @@ def test_your_own_sequence_is_completed_by_the_model():
         ("abc1", "'1' is not one of the model's tokens"),
         ("   ", "type at least one letter"),
         ("abcdefghijklmnopqrstuvwxyzabcdef", "positions"),
+        ("abcdefghijklmnopqrstuvwxyzabcde", "position 32 was never trained"),  # 31 letters + 5 new
         ("<img src=x>", "is not one of the model's tokens"),
     ],
 )
@@ -113,9 +123,83 @@ def test_a_sequence_without_repeats_says_there_is_nothing_to_score():
     assert "No letter repeats" in texts(at.caption)
 
 
+def test_the_first_half_is_measured_against_chance_and_its_floor():
+    at = open_page(PAGE)
+    floor, chance = first_half_floor(26, 10), chance_loss(26)
+    assert floor < chance
+    assert f"log 26 = {chance:.2f} nats" in texts(at.markdown)
+    assert f"{floor:.2f} nats for 10 letters" in texts(at.markdown)
+    evaluation = evaluate(load_induction_model(), half=10, n_sequences=500, seed=12345)
+    verdict = first_half_verdict(evaluation, 26)
+    assert verdict in texts(at.caption)
+    # the shipped model sits above chance because it favours the letters it has already seen
+    assert evaluation.loss_first > chance and evaluation.seen_first > evaluation.seen_uniform
+    assert "sits above chance" in verdict and "favours letters it has already seen" in verdict
+    assert "near chance" not in texts(at.caption)
+
+
+def test_the_numbers_in_the_help_texts_come_from_the_shipped_run(shipped):
+    at = open_page(PAGE)
+    steps_help = at.select_slider(key="induction_steps").help
+    assert f"The shipped model's {shipped.config.steps} took {shipped.seconds:.0f} s" in steps_help
+    assert f"(seed {shipped.config.seed}, {shipped.config.steps} steps)" in at.radio(key="induction_model").help
+    helps = {m.label: m.help for m in at.metric}
+    assert helps["accuracy, first half"] == f"Chance is 1/26 = {1 / 26:.1%}."
+    assert f"log 26 = {chance_loss(26):.2f} nats" in helps["loss, first half"]
+    assert f"{first_half_floor(26, 10):.2f}" in helps["loss, first half"]
+    assert "averaged over 64 fixed sequences of 2 × 10 letters" in texts(at.caption)
+
+
+def test_the_longest_input_is_the_longest_training_fed():
+    at = open_page(PAGE, {"text": "abcdefghijklmnopqrstuvwxyzabcde", "n_new": "1"})  # 31 letters, nothing fed back
+    assert not at.exception and not at.error
+    at.number_input(key="induction_n_new").set_value(2).run()  # the first new letter would sit at position 32
+    assert "need 32 positions" in texts(at.error) and "at most 31 tokens" in texts(at.error)
+
+
+def test_a_training_stopped_by_leaving_is_said_to_be_cancelled_and_the_radio_shows_the_shipped_model():
+    """A run stopped mid-training leaves its progress in the session; the next run says so."""
+    progress = {"seed": 7, "steps": 2000, "done": 400}
+    at = open_page(PAGE, {"seed": "7", "model": "yours"}, state={"_induction_training": progress})
+    assert not at.exception
+    assert "was cancelled at step 400" in texts(at.info)
+    assert at.radio(key="induction_model").value == "shipped" and at.query_params["model"] == "shipped"
+    at.run()  # said once
+    assert "cancelled" not in texts(at.info)
+
+
+def test_training_alone_never_says_it_waits_for_another_student(monkeypatch):
+    import streamlit
+
+    said, original = [], streamlit.progress
+
+    class Bar:
+        def __init__(self, bar):
+            self.bar = bar
+
+        def progress(self, value, text=None):
+            said.append(text)
+            return self.bar.progress(value, text=text)
+
+        def empty(self):
+            return self.bar.empty()
+
+    def progress(value, text=None):
+        said.append(text)
+        return Bar(original(value, text=text))
+
+    monkeypatch.setattr(streamlit, "progress", progress)
+    at = open_page(PAGE, {"steps": "250", "seed": "6"})
+    at.button(key="induction_train").click().run()
+    assert not at.exception and "Trained 250 steps (seed 6)" in texts(at.success)
+    assert said[0] == "Training…" and "Training: step 250 of 250" in said
+    assert not [t for t in said if "Waiting" in t]
+
+
 def test_train_it_yourself_trains_caches_and_shows_your_model():
     at = open_page(PAGE, {"steps": "250", "seed": "5", "model": "yours"})
     assert "has not been trained on this server yet" in texts(at.info)  # until the button is pressed
+    assert at.radio(key="induction_model").value == "shipped"  # the radio names the model shown
     at.button(key="induction_train").click().run()
     assert not at.exception and not at.error
     assert "Trained 250 steps (seed 5)" in texts(at.success)

@@ -67,7 +67,74 @@ def test_the_page_shows_the_models_own_numbers_in_every_view(model):
     )
     assert expected in texts(at.markdown)  # the tired/wide pair: 'it' reads 'animal' far more with 'tired'
     caveats = texts(at.info)
-    assert "A projection can hide or invent closeness" in caveats and "Rollout is a heuristic" in caveats
+    assert "A projection can hide closeness" in caveats and "Rollout is a heuristic" in caveats
+    assert "invent" not in caveats and "Never the other way round: a projection never lengthens a distance" in caveats
+    # the top box and the rollout box name the same simplifications
+    top, rollout_box = at.info[0].value, next(i.value for i in at.info if "Rollout is a heuristic" in i.value)
+    for simplification in ("value vectors", "$W_O$", "the feed-forward layers", "a fixed half"):
+        assert simplification in top and simplification in rollout_box, simplification
+    assert "only attention moves information" not in top
+    assert f"after {run.attentions.shape[0]} layers a position holds a blend of blends" in texts(at.markdown)
+
+
+def test_attentionviz_normalisation_redraws_the_points_and_shows_the_nearness_both_ways(model):
+    from lessons.projection import pca_2d
+    from lessons.reading import attentionviz_normalise, heaviest_nearest, nearness_both_ways
+
+    at = deeper({"text": TIRED, "query": "10"})
+    run = model.run(TIRED)
+    q, k, weights = run.queries[3, 1], run.keys[3, 1], run.attentions[3, 1]
+    raw, normalised = heaviest_nearest(q, k, weights)
+    assert f"for {raw} of the 16 queries drawn from the raw vectors, {normalised} after" in texts(at.caption)
+    table = at.dataframe[0].value
+    keys = [int(label.split(" · ")[0]) for label in table["key"]]
+    near_raw, near_viz = nearness_both_ways(q, k, 10, keys)
+    assert table["nearness, raw"].tolist() == [f"{r} of 16" for r in near_raw]
+    assert table["nearness, AttentionViz"].tolist() == [f"{r} of 16" for r in near_viz]
+    assert near_raw != near_viz  # the normalisation changes what looks near, here
+    before = table["score q·k/√d"].tolist()
+    at.toggle(key="ptd_viz").set_value(True).run()
+    assert not at.exception and at.query_params["viz"] == "1"
+    shown = np.concatenate(points(at))
+    expected = pca_2d(np.concatenate(attentionviz_normalise(q, k))).coords
+    np.testing.assert_allclose(shown, expected, atol=1e-4)
+    assert at.dataframe[0].value["score q·k/√d"].tolist() == before  # no score moved
+    assert "the picture above shows the second" in texts(at.caption)
+
+
+def test_unknown_tokens_are_explained_where_they_appear():
+    at = deeper({"text": "你好 world"})
+    assert not at.exception and not at.error
+    assert "2 of these tokens are [UNK], the tokenizer's *unknown* token" in texts(at.info)
+    at.text_input(key="ptd_b").set_value("I love 🍕 pizza").run()
+    assert "1 of sentence B's tokens is [UNK]" in texts(at.info)
+
+
+def test_two_equal_sentences_are_said_to_be_the_same():
+    at = deeper({"a": TIRED, "b": TIRED})
+    assert not at.exception
+    assert "The two sentences are the same to the model" in texts(at.info)
+    assert "ptd_pair_diff" not in str([c.proto.id for c in at.get("plotly_chart")])
+    assert "(+0.00)" not in texts(at.markdown)
+
+
+def test_an_empty_word_asks_for_one():
+    at = deeper({"text": TIRED, "rows": "word", "word": ""})
+    assert not at.exception and not at.warning
+    assert "Type a word above to keep only its rows" in texts(at.caption)
+    assert "the word ''" not in texts(at.warning) + texts(at.caption)
+
+
+def test_a_refused_text_stays_out_of_the_share_link():
+    at = deeper({"text": TIRED})
+    at.text_area(key="ptd_text").set_value("word " * 1000).run()  # 5,000 characters: refused
+    assert not at.exception and "5,000 characters long" in texts(at.error)
+    assert "text" not in at.query_params and "The share link leaves this text out" in texts(at.caption)
+    at.text_area(key="ptd_text").set_value(TIRED).run()
+    assert at.query_params["text"] == TIRED
+    at.text_input(key="ptd_a").set_value("x" * 5000).run()
+    assert not at.exception and "a" not in at.query_params and at.query_params["b"] == WIDE
+    assert "The share link leaves this text out" in texts(at.caption)
 
 
 def test_clicking_or_choosing_a_query_draws_lines_to_its_heaviest_keys_by_weight(model):

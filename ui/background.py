@@ -16,7 +16,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from ui.run_gate import outside_run_gate
@@ -38,6 +40,19 @@ def run_niced(fn: Callable[..., T], config: Any, on_step: Callable[[int, int], N
     child.start()
     with outside_run_gate():  # this thread only waits from here on: other sessions' runs may go first
         return _relay(child, messages, on_step)
+
+
+@contextmanager
+def one_at_a_time(lock: threading.Lock, on_wait: Callable[[], None]) -> Iterator[None]:
+    """Hold `lock` for the block; call `on_wait()` first only if someone else holds it, so that a page says
+    it is waiting for another student's training only when it is."""
+    if not lock.acquire(blocking=False):
+        on_wait()
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _relay(child, messages, on_step: Callable[[int, int], None] | None):

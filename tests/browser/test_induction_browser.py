@@ -47,3 +47,22 @@ def test_the_generation_page_generates_from_a_typed_prompt(page, app_url):
     assert_no_exception(page)
     assert query(page)["prompt"] == "x y z w x y"
     assert page.get_by_text("x y z w x y → z w x y z w x y z w").first.is_visible()  # the repeat continued
+
+
+def test_leaving_the_page_during_training_is_said_on_return_and_the_radio_names_the_model_shown(page, app_url):
+    page.goto(f"{app_url}/induction?steps=2000&seed=13")
+    wait_idle(page, timeout=120_000)
+    page.get_by_role("button", name="Train it yourself").click()
+    page.locator(PROGRESS).get_by_text("Training: step").wait_for(timeout=60_000)  # under way
+    assert page.locator(PROGRESS).get_by_text("Waiting").count() == 0  # alone on the server: no waiting
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    nav.get_by_text("Generation and the KV cache", exact=True).click()
+    wait_idle(page, timeout=60_000)
+    nav.get_by_text("Watch an induction head form", exact=True).click()
+    wait_idle(page, timeout=60_000)
+    assert_no_exception(page)
+    note = page.get_by_text("Your training (seed 13, 2000 steps) was cancelled at step")
+    note.wait_for()
+    assert page.get_by_role("radio", name="the shipped model").is_checked()
+    assert query(page)["model"] == "shipped"
+    screenshot(page, "induction_cancelled")
