@@ -149,6 +149,7 @@ class ShuffleCheck:
     after: AttentionSteps
     undone: np.ndarray
     max_diff: float
+    same_input: bool = False  # the shuffle only swapped equal tokens: the model read the very same input
 
     @property
     def tolerance(self) -> float:
@@ -159,19 +160,49 @@ class ShuffleCheck:
         """Equal up to rounding: the outputs were only shuffled."""
         return self.max_diff <= self.tolerance
 
+    @property
+    def outcome(self) -> str:
+        """What the check shows: "unchanged" (the input did not change, so there is nothing to see), "only
+        shuffled" or "order was seen"."""
+        if self.same_input:
+            return "unchanged"
+        return "only shuffled" if self.passed else "order was seen"
 
-def compare_shuffled(before: AttentionSteps, after: AttentionSteps, perm: np.ndarray) -> ShuffleCheck:
+
+def shuffle_verdict(check: ShuffleCheck, what: str) -> str:
+    """The check's outcome as the sentence the page shows beside its two heatmaps (`what`: the method)."""
+    size = diff_text(check.max_diff)
+    if check.outcome == "unchanged":
+        return (
+            f"{what}: this shuffle only swaps equal tokens, so the input is the same as before and so are the "
+            "weights; there is nothing to compare. Shuffle again."
+        )
+    if check.passed:
+        detail = "exactly 0" if check.max_diff == 0 else f"{size}, rounding: the sums ran in another order"
+        return f"{what}: after undoing the shuffle, the outputs are the same ({detail})."
+    return f"{what}: after undoing the shuffle, the outputs differ by up to **{size}**."
+
+
+def diff_text(d: float) -> str:
+    """A difference as text that never rounds a non-zero to 0."""
+    return "0" if d == 0.0 else f"{d:.2g}"
+
+
+def compare_shuffled(
+    before: AttentionSteps, after: AttentionSteps, perm: np.ndarray, same_input: bool = False
+) -> ShuffleCheck:
     """Undo `perm` on the shuffled run's outputs and compare with the original run's."""
     undone = np.empty_like(after.output)
     undone[perm] = after.output  # shuffled position i held original position perm[i]
-    return ShuffleCheck(perm, before, after, undone, float(np.max(np.abs(undone - before.output))))
+    return ShuffleCheck(perm, before, after, undone, float(np.max(np.abs(undone - before.output))), same_input)
 
 
 def shuffle_check(x, head: ToyHead, perm, method: str = "none", **kwargs) -> ShuffleCheck:
     """Run the toy head on X and on the shuffled X[perm] (positions are added after shuffling, as a model
     would: position p is wherever a word now stands), and compare. kwargs as `attend`."""
     x, perm = np.asarray(x, dtype=np.float64), np.asarray(perm)
-    return compare_shuffled(attend(x, head, method, **kwargs), attend(x[perm], head, method, **kwargs), perm)
+    before, after = attend(x, head, method, **kwargs), attend(x[perm], head, method, **kwargs)
+    return compare_shuffled(before, after, perm, same_input=bool(np.array_equal(x, x[perm])))
 
 
 # ---------------------------------------------------------------- sinusoidal: a shift is a rotation
@@ -275,6 +306,20 @@ def position_similarity(table, n: int) -> np.ndarray:
     return np.clip(unit @ unit.T, -1.0, 1.0)  # (n, n)
 
 
+def cosine_by_distance(sims: np.ndarray, distance: int) -> float:
+    """The mean cosine of positions p and p + distance over p >= 1 (position 0, where [CLS] stands, is unlike
+    the rest). Shapes: sims (n, n), distance < n - 1."""
+    return float(np.mean(np.diag(sims, distance)[1:]))
+
+
+def ripple_peaks(sims: np.ndarray, up_to: int = 40) -> list[int]:
+    """The distances (2 .. up_to) at which the mean cosine by distance rises to a local maximum: where the
+    similarity of a learned table comes back. Shapes: sims (n, n)."""
+    last = min(up_to, sims.shape[0] - 2)
+    mean = {d: cosine_by_distance(sims, d) for d in range(1, last + 1)}
+    return [d for d in range(2, last) if mean[d - 1] < mean[d] >= mean[d + 1]]
+
+
 @dataclass(frozen=True)
 class Pieces:
     """MiniLM's tokens for a list of words: [CLS], each word's word pieces, [SEP].
@@ -328,7 +373,17 @@ def minilm_shuffle_check(model, words, perm, head: int, *, positions: bool = Tru
         minilm_head(model, before.ids, head, positions=positions),
         minilm_head(model, after.ids, head, positions=positions),
         token_perm,
+        same_input=bool(np.array_equal(before.ids, after.ids)),  # e.g. two words the tokenizer reads as [UNK]
     )
+
+
+UNK = "[UNK]"
+
+
+def unknown_words(model, words) -> list[str]:
+    """The words the tokenizer cannot read: each becomes the one token [UNK] (the vocabulary has no piece for
+    it), so the model cannot tell them apart."""
+    return [w for w in words if UNK in model.tokenizer.encode(w, add_special_tokens=False).tokens]
 
 
 # ---------------------------------------------------------------- a padded batch
@@ -393,3 +448,58 @@ def padding_check(sequences, head: ToyHead, d_model: int, seed: int = 0, *, caus
         alone_diff=max(float(np.abs(result.output[b, :length] - alone[b]).max()) for b, length in enumerate(lengths)),
         finite=bool(np.isfinite(result.weights).all() and np.isfinite(result.output).all()),
     )
+
+
+# ---------------------------------------------------------------- ALiBi: what the slopes on screen do
+
+
+def farthest_share(slope: float, n: int) -> float:
+    """With equal scores, the weight of a key n - 1 positions back beside the query's own: e^(-m (n - 1))."""
+    return float(np.exp(-slope * (n - 1)))
+
+
+def reach_phrase(share: float) -> str:
+    """A word for what a head with this farthest share reads: the threshold words the page uses."""
+    if share < 0.05:
+        return "mostly the last few words"
+    if share > 0.8:
+        return "almost a plain average of all of them"
+    return "recent words more than old ones"
+
+
+def alibi_reading(slopes, n: int) -> list[str]:
+    """What the ALiBi slopes on screen do to n words, in sentences computed from the slopes themselves:
+    the steepest and the flattest head, and where Press et al.'s recipe puts the slopes when H is not a power
+    of two (the in-between slopes of 2P heads go at the end, and they are all steep ones)."""
+    slopes = np.asarray(slopes, dtype=float)
+    h = len(slopes)
+    steep, flat = int(np.argmax(slopes)), int(np.argmin(slopes))
+
+    def head(k: int) -> str:
+        share = farthest_share(slopes[k], n)
+        return (
+            f"m = {slopes[k]:.3g}: the word {n - 1} back gets e^(−m·{n - 1}) = {share:.2g} times the weight of the "
+            f"query's own word, so it reads {reach_phrase(share)}"
+        )
+
+    if h == 1:
+        return [f"With one head, its slope is {head(0)}."]
+    sentences = [f"Head {steep + 1} is the steepest, {head(steep)}.", f"Head {flat + 1} is the flattest, {head(flat)}."]
+    power = 2 ** int(np.floor(np.log2(h)))
+    if power == h:
+        sentences.append(
+            f"From head 1 to head {h}, each slope is {slopes[1] / slopes[0]:.3g} times the one before (2^(−8/{h}))."
+        )
+    else:
+        extra = slopes[power:]
+        steeper_than = int(np.sum(slopes[:power] >= extra.min())) + 1  # the first head less steep than them all
+        one = h == power + 1
+        added = f"head {h} gets the first" if one else f"heads {power + 1}–{h} get the first {h - power}"
+        which = "That extra slope is" if one else f"Those {h - power} extra slopes are all"
+        sentences.append(
+            f"H = {h} is not a power of two: heads 1–{power} get the slopes of {power} heads, falling from head 1 to "
+            f"head {power}; {added} of every other slope of {2 * power} heads (Press et al.'s recipe). {which} "
+            f"steeper than head {steeper_than}'s, at the steep end, so head {h} (m = {slopes[-1]:.3g}) is steeper "
+            f"than head {power}, the flattest."
+        )
+    return sentences
