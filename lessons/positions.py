@@ -25,7 +25,7 @@ from attention.checks import check_positive_int
 from attention.dot_product import AttentionSteps, PaddedAttention, attention_steps, padded_attention
 from attention.masks import sliding_window_mask
 from attention.norms import norm as layer_norm_of
-from attention.positions import alibi_bias, frequencies, rope, sinusoidal_encoding
+from attention.positions import alibi_bias, alibi_slopes, frequencies, rope, sinusoidal_encoding
 
 SHUFFLE_LATEX = (
     r"\mathrm{Attention}(PQ,\ PK,\ PV) = \mathrm{softmax}\!\left(\frac{P Q K^\top P^\top}{\sqrt{d}}\right) P V"
@@ -169,6 +169,14 @@ class ShuffleCheck:
         return "only shuffled" if self.passed else "order was seen"
 
 
+OUTCOME_HEADINGS = {"unchanged": "the same input", "only shuffled": "the same weights, moved"}
+OUTCOME_CELLS = {
+    "unchanged": "– nothing moved",
+    "only shuffled": "✓ only shuffled",
+    "order was seen": "✗ order was seen",
+}
+
+
 def shuffle_verdict(check: ShuffleCheck, what: str) -> str:
     """The check's outcome as the sentence the page shows beside its two heatmaps (`what`: the method)."""
     size = diff_text(check.max_diff)
@@ -226,6 +234,18 @@ def shift_error(n: int, d: int, k: int, base: float = 10000.0) -> float:
     return float(np.max(np.abs(pe[k:] - pe[:n] @ shift_matrix(k, d, base))))
 
 
+SHIFT_ROUNDING = 1e-11  # measured: 1e-14 at d = 256, k = 64
+
+
+def shift_sentence(n: int, d: int, k: int) -> tuple[bool, str]:
+    """Whether PE[p + k] = PE[p] M_k for p = 0..n-1 up to rounding, and the sentence saying so."""
+    error = shift_error(n, d, k)
+    if error > SHIFT_ROUNDING:
+        return False, f"PE[p + {k}] and PE[p] M_{k} differ by {diff_text(error)}."
+    within = f"to within {diff_text(error)} (rounding), with d = {d}."
+    return True, f"For every p from 0 to {n - 1}, PE[p + {k}] = PE[p] M_{k} {within}"
+
+
 # ---------------------------------------------------------------- RoPE: scores depend on the offset only
 
 
@@ -249,6 +269,17 @@ class RopeOffsetCheck:
     def passed(self) -> bool:
         """The scores did not move, up to rounding: they depend on the offset m - n only."""
         return self.max_diff <= self.tolerance
+
+    def sentence(self) -> str:
+        """The check's outcome, as the page says it."""
+        n = self.scores.shape[0]
+        if not self.passed:
+            return f"The scores moved by {diff_text(self.max_diff)} when every position moved."
+        return (
+            f"Positions 0…{n - 1} and {self.offset}…{self.offset + n - 1} give the same scores: they differ by at "
+            f"most {diff_text(self.max_diff)} (rounding), and no vector's length moved by more than "
+            f"{diff_text(self.norm_diff)}."
+        )
 
 
 def rope_offset_check(q, k, offset: int) -> RopeOffsetCheck:
@@ -296,6 +327,27 @@ def reach_span(window: int, layers: int) -> int:
     return layers * (window - 1) + 1
 
 
+def reach_sentence(n: int, window: int, layers: int, reached: int) -> tuple[bool, str]:
+    """Whether the last query heard from as many positions as the formula says, and the sentence saying so."""
+    span = reach_span(window, layers)
+    if reached != min(n, span):
+        return False, f"The last query heard from {reached} positions, not {min(n, span)}."
+    formula = f"L(w − 1) + 1 = {layers}·{window - 1} + 1 = {span}"
+    rest = f", capped by the {n} positions there are" if span > n else f", about L·w = {layers * window}"
+    return True, f"The last query has heard from {reached} positions: {formula}{rest}."
+
+
+MISTRAL_WINDOW, MISTRAL_LAYERS = 4096, 32  # Jiang et al. 2023, Mistral 7B: its sliding window and its depth
+
+
+def mistral_sentence() -> str:
+    """Mistral 7B's reach through its sliding windows, by the formula above (the paper says about 131K)."""
+    return (
+        f"Mistral 7B (Jiang et al. 2023), for instance, uses w = {MISTRAL_WINDOW} with {MISTRAL_LAYERS} layers: "
+        f"{reach_span(MISTRAL_WINDOW, MISTRAL_LAYERS):,} positions, from {MISTRAL_WINDOW:,} per layer."
+    )
+
+
 # ---------------------------------------------------------------- learned absolute: MiniLM's table
 
 
@@ -318,6 +370,51 @@ def ripple_peaks(sims: np.ndarray, up_to: int = 40) -> list[int]:
     last = min(up_to, sims.shape[0] - 2)
     mean = {d: cosine_by_distance(sims, d) for d in range(1, last + 1)}
     return [d for d in range(2, last) if mean[d - 1] < mean[d] >= mean[d + 1]]
+
+
+TABLE_DISTANCES = (1, 2, 3, 4, 5, 6, 7, 9, 12, 50, 100, 200, 300)  # the distances the page's table lists
+
+
+@dataclass(frozen=True)
+class TableReading:
+    """What the page reads off the first n rows of a learned position table: the mean cosine at a few
+    distances (rounded as shown), the length of position 0's vector beside the others' median, and where the
+    similarity ripples back up."""
+
+    distances: tuple[int, ...]
+    mean_cosines: tuple[float, ...]
+    norm_0: float
+    norm_rest: float
+    peaks: tuple[int, ...]
+
+    def ripple_text(self) -> str:
+        p = self.peaks
+        return (
+            f"the mean cosine rising again to a peak at distances {', '.join(map(str, p[:-1]))} and {p[-1]} "
+            f"(about every {(p[-1] - p[0]) / (len(p) - 1):.0f} positions: the diagonal stripes)"
+        )
+
+    def fade_text(self) -> str:
+        far = [(d, c) for d, c in zip(self.distances, self.mean_cosines) if d >= 100]
+        if not far:
+            return "show 128 positions or more to see it a hundred positions apart"
+        return "mean cosine " + ", ".join(f"{c:.2f} at {d}" for d, c in far) + " positions apart"
+
+
+def read_table(table, n: int) -> tuple[np.ndarray, TableReading]:
+    """The cosine similarities of a position table's first n rows, and what the page reads off them.
+    Shapes: table (N, d), n >= 32 -> (n, n) and the reading."""
+    sims = position_similarity(table, n)
+    distances = tuple(d for d in TABLE_DISTANCES if d < n - 1)
+    norms = np.linalg.norm(np.asarray(table[:n], dtype=np.float64), axis=1)
+    reading = TableReading(
+        distances,
+        tuple(round(cosine_by_distance(sims, d), 3) for d in distances),
+        float(norms[0]),
+        float(np.median(norms[1:])),
+        tuple(ripple_peaks(sims)),
+    )
+    return sims, reading
 
 
 @dataclass(frozen=True)
@@ -433,6 +530,21 @@ class PaddingCheck:
         """How many query rows are padding, reported as unused."""
         return int((~self.result.used).sum())
 
+    @property
+    def passed(self) -> bool:
+        """Padded keys got exactly 0 and nothing is NaN or infinite."""
+        return self.on_padding == 0.0 and self.finite
+
+    def sentence(self) -> str:
+        """The check's outcome, as the page says it."""
+        if not self.passed:
+            return f"A padded key got weight {self.on_padding:g}, or a value is not finite."
+        alone = "exactly." if self.alone_diff == 0 else f"to within {diff_text(self.alone_diff)} (rounding)."
+        return (
+            f"Padded keys: largest weight exactly 0. NaN anywhere: none. Unused query rows: {self.unused}, "
+            f"reported as 0. The real tokens' outputs equal each sequence run alone {alone}"
+        )
+
 
 def padding_check(sequences, head: ToyHead, d_model: int, seed: int = 0, *, causal: bool = False) -> PaddingCheck:
     """Pad `sequences` into one batch, run the toy head with the padding mask, and compare each sequence's
@@ -465,6 +577,15 @@ def reach_phrase(share: float) -> str:
     if share > 0.8:
         return "almost a plain average of all of them"
     return "recent words more than old ones"
+
+
+def alibi_unmasked(n_heads: int) -> str:
+    """What ALiBi does where the page runs it without the causal mask (its shuffle check and four ways)."""
+    return (
+        f"ALiBi there is head 1 of H = {n_heads} (m = {alibi_slopes(n_heads)[0]:.3g}), without the causal mask: only "
+        "keys before a query are penalised, so the first word's query gets no bias at all, and keys after a query, "
+        "unpenalised, gain weight beside those before it."
+    )
 
 
 def alibi_reading(slopes, n: int) -> list[str]:

@@ -13,39 +13,35 @@ from attention.positions import sinusoidal_encoding as sinusoidal_table
 from attention.pretrained import MODEL_NAME, load_minilm
 from figures.heads import heads_grid
 from figures.heatmaps import attention_heatmap, matrix_heatmap
-from figures.positions import (
-    methods_grid,
-    offset_figure,
-    padded_heatmap,
-    reach_heatmap,
-    slopes_figure,
-    table_heatmap,
-)
+from figures.positions import methods_grid, offset_figure, padded_heatmap, reach_heatmap, slopes_figure, table_heatmap
 from lessons.positions import (
     MAX_WORDS,
     METHOD_LABELS,
+    OUTCOME_CELLS,
+    OUTCOME_HEADINGS,
     REACH_LATEX,
     SHIFT_LATEX,
     SHUFFLE_LATEX,
     UNK,
+    TableReading,
     alibi_reading,
+    alibi_unmasked,
     alibi_windows,
     attend,
-    cosine_by_distance,
     diff_text,
     minilm_head,
     minilm_pieces,
     minilm_shuffle_check,
+    mistral_sentence,
     padding_check,
     parse_words,
     permutation,
-    position_similarity,
-    reach_span,
-    ripple_peaks,
+    reach_sentence,
+    read_table,
     rope_offset_check,
     rope_score_by_offset,
-    shift_error,
     shift_matrix,
+    shift_sentence,
     shuffle_check,
     shuffle_verdict,
     toy_head,
@@ -66,16 +62,9 @@ SHUFFLE_MAX = 9999
 SEED_MAX = 9999
 WITH_POSITIONS = ("sinusoidal", "rope", "alibi", "learned")
 SINUSOIDAL_POSITIONS = 100  # rows of the sinusoidal table on show
-MISTRAL_WINDOW, MISTRAL_LAYERS = 4096, 32  # Jiang et al. 2023, Mistral 7B: its sliding window and its depth
 OFFSETS = np.arange(-32, 33)  # the RoPE score curve's x axis
 PASS, FAIL = ":material/check_circle:", ":material/cancel:"
-SHORT_NAMES = {
-    "none": "No positions",
-    "learned": "Learned absolute",
-    "sinusoidal": "Sinusoidal",
-    "rope": "RoPE",
-    "alibi": "ALiBi",
-}
+SHORT_NAMES = dict(none="No positions", learned="Learned absolute", sinusoidal="Sinusoidal", rope="RoPE", alibi="ALiBi")
 
 
 def word_count(values) -> int:
@@ -122,34 +111,15 @@ def model_or_reason():
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def learned_table(n: int) -> tuple[dict, pd.DataFrame, float, float, list[int]]:
+def learned_table(n: int) -> tuple[dict, pd.DataFrame, TableReading]:
     """MiniLM's first n position vectors: their cosine-similarity heatmap (figure JSON), the mean cosine by
-    distance, the length of position 0's vector beside the others' median, and where the similarity ripples
-    back up."""
-    table = get_model().position_embeddings
-    sims = position_similarity(table, n)
+    distance as a table, and what the page reads off them."""
+    sims, reading = read_table(get_model().position_embeddings, n)
     fig = table_heatmap(
         sims, x_title="position", y_title="position", hover="positions %{y} and %{x}: cos = %{z:.3f}", square=True
     )
-    distances = [d for d in (1, 2, 3, 4, 5, 6, 7, 9, 12, 50, 100, 200, 300) if d < n - 1]
-    by_distance = pd.DataFrame(
-        {
-            "distance q − p": distances,
-            "mean cosine (p ≥ 1)": [round(cosine_by_distance(sims, d), 3) for d in distances],
-        }
-    )
-    norms = np.linalg.norm(table[:n], axis=1)
-    fig, peaks = without_template(fig.to_plotly_json()), ripple_peaks(sims)
-    return fig, by_distance, float(norms[0]), float(np.median(norms[1:])), peaks
-
-
-def fade_text(by_distance: pd.DataFrame) -> str:
-    """How far apart the similarity has faded, in the numbers of the table shown."""
-    far = by_distance[by_distance.iloc[:, 0] >= 100]
-    if far.empty:
-        return "show 128 positions or more to see it a hundred positions apart"
-    pairs = [f"{c:.2f} at {int(d)}" for d, c in far.itertuples(index=False)]
-    return "mean cosine " + ", ".join(pairs) + " positions apart"
+    by_distance = pd.DataFrame({"distance q − p": reading.distances, "mean cosine (p ≥ 1)": reading.mean_cosines})
+    return without_template(fig.to_plotly_json()), by_distance, reading
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -209,8 +179,6 @@ BADGES = {
     "only shuffled": f":green-badge[{PASS} only shuffled]",
     "order was seen": f":red-badge[{FAIL} order was seen]",
 }
-HEADINGS = {"unchanged": "the same input", "only shuffled": "the same weights, moved"}
-CHECK_CELLS = {"unchanged": "– nothing moved", "only shuffled": "✓ only shuffled", "order was seen": "✗ order was seen"}
 
 
 def verdict(where, check, what: str) -> None:
@@ -376,7 +344,7 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
             continue
         col.markdown("**Original order**")
         square_chart(col, weights_figure(check.before, labels, 0.5), key=f"pos_shuffle_{key}_before", share=0.5)
-        col.markdown(f"**Shuffle {shuffle}**: {HEADINGS.get(check.outcome, 'changed, not just moved')}")
+        col.markdown(f"**Shuffle {shuffle}**: {OUTCOME_HEADINGS.get(check.outcome, 'changed, not just moved')}")
         square_chart(col, weights_figure(check.after, shuffled_labels, 0.5), key=f"pos_shuffle_{key}_after", share=0.5)
         verdict(col, check, SHORT_NAMES["none" if key == "none" else method])
 
@@ -394,7 +362,7 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
                 "model": [r[0] for r in rows],
                 "position information": [r[1] for r in rows],
                 "largest difference after undoing the shuffle": [diff_text(r[2].max_diff) for r in rows],
-                "check": [CHECK_CELLS[r[2].outcome] for r in rows],
+                "check": [OUTCOME_CELLS[r[2].outcome] for r in rows],
             }
         ),
         hide_index=True,
@@ -412,15 +380,6 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
             words, d_model=d_model, seed=seed, shuffle=shuffle, alibi_heads=alibi_heads, head=STATE["head"]
         ),
         key="pos_snippet_shuffle",
-    )
-
-
-def alibi_unmasked(n_heads: int) -> str:
-    """What ALiBi does in sections 1 and 2, which run it without the causal mask."""
-    return (
-        f"ALiBi there is head 1 of H = {n_heads} (m = {alibi_slopes(n_heads)[0]:.3g}), without the causal mask: only "
-        "keys before a query are penalised, so the first word's query gets no bias at all, and keys after a query, "
-        "unpenalised, gain weight beside those before it."
     )
 
 
@@ -475,20 +434,19 @@ else:
             help=f"The first N of the table's {model.config.max_positions} positions.",
         )
     table_n = STATE["table_n"]
-    similarity, by_distance, norm_0, norm_rest, peaks = learned_table(table_n)
+    similarity, by_distance, reading = learned_table(table_n)
     with table_col:
         square_chart(st, similarity, key="pos_learned_similarity", share=0.5)
     with reading_col:
         st.latex(r"\cos(p, q) = \frac{E_{pos}[p] \cdot E_{pos}[q]}{\lVert E_{pos}[p] \rVert\,\lVert E_{pos}[q] \rVert}")
         st.dataframe(by_distance, hide_index=True, key="pos_learned_distances")
         st.markdown(
-            f"Neighbouring positions have similar vectors (cosine {by_distance.iloc[0, 1]:.2f} one step apart): the "
-            "table encodes *nearness*. The similarity does not fall smoothly: it ripples, the mean cosine rising "
-            f"again to a peak at distances {', '.join(map(str, peaks[:-1]))} and {peaks[-1]} (about every "
-            f"{(peaks[-1] - peaks[0]) / (len(peaks) - 1):.0f} positions: the diagonal stripes), a periodic pattern "
-            f"that training found on its own, and it fades slowly ({fade_text(by_distance)}). Position 0, where "
-            "[CLS] (the marker token the model puts before every text) always stands, "
-            f"is unlike the rest: its vector is {norm_0:.2f} long, the others about {norm_rest:.2f}."
+            f"Neighbouring positions have similar vectors (cosine {reading.mean_cosines[0]:.2f} one step apart): "
+            "the table encodes *nearness*. The similarity does not fall smoothly: it ripples, "
+            f"{reading.ripple_text()}, a periodic pattern that training found on its own, and it fades slowly "
+            f"({reading.fade_text()}). "
+            "Position 0, where [CLS] (the marker token the model puts before every text) always stands, is unlike "
+            f"the rest: its vector is {reading.norm_0:.2f} long, the others about {reading.norm_rest:.2f}."
         )
     st.markdown(
         "**What adding them does to one head.** The first layer reads x_p directly, so we can run one of its heads "
@@ -580,17 +538,13 @@ with rotation_col:
         f"M_{shift} for d = {table_d}, its first {small_d} rows and columns (the fastest pairs): one 2×2 rotation "
         "per pair, zeros elsewhere."
     )
-error = shift_error(SINUSOIDAL_POSITIONS, table_d, shift)
+shift_ok, sentence = shift_sentence(SINUSOIDAL_POSITIONS, table_d, shift)
 with check_col:
-    if error <= 1e-11:  # measured: 1e-14 at d = 256, k = 64
-        sentence = f"For every p from 0 to {SINUSOIDAL_POSITIONS - 1}, PE[p + {shift}] = PE[p] M_{shift} to within"
-        st.success(f"{escape_markdown(sentence)} {diff_text(error)} (rounding), with d = {table_d}.", icon=PASS)
-    else:
-        sentence = f"PE[p + {shift}] and PE[p] M_{shift} differ by {diff_text(error)}."
-        st.error(escape_markdown(sentence), icon=FAIL)
+    (st.success if shift_ok else st.error)(escape_markdown(sentence), icon=PASS if shift_ok else FAIL)
     st.markdown(
         f"M_{shift} does not depend on p: the same matrix moves position 0 to {shift}, and 50 to {50 + shift}. "
-        "Each 2×2 block keeps lengths, so every row of the table has the same length, √(d/2)."
+        "Each 2×2 block keeps lengths, and each (sin, cos) pair has length 1, so every row of the table has the "
+        f"same length, √(d/2) = √{table_d // 2} ≈ {np.sqrt(table_d / 2):.3g}."
     )
 
 st.subheader("RoPE, rotary position embedding (Su et al., RoFormer)")
@@ -613,15 +567,8 @@ offset_col.number_input(
 offset = STATE["offset"]
 q_toy, k_toy = x @ head.w_q, x @ head.w_k
 rope_check = rope_offset_check(q_toy, k_toy, offset)
-if rope_check.passed:
-    rope_result_col.success(
-        f"Positions 0…{n_words - 1} and {offset}…{offset + n_words - 1} give the same scores: they differ "
-        f"by at most {diff_text(rope_check.max_diff)} (rounding), and no vector's length moved by more than "
-        f"{diff_text(rope_check.norm_diff)}.",
-        icon=PASS,
-    )
-else:
-    rope_result_col.error(f"The scores moved by {diff_text(rope_check.max_diff)} when every position moved.", icon=FAIL)
+say = rope_result_col.success if rope_check.passed else rope_result_col.error
+say(rope_check.sentence(), icon=PASS if rope_check.passed else FAIL)
 scores_col, moved_col = st.columns(2, gap="large")
 for col, scores, title, key in (
     (scores_col, rope_check.scores, f"scores at positions 0…{n_words - 1}", "pos_rope_scores"),
@@ -765,7 +712,6 @@ first = window_reach(n, window, layers)
 reach_col, reach_text_col = st.columns(2, gap="large")
 with reach_col:
     square_chart(st, cached_figure("reach", first, layers, square=True), key="pos_window_reach", share=0.5)
-span = reach_span(window, layers)
 reached = int((first[-1] > 0).sum())
 with reach_text_col:
     st.markdown(
@@ -773,16 +719,9 @@ with reach_text_col:
         f"information arrives by layer ℓ, through ℓ hops of at most {window - 1} positions. Blank: not within "
         f"{layers} layer{'s' if layers > 1 else ''}."
     )
-    if reached == min(n, span):
-        formula = f"L(w − 1) + 1 = {layers}·{window - 1} + 1 = {span}"
-        rest = f", capped by the {n} positions there are" if span > n else f", about L·w = {layers * window}"
-        st.success(f"The last query has heard from {reached} positions: {formula}{rest}.", icon=PASS)
-    else:
-        st.error(f"The last query heard from {reached} positions, not {min(n, span)}.", icon=FAIL)
-    st.caption(
-        f"Mistral 7B (Jiang et al. 2023), for instance, uses w = {MISTRAL_WINDOW} with {MISTRAL_LAYERS} layers: "
-        f"{reach_span(MISTRAL_WINDOW, MISTRAL_LAYERS):,} positions, from {MISTRAL_WINDOW:,} per layer."
-    )
+    reach_ok, sentence = reach_sentence(n, window, layers, reached)
+    (st.success if reach_ok else st.error)(sentence, icon=PASS if reach_ok else FAIL)
+    st.caption(mistral_sentence())
 
 
 @section
@@ -834,15 +773,7 @@ def padding_section(words, head, d_model: int, seed: int, n: int, window: int, l
             key=f"pos_padding_{b + 1}",
             share=0.5,
         )
-    if padding.on_padding == 0.0 and padding.finite:
-        alone = "exactly." if padding.alone_diff == 0 else f"to within {diff_text(padding.alone_diff)} (rounding)."
-        st.success(
-            f"Padded keys: largest weight exactly 0. NaN anywhere: none. Unused query rows: {padding.unused}, "
-            f"reported as 0. The real tokens' outputs equal each sequence run alone {alone}",
-            icon=PASS,
-        )
-    else:
-        st.error(f"A padded key got weight {padding.on_padding:g}, or a value is not finite.", icon=FAIL)
+    (st.success if padding.passed else st.error)(padding.sentence(), icon=PASS if padding.passed else FAIL)
     show_snippet(
         masks_snippet(
             n=n,

@@ -6,10 +6,21 @@ import numpy as np
 import pytest
 
 from attention.dot_product import padded_attention
-from attention.positions import alibi_slopes, sinusoidal_encoding
+from attention.positions import (
+    ALIBI_LATEX,
+    ROPE_LATEX,
+    ROPE_OFFSET_LATEX,
+    SINUSOIDAL_LATEX,
+    alibi_slopes,
+    rope,
+    sinusoidal_encoding,
+)
 from attention.pretrained import load_minilm
 from lessons.positions import (
     METHOD_LABELS,
+    REACH_LATEX,
+    SHIFT_LATEX,
+    SHUFFLE_LATEX,
     alibi_reading,
     alibi_windows,
     attend,
@@ -531,3 +542,68 @@ def test_a_shuffle_that_only_swaps_equal_tokens_is_not_called_a_change(text, met
 def test_unknown_tokens_are_named_only_when_there_are_some():
     at = open_page(PAGE, {"method": "learned"})
     assert not any("[UNK]" in i.value for i in at.info)
+
+
+def test_every_formula_on_screen_runs_against_the_core(page):
+    """Each formula the page shows, written out in numpy as it reads, against the code the page runs."""
+    shown = [e.value.strip("$\n") for e in page.latex]
+    for latex in (SHUFFLE_LATEX, SINUSOIDAL_LATEX, SHIFT_LATEX, ROPE_LATEX, ROPE_OFFSET_LATEX, ALIBI_LATEX):
+        assert latex in shown
+    assert REACH_LATEX in shown
+    rng = np.random.default_rng(0)
+    d, base, i = 16, 10000.0, np.arange(8)
+    theta = base ** (-2 * i / d)  # θ_i = base^(−2i/d)
+    p = np.arange(60)[:, None]
+    pe = np.empty((60, d))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(p / base ** (2 * i / d)), np.cos(p / base ** (2 * i / d))
+    np.testing.assert_allclose(sinusoidal_encoding(60, d), pe, atol=1e-12)  # SINUSOIDAL_LATEX
+    k = 7
+    m_k = np.zeros((d, d))
+    for j, t in enumerate(theta):
+        m_k[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = [[np.cos(k * t), -np.sin(k * t)], [np.sin(k * t), np.cos(k * t)]]
+    np.testing.assert_allclose(pe[k:], pe[:-k] @ m_k, atol=1e-12)  # SHIFT_LATEX: PE_{p+k} = PE_p M_k
+    np.testing.assert_allclose(shift_matrix(k, d), m_k, atol=1e-15)
+    x = rng.standard_normal((5, d))
+    rotated = np.stack(
+        [
+            np.concatenate(
+                [
+                    [[np.cos(q * t), -np.sin(q * t)], [np.sin(q * t), np.cos(q * t)]] @ x[q, 2 * j : 2 * j + 2]
+                    for j, t in enumerate(theta)
+                ]  # fmt: skip
+            )
+            for q in range(5)
+        ]
+    )
+    np.testing.assert_allclose(rope(x), rotated, atol=1e-12)  # ROPE_LATEX, pair by pair
+    q_vec, k_vec = rng.standard_normal((2, 1, d))
+    for m, n in ((3, 10), (12, 4)):  # ROPE_OFFSET_LATEX: <R_m q, R_n k> = <q, R_{n−m} k>
+        left = rope(q_vec, np.array([m]))[0] @ rope(k_vec, np.array([n]))[0]
+        assert left == pytest.approx(q_vec[0] @ rope(k_vec, np.array([n - m]))[0], abs=1e-12)
+    x, head = toy()
+    q, k_, n_words = x @ head.w_q, x @ head.w_k, len(WORDS)
+    for h in (1, 8):  # ALIBI_LATEX with H = 8, a power of two, and the causal mask of the heatmaps
+        scores = q @ k_.T / np.sqrt(q.shape[1]) - 2 ** (-8 * h / 8) * (np.arange(n_words)[:, None] - np.arange(n_words))
+        scores[np.triu_indices(n_words, 1)] = -np.inf
+        weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+        weights /= weights.sum(axis=1, keepdims=True)
+        steps = attend(x, head, "alibi", alibi_heads=8, alibi_head=h - 1, causal=True)
+        np.testing.assert_allclose(steps.weights, weights, atol=1e-12)
+    perm = permutation(n_words, 3)  # SHUFFLE_LATEX: Attention(PQ, PK, PV) = P Attention(Q, K, V)
+    check = shuffle_check(x, head, perm)
+    np.testing.assert_allclose(check.after.output, check.before.output[perm], atol=1e-12)
+    for window, layers in ((3, 2), (4, 5)):  # REACH_LATEX: i − L(w − 1) ≤ j ≤ i
+        first = window_reach(40, window, layers)
+        np.testing.assert_array_equal(np.flatnonzero(first[-1]), np.arange(39 - layers * (window - 1), 40))
+
+
+def test_the_sinusoidal_sentences_quote_the_table_drawn():
+    at = open_page(PAGE, {"table_d": "32"})
+    table = heatmap_z(chart_by_key(at, "pos_sinusoidal_table"))
+    lengths = np.linalg.norm(table, axis=1)
+    assert np.allclose(lengths, lengths[0])  # every row the same length...
+    assert any(f"√(d/2) = √16 ≈ {lengths[0]:.3g}." in m.value for m in at.markdown)  # ...the one quoted
+    assert table[1, 0] == pytest.approx(np.sin(1.0)) and any(
+        "θ₀ = 1 radian per position" in m.value for m in at.markdown
+    )
+    assert np.allclose(alibi_slopes(8), [2.0**-e for e in range(1, 9)])  # the slider's help: 1/2, 1/4, …, 1/256
