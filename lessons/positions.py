@@ -582,7 +582,8 @@ def reach_phrase(share: float) -> str:
 def alibi_unmasked(n_heads: int) -> str:
     """What ALiBi does where the page runs it without the causal mask (its shuffle check and four ways)."""
     return (
-        f"ALiBi there is head 1 of H = {n_heads} (m = {alibi_slopes(n_heads)[0]:.3g}), without the causal mask: only "
+        f"ALiBi in sections 1 and 2 is head 1 of H = {n_heads} (m = {alibi_slopes(n_heads)[0]:.3g}), run without the "
+        "causal mask: only "
         "keys before a query are penalised, so the first word's query gets no bias at all, and keys after a query, "
         "unpenalised, gain weight beside those before it."
     )

@@ -361,7 +361,9 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
             {
                 "model": [r[0] for r in rows],
                 "position information": [r[1] for r in rows],
-                "largest difference after undoing the shuffle": [diff_text(r[2].max_diff) for r in rows],
+                "largest difference after undoing the shuffle": [
+                    "–" if r[2].outcome == "unchanged" else diff_text(r[2].max_diff) for r in rows
+                ],
                 "check": [OUTCOME_CELLS[r[2].outcome] for r in rows],
             }
         ),
@@ -623,9 +625,9 @@ with heads_col:
         },
         key="pos_alibi_slopes_table",
     )
-    st.markdown(" ".join(alibi_reading(slopes, n_words)))
 with slopes_col:
     chart(st, cached_figure("slopes", slopes), key="pos_alibi_slopes")
+st.markdown(" ".join(alibi_reading(slopes, n_words)))
 st.toggle(
     "Add the toy head's scores",
     key=STATE.key("alibi_scores"),
