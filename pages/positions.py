@@ -115,9 +115,8 @@ def learned_table(n: int) -> tuple[dict, pd.DataFrame, TableReading]:
     """MiniLM's first n position vectors: their cosine-similarity heatmap (figure JSON), the mean cosine by
     distance as a table, and what the page reads off them."""
     sims, reading = read_table(get_model().position_embeddings, n)
-    fig = table_heatmap(
-        sims, x_title="position", y_title="position", hover="positions %{y} and %{x}: cos = %{z:.3f}", square=True
-    )
+    hover = "positions %{y} and %{x}: cos = %{z:.3f}"
+    fig = table_heatmap(sims, x_title="position", y_title="position", hover=hover, square=True)
     by_distance = pd.DataFrame({"distance q − p": reading.distances, "mean cosine (p ≥ 1)": reading.mean_cosines})
     return without_template(fig.to_plotly_json()), by_distance, reading
 
@@ -246,7 +245,7 @@ seed_col.number_input(
     key=STATE.key("seed"),
     **STATE.bounds("seed"),
     persist_state="session",
-    help="Seeds the word vectors and the toy head's W_Q, W_K and W_V.",
+    help="Seeds the word vectors and the toy head's W_Q, W_K and W_V, the matrices that make q, k and v.",
 )
 words, problem = parse_words(STATE["text"])
 if problem:
@@ -513,9 +512,10 @@ chart(
     key="pos_sinusoidal_table",
 )
 st.markdown(
-    "**A shift is a rotation.** Moving k positions adds kθ_i to every angle. By the angle-sum formulas, each "
-    "(sin, cos) pair is rotated by kθ_i: PE[p + k] is PE[p] times one fixed matrix M_k, the same for every p. "
-    "That is why the paper hoped a model could learn to attend by relative position."
+    "**A shift is a rotation.** Pair i turns at θ_i = base^(−2i/d) radians per position, so moving k positions "
+    "adds kθ_i to its angle. By the angle-sum formulas, each (sin, cos) pair is rotated by kθ_i: PE[p + k] is PE[p] "
+    "times one fixed matrix M_k, the same for every p. That is why the paper hoped a model could learn to attend "
+    "by relative position."
 )
 st.latex(SHIFT_LATEX)
 rotation_col, check_col = st.columns(2, gap="large")
