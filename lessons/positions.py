@@ -600,8 +600,8 @@ def alibi_reading(slopes, n: int) -> list[str]:
     def head(k: int) -> str:
         share = farthest_share(slopes[k], n)
         return (
-            f"m = {slopes[k]:.3g}: the word {n - 1} back gets e^(−m·{n - 1}) = {share:.2g} times the weight of the "
-            f"query's own word, so it reads {reach_phrase(share)}"
+            f"m = {slopes[k]:.3g}: with equal scores, the word {n - 1} back gets e^(−m·{n - 1}) = {share:.2g} times "
+            f"the weight of the query's own word, so it reads {reach_phrase(share)}"
         )
 
     if h == 1:

@@ -305,7 +305,7 @@ def test_alibi_reading_says_what_the_slopes_do(n_heads):
     for h in {int(np.argmax(slopes)), int(np.argmin(slopes))}:
         share = windows[h, -1, 0] / windows[h, -1, -1]  # the farthest word beside the query's own
         assert share == pytest.approx(farthest_share(slopes[h], n))
-        assert f"m = {slopes[h]:.3g}: the word 8 back gets e^(−m·8) = {share:.2g} times" in text
+        assert f"m = {slopes[h]:.3g}: with equal scores, the word 8 back gets e^(−m·8) = {share:.2g} times" in text
         assert f"so it reads {reach_phrase(share)}" in text
     if n_heads == 1:
         assert text.startswith("With one head") and "almost a plain average" in text  # m = 1/256 over 9 words
