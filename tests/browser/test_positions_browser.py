@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 from lessons.positions import parse_words, permutation, shuffle_check, toy_head, word_vectors
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
 
+WAIT = 30_000  # ms: a loaded machine draws this long page slowly
 WORDS = parse_words("the dog chased the cat up the tall tree")[0]
 
 
@@ -53,7 +54,7 @@ def test_the_check_follows_the_method_chosen(page, app_url):
     page.wait_for_timeout(300)
     wait_idle(page)
     assert "shuffle=0" in page.url
-    expect(page.get_by_text(re.compile("RoPE: this shuffle only swaps equal tokens"))).to_be_visible()
+    expect(page.get_by_text(re.compile("RoPE: this shuffle only swaps equal tokens"))).to_be_visible(timeout=WAIT)
 
 
 def share_link_text(page) -> str:
@@ -96,8 +97,8 @@ def type_words(page, text: str) -> None:
 
 
 def expect_lengths(page, a: int, b: int) -> None:
-    expect(thumb(page, "Sequence 1: the first words")).to_have_attribute("aria-valuenow", str(a))
-    expect(thumb(page, "Sequence 2: the last words")).to_have_attribute("aria-valuenow", str(b))
+    expect(thumb(page, "Sequence 1: the first words")).to_have_attribute("aria-valuenow", str(a), timeout=WAIT)
+    expect(thumb(page, "Sequence 2: the last words")).to_have_attribute("aria-valuenow", str(b), timeout=WAIT)
 
 
 def test_padding_lengths_follow_the_text_16_then_17_then_7_words(page, app_url):
@@ -110,7 +111,7 @@ def test_padding_lengths_follow_the_text_16_then_17_then_7_words(page, app_url):
     expect_lengths(page, 16, 8)
     assert "len_a=16" in page.url and "len_b=8" in page.url
     type_words(page, " ".join(f"w{i}" for i in range(17)))
-    expect(page.get_by_text(re.compile("at most 16 words"))).to_be_visible()
+    expect(page.get_by_text(re.compile("at most 16 words"))).to_be_visible(timeout=WAIT)
     type_words(page, " ".join(f"v{i}" for i in range(7)))
     assert_no_exception(page)
     expect_lengths(page, 7, 3)
@@ -120,18 +121,18 @@ def test_padding_lengths_follow_the_text_16_then_17_then_7_words(page, app_url):
 def test_the_window_comes_back_after_n_went_below_it(page, app_url):
     open_page(page, app_url, "positions", "n=16&window=10")
     window = thumb(page, "Window w")
-    expect(window).to_have_attribute("aria-valuenow", "10")
+    expect(window).to_have_attribute("aria-valuenow", "10", timeout=WAIT)
     n = thumb(page, "Sequence length n")
     n.focus()
     n.press("Home")  # n = 2
     wait_idle(page)
-    expect(window).to_have_attribute("aria-valuenow", "2")
+    expect(window).to_have_attribute("aria-valuenow", "2", timeout=WAIT)
     note = page.get_by_text("The window w was set to 10; at most 2 fit now")
-    expect(note).to_be_visible()
+    expect(note).to_be_visible(timeout=WAIT)
     n.focus()
     n.press("End")  # n = 32
     wait_idle(page)
-    expect(window).to_have_attribute("aria-valuenow", "10")
-    expect(note).to_have_count(0)
+    expect(window).to_have_attribute("aria-valuenow", "10", timeout=WAIT)
+    expect(note).to_have_count(0, timeout=WAIT)
     assert_no_exception(page)
     assert "window=10" in page.url
