@@ -169,7 +169,11 @@ class ShuffleCheck:
         return "only shuffled" if self.passed else "order was seen"
 
 
-OUTCOME_HEADINGS = {"unchanged": "the same input", "only shuffled": "the same weights, moved"}
+OUTCOME_HEADINGS = {
+    "unchanged": "the same input",
+    "only shuffled": "the same weights, moved",
+    "order was seen": "changed, not just moved",
+}
 OUTCOME_CELLS = {
     "unchanged": "– nothing moved",
     "only shuffled": "✓ only shuffled",
@@ -481,6 +485,17 @@ def unknown_words(model, words) -> list[str]:
     """The words the tokenizer cannot read: each becomes the one token [UNK] (the vocabulary has no piece for
     it), so the model cannot tell them apart."""
     return [w for w in words if UNK in model.tokenizer.encode(w, add_special_tokens=False).tokens]
+
+
+def unknown_note(model, model_name: str, words) -> str | None:
+    """What [UNK] is, naming the words that became it (plain text: the page escapes it), or None if none did."""
+    unknown = unknown_words(model, words)
+    if not unknown:
+        return None
+    return (
+        f"{UNK} is the tokenizer's unknown token: {model_name}'s vocabulary has no piece for {', '.join(unknown)}, "
+        f"so each becomes {UNK} and the model cannot tell them apart."
+    )
 
 
 # ---------------------------------------------------------------- a padded batch

@@ -22,7 +22,6 @@ from lessons.positions import (
     REACH_LATEX,
     SHIFT_LATEX,
     SHUFFLE_LATEX,
-    UNK,
     TableReading,
     alibi_reading,
     alibi_unmasked,
@@ -45,7 +44,7 @@ from lessons.positions import (
     shuffle_check,
     shuffle_verdict,
     toy_head,
-    unknown_words,
+    unknown_note,
     window_reach,
     word_vectors,
 )
@@ -324,13 +323,8 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
             f"head {STATE['head']} (chosen in section 2), on its own word pieces; [CLS] and [SEP], the marker tokens "
             "it puts at the start and the end of every text, keep their places."
         )
-        unknown = unknown_words(model, words)
-        if unknown:
-            st.info(
-                f"{UNK} is the tokenizer's *unknown* token: {MODEL_NAME}'s vocabulary has no piece for "
-                f"{escape_markdown(', '.join(unknown))}, so each becomes {UNK} and the model cannot tell them apart.",
-                icon=":material/help:",
-            )
+        if unknown := unknown_note(model, MODEL_NAME, words):
+            st.info(escape_markdown(unknown), icon=":material/help:")
     else:
         left, right = toy_checks["none"], toy_checks.get(method)
         labels, shuffled_labels = words, shuffled
@@ -343,7 +337,7 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
             continue
         col.markdown("**Original order**")
         square_chart(col, weights_figure(check.before, labels, 0.5), key=f"pos_shuffle_{key}_before", share=0.5)
-        col.markdown(f"**Shuffle {shuffle}**: {OUTCOME_HEADINGS.get(check.outcome, 'changed, not just moved')}")
+        col.markdown(f"**Shuffle {shuffle}**: {OUTCOME_HEADINGS[check.outcome]}")
         square_chart(col, weights_figure(check.after, shuffled_labels, 0.5), key=f"pos_shuffle_{key}_after", share=0.5)
         verdict(col, check, SHORT_NAMES["none" if key == "none" else method])
 
@@ -454,6 +448,8 @@ else:
         "with E_pos and without it, on your words (its word pieces, between [CLS] and [SEP], the marker tokens "
         "it puts at the start and the end of every text)."
     )
+    if unknown := unknown_note(model, MODEL_NAME, words):
+        st.caption(escape_markdown(unknown))
     st.slider(
         "Head of layer 1",
         key=STATE.key("head"),

@@ -34,6 +34,7 @@ from lessons.positions import (
     shuffle_check,
     shuffle_verdict,
     toy_head,
+    unknown_note,
     unknown_words,
     window_reach,
     word_vectors,
@@ -278,6 +279,11 @@ def test_a_shuffle_of_equal_words_is_the_same_input_and_says_so():
 def test_words_the_tokenizer_cannot_read_become_one_token(model):
     words = ["你", "好", "dog", "😀"]
     assert unknown_words(model, words) == ["你", "好", "😀"]
+    assert unknown_note(model, "M", ["dog", "cat"]) is None
+    assert unknown_note(model, "M", words) == (
+        "[UNK] is the tokenizer's unknown token: M's vocabulary has no piece for 你, 好, 😀, so each becomes [UNK] "
+        "and the model cannot tell them apart."
+    )
     check = minilm_shuffle_check(model, words, [1, 0, 2, 3], 2)
     assert check.same_input and check.outcome == "unchanged"
     assert not minilm_shuffle_check(model, words, [2, 0, 1, 3], 2).same_input
