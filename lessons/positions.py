@@ -186,8 +186,8 @@ def shuffle_verdict(check: ShuffleCheck, what: str) -> str:
     size = diff_text(check.max_diff)
     if check.outcome == "unchanged":
         return (
-            f"{what}: this shuffle only swaps equal tokens, so the input is the same as before and so are the "
-            "weights; there is nothing to compare. Shuffle again."
+            f"{what}: the shuffled tokens are the original ones in the original order (at most, equal tokens traded "
+            "places), so the input and the weights are the same as before: nothing to compare. Shuffle again."
         )
     if check.passed:
         detail = "exactly 0" if check.max_diff == 0 else f"{size}, rounding: the sums ran in another order"

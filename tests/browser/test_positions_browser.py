@@ -54,7 +54,9 @@ def test_the_check_follows_the_method_chosen(page, app_url):
     page.wait_for_timeout(300)
     wait_idle(page)
     assert "shuffle=0" in page.url
-    expect(page.get_by_text(re.compile("RoPE: this shuffle only swaps equal tokens"))).to_be_visible(timeout=WAIT)
+    expect(
+        page.get_by_text(re.compile("RoPE: the shuffled tokens are the original ones in the original order"))
+    ).to_be_visible(timeout=WAIT)
 
 
 def share_link_text(page) -> str:
