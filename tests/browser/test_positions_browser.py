@@ -99,8 +99,8 @@ def type_words(page, text: str) -> None:
 
 
 def expect_lengths(page, a: int, b: int) -> None:
-    expect(thumb(page, "Sequence 1: the first words")).to_have_attribute("aria-valuenow", str(a), timeout=WAIT)
-    expect(thumb(page, "Sequence 2: the last words")).to_have_attribute("aria-valuenow", str(b), timeout=WAIT)
+    expect(thumb(page, "Sequence 1: the first words")).to_have_value(str(a), timeout=WAIT)
+    expect(thumb(page, "Sequence 2: the last words")).to_have_value(str(b), timeout=WAIT)
 
 
 def test_padding_lengths_follow_the_text_16_then_17_then_7_words(page, app_url):
@@ -123,18 +123,18 @@ def test_padding_lengths_follow_the_text_16_then_17_then_7_words(page, app_url):
 def test_the_window_comes_back_after_n_went_below_it(page, app_url):
     open_page(page, app_url, "positions", "n=16&window=10")
     window = thumb(page, "Window w")
-    expect(window).to_have_attribute("aria-valuenow", "10", timeout=WAIT)
+    expect(window).to_have_value("10", timeout=WAIT)
     n = thumb(page, "Sequence length n")
     n.focus()
     n.press("Home")  # n = 2
     wait_idle(page)
-    expect(window).to_have_attribute("aria-valuenow", "2", timeout=WAIT)
+    expect(window).to_have_value("2", timeout=WAIT)
     note = page.get_by_text("The window w was set to 10; at most 2 fit now")
     expect(note).to_be_visible(timeout=WAIT)
     n.focus()
     n.press("End")  # n = 32
     wait_idle(page)
-    expect(window).to_have_attribute("aria-valuenow", "10", timeout=WAIT)
+    expect(window).to_have_value("10", timeout=WAIT)
     expect(note).to_have_count(0, timeout=WAIT)
     assert_no_exception(page)
     assert "window=10" in page.url
