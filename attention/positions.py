@@ -36,7 +36,7 @@ ROPE_OFFSET_LATEX = (
 )
 ALIBI_LATEX = (
     r"\mathrm{softmax}\!\left(\frac{q_i K^\top}{\sqrt{d_k}} - m_h\,(i - j)\right),\qquad "
-    r"m_h = 2^{-8h/H},\ h = 1, \dots, H"
+    r"m_h = 2^{-8h/H},\ h = 1, \dots, H\quad (H \text{ a power of two})"
 )
 
 MAX_ABS_POSITION = 2**31 - 1  # beyond this, float64 keeps too few digits of the angle p·θ_0

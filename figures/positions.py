@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
 from figures.base import colorscale, figure
+from figures.heads import heads_grid
 from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels, square_layout
 
 UNUSED_FILL = "rgba(120, 120, 120, 0.55)"
@@ -27,6 +28,18 @@ def _position_axis(n: int, title: str | None, labels: Sequence[str] | None = Non
     if title:
         axis["title"] = dict(text=title)
     return axis
+
+
+def methods_grid(weights: np.ndarray, labels: Sequence[str], methods: Sequence[str], **kwargs) -> go.Figure:
+    """One attention heatmap per way of adding position, side by side (heads_grid's layout): each panel's
+    hover and trace name say its method, not "head k". Shapes: weights (n_methods, n, n); kwargs as heads_grid."""
+    fig = heads_grid(weights, labels, methods, **kwargs)
+    for k, (trace, method) in enumerate(zip(fig.spec["data"], methods)):
+        trace["name"] = method
+        trace["customdata"] = [
+            [c.replace(f"head {k + 1}: ", f"{method}: ", 1) for c in row] for row in trace["customdata"]
+        ]
+    return fig
 
 
 def table_heatmap(

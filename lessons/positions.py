@@ -25,7 +25,7 @@ from attention.checks import check_positive_int
 from attention.dot_product import AttentionSteps, PaddedAttention, attention_steps, padded_attention
 from attention.masks import sliding_window_mask
 from attention.norms import norm as layer_norm_of
-from attention.positions import alibi_bias, frequencies, rope, sinusoidal_encoding
+from attention.positions import alibi_bias, alibi_slopes, frequencies, rope, sinusoidal_encoding
 
 SHUFFLE_LATEX = (
     r"\mathrm{Attention}(PQ,\ PK,\ PV) = \mathrm{softmax}\!\left(\frac{P Q K^\top P^\top}{\sqrt{d}}\right) P V"
@@ -149,6 +149,7 @@ class ShuffleCheck:
     after: AttentionSteps
     undone: np.ndarray
     max_diff: float
+    same_input: bool = False  # the shuffle only swapped equal tokens: the model read the very same input
 
     @property
     def tolerance(self) -> float:
@@ -159,19 +160,61 @@ class ShuffleCheck:
         """Equal up to rounding: the outputs were only shuffled."""
         return self.max_diff <= self.tolerance
 
+    @property
+    def outcome(self) -> str:
+        """What the check shows: "unchanged" (the input did not change, so there is nothing to see), "only
+        shuffled" or "order was seen"."""
+        if self.same_input:
+            return "unchanged"
+        return "only shuffled" if self.passed else "order was seen"
 
-def compare_shuffled(before: AttentionSteps, after: AttentionSteps, perm: np.ndarray) -> ShuffleCheck:
+
+OUTCOME_HEADINGS = {
+    "unchanged": "the same input",
+    "only shuffled": "the same weights, moved",
+    "order was seen": "changed, not just moved",
+}
+OUTCOME_CELLS = {
+    "unchanged": "– nothing moved",
+    "only shuffled": "✓ only shuffled",
+    "order was seen": "✗ order was seen",
+}
+
+
+def shuffle_verdict(check: ShuffleCheck, what: str) -> str:
+    """The check's outcome as the sentence the page shows beside its two heatmaps (`what`: the method)."""
+    size = diff_text(check.max_diff)
+    if check.outcome == "unchanged":
+        return (
+            f"{what}: the shuffled tokens are the original ones in the original order (at most, equal tokens traded "
+            "places), so the input and the weights are the same as before: nothing to compare. Shuffle again."
+        )
+    if check.passed:
+        detail = "exactly 0" if check.max_diff == 0 else f"{size}, rounding: the sums ran in another order"
+        return f"{what}: after undoing the shuffle, the outputs are the same ({detail})."
+    return f"{what}: after undoing the shuffle, the outputs differ by up to **{size}**."
+
+
+def diff_text(d: float) -> str:
+    """A difference as text that never rounds a non-zero to 0."""
+    return "0" if d == 0.0 else f"{d:.2g}"
+
+
+def compare_shuffled(
+    before: AttentionSteps, after: AttentionSteps, perm: np.ndarray, same_input: bool = False
+) -> ShuffleCheck:
     """Undo `perm` on the shuffled run's outputs and compare with the original run's."""
     undone = np.empty_like(after.output)
     undone[perm] = after.output  # shuffled position i held original position perm[i]
-    return ShuffleCheck(perm, before, after, undone, float(np.max(np.abs(undone - before.output))))
+    return ShuffleCheck(perm, before, after, undone, float(np.max(np.abs(undone - before.output))), same_input)
 
 
 def shuffle_check(x, head: ToyHead, perm, method: str = "none", **kwargs) -> ShuffleCheck:
     """Run the toy head on X and on the shuffled X[perm] (positions are added after shuffling, as a model
     would: position p is wherever a word now stands), and compare. kwargs as `attend`."""
     x, perm = np.asarray(x, dtype=np.float64), np.asarray(perm)
-    return compare_shuffled(attend(x, head, method, **kwargs), attend(x[perm], head, method, **kwargs), perm)
+    before, after = attend(x, head, method, **kwargs), attend(x[perm], head, method, **kwargs)
+    return compare_shuffled(before, after, perm, same_input=bool(np.array_equal(x, x[perm])))
 
 
 # ---------------------------------------------------------------- sinusoidal: a shift is a rotation
@@ -193,6 +236,18 @@ def shift_error(n: int, d: int, k: int, base: float = 10000.0) -> float:
     """The largest |PE[p + k] - PE[p] M_k| over positions p = 0..n-1 (rounding if the shift is a rotation)."""
     pe = sinusoidal_encoding(n + k, d, base)  # (n + k, d)
     return float(np.max(np.abs(pe[k:] - pe[:n] @ shift_matrix(k, d, base))))
+
+
+SHIFT_ROUNDING = 1e-11  # measured: 1e-14 at d = 256, k = 64
+
+
+def shift_sentence(n: int, d: int, k: int) -> tuple[bool, str]:
+    """Whether PE[p + k] = PE[p] M_k for p = 0..n-1 up to rounding, and the sentence saying so."""
+    error = shift_error(n, d, k)
+    if error > SHIFT_ROUNDING:
+        return False, f"PE[p + {k}] and PE[p] M_{k} differ by {diff_text(error)}."
+    within = f"to within {diff_text(error)} (rounding), with d = {d}."
+    return True, f"For every p from 0 to {n - 1}, PE[p + {k}] = PE[p] M_{k} {within}"
 
 
 # ---------------------------------------------------------------- RoPE: scores depend on the offset only
@@ -218,6 +273,17 @@ class RopeOffsetCheck:
     def passed(self) -> bool:
         """The scores did not move, up to rounding: they depend on the offset m - n only."""
         return self.max_diff <= self.tolerance
+
+    def sentence(self) -> str:
+        """The check's outcome, as the page says it."""
+        n = self.scores.shape[0]
+        if not self.passed:
+            return f"The scores moved by {diff_text(self.max_diff)} when every position moved."
+        return (
+            f"Positions 0…{n - 1} and {self.offset}…{self.offset + n - 1} give the same scores: they differ by at "
+            f"most {diff_text(self.max_diff)} (rounding), and no vector's length moved by more than "
+            f"{diff_text(self.norm_diff)}."
+        )
 
 
 def rope_offset_check(q, k, offset: int) -> RopeOffsetCheck:
@@ -265,6 +331,27 @@ def reach_span(window: int, layers: int) -> int:
     return layers * (window - 1) + 1
 
 
+def reach_sentence(n: int, window: int, layers: int, reached: int) -> tuple[bool, str]:
+    """Whether the last query heard from as many positions as the formula says, and the sentence saying so."""
+    span = reach_span(window, layers)
+    if reached != min(n, span):
+        return False, f"The last query heard from {reached} positions, not {min(n, span)}."
+    formula = f"L(w − 1) + 1 = {layers}·{window - 1} + 1 = {span}"
+    rest = f", capped by the {n} positions there are" if span > n else f", about L·w = {layers * window}"
+    return True, f"The last query has heard from {reached} positions: {formula}{rest}."
+
+
+MISTRAL_WINDOW, MISTRAL_LAYERS = 4096, 32  # Jiang et al. 2023, Mistral 7B: its sliding window and its depth
+
+
+def mistral_sentence() -> str:
+    """Mistral 7B's reach through its sliding windows, by the formula above (the paper says about 131K)."""
+    return (
+        f"Mistral 7B (Jiang et al. 2023), for instance, uses w = {MISTRAL_WINDOW} with {MISTRAL_LAYERS} layers: "
+        f"{reach_span(MISTRAL_WINDOW, MISTRAL_LAYERS):,} positions, from {MISTRAL_WINDOW:,} per layer."
+    )
+
+
 # ---------------------------------------------------------------- learned absolute: MiniLM's table
 
 
@@ -273,6 +360,65 @@ def position_similarity(table, n: int) -> np.ndarray:
     p = np.asarray(table[:n], dtype=np.float64)  # (n, d)
     unit = p / np.linalg.norm(p, axis=1, keepdims=True)
     return np.clip(unit @ unit.T, -1.0, 1.0)  # (n, n)
+
+
+def cosine_by_distance(sims: np.ndarray, distance: int) -> float:
+    """The mean cosine of positions p and p + distance over p >= 1 (position 0, where [CLS] stands, is unlike
+    the rest). Shapes: sims (n, n), distance < n - 1."""
+    return float(np.mean(np.diag(sims, distance)[1:]))
+
+
+def ripple_peaks(sims: np.ndarray, up_to: int = 40) -> list[int]:
+    """The distances (2 .. up_to) at which the mean cosine by distance rises to a local maximum: where the
+    similarity of a learned table comes back. Shapes: sims (n, n)."""
+    last = min(up_to, sims.shape[0] - 2)
+    mean = {d: cosine_by_distance(sims, d) for d in range(1, last + 1)}
+    return [d for d in range(2, last) if mean[d - 1] < mean[d] >= mean[d + 1]]
+
+
+TABLE_DISTANCES = (1, 2, 3, 4, 5, 6, 7, 9, 12, 50, 100, 200, 300)  # the distances the page's table lists
+
+
+@dataclass(frozen=True)
+class TableReading:
+    """What the page reads off the first n rows of a learned position table: the mean cosine at a few
+    distances (rounded as shown), the length of position 0's vector beside the others' median, and where the
+    similarity ripples back up."""
+
+    distances: tuple[int, ...]
+    mean_cosines: tuple[float, ...]
+    norm_0: float
+    norm_rest: float
+    peaks: tuple[int, ...]
+
+    def ripple_text(self) -> str:
+        p = self.peaks
+        return (
+            f"the mean cosine rising again to a peak at distances {', '.join(map(str, p[:-1]))} and {p[-1]} "
+            f"(about every {(p[-1] - p[0]) / (len(p) - 1):.0f} positions: the diagonal stripes)"
+        )
+
+    def fade_text(self) -> str:
+        far = [(d, c) for d, c in zip(self.distances, self.mean_cosines) if d >= 100]
+        if not far:
+            return "show 128 positions or more to see it a hundred positions apart"
+        return "mean cosine " + ", ".join(f"{c:.2f} at {d}" for d, c in far) + " positions apart"
+
+
+def read_table(table, n: int) -> tuple[np.ndarray, TableReading]:
+    """The cosine similarities of a position table's first n rows, and what the page reads off them.
+    Shapes: table (N, d), n >= 32 -> (n, n) and the reading."""
+    sims = position_similarity(table, n)
+    distances = tuple(d for d in TABLE_DISTANCES if d < n - 1)
+    norms = np.linalg.norm(np.asarray(table[:n], dtype=np.float64), axis=1)
+    reading = TableReading(
+        distances,
+        tuple(round(cosine_by_distance(sims, d), 3) for d in distances),
+        float(norms[0]),
+        float(np.median(norms[1:])),
+        tuple(ripple_peaks(sims)),
+    )
+    return sims, reading
 
 
 @dataclass(frozen=True)
@@ -328,6 +474,27 @@ def minilm_shuffle_check(model, words, perm, head: int, *, positions: bool = Tru
         minilm_head(model, before.ids, head, positions=positions),
         minilm_head(model, after.ids, head, positions=positions),
         token_perm,
+        same_input=bool(np.array_equal(before.ids, after.ids)),  # e.g. two words the tokenizer reads as [UNK]
+    )
+
+
+UNK = "[UNK]"
+
+
+def unknown_words(model, words) -> list[str]:
+    """The words the tokenizer cannot read: each becomes the one token [UNK] (the vocabulary has no piece for
+    it), so the model cannot tell them apart."""
+    return [w for w in words if UNK in model.tokenizer.encode(w, add_special_tokens=False).tokens]
+
+
+def unknown_note(model, model_name: str, words) -> str | None:
+    """What [UNK] is, naming the words that became it (plain text: the page escapes it), or None if none did."""
+    unknown = unknown_words(model, words)
+    if not unknown:
+        return None
+    return (
+        f"{UNK} is the tokenizer's unknown token: {model_name}'s vocabulary has no piece for {', '.join(unknown)}, "
+        f"so each becomes {UNK} and the model cannot tell them apart."
     )
 
 
@@ -378,6 +545,21 @@ class PaddingCheck:
         """How many query rows are padding, reported as unused."""
         return int((~self.result.used).sum())
 
+    @property
+    def passed(self) -> bool:
+        """Padded keys got exactly 0 and nothing is NaN or infinite."""
+        return self.on_padding == 0.0 and self.finite
+
+    def sentence(self) -> str:
+        """The check's outcome, as the page says it."""
+        if not self.passed:
+            return f"A padded key got weight {self.on_padding:g}, or a value is not finite."
+        alone = "exactly." if self.alone_diff == 0 else f"to within {diff_text(self.alone_diff)} (rounding)."
+        return (
+            f"Padded keys: largest weight exactly 0. NaN anywhere: none. Unused query rows: {self.unused}, "
+            f"reported as 0. The real tokens' outputs equal each sequence run alone {alone}"
+        )
+
 
 def padding_check(sequences, head: ToyHead, d_model: int, seed: int = 0, *, causal: bool = False) -> PaddingCheck:
     """Pad `sequences` into one batch, run the toy head with the padding mask, and compare each sequence's
@@ -393,3 +575,68 @@ def padding_check(sequences, head: ToyHead, d_model: int, seed: int = 0, *, caus
         alone_diff=max(float(np.abs(result.output[b, :length] - alone[b]).max()) for b, length in enumerate(lengths)),
         finite=bool(np.isfinite(result.weights).all() and np.isfinite(result.output).all()),
     )
+
+
+# ---------------------------------------------------------------- ALiBi: what the slopes on screen do
+
+
+def farthest_share(slope: float, n: int) -> float:
+    """With equal scores, the weight of a key n - 1 positions back beside the query's own: e^(-m (n - 1))."""
+    return float(np.exp(-slope * (n - 1)))
+
+
+def reach_phrase(share: float) -> str:
+    """A word for what a head with this farthest share reads: the threshold words the page uses."""
+    if share < 0.05:
+        return "mostly the last few words"
+    if share > 0.8:
+        return "almost a plain average of all of them"
+    return "recent words more than old ones"
+
+
+def alibi_unmasked(n_heads: int) -> str:
+    """What ALiBi does where the page runs it without the causal mask (its shuffle check and four ways)."""
+    return (
+        f"ALiBi in sections 1 and 2 is head 1 of H = {n_heads} (m = {alibi_slopes(n_heads)[0]:.3g}), run without the "
+        "causal mask: only "
+        "keys before a query are penalised, so the first word's query gets no bias at all, and keys after a query, "
+        "unpenalised, gain weight beside those before it."
+    )
+
+
+def alibi_reading(slopes, n: int) -> list[str]:
+    """What the ALiBi slopes on screen do to n words, in sentences computed from the slopes themselves:
+    the steepest and the flattest head, and where Press et al.'s recipe puts the slopes when H is not a power
+    of two (the in-between slopes of 2P heads go at the end, and they are all steep ones)."""
+    slopes = np.asarray(slopes, dtype=float)
+    h = len(slopes)
+    steep, flat = int(np.argmax(slopes)), int(np.argmin(slopes))
+
+    def head(k: int) -> str:
+        share = farthest_share(slopes[k], n)
+        return (
+            f"m = {slopes[k]:.3g}: with equal scores, the word {n - 1} back gets e^(−m·{n - 1}) = {share:.2g} times "
+            f"the weight of the query's own word, so it reads {reach_phrase(share)}"
+        )
+
+    if h == 1:
+        return [f"With one head, its slope is {head(0)}."]
+    sentences = [f"Head {steep + 1} is the steepest, {head(steep)}.", f"Head {flat + 1} is the flattest, {head(flat)}."]
+    power = 2 ** int(np.floor(np.log2(h)))
+    if power == h:
+        sentences.append(
+            f"From head 1 to head {h}, each slope is {slopes[1] / slopes[0]:.3g} times the one before (2^(−8/{h}))."
+        )
+    else:
+        extra = slopes[power:]
+        steeper_than = int(np.sum(slopes[:power] >= extra.min())) + 1  # the first head less steep than them all
+        one = h == power + 1
+        added = f"head {h} gets the first" if one else f"heads {power + 1}–{h} get the first {h - power}"
+        which = "That extra slope is" if one else f"Those {h - power} extra slopes are all"
+        sentences.append(
+            f"H = {h} is not a power of two: heads 1–{power} get the slopes of {power} heads, falling from head 1 to "
+            f"head {power}; {added} of every other slope of {2 * power} heads (Press et al.'s recipe). {which} "
+            f"steeper than head {steeper_than}'s, at the steep end, so head {h} (m = {slopes[-1]:.3g}) is steeper "
+            f"than head {power}, the flattest."
+        )
+    return sentences

@@ -13,28 +13,38 @@ from attention.positions import sinusoidal_encoding as sinusoidal_table
 from attention.pretrained import MODEL_NAME, load_minilm
 from figures.heads import heads_grid
 from figures.heatmaps import attention_heatmap, matrix_heatmap
-from figures.positions import offset_figure, padded_heatmap, reach_heatmap, slopes_figure, table_heatmap
+from figures.positions import methods_grid, offset_figure, padded_heatmap, reach_heatmap, slopes_figure, table_heatmap
 from lessons.positions import (
+    MAX_WORDS,
     METHOD_LABELS,
+    OUTCOME_CELLS,
+    OUTCOME_HEADINGS,
     REACH_LATEX,
     SHIFT_LATEX,
     SHUFFLE_LATEX,
+    TableReading,
+    alibi_reading,
+    alibi_unmasked,
     alibi_windows,
     attend,
+    diff_text,
     minilm_head,
     minilm_pieces,
     minilm_shuffle_check,
+    mistral_sentence,
     padding_check,
     parse_words,
     permutation,
-    position_similarity,
-    reach_span,
+    reach_sentence,
+    read_table,
     rope_offset_check,
     rope_score_by_offset,
-    shift_error,
     shift_matrix,
+    shift_sentence,
     shuffle_check,
+    shuffle_verdict,
     toy_head,
+    unknown_note,
     window_reach,
     word_vectors,
 )
@@ -53,13 +63,7 @@ WITH_POSITIONS = ("sinusoidal", "rope", "alibi", "learned")
 SINUSOIDAL_POSITIONS = 100  # rows of the sinusoidal table on show
 OFFSETS = np.arange(-32, 33)  # the RoPE score curve's x axis
 PASS, FAIL = ":material/check_circle:", ":material/cancel:"
-SHORT_NAMES = {
-    "none": "No positions",
-    "learned": "Learned absolute",
-    "sinusoidal": "Sinusoidal",
-    "rope": "RoPE",
-    "alibi": "ALiBi",
-}
+SHORT_NAMES = dict(none="No positions", learned="Learned absolute", sinusoidal="Sinusoidal", rope="RoPE", alibi="ALiBi")
 
 
 def word_count(values) -> int:
@@ -106,32 +110,14 @@ def model_or_reason():
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def learned_table(n: int) -> tuple[dict, pd.DataFrame, float, float]:
+def learned_table(n: int) -> tuple[dict, pd.DataFrame, TableReading]:
     """MiniLM's first n position vectors: their cosine-similarity heatmap (figure JSON), the mean cosine by
-    distance, and the length of position 0's vector beside the others' median."""
-    table = get_model().position_embeddings
-    sims = position_similarity(table, n)
-    fig = table_heatmap(
-        sims, x_title="position", y_title="position", hover="positions %{y} and %{x}: cos = %{z:.3f}", square=True
-    )
-    distances = [d for d in (1, 2, 3, 4, 5, 6, 7, 9, 12, 50, 100, 200, 300) if d < n - 1]
-    by_distance = pd.DataFrame(
-        {
-            "distance q − p": distances,
-            "mean cosine (p ≥ 1)": [round(float(np.mean(np.diag(sims, d)[1:])), 3) for d in distances],
-        }
-    )
-    norms = np.linalg.norm(table[:n], axis=1)
-    return without_template(fig.to_plotly_json()), by_distance, float(norms[0]), float(np.median(norms[1:]))
-
-
-def fade_text(by_distance: pd.DataFrame) -> str:
-    """How far apart the similarity has faded, in the numbers of the table shown."""
-    far = by_distance[by_distance.iloc[:, 0] >= 100]
-    if far.empty:
-        return "show 128 positions or more to see it a hundred positions apart"
-    pairs = [f"{c:.2f} at {int(d)}" for d, c in far.itertuples(index=False)]
-    return "mean cosine " + ", ".join(pairs) + " positions apart"
+    distance as a table, and what the page reads off them."""
+    sims, reading = read_table(get_model().position_embeddings, n)
+    hover = "positions %{y} and %{x}: cos = %{z:.3f}"
+    fig = table_heatmap(sims, x_title="position", y_title="position", hover=hover, square=True)
+    by_distance = pd.DataFrame({"distance q − p": reading.distances, "mean cosine (p ≥ 1)": reading.mean_cosines})
+    return without_template(fig.to_plotly_json()), by_distance, reading
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -145,6 +131,7 @@ FIGURES = {
     "attention": attention_heatmap,
     "grid": heads_grid,
     "matrix": matrix_heatmap,
+    "methods": methods_grid,
     "offsets": offset_figure,
     "padded": padded_heatmap,
     "reach": reach_heatmap,
@@ -168,11 +155,6 @@ def without_template(fig: dict) -> dict:
     return fig
 
 
-def diff_text(d: float) -> str:
-    """A difference as text that never rounds a non-zero to 0."""
-    return "0" if d == 0.0 else f"{d:.2g}"
-
-
 def weights_figure(steps, labels, share: float) -> dict:
     """An attention heatmap with square cells and numbers in them while they fit."""
     font = cell_font(len(labels), share)
@@ -190,19 +172,41 @@ def weights_figure(steps, labels, share: float) -> dict:
     )
 
 
-def verdict(where, check, what: str) -> None:
-    """The shuffle check's outcome, passed (only shuffled) or failed (order was seen), in a box with a badge.
+BADGES = {
+    "unchanged": ":gray-badge[:material/drag_handle: nothing moved]",
+    "only shuffled": f":green-badge[{PASS} only shuffled]",
+    "order was seen": f":red-badge[{FAIL} order was seen]",
+}
 
-    Not st.error: a failing check is what this section sets out to show, not something that went wrong."""
-    size = diff_text(check.max_diff)
-    if check.passed:
-        detail = "exactly 0" if check.max_diff == 0 else f"{size}, rounding: the sums ran in another order"
-        badge = f":green-badge[{PASS} only shuffled]"
-        sentence = f"{what}: after undoing the shuffle, the outputs are the same ({detail})."
-    else:
-        badge = f":red-badge[{FAIL} order was seen]"
-        sentence = f"{what}: after undoing the shuffle, the outputs differ by up to **{size}**."
-    where.container(border=True).markdown(f"{badge} {sentence}")
+
+def verdict(where, check, what: str) -> None:
+    """The shuffle check's outcome in a box with a badge. Not st.error: a failing check is what this section
+    sets out to show, not something that went wrong."""
+    where.container(border=True).markdown(f"{BADGES[check.outcome]} {shuffle_verdict(check, what)}")
+
+
+def keep_within(name: str, label: str) -> str | None:
+    """Hold STATE[name] within its bounds, which another control sets; a note to show while the value the
+    student asked for does not fit (it comes back when it does). Untouched, it follows its default.
+
+    Streamlit draws a slider whose bound moved as a new widget, showing its minimum unless the value is set
+    again before it is drawn: so it is set again whenever the bound moves."""
+    memory = st.session_state.setdefault(f"{STATE.key(name)}_asked", {})
+    values, bounds = STATE.values(through=name), STATE.bounds(name)
+    default, hi = STATE.params[name].default_value(values), bounds["max_value"]
+    if values[name] != memory.get("shown"):  # the first run, a link, or the student moved it
+        memory["asked"] = None if values[name] == default else values[name]
+    asked = memory["asked"]
+    value = default if asked is None else max(bounds["min_value"], min(asked, hi))
+    if value != values[name] or memory.get("hi") != hi:
+        STATE.set(name, value)
+    memory.update(shown=value, hi=hi)
+    if asked is not None and asked != value:
+        return (
+            f"{label} was set to {asked}; at most {hi} fit now, so it shows {value}. "
+            f"It goes back to {asked} when it fits."
+        )
+    return None
 
 
 STATE.load()
@@ -210,7 +214,9 @@ st.title("Where is position?")
 st.markdown(
     "Attention compares every query with every key and averages the values. Nothing in that says **where** a "
     "token stands: to attention, a sentence is a bag of words. This is the first surprise of the mechanism, and "
-    "where every modern model differs most from the original paper. Below: the proof that order is invisible, "
+    "one of the places where later models changed the original design (Vaswani et al. 2017), beside where the "
+    "normalisation sits, the activation function, decoder-only stacks and shared key-value heads (grouped-query "
+    "attention, Ainslie et al. 2023). Below: the proof that order is invisible, "
     "four ways models add it back, and masks that use position to limit what each token may read."
 )
 STATE.show_warnings()
@@ -222,7 +228,7 @@ text_col.text_input(
     key=STATE.key("text"),
     max_chars=MAX_TEXT_CHARS,
     persist_state="session",
-    help="2 to 16 words. Each word gets its own random vector (the same word, the same vector), with no "
+    help=f"2 to {MAX_WORDS} words. Each word gets its own random vector (the same word, the same vector), with no "
     "position in it.",
 )
 width_col.selectbox(
@@ -238,7 +244,7 @@ seed_col.number_input(
     key=STATE.key("seed"),
     **STATE.bounds("seed"),
     persist_state="session",
-    help="Seeds the word vectors and the toy head's W_Q, W_K and W_V.",
+    help="Seeds the word vectors and the toy head's W_Q, W_K and W_V, the matrices that make q, k and v.",
 )
 words, problem = parse_words(STATE["text"])
 if problem:
@@ -247,9 +253,6 @@ if problem:
 n_words, d_model, seed = len(words), STATE["d_model"], STATE["seed"]
 x, head = word_vectors(words, d_model, seed), toy_head(d_model, seed)
 model, missing = model_or_reason()
-for name in ("len_a", "len_b"):  # fewer words than before: the lengths follow
-    if STATE[name] > n_words:
-        STATE.set(name, n_words)
 
 
 # ---------------------------------------------------------------- 1 · order is invisible
@@ -317,8 +320,11 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
         labels, shuffled_labels = pieces.tokens, shuffled_pieces.tokens
         st.caption(
             f"Learned absolute positions belong to a trained model: both columns show {MODEL_NAME}'s first layer, "
-            f"head {STATE['head']} (chosen in section 2), on its own word pieces; [CLS] and [SEP] keep their places."
+            f"head {STATE['head']} (chosen in section 2), on its own word pieces; [CLS] and [SEP], the marker tokens "
+            "it puts at the start and the end of every text, keep their places."
         )
+        if unknown := unknown_note(model, MODEL_NAME, words):
+            st.info(escape_markdown(unknown), icon=":material/help:")
     else:
         left, right = toy_checks["none"], toy_checks.get(method)
         labels, shuffled_labels = words, shuffled
@@ -331,8 +337,7 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
             continue
         col.markdown("**Original order**")
         square_chart(col, weights_figure(check.before, labels, 0.5), key=f"pos_shuffle_{key}_before", share=0.5)
-        moved = "the same weights, moved" if check.passed else "changed, not just moved"
-        col.markdown(f"**Shuffle {shuffle}**: {moved}")
+        col.markdown(f"**Shuffle {shuffle}**: {OUTCOME_HEADINGS[check.outcome]}")
         square_chart(col, weights_figure(check.after, shuffled_labels, 0.5), key=f"pos_shuffle_{key}_after", share=0.5)
         verdict(col, check, SHORT_NAMES["none" if key == "none" else method])
 
@@ -349,18 +354,21 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
             {
                 "model": [r[0] for r in rows],
                 "position information": [r[1] for r in rows],
-                "largest difference after undoing the shuffle": [diff_text(r[2].max_diff) for r in rows],
-                "check": ["✓ only shuffled" if r[2].passed else "✗ order was seen" for r in rows],
+                "largest difference after undoing the shuffle": [
+                    "–" if r[2].outcome == "unchanged" else diff_text(r[2].max_diff) for r in rows
+                ],
+                "check": [OUTCOME_CELLS[r[2].outcome] for r in rows],
             }
         ),
         hide_index=True,
         width="stretch",
         key="pos_check_table",
     )
+    rounding = max((r[2].max_diff for r in rows if r[2].outcome == "only shuffled"), default=0.0)
     st.caption(
-        "A difference of order 10⁻¹⁶ is rounding (the sums over keys run in another order), not position. The "
-        "causal mask would break the symmetry too (a word then sees only the words before it), which is why this "
-        "check runs without it."
+        f"The differences marked ✓ (at most {diff_text(rounding)}) are rounding (the sums over keys run in another "
+        "order), not position. The causal mask would break the symmetry too (a word then sees only the words "
+        f"before it), which is why this check runs without it. {alibi_unmasked(alibi_heads)}"
     )
     show_snippet(
         shuffle_snippet(
@@ -384,7 +392,7 @@ grid_steps = [attend(x, head, m, alibi_heads=alibi_heads) for m in grid_methods]
 chart(
     st,
     cached_figure(
-        "grid",
+        "methods",
         np.stack([s.weights for s in grid_steps]),
         words,
         [METHOD_LABELS[m] for m in grid_methods],
@@ -393,12 +401,15 @@ chart(
     ),
     key="pos_four_ways",
 )
+st.caption(alibi_unmasked(alibi_heads))
 
 st.subheader("Learned absolute: the real model's own table")
 st.markdown(
     f"BERT-style models, {MODEL_NAME} among them, learn a vector per position, E_pos[p], and add it to the word's "
-    "embedding: x_p = LN(E_word + E_pos[p] + E_type). Nobody designed these vectors; training found them. Their "
-    "cosine similarities show what it found."
+    "embedding: x_p = LN(E_word + E_pos[p] + E_type). (LN is layer normalisation: it rescales each vector to "
+    "mean 0 and variance 1, then scales and shifts it by learned weights. E_type is BERT's segment vector, which "
+    "tells a first sentence from a second; here every token is in the first.) Nobody designed these vectors; "
+    "training found them. Their cosine similarities show what it found."
 )
 if model is None:
     st.info(
@@ -418,29 +429,33 @@ else:
             help=f"The first N of the table's {model.config.max_positions} positions.",
         )
     table_n = STATE["table_n"]
-    similarity, by_distance, norm_0, norm_rest = learned_table(table_n)
+    similarity, by_distance, reading = learned_table(table_n)
     with table_col:
         square_chart(st, similarity, key="pos_learned_similarity", share=0.5)
     with reading_col:
         st.latex(r"\cos(p, q) = \frac{E_{pos}[p] \cdot E_{pos}[q]}{\lVert E_{pos}[p] \rVert\,\lVert E_{pos}[q] \rVert}")
         st.dataframe(by_distance, hide_index=True, key="pos_learned_distances")
         st.markdown(
-            f"Neighbouring positions have similar vectors (cosine {by_distance.iloc[0, 1]:.2f} one step apart): the "
-            "table encodes *nearness*. The similarity does not fall smoothly: it ripples, rising again every six "
-            "or seven positions (the diagonal stripes), a periodic pattern that training found on its own, and it "
-            f"fades slowly ({fade_text(by_distance)}). Position 0, where [CLS] always stands, "
-            f"is unlike the rest: its vector is {norm_0:.2f} long, the others about {norm_rest:.2f}."
+            f"Neighbouring positions have similar vectors (cosine {reading.mean_cosines[0]:.2f} one step apart): "
+            "the table encodes *nearness*. The similarity does not fall smoothly: it ripples, "
+            f"{reading.ripple_text()}, a periodic pattern that training found on its own, and it fades slowly "
+            f"({reading.fade_text()}). "
+            "Position 0, where [CLS] (the marker token the model puts before every text) always stands, is unlike "
+            f"the rest: its vector is {reading.norm_0:.2f} long, the others about {reading.norm_rest:.2f}."
         )
     st.markdown(
         "**What adding them does to one head.** The first layer reads x_p directly, so we can run one of its heads "
-        "with E_pos and without it, on your words."
+        "with E_pos and without it, on your words (its word pieces, between [CLS] and [SEP], the marker tokens "
+        "it puts at the start and the end of every text)."
     )
+    if unknown := unknown_note(model, MODEL_NAME, words):
+        st.caption(escape_markdown(unknown))
     st.slider(
         "Head of layer 1",
         key=STATE.key("head"),
         **STATE.bounds("head"),
         persist_state="session",
-        help="One of the 12 heads of the first layer (head 3 attends to the previous token).",
+        help=f"One of the {model.config.n_heads} heads of the first layer (head 3 attends to the previous token).",
     )
     head_index = STATE["head"] - 1
     pieces = minilm_pieces(model, words)
@@ -493,9 +508,10 @@ chart(
     key="pos_sinusoidal_table",
 )
 st.markdown(
-    "**A shift is a rotation.** Moving k positions adds kθ_i to every angle. By the angle-sum formulas, each "
-    "(sin, cos) pair is rotated by kθ_i: PE[p + k] is PE[p] times one fixed matrix M_k, the same for every p. "
-    "That is why the paper hoped a model could learn to attend by relative position."
+    "**A shift is a rotation.** Pair i turns at θ_i = base^(−2i/d) radians per position, so moving k positions "
+    "adds kθ_i to its angle. By the angle-sum formulas, each (sin, cos) pair is rotated by kθ_i: PE[p + k] is PE[p] "
+    "times one fixed matrix M_k, the same for every p. That is why the paper hoped a model could learn to attend "
+    "by relative position."
 )
 st.latex(SHIFT_LATEX)
 rotation_col, check_col = st.columns(2, gap="large")
@@ -506,7 +522,7 @@ with rotation_col:
         st,
         cached_figure(
             "matrix",
-            shift_matrix(shift, small_d),
+            shift_matrix(shift, table_d)[:small_d, :small_d],  # the corner of the matrix checked on the right
             [str(i) for i in range(small_d)],
             [str(i) for i in range(small_d)],
             annotate=font is not None,
@@ -516,18 +532,17 @@ with rotation_col:
         key="pos_shift_matrix",
         share=0.5,
     )
-    st.caption(f"M_{shift}, its first {small_d} rows and columns: one 2×2 rotation per pair, zeros elsewhere.")
-error = shift_error(SINUSOIDAL_POSITIONS, table_d, shift)
+    st.caption(
+        f"M_{shift} for d = {table_d}, its first {small_d} rows and columns (the fastest pairs): one 2×2 rotation "
+        "per pair, zeros elsewhere."
+    )
+shift_ok, sentence = shift_sentence(SINUSOIDAL_POSITIONS, table_d, shift)
 with check_col:
-    if error <= 1e-11:  # measured: 1e-14 at d = 256, k = 64
-        sentence = f"For every p from 0 to {SINUSOIDAL_POSITIONS - 1}, PE[p + {shift}] = PE[p] M_{shift} to within"
-        st.success(f"{escape_markdown(sentence)} {diff_text(error)} (rounding), with d = {table_d}.", icon=PASS)
-    else:
-        sentence = f"PE[p + {shift}] and PE[p] M_{shift} differ by {diff_text(error)}."
-        st.error(escape_markdown(sentence), icon=FAIL)
+    (st.success if shift_ok else st.error)(escape_markdown(sentence), icon=PASS if shift_ok else FAIL)
     st.markdown(
         f"M_{shift} does not depend on p: the same matrix moves position 0 to {shift}, and 50 to {50 + shift}. "
-        "Each 2×2 block keeps lengths, so every row of the table has the same length, √(d/2)."
+        "Each 2×2 block keeps lengths, and each (sin, cos) pair has length 1, so every row of the table has the "
+        f"same length, √(d/2) = √{table_d // 2} ≈ {np.sqrt(table_d / 2):.3g}."
     )
 
 st.subheader("RoPE, rotary position embedding (Su et al., RoFormer)")
@@ -550,15 +565,8 @@ offset_col.number_input(
 offset = STATE["offset"]
 q_toy, k_toy = x @ head.w_q, x @ head.w_k
 rope_check = rope_offset_check(q_toy, k_toy, offset)
-if rope_check.passed:
-    rope_result_col.success(
-        f"Positions 0…{n_words - 1} and {offset}…{offset + n_words - 1} give the same scores: they differ "
-        f"by at most {diff_text(rope_check.max_diff)} (rounding), and no vector's length moved by more than "
-        f"{diff_text(rope_check.norm_diff)}.",
-        icon=PASS,
-    )
-else:
-    rope_result_col.error(f"The scores moved by {diff_text(rope_check.max_diff)} when every position moved.", icon=FAIL)
+say = rope_result_col.success if rope_check.passed else rope_result_col.error
+say(rope_check.sentence(), icon=PASS if rope_check.passed else FAIL)
 scores_col, moved_col = st.columns(2, gap="large")
 for col, scores, title, key in (
     (scores_col, rope_check.scores, f"scores at positions 0…{n_words - 1}", "pos_rope_scores"),
@@ -580,8 +588,8 @@ st.subheader("ALiBi, attention with linear biases (Press et al. 2022)")
 st.markdown(
     "No position vectors at all: each head subtracts a penalty proportional to the distance from its scores, "
     "with its own slope m_h. A key d positions back loses m_h·d of score, so its weight shrinks by e^(−m_h·d): "
-    "head 1 looks only at the last few tokens, the last head almost everywhere. It is made for causal models "
-    "(the mask hides the future), as here."
+    "each head has its own window, about 1/m_h positions. It is made for causal models, whose mask hides the "
+    "future: the heatmaps below use the causal mask (sections 1 and 2 did not; there only the past was penalised)."
 )
 st.latex(ALIBI_LATEX)
 heads_col, slopes_col = st.columns([2, 3], gap="large")
@@ -613,13 +621,9 @@ with heads_col:
         },
         key="pos_alibi_slopes_table",
     )
-    if STATE["heads"] & (STATE["heads"] - 1):
-        st.caption(
-            "H is not a power of two: the slopes of the nearest smaller power of two P, then every other slope "
-            "of 2P (the paper's recipe), so that the slopes still spread evenly."
-        )
 with slopes_col:
     chart(st, cached_figure("slopes", slopes), key="pos_alibi_slopes")
+st.markdown(" ".join(alibi_reading(slopes, n_words)))
 st.toggle(
     "Add the toy head's scores",
     key=STATE.key("alibi_scores"),
@@ -639,7 +643,7 @@ else:
     alibi_weights = alibi_windows(n_words, len(slopes))
     st.caption(
         "Every score equal (q = 0), so the weights come from the penalty alone: row i of head h is proportional to "
-        "e^(−m_h (i − j)) for j ≤ i. A narrow window for head 1, almost a plain average for the last head."
+        "e^(−m_h (i − j)) for j ≤ i: the steepest head's window is the narrowest, the flattest head's the widest."
     )
 chart(
     st,
@@ -684,8 +688,7 @@ n_col.slider(
     persist_state="session",
     help="Positions in this example (the window's heatmap only: no words needed).",
 )
-if STATE["window"] > STATE["n"]:
-    STATE.set("window", STATE["n"])
+window_note = keep_within("window", "The window w")
 window_col.slider(
     "Window w",
     key=STATE.key("window"),
@@ -700,12 +703,13 @@ layers_col.slider(
     persist_state="session",
     help="How many sliding-window layers are stacked.",
 )
+if window_note:
+    st.info(window_note, icon=":material/straighten:")
 n, window, layers = STATE["n"], STATE["window"], STATE["layers"]
 first = window_reach(n, window, layers)
 reach_col, reach_text_col = st.columns(2, gap="large")
 with reach_col:
     square_chart(st, cached_figure("reach", first, layers, square=True), key="pos_window_reach", share=0.5)
-span = reach_span(window, layers)
 reached = int((first[-1] > 0).sum())
 with reach_text_col:
     st.markdown(
@@ -713,13 +717,9 @@ with reach_text_col:
         f"information arrives by layer ℓ, through ℓ hops of at most {window - 1} positions. Blank: not within "
         f"{layers} layer{'s' if layers > 1 else ''}."
     )
-    if reached == min(n, span):
-        formula = f"L(w − 1) + 1 = {layers}·{window - 1} + 1 = {span}"
-        rest = f", capped by the {n} positions there are" if span > n else f", about L·w = {layers * window}"
-        st.success(f"The last query has heard from {reached} positions: {formula}{rest}.", icon=PASS)
-    else:
-        st.error(f"The last query heard from {reached} positions, not {min(n, span)}.", icon=FAIL)
-    st.caption("Mistral 7B, for instance, uses w = 4096 with 32 layers: about 131 000 positions, from 4096 per layer.")
+    reach_ok, sentence = reach_sentence(n, window, layers, reached)
+    (st.success if reach_ok else st.error)(sentence, icon=PASS if reach_ok else FAIL)
+    st.caption(mistral_sentence())
 
 
 @section
@@ -734,6 +734,7 @@ def padding_section(words, head, d_model: int, seed: int, n: int, window: int, l
         "still gets a row (it can see the real keys, so its softmax is defined), but that row means nothing: it is "
         "reported as unused, never as NaN."
     )
+    notes = [keep_within("len_a", "Sequence 1"), keep_within("len_b", "Sequence 2")]
     len_a_col, len_b_col = st.columns(2, gap="large")
     len_a_col.slider(
         "Sequence 1: the first words",
@@ -749,6 +750,9 @@ def padding_section(words, head, d_model: int, seed: int, n: int, window: int, l
         persist_state="session",
         help="Sequence 2 is this many words from the end of your text.",
     )
+    for col, note in zip((len_a_col, len_b_col), notes):
+        if note:
+            col.info(note, icon=":material/straighten:")
     st.toggle(
         "Causal mask too",
         key=STATE.key("pad_causal"),
@@ -767,15 +771,7 @@ def padding_section(words, head, d_model: int, seed: int, n: int, window: int, l
             key=f"pos_padding_{b + 1}",
             share=0.5,
         )
-    if padding.on_padding == 0.0 and padding.finite:
-        alone = "exactly." if padding.alone_diff == 0 else f"to within {diff_text(padding.alone_diff)} (rounding)."
-        st.success(
-            f"Padded keys: largest weight exactly 0. NaN anywhere: none. Unused query rows: {padding.unused}, "
-            f"reported as 0. The real tokens' outputs equal each sequence run alone {alone}",
-            icon=PASS,
-        )
-    else:
-        st.error(f"A padded key got weight {padding.on_padding:g}, or a value is not finite.", icon=FAIL)
+    (st.success if padding.passed else st.error)(padding.sentence(), icon=PASS if padding.passed else FAIL)
     show_snippet(
         masks_snippet(
             n=n,

@@ -5,7 +5,15 @@ import json
 import numpy as np
 
 from figures.base import validated
-from figures.positions import layer_colours, offset_figure, padded_heatmap, reach_heatmap, slopes_figure, table_heatmap
+from figures.positions import (
+    layer_colours,
+    methods_grid,
+    offset_figure,
+    padded_heatmap,
+    reach_heatmap,
+    slopes_figure,
+    table_heatmap,
+)
 from tests.apptest_helpers import plotly_values
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -51,3 +59,17 @@ def test_padded_heatmap_greys_out_unused_rows_and_escapes_labels():
     trace = fig.to_dict()["data"][0]
     assert trace["text"][2] == ["", "", ""] and trace["text"][1][1] == "0.60"
     assert "<img" not in json.dumps(fig.to_dict()) and "&lt;img" in json.dumps(layout)
+
+
+def test_methods_grid_hovers_name_the_method_of_each_panel():
+    weights = np.random.default_rng(1).dirichlet(np.ones(3), size=(2, 3))  # (2 methods, 3, 3)
+    methods = ["RoPE (rotates q and k)", "ALiBi (bias on the scores)"]
+    fig = validated(methods_grid(weights, ["a", "b", HOSTILE], methods)).to_dict()
+    for k, (trace, method) in enumerate(zip(fig["data"], methods)):
+        assert trace["name"] == method
+        hovers = [c for row in trace["customdata"] for c in row]
+        assert hovers[1] == f"{method}: query 0 'a' → key 1 'b'" and not any("head" in c for c in hovers)
+        assert all("<img" not in c for c in hovers)  # the labels stay escaped
+        np.testing.assert_allclose(plotly_values(trace["z"]), weights[k])
+    titles = [a["text"] for a in fig["layout"]["annotations"]]
+    assert titles == methods

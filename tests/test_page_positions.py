@@ -6,9 +6,22 @@ import numpy as np
 import pytest
 
 from attention.dot_product import padded_attention
-from attention.positions import alibi_slopes, sinusoidal_encoding
+from attention.positions import (
+    ALIBI_LATEX,
+    ROPE_LATEX,
+    ROPE_OFFSET_LATEX,
+    SINUSOIDAL_LATEX,
+    alibi_slopes,
+    rope,
+    sinusoidal_encoding,
+)
 from attention.pretrained import load_minilm
 from lessons.positions import (
+    METHOD_LABELS,
+    REACH_LATEX,
+    SHIFT_LATEX,
+    SHUFFLE_LATEX,
+    alibi_reading,
     alibi_windows,
     attend,
     minilm_head,
@@ -17,7 +30,10 @@ from lessons.positions import (
     parse_words,
     permutation,
     position_similarity,
+    reach_span,
+    ripple_peaks,
     rope_offset_check,
+    shift_matrix,
     shuffle_check,
     toy_head,
     window_reach,
@@ -313,3 +329,284 @@ def test_without_the_model_package_the_page_says_so_and_the_rest_works(monkeypat
     finally:
         st.cache_resource.clear()
         st.cache_data.clear()
+
+
+# ---------------------------------------------------------------- controls bounded by another control
+
+
+class Browser:
+    """What a browser shows in the sliders of an AppTest run, and the run it makes next.
+
+    A slider keeps showing its own value while its widget id stays the same. A slider whose bound moved is a new
+    widget to Streamlit (the bounds are part of its id): the browser draws it at the value the server sent with
+    it, or else at its default, the minimum, and sends that back with the next run."""
+
+    def __init__(self, at, *keys: str):
+        self.at, self.keys, self.shown = at, keys, {}
+        self.look()
+
+    def look(self) -> None:
+        shown = {}
+        for key in self.keys:
+            proto = self.at.slider(key=key).proto
+            if proto.set_value or proto.id not in self.shown:
+                shown[proto.id] = int((proto.value if proto.set_value else proto.default)[0])
+            else:
+                shown[proto.id] = self.shown[proto.id]
+        self.shown = shown
+
+    def __getitem__(self, key: str) -> int:
+        return self.shown[self.at.slider(key=key).proto.id]
+
+    def run(self, widget=None, value=None):
+        """Change `widget` (or nothing), then run with every slider sending what it shows."""
+        for key in self.keys:
+            if widget is None or getattr(widget, "key", None) != key:
+                self.at.slider(key=key).set_value(self[key])
+        if widget is not None:
+            widget.set_value(value)
+            if getattr(widget, "key", None) in self.keys:  # the student moved this slider: it shows the new value
+                self.shown[widget.proto.id] = value
+        self.at.run()
+        self.look()
+        return self.at
+
+
+LENGTHS = ("pos_len_a", "pos_len_b")
+
+
+@pytest.mark.parametrize("via_17", [False, True])
+def test_padding_lengths_follow_the_text_from_16_words_to_7_without_a_crash(via_17):
+    """Issue 32: 16 words then 7 (or 16, 17 refused, then 7) crashed the padding section with
+    StreamlitValueAboveMaxError, after both lengths had silently become 1 on the way."""
+    at = open_page(PAGE)
+    browser = Browser(at, *LENGTHS)
+    assert (browser["pos_len_a"], browser["pos_len_b"]) == (9, 4)
+    browser.run(at.text_input(key="pos_text"), " ".join(f"w{i}" for i in range(16)))
+    assert not at.exception and (browser["pos_len_a"], browser["pos_len_b"]) == (16, 8)  # all the words, and half
+    browser.run()
+    assert not at.exception and (browser["pos_len_a"], browser["pos_len_b"]) == (16, 8)
+    assert (at.query_params["len_a"], at.query_params["len_b"]) == ("16", "8")
+    if via_17:
+        at.text_input(key="pos_text").set_value(" ".join(f"w{i}" for i in range(17))).run()
+        assert not at.exception and any("at most 16 words" in e.value for e in at.error)
+        at.text_input(key="pos_text").set_value(" ".join(f"v{i}" for i in range(7))).run()
+        browser.look()
+    else:
+        browser.run(at.text_input(key="pos_text"), " ".join(f"v{i}" for i in range(7)))
+    assert not at.exception and (browser["pos_len_a"], browser["pos_len_b"]) == (7, 3)
+    browser.run()
+    assert not at.exception and (browser["pos_len_a"], browser["pos_len_b"]) == (7, 3)
+    assert not any("Sequence" in i.value for i in at.info)  # the defaults were followed: nothing to say
+
+
+def test_a_length_the_student_chose_is_kept_said_when_it_cannot_be_and_comes_back():
+    at = open_page(PAGE)
+    browser = Browser(at, *LENGTHS)
+    browser.run(at.slider(key="pos_len_a"), 6)
+    browser.run(at.text_input(key="pos_text"), "a b c d")
+    assert not at.exception and (browser["pos_len_a"], browser["pos_len_b"]) == (4, 2)
+    notes = [i.value for i in at.info if i.value.startswith("Sequence")]
+    assert notes == ["Sequence 1 was set to 6; at most 4 fit now, so it shows 4. It goes back to 6 when it fits."]
+    browser.run()
+    browser.run(at.text_input(key="pos_text"), " ".join(WORDS))
+    assert not at.exception and (browser["pos_len_a"], browser["pos_len_b"]) == (6, 4)
+    assert not any(i.value.startswith("Sequence") for i in at.info)
+    x, lengths, _ = padded_batch([list(WORDS[:6]), list(WORDS[-4:])], 16, 0)
+    head = toy_head(16, 0)
+    expected = padded_attention(x @ head.w_q, x @ head.w_k, x @ head.w_v, lengths).weights[0]
+    np.testing.assert_allclose(heatmap_z(chart_by_key(at, "pos_padding_1")), expected)
+
+
+def test_the_window_comes_back_when_n_allows_it_and_says_so_meanwhile():
+    at = open_page(PAGE, {"n": "16", "window": "10"})
+    browser = Browser(at, "pos_n", "pos_window")
+    assert browser["pos_window"] == 10
+    browser.run(at.slider(key="pos_n"), 2)
+    assert not at.exception and browser["pos_window"] == 2
+    assert [i.value for i in at.info if "window" in i.value] == [
+        "The window w was set to 10; at most 2 fit now, so it shows 2. It goes back to 10 when it fits."
+    ]
+    np.testing.assert_array_equal(np.nan_to_num(heatmap_z(chart_by_key(at, "pos_window_reach"))), window_reach(2, 2, 3))
+    browser.run(at.slider(key="pos_n"), 32)
+    assert not at.exception and browser["pos_window"] == 10 and at.query_params["window"] == "10"
+    assert not any("window" in i.value for i in at.info)
+    np.testing.assert_array_equal(
+        np.nan_to_num(heatmap_z(chart_by_key(at, "pos_window_reach"))), window_reach(32, 10, 3)
+    )
+
+
+# ---------------------------------------------------------------- every sentence true (issue 31)
+
+
+def test_the_shift_matrix_drawn_is_the_corner_of_the_one_checked(page):
+    """At the default d = 64 the matrix drawn is the corner of M_k for d = 64, which the success box checks; the
+    one built for d = 16 differs from it by up to 1.2."""
+    drawn = heatmap_z(chart_by_key(page, "pos_shift_matrix"))
+    np.testing.assert_allclose(drawn, shift_matrix(3, 64)[:16, :16])
+    assert np.abs(drawn - shift_matrix(3, 16)).max() > 1
+    assert any("M_3 for d = 64, its first 16 rows and columns" in c.value for c in page.caption)
+    assert any("with d = 64" in s.value for s in page.success)
+
+
+@pytest.mark.parametrize("heads", [1, 2, 8, 12])
+def test_what_the_alibi_sentences_say_is_what_the_slopes_on_screen_do(heads):
+    at = open_page(PAGE, {"heads": str(heads)})
+    assert not at.exception
+    slopes = plotly_values(chart_by_key(at, "pos_alibi_slopes")["data"][0]["y"])
+    np.testing.assert_allclose(slopes, alibi_slopes(heads))
+    sentence = next(m.value for m in at.markdown if "the word 8 back gets" in m.value)
+    assert sentence == " ".join(alibi_reading(slopes, len(WORDS)))
+    steep, flat = int(np.argmax(slopes)) + 1, int(np.argmin(slopes)) + 1
+    if heads > 1:
+        assert f"Head {steep} is the steepest" in sentence and f"Head {flat} is the flattest" in sentence
+    # the window each head makes, drawn below, is the one the sentence describes: the farthest word's weight
+    windows = chart_by_key(at, "pos_alibi_heads")["data"]
+    farthest = plotly_values(windows[flat - 1]["z"])[-1]
+    assert f"= {farthest[0] / farthest[-1]:.2g} times the weight" in sentence
+    assert not any("almost everywhere" in m.value or "spread evenly" in m.value for m in [*at.markdown, *at.caption])
+
+
+def test_the_four_ways_grid_names_its_methods_not_heads(page):
+    for trace, method in zip(chart_by_key(page, "pos_four_ways")["data"], ("none", "sinusoidal", "rope", "alibi")):
+        assert trace["name"] == METHOD_LABELS[method]
+        assert all(c.startswith(METHOD_LABELS[method] + ": query ") for row in trace["customdata"] for c in row)
+
+
+def test_alibi_without_the_causal_mask_is_said_where_it_runs(page):
+    said = [c.value for c in page.caption if "without the causal mask" in c.value]
+    assert len(said) == 2  # under the check table (section 1) and under the four ways (section 2)
+    assert all(f"sections 1 and 2 is head 1 of H = 8 (m = {alibi_slopes(8)[0]:.3g}), run without" in c for c in said)
+    x, head = toy()
+    alibi = attend(x, head, "alibi", alibi_heads=8)
+    assert np.array_equal(alibi.masked[0], alibi.scaled[0])  # the first query: no bias at all
+    assert np.all(alibi.weights[0, 1:] > 0)  # and it reads the words after it
+    assert any("the heatmaps below use the causal mask" in m.value for m in page.markdown)
+
+
+def test_the_introduction_does_not_overstate_and_the_terms_are_defined(page):
+    text = " ".join(m.value for m in page.markdown)
+    assert "differs most" not in text and "grouped-query attention, Ainslie et al. 2023" in text
+    assert "LN is layer normalisation" in text and "E_type is BERT's segment vector" in text
+    assert "between [CLS] and [SEP], the marker tokens" in text and "[CLS] (the marker token" in text
+
+
+def test_the_ripple_and_the_rounding_sentences_quote_the_numbers_on_screen(page):
+    model = load_minilm()
+    peaks = ripple_peaks(position_similarity(model.position_embeddings, 128))
+    sentence = next(m.value for m in page.markdown if "it ripples" in m.value)
+    assert f"distances {', '.join(map(str, peaks[:-1]))} and {peaks[-1]} (about every 6 positions" in sentence
+    assert (peaks[-1] - peaks[0]) / (len(peaks) - 1) == pytest.approx(6, abs=0.5)
+    table = frame(page, "largest difference after undoing the shuffle")
+    passed = table[table["check"] == "✓ only shuffled"]["largest difference after undoing the shuffle"]
+    largest = max(float(d) for d in passed)
+    assert any(f"The differences marked ✓ (at most {largest:.2g})" in c.value for c in page.caption)
+    assert any(
+        f"{reach_span(4096, 32):,} positions" in c.value and "Jiang et al. 2023" in c.value for c in page.caption
+    )
+    assert reach_span(4096, 32) == 131_041  # the paper's "about 131K"
+
+
+def shuffle_giving(n: int, perm: list[int]) -> int:
+    """The shuffle number whose permutation of n words is `perm`."""
+    return next(s for s in range(1, 10_000) if permutation(n, s).tolist() == perm)
+
+
+@pytest.mark.parametrize(
+    "text, method, perm",
+    [("你 好 dog", "learned", [1, 0, 2]), ("😀 🙂", "learned", [1, 0]), ("the cat the", "sinusoidal", [2, 1, 0])],
+)
+def test_a_shuffle_that_only_swaps_equal_tokens_is_not_called_a_change(text, method, perm):
+    """Issue 32: two [UNK] shuffled to an identical heatmap were headed "changed, not just moved" and badged
+    "order was seen". A shuffle that leaves the input as it was has nothing to show, and the page says so."""
+    words = parse_words(text)[0]
+    at = open_page(PAGE, {"text": text, "method": method, "shuffle": str(shuffle_giving(len(words), perm))})
+    assert not at.exception
+    before, after = (heatmap_z(chart_by_key(at, f"pos_shuffle_with_{k}")) for k in ("before", "after"))
+    np.testing.assert_array_equal(before, after)  # the charts: nothing moved
+    assert not any("changed, not just moved" in m.value for m in at.markdown)
+    assert sum("**: the same input" in m.value for m in at.markdown) == 2  # both columns' headings
+    said = [m.value for m in at.markdown if "nothing to compare" in m.value]
+    assert len(said) == 2 and all(v.startswith(":gray-badge[") for v in said)
+    assert "order was seen" not in " ".join(m.value for m in at.markdown if "-badge[" in m.value)
+    table = frame(at, "largest difference after undoing the shuffle")
+    checks = list(table["check"])
+    differences = list(table["largest difference after undoing the shuffle"])
+    assert [d for d, c in zip(differences, checks) if c == "– nothing moved"] == ["–"] * checks.count("– nothing moved")
+    if method == "learned":
+        assert "[UNK]" in minilm_pieces(load_minilm(), words).tokens
+        unknown = [e.value for e in [*at.info, *at.caption] if "UNK\\] is the tokenizer's unknown token" in e.value]
+        assert len(unknown) == 2 and all(w in unknown[0] for w in words if w != "dog")  # section 1 and the real head
+        assert checks[-2:] == ["– nothing moved", "– nothing moved"]
+    else:
+        assert checks[:4] == ["– nothing moved"] * 4
+
+
+def test_unknown_tokens_are_named_only_when_there_are_some():
+    at = open_page(PAGE, {"method": "learned"})
+    assert not any("UNK" in e.value for e in [*at.info, *at.caption])
+
+
+def test_every_formula_on_screen_runs_against_the_core(page):
+    """Each formula the page shows, written out in numpy as it reads, against the code the page runs."""
+    shown = [e.value.strip("$\n") for e in page.latex]
+    for latex in (SHUFFLE_LATEX, SINUSOIDAL_LATEX, SHIFT_LATEX, ROPE_LATEX, ROPE_OFFSET_LATEX, ALIBI_LATEX):
+        assert latex in shown
+    assert REACH_LATEX in shown
+    rng = np.random.default_rng(0)
+    d, base, i = 16, 10000.0, np.arange(8)
+    theta = base ** (-2 * i / d)  # θ_i = base^(−2i/d)
+    p = np.arange(60)[:, None]
+    pe = np.empty((60, d))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(p / base ** (2 * i / d)), np.cos(p / base ** (2 * i / d))
+    np.testing.assert_allclose(sinusoidal_encoding(60, d), pe, atol=1e-12)  # SINUSOIDAL_LATEX
+    k = 7
+    m_k = np.zeros((d, d))
+    for j, t in enumerate(theta):
+        m_k[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = [[np.cos(k * t), -np.sin(k * t)], [np.sin(k * t), np.cos(k * t)]]
+    np.testing.assert_allclose(pe[k:], pe[:-k] @ m_k, atol=1e-12)  # SHIFT_LATEX: PE_{p+k} = PE_p M_k
+    np.testing.assert_allclose(shift_matrix(k, d), m_k, atol=1e-15)
+    x = rng.standard_normal((5, d))
+    rotated = np.stack(
+        [
+            np.concatenate(
+                [
+                    [[np.cos(q * t), -np.sin(q * t)], [np.sin(q * t), np.cos(q * t)]] @ x[q, 2 * j : 2 * j + 2]
+                    for j, t in enumerate(theta)
+                ]  # fmt: skip
+            )
+            for q in range(5)
+        ]
+    )
+    np.testing.assert_allclose(rope(x), rotated, atol=1e-12)  # ROPE_LATEX, pair by pair
+    q_vec, k_vec = rng.standard_normal((2, 1, d))
+    for m, n in ((3, 10), (12, 4)):  # ROPE_OFFSET_LATEX: <R_m q, R_n k> = <q, R_{n−m} k>
+        left = rope(q_vec, np.array([m]))[0] @ rope(k_vec, np.array([n]))[0]
+        assert left == pytest.approx(q_vec[0] @ rope(k_vec, np.array([n - m]))[0], abs=1e-12)
+    x, head = toy()
+    q, k_, n_words = x @ head.w_q, x @ head.w_k, len(WORDS)
+    for h in (1, 8):  # ALIBI_LATEX with H = 8, a power of two, and the causal mask of the heatmaps
+        scores = q @ k_.T / np.sqrt(q.shape[1]) - 2 ** (-8 * h / 8) * (np.arange(n_words)[:, None] - np.arange(n_words))
+        scores[np.triu_indices(n_words, 1)] = -np.inf
+        weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+        weights /= weights.sum(axis=1, keepdims=True)
+        steps = attend(x, head, "alibi", alibi_heads=8, alibi_head=h - 1, causal=True)
+        np.testing.assert_allclose(steps.weights, weights, atol=1e-12)
+    perm = permutation(n_words, 3)  # SHUFFLE_LATEX: Attention(PQ, PK, PV) = P Attention(Q, K, V)
+    check = shuffle_check(x, head, perm)
+    np.testing.assert_allclose(check.after.output, check.before.output[perm], atol=1e-12)
+    for window, layers in ((3, 2), (4, 5)):  # REACH_LATEX: i − L(w − 1) ≤ j ≤ i
+        first = window_reach(40, window, layers)
+        np.testing.assert_array_equal(np.flatnonzero(first[-1]), np.arange(39 - layers * (window - 1), 40))
+
+
+def test_the_sinusoidal_sentences_quote_the_table_drawn():
+    at = open_page(PAGE, {"table_d": "32"})
+    table = heatmap_z(chart_by_key(at, "pos_sinusoidal_table"))
+    lengths = np.linalg.norm(table, axis=1)
+    assert np.allclose(lengths, lengths[0])  # every row the same length...
+    assert any(f"√(d/2) = √16 ≈ {lengths[0]:.3g}." in m.value for m in at.markdown)  # ...the one quoted
+    assert table[1, 0] == pytest.approx(np.sin(1.0)) and any(
+        "θ₀ = 1 radian per position" in m.value for m in at.markdown
+    )
+    assert np.allclose(alibi_slopes(8), [2.0**-e for e in range(1, 9)])  # the slider's help: 1/2, 1/4, …, 1/256

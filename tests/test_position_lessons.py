@@ -8,11 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention import attention_steps
-from attention.positions import rope, sinusoidal_encoding
+from attention.positions import alibi_slopes, rope, sinusoidal_encoding
 from attention.pretrained import load_minilm
 from lessons.positions import (
     METHODS,
+    alibi_reading,
+    alibi_windows,
     attend,
+    cosine_by_distance,
+    farthest_share,
     minilm_head,
     minilm_pieces,
     minilm_shuffle_check,
@@ -20,13 +24,18 @@ from lessons.positions import (
     parse_words,
     permutation,
     position_similarity,
+    reach_phrase,
     reach_span,
+    ripple_peaks,
     rope_offset_check,
     rope_score_by_offset,
     shift_error,
     shift_matrix,
     shuffle_check,
+    shuffle_verdict,
     toy_head,
+    unknown_note,
+    unknown_words,
     window_reach,
     word_vectors,
 )
@@ -246,3 +255,79 @@ def test_padding_check_of_a_batch():
     assert check.on_padding == 0.0 and check.finite and check.unused == 2
     assert check.alone_diff <= 1e-12 and check.labels[1] == ["d", "[PAD]", "[PAD]"]
     np.testing.assert_array_equal(check.lengths, [3, 1])
+
+
+# ---------------------------------------------------------------- what the page says, computed
+
+
+def test_a_shuffle_of_equal_words_is_the_same_input_and_says_so():
+    x, head = word_vectors(["the", "cat", "the"], 8), toy_head(8)
+    check = shuffle_check(x, head, [2, 1, 0], "sinusoidal")
+    assert check.same_input and check.outcome == "unchanged"
+    np.testing.assert_array_equal(check.after.weights, check.before.weights)
+    assert not check.passed  # undoing this "shuffle" moves the outputs of two different positions...
+    assert "nothing to compare" in shuffle_verdict(check, "Sinusoidal")  # ...but nothing was shuffled
+    moved = shuffle_check(x, head, [1, 0, 2], "sinusoidal")
+    assert not moved.same_input and moved.outcome == "order was seen"
+    assert shuffle_verdict(moved, "Sinusoidal") == (
+        f"Sinusoidal: after undoing the shuffle, the outputs differ by up to **{moved.max_diff:.2g}**."
+    )
+    plain = shuffle_check(x, head, [1, 0, 2])
+    assert plain.outcome == "only shuffled" and "outputs are the same" in shuffle_verdict(plain, "No positions")
+
+
+def test_words_the_tokenizer_cannot_read_become_one_token(model):
+    words = ["你", "好", "dog", "😀"]
+    assert unknown_words(model, words) == ["你", "好", "😀"]
+    assert unknown_note(model, "M", ["dog", "cat"]) is None
+    assert unknown_note(model, "M", words) == (
+        "[UNK] is the tokenizer's unknown token: M's vocabulary has no piece for 你, 好, 😀, so each becomes [UNK] "
+        "and the model cannot tell them apart."
+    )
+    check = minilm_shuffle_check(model, words, [1, 0, 2, 3], 2)
+    assert check.same_input and check.outcome == "unchanged"
+    assert not minilm_shuffle_check(model, words, [2, 0, 1, 3], 2).same_input
+
+
+def test_ripple_peaks_and_cosine_by_distance_by_hand():
+    # cosine 1 at distance 0, then 0.5, 0.2, 0.6, 0.1, 0.3 at distances 1..5 (a Toeplitz matrix)
+    by_distance = [1.0, 0.5, 0.2, 0.6, 0.1, 0.3, 0.0, 0.0]
+    n = len(by_distance)
+    sims = np.array([[by_distance[abs(i - j)] for j in range(n)] for i in range(n)])
+    assert cosine_by_distance(sims, 3) == pytest.approx(0.6)
+    assert ripple_peaks(sims) == [3, 5]
+
+
+def test_minilm_ripples_about_every_six_positions(model):
+    peaks = ripple_peaks(position_similarity(model.position_embeddings, 128))
+    assert peaks[:3] == [5, 12, 17] and (peaks[-1] - peaks[0]) / (len(peaks) - 1) == pytest.approx(6, abs=0.5)
+
+
+@pytest.mark.parametrize("n_heads", [1, 2, 3, 8, 12, 16])
+def test_alibi_reading_says_what_the_slopes_do(n_heads):
+    slopes, n = alibi_slopes(n_heads), 9
+    text = " ".join(alibi_reading(slopes, n))
+    windows = alibi_windows(n, n_heads)  # the weights the page draws with equal scores
+    for h in {int(np.argmax(slopes)), int(np.argmin(slopes))}:
+        share = windows[h, -1, 0] / windows[h, -1, -1]  # the farthest word beside the query's own
+        assert share == pytest.approx(farthest_share(slopes[h], n))
+        assert f"m = {slopes[h]:.3g}: with equal scores, the word 8 back gets e^(−m·8) = {share:.2g} times" in text
+        assert f"so it reads {reach_phrase(share)}" in text
+    if n_heads == 1:
+        assert text.startswith("With one head") and "almost a plain average" in text  # m = 1/256 over 9 words
+    elif n_heads == 12:  # Press et al.'s recipe: heads 9-12 are steep, the flattest is head 8, not the last
+        assert "Head 9 is the steepest" in text and "Head 8 is the flattest" in text
+        assert slopes[11] > slopes[7] and "head 12 (m = 0.0884) is steeper than head 8" in text
+        assert np.all(slopes[8:] > slopes[3]) and "steeper than head 4's" in text
+    elif n_heads == 2:
+        assert "Head 1 is the steepest" in text and "Head 2 is the flattest" in text
+        assert "recent words more than old ones" in text  # m = 1/16 keeps 0.61 of the weight 8 back
+    elif n_heads & (n_heads - 1) == 0:
+        assert "Head 1 is the steepest" in text and f"Head {n_heads} is the flattest" in text
+        assert f"each slope is {2 ** (-8 / n_heads):.3g} times the one before" in text
+
+
+def test_reach_phrase_thresholds():
+    assert reach_phrase(0.018) == "mostly the last few words"
+    assert reach_phrase(0.97) == "almost a plain average of all of them"
+    assert reach_phrase(0.5) == "recent words more than old ones"

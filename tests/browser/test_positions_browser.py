@@ -3,10 +3,12 @@
 import re
 
 import numpy as np
+from playwright.sync_api import expect
 
 from lessons.positions import parse_words, permutation, shuffle_check, toy_head, word_vectors
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
 
+WAIT = 30_000  # ms: a loaded machine draws this long page slowly
 WORDS = parse_words("the dog chased the cat up the tall tree")[0]
 
 
@@ -52,7 +54,9 @@ def test_the_check_follows_the_method_chosen(page, app_url):
     page.wait_for_timeout(300)
     wait_idle(page)
     assert "shuffle=0" in page.url
-    assert page.get_by_text(re.compile("RoPE: after undoing the shuffle, the outputs are the same")).is_visible()
+    expect(
+        page.get_by_text(re.compile("RoPE: the shuffled tokens are the original ones in the original order"))
+    ).to_be_visible(timeout=WAIT)
 
 
 def share_link_text(page) -> str:
@@ -79,3 +83,58 @@ def test_a_section_redrawn_alone_keeps_the_link_and_the_share_link_whole(page, a
     assert "pad_causal=0" in share_link_text(page)
     assert page.get_by_role("switch", name="Causal mask too").is_checked() is False
     screenshot(page, "positions_sections")
+
+
+def thumb(page, label: str):
+    return page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider")
+
+
+def type_words(page, text: str) -> None:
+    box = page.locator("[data-testid=stTextInput] input").first
+    box.fill(text)
+    box.press("Enter")
+    wait_idle(page)
+    page.wait_for_timeout(300)
+    wait_idle(page)
+
+
+def expect_lengths(page, a: int, b: int) -> None:
+    expect(thumb(page, "Sequence 1: the first words")).to_have_value(str(a), timeout=WAIT)
+    expect(thumb(page, "Sequence 2: the last words")).to_have_value(str(b), timeout=WAIT)
+
+
+def test_padding_lengths_follow_the_text_16_then_17_then_7_words(page, app_url):
+    """Issue 32: 16 words then 7 crashed the padding section (StreamlitValueAboveMaxError), and on the way
+    both lengths had become 1."""
+    open_page(page, app_url, "positions")
+    expect_lengths(page, 9, 4)
+    type_words(page, " ".join(f"w{i}" for i in range(16)))
+    assert_no_exception(page)
+    expect_lengths(page, 16, 8)
+    assert "len_a=16" in page.url and "len_b=8" in page.url
+    type_words(page, " ".join(f"w{i}" for i in range(17)))
+    expect(page.get_by_text(re.compile("at most 16 words"))).to_be_visible(timeout=WAIT)
+    type_words(page, " ".join(f"v{i}" for i in range(7)))
+    assert_no_exception(page)
+    expect_lengths(page, 7, 3)
+    screenshot(page, "positions_padding_7_words")
+
+
+def test_the_window_comes_back_after_n_went_below_it(page, app_url):
+    open_page(page, app_url, "positions", "n=16&window=10")
+    window = thumb(page, "Window w")
+    expect(window).to_have_value("10", timeout=WAIT)
+    n = thumb(page, "Sequence length n")
+    n.focus()
+    n.press("Home")  # n = 2
+    wait_idle(page)
+    expect(window).to_have_value("2", timeout=WAIT)
+    note = page.get_by_text("The window w was set to 10; at most 2 fit now")
+    expect(note).to_be_visible(timeout=WAIT)
+    n.focus()
+    n.press("End")  # n = 32
+    wait_idle(page)
+    expect(window).to_have_value("10", timeout=WAIT)
+    expect(note).to_have_count(0, timeout=WAIT)
+    assert_no_exception(page)
+    assert "window=10" in page.url
