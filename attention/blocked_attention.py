@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -190,10 +191,18 @@ def attend_block(work: Work, heads: slice, rows: slice, keys: slice) -> None:
         np.copyto(scores, -np.inf, where=work.hidden[heads, rows, keys])
     elif work.causal and rows.start < keys.stop:  # only the block's last columns can lie in the future
         corner = scores[..., rows.start :]  # (g, r, keys.stop - rows.start); above its diagonal: the future
-        np.copyto(corner, -np.inf, where=~causal_mask(*corner.shape[-2:]))
+        np.copyto(corner, -np.inf, where=future(*corner.shape[-2:]))
     softmax_rows(scores, work.shifted[heads, rows], rows)
     if work.output is not None:
         np.matmul(scores, work.v[heads, keys], out=work.output[heads, rows])  # (g, r, d_v)
+
+
+@lru_cache(maxsize=256)
+def future(n: int, m: int) -> np.ndarray:
+    """Bool (n, m), read-only: True above the diagonal, the keys a causal query must not see (one per shape)."""
+    hidden = ~causal_mask(n, m)  # (n, m)
+    hidden.flags.writeable = False
+    return hidden
 
 
 def softmax_rows(scores: np.ndarray, shifted: np.ndarray, rows: slice) -> None:
