@@ -46,14 +46,14 @@ SHIFT_FREE_LIMIT = 64.0  # |score| bound for a softmax without its shift: e^64·
 class Work:
     """What every task reads and writes, with the batch axes flattened to one axis of `heads`.
 
-    Shapes: q (heads, n, d_k), already scaled; k_t (heads, d_k, m); v (heads, m, d_v); weights (heads,
+    Shapes: q (heads, n, d_k), already scaled; k (heads, m, d_k); v (heads, m, d_v); weights (heads,
     n, m) and output (heads, n, d_v), written by the tasks (output None when v brings batch axes of its
     own: step 3 then runs after the tasks); hidden (heads, n, m) bool, True = masked, or None; bias
     (heads, n, m) or None; shifted (heads, n) bool, True for rows whose softmax subtracts the row maximum.
     """
 
     q: np.ndarray
-    k_t: np.ndarray
+    k: np.ndarray
     v: np.ndarray
     weights: np.ndarray
     output: np.ndarray | None
@@ -98,7 +98,7 @@ def blocked_kernel(
     fused = out_batch == batch  # else v has batch axes of its own: step 3 runs once, after the tasks
     work = Work(
         q=q,
-        k_t=np.ascontiguousarray(k.swapaxes(-1, -2)),  # (heads, d_k, m), row-major: faster BLAS on blocks
+        k=k,
         v=_flat(v, batch) if fused else v,
         weights=weights.reshape(heads, n, m),  # a view: the tasks write into `weights`
         output=output.reshape(heads, n, d_v) if fused else None,
@@ -159,7 +159,8 @@ def plan_tasks(heads: int, n: int, m: int, causal: bool) -> list[tuple[slice, sl
 
     Depends only on the shapes, never on threads, so results are reproducible bit for bit.
     """
-    group = max(1, TASK_SCORES // (BLOCK_ROWS * m))  # heads per task
+    most = max(1, TASK_SCORES // (BLOCK_ROWS * m))  # heads per task at most
+    group = -(-heads // -(-heads // most))  # as even as that allows: 12 heads, at most 8 -> 6 and 6, not 8 and 4
     return [
         (slice(first, min(first + group, heads)), rows, keys)
         for rows, keys in query_blocks(n, m, causal)
@@ -182,7 +183,7 @@ def query_blocks(n: int, m: int, causal: bool) -> list[tuple[slice, slice]]:
 def attend_block(work: Work, heads: slice, rows: slice, keys: slice) -> None:
     """Steps 1-3 for one task: scores, softmax in place, weighted average of the values."""
     scores = work.weights[heads, rows, keys]  # (g, r, keys), a view into the weights
-    np.matmul(work.q[heads, rows], work.k_t[heads, :, keys], out=scores)  # (g, r, keys)
+    np.matmul(work.q[heads, rows], work.k[heads, keys].swapaxes(-1, -2), out=scores)  # (g, r, keys)
     if keys.stop < work.weights.shape[-1]:
         work.weights[heads, rows, keys.stop :] = 0.0  # the future this causal block skipped
     if work.bias is not None:
