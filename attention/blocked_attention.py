@@ -31,13 +31,13 @@ from functools import lru_cache
 import numpy as np
 
 from .checks import check_result, result_dtype
-from .chunks import map_pieces, one_blas_thread, run_all
+from .chunks import WORKERS, map_pieces, one_blas_thread, run_all
 from .masks import causal_mask
 from .stable_softmax import softmax_inplace
 
 BLOCK_ROWS = 64
 TASK_SCORES = 2**17  # scores per task (512 KiB of float32): a task's scores stay in a core's L2 cache
-PARALLEL_MIN_SCORES = 2**18
+PARALLEL_MIN_SCORES = 2**16  # from here a task's work (~100 us) outweighs handing it to another thread
 UNBLOCKED_MAX_SCORES = 2**22  # 12 heads × 256 × 256 = 786,432 scores: one matmul, one softmax, one matmul
 SHIFT_FREE_LIMIT = 64.0  # |score| bound for a softmax without its shift: e^64·4096 keys < float32's largest
 
@@ -107,10 +107,10 @@ def blocked_kernel(
         bias=None if bias is None else _flat(bias.astype(dtype, copy=False), batch),
         shifted=shifted_rows(q, k, causal, bias),
     )
-    tasks = plan_tasks(heads, n, m, causal)
+    parallel = weights.size >= PARALLEL_MIN_SCORES
+    tasks = plan_tasks(heads, n, m, causal, min_tasks=2 * WORKERS if parallel else 1)
     with one_blas_thread() as single:  # on the pool or not, every matmul runs the same way: the same bits
-        parallel = single and weights.size >= PARALLEL_MIN_SCORES  # never the pool's threads and BLAS's at once
-        run_all(lambda task: attend_block(work, *task), tasks, parallel=parallel)
+        run_all(lambda task: attend_block(work, *task), tasks, parallel=parallel and single)  # never both pools
     if not fused:
         np.matmul(weights, v, out=output)  # (..., n, d_v); keys a causal block skipped have weight 0
     return check_result(output, "the attention output"), weights
@@ -154,16 +154,20 @@ def shifted_rows(q: np.ndarray, k: np.ndarray, causal: bool, bias) -> np.ndarray
     return ~(bound <= SHIFT_FREE_LIMIT)  # NaN or inf (norms of huge inputs) take the shift too
 
 
-def plan_tasks(heads: int, n: int, m: int, causal: bool) -> list[tuple[slice, slice, slice]]:
+def plan_tasks(heads: int, n: int, m: int, causal: bool, min_tasks: int = 1) -> list[tuple[slice, slice, slice]]:
     """(heads, rows, keys) for each task: a group of heads × one block of queries and the keys it needs.
 
-    Depends only on the shapes, never on threads, so results are reproducible bit for bit.
+    Groups of at most TASK_SCORES scores, and at least `min_tasks` tasks where there are heads to share
+    (threads that each get a task of about the same size finish together). How the heads are grouped
+    changes nothing in the results: every head's arithmetic is the same in any group.
     """
+    blocks = query_blocks(n, m, causal)
     most = max(1, TASK_SCORES // (BLOCK_ROWS * m))  # heads per task at most
-    group = -(-heads // -(-heads // most))  # as even as that allows: 12 heads, at most 8 -> 6 and 6, not 8 and 4
+    groups = min(heads, max(-(-heads // most), -(-min_tasks // len(blocks))))
+    group = -(-heads // groups)  # as even as that allows: 12 heads in 2 groups are 6 and 6, not 8 and 4
     return [
         (slice(first, min(first + group, heads)), rows, keys)
-        for rows, keys in query_blocks(n, m, causal)
+        for rows, keys in blocks
         for first in range(0, heads, group)
     ]
 

@@ -39,13 +39,42 @@ def map_pieces(work: Callable[[slice], None], n_rows: int, row_values: int) -> N
 
 
 def run_all(work: Callable, items: list, *, parallel: bool = True) -> None:
-    """Call work(item) for every item: on the thread pool when `parallel` and there are several."""
-    if parallel and len(items) > 1 and WORKERS > 1:
-        for _ in _thread_pool().map(work, items):  # consuming the results re-raises an item's error
-            pass
-    else:
+    """Call work(item) for every item: with `parallel` and several items, the calling thread and the pool's
+    threads take the items in turn from one shared queue.
+
+    The calling thread works too rather than wait: it never stands idle while a helper waits for a core,
+    and a helper that is slow to wake up on a busy machine only takes fewer items.
+    """
+    if not (parallel and len(items) > 1 and WORKERS > 1):
         for item in items:
             work(item)
+        return
+    queue = iter(items)
+    lock = threading.Lock()
+
+    def drain() -> None:
+        nonlocal queue
+        while True:
+            with lock:
+                item = next(queue, _DONE)
+            if item is _DONE:
+                return
+            try:
+                work(item)
+            except BaseException:
+                with lock:
+                    queue = iter(())  # the others take no new item: the call has failed
+                raise
+
+    helpers = [_thread_pool().submit(drain) for _ in range(min(WORKERS, len(items)) - 1)]
+    try:
+        drain()
+    finally:
+        for helper in helpers:
+            helper.result()  # waits for the helper's last item; re-raises its error, if any
+
+
+_DONE = object()
 
 
 def elementwise(func: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:

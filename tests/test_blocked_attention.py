@@ -198,11 +198,14 @@ def test_values_with_batch_axes_of_their_own(causal, mask):
     np.testing.assert_allclose(output, expected.output, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("min_tasks", [1, 4])
 @pytest.mark.parametrize("causal", [True, False])
 @pytest.mark.parametrize("heads, n, m", [(1, 1, 1), (3, 5, 7), (12, 130, 130), (8, 512, 512), (2, 200, 3)])
-def test_the_tasks_cover_every_score_exactly_once(heads, n, m, causal):
+def test_the_tasks_cover_every_score_exactly_once(heads, n, m, causal, min_tasks):
     covered = np.zeros((heads, n, m), int)
-    for group, rows, keys in plan_tasks(heads, n, m, causal):
+    tasks = plan_tasks(heads, n, m, causal, min_tasks)
+    assert len(tasks) >= min(min_tasks, heads * len(query_blocks(n, m, causal)))  # enough to share, if it can
+    for group, rows, keys in tasks:
         covered[group, rows, keys] += 1
     expected = np.broadcast_to(causal_mask(n, m), (heads, n, m)) if causal else np.ones((heads, n, m), bool)
     assert np.all(covered[expected] == 1)  # every score a query may need, once
@@ -334,3 +337,44 @@ def test_while_other_code_holds_the_blas_limit_the_kernel_runs_without_the_pool(
         other.join()
     np.testing.assert_allclose(weights, expected.weights, rtol=0, atol=1e-12)
     np.testing.assert_allclose(output, expected.output, rtol=0, atol=1e-12)
+
+
+def test_run_all_does_every_item_once_with_the_calling_thread_working_too():
+    import threading
+    import time
+
+    done, threads = [], set()
+
+    def work(item):
+        threads.add(threading.get_ident())
+        done.append(item)
+        time.sleep(0.0005)  # numpy's work releases the GIL as this does
+
+    chunks.run_all(work, list(range(200)))
+    assert sorted(done) == list(range(200))
+    assert threading.get_ident() in threads  # the caller took items itself
+
+
+@pytest.mark.parametrize("bad", [0, 150])  # the first item (the caller's, most likely) or a late one
+def test_run_all_reraises_an_items_error_after_every_thread_has_stopped(bad):
+    import threading
+    import time
+
+    lock, inside, done = threading.Lock(), [0], []
+
+    def work(item):
+        with lock:
+            inside[0] += 1
+        try:
+            time.sleep(0.001)
+            if item == bad:
+                raise ValueError(f"item {item}")
+            done.append(item)
+        finally:
+            with lock:
+                inside[0] -= 1
+
+    with pytest.raises(ValueError, match=f"item {bad}"):
+        chunks.run_all(work, list(range(200)))
+    assert inside[0] == 0  # nobody is still inside work() once run_all has returned
+    assert len(done) < 199  # after the error, the other threads took no new items
