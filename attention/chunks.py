@@ -107,34 +107,39 @@ def one_blas_thread() -> Iterator[bool]:
     for the moment of each change, so any thread can enter and leave. While other code holds the role
     (a `threadpool_limits` block on another thread), BLAS keeps its count and this yields False.
     """
-    global _blas_users, _blas_saved
+    global _blas_users, _blas_saved, _blas_single
     with _blas_lock:
         if _blas_users == 0:
             _blas_saved = [lib.get_num_threads() for lib in _blas_libraries()]
-            _set_blas_threads([1] * len(_blas_saved))
+            _blas_single = _set_blas_threads([1] * len(_blas_saved), _blas_saved)
         _blas_users += 1
-        single = all(lib.get_num_threads() == 1 for lib in _blas_libraries())
+        single = _blas_single
     try:
         yield single
     finally:
         with _blas_lock:
             _blas_users -= 1
             if _blas_users == 0:
-                _set_blas_threads(_blas_saved)
+                _set_blas_threads(_blas_saved, [1] * len(_blas_saved))
 
 
-def _set_blas_threads(counts: list[int]) -> None:
-    """Set each BLAS library's thread count (where it differs), then give back threadpoolctl's role."""
-    for lib, threads in zip(_blas_libraries(), counts):
-        if lib.get_num_threads() != threads:
+def _set_blas_threads(counts: list[int], now: list[int]) -> bool:
+    """Set each BLAS library from its count `now` to `counts` (where they differ), giving threadpoolctl's
+    role back after each change; True if every library has its count afterwards."""
+    done = True
+    for lib, threads, current in zip(_blas_libraries(), counts, now):
+        if current != threads:
             lib.set_num_threads(threads)
             if hasattr(lib, "clear_controlling_thread"):
                 lib.clear_controlling_thread()  # only if this thread took the role: never another's
+            done = done and lib.get_num_threads() == threads
+    return done
 
 
 _blas_lock = threading.Lock()
 _blas_users = 0  # callers inside one_blas_thread right now
 _blas_saved: list[int] = []  # each BLAS library's thread count before the first of them entered
+_blas_single = False  # whether BLAS is at one thread for the callers inside now
 
 
 @cache
@@ -151,7 +156,7 @@ def _after_fork_in_child() -> None:
     global _blas_lock, _blas_users
     _thread_pool.cache_clear()
     if _blas_users:
-        _set_blas_threads(_blas_saved)
+        _set_blas_threads(_blas_saved, [1] * len(_blas_saved))
     _blas_lock, _blas_users = threading.Lock(), 0
 
 
