@@ -151,6 +151,7 @@ class Figures:
     clicks_ms: list[float] = field(default_factory=list)  # click -> repainted heatmap
     rerun_ms: list[float] = field(default_factory=list)  # server script runs (real app only)
     warm_visit_s: list[float] = field(default_factory=list)  # warm server, fresh context: navigation -> heatmap
+    warm_visit_size: dict = field(default_factory=dict)  # PAGE_SIZE of the last such visit
 
 
 @dataclass
@@ -236,7 +237,9 @@ def measure_warm(browser, visits: int, figures: dict[str, Figures]) -> dict[str,
             time_warm_visit(browser, servers[name], HEATMAP_DRAWN)  # warm: imports, caches, first run done
         for i in range(visits):
             for name in ("real", "floor") if i % 2 == 0 else ("floor", "real"):
-                figures[name].warm_visit_s.append(time_warm_visit(browser, servers[name], HEATMAP_DRAWN)[0])
+                seconds, size = time_warm_visit(browser, servers[name], HEATMAP_DRAWN)
+                figures[name].warm_visit_s.append(seconds)
+                figures[name].warm_visit_size = size
         pages: dict[str, list[PageVisit]] = {}
         for paths in GROUPS.values():
             for path in paths:
@@ -350,6 +353,11 @@ def main() -> None:
     )
     if pages:
         ratio_line("first visit, warm server -> first heatmap", real.warm_visit_s, floor.warm_visit_s, "s ", 2, "")
+        size = floor.warm_visit_size
+        print(
+            f"  the floor's page: browser navigation {size.get('loaded_ms') or float('nan'):.0f} ms, "
+            f"{size.get('elements')} elements, {size.get('charts')} chart, {size.get('dom_nodes')} DOM nodes"
+        )
         print_pages(pages, statistics.median(floor.warm_visit_s))
 
 
