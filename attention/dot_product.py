@@ -4,8 +4,10 @@ Each query is compared with every key by a dot product; the softmax turns one qu
 scores into weights that sum to 1; the output for that query is the weighted average of the
 values. Dividing by sqrt(d_k) keeps the scores' spread independent of the dimension.
 
-This is the code every page shows and checks, one line per step. `blocked_attention.py` computes
-the same thing arranged for speed (used by the real model); property tests hold the two equal.
+`attention_steps` is the code every page shows and checks, one line per step. The public
+`scaled_dot_product_attention` returns what it returns (output and weights) from the blocked kernel
+(`blocked_attention.py`), which computes the same thing arranged for speed; property tests hold the
+two equal.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .blocked_attention import blocked_kernel
 from .checks import as_real_array, check_ndim, check_not_empty, check_result, result_dtype
 from .limits import check_dim, check_positions, check_scores
 from .masks import causal_mask, padding_mask, sequence_mask
@@ -66,12 +69,18 @@ def attention_steps(q, k, v, *, causal: bool = False, scale: bool = True, mask=N
 
 
 def scaled_dot_product_attention(q, k, v, *, causal: bool = False, scale: bool = True, mask=None, bias=None):
-    """Return (output, weights) of softmax(Q Kᵀ / sqrt(d_k) + bias) V: `attention_steps`, without the rest.
+    """Return (output, weights) of softmax(Q Kᵀ / sqrt(d_k) + bias) V: what `attention_steps` computes.
 
     Shapes: q (..., n, d_k), k (..., m, d_k), v (..., m, d_v) -> output (..., n, d_v), weights (..., n, m).
+    Arguments and errors as `attention_steps`; the arithmetic runs in the blocked kernel (queries in
+    blocks, causal blocks that skip the future, a thread pool at large sizes), held equal to the steps
+    by property tests.
     """
-    s = attention_steps(q, k, v, causal=causal, scale=scale, mask=mask, bias=bias)
-    return s.output, s.weights
+    q, k, v = check_qkv(q, k, v)
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+    shape = (*batch, q.shape[-2], k.shape[-2])
+    hidden = None if mask is None else ~allowed_positions(mask, causal, shape)  # causal alone: the kernel's own
+    return blocked_kernel(q, k, v, causal, scale, blocked=hidden, bias=check_bias(bias, shape))
 
 
 def steps(

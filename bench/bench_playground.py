@@ -14,7 +14,16 @@ or busier machine changes much less than the absolute figures.
 2. time from clicking the causal toggle to the repainted heatmap in headless Chromium, median over
    `--repeats` clicks per app, the two apps' clicks alternating; target <= 300 ms median, and real/floor <= 1.2;
 3. the real app's server-side rerun time for that click (the script run's own duration, as app.py records
-   it under `streamlit run`); target <= 50 ms median.
+   it under `streamlit run`); target <= 50 ms median;
+4. the first visit on a warm server: both servers already up and visited once (imports done, caches
+   filled), a fresh browser context (empty cache, new session) navigates to the app; time from navigation
+   to the first heatmap on screen, `--visits` visits per app alternating; target real/floor <= 1.2;
+5. the heaviest page of each group against the same floor: every page of each navigation group visited
+   the same way (warm server, fresh context), time from navigation to the page ready (the script has
+   finished, no element is still loading, every chart drawn), the slowest page of each group printed
+   with its ratio to the floor's first visit; for information, with where its time goes: the browser's
+   own navigation (HTML, scripts, stylesheets: `performance` timing), the server's script run (app.py's
+   run_ms), and the number of elements and charts the page draws.
 """
 
 from __future__ import annotations
@@ -40,6 +49,27 @@ from bench.servers import free_port, streamlit_command, wait_until_healthy  # no
 
 HEATMAP = '[data-testid="stPlotlyChart"] .js-plotly-plot'
 HEATMAP_DRAWN = f"() => document.querySelector('{HEATMAP}') && document.querySelector('{HEATMAP}')._fullData"
+PAGE_READY = (  # the run is over, nothing is loading, and every chart the page holds has been drawn
+    "() => { const app = document.querySelector('[data-testid=\"stApp\"]');"
+    " if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;"
+    " if (document.querySelector('[data-testid=\"stSkeleton\"]')) return false;"
+    " const charts = [...document.querySelectorAll('.js-plotly-plot')];"
+    " return charts.length > 0 && charts.every(c => c._fullData); }"
+)
+PAGE_SIZE = (  # what the page drew: its elements, its charts, and the browser's own navigation timing
+    "() => { const nav = performance.getEntriesByType('navigation')[0];"
+    " return {elements: document.querySelectorAll('[data-testid=\"stElementContainer\"]').length,"
+    " charts: document.querySelectorAll('.js-plotly-plot').length,"
+    " dom_nodes: document.getElementsByTagName('*').length,"
+    " loaded_ms: nav ? nav.loadEventEnd : null}; }"
+)
+GROUPS = {  # app.py's navigation sections and their pages' url paths ("" is the Playground, at /)
+    "Attention by hand": ["", "predict"],
+    "Getting it right": ["scaling", "causal", "pitfalls"],
+    "Inside the transformer": ["heads", "positions", "block"],
+    "A model that learns": ["induction", "generation"],
+    "A real model": ["pretrained", "pretrained_deeper"],
+}
 UPPER_RIGHT = "el => el._fullData && el._fullData[0] && el._fullData[0].z ? el._fullData[0].z[0][3] : null"
 REPAINTED = (
     f"before => {{ const el = document.querySelector('{HEATMAP}'); "
@@ -96,6 +126,20 @@ class Figures:
     healthy_s: list[float] = field(default_factory=list)  # start -> server answers its health check
     clicks_ms: list[float] = field(default_factory=list)  # click -> repainted heatmap
     rerun_ms: list[float] = field(default_factory=list)  # server script runs (real app only)
+    warm_visit_s: list[float] = field(default_factory=list)  # warm server, fresh context: navigation -> heatmap
+    warm_visit_size: dict = field(default_factory=dict)  # PAGE_SIZE of the last such visit
+
+
+@dataclass
+class PageVisit:
+    """One page's first visit on a warm server."""
+
+    ready_s: float  # navigation -> the page ready (PAGE_READY)
+    loaded_ms: float | None  # the browser's navigation: HTML, scripts and stylesheets loaded
+    run_ms: float | None  # the server's script runs for the visit, added up (app.py's run_ms), if it printed any
+    elements: int
+    charts: int
+    dom_nodes: int
 
 
 def time_startup(browser, script: Path, figures: Figures) -> None:
@@ -141,15 +185,74 @@ def time_click(page) -> float:
     return ms
 
 
-def measure(rounds: int, repeats: int) -> dict[str, Figures]:
+def time_warm_visit(browser, server: Server, ready: str, path: str = "") -> tuple[float, dict]:
+    """Navigation -> `ready` in a fresh context (new session, empty browser cache) on a running server."""
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        page = context.new_page()
+        start = time.perf_counter()
+        page.goto(f"{server.url}/{path}")
+        page.wait_for_function(ready, timeout=120_000, polling="raf")
+        seconds = time.perf_counter() - start
+        return seconds, page.evaluate(PAGE_SIZE)
+    finally:
+        context.close()
+
+
+def run_times(server: Server) -> list[float]:
+    """Every script run's duration the server has printed so far (app.py's run_ms lines)."""
+    return [float(m) for m in re.findall(r"run_ms=([0-9.]+)", server.log.read_text(errors="replace"))]
+
+
+def measure_warm(browser, visits: int, figures: dict[str, Figures]) -> dict[str, list[PageVisit]]:
+    """Items 4 and 5: first visits on warm servers, the Playground and the floor alternating, then every page."""
+    servers = {}
+    try:
+        for name, script in APPS.items():
+            servers[name] = start_app(script)
+            time_warm_visit(browser, servers[name], HEATMAP_DRAWN)  # warm: imports, caches, first run done
+        for i in range(visits):
+            for name in ("real", "floor") if i % 2 == 0 else ("floor", "real"):
+                seconds, size = time_warm_visit(browser, servers[name], HEATMAP_DRAWN)
+                figures[name].warm_visit_s.append(seconds)
+                figures[name].warm_visit_size = size
+        pages: dict[str, list[PageVisit]] = {}
+        for paths in GROUPS.values():
+            for path in paths:
+                time_warm_visit(browser, servers["real"], PAGE_READY, path)  # the page's own caches, once
+                pages[path] = []
+                for _ in range(max(1, visits // 2)):
+                    runs_before = len(run_times(servers["real"]))
+                    seconds, size = time_warm_visit(browser, servers["real"], PAGE_READY, path)
+                    runs = run_times(servers["real"])[runs_before:]
+                    pages[path].append(
+                        PageVisit(
+                            seconds,
+                            size["loaded_ms"],
+                            sum(runs) if runs else None,
+                            size["elements"],
+                            size["charts"],
+                            size["dom_nodes"],
+                        )
+                    )
+        return pages
+    finally:
+        for server in servers.values():
+            server.stop()
+
+
+def measure(rounds: int, repeats: int, visits: int = 0) -> tuple[dict[str, Figures], dict[str, list[PageVisit]]]:
     from playwright.sync_api import sync_playwright
 
     os.environ["ATTENTION_LOG_RUN_MS"] = "1"  # app.py prints each run's duration (the floor prints nothing)
     figures = {name: Figures() for name in APPS}
+    pages = {}
     with sync_playwright() as p:
         # The browser is already open, as a teacher's would be: the clock starts with the server.
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
+            if visits:
+                pages = measure_warm(browser, visits, figures)
             for i in range(rounds):
                 order = ("real", "floor") if i % 2 == 0 else ("floor", "real")  # ABBA: no drift favours either
                 for name in order:
@@ -170,7 +273,7 @@ def measure(rounds: int, repeats: int) -> dict[str, Figures]:
             browser.close()
     runs = [float(m) for m in re.findall(r"run_ms=([0-9.]+)", logs["real"])]
     figures["real"].rerun_ms = runs[-repeats:]
-    return figures
+    return figures, pages
 
 
 def ratio_line(label: str, real: list[float], floor: list[float], unit: str, digits: int, target: str | None) -> None:
@@ -178,6 +281,8 @@ def ratio_line(label: str, real: list[float], floor: list[float], unit: str, dig
     r, f = statistics.median(real), statistics.median(floor)
     if target is None:
         verdict = "for information"
+    elif not target:
+        verdict = f"target <= {TARGET_RATIO}: {'ok' if r / f <= TARGET_RATIO else 'OVER'}"
     else:
         verdict = f"target <= {TARGET_RATIO}: {'ok' if r / f <= TARGET_RATIO else 'OVER'}; {target}"
     print(
@@ -190,10 +295,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15, help="clicks per app (default 15)")
     parser.add_argument("--rounds", type=int, default=5, help="cold starts per app (default 5)")
+    parser.add_argument(
+        "--visits", type=int, default=6, help="warm first visits per app, half that per page (default 6; 0: skip)"
+    )
     args = parser.parse_args()
     print_machine()
-    print(f"{args.rounds} cold starts and {args.repeats} clicks per app; medians")
-    figures = measure(args.rounds, args.repeats)
+    print(f"{args.rounds} cold starts, {args.repeats} clicks and {args.visits} warm first visits per app; medians")
+    figures, pages = measure(args.rounds, args.repeats, args.visits)
     real, floor = figures["real"], figures["floor"]
     first = statistics.median(real.startup_s)
     ratio_line(
@@ -219,6 +327,36 @@ def main() -> None:
         f"{'server rerun (toggle causal, default size)':<42} real {rerun:8.1f} ms (min {min(real.rerun_ms):8.1f})   "
         f"(target <= {TARGET_RERUN_MS:.0f} ms median: {'ok' if rerun <= TARGET_RERUN_MS else 'OVER'})"
     )
+    if pages:
+        ratio_line("first visit, warm server -> first heatmap", real.warm_visit_s, floor.warm_visit_s, "s ", 2, "")
+        size = floor.warm_visit_size
+        print(
+            f"  the floor's page: browser navigation {size.get('loaded_ms') or float('nan'):.0f} ms, "
+            f"{size.get('elements')} elements, {size.get('charts')} chart, {size.get('dom_nodes')} DOM nodes"
+        )
+        print_pages(pages, statistics.median(floor.warm_visit_s))
+
+
+def print_pages(pages: dict[str, list[PageVisit]], floor_s: float) -> None:
+    """Every page's warm first visit against the floor's; the heaviest of each group marked."""
+    print(f"\nwarm first visit of every page (navigation -> ready), against the floor's {floor_s:.2f} s:")
+    print(
+        f"  {'page':<20}{'ready s':>9}{'/floor':>8}{'browser nav ms':>16}{'server run ms':>15}{'elements':>10}"
+        f"{'charts':>8}{'DOM nodes':>11}"
+    )
+    for group, paths in GROUPS.items():
+        ready = {path: statistics.median(v.ready_s for v in pages[path]) for path in paths}
+        heaviest = max(paths, key=ready.get)
+        for path in paths:
+            v = pages[path][-1]
+            runs = [x.run_ms for x in pages[path] if x.run_ms is not None]
+            nav = [x.loaded_ms for x in pages[path] if x.loaded_ms]
+            print(
+                f"  {(path or 'playground'):<20}{ready[path]:9.2f}{ready[path] / floor_s:8.2f}"
+                f"{(statistics.median(nav) if nav else float('nan')):16.0f}"
+                f"{(statistics.median(runs) if runs else float('nan')):15.0f}{v.elements:10d}{v.charts:8d}"
+                f"{v.dom_nodes:11d}{'   <- heaviest of ' + group if path == heaviest else ''}"
+            )
 
 
 if __name__ == "__main__":
