@@ -337,8 +337,17 @@ def reach_sentence(n: int, window: int, layers: int, reached: int) -> tuple[bool
     if reached != min(n, span):
         return False, f"The last query heard from {reached} positions, not {min(n, span)}."
     formula = f"L(w − 1) + 1 = {layers}·{window - 1} + 1 = {span}"
-    rest = f", capped by the {n} positions there are" if span > n else f", about L·w = {layers * window}"
-    return True, f"The last query has heard from {reached} positions: {formula}{rest}."
+    if span > n:
+        rest = f", capped by the {n} positions there are"
+    elif layers == 1 or window == 1:
+        rest = ""  # one layer: L(w − 1) + 1 = w = L·w; a window of 1: nothing travels, and the sentence says 1
+    else:
+        rest = (
+            f"; the round figure L·w = {layers * window} counts {layers - 1} too many (a layer carries information "
+            "w − 1 positions, not w), close only when w is large"
+        )
+    positions = "position" if reached == 1 else "positions"
+    return True, f"The last query has heard from {reached} {positions}: {formula}{rest}."
 
 
 MISTRAL_WINDOW, MISTRAL_LAYERS = 4096, 32  # Jiang et al. 2023, Mistral 7B: its sliding window and its depth

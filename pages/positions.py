@@ -675,9 +675,10 @@ st.header("3 · Masks beyond causal")
 st.subheader("A sliding window")
 st.markdown(
     "Local-attention models let query i see only the last w keys, itself included: i − w < j ≤ i. That costs "
-    "n·w scores instead of n², yet information still travels: after one layer, what token j held is in the "
-    "outputs of tokens j … j + w − 1, and in the next layer those are read by queries up to w − 1 positions "
-    "further on. Each layer carries it w − 1 positions further, so L layers reach about L·w positions back."
+    "at most n·w scores instead of n², yet information still travels: after one layer, what token j held is in "
+    "the outputs of tokens j … j + w − 1, and in the next layer those are read by queries up to w − 1 positions "
+    "further on. Each layer carries it w − 1 positions further, so L layers reach L(w − 1) positions back: "
+    "about L·w when the window is wide."
 )
 st.latex(REACH_LATEX)
 n_col, window_col, layers_col = st.columns(3)

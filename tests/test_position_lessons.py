@@ -25,6 +25,7 @@ from lessons.positions import (
     permutation,
     position_similarity,
     reach_phrase,
+    reach_sentence,
     reach_span,
     ripple_peaks,
     rope_offset_check,
@@ -331,3 +332,21 @@ def test_reach_phrase_thresholds():
     assert reach_phrase(0.018) == "mostly the last few words"
     assert reach_phrase(0.97) == "almost a plain average of all of them"
     assert reach_phrase(0.5) == "recent words more than old ones"
+
+
+@pytest.mark.parametrize("n, window, layers", [(16, 3, 3), (32, 8, 2), (16, 5, 1), (16, 1, 4), (8, 4, 5)])
+def test_the_reach_sentence_counts_what_the_window_reaches(n, window, layers):
+    """The sentence quotes L(w − 1) + 1, the count window_reach finds; L·w only where it is exact or said to be
+    too many, by the difference computed (with w = 3 and L = 3, 9 against 7)."""
+    reached = int((window_reach(n, window, layers)[-1] > 0).sum())
+    ok, sentence = reach_sentence(n, window, layers, reached)
+    assert ok and f"heard from {reached} position" in sentence
+    assert reached == min(n, reach_span(window, layers))
+    if reach_span(window, layers) > n:
+        assert f"capped by the {n} positions" in sentence and "L·w" not in sentence
+    elif layers > 1 and window > 1:
+        too_many = layers * window - reached
+        assert too_many == layers - 1 and f"L·w = {layers * window} counts {too_many} too many" in sentence
+    else:
+        assert "L·w" not in sentence and (layers * window == reached or window == 1)
+    assert not reach_sentence(n, window, layers, reached + 1)[0]
