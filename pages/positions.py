@@ -367,8 +367,8 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
     rounding = max((r[2].max_diff for r in rows if r[2].outcome == "only shuffled"), default=0.0)
     st.caption(
         f"The differences marked ✓ (at most {diff_text(rounding)}) are rounding (the sums over keys run in another "
-        "order), not position. The causal mask would break the symmetry too (a word then sees only the words "
-        f"before it), which is why this check runs without it. {alibi_unmasked(alibi_heads)}"
+        "order), not position. The causal mask would break the symmetry too (a word then sees only itself and "
+        f"the words before it), which is why this check runs without it. {alibi_unmasked(alibi_heads)}"
     )
     show_snippet(
         shuffle_snippet(
@@ -405,11 +405,11 @@ st.caption(alibi_unmasked(alibi_heads))
 
 st.subheader("Learned absolute: the real model's own table")
 st.markdown(
-    f"BERT-style models, {MODEL_NAME} among them, learn a vector per position, E_pos[p], and add it to the word's "
-    "embedding: x_p = LN(E_word + E_pos[p] + E_type). (LN is layer normalisation: it rescales each vector to "
-    "mean 0 and variance 1, then scales and shifts it by learned weights. E_type is BERT's segment vector, which "
-    "tells a first sentence from a second; here every token is in the first.) Nobody designed these vectors; "
-    "training found them. Their cosine similarities show what it found."
+    f"BERT-style models (Devlin et al. 2019), {MODEL_NAME} among them, learn a vector per position, E_pos[p], "
+    "and add it to the word's embedding: x_p = LN(E_word + E_pos[p] + E_type). (LN is layer normalisation: it "
+    "rescales each vector to mean 0 and variance 1, then scales and shifts it by learned weights. E_type is BERT's "
+    "segment vector, which tells a first sentence from a second; here every token is in the first.) Nobody "
+    "designed these vectors; training found them. Their cosine similarities show what it found."
 )
 if model is None:
     st.info(
@@ -545,7 +545,7 @@ with check_col:
         f"same length, √(d/2) = √{table_d // 2} ≈ {np.sqrt(table_d / 2):.3g}."
     )
 
-st.subheader("RoPE, rotary position embedding (Su et al., RoFormer)")
+st.subheader("RoPE, rotary position embedding (Su et al. 2021, RoFormer)")
 st.markdown(
     "Rotate q and k instead of adding anything to the embeddings: each pair (x₂ᵢ, x₂ᵢ₊₁) of a query or key at "
     "position p turns by the angle p θᵢ. The values are not rotated. A rotation keeps lengths, and the score of "

@@ -610,3 +610,22 @@ def test_the_sinusoidal_sentences_quote_the_table_drawn():
         "θ₀ = 1 radian per position" in m.value for m in at.markdown
     )
     assert np.allclose(alibi_slopes(8), [2.0**-e for e in range(1, 9)])  # the slider's help: 1/2, 1/4, …, 1/256
+
+
+def test_the_learned_table_sentence_quotes_the_table_and_every_paper_is_named(page):
+    model = load_minilm()
+    table = np.asarray(model.position_embeddings[:128], dtype=np.float64)  # the default 128 positions shown
+    sims = position_similarity(table, 128)
+    norms = np.linalg.norm(table, axis=1)
+    sentence = next(m.value for m in page.markdown if "one step apart" in m.value)
+    assert f"(cosine {np.mean(np.diag(sims, 1)[1:]):.2f} one step apart)" in sentence
+    assert f"its vector is {norms[0]:.2f} long, the others about {np.median(norms[1:]):.2f}." in sentence
+    # "unlike the rest": position 0 is over three times longer than any other, and far less like its neighbour
+    assert norms[0] > 3 * norms[1:].max() and sims[0, 1] < np.mean(np.diag(sims, 1)[1:]) - 0.5
+    headings = " ".join(h.value for h in page.subheader)
+    for paper in ("Vaswani et al. 2017", "Su et al. 2021, RoFormer", "Press et al. 2022"):
+        assert paper in headings
+    text = " ".join(m.value for m in page.markdown)
+    assert "BERT-style models (Devlin et al. 2019)" in text and "Ainslie et al. 2023" in text
+    assert any("Jiang et al. 2023" in c.value for c in page.caption)
+    assert any("a word then sees only itself and the words before it" in c.value for c in page.caption)
