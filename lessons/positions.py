@@ -616,7 +616,7 @@ def alibi_unmasked(n_heads: int) -> str:
 def alibi_reading(slopes, n: int) -> list[str]:
     """What the ALiBi slopes on screen do to n words, in sentences computed from the slopes themselves:
     the steepest and the flattest head, and where Press et al.'s recipe puts the slopes when H is not a power
-    of two (the in-between slopes of 2P heads go at the end, and they are all steep ones)."""
+    of two (the in-between slopes of 2P heads go at the end, all steeper than the flattest of the first P)."""
     slopes = np.asarray(slopes, dtype=float)
     h = len(slopes)
     steep, flat = int(np.argmax(slopes)), int(np.argmin(slopes))
@@ -641,11 +641,15 @@ def alibi_reading(slopes, n: int) -> list[str]:
         steeper_than = int(np.sum(slopes[:power] >= extra.min())) + 1  # the first head less steep than them all
         one = h == power + 1
         added = f"head {h} gets the first" if one else f"heads {power + 1}–{h} get the first {h - power}"
-        which = "That extra slope is" if one else f"Those {h - power} extra slopes are all"
+        which = (
+            "That extra slope is"
+            if one
+            else f"Those {h - power} extra slopes, from m = {extra.max():.3g} down to {extra.min():.3g}, are all"
+        )
+        than = "every other head's" if steeper_than == 1 else f"head {steeper_than}'s"
         sentences.append(
             f"H = {h} is not a power of two: heads 1–{power} get the slopes of {power} heads, falling from head 1 to "
             f"head {power}; {added} of every other slope of {2 * power} heads (Press et al.'s recipe). {which} "
-            f"steeper than head {steeper_than}'s, at the steep end, so head {h} (m = {slopes[-1]:.3g}) is steeper "
-            f"than head {power}, the flattest."
+            f"steeper than {than}, so head {h} (m = {slopes[-1]:.3g}) is steeper than head {power}, the flattest."
         )
     return sentences

@@ -304,7 +304,7 @@ def test_minilm_ripples_about_every_six_positions(model):
     assert peaks[:3] == [5, 12, 17] and (peaks[-1] - peaks[0]) / (len(peaks) - 1) == pytest.approx(6, abs=0.5)
 
 
-@pytest.mark.parametrize("n_heads", [1, 2, 3, 8, 12, 16])
+@pytest.mark.parametrize("n_heads", [1, 2, 3, 8, 12, 15, 16])
 def test_alibi_reading_says_what_the_slopes_do(n_heads):
     slopes, n = alibi_slopes(n_heads), 9
     text = " ".join(alibi_reading(slopes, n))
@@ -320,6 +320,15 @@ def test_alibi_reading_says_what_the_slopes_do(n_heads):
         assert "Head 9 is the steepest" in text and "Head 8 is the flattest" in text
         assert slopes[11] > slopes[7] and "head 12 (m = 0.0884) is steeper than head 8" in text
         assert np.all(slopes[8:] > slopes[3]) and "steeper than head 4's" in text
+    elif n_heads == 3:  # heads 1-2: 2^-4, 2^-8; head 3 gets 2^-2, the first of every other slope of 4 heads
+        np.testing.assert_allclose(slopes, [2**-4, 2**-8, 2**-2])
+        assert "That extra slope is steeper than every other head's, so head 3 (m = 0.25) is steeper" in text
+    elif n_heads == 15:  # the 7 extra slopes 2^-0.5 ... 2^-6.5 spread over most of the range, not one end
+        extra = slopes[8:]
+        np.testing.assert_allclose(extra, 2.0 ** -(np.arange(7) + 0.5))
+        assert f"Those 7 extra slopes, from m = {extra.max():.3g} down to {extra.min():.3g}, are all" in text
+        assert np.all(extra > slopes[6]) and not np.all(extra > slopes[5]) and "steeper than head 7's" in text
+        assert "steep end" not in text
     elif n_heads == 2:
         assert "Head 1 is the steepest" in text and "Head 2 is the flattest" in text
         assert "recent words more than old ones" in text  # m = 1/16 keeps 0.61 of the weight 8 back
