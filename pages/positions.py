@@ -215,8 +215,8 @@ st.markdown(
     "Attention compares every query with every key and averages the values. Nothing in that says **where** a "
     "token stands: to attention, a sentence is a bag of words. This is the first surprise of the mechanism, and "
     "one of the places where later models changed the original design (Vaswani et al. 2017), beside where the "
-    "normalisation sits, the activation function, decoder-only stacks and shared key-value heads (grouped-query "
-    "attention, Ainslie et al. 2023). Below: the proof that order is invisible, "
+    "normalisation sits, the activation function, decoder-only stacks (one causal stack, no encoder) and shared "
+    "key-value heads (grouped-query attention, Ainslie et al. 2023). Below: the proof that order is invisible, "
     "four ways models add it back, and masks that use position to limit what each token may read."
 )
 STATE.show_warnings()
@@ -263,8 +263,9 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
     st.header("1 · Order is invisible")
     st.markdown(
         "Shuffle the words with a permutation matrix P (each row of P is a row of the identity, in a new order). The "
-        "scores become P S Pᵀ, the softmax of each row is shuffled the same way, and the output is P times the old "
-        "output: each word's output vector is **unchanged**, only listed in a new order."
+        "scores S = Q Kᵀ / √d (d: the length of q and k) become P S Pᵀ, the softmax of each row is shuffled the "
+        "same way, and the output is P times the old output: each word's output vector is **unchanged**, only "
+        "listed in a new order."
     )
     st.latex(SHUFFLE_LATEX)
     shuffle_col, reset_col, number_col = st.columns([4, 3, 3], vertical_alignment="bottom")
@@ -549,7 +550,8 @@ st.subheader("RoPE, rotary position embedding (Su et al. 2021, RoFormer)")
 st.markdown(
     "Rotate q and k instead of adding anything to the embeddings: each pair (x₂ᵢ, x₂ᵢ₊₁) of a query or key at "
     "position p turns by the angle p θᵢ. The values are not rotated. A rotation keeps lengths, and the score of "
-    "a rotated query with a rotated key sees only the **difference** of their angles:"
+    "a rotated query with a rotated key sees only the **difference** of their angles. With R_p the rotation of "
+    "every pair at position p, a query at position m and a key at position n score:"
 )
 st.latex(ROPE_LATEX)
 st.latex(ROPE_OFFSET_LATEX)
@@ -587,7 +589,8 @@ chart(st, cached_figure("offsets", OFFSETS, rope_score_by_offset(q_toy[0], k_toy
 st.subheader("ALiBi, attention with linear biases (Press et al. 2022)")
 st.markdown(
     "No position vectors at all: each head subtracts a penalty proportional to the distance from its scores, "
-    "with its own slope m_h. A key d positions back loses m_h·d of score, so its weight shrinks by e^(−m_h·d): "
+    "with its own slope m_h. A key i − j positions before query i loses m_h·(i − j) of score, so its weight "
+    "shrinks by e^(−m_h (i − j)): "
     "each head has its own window, about 1/m_h positions. It is made for causal models, whose mask hides the "
     "future: the heatmaps below use the causal mask (sections 1 and 2 did not; there only the past was penalised)."
 )

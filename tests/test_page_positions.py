@@ -489,6 +489,11 @@ def test_the_introduction_does_not_overstate_and_the_terms_are_defined(page):
     assert "differs most" not in text and "grouped-query attention, Ainslie et al. 2023" in text
     assert "LN is layer normalisation" in text and "E_type is BERT's segment vector" in text
     assert "between [CLS] and [SEP], the marker tokens" in text and "[CLS] (the marker token" in text
+    # the symbols the formulas use, said in words before them: S, R_p with m and n, ALiBi's distance i − j
+    assert "The scores S = Q Kᵀ / √d (d: the length of q and k) become P S Pᵀ" in text
+    assert "With R_p the rotation of every pair at position p, a query at position m and a key at position n" in text
+    assert "A key i − j positions before query i loses m_h·(i − j) of score" in text
+    assert "decoder-only stacks (one causal stack, no encoder)" in text
 
 
 def test_the_ripple_and_the_rounding_sentences_quote_the_numbers_on_screen(page):
