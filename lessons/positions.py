@@ -36,7 +36,8 @@ SHIFT_LATEX = (
     r" \sin k\theta_i & \cos k\theta_i \end{pmatrix}\right)_{i < d/2}"
 )
 REACH_LATEX = (
-    r"i - L\,(w - 1) \le j \le i:\quad L\,(w-1) + 1 \approx L \cdot w \text{ positions after } L \text{ layers}"
+    r"i - L\,(w - 1) \le j \le i:\quad L\,(w-1) + 1 \text{ positions after } L \text{ layers}"
+    r"\quad (\approx L \cdot w \text{ for a wide window})"
 )
 
 METHODS = ("none", "learned", "sinusoidal", "rope", "alibi")
@@ -279,10 +280,14 @@ class RopeOffsetCheck:
         n = self.scores.shape[0]
         if not self.passed:
             return f"The scores moved by {diff_text(self.max_diff)} when every position moved."
+        lengths = (
+            "no vector's length changed at all"
+            if self.norm_diff == 0
+            else f"no vector's length moved by more than {diff_text(self.norm_diff)} (rounding)"
+        )
         return (
             f"Positions 0…{n - 1} and {self.offset}…{self.offset + n - 1} give the same scores: they differ by at "
-            f"most {diff_text(self.max_diff)} (rounding), and no vector's length moved by more than "
-            f"{diff_text(self.norm_diff)}."
+            f"most {diff_text(self.max_diff)} (rounding), and {lengths}."
         )
 
 

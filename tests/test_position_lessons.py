@@ -16,6 +16,7 @@ from lessons.positions import (
     alibi_windows,
     attend,
     cosine_by_distance,
+    diff_text,
     farthest_share,
     minilm_head,
     minilm_pieces,
@@ -359,3 +360,17 @@ def test_the_reach_sentence_counts_what_the_window_reaches(n, window, layers):
     else:
         assert "L·w" not in sentence and (layers * window == reached or window == 1)
     assert not reach_sentence(n, window, layers, reached + 1)[0]
+
+
+def test_the_rope_sentence_says_how_far_the_lengths_moved():
+    rng = np.random.default_rng(2)
+    q, k = rng.standard_normal((2, 6, 16))
+    for offset in (0, 5, 1000, 9999):
+        check = rope_offset_check(q, k, offset)
+        sentence = check.sentence()
+        assert check.passed and f"differ by at most {diff_text(check.max_diff)} (rounding)" in sentence
+        if check.norm_diff == 0:
+            assert sentence.endswith("and no vector's length changed at all.")
+        else:
+            assert f"no vector's length moved by more than {diff_text(check.norm_diff)} (rounding)." in sentence
+        assert "more than 0." not in sentence
