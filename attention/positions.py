@@ -1,4 +1,4 @@
-"""Where is position? Three ways to tell attention the order of its tokens.
+"""Where is position? Four ways to tell attention the order of its tokens.
 
 Attention by itself has no idea of order: shuffle the tokens and the outputs are shuffled the same
 way, nothing else changes. A model must add position information somewhere:
@@ -92,10 +92,11 @@ def rope(x, positions=None, base: float = 10000.0) -> np.ndarray:
 
 
 def alibi_slopes(n_heads: int) -> np.ndarray:
-    """ALiBi's slope per head, the paper's recipe.
+    """ALiBi's slope per head, as Press et al. give them.
 
-    For H a power of two: m_h = 2^(-8h/H), h = 1..H (H = 8: 1/2, 1/4, ..., 1/256). Otherwise the slopes
-    of the nearest smaller power of two P, then every other slope of 2P, until there are H.
+    For H a power of two, the paper's: m_h = 2^(-8h/H), h = 1..H (H = 8: 1/2, 1/4, ..., 1/256). Otherwise
+    (the paper trains powers of two only) the workaround in the authors' code, get_slopes: the slopes of the
+    nearest smaller power of two P, then every other slope of 2P, until there are H.
     Shapes: -> (n_heads,) float64, in the paper's order (decreasing when H is a power of two).
     Raises `ValueError` unless 1 <= n_heads <= 1024.
     """

@@ -620,7 +620,7 @@ def alibi_unmasked(n_heads: int) -> str:
 
 def alibi_reading(slopes, n: int) -> list[str]:
     """What the ALiBi slopes on screen do to n words, in sentences computed from the slopes themselves:
-    the steepest and the flattest head, and where Press et al.'s recipe puts the slopes when H is not a power
+    the steepest and the flattest head, and where Press et al.'s code puts the slopes when H is not a power
     of two (the in-between slopes of 2P heads go at the end, all steeper than the flattest of the first P)."""
     slopes = np.asarray(slopes, dtype=float)
     h = len(slopes)
@@ -654,7 +654,8 @@ def alibi_reading(slopes, n: int) -> list[str]:
         than = "every other head's" if steeper_than == 1 else f"head {steeper_than}'s"
         sentences.append(
             f"H = {h} is not a power of two: heads 1–{power} get the slopes of {power} heads, falling from head 1 to "
-            f"head {power}; {added} of every other slope of {2 * power} heads (Press et al.'s recipe). {which} "
-            f"steeper than {than}, so head {h} (m = {slopes[-1]:.3g}) is steeper than head {power}, the flattest."
+            f"head {power}; {added} of every other slope of {2 * power} heads (the workaround in Press et al.'s code; "
+            f"the paper trains powers of two only). {which} steeper than {than}, so head {h} "
+            f"(m = {slopes[-1]:.3g}) is steeper than head {power}, the flattest."
         )
     return sentences

@@ -602,7 +602,8 @@ with heads_col:
         key=STATE.key("heads"),
         **STATE.bounds("heads"),
         persist_state="session",
-        help="H = 8 gives the paper's slopes 1/2, 1/4, …, 1/256; other H use its recipe for them.",
+        help="H = 8 gives the paper's slopes 1/2, 1/4, …, 1/256, and every power of two its 2^(−8h/H); for other "
+        "H, the slopes come from the workaround in the authors' code (the paper trains powers of two only).",
     )
     slopes = alibi_slopes(STATE["heads"])
     st.dataframe(

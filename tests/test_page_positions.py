@@ -634,3 +634,7 @@ def test_the_learned_table_sentence_quotes_the_table_and_every_paper_is_named(pa
     assert "BERT-style models (Devlin et al. 2019)" in text and "Ainslie et al. 2023" in text
     assert any("Jiang et al. 2023" in c.value for c in page.caption)
     assert any("a word then sees only itself and the words before it" in c.value for c in page.caption)
+    # the paper's slopes are for powers of two; other H come from the authors' code, and the help says so
+    assert (
+        "the workaround in the authors' code (the paper trains powers of two only)" in page.slider(key="pos_heads").help
+    )

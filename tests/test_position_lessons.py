@@ -317,7 +317,8 @@ def test_alibi_reading_says_what_the_slopes_do(n_heads):
         assert f"so it reads {reach_phrase(share)}" in text
     if n_heads == 1:
         assert text.startswith("With one head") and "almost a plain average" in text  # m = 1/256 over 9 words
-    elif n_heads == 12:  # Press et al.'s recipe: heads 9-12 are steep, the flattest is head 8, not the last
+    elif n_heads == 12:  # Press et al.'s code: heads 9-12 are steep, the flattest is head 8, not the last
+        assert "(the workaround in Press et al.'s code; the paper trains powers of two only)" in text
         assert "Head 9 is the steepest" in text and "Head 8 is the flattest" in text
         assert slopes[11] > slopes[7] and "head 12 (m = 0.0884) is steeper than head 8" in text
         assert np.all(slopes[8:] > slopes[3]) and "steeper than head 4's" in text
