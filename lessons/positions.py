@@ -362,7 +362,8 @@ def mistral_sentence() -> str:
     """Mistral 7B's reach through its sliding windows, by the formula above (the paper says about 131K)."""
     return (
         f"Mistral 7B (Jiang et al. 2023), for instance, uses w = {MISTRAL_WINDOW} with {MISTRAL_LAYERS} layers: "
-        f"{reach_span(MISTRAL_WINDOW, MISTRAL_LAYERS):,} positions, from {MISTRAL_WINDOW:,} per layer."
+        f"{reach_span(MISTRAL_WINDOW, MISTRAL_LAYERS):,} positions, from {MISTRAL_WINDOW:,} per layer (the paper "
+        f"rounds L·w = {MISTRAL_LAYERS * MISTRAL_WINDOW:,} to 'approximately 131K')."
     )
 
 

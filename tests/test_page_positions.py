@@ -510,6 +510,7 @@ def test_the_ripple_and_the_rounding_sentences_quote_the_numbers_on_screen(page)
         f"{reach_span(4096, 32):,} positions" in c.value and "Jiang et al. 2023" in c.value for c in page.caption
     )
     assert reach_span(4096, 32) == 131_041  # the paper's "about 131K"
+    assert any("rounds L·w = 131,072 to 'approximately 131K'" in c.value for c in page.caption)
 
 
 def shuffle_giving(n: int, perm: list[int]) -> int:
