@@ -191,6 +191,9 @@ def test_how_far_the_similarity_fades_is_read_from_the_table_shown():
 
 def test_head_three_reads_the_previous_token_only_with_positions(page):
     assert any("mean weight on the previous token 1.00" in m.value for m in page.markdown)
+    for key, title in (("pos_learned_with", "with E_pos (as trained)"), ("pos_learned_without", "without E_pos")):
+        previous = np.mean(np.diag(heatmap_z(chart_by_key(page, key)), -1))  # the heatmap drawn under the title
+        assert any(m.value == f"**{title}**: mean weight on the previous token {previous:.2f}" for m in page.markdown)
 
 
 def test_sinusoidal_table_width_and_shift():
