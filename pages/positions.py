@@ -718,9 +718,11 @@ with reach_col:
 reached = int((first[-1] > 0).sum())
 with reach_text_col:
     st.markdown(
-        f"Cells marked **1** are the mask itself: what a query reads directly. A cell marked **ℓ** is a key whose "
-        f"information arrives by layer ℓ, through ℓ hops of at most {window - 1} positions. Blank: not within "
-        f"{layers} layer{'s' if layers > 1 else ''}."
+        "Rows are queries i, columns keys j. A cell's colour is the first layer by which key j's information "
+        "reaches query i (the colour bar and the hover give the number, and the cell too when it fits). "
+        f"Layer **1** is the mask itself: what a query reads directly. Layer **ℓ** arrives through ℓ hops of at "
+        f"most {window - 1} position{'s' if window != 2 else ''}. Blank: not within {layers} "
+        f"layer{'s' if layers > 1 else ''}."
     )
     reach_ok, sentence = reach_sentence(n, window, layers, reached)
     (st.success if reach_ok else st.error)(sentence, icon=PASS if reach_ok else FAIL)

@@ -245,6 +245,13 @@ def test_the_sliding_window_reaches_one_window_per_layer():
     expected = window_reach(20, 4, 2)
     np.testing.assert_array_equal(np.nan_to_num(z), expected)
     assert any("heard from 7 positions: L(w − 1) + 1 = 2·3 + 1 = 7" in s for s in texts(at.success))
+    # 20 columns in half the page leave no room for numbers in the cells: the text speaks of colours, and names
+    # the axes, whose titles a square chart drops
+    trace = chart_by_key(at, "pos_window_reach")["data"][0]
+    assert "texttemplate" not in trace and "title" not in chart_by_key(at, "pos_window_reach")["layout"]["xaxis"]
+    said = next(m.value for m in at.markdown if "mask itself" in m.value)
+    assert "Rows are queries i, columns keys j. A cell's colour is the first layer" in said and "marked" not in said
+    assert "hops of at most 3 positions. Blank: not within 2 layers." in said
     at.slider(key="pos_n").set_value(3).run()  # a window wider than the sequence follows it down
     assert not at.exception and at.slider(key="pos_window").value == 3
 
