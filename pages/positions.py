@@ -22,6 +22,7 @@ from lessons.positions import (
     REACH_LATEX,
     SHIFT_LATEX,
     SHUFFLE_LATEX,
+    WORD_PIECES,
     TableReading,
     alibi_reading,
     alibi_unmasked,
@@ -321,8 +322,8 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
         labels, shuffled_labels = pieces.tokens, shuffled_pieces.tokens
         st.caption(
             f"Learned absolute positions belong to a trained model: both columns show {MODEL_NAME}'s first layer, "
-            f"head {STATE['head']} (chosen in section 2), on its own word pieces; [CLS] and [SEP], the marker tokens "
-            "it puts at the start and the end of every text, keep their places."
+            f"head {STATE['head']} (chosen in section 2), on its own {WORD_PIECES}; [CLS] and [SEP], the marker "
+            "tokens it puts at the start and the end of every text, keep their places."
         )
         if unknown := unknown_note(model, MODEL_NAME, words):
             st.info(escape_markdown(unknown), icon=":material/help:")
@@ -446,8 +447,8 @@ else:
         )
     st.markdown(
         "**What adding them does to one head.** The first layer reads x_p directly, so we can run one of its heads "
-        "with E_pos and without it, on your words (its word pieces, between [CLS] and [SEP], the marker tokens "
-        "it puts at the start and the end of every text)."
+        f"with E_pos and without it, on your words (its {WORD_PIECES}, between [CLS] and [SEP], the marker "
+        "tokens it puts at the start and the end of every text)."
     )
     if unknown := unknown_note(model, MODEL_NAME, words):
         st.caption(escape_markdown(unknown))

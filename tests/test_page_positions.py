@@ -21,6 +21,7 @@ from lessons.positions import (
     REACH_LATEX,
     SHIFT_LATEX,
     SHUFFLE_LATEX,
+    WORD_PIECES,
     alibi_reading,
     alibi_windows,
     attend,
@@ -556,6 +557,15 @@ def test_a_shuffle_that_only_swaps_equal_tokens_is_not_called_a_change(text, met
         assert checks[-2:] == ["– nothing moved", "– nothing moved"]
     else:
         assert checks[:4] == ["– nothing moved"] * 4
+
+
+def test_word_pieces_are_defined_where_they_are_used_and_do_split_a_rarer_word():
+    pieces = minilm_pieces(load_minilm(), ["the", "unbelievably"])
+    assert pieces.word_of.tolist().count(0) == 1 and pieces.word_of.tolist().count(1) > 1  # one piece; several
+    for query in ({}, {"method": "learned"}):
+        at = open_page(PAGE, query)
+        shown = [e.value for e in [*at.markdown, *at.caption] if "word pieces" in e.value]
+        assert shown and all(WORD_PIECES in v for v in shown)
 
 
 def test_unknown_tokens_are_named_only_when_there_are_some():
