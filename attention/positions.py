@@ -7,8 +7,9 @@ way, nothing else changes. A model must add position information somewhere:
                        (all-MiniLM-L6-v2 has one: attention.pretrained, `position_embeddings`)
     sinusoidal:        PE[p, 2i] = sin(p θ_i), PE[p, 2i+1] = cos(p θ_i), added to the embeddings (Vaswani et al. 2017)
     RoPE:              rotate each pair (x[2i], x[2i+1]) of q and k at position p by the angle p θ_i
-                       (Su et al., RoFormer): q_m · k_n then depends on m - n only
-    ALiBi:             add -m_h (i - j) to head h's scores, m_h = 2^(-8h/H) (Press et al. 2022)
+                       (Su et al. 2021, RoFormer): q_m · k_n then depends on m - n only
+    ALiBi:             add -m_h (i - j) to head h's scores, m_h = 2^(-8h/H) for H a power of two
+                       (Press et al. 2022; other H: `alibi_slopes`)
 
 with θ_i = base^(-2i/d), base = 10000. Pairs are interleaved, (x[0], x[1]), (x[2], x[3]), ...
 """
