@@ -494,7 +494,7 @@ def minilm_shuffle_check(model, words, perm, head: int, *, positions: bool = Tru
 
 
 UNK = "[UNK]"
-WORD_PIECES = "word pieces (its tokenizer's units: a common word is one piece, a rarer one is split into several)"
+WORD_PIECES = "word pieces (the tokenizer's units: a common word is one piece, a rarer one is split into several)"
 
 
 def unknown_words(model, words) -> list[str]:

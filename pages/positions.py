@@ -447,8 +447,8 @@ else:
         )
     st.markdown(
         "**What adding them does to one head.** The first layer reads x_p directly, so we can run one of its heads "
-        f"with E_pos and without it, on your words (its {WORD_PIECES}, between [CLS] and [SEP], the marker "
-        "tokens it puts at the start and the end of every text)."
+        f"with E_pos and without it, on your words as it reads them: its {WORD_PIECES}, between [CLS] and [SEP], "
+        "the marker tokens it puts at the start and the end of every text."
     )
     if unknown := unknown_note(model, MODEL_NAME, words):
         st.caption(escape_markdown(unknown))
