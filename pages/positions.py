@@ -575,7 +575,7 @@ for col, scores, title, key in (
     (scores_col, rope_check.scores, f"scores at positions 0…{n_words - 1}", "pos_rope_scores"),
     (moved_col, rope_check.moved, f"scores at positions {offset}…{offset + n_words - 1}", "pos_rope_moved"),
 ):
-    col.markdown(f"**{title}** (q·k after rotation)")
+    col.markdown(f"**{title}** (q·k after rotation; rows: queries, columns: keys)")
     font = cell_font(n_words, 0.5)
     fig = cached_figure(
         "matrix", scores, words, words, digits=1, annotate=font is not None, font_size=font, square=True

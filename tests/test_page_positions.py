@@ -218,6 +218,10 @@ def test_rope_offset_check_and_the_two_score_heatmaps():
     np.testing.assert_allclose(heatmap_z(chart_by_key(at, "pos_rope_scores")), check.scores)
     np.testing.assert_allclose(heatmap_z(chart_by_key(at, "pos_rope_moved")), check.moved)
     assert any(s.startswith("Positions 0…8 and 1000…1008 give the same scores") for s in texts(at.success))
+    # a square chart has no axis titles: the heading says which way round, as the numbers are (row i: query i)
+    q_rot, k_rot = rope(x @ head.w_q), rope(x @ head.w_k)
+    np.testing.assert_allclose(heatmap_z(chart_by_key(at, "pos_rope_scores"))[2, 5], q_rot[2] @ k_rot[5])
+    assert any(m.value.endswith("(q·k after rotation; rows: queries, columns: keys)") for m in at.markdown)
 
 
 def test_alibi_heads_and_the_scores_toggle():
