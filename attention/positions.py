@@ -1,4 +1,4 @@
-"""Where is position? Three ways to tell attention the order of its tokens.
+"""Where is position? Four ways to tell attention the order of its tokens.
 
 Attention by itself has no idea of order: shuffle the tokens and the outputs are shuffled the same
 way, nothing else changes. A model must add position information somewhere:
@@ -7,8 +7,9 @@ way, nothing else changes. A model must add position information somewhere:
                        (all-MiniLM-L6-v2 has one: attention.pretrained, `position_embeddings`)
     sinusoidal:        PE[p, 2i] = sin(p θ_i), PE[p, 2i+1] = cos(p θ_i), added to the embeddings (Vaswani et al. 2017)
     RoPE:              rotate each pair (x[2i], x[2i+1]) of q and k at position p by the angle p θ_i
-                       (Su et al., RoFormer): q_m · k_n then depends on m - n only
-    ALiBi:             add -m_h (i - j) to head h's scores, m_h = 2^(-8h/H) (Press et al. 2022)
+                       (Su et al. 2021, RoFormer): q_m · k_n then depends on m - n only
+    ALiBi:             add -m_h (i - j) to head h's scores, m_h = 2^(-8h/H) for H a power of two
+                       (Press et al. 2022; other H: `alibi_slopes`)
 
 with θ_i = base^(-2i/d), base = 10000. Pairs are interleaved, (x[0], x[1]), (x[2], x[3]), ...
 """
@@ -92,10 +93,11 @@ def rope(x, positions=None, base: float = 10000.0) -> np.ndarray:
 
 
 def alibi_slopes(n_heads: int) -> np.ndarray:
-    """ALiBi's slope per head, the paper's recipe.
+    """ALiBi's slope per head, as Press et al. give them.
 
-    For H a power of two: m_h = 2^(-8h/H), h = 1..H (H = 8: 1/2, 1/4, ..., 1/256). Otherwise the slopes
-    of the nearest smaller power of two P, then every other slope of 2P, until there are H.
+    For H a power of two, the paper's: m_h = 2^(-8h/H), h = 1..H (H = 8: 1/2, 1/4, ..., 1/256). Otherwise
+    (the paper trains powers of two only) the workaround in the authors' code, get_slopes: the slopes of the
+    nearest smaller power of two P, then every other slope of 2P, until there are H.
     Shapes: -> (n_heads,) float64, in the paper's order (decreasing when H is a power of two).
     Raises `ValueError` unless 1 <= n_heads <= 1024.
     """

@@ -36,7 +36,8 @@ SHIFT_LATEX = (
     r" \sin k\theta_i & \cos k\theta_i \end{pmatrix}\right)_{i < d/2}"
 )
 REACH_LATEX = (
-    r"i - L\,(w - 1) \le j \le i:\quad L\,(w-1) + 1 \approx L \cdot w \text{ positions after } L \text{ layers}"
+    r"i - L\,(w - 1) \le j \le i:\quad L\,(w-1) + 1 \text{ positions after } L \text{ layers}"
+    r"\quad (\approx L \cdot w \text{ for a wide window})"
 )
 
 METHODS = ("none", "learned", "sinusoidal", "rope", "alibi")
@@ -279,10 +280,14 @@ class RopeOffsetCheck:
         n = self.scores.shape[0]
         if not self.passed:
             return f"The scores moved by {diff_text(self.max_diff)} when every position moved."
+        lengths = (
+            "no vector's length changed at all"
+            if self.norm_diff == 0
+            else f"no vector's length moved by more than {diff_text(self.norm_diff)} (rounding)"
+        )
         return (
             f"Positions 0…{n - 1} and {self.offset}…{self.offset + n - 1} give the same scores: they differ by at "
-            f"most {diff_text(self.max_diff)} (rounding), and no vector's length moved by more than "
-            f"{diff_text(self.norm_diff)}."
+            f"most {diff_text(self.max_diff)} (rounding), and {lengths}."
         )
 
 
@@ -337,8 +342,17 @@ def reach_sentence(n: int, window: int, layers: int, reached: int) -> tuple[bool
     if reached != min(n, span):
         return False, f"The last query heard from {reached} positions, not {min(n, span)}."
     formula = f"L(w − 1) + 1 = {layers}·{window - 1} + 1 = {span}"
-    rest = f", capped by the {n} positions there are" if span > n else f", about L·w = {layers * window}"
-    return True, f"The last query has heard from {reached} positions: {formula}{rest}."
+    if span > n:
+        rest = f", capped by the {n} positions there are"
+    elif layers == 1 or window == 1:
+        rest = ""  # one layer: L(w − 1) + 1 = w = L·w; a window of 1: nothing travels, and the sentence says 1
+    else:
+        rest = (
+            f"; the round figure L·w = {layers * window} counts {layers - 1} too many (a layer carries information "
+            "w − 1 positions, not w), close only when w is large"
+        )
+    positions = "position" if reached == 1 else "positions"
+    return True, f"The last query has heard from {reached} {positions}: {formula}{rest}."
 
 
 MISTRAL_WINDOW, MISTRAL_LAYERS = 4096, 32  # Jiang et al. 2023, Mistral 7B: its sliding window and its depth
@@ -348,7 +362,8 @@ def mistral_sentence() -> str:
     """Mistral 7B's reach through its sliding windows, by the formula above (the paper says about 131K)."""
     return (
         f"Mistral 7B (Jiang et al. 2023), for instance, uses w = {MISTRAL_WINDOW} with {MISTRAL_LAYERS} layers: "
-        f"{reach_span(MISTRAL_WINDOW, MISTRAL_LAYERS):,} positions, from {MISTRAL_WINDOW:,} per layer."
+        f"{reach_span(MISTRAL_WINDOW, MISTRAL_LAYERS):,} positions, from {MISTRAL_WINDOW:,} per layer (the paper "
+        f"rounds L·w = {MISTRAL_LAYERS * MISTRAL_WINDOW:,} to 'approximately 131K')."
     )
 
 
@@ -479,6 +494,7 @@ def minilm_shuffle_check(model, words, perm, head: int, *, positions: bool = Tru
 
 
 UNK = "[UNK]"
+WORD_PIECES = "word pieces (the tokenizer's units: a common word is one piece, a rarer one is split into several)"
 
 
 def unknown_words(model, words) -> list[str]:
@@ -606,8 +622,8 @@ def alibi_unmasked(n_heads: int) -> str:
 
 def alibi_reading(slopes, n: int) -> list[str]:
     """What the ALiBi slopes on screen do to n words, in sentences computed from the slopes themselves:
-    the steepest and the flattest head, and where Press et al.'s recipe puts the slopes when H is not a power
-    of two (the in-between slopes of 2P heads go at the end, and they are all steep ones)."""
+    the steepest and the flattest head, and where Press et al.'s code puts the slopes when H is not a power
+    of two (the in-between slopes of 2P heads go at the end, all steeper than the flattest of the first P)."""
     slopes = np.asarray(slopes, dtype=float)
     h = len(slopes)
     steep, flat = int(np.argmax(slopes)), int(np.argmin(slopes))
@@ -632,11 +648,16 @@ def alibi_reading(slopes, n: int) -> list[str]:
         steeper_than = int(np.sum(slopes[:power] >= extra.min())) + 1  # the first head less steep than them all
         one = h == power + 1
         added = f"head {h} gets the first" if one else f"heads {power + 1}–{h} get the first {h - power}"
-        which = "That extra slope is" if one else f"Those {h - power} extra slopes are all"
+        which = (
+            "That extra slope is"
+            if one
+            else f"Those {h - power} extra slopes, from m = {extra.max():.3g} down to {extra.min():.3g}, are all"
+        )
+        than = "every other head's" if steeper_than == 1 else f"head {steeper_than}'s"
         sentences.append(
             f"H = {h} is not a power of two: heads 1–{power} get the slopes of {power} heads, falling from head 1 to "
-            f"head {power}; {added} of every other slope of {2 * power} heads (Press et al.'s recipe). {which} "
-            f"steeper than head {steeper_than}'s, at the steep end, so head {h} (m = {slopes[-1]:.3g}) is steeper "
-            f"than head {power}, the flattest."
+            f"head {power}; {added} of every other slope of {2 * power} heads (the workaround in Press et al.'s code; "
+            f"the paper trains powers of two only). {which} steeper than {than}, so head {h} "
+            f"(m = {slopes[-1]:.3g}) is steeper than head {power}, the flattest."
         )
     return sentences

@@ -22,6 +22,7 @@ from lessons.positions import (
     REACH_LATEX,
     SHIFT_LATEX,
     SHUFFLE_LATEX,
+    WORD_PIECES,
     TableReading,
     alibi_reading,
     alibi_unmasked,
@@ -215,8 +216,8 @@ st.markdown(
     "Attention compares every query with every key and averages the values. Nothing in that says **where** a "
     "token stands: to attention, a sentence is a bag of words. This is the first surprise of the mechanism, and "
     "one of the places where later models changed the original design (Vaswani et al. 2017), beside where the "
-    "normalisation sits, the activation function, decoder-only stacks and shared key-value heads (grouped-query "
-    "attention, Ainslie et al. 2023). Below: the proof that order is invisible, "
+    "normalisation sits, the activation function, decoder-only stacks (one causal stack, no encoder) and shared "
+    "key-value heads (grouped-query attention, Ainslie et al. 2023). Below: the proof that order is invisible, "
     "four ways models add it back, and masks that use position to limit what each token may read."
 )
 STATE.show_warnings()
@@ -263,8 +264,9 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
     st.header("1 · Order is invisible")
     st.markdown(
         "Shuffle the words with a permutation matrix P (each row of P is a row of the identity, in a new order). The "
-        "scores become P S Pᵀ, the softmax of each row is shuffled the same way, and the output is P times the old "
-        "output: each word's output vector is **unchanged**, only listed in a new order."
+        "scores S = Q Kᵀ / √d (d: the length of q and k) become P S Pᵀ, the softmax of each row is shuffled the "
+        "same way, and the output is P times the old output: each word's output vector is **unchanged**, only "
+        "listed in a new order."
     )
     st.latex(SHUFFLE_LATEX)
     shuffle_col, reset_col, number_col = st.columns([4, 3, 3], vertical_alignment="bottom")
@@ -320,8 +322,8 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
         labels, shuffled_labels = pieces.tokens, shuffled_pieces.tokens
         st.caption(
             f"Learned absolute positions belong to a trained model: both columns show {MODEL_NAME}'s first layer, "
-            f"head {STATE['head']} (chosen in section 2), on its own word pieces; [CLS] and [SEP], the marker tokens "
-            "it puts at the start and the end of every text, keep their places."
+            f"head {STATE['head']} (chosen in section 2), on its own {WORD_PIECES}; [CLS] and [SEP], the marker "
+            "tokens it puts at the start and the end of every text, keep their places."
         )
         if unknown := unknown_note(model, MODEL_NAME, words):
             st.info(escape_markdown(unknown), icon=":material/help:")
@@ -367,8 +369,8 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
     rounding = max((r[2].max_diff for r in rows if r[2].outcome == "only shuffled"), default=0.0)
     st.caption(
         f"The differences marked ✓ (at most {diff_text(rounding)}) are rounding (the sums over keys run in another "
-        "order), not position. The causal mask would break the symmetry too (a word then sees only the words "
-        f"before it), which is why this check runs without it. {alibi_unmasked(alibi_heads)}"
+        "order), not position. The causal mask would break the symmetry too (a word then sees only itself and "
+        f"the words before it), which is why this check runs without it. {alibi_unmasked(alibi_heads)}"
     )
     show_snippet(
         shuffle_snippet(
@@ -405,11 +407,11 @@ st.caption(alibi_unmasked(alibi_heads))
 
 st.subheader("Learned absolute: the real model's own table")
 st.markdown(
-    f"BERT-style models, {MODEL_NAME} among them, learn a vector per position, E_pos[p], and add it to the word's "
-    "embedding: x_p = LN(E_word + E_pos[p] + E_type). (LN is layer normalisation: it rescales each vector to "
-    "mean 0 and variance 1, then scales and shifts it by learned weights. E_type is BERT's segment vector, which "
-    "tells a first sentence from a second; here every token is in the first.) Nobody designed these vectors; "
-    "training found them. Their cosine similarities show what it found."
+    f"BERT-style models (Devlin et al. 2019), {MODEL_NAME} among them, learn a vector per position, E_pos[p], "
+    "and add it to the word's embedding: x_p = LN(E_word + E_pos[p] + E_type). (LN is layer normalisation: it "
+    "rescales each vector to mean 0 and variance 1, then scales and shifts it by learned weights. E_type is BERT's "
+    "segment vector, which tells a first sentence from a second; here every token is in the first.) Nobody "
+    "designed these vectors; training found them. Their cosine similarities show what it found."
 )
 if model is None:
     st.info(
@@ -445,8 +447,8 @@ else:
         )
     st.markdown(
         "**What adding them does to one head.** The first layer reads x_p directly, so we can run one of its heads "
-        "with E_pos and without it, on your words (its word pieces, between [CLS] and [SEP], the marker tokens "
-        "it puts at the start and the end of every text)."
+        f"with E_pos and without it, on your words as it reads them: its {WORD_PIECES}, between [CLS] and [SEP], "
+        "the marker tokens it puts at the start and the end of every text."
     )
     if unknown := unknown_note(model, MODEL_NAME, words):
         st.caption(escape_markdown(unknown))
@@ -545,11 +547,12 @@ with check_col:
         f"same length, √(d/2) = √{table_d // 2} ≈ {np.sqrt(table_d / 2):.3g}."
     )
 
-st.subheader("RoPE, rotary position embedding (Su et al., RoFormer)")
+st.subheader("RoPE, rotary position embedding (Su et al. 2021, RoFormer)")
 st.markdown(
     "Rotate q and k instead of adding anything to the embeddings: each pair (x₂ᵢ, x₂ᵢ₊₁) of a query or key at "
     "position p turns by the angle p θᵢ. The values are not rotated. A rotation keeps lengths, and the score of "
-    "a rotated query with a rotated key sees only the **difference** of their angles:"
+    "a rotated query with a rotated key sees only the **difference** of their angles. With R_p the rotation of "
+    "every pair at position p, a query at position m and a key at position n score:"
 )
 st.latex(ROPE_LATEX)
 st.latex(ROPE_OFFSET_LATEX)
@@ -572,7 +575,7 @@ for col, scores, title, key in (
     (scores_col, rope_check.scores, f"scores at positions 0…{n_words - 1}", "pos_rope_scores"),
     (moved_col, rope_check.moved, f"scores at positions {offset}…{offset + n_words - 1}", "pos_rope_moved"),
 ):
-    col.markdown(f"**{title}** (q·k after rotation)")
+    col.markdown(f"**{title}** (q·k after rotation; rows: queries, columns: keys)")
     font = cell_font(n_words, 0.5)
     fig = cached_figure(
         "matrix", scores, words, words, digits=1, annotate=font is not None, font_size=font, square=True
@@ -587,7 +590,8 @@ chart(st, cached_figure("offsets", OFFSETS, rope_score_by_offset(q_toy[0], k_toy
 st.subheader("ALiBi, attention with linear biases (Press et al. 2022)")
 st.markdown(
     "No position vectors at all: each head subtracts a penalty proportional to the distance from its scores, "
-    "with its own slope m_h. A key d positions back loses m_h·d of score, so its weight shrinks by e^(−m_h·d): "
+    "with its own slope m_h. A key i − j positions before query i loses m_h·(i − j) of score, so its weight "
+    "shrinks by e^(−m_h (i − j)): "
     "each head has its own window, about 1/m_h positions. It is made for causal models, whose mask hides the "
     "future: the heatmaps below use the causal mask (sections 1 and 2 did not; there only the past was penalised)."
 )
@@ -599,7 +603,8 @@ with heads_col:
         key=STATE.key("heads"),
         **STATE.bounds("heads"),
         persist_state="session",
-        help="H = 8 gives the paper's slopes 1/2, 1/4, …, 1/256; other H use its recipe for them.",
+        help="H = 8 gives the paper's slopes 1/2, 1/4, …, 1/256, and every power of two its 2^(−8h/H); for other "
+        "H, the slopes come from the workaround in the authors' code (the paper trains powers of two only).",
     )
     slopes = alibi_slopes(STATE["heads"])
     st.dataframe(
@@ -675,9 +680,10 @@ st.header("3 · Masks beyond causal")
 st.subheader("A sliding window")
 st.markdown(
     "Local-attention models let query i see only the last w keys, itself included: i − w < j ≤ i. That costs "
-    "n·w scores instead of n², yet information still travels: after one layer, what token j held is in the "
-    "outputs of tokens j … j + w − 1, and in the next layer those are read by queries up to w − 1 positions "
-    "further on. Each layer carries it w − 1 positions further, so L layers reach about L·w positions back."
+    "at most n·w scores instead of n², yet information still travels: after one layer, what token j held is in "
+    "the outputs of tokens j … j + w − 1, and in the next layer those are read by queries up to w − 1 positions "
+    "further on. Each layer carries it w − 1 positions further, so L layers reach L(w − 1) positions back: "
+    "about L·w when the window is wide."
 )
 st.latex(REACH_LATEX)
 n_col, window_col, layers_col = st.columns(3)
@@ -713,9 +719,11 @@ with reach_col:
 reached = int((first[-1] > 0).sum())
 with reach_text_col:
     st.markdown(
-        f"Cells marked **1** are the mask itself: what a query reads directly. A cell marked **ℓ** is a key whose "
-        f"information arrives by layer ℓ, through ℓ hops of at most {window - 1} positions. Blank: not within "
-        f"{layers} layer{'s' if layers > 1 else ''}."
+        "Rows are queries i, columns keys j. A cell's colour is the first layer by which key j's information "
+        "reaches query i (the colour bar and the hover give the number, and the cell too when it fits). "
+        f"Layer **1** is the mask itself: what a query reads directly. Layer **ℓ** arrives through ℓ hops of at "
+        f"most {window - 1} position{'s' if window != 2 else ''}. Blank: not within {layers} "
+        f"layer{'s' if layers > 1 else ''}."
     )
     reach_ok, sentence = reach_sentence(n, window, layers, reached)
     (st.success if reach_ok else st.error)(sentence, icon=PASS if reach_ok else FAIL)

@@ -21,6 +21,7 @@ from lessons.positions import (
     REACH_LATEX,
     SHIFT_LATEX,
     SHUFFLE_LATEX,
+    WORD_PIECES,
     alibi_reading,
     alibi_windows,
     attend,
@@ -191,6 +192,9 @@ def test_how_far_the_similarity_fades_is_read_from_the_table_shown():
 
 def test_head_three_reads_the_previous_token_only_with_positions(page):
     assert any("mean weight on the previous token 1.00" in m.value for m in page.markdown)
+    for key, title in (("pos_learned_with", "with E_pos (as trained)"), ("pos_learned_without", "without E_pos")):
+        previous = np.mean(np.diag(heatmap_z(chart_by_key(page, key)), -1))  # the heatmap drawn under the title
+        assert any(m.value == f"**{title}**: mean weight on the previous token {previous:.2f}" for m in page.markdown)
 
 
 def test_sinusoidal_table_width_and_shift():
@@ -214,6 +218,10 @@ def test_rope_offset_check_and_the_two_score_heatmaps():
     np.testing.assert_allclose(heatmap_z(chart_by_key(at, "pos_rope_scores")), check.scores)
     np.testing.assert_allclose(heatmap_z(chart_by_key(at, "pos_rope_moved")), check.moved)
     assert any(s.startswith("Positions 0…8 and 1000…1008 give the same scores") for s in texts(at.success))
+    # a square chart has no axis titles: the heading says which way round, as the numbers are (row i: query i)
+    q_rot, k_rot = rope(x @ head.w_q), rope(x @ head.w_k)
+    np.testing.assert_allclose(heatmap_z(chart_by_key(at, "pos_rope_scores"))[2, 5], q_rot[2] @ k_rot[5])
+    assert any(m.value.endswith("(q·k after rotation; rows: queries, columns: keys)") for m in at.markdown)
 
 
 def test_alibi_heads_and_the_scores_toggle():
@@ -242,6 +250,13 @@ def test_the_sliding_window_reaches_one_window_per_layer():
     expected = window_reach(20, 4, 2)
     np.testing.assert_array_equal(np.nan_to_num(z), expected)
     assert any("heard from 7 positions: L(w − 1) + 1 = 2·3 + 1 = 7" in s for s in texts(at.success))
+    # 20 columns in half the page leave no room for numbers in the cells: the text speaks of colours, and names
+    # the axes, whose titles a square chart drops
+    trace = chart_by_key(at, "pos_window_reach")["data"][0]
+    assert "texttemplate" not in trace and "title" not in chart_by_key(at, "pos_window_reach")["layout"]["xaxis"]
+    said = next(m.value for m in at.markdown if "mask itself" in m.value)
+    assert "Rows are queries i, columns keys j. A cell's colour is the first layer" in said and "marked" not in said
+    assert "hops of at most 3 positions. Blank: not within 2 layers." in said
     at.slider(key="pos_n").set_value(3).run()  # a window wider than the sequence follows it down
     assert not at.exception and at.slider(key="pos_window").value == 3
 
@@ -489,6 +504,11 @@ def test_the_introduction_does_not_overstate_and_the_terms_are_defined(page):
     assert "differs most" not in text and "grouped-query attention, Ainslie et al. 2023" in text
     assert "LN is layer normalisation" in text and "E_type is BERT's segment vector" in text
     assert "between [CLS] and [SEP], the marker tokens" in text and "[CLS] (the marker token" in text
+    # the symbols the formulas use, said in words before them: S, R_p with m and n, ALiBi's distance i − j
+    assert "The scores S = Q Kᵀ / √d (d: the length of q and k) become P S Pᵀ" in text
+    assert "With R_p the rotation of every pair at position p, a query at position m and a key at position n" in text
+    assert "A key i − j positions before query i loses m_h·(i − j) of score" in text
+    assert "decoder-only stacks (one causal stack, no encoder)" in text
 
 
 def test_the_ripple_and_the_rounding_sentences_quote_the_numbers_on_screen(page):
@@ -505,6 +525,7 @@ def test_the_ripple_and_the_rounding_sentences_quote_the_numbers_on_screen(page)
         f"{reach_span(4096, 32):,} positions" in c.value and "Jiang et al. 2023" in c.value for c in page.caption
     )
     assert reach_span(4096, 32) == 131_041  # the paper's "about 131K"
+    assert any("rounds L·w = 131,072 to 'approximately 131K'" in c.value for c in page.caption)
 
 
 def shuffle_giving(n: int, perm: list[int]) -> int:
@@ -540,6 +561,15 @@ def test_a_shuffle_that_only_swaps_equal_tokens_is_not_called_a_change(text, met
         assert checks[-2:] == ["– nothing moved", "– nothing moved"]
     else:
         assert checks[:4] == ["– nothing moved"] * 4
+
+
+def test_word_pieces_are_defined_where_they_are_used_and_do_split_a_rarer_word():
+    pieces = minilm_pieces(load_minilm(), ["the", "unbelievably"])
+    assert pieces.word_of.tolist().count(0) == 1 and pieces.word_of.tolist().count(1) > 1  # one piece; several
+    for query in ({}, {"method": "learned"}):
+        at = open_page(PAGE, query)
+        shown = [e.value for e in [*at.markdown, *at.caption] if "word pieces" in e.value]
+        assert shown and all(WORD_PIECES in v for v in shown)
 
 
 def test_unknown_tokens_are_named_only_when_there_are_some():
@@ -610,3 +640,26 @@ def test_the_sinusoidal_sentences_quote_the_table_drawn():
         "θ₀ = 1 radian per position" in m.value for m in at.markdown
     )
     assert np.allclose(alibi_slopes(8), [2.0**-e for e in range(1, 9)])  # the slider's help: 1/2, 1/4, …, 1/256
+
+
+def test_the_learned_table_sentence_quotes_the_table_and_every_paper_is_named(page):
+    model = load_minilm()
+    table = np.asarray(model.position_embeddings[:128], dtype=np.float64)  # the default 128 positions shown
+    sims = position_similarity(table, 128)
+    norms = np.linalg.norm(table, axis=1)
+    sentence = next(m.value for m in page.markdown if "one step apart" in m.value)
+    assert f"(cosine {np.mean(np.diag(sims, 1)[1:]):.2f} one step apart)" in sentence
+    assert f"its vector is {norms[0]:.2f} long, the others about {np.median(norms[1:]):.2f}." in sentence
+    # "unlike the rest": position 0 is over three times longer than any other, and far less like its neighbour
+    assert norms[0] > 3 * norms[1:].max() and sims[0, 1] < np.mean(np.diag(sims, 1)[1:]) - 0.5
+    headings = " ".join(h.value for h in page.subheader)
+    for paper in ("Vaswani et al. 2017", "Su et al. 2021, RoFormer", "Press et al. 2022"):
+        assert paper in headings
+    text = " ".join(m.value for m in page.markdown)
+    assert "BERT-style models (Devlin et al. 2019)" in text and "Ainslie et al. 2023" in text
+    assert any("Jiang et al. 2023" in c.value for c in page.caption)
+    assert any("a word then sees only itself and the words before it" in c.value for c in page.caption)
+    # the paper's slopes are for powers of two; other H come from the authors' code, and the help says so
+    assert (
+        "the workaround in the authors' code (the paper trains powers of two only)" in page.slider(key="pos_heads").help
+    )

@@ -16,6 +16,7 @@ from lessons.positions import (
     alibi_windows,
     attend,
     cosine_by_distance,
+    diff_text,
     farthest_share,
     minilm_head,
     minilm_pieces,
@@ -25,6 +26,7 @@ from lessons.positions import (
     permutation,
     position_similarity,
     reach_phrase,
+    reach_sentence,
     reach_span,
     ripple_peaks,
     rope_offset_check,
@@ -303,7 +305,7 @@ def test_minilm_ripples_about_every_six_positions(model):
     assert peaks[:3] == [5, 12, 17] and (peaks[-1] - peaks[0]) / (len(peaks) - 1) == pytest.approx(6, abs=0.5)
 
 
-@pytest.mark.parametrize("n_heads", [1, 2, 3, 8, 12, 16])
+@pytest.mark.parametrize("n_heads", [1, 2, 3, 8, 12, 15, 16])
 def test_alibi_reading_says_what_the_slopes_do(n_heads):
     slopes, n = alibi_slopes(n_heads), 9
     text = " ".join(alibi_reading(slopes, n))
@@ -315,10 +317,20 @@ def test_alibi_reading_says_what_the_slopes_do(n_heads):
         assert f"so it reads {reach_phrase(share)}" in text
     if n_heads == 1:
         assert text.startswith("With one head") and "almost a plain average" in text  # m = 1/256 over 9 words
-    elif n_heads == 12:  # Press et al.'s recipe: heads 9-12 are steep, the flattest is head 8, not the last
+    elif n_heads == 12:  # Press et al.'s code: heads 9-12 are steep, the flattest is head 8, not the last
+        assert "(the workaround in Press et al.'s code; the paper trains powers of two only)" in text
         assert "Head 9 is the steepest" in text and "Head 8 is the flattest" in text
         assert slopes[11] > slopes[7] and "head 12 (m = 0.0884) is steeper than head 8" in text
         assert np.all(slopes[8:] > slopes[3]) and "steeper than head 4's" in text
+    elif n_heads == 3:  # heads 1-2: 2^-4, 2^-8; head 3 gets 2^-2, the first of every other slope of 4 heads
+        np.testing.assert_allclose(slopes, [2**-4, 2**-8, 2**-2])
+        assert "That extra slope is steeper than every other head's, so head 3 (m = 0.25) is steeper" in text
+    elif n_heads == 15:  # the 7 extra slopes 2^-0.5 ... 2^-6.5 spread over most of the range, not one end
+        extra = slopes[8:]
+        np.testing.assert_allclose(extra, 2.0 ** -(np.arange(7) + 0.5))
+        assert f"Those 7 extra slopes, from m = {extra.max():.3g} down to {extra.min():.3g}, are all" in text
+        assert np.all(extra > slopes[6]) and not np.all(extra > slopes[5]) and "steeper than head 7's" in text
+        assert "steep end" not in text
     elif n_heads == 2:
         assert "Head 1 is the steepest" in text and "Head 2 is the flattest" in text
         assert "recent words more than old ones" in text  # m = 1/16 keeps 0.61 of the weight 8 back
@@ -331,3 +343,35 @@ def test_reach_phrase_thresholds():
     assert reach_phrase(0.018) == "mostly the last few words"
     assert reach_phrase(0.97) == "almost a plain average of all of them"
     assert reach_phrase(0.5) == "recent words more than old ones"
+
+
+@pytest.mark.parametrize("n, window, layers", [(16, 3, 3), (32, 8, 2), (16, 5, 1), (16, 1, 4), (8, 4, 5)])
+def test_the_reach_sentence_counts_what_the_window_reaches(n, window, layers):
+    """The sentence quotes L(w − 1) + 1, the count window_reach finds; L·w only where it is exact or said to be
+    too many, by the difference computed (with w = 3 and L = 3, 9 against 7)."""
+    reached = int((window_reach(n, window, layers)[-1] > 0).sum())
+    ok, sentence = reach_sentence(n, window, layers, reached)
+    assert ok and f"heard from {reached} position" in sentence
+    assert reached == min(n, reach_span(window, layers))
+    if reach_span(window, layers) > n:
+        assert f"capped by the {n} positions" in sentence and "L·w" not in sentence
+    elif layers > 1 and window > 1:
+        too_many = layers * window - reached
+        assert too_many == layers - 1 and f"L·w = {layers * window} counts {too_many} too many" in sentence
+    else:
+        assert "L·w" not in sentence and (layers * window == reached or window == 1)
+    assert not reach_sentence(n, window, layers, reached + 1)[0]
+
+
+def test_the_rope_sentence_says_how_far_the_lengths_moved():
+    rng = np.random.default_rng(2)
+    q, k = rng.standard_normal((2, 6, 16))
+    for offset in (0, 5, 1000, 9999):
+        check = rope_offset_check(q, k, offset)
+        sentence = check.sentence()
+        assert check.passed and f"differ by at most {diff_text(check.max_diff)} (rounding)" in sentence
+        if check.norm_diff == 0:
+            assert sentence.endswith("and no vector's length changed at all.")
+        else:
+            assert f"no vector's length moved by more than {diff_text(check.norm_diff)} (rounding)." in sentence
+        assert "more than 0." not in sentence

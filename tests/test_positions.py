@@ -134,7 +134,7 @@ def test_alibi_slopes_for_eight_heads_are_the_papers():
         (3, [4, 8, 2]),
     ],
 )
-def test_alibi_slopes_follow_the_papers_recipe(n_heads, exponents):
+def test_alibi_slopes_follow_the_paper_and_for_other_head_counts_the_authors_code(n_heads, exponents):
     np.testing.assert_allclose(alibi_slopes(n_heads), [2.0**-e for e in exponents], rtol=1e-15)
 
 
