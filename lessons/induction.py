@@ -369,6 +369,23 @@ def formation_index(induction: np.ndarray, threshold: float = ROLE_THRESHOLD) ->
     return int(hits[0]) if hits.size else None
 
 
+FALL_WINDOW = 25  # steps averaged when reading when the repeated half's loss falls (one batch is noisy)
+
+
+def loss_fall(loss_repeated: np.ndarray, chance: float, window: int = FALL_WINDOW) -> tuple[int, int] | None:
+    """(the first step from which the mean loss of the next `window` steps is below 90 % of chance, the first
+    from which it is below 10 % of chance): when the repeated half's loss falls. None if it never reaches 10 %.
+    Shapes: loss_repeated (steps,)."""
+    loss = np.asarray(loss_repeated, dtype=np.float64)
+    if loss.size < window:
+        return None
+    means = np.convolve(loss, np.ones(window) / window, mode="valid")  # means[s] = mean(loss[s : s + window])
+    below_high, below_low = np.flatnonzero(means < 0.9 * chance), np.flatnonzero(means < 0.1 * chance)
+    if not below_low.size:
+        return None
+    return int(below_high[0]), int(below_low[0])
+
+
 def strip_indices(induction: np.ndarray, count: int = 6) -> list[int]:
     """`count` checkpoints to show side by side: the first, the last, and those around the formation
     (evenly spread when no induction head formed). Shapes: induction (C, layers, heads)."""
