@@ -118,11 +118,11 @@ letters = list(LETTERS[: config.vocab_size])
 st.title("Generation and the KV cache")
 st.markdown(
     "A decoder writes one token at a time: it predicts the next token, appends it, and runs again. Run naively, "
-    "step t recomputes every one of the t tokens so far. But a token's key and value depend only on itself and "
-    "the tokens before it (the causal mask guarantees it), so they never change: keep them in a **KV cache**, and "
-    "each new token only computes its own query, key and value and reads the cached ones. The model here is the one "
-    "from "
-    "*Watch an induction head form*: it has learned to continue repeats, so you can check its output by eye."
+    "each step recomputes every token so far, the prompt's and the ones generated. But a token's key and value "
+    "depend only on itself and the tokens before it (the causal mask guarantees it), so they never change: keep "
+    "them in a **KV cache**, and each new token only computes its own query, key and value and reads the cached "
+    "ones. The model here is the one from *Watch an induction head form*: it has learned to continue repeats, so "
+    "you can check its output by eye."
 )
 st.latex(CAUSAL_CACHE_LATEX)
 STATE.show_warnings()
@@ -334,11 +334,13 @@ else:
 
 st.header("5 · MHA, GQA and MQA: the same model, three caches")
 big_weights, big_cache = weights_and_cache(LLAMA2_7B, LONG_CONTEXT)
+_, own_cache = weights_and_cache(LLAMA2_7B, LLAMA2_7B.n_context)
 st.markdown(
     f"At long contexts the cache can outgrow the weights: {LLAMA2_7B.name} (Touvron et al. 2023; "
     f"{LLAMA2_7B.n_layers} layers of {LLAMA2_7B.n_heads} heads of d_head {LLAMA2_7B.d_head}) holds "
-    f"{format_bytes(big_weights)} of float16 weights, and its multi-head cache at {LONG_CONTEXT:,} tokens is "
-    f"{format_bytes(big_cache)}, per sequence; and every new token must read all of it. "
+    f"{format_bytes(big_weights)} of float16 weights; its multi-head cache is {format_bytes(own_cache)} per "
+    f"sequence at the {LLAMA2_7B.n_context:,} tokens it was trained for, and would be {format_bytes(big_cache)} "
+    f"at {LONG_CONTEXT:,}, more than the weights; every new token must read all of it. "
     "Grouped-query attention (Ainslie et al. 2023) lets each group of g query heads share one key/value head: as "
     "many query heads as before, a cache g times smaller. Multi-query attention (Shazeer 2019) is the extreme, one "
     "key/value head for all."
