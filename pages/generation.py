@@ -169,6 +169,7 @@ seed = seed_col.number_input(
     help="Seeds the sampling (not used when greedy).",
 )
 st.latex(SAMPLING_LATEX)
+st.caption("z: the model's logits, one score per letter before the softmax; T: the temperature.")
 if temperature == 0:
     st.caption("Greedy: top-k and the seed change nothing (the most likely token is always in the top k).")
 
@@ -278,8 +279,8 @@ with count_col:
     )
     st.caption(
         "Counted multiply-adds for this model's shape. With the cache a new token costs the same projections "
-        "every time plus one row of scores, growing linearly with the context; without it, everything is redone "
-        "for all t tokens. " + last_step_work(result)
+        "every time plus one row of scores and its weighted sum of the values, growing linearly with the context; "
+        "without it, everything is redone for all t tokens so far. " + last_step_work(result)
     )
 with time_col:
     chart(st, timing_figure(result.ms_cached, result.ms_uncached), key="gen_timing", share=0.5)
@@ -341,9 +342,9 @@ st.markdown(
     f"{format_bytes(big_weights)} of float16 weights; its multi-head cache is {format_bytes(own_cache)} per "
     f"sequence at the {LLAMA2_7B.n_context:,} tokens it was trained for, and would be {format_bytes(big_cache)} "
     f"at {LONG_CONTEXT:,}, more than the weights; every new token must read all of it. "
-    "Grouped-query attention (Ainslie et al. 2023) lets each group of g query heads share one key/value head: as "
-    "many query heads as before, a cache g times smaller. Multi-query attention (Shazeer 2019) is the extreme, one "
-    "key/value head for all."
+    "In multi-head attention (MHA) every query head has its own key/value head. Grouped-query attention (GQA, "
+    "Ainslie et al. 2023) lets each group of g query heads share one key/value head: as many query heads as before, "
+    "a cache g times smaller. Multi-query attention (MQA, Shazeer 2019) is the extreme, one key/value head for all."
 )
 st.latex(GQA_LATEX)
 c1, c2, c3 = st.columns(3)

@@ -218,12 +218,13 @@ st.latex(DECODER_LATEX)
 st.latex(CROSS_ENTROPY_LATEX)
 shipped_config = shipped_run().config
 st.caption(
-    f"The model: {shipped_config.vocab_size} letters, d_model = {shipped_config.d_model}, two layers of "
-    f"{shipped_config.n_heads} causal attention heads each, learned positions, no MLP, no layer norm "
-    "(attention/decoder.py). E is the token embedding table (one row per letter), P the position table, W_U the "
-    "unembedding that turns the last vector into one logit per letter. Trained on every next-token prediction "
-    "with Adam, gradients by the hand-written backward pass in attention/decoder_backward.py (checked against "
-    "finite differences in the tests); w_i weighs each prediction in the loss."
+    f"The model: {shipped_config.vocab_size} letters, d_model = {shipped_config.d_model} (the number of entries "
+    f"in every token's vector), two layers of {shipped_config.n_heads} causal attention heads each, learned "
+    "positions, no MLP, no layer norm (attention/decoder.py). E is the token embedding table (one row per letter), "
+    "P the position table, W_U the unembedding that turns the last vector into one logit (a score before the "
+    "softmax) per letter. Trained on every next-token prediction with Adam (the optimiser, at the foot of the "
+    "page), gradients by the hand-written backward pass in attention/decoder_backward.py (checked against finite "
+    "differences in the tests); w_i weighs each prediction in the loss, and here every w_i = 1."
 )
 
 st.header("1 · The model: shipped, or trained by you")
@@ -388,7 +389,8 @@ st.caption(f"Both scores of every head at every checkpoint. {rise}")
 st.header("4 · The trained model, measured")
 st.markdown(
     f"On {evaluation.n_sequences} fresh sequences of 2 × {evaluation.half} letters (drawn from a seed no "
-    "training batch used): top-1 accuracy of each prediction, and the scores of every head."
+    "training batch used): the top-1 accuracy of each prediction (how often the letter given the highest "
+    "probability is the right one), and the scores of every head."
 )
 cols = st.columns(4)
 cols[0].metric(

@@ -242,3 +242,19 @@ def test_the_longest_input_is_what_training_fed_and_the_last_position_was_never_
         check_input_fits(31, 2, config)
     with pytest.raises(ValueError, match="at least one letter"):
         check_input_fits(0, 1, config)
+
+
+def test_training_weighs_every_prediction_alike(monkeypatch):
+    # the page says "here every w_i = 1" under the weighted cross-entropy: training passes no weights
+    import lessons.induction as induction
+
+    seen = []
+    real = induction.next_token_loss
+
+    def recording(params, ids, weights=None):
+        seen.append(weights)
+        return real(params, ids, weights)
+
+    monkeypatch.setattr(induction, "next_token_loss", recording)
+    train_induction(replace(InductionConfig(), steps=3, batch=4, checkpoint_every=3, d_model=8))
+    assert seen == [None, None, None]

@@ -166,3 +166,12 @@ def test_one_new_token_counts_the_whole_prompt_and_the_exact_check_is_not_called
     assert at.metric[1].value == "0.0e+00" and "last digits" not in texts(at.success)
     assert "equal too" in texts(at.success)
     assert "for its one step (step 1 runs the whole prompt either way)" in texts(at.caption)
+
+
+def test_terms_are_defined_where_first_used():
+    at = open_page(PAGE)
+    said = texts(at.caption) + texts(at.markdown)
+    assert "z: the model's logits" in said
+    for term in ("multi-head attention (MHA)", "Grouped-query attention (GQA,", "Multi-query attention (MQA,"):
+        assert term in said, term
+    assert "one row of scores and its weighted sum of the values" in said

@@ -270,3 +270,11 @@ def test_loss_fall_reads_a_made_up_curve():
     hi, lo = loss_fall(loss, 3.0, window=1)
     assert loss[hi] < 2.7 <= loss[hi - 1] and loss[lo] < 0.3 <= loss[lo - 1]
     assert loss_fall(np.full(200, 3.0), 3.0) is None  # never falls
+
+
+def test_terms_are_defined_where_first_used():
+    at = open_page(PAGE)
+    said = texts(at.caption) + texts(at.markdown)
+    assert "d_model = 32 (the number of entries in every token's vector)" in said
+    assert "one logit (a score before the softmax) per letter" in said and "here every w_i = 1" in said
+    assert "top-1 accuracy of each prediction (how often the letter given the highest probability" in said
