@@ -258,3 +258,27 @@ def test_training_weighs_every_prediction_alike(monkeypatch):
     monkeypatch.setattr(induction, "next_token_loss", recording)
     train_induction(replace(InductionConfig(), steps=3, batch=4, checkpoint_every=3, d_model=8))
     assert seen == [None, None, None]
+
+
+def test_the_score_formulas_on_the_page_are_what_the_scores_compute():
+    from lessons.induction import INDUCTION_LATEX, PREVIOUS_TOKEN_LATEX
+
+    assert r"\frac{1}{n-1}\sum_{i=1}^{n-1} A^{\ell h}_{i,\,i-1}" in PREVIOUS_TOKEN_LATEX
+    assert r"A^{\ell h}_{i,\,j+1}" in INDUCTION_LATEX and r"t_j = t_i,\ j < i" in INDUCTION_LATEX
+    rng = np.random.default_rng(4)
+    ids = np.array([3, 1, 4, 0, 5, 3, 1, 4, 2])  # 3, 1, 4 repeat at 5, 6, 7
+    a = rng.dirichlet(np.ones(9), size=(2, 3, 9))  # (layers, heads, n, n): any rows summing to 1
+    n = len(ids)
+    prev = np.array(
+        [[sum(a[layer, h, i, i - 1] for i in range(1, n)) / (n - 1) for h in range(3)] for layer in range(2)]
+    )
+    np.testing.assert_allclose(previous_token_scores(a), prev, rtol=1e-12)
+    pairs = [(5, 0), (6, 1), (7, 2)]  # (i, j): t_j = t_i, j < i
+    ind = np.array([[np.mean([a[layer, h, i, j + 1] for i, j in pairs]) for h in range(3)] for layer in range(2)])
+    np.testing.assert_allclose(induction_scores(a, ids), ind, rtol=1e-12)
+
+
+def test_the_model_is_attention_only_as_the_page_says():
+    config = load_run().config.decoder  # "two layers of 2 causal attention heads each, no MLP, no layer norm"
+    assert (config.n_layers, config.n_heads, config.n_kv_heads) == (2, 2, 2)
+    assert not config.mlp and not config.final_norm
