@@ -258,8 +258,12 @@ with note_col:
         f"Step 1 runs the whole prompt of {prompt.size} tokens and fills the cache: {first.cache_shape} per layer, "
         f"{format_bytes(first.cache_nbytes)}. Each later step appends one row to every layer's K and V: "
         f"2 × {config.n_layers} layers × {config.n_kv_heads} heads × d_head {config.d_head} × {itemsize} bytes = "
-        f"**{per_token} bytes per token**. After the last step: {last.cache_shape}, "
-        f"{format_bytes(last.cache_nbytes)}."
+        f"**{per_token} bytes per token**. "
+        + (
+            f"After the last step: {last.cache_shape}, {format_bytes(last.cache_nbytes)}."
+            if len(result.steps) > 1
+            else "With one new token there is no later step: the cache stays as step 1 left it."
+        )
     )
 
 st.header("3 · The work per new token, with and without the cache")

@@ -166,6 +166,8 @@ def test_one_new_token_counts_the_whole_prompt_and_the_exact_check_is_not_called
     assert at.metric[1].value == "0.0e+00" and "last digits" not in texts(at.success)
     assert "equal too" in texts(at.success)
     assert "for its one step (step 1 runs the whole prompt either way)" in texts(at.caption)
+    assert "no later step: the cache stays as step 1 left it" in texts(at.markdown)
+    assert "After the last step" not in texts(at.markdown)
 
 
 def test_terms_are_defined_where_first_used():
