@@ -287,7 +287,9 @@ st.markdown(
     f"natural logarithm). A uniform guess over {vocab} letters costs log {vocab} = {chance:.2f} nats. The first "
     "half can do a little better, but not much: its letters are distinct, so a model that knew that would spread "
     f"its guess over the letters not yet seen, and the best it can reach is the mean of log({vocab} − i) over the "
-    f"half's positions, {first_half_floor(vocab, probe_half):.2f} nats for {probe_half} letters. "
+    f"half's positions, {first_half_floor(vocab, probe_half):.2f} nats for {probe_half} letters, if it also knew "
+    f"where the half ends. This one cannot: it was trained on halves of {run.config.half_min} to "
+    f"{run.config.half_max} letters, so the repeat may start at any step (section 4 shows what it makes of that). "
     "The repeated half sits near the first until the two heads click together, then falls: "
     + (
         f"in this run from 90% of chance to 10% of it in {fall[1] - fall[0]} steps (steps {fall[0]} to {fall[1]}, "
@@ -410,7 +412,7 @@ chart(
     key="induction_accuracy",
 )
 st.caption(
-    first_half_verdict(evaluation, vocab)
+    first_half_verdict(evaluation, vocab, (run.config.half_min, run.config.half_max))
     + " The grey bar is the prediction of where the repeat starts, counted in neither half."
 )
 show_scores(evaluation.previous_token, evaluation.induction, key="induction_final_scores")

@@ -282,3 +282,23 @@ def test_the_model_is_attention_only_as_the_page_says():
     config = load_run().config.decoder  # "two layers of 2 causal attention heads each, no MLP, no layer norm"
     assert (config.n_layers, config.n_heads, config.n_kv_heads) == (2, 2, 2)
     assert not config.mlp and not config.final_norm
+
+
+def test_the_first_half_is_explained_by_the_repeat_that_may_start_at_any_step():
+    evaluation = evaluate(load_induction_model(), half=10, n_sequences=500, seed=12345)
+    ids = repeated_tokens(np.random.default_rng(12345), 500, 10, 26)[:, :-1]
+    logits = decoder_forward_batch(ids)
+    top_is_first = logits[:, :9].argmax(axis=-1) == ids[:, :1]  # (B, 9): the first half's top guesses
+    assert evaluation.first_letter_top == pytest.approx(top_is_first.mean())
+    assert evaluation.first_letter_top > 0.5 > evaluation.accuracy_first  # its usual guess: the repeat starts now
+    verdict = first_half_verdict(evaluation, 26, (4, 16))
+    assert f"first letter in {top_is_first.mean():.0%} of the predictions" in verdict
+    assert f"the top guess is right {evaluation.by_position[9]:.0%} of the time" in verdict
+    assert evaluation.by_position[9] > 0.5  # the grey bar: right where the repeat does start
+    assert "first letter" not in first_half_verdict(evaluation, 26)  # without the halves, nothing said of them
+
+
+def decoder_forward_batch(ids: np.ndarray) -> np.ndarray:
+    from attention.decoder import forward_trace
+
+    return forward_trace(ids, load_induction_model()).logits

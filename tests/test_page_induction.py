@@ -133,7 +133,8 @@ def test_the_first_half_is_measured_against_chance_and_its_floor():
     assert f"log 26 = {chance:.2f} nats" in texts(at.markdown)
     assert f"{floor:.2f} nats for 10 letters" in texts(at.markdown)
     evaluation = evaluate(load_induction_model(), half=10, n_sequences=500, seed=12345)
-    verdict = first_half_verdict(evaluation, 26)
+    verdict = first_half_verdict(evaluation, 26, (4, 16))
+    assert "halves of 4 to 16 letters" in verdict and "halves of 4 to 16 letters" in texts(at.markdown)
     assert verdict in texts(at.caption)
     # the shipped model sits above chance because it favours the letters it has already seen
     assert evaluation.loss_first > chance and evaluation.seen_first > evaluation.seen_uniform
