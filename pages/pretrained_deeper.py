@@ -472,10 +472,10 @@ if run is not None:
     st.header("4 · Attention across layers: rollout")
     st.markdown(
         f"Each layer mixes the tokens again, so after {cfg.n_layers} layers a position holds a blend of blends. "
-        "**Attention "
-        "rollout** (Abnar & Zuidema, 2020) estimates that blend: average each layer's heads, add the identity for "
-        "the residual path that carries every token past the attention, renormalise the rows, and multiply the "
-        "layers together. Row i of R says which input tokens position i at the top was built from."
+        "**Attention rollout** (Abnar & Zuidema, 2020) estimates that blend: average each layer's heads, add the "
+        "identity for the residual path that carries every token past the attention, renormalise the rows, and "
+        "multiply the layers together. Row i of R is rollout's estimate of which input tokens position i at the top "
+        "was built from."
     )
     st.latex(ROLLOUT_LATEX)
     rollout_view(run, text, rows)
