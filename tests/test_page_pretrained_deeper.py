@@ -294,3 +294,20 @@ def test_without_the_model_package_the_page_says_what_to_install(monkeypatch):
     finally:
         monkeypatch.undo()
         clear()
+
+
+def test_the_rollout_caption_quotes_the_rollouts_own_shares(model):
+    from attention.pretrained import attention_rollout
+    from ui.safe_text import escape_markdown
+
+    at = deeper({"text": TIRED})
+    run = model.run(TIRED)
+    feed = attention_rollout(run.attentions).mean(axis=0)  # the mean-pooled output, the default
+    top = np.argsort(-feed, kind="stable")[:5]
+    special = feed[0] + feed[-1]  # [CLS] first, [SEP] last
+    shares = ", ".join(f"'{escape_markdown(run.tokens[i])}' ({i}) {feed[i]:.1%}" for i in top)
+    said = texts(at.caption)
+    assert f"Largest shares: {shares}." in said
+    even = f"An even spread would give each token {1 / run.n_tokens:.1%}."
+    assert f"{even} [CLS] and [SEP] together: {special:.0%}" in said
+    assert special > 0.5  # "many heads park their weight on them": most of the output comes from the two markers
