@@ -220,11 +220,12 @@ shipped_config = shipped_run().config
 st.caption(
     f"The model: {shipped_config.vocab_size} letters, d_model = {shipped_config.d_model} (the number of entries "
     f"in every token's vector), two layers of {shipped_config.n_heads} causal attention heads each, learned "
-    "positions, no MLP, no layer norm (attention/decoder.py). E is the token embedding table (one row per letter), "
-    "P the position table, W_U the unembedding that turns the last vector into one logit (a score before the "
-    "softmax) per letter. Trained on every next-token prediction with Adam (the optimiser, at the foot of the "
-    "page), gradients by the hand-written backward pass in attention/decoder_backward.py (checked against finite "
-    "differences in the tests); w_i weighs each prediction in the loss, and here every w_i = 1."
+    "positions, no MLP (the feed-forward layer of a full block) and no layer norm (attention/decoder.py). E is the "
+    "token embedding table (one row per letter), P the position table, W_U the unembedding that turns the last "
+    "vector into one logit (a score before the softmax) per letter. Trained on every next-token prediction with "
+    "Adam (the optimiser, at the foot of the page), gradients by the hand-written backward pass in "
+    "attention/decoder_backward.py (checked against finite differences in the tests); w_i weighs each prediction "
+    "in the loss, and here every w_i = 1."
 )
 
 st.header("1 · The model: shipped, or trained by you")

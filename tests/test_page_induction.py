@@ -278,4 +278,5 @@ def test_terms_are_defined_where_first_used():
     said = texts(at.caption) + texts(at.markdown)
     assert "d_model = 32 (the number of entries in every token's vector)" in said
     assert "one logit (a score before the softmax) per letter" in said and "here every w_i = 1" in said
+    assert "no MLP (the feed-forward layer of a full block)" in said
     assert "top-1 accuracy of each prediction (how often the letter given the highest probability" in said
