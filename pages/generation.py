@@ -236,7 +236,8 @@ with cache_col:
         key="gen_cache_table",
     )
     st.caption(
-        f"Per layer: (n_kv_heads, tokens, d_head). {chosen.cache_shape[1]} tokens × {config.n_layers} layers × K and "
+        f"Per layer: (n_kv_heads, tokens, d_head), the key/value heads (section 5), the tokens so far and the "
+        f"width of one head. {chosen.cache_shape[1]} tokens × {config.n_layers} layers × K and "
         f"V, {np.dtype(params.dtype).name}: "
         f"**{format_bytes(chosen.cache_nbytes)}** ({chosen.cache_nbytes:,} bytes)."
     )

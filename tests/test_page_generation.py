@@ -174,6 +174,7 @@ def test_terms_are_defined_where_first_used():
     at = open_page(PAGE)
     said = texts(at.caption) + texts(at.markdown)
     assert "z: the model's logits" in said
+    assert "(n_kv_heads, tokens, d_head), the key/value heads (section 5), the tokens so far and the width" in said
     for term in ("multi-head attention (MHA)", "Grouped-query attention (GQA,", "Multi-query attention (MQA,"):
         assert term in said, term
     assert "one row of scores and its weighted sum of the values" in said
