@@ -5,6 +5,8 @@ from ui.state import require_app_entry
 
 require_app_entry()
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -271,7 +273,7 @@ st.header("3 · The work per new token, with and without the cache")
 count_col, time_col = st.columns(2, gap="large")
 with count_col:
     t_axis = np.unique(np.geomspace(1, 4096, 40).astype(int))
-    big = DecoderConfig(26, 2, 2, 2, 32, 4096)  # this model's shape, with room for long contexts
+    big = replace(config, max_positions=4096)  # this model's shape, with room for long contexts
     chart(
         st,
         work_figure(

@@ -140,6 +140,20 @@ def test_the_work_and_timing_are_reported():
     assert "times more" in texts(at.caption)
 
 
+def test_the_counted_work_is_for_this_models_shape(params):
+    from dataclasses import replace
+
+    from attention.decoder import decode_step_madds
+
+    at = open_page(PAGE)
+    work = chart_by_key(at, "gen_work")["data"]
+    t = plotly_values(work[0]["x"]).astype(int)
+    shape = replace(params.config, max_positions=4096)  # "Counted multiply-adds for this model's shape"
+    expected = [decode_step_madds(shape, int(n), use_cache=True).total for n in t]
+    np.testing.assert_array_equal(plotly_values(work[0]["y"]), expected)
+    assert "Counted multiply-adds for this model's shape" in texts(at.caption)
+
+
 def test_the_layers_box_takes_what_the_core_takes_and_a_larger_link_says_so():
     """layers=49 and more used to raise the core's ValueError into an error box (issue #32)."""
     from attention.decoder import MAX_LAYERS
