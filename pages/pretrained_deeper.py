@@ -298,7 +298,7 @@ def rollout_view(run: MiniLMRun, text: str, rows: list[int]) -> None:
         key=STATE.key("pool"),
         persist_state="session",
         help="The embedding is the mean of the last layer's vectors: its row of shares is the mean of the rows. "
-        "[CLS] is position 0's row (BERT's classifier reads it; this model does not use it).",
+        "[CLS] is position 0's row (BERT's classifier reads it, Devlin et al. 2019; this model does not use it).",
     )
     feed = rollout.mean(axis=0) if pool == "mean" else rollout[0]  # (n,), sums to 1
     ymax, cut = display_max(feed, tokens)

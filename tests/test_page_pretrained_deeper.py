@@ -234,6 +234,7 @@ def test_terms_are_defined_where_first_used_and_short_texts_keep_the_training_le
     assert "$W_O$ (the output matrix that mixes the heads' results)" in first
     assert "PCA (principal component analysis)" in texts(at.markdown)
     assert "Row i of R is rollout's estimate of which input tokens" in texts(at.markdown)  # a heuristic, said as one
+    assert "BERT's classifier reads it, Devlin et al. 2019" in at.radio(key="ptd_pool").help  # a paper's claim, named
     pair = "The trophy ... it is too large / too small"
     at.selectbox(key="ptd_pair").set_value(pair).run()
     assert (at.text_input(key="ptd_a").value, at.text_input(key="ptd_b").value) == SENTENCE_PAIRS[pair]
