@@ -285,7 +285,7 @@ st.header("2 · The loss on each half")
 vocab, probe_half = run.config.vocab_size, evaluation.half
 st.markdown(
     "Each training step's batch is scored on its two halves separately, in **nats** (the loss measured with the "
-    f"natural logarithm). A uniform guess over {vocab} letters costs log {vocab} = {chance:.2f} nats. The first "
+    f"natural logarithm). A uniform guess over V = {vocab} letters costs log {vocab} = {chance:.2f} nats. The first "
     "half can do a little better, but not much: its letters are distinct, so a model that knew that would spread "
     f"its guess over the letters not yet seen, and the best it can reach is the mean of log({vocab} − i) over the "
     f"half's positions, {first_half_floor(vocab, probe_half):.2f} nats for {probe_half} letters, if it also knew "

@@ -279,4 +279,5 @@ def test_terms_are_defined_where_first_used():
     assert "d_model = 32 (the number of entries in every token's vector)" in said
     assert "one logit (a score before the softmax) per letter" in said and "here every w_i = 1" in said
     assert "no MLP (the feed-forward layer of a full block)" in said
+    assert "A uniform guess over V = 26 letters" in said  # the V of the charts' "log V" and "1/V"
     assert "top-1 accuracy of each prediction (how often the letter given the highest probability" in said
