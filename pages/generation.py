@@ -354,6 +354,7 @@ st.markdown(
     "a cache g times smaller. Multi-query attention (MQA, Shazeer 2019) is the extreme, one key/value head for all."
 )
 st.latex(GQA_LATEX)
+st.caption("Heads numbered from 0: query heads 0 to g − 1 share key/value head 0, the next g share head 1, and so on.")
 c1, c2, c3 = st.columns(3)
 layers = c1.number_input(
     "layers",

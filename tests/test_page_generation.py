@@ -192,3 +192,4 @@ def test_terms_are_defined_where_first_used():
     for term in ("multi-head attention (MHA)", "Grouped-query attention (GQA,", "Multi-query attention (MQA,"):
         assert term in said, term
     assert "one row of scores and its weighted sum of the values" in said
+    assert "query heads 0 to g − 1 share key/value head 0" in said  # the ⌊i/g⌋ of GQA_LATEX counts from 0
