@@ -37,10 +37,12 @@ class KnownModel:
     n_heads: int
     d_head: int
     n_params: int
+    n_context: int  # the context length it was trained for
 
 
-# Llama 2 7B (Touvron et al. 2023): 32 layers of 32 heads of 128, multi-head attention, 6,738,415,616 parameters
-LLAMA2_7B = KnownModel("Llama 2 7B", 32, 32, 128, 6_738_415_616)
+# Llama 2 7B (Touvron et al. 2023): 32 layers of 32 heads of 128, multi-head attention, 6,738,415,616 parameters,
+# trained for a context of 4,096 tokens (their Table 1)
+LLAMA2_7B = KnownModel("Llama 2 7B", 32, 32, 128, 6_738_415_616, 4096)
 
 
 def weights_and_cache(model: KnownModel, n_total: int, itemsize: int = 2) -> tuple[int, int]:

@@ -9,8 +9,9 @@ the current token, its key the previous token at each earlier position) and copi
 
 T varies from batch to batch (HALF_MIN .. HALF_MAX), so no fixed offset ("look T back") solves it.
 Training is plain next-token prediction on every position with Adam; the loss on the first half stays
-near chance (its floor is a little lower: the first half's tokens are distinct, see `first_half_floor`),
-the loss on the repeated half falls suddenly when the two heads click together.
+near chance (a model that knew where the half ends could go a little lower, see `first_half_floor`; this one
+cannot, and hedges that the repeat starts now), the loss on the repeated half falls suddenly when the two
+heads click together.
 """
 
 from __future__ import annotations
@@ -116,9 +117,11 @@ def first_half_floor(vocab_size: int, half: int) -> float:
     return float(np.mean([math.log(vocab_size - i) for i in range(1, half)]))
 
 
-def first_half_verdict(evaluation: "Evaluation", vocab_size: int) -> str:
+def first_half_verdict(evaluation: "Evaluation", vocab_size: int, halves: tuple[int, int] | None = None) -> str:
     """What the measured first-half loss says, against chance (log V) and the floor (`first_half_floor`), and why:
-    the share of probability the model gives to letters already seen, none of which ever comes next there."""
+    the share of probability the model gives to letters already seen, none of which ever comes next there; with
+    `halves` (the training's half_min, half_max), how often its top guess is the first letter, i.e. that the repeat
+    starts now, which training taught it to expect at any step."""
     chance, floor = chance_loss(vocab_size), first_half_floor(vocab_size, evaluation.half)
     loss = evaluation.loss_first
     if loss > chance:
@@ -133,10 +136,19 @@ def first_half_verdict(evaluation: "Evaluation", vocab_size: int) -> str:
         if seen > flat
         else "it has learned to avoid letters it has already seen, as the floor requires"
     )
-    return (
+    said = (
         f"The first half {where} (the floor at {evaluation.half} letters: {floor:.2f}). Its guesses are not flat: "
         f"{why}, giving them {seen:.0%} of its probability where a flat guess would give {flat:.0%}, and in the "
         "first half none of those ever comes next."
+    )
+    if halves is None or seen <= flat:
+        return said
+    start = evaluation.by_position[evaluation.half - 1]
+    return said + (
+        f" Its top guess there is the sequence's first letter in {evaluation.first_letter_top:.0%} of the "
+        f"predictions: the guess that the repeat starts now, which in training (halves of {halves[0]} to "
+        f"{halves[1]} letters) it could after any of letters {halves[0]} to {halves[1]}. Where the repeat does "
+        f"start (the grey bar) the top guess is right {start:.0%} of the time."
     )
 
 
@@ -237,6 +249,7 @@ class Evaluation:
     induction: np.ndarray
     seen_first: float
     seen_uniform: float
+    first_letter_top: float = 0.0  # the share of first-half predictions whose top guess is the sequence's first token
 
 
 def evaluate(params: DecoderParams, *, half: int = 10, n_sequences: int = 500, seed: int = 12345) -> Evaluation:
@@ -255,6 +268,7 @@ def evaluate(params: DecoderParams, *, half: int = 10, n_sequences: int = 500, s
     attn = trace_attentions(trace)  # (B, layers, heads, n, n)
     first, repeated = half_weights(half)
     seen, uniform = seen_probability(trace.logits[:, first], inputs[:, first], config.vocab_size)
+    first_letter_top = float((trace.logits[:, first].argmax(axis=-1) == ids[:, :1]).mean())  # (B, half - 1) -> share
     return Evaluation(
         half,
         n_sequences,
@@ -267,6 +281,7 @@ def evaluate(params: DecoderParams, *, half: int = 10, n_sequences: int = 500, s
         induction_scores(attn, inputs),
         seen,
         uniform,
+        first_letter_top,
     )
 
 
@@ -367,6 +382,23 @@ def formation_index(induction: np.ndarray, threshold: float = ROLE_THRESHOLD) ->
     (None if none does). Shapes: induction (C, layers, heads)."""
     hits = np.flatnonzero(np.asarray(induction)[:, -1].max(axis=-1) > threshold)
     return int(hits[0]) if hits.size else None
+
+
+FALL_WINDOW = 25  # steps averaged when reading when the repeated half's loss falls (one batch is noisy)
+
+
+def loss_fall(loss_repeated: np.ndarray, chance: float, window: int = FALL_WINDOW) -> tuple[int, int] | None:
+    """(the first step from which the mean loss of the next `window` steps is below 90 % of chance, the first
+    from which it is below 10 % of chance): when the repeated half's loss falls. None if it never reaches 10 %.
+    Shapes: loss_repeated (steps,)."""
+    loss = np.asarray(loss_repeated, dtype=np.float64)
+    if loss.size < window:
+        return None
+    means = np.convolve(loss, np.ones(window) / window, mode="valid")  # means[s] = mean(loss[s : s + window])
+    below_high, below_low = np.flatnonzero(means < 0.9 * chance), np.flatnonzero(means < 0.1 * chance)
+    if not below_low.size:
+        return None
+    return int(below_high[0]), int(below_low[0])
 
 
 def strip_indices(induction: np.ndarray, count: int = 6) -> list[int]:

@@ -18,6 +18,9 @@ import numpy as np
 from lessons.projection import queries_and_keys, query_readout
 
 QUERY_MODES = ("all", "last", "word")
+# all-MiniLM-L6-v2's model card: "The sequence length was limited to 128 tokens" while it was trained as a
+# sentence encoder (sentence-transformers still lets it read 256, MAX_TOKENS)
+TRAINED_TOKENS = 128
 CONTINUATION = "##"  # WordPiece marks a piece that continues the previous word with this prefix
 
 

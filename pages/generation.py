@@ -5,6 +5,8 @@ from ui.state import require_app_entry
 
 require_app_entry()
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -118,11 +120,11 @@ letters = list(LETTERS[: config.vocab_size])
 st.title("Generation and the KV cache")
 st.markdown(
     "A decoder writes one token at a time: it predicts the next token, appends it, and runs again. Run naively, "
-    "step t recomputes every one of the t tokens so far. But a token's key and value depend only on itself and "
-    "the tokens before it (the causal mask guarantees it), so they never change: keep them in a **KV cache**, and "
-    "each new token only computes its own query, key and value and reads the cached ones. The model here is the one "
-    "from "
-    "*Watch an induction head form*: it has learned to continue repeats, so you can check its output by eye."
+    "each step recomputes every token so far, the prompt's and the ones generated. But a token's key and value "
+    "depend only on itself and the tokens before it (the causal mask guarantees it), so they never change: keep "
+    "them in a **KV cache**, and each new token only computes its own query, key and value and reads the cached "
+    "ones. The model here is the one from *Watch an induction head form*: it has learned to continue repeats, so "
+    "you can check its output by eye."
 )
 st.latex(CAUSAL_CACHE_LATEX)
 STATE.show_warnings()
@@ -169,6 +171,7 @@ seed = seed_col.number_input(
     help="Seeds the sampling (not used when greedy).",
 )
 st.latex(SAMPLING_LATEX)
+st.caption("z: the model's logits, one score per letter before the softmax; T: the temperature.")
 if temperature == 0:
     st.caption("Greedy: top-k and the seed change nothing (the most likely token is always in the top k).")
 
@@ -235,7 +238,8 @@ with cache_col:
         key="gen_cache_table",
     )
     st.caption(
-        f"Per layer: (n_kv_heads, tokens, d_head). {chosen.cache_shape[1]} tokens × {config.n_layers} layers × K and "
+        f"Per layer: (n_kv_heads, tokens, d_head), the key/value heads (section 5), the tokens so far and the "
+        f"width of one head. {chosen.cache_shape[1]} tokens × {config.n_layers} layers × K and "
         f"V, {np.dtype(params.dtype).name}: "
         f"**{format_bytes(chosen.cache_nbytes)}** ({chosen.cache_nbytes:,} bytes)."
     )
@@ -257,15 +261,19 @@ with note_col:
         f"Step 1 runs the whole prompt of {prompt.size} tokens and fills the cache: {first.cache_shape} per layer, "
         f"{format_bytes(first.cache_nbytes)}. Each later step appends one row to every layer's K and V: "
         f"2 × {config.n_layers} layers × {config.n_kv_heads} heads × d_head {config.d_head} × {itemsize} bytes = "
-        f"**{per_token} bytes per token**. After the last step: {last.cache_shape}, "
-        f"{format_bytes(last.cache_nbytes)}."
+        f"**{per_token} bytes per token**. "
+        + (
+            f"After the last step: {last.cache_shape}, {format_bytes(last.cache_nbytes)}."
+            if len(result.steps) > 1
+            else "With one new token there is no later step: the cache stays as step 1 left it."
+        )
     )
 
 st.header("3 · The work per new token, with and without the cache")
 count_col, time_col = st.columns(2, gap="large")
 with count_col:
     t_axis = np.unique(np.geomspace(1, 4096, 40).astype(int))
-    big = DecoderConfig(26, 2, 2, 2, 32, 4096)  # this model's shape, with room for long contexts
+    big = replace(config, max_positions=4096)  # this model's shape, with room for long contexts
     chart(
         st,
         work_figure(
@@ -278,8 +286,8 @@ with count_col:
     )
     st.caption(
         "Counted multiply-adds for this model's shape. With the cache a new token costs the same projections "
-        "every time plus one row of scores, growing linearly with the context; without it, everything is redone "
-        "for all t tokens. " + last_step_work(result)
+        "every time plus one row of scores and its weighted sum of the values, growing linearly with the context; "
+        "without it, everything is redone for all t tokens so far. " + last_step_work(result)
     )
 with time_col:
     chart(st, timing_figure(result.ms_cached, result.ms_uncached), key="gen_timing", share=0.5)
@@ -334,16 +342,19 @@ else:
 
 st.header("5 · MHA, GQA and MQA: the same model, three caches")
 big_weights, big_cache = weights_and_cache(LLAMA2_7B, LONG_CONTEXT)
+_, own_cache = weights_and_cache(LLAMA2_7B, LLAMA2_7B.n_context)
 st.markdown(
     f"At long contexts the cache can outgrow the weights: {LLAMA2_7B.name} (Touvron et al. 2023; "
     f"{LLAMA2_7B.n_layers} layers of {LLAMA2_7B.n_heads} heads of d_head {LLAMA2_7B.d_head}) holds "
-    f"{format_bytes(big_weights)} of float16 weights, and its multi-head cache at {LONG_CONTEXT:,} tokens is "
-    f"{format_bytes(big_cache)}, per sequence; and every new token must read all of it. "
-    "Grouped-query attention (Ainslie et al. 2023) lets each group of g query heads share one key/value head: as "
-    "many query heads as before, a cache g times smaller. Multi-query attention (Shazeer 2019) is the extreme, one "
-    "key/value head for all."
+    f"{format_bytes(big_weights)} of float16 weights; its multi-head cache is {format_bytes(own_cache)} per "
+    f"sequence at the {LLAMA2_7B.n_context:,} tokens it was trained for, and would be {format_bytes(big_cache)} "
+    f"at {LONG_CONTEXT:,}, more than the weights; every new token must read all of it. "
+    "In multi-head attention (MHA) every query head has its own key/value head. Grouped-query attention (GQA, "
+    "Ainslie et al. 2023) lets each group of g query heads share one key/value head: as many query heads as before, "
+    "a cache g times smaller. Multi-query attention (MQA, Shazeer 2019) is the extreme, one key/value head for all."
 )
 st.latex(GQA_LATEX)
+st.caption("Heads numbered from 0: query heads 0 to g − 1 share key/value head 0, the next g share head 1, and so on.")
 c1, c2, c3 = st.columns(3)
 layers = c1.number_input(
     "layers",

@@ -23,9 +23,11 @@ from figures.induction import (
     scores_figure,
 )
 from lessons.induction import (
+    FALL_WINDOW,
     INDUCTION_LATEX,
     MAX_STEPS,
     PREVIOUS_TOKEN_LATEX,
+    ROLE_THRESHOLD,
     SCORE_SEQUENCES,
     Evaluation,
     InductionConfig,
@@ -41,6 +43,7 @@ from lessons.induction import (
     induction_scores,
     letters_to_ids,
     load_run,
+    loss_fall,
     previous_token_scores,
     strip_indices,
     train_induction,
@@ -215,12 +218,14 @@ st.latex(DECODER_LATEX)
 st.latex(CROSS_ENTROPY_LATEX)
 shipped_config = shipped_run().config
 st.caption(
-    f"The model: {shipped_config.vocab_size} letters, d_model = {shipped_config.d_model}, two layers of "
-    f"{shipped_config.n_heads} causal attention heads each, learned positions, no MLP, no layer norm "
-    "(attention/decoder.py). E is the token embedding table (one row per letter), P the position table, W_U the "
-    "unembedding that turns the last vector into one logit per letter. Trained on every next-token prediction "
-    "with Adam, gradients by the hand-written backward pass in attention/decoder_backward.py (checked against "
-    "finite differences in the tests); w_i weighs each prediction in the loss."
+    f"The model: {shipped_config.vocab_size} letters, d_model = {shipped_config.d_model} (the number of entries "
+    f"in every token's vector), two layers of {shipped_config.n_heads} causal attention heads each, learned "
+    "positions, no MLP (the feed-forward layer of a full block) and no layer norm (attention/decoder.py). E is the "
+    "token embedding table (one row per letter), P the position table, W_U the unembedding that turns the last "
+    "vector into one logit (a score before the softmax) per letter. Trained on every next-token prediction with "
+    "Adam (the optimiser, at the foot of the page), gradients by the hand-written backward pass in "
+    "attention/decoder_backward.py (checked against finite differences in the tests); w_i weighs each prediction "
+    "in the loss, and here every w_i = 1."
 )
 
 st.header("1 · The model: shipped, or trained by you")
@@ -280,23 +285,32 @@ st.header("2 · The loss on each half")
 vocab, probe_half = run.config.vocab_size, evaluation.half
 st.markdown(
     "Each training step's batch is scored on its two halves separately, in **nats** (the loss measured with the "
-    f"natural logarithm). A uniform guess over {vocab} letters costs log {vocab} = {chance:.2f} nats. The first "
+    f"natural logarithm). A uniform guess over V = {vocab} letters costs log {vocab} = {chance:.2f} nats. The first "
     "half can do a little better, but not much: its letters are distinct, so a model that knew that would spread "
     f"its guess over the letters not yet seen, and the best it can reach is the mean of log({vocab} − i) over the "
-    f"half's positions, {first_half_floor(vocab, probe_half):.2f} nats for {probe_half} letters. "
-    "The repeated half sits near the first until the two heads click together, then falls within a few hundred "
-    "steps."
+    f"half's positions, {first_half_floor(vocab, probe_half):.2f} nats for {probe_half} letters, if it also knew "
+    f"where the half ends. This one cannot: it was trained on halves of {run.config.half_min} to "
+    f"{run.config.half_max} letters, so the repeat may start at any step (section 4 shows what it makes of that). "
+    "The repeated half sits near the first until the two heads click together, then falls: "
+    + (
+        f"in this run from 90% of chance to 10% of it in {fall[1] - fall[0]} steps (steps {fall[0]} to {fall[1]}, "
+        f"each a mean over {FALL_WINDOW} steps)."
+        if (fall := loss_fall(run.loss_repeated, chance)) is not None
+        else "in this run it never reaches 10% of chance: try more steps."
+    )
 )
 checkpoint_note = nearest_checkpoint(run)
 chart(st, loss_halves_figure(run.loss_first, run.loss_repeated, chance, step=STATE["at"]), key="induction_loss")
 formed = formation_index(run.induction)
 end_first, end_repeated = run.loss_first[-100:].mean(), run.loss_repeated[-100:].mean()
 st.caption(
-    f"Over the last 100 steps: first half {end_first:.2f} nats, repeated half {end_repeated:.2f}. "
+    f"Over the last 100 steps: first half {end_first:.2f} nats ({'above' if end_first > chance else 'below'} "
+    f"chance, {chance:.2f}; section 4 says why), repeated half {end_repeated:.2f}. "
     + (
-        f"An induction score above 0.5 first appears at the checkpoint of step {int(run.checkpoint_steps[formed])}."
+        f"An induction score above {ROLE_THRESHOLD} first appears at the checkpoint of step "
+        f"{int(run.checkpoint_steps[formed])}."
         if formed is not None
-        else "No head reached an induction score of 0.5 in this run: try more steps."
+        else f"No head reached an induction score of {ROLE_THRESHOLD} in this run: try more steps."
     )
 )
 
@@ -361,16 +375,25 @@ st.caption(
 )
 show_scores(run.previous_token[k], run.induction[k], key="induction_checkpoint_scores")
 chart(st, scores_figure(run.checkpoint_steps, run.previous_token, run.induction), key="induction_scores")
-st.caption(
-    "Both scores of every head at every checkpoint. The previous-token heads of layer 1 and the induction heads of "
-    "layer 2 rise at the same checkpoints: an induction head matches the current letter against what a "
-    "previous-token head wrote into each position, so it has nothing to find before that head forms."
-)
+if formed is not None:
+    before, after = max(formed - 1, 0), min(formed + 1, len(run.checkpoint_steps) - 1)
+    rise = (
+        f"Around the induction head's formation, from step {int(run.checkpoint_steps[before])} to step "
+        f"{int(run.checkpoint_steps[after])}, layer 1's best previous-token score goes from "
+        f"{run.previous_token[before, 0].max():.2f} to {run.previous_token[after, 0].max():.2f} and layer 2's best "
+        f"induction score from {run.induction[before, -1].max():.2f} to {run.induction[after, -1].max():.2f}. "
+        "The two rise together because an induction head matches the current letter against what a previous-token "
+        "head wrote into each position: it has nothing to find before that head forms."
+    )
+else:
+    rise = f"In this run no head's induction score passed {ROLE_THRESHOLD}: try more steps."
+st.caption(f"Both scores of every head at every checkpoint. {rise}")
 
 st.header("4 · The trained model, measured")
 st.markdown(
     f"On {evaluation.n_sequences} fresh sequences of 2 × {evaluation.half} letters (drawn from a seed no "
-    "training batch used): top-1 accuracy of each prediction, and the scores of every head."
+    "training batch used): the top-1 accuracy of each prediction (how often the letter given the highest "
+    "probability is the right one), and the scores of every head."
 )
 cols = st.columns(4)
 cols[0].metric(
@@ -390,7 +413,7 @@ chart(
     key="induction_accuracy",
 )
 st.caption(
-    first_half_verdict(evaluation, vocab)
+    first_half_verdict(evaluation, vocab, (run.config.half_min, run.config.half_max))
     + " The grey bar is the prediction of where the repeat starts, counted in neither half."
 )
 show_scores(evaluation.previous_token, evaluation.induction, key="induction_final_scores")

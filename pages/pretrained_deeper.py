@@ -21,6 +21,7 @@ from lessons.reading import (
     LONG_EXAMPLE,
     QUERY_MODES,
     SENTENCE_PAIRS,
+    TRAINED_TOKENS,
     attentionviz_normalise,
     heaviest_nearest,
     largest_differences,
@@ -297,7 +298,7 @@ def rollout_view(run: MiniLMRun, text: str, rows: list[int]) -> None:
         key=STATE.key("pool"),
         persist_state="session",
         help="The embedding is the mean of the last layer's vectors: its row of shares is the mean of the rows. "
-        "[CLS] is position 0's row (BERT's classifier reads it; this model does not use it).",
+        "[CLS] is position 0's row (BERT's classifier reads it, Devlin et al. 2019; this model does not use it).",
     )
     feed = rollout.mean(axis=0) if pool == "mean" else rollout[0]  # (n,), sums to 1
     ymax, cut = display_max(feed, tokens)
@@ -390,8 +391,9 @@ st.markdown(
 st.info(
     f"**Each of these views simplifies.** A 2-D picture of {cfg.d_head}-dimensional vectors drops most of their "
     "directions; rollout treats the attention weights as the flow between tokens, ignoring the value vectors, "
-    "$W_O$, the feed-forward layers and the vectors' lengths, and gives the residual path a fixed half. They "
-    "suggest where to look; the weights and the model's outputs are what it computed.",
+    "$W_O$ (the output matrix that mixes the heads' results), the feed-forward layers and the vectors' lengths, "
+    "and gives the residual path a fixed half. They suggest where to look; the weights and the model's outputs "
+    "are what it computed.",
     icon=":material/warning:",
 )
 STATE.show_warnings()
@@ -421,6 +423,12 @@ if run is not None:
     st.caption(
         f"{len(tokens)} tokens, [CLS] and [SEP] included: the markers the tokenizer puts before and after every "
         f"text (the model takes at most {MAX_TOKENS})."
+        + (
+            f" Its model card says its sentence-embedding training cut inputs at {TRAINED_TOKENS} tokens: past that, "
+            "it reads positions that this training never reached."
+            if len(tokens) > TRAINED_TOKENS
+            else ""
+        )
     )
     if note := unknown_note(tokens):
         st.info(note, icon=":material/help:")
@@ -431,8 +439,8 @@ if run is not None:
     st.markdown(
         "The heatmap keeps only the query rows chosen above, against every key; the lines start from the same "
         f"queries (weights under {LINE_THRESHOLD} are not drawn). **Average the layer's heads** shows what the "
-        "layer as a whole reads, each head counted equally (before $W_O$, the output matrix that mixes the heads' "
-        "results into one vector per token, so not what the layer writes)."
+        "layer as a whole reads, each head counted equally (before $W_O$ mixes the heads' results into one vector "
+        "per token, so not what the layer writes)."
     )
     rows_view(run, weights, name, rows)
 
@@ -440,8 +448,9 @@ if run is not None:
     st.markdown(
         f"A head compares each query vector with every key vector (d_head = {cfg.d_head} numbers each). Here are "
         f"the {len(tokens)} queries (circles) and {len(tokens)} keys (diamonds) of layer {layer}, head {head}, "
-        "placed by PCA on the two directions along which these points spread most. **Hover** a point for its token "
-        "and its heaviest keys; **click** a query to draw lines to its heaviest keys, as thick as their weights."
+        "placed by PCA (principal component analysis) on the two directions along which these points spread most. "
+        "**Hover** a point for its token and its heaviest keys; **click** a query to draw lines to its heaviest "
+        "keys, as thick as their weights."
     )
     st.latex(PCA_LATEX)
     points_view(run, layer, head, rows)
@@ -463,10 +472,10 @@ if run is not None:
     st.header("4 · Attention across layers: rollout")
     st.markdown(
         f"Each layer mixes the tokens again, so after {cfg.n_layers} layers a position holds a blend of blends. "
-        "**Attention "
-        "rollout** (Abnar & Zuidema, 2020) estimates that blend: average each layer's heads, add the identity for "
-        "the residual path that carries every token past the attention, renormalise the rows, and multiply the "
-        "layers together. Row i of R says which input tokens position i at the top was built from."
+        "**Attention rollout** (Abnar & Zuidema, 2020) estimates that blend: average each layer's heads, add the "
+        "identity for the residual path that carries every token past the attention, renormalise the rows, and "
+        "multiply the layers together. Row i of R is rollout's estimate of which input tokens position i at the top "
+        "was built from."
     )
     st.latex(ROLLOUT_LATEX)
     rollout_view(run, text, rows)

@@ -158,3 +158,22 @@ def test_adam_refuses_bad_settings(kwargs, message):
         adam_step(params, {"x": np.ones(2)}, AdamState.zeros(params), **kwargs)
     with pytest.raises(ValueError, match="same arrays"):
         adam_step(params, {"y": np.ones(2)}, AdamState.zeros(params), lr=0.1)
+
+
+def test_the_weighted_loss_is_the_formula_on_the_page():
+    # CROSS_ENTROPY_LATEX: L = -(1/W) sum_i w_i log softmax(z_i)[t_{i+1}], W = sum_i w_i
+    from attention.decoder import decoder_forward
+    from attention.decoder_backward import CROSS_ENTROPY_LATEX
+
+    assert r"\frac{1}{W}\sum_i w_i \log \mathrm{softmax}(z_i)_{t_{i+1}}" in CROSS_ENTROPY_LATEX
+    cfg = DecoderConfig(7, 2, 2, 1, 8, 8)
+    p = DecoderParams.random(cfg, 3)
+    ids = np.array([[1, 4, 2, 6, 0, 3], [5, 5, 1, 2, 2, 4]])
+    w = np.random.default_rng(0).uniform(0, 2, size=(2, 5))
+    by_hand = 0.0
+    for b in range(2):
+        z = decoder_forward(ids[b, :-1], p).logits  # (5, vocab)
+        log_softmax = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+        by_hand -= sum(w[b, i] * log_softmax[i, ids[b, i + 1]] for i in range(5))
+    assert next_token_loss(p, ids, w).loss == pytest.approx(by_hand / w.sum(), rel=1e-12)
+    assert next_token_loss(p, ids).loss == pytest.approx(next_token_loss(p, ids, np.ones((2, 5))).loss, rel=1e-15)

@@ -82,3 +82,5 @@ def test_the_7b_example_by_hand():
     assert weights == 6_738_415_616 * 2 and 12.5 * 2**30 < weights < 12.6 * 2**30  # float16 weights
     assert cache == 2 * 32 * 32 * 32768 * 128 * 2 == 16 * 2**30  # K and V, 32 layers, 32 heads, float16
     assert cache > weights  # "the cache can outgrow the weights"
+    _, own = weights_and_cache(LLAMA2_7B, LLAMA2_7B.n_context)
+    assert LLAMA2_7B.n_context == 4096 and own == cache // 8 == 2 * 2**30 < weights  # at its own context it does not

@@ -242,3 +242,63 @@ def test_the_longest_input_is_what_training_fed_and_the_last_position_was_never_
         check_input_fits(31, 2, config)
     with pytest.raises(ValueError, match="at least one letter"):
         check_input_fits(0, 1, config)
+
+
+def test_training_weighs_every_prediction_alike(monkeypatch):
+    # the page says "here every w_i = 1" under the weighted cross-entropy: training passes no weights
+    import lessons.induction as induction
+
+    seen = []
+    real = induction.next_token_loss
+
+    def recording(params, ids, weights=None):
+        seen.append(weights)
+        return real(params, ids, weights)
+
+    monkeypatch.setattr(induction, "next_token_loss", recording)
+    train_induction(replace(InductionConfig(), steps=3, batch=4, checkpoint_every=3, d_model=8))
+    assert seen == [None, None, None]
+
+
+def test_the_score_formulas_on_the_page_are_what_the_scores_compute():
+    from lessons.induction import INDUCTION_LATEX, PREVIOUS_TOKEN_LATEX
+
+    assert r"\frac{1}{n-1}\sum_{i=1}^{n-1} A^{\ell h}_{i,\,i-1}" in PREVIOUS_TOKEN_LATEX
+    assert r"A^{\ell h}_{i,\,j+1}" in INDUCTION_LATEX and r"t_j = t_i,\ j < i" in INDUCTION_LATEX
+    rng = np.random.default_rng(4)
+    ids = np.array([3, 1, 4, 0, 5, 3, 1, 4, 2])  # 3, 1, 4 repeat at 5, 6, 7
+    a = rng.dirichlet(np.ones(9), size=(2, 3, 9))  # (layers, heads, n, n): any rows summing to 1
+    n = len(ids)
+    prev = np.array(
+        [[sum(a[layer, h, i, i - 1] for i in range(1, n)) / (n - 1) for h in range(3)] for layer in range(2)]
+    )
+    np.testing.assert_allclose(previous_token_scores(a), prev, rtol=1e-12)
+    pairs = [(5, 0), (6, 1), (7, 2)]  # (i, j): t_j = t_i, j < i
+    ind = np.array([[np.mean([a[layer, h, i, j + 1] for i, j in pairs]) for h in range(3)] for layer in range(2)])
+    np.testing.assert_allclose(induction_scores(a, ids), ind, rtol=1e-12)
+
+
+def test_the_model_is_attention_only_as_the_page_says():
+    config = load_run().config.decoder  # "two layers of 2 causal attention heads each, no MLP, no layer norm"
+    assert (config.n_layers, config.n_heads, config.n_kv_heads) == (2, 2, 2)
+    assert not config.mlp and not config.final_norm
+
+
+def test_the_first_half_is_explained_by_the_repeat_that_may_start_at_any_step():
+    evaluation = evaluate(load_induction_model(), half=10, n_sequences=500, seed=12345)
+    ids = repeated_tokens(np.random.default_rng(12345), 500, 10, 26)[:, :-1]
+    logits = decoder_forward_batch(ids)
+    top_is_first = logits[:, :9].argmax(axis=-1) == ids[:, :1]  # (B, 9): the first half's top guesses
+    assert evaluation.first_letter_top == pytest.approx(top_is_first.mean())
+    assert evaluation.first_letter_top > 0.5 > evaluation.accuracy_first  # its usual guess: the repeat starts now
+    verdict = first_half_verdict(evaluation, 26, (4, 16))
+    assert f"first letter in {top_is_first.mean():.0%} of the predictions" in verdict
+    assert f"the top guess is right {evaluation.by_position[9]:.0%} of the time" in verdict
+    assert evaluation.by_position[9] > 0.5  # the grey bar: right where the repeat does start
+    assert "first letter" not in first_half_verdict(evaluation, 26)  # without the halves, nothing said of them
+
+
+def decoder_forward_batch(ids: np.ndarray) -> np.ndarray:
+    from attention.decoder import forward_trace
+
+    return forward_trace(ids, load_induction_model()).logits

@@ -51,7 +51,10 @@ def test_the_default_page_generates_checks_the_cache_and_compares_caches(params)
     assert "Llama 2 7B (Touvron et al. 2023; 32 layers of 32 heads of d_head 128) holds 12.6 GiB of float16" in texts(
         at.markdown
     )
-    assert "its multi-head cache at 32,768 tokens is 16.0 GiB" in texts(at.markdown)
+    # Llama 2 was trained for 4,096 tokens (Touvron et al. 2023, Table 1): 32,768 is said to be beyond it
+    assert "its multi-head cache is 2.0 GiB per sequence at the 4,096 tokens it was trained for" in texts(at.markdown)
+    assert "and would be 16.0 GiB at 32,768, more than the weights" in texts(at.markdown)
+    assert "step t recomputes every one of the t tokens" not in texts(at.markdown)
     assert "2 × 2 layers × 2 heads × d_head 16 × 4 bytes = **512 bytes per token**" in texts(at.markdown)
     assert "tokens × 2 layers × K and V, float32: " in texts(at.caption) and "best of 3:" in texts(at.caption)
 
@@ -137,6 +140,20 @@ def test_the_work_and_timing_are_reported():
     assert "times more" in texts(at.caption)
 
 
+def test_the_counted_work_is_for_this_models_shape(params):
+    from dataclasses import replace
+
+    from attention.decoder import decode_step_madds
+
+    at = open_page(PAGE)
+    work = chart_by_key(at, "gen_work")["data"]
+    t = plotly_values(work[0]["x"]).astype(int)
+    shape = replace(params.config, max_positions=4096)  # "Counted multiply-adds for this model's shape"
+    expected = [decode_step_madds(shape, int(n), use_cache=True).total for n in t]
+    np.testing.assert_array_equal(plotly_values(work[0]["y"]), expected)
+    assert "Counted multiply-adds for this model's shape" in texts(at.caption)
+
+
 def test_the_layers_box_takes_what_the_core_takes_and_a_larger_link_says_so():
     """layers=49 and more used to raise the core's ValueError into an error box (issue #32)."""
     from attention.decoder import MAX_LAYERS
@@ -163,3 +180,16 @@ def test_one_new_token_counts_the_whole_prompt_and_the_exact_check_is_not_called
     assert at.metric[1].value == "0.0e+00" and "last digits" not in texts(at.success)
     assert "equal too" in texts(at.success)
     assert "for its one step (step 1 runs the whole prompt either way)" in texts(at.caption)
+    assert "no later step: the cache stays as step 1 left it" in texts(at.markdown)
+    assert "After the last step" not in texts(at.markdown)
+
+
+def test_terms_are_defined_where_first_used():
+    at = open_page(PAGE)
+    said = texts(at.caption) + texts(at.markdown)
+    assert "z: the model's logits" in said
+    assert "(n_kv_heads, tokens, d_head), the key/value heads (section 5), the tokens so far and the width" in said
+    for term in ("multi-head attention (MHA)", "Grouped-query attention (GQA,", "Multi-query attention (MQA,"):
+        assert term in said, term
+    assert "one row of scores and its weighted sum of the values" in said
+    assert "query heads 0 to g − 1 share key/value head 0" in said  # the ⌊i/g⌋ of GQA_LATEX counts from 0

@@ -5,14 +5,17 @@ import pytest
 
 from attention.decoder import decoder_forward, generate
 from lessons.induction import (
+    ROLE_THRESHOLD,
     chance_loss,
     evaluate,
     first_half_floor,
     first_half_verdict,
+    formation_index,
     ids_to_letters,
     letters_to_ids,
     load_induction_model,
     load_run,
+    loss_fall,
 )
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_values, table_with_column
 
@@ -130,7 +133,8 @@ def test_the_first_half_is_measured_against_chance_and_its_floor():
     assert f"log 26 = {chance:.2f} nats" in texts(at.markdown)
     assert f"{floor:.2f} nats for 10 letters" in texts(at.markdown)
     evaluation = evaluate(load_induction_model(), half=10, n_sequences=500, seed=12345)
-    verdict = first_half_verdict(evaluation, 26)
+    verdict = first_half_verdict(evaluation, 26, (4, 16))
+    assert "halves of 4 to 16 letters" in verdict and "halves of 4 to 16 letters" in texts(at.markdown)
     assert verdict in texts(at.caption)
     # the shipped model sits above chance because it favours the letters it has already seen
     assert evaluation.loss_first > chance and evaluation.seen_first > evaluation.seen_uniform
@@ -231,3 +235,49 @@ def test_bad_url_values_fall_back_with_warnings():
     assert len(at.warning) == 5, texts(at.warning)
     assert at.radio(key="induction_model").value == "shipped"
     assert at.select_slider(key="induction_steps").value == 2000
+
+
+def test_the_loss_and_score_sentences_hold_the_shipped_runs_numbers(shipped):
+    at = open_page(PAGE)
+    chance = chance_loss(26)
+    fall = loss_fall(shipped.loss_repeated, chance)
+    assert fall is not None and fall[0] < fall[1]
+    means = np.convolve(shipped.loss_repeated, np.ones(25) / 25, mode="valid")
+    assert means[fall[0]] < 0.9 * chance <= means[: fall[0]].min() and means[fall[1]] < 0.1 * chance
+    assert f"from 90% of chance to 10% of it in {fall[1] - fall[0]} steps (steps {fall[0]} to {fall[1]}" in texts(
+        at.markdown
+    )
+    assert "a few hundred" not in texts(at.markdown)
+    end_first = shipped.loss_first[-100:].mean()
+    assert end_first > chance  # the shipped model's first half ends above chance, and the caption says so
+    assert f"first half {end_first:.2f} nats (above chance, {chance:.2f}" in texts(at.caption)
+    k = formation_index(shipped.induction)
+    assert shipped.induction[k, -1].max() > ROLE_THRESHOLD >= shipped.induction[k - 1, -1].max()
+    assert f"above {ROLE_THRESHOLD} first appears at the checkpoint of step {shipped.checkpoint_steps[k]}" in texts(
+        at.caption
+    )
+    prev, ind = shipped.previous_token[:, 0].max(axis=-1), shipped.induction[:, -1].max(axis=-1)
+    assert prev[k + 1] > prev[k - 1] + 0.2 and ind[k + 1] > ind[k - 1] + 0.2  # "the two rise together"
+    said = (
+        f"from step {shipped.checkpoint_steps[k - 1]} to step {shipped.checkpoint_steps[k + 1]}, layer 1's best "
+        f"previous-token score goes from {prev[k - 1]:.2f} to {prev[k + 1]:.2f} and layer 2's best induction score "
+        f"from {ind[k - 1]:.2f} to {ind[k + 1]:.2f}"
+    )
+    assert said in texts(at.caption)
+
+
+def test_loss_fall_reads_a_made_up_curve():
+    loss = np.r_[np.full(100, 3.0), np.linspace(3.0, 0.0, 31)[1:], np.zeros(50)]  # falls from step 100 to 130
+    hi, lo = loss_fall(loss, 3.0, window=1)
+    assert loss[hi] < 2.7 <= loss[hi - 1] and loss[lo] < 0.3 <= loss[lo - 1]
+    assert loss_fall(np.full(200, 3.0), 3.0) is None  # never falls
+
+
+def test_terms_are_defined_where_first_used():
+    at = open_page(PAGE)
+    said = texts(at.caption) + texts(at.markdown)
+    assert "d_model = 32 (the number of entries in every token's vector)" in said
+    assert "one logit (a score before the softmax) per letter" in said and "here every w_i = 1" in said
+    assert "no MLP (the feed-forward layer of a full block)" in said
+    assert "A uniform guess over V = 26 letters" in said  # the V of the charts' "log V" and "1/V"
+    assert "top-1 accuracy of each prediction (how often the letter given the highest probability" in said

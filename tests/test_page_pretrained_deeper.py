@@ -7,7 +7,7 @@ from contextlib import redirect_stdout
 
 import numpy as np
 
-from lessons.reading import LONG_EXAMPLE, SENTENCE_PAIRS
+from lessons.reading import LONG_EXAMPLE, SENTENCE_PAIRS, TRAINED_TOKENS
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_values
 
 PAGE = "pages/pretrained_deeper.py"
@@ -222,6 +222,19 @@ def test_examples_and_pairs_load_into_the_boxes():
     at.selectbox(key="ptd_example").set_value("A long text: 252 tokens, near the model's limit").run()
     assert not at.exception and at.text_area(key="ptd_text").value == LONG_EXAMPLE
     assert "252 tokens" in texts(at.caption) and at.selectbox(key="ptd_example").value is None
+    assert f"training cut inputs at {TRAINED_TOKENS} tokens" in texts(at.caption)  # 252 > 128: said
+
+
+def test_terms_are_defined_where_first_used_and_short_texts_keep_the_training_length_quiet():
+    at = deeper()
+    count = next(c.value for c in at.caption if "[CLS] and [SEP] included" in c.value)
+    assert not at.exception and int(count.split()[0]) <= TRAINED_TOKENS
+    assert "training cut inputs" not in texts(at.caption)
+    first = at.info[0].value  # the box above everything: its W_O is the page's first
+    assert "$W_O$ (the output matrix that mixes the heads' results)" in first
+    assert "PCA (principal component analysis)" in texts(at.markdown)
+    assert "Row i of R is rollout's estimate of which input tokens" in texts(at.markdown)  # a heuristic, said as one
+    assert "BERT's classifier reads it, Devlin et al. 2019" in at.radio(key="ptd_pool").help  # a paper's claim, named
     pair = "The trophy ... it is too large / too small"
     at.selectbox(key="ptd_pair").set_value(pair).run()
     assert (at.text_input(key="ptd_a").value, at.text_input(key="ptd_b").value) == SENTENCE_PAIRS[pair]
@@ -282,3 +295,20 @@ def test_without_the_model_package_the_page_says_what_to_install(monkeypatch):
     finally:
         monkeypatch.undo()
         clear()
+
+
+def test_the_rollout_caption_quotes_the_rollouts_own_shares(model):
+    from attention.pretrained import attention_rollout
+    from ui.safe_text import escape_markdown
+
+    at = deeper({"text": TIRED})
+    run = model.run(TIRED)
+    feed = attention_rollout(run.attentions).mean(axis=0)  # the mean-pooled output, the default
+    top = np.argsort(-feed, kind="stable")[:5]
+    special = feed[0] + feed[-1]  # [CLS] first, [SEP] last
+    shares = ", ".join(f"'{escape_markdown(run.tokens[i])}' ({i}) {feed[i]:.1%}" for i in top)
+    said = texts(at.caption)
+    assert f"Largest shares: {shares}." in said
+    even = f"An even spread would give each token {1 / run.n_tokens:.1%}."
+    assert f"{even} [CLS] and [SEP] together: {special:.0%}" in said
+    assert special > 0.5  # "many heads park their weight on them": most of the output comes from the two markers
