@@ -2,11 +2,16 @@
 
     STATE = PageState("heads", d_model=Int(16, lo=4, hi=64), causal=Flag(False), ...)
     STATE.load()                                    # first line of the page's body
-    st.number_input("d_model", key=STATE.key("d_model"), **STATE.bounds("d_model"))
+    st.number_input("d_model", **STATE.widget("d_model"))   # key, bounds and persistence
+    STATE.notes()                                   # which values had to be brought inside their bounds
 
 - `load()` reads the link on the page's first run in a session: each parameter in the order declared
   (later bounds may depend on earlier values); a bad value falls back to its default and the page
   shows which parameter was refused and why. On later runs it only fills in values that are missing.
+- A bound may depend on earlier values (`hi=lambda v: v["n"] - 2`). When a value falls outside it, the
+  declaration's `fit` brings it inside before its widget is drawn, and `notes()` says so while it lasts.
+  The value that was asked is remembered: when the bound allows it again, it comes back, unless the
+  student chose another value in between.
 - The session key (and the widget key) of `name` is "<prefix>_<name>", unless the declaration gives
   its own `key=` (the shared sequence "seq", or keys older links and tests know).
 - After the page has run, app.py calls `ui.state.save_current()`, which writes exactly this page's state
@@ -33,7 +38,7 @@ from ui.run_gate import run_gate
 from ui.safe_text import escape_markdown
 from ui.sequence_state import reset_sequence
 from ui.streamlit_internals.session import browser_widget_keys, history_navigation, running_alone
-from ui.url import Param, SequenceParam, Slots
+from ui.url import Param, SequenceParam, Slots, value_text
 
 LOADED_KEY = "_page_state_loaded"  # the pages whose link was read in this session
 CURRENT_KEY = "_page_state_current"  # the PageState of the page running now (app.py writes its link)
@@ -67,6 +72,16 @@ class PageState:
     def bounds(self, name: str) -> dict:
         """The widget arguments the declaration fixes (min_value/max_value, or options)."""
         return self._param(name).widget_args(self.values(through=name))
+
+    def widget(self, name: str, slot: int | None = None) -> dict:
+        """Everything the declaration fixes for the widget of `name`: its key, its bounds or options (the
+        value brought inside them first) and its persistence across pages. For a Slots, the widget of `slot`."""
+        param = self._param(name)
+        values = self.values(through=name)
+        if isinstance(param, Slots):
+            return {"key": f"{self.key(name)}_{slot}", "options": param.choices, "persist_state": "session"}
+        self._fit(name, param, values)
+        return {"key": self.key(name), **param.widget_args(values), "persist_state": "session"}
 
     def _param(self, name: str) -> Param:
         try:
@@ -114,6 +129,56 @@ class PageState:
         else:
             st.session_state[key] = value
 
+    # ------------------------------------------------------------ dependent bounds
+    def fit(self, name: str) -> Any:
+        """Bring `name` inside the bounds its declaration gives for the current earlier values (before its
+        widget is drawn) and return it; `widget()` and `load()` do this themselves."""
+        param = self._param(name)
+        return self._fit(name, param, self.values(through=name))
+
+    def _fit(self, name: str, param: Param, values: dict[str, Any]) -> Any:
+        if isinstance(param, (SequenceParam, Slots)):
+            return values[name]
+        key, value = self.key(name), values[name]
+        asked, given = st.session_state.get(self._asked_key(name), (value, value))
+        if given != value:  # the student (or a link) chose a value since it was fitted: that one is asked now
+            asked = value
+        fitted = param.fit(asked, values)
+        if fitted != asked:
+            st.session_state[self._asked_key(name)] = (asked, fitted)
+        else:
+            st.session_state.pop(self._asked_key(name), None)
+        if fitted != value:
+            st.session_state[key] = fitted
+        values[name] = fitted
+        return fitted
+
+    def _asked_key(self, name: str) -> str:
+        return f"_{self.key(name)}_asked"
+
+    def note(self, name: str) -> str | None:
+        """What the page says while `name` is held inside a bound below (or above) what was asked."""
+        held = st.session_state.get(self._asked_key(name))
+        if held is None:
+            return None
+        asked, given = held
+        param = self._param(name)
+        label = param.label or name
+        numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in held)
+        verb = ("lowered" if given < asked else "raised") if numbers else "changed"
+        reason = param.bound_text(asked, self.values(through=name))
+        return (
+            f"{label} {verb} from {value_text(asked)} to {value_text(given)}: {reason}. "
+            f"It goes back to {value_text(asked)} when that fits again."
+        )
+
+    def notes(self, where=st, names: tuple[str, ...] | None = None) -> None:
+        """Show the note of every parameter (or of `names`) held inside a bound, as a caption in `where`."""
+        for name in names or tuple(self.params):
+            text = self.note(name)
+            if text:
+                where.caption(text)  # page-declared words and validated values only
+
     # ------------------------------------------------------------ the link
     def load(self) -> None:
         """Take the state from the link on this page's first run in the session, and again when the browser
@@ -137,6 +202,7 @@ class PageState:
             elif navigated and not first or not self._is_set(name, param):
                 self.set(name, _default(param, values))
             values[name] = self._read(name, param, values)
+            self._fit(name, param, values)
         if first or navigated:
             st.session_state[self._warnings_key] = warnings
 
