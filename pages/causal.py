@@ -8,6 +8,7 @@ from attention import attention_steps
 from attention.sequence import TokenSequence
 from figures.heatmaps import attention_heatmap, matrix_heatmap
 from figures.lessons import difference_bars, leak_bars
+from figures.steps import steps_heatmap
 from lessons.pitfalls import (
     CAUSAL_LATEX,
     MASK_AFTER_SOFTMAX_LATEX,
@@ -31,10 +32,23 @@ from ui.url import Int, SequenceParam
 require_app_entry()
 
 SEED_MAX = 10_000
+
+
+def last_t(values) -> int:
+    """The last position that still has a later token to change."""
+    return max(values["seq"].n - 2, 0)
+
+
 STATE = PageState(
     "causal",
     seq=SequenceParam(lambda _: leak_example().seq, key="causal_seq"),  # a bad link falls back to this page's own
-    t=Int(lambda v: min(2, max(v["seq"].n - 2, 0)), lo=0, hi=lambda v: max(v["seq"].n - 2, 0)),
+    t=Int(
+        lambda v: min(2, last_t(v)),
+        lo=0,
+        hi=last_t,
+        label="position t",
+        why=lambda v, asked: f"position {last_t(v)} is the last one that has a later token",
+    ),
     seed=Int(0, lo=0, hi=SEED_MAX),
 )
 KEY = STATE.key("seq")
@@ -94,29 +108,10 @@ st.header("1 · The mask off and on")
 off_col, on_col = st.columns(2, gap="large")
 with off_col:
     st.markdown("**Mask off**: every query sees every key")
-    chart(
-        st,
-        attention_heatmap(plain.weights, tok, tok, scores=plain.scores, scale_factor=plain.scale_factor),
-        width="stretch",
-        key="causal_heat_off",
-        share=0.5,
-    )
+    chart(st, steps_heatmap(plain, tok), width="stretch", key="causal_heat_off", share=0.5)
 with on_col:
     st.markdown("**Mask on**: nothing above the diagonal")
-    chart(
-        st,
-        attention_heatmap(
-            masked.weights,
-            tok,
-            tok,
-            scores=masked.scores,
-            scale_factor=masked.scale_factor,
-            allowed=masked.allowed,
-        ),
-        width="stretch",
-        key="causal_heat_on",
-        share=0.5,
-    )
+    chart(st, steps_heatmap(masked, tok), width="stretch", key="causal_heat_on", share=0.5)
 scores_col, reading_col = st.columns(2, gap="large")
 with scores_col:
     st.markdown("**Masked scores** Q Kᵀ/√d_k + M: what the softmax sees")
@@ -145,8 +140,6 @@ st.markdown(
 if seq.n < 2:
     st.info("With a single position there is no later token to change: give the sequence at least 2 positions.")
 else:
-    if st.session_state.get(STATE.key("t"), 0) > seq.n - 2:
-        st.session_state[STATE.key("t")] = seq.n - 2
     before: TokenSequence = st.session_state.setdefault("causal_before", seq)
     if before.q.shape != seq.q.shape or before.v.shape != seq.v.shape:
         st.session_state["causal_before"] = before = seq
@@ -155,21 +148,16 @@ else:
     if seq.n > 2:
         t = t_col.slider(
             "position t",
-            0,
-            seq.n - 2,
-            key=STATE.key("t"),
-            persist_state="session",
+            **STATE.widget("t"),
             help="Outputs at positions 0..t must not change when only tokens after t change.",
         )
     else:  # a slider needs two ends: with 2 positions, t = 0 is the only choice
-        t = st.session_state[STATE.key("t")] = 0
+        t = STATE.fit("t")
         t_col.markdown("position **t = 0** (with 2 positions, the only one that has a later token)")
+    STATE.notes(t_col)
     seed_col.number_input(
         "seed",
-        0,
-        SEED_MAX,
-        key=STATE.key("seed"),
-        persist_state="session",
+        **STATE.widget("seed"),
         help="Seed for the random later tokens (goes up by one after each press).",
     )
     randomise_col.button(
