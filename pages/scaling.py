@@ -18,11 +18,13 @@ from lessons.scaling import (
     JACOBIAN_LATEX,
     MAX_DRAWS,
     MAX_KEYS,
+    SAMPLE_COUNTS,
     SCALED_LATEX,
     SWEEP_D_KS,
     VARIANCE_LATEX,
     ScalingStats,
     check_sweep,
+    sample_counts_within,
     sweep_stats,
 )
 from lessons.training import LOSS_LATEX, STUCK_WEIGHT, ScalingComparison, TrainingConfig, compare_scaling
@@ -37,7 +39,6 @@ from ui.url import Choice, ChoiceList, Int
 require_app_entry()
 
 MAX_SHOWN = 6
-SAMPLE_OPTIONS = (100, 200, 500, 1000, 2000, 5000)
 TRAIN_D_KS = tuple(d for d in SWEEP_D_KS if d <= MAX_TRAIN_D_K)
 LR_OPTIONS = (0.1, 0.3, 1.0, 3.0)
 STEPS_MIN, STEPS_MAX, STEPS_STEP = 50, 1000, 50
@@ -52,30 +53,20 @@ STATE = PageState(
     "scaling",
     d_ks=ChoiceList([4, 64, 1024], url="dk", choices=SWEEP_D_KS, max_items=MAX_SHOWN, sort_unique=True),
     keys=Int(DEFAULT_KEYS, lo=1, hi=MAX_KEYS),
-    samples=Choice(1000, choices=SAMPLE_OPTIONS),
+    samples=Choice(
+        1000,
+        choices=SAMPLE_COUNTS,
+        allowed=lambda v: sample_counts_within(v["keys"]),
+        label="Samples per d_k",
+        why=lambda v, asked: (
+            f"with {v['keys']} keys, {asked:,} samples would be {asked * v['keys']:,} draws, more than {MAX_DRAWS:,}"
+        ),
+    ),
     seed=Int(0, lo=0, hi=9999),
     train_d_k=Choice(256, url="tdk", choices=TRAIN_D_KS),
     lr=Choice(1.0, choices=LR_OPTIONS),
     steps=Int(300, lo=STEPS_MIN, hi=STEPS_MAX),
 )
-
-
-def samples_options(n_keys: int) -> tuple[int, ...]:
-    """The sample counts that keep keys × samples within MAX_DRAWS: every reachable choice runs."""
-    return tuple(s for s in SAMPLE_OPTIONS if s * n_keys <= MAX_DRAWS) or SAMPLE_OPTIONS[:1]
-
-
-def fit_samples_to_keys(n_keys: int) -> str | None:
-    """Lower the samples when the keys leave them too many (before their widget is drawn); say so."""
-    key, allowed = STATE.key("samples"), samples_options(n_keys)
-    if STATE["samples"] in allowed:
-        return None
-    before = STATE["samples"]
-    st.session_state[key] = max(allowed)
-    return (
-        f"Lowered from {before:,} to {max(allowed):,}: with {n_keys} keys, {before:,} samples would be "
-        f"{before * n_keys:,} draws, more than {MAX_DRAWS:,}."
-    )
 
 
 @st.cache_data(max_entries=32, show_spinner="Drawing random vectors and measuring…")
@@ -305,37 +296,26 @@ STATE.show_warnings()
 st.header("1. The claim, measured")
 shown = st.multiselect(
     "d_k to compare",
-    SWEEP_D_KS,
-    key=STATE.key("d_ks"),
-    max_selections=MAX_SHOWN,
-    persist_state="session",
+    **STATE.widget("d_ks"),
     help="The d_k values drawn side by side in the first plot "
     f"(up to {MAX_SHOWN}). The curves always sweep every power of 2 from 1 to 4096.",
 )
 keys_col, samples_col, seed_col = st.columns([3, 3, 1])
 n_keys = keys_col.slider(
     "keys per query",
-    key=STATE.key("keys"),
-    **STATE.bounds("keys"),
-    persist_state="session",
+    **STATE.widget("keys"),
     help="How many keys each random query is compared with (the length of a softmax row).",
 )
-samples_note = fit_samples_to_keys(n_keys)
 n_samples = samples_col.select_slider(
     "samples per d_k",
-    options=samples_options(n_keys),
-    key=STATE.key("samples"),
-    persist_state="session",
+    **STATE.widget("samples"),
     help=f"How many random (q, K) draws each average is taken over: keys × samples at most {MAX_DRAWS:,}, so that "
     "one measurement stays a matter of seconds.",
 )
-if samples_note:
-    samples_col.caption(samples_note)
+STATE.notes(samples_col, ("samples",))
 seed = seed_col.number_input(
     "seed",
-    key=STATE.key("seed"),
-    **STATE.bounds("seed"),
-    persist_state="session",
+    **STATE.widget("seed"),
     help="Seed of the random draws here and in the training below: same seed, same numbers.",
 )
 try:
@@ -371,24 +351,18 @@ with st.expander("The backward pass, written by hand"):
 train_col, lr_col, steps_col = st.columns(3)
 train_d_k = train_col.select_slider(
     "d_k for training",
-    key=STATE.key("train_d_k"),
-    **STATE.bounds("train_d_k"),
-    persist_state="session",
+    **STATE.widget("train_d_k"),
     help=f"The width of q and k in the layer being trained (up to {MAX_TRAIN_D_K}).",
 )
 lr = lr_col.select_slider(
     "learning rate",
-    key=STATE.key("lr"),
-    **STATE.bounds("lr"),
-    persist_state="session",
+    **STATE.widget("lr"),
     help="The step size of plain gradient descent, the same for both runs.",
 )
 steps = steps_col.slider(
     "steps",
     step=STEPS_STEP,
-    key=STATE.key("steps"),
-    **STATE.bounds("steps"),
-    persist_state="session",
+    **STATE.widget("steps"),
     help="Gradient-descent steps per run, each on a fresh batch of 32 examples.",
 )
 try:
