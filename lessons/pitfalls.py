@@ -283,6 +283,12 @@ class InvarianceResult:
         """True if some output after t moved (the change did reach the later positions)."""
         return bool(np.any(self.diff[self.t + 1 :] != 0.0))
 
+    @property
+    def changed_up_to_t(self) -> bool:
+        """True if an input at a position 0..t itself changed: then its output may move and the check
+        says nothing about the mask."""
+        return self.first_changed_input is not None and self.first_changed_input <= self.t
+
 
 def causal_attention(q, k, v, *, scale: bool = True) -> np.ndarray:
     """The correct causal attention's output: the reference the pages display, with causal=True."""
@@ -343,6 +349,34 @@ def small_leak_example() -> Example:
     q, k = 4.0 * np.eye(len(tokens)), 3.0 * np.eye(len(tokens))  # (6, 6) each
     v = np.round(np.random.default_rng(3).standard_normal((len(tokens), 2)), 2)  # (6, 2)
     return Example("Small leak", "A leak of a few percent: the bug looks like noise.", TokenSequence(tokens, q, k, v))
+
+
+@dataclass(frozen=True)
+class SmallLeak:
+    """The small-leak example run both ways: how little the bug changes, and the check that still catches it.
+
+    `checks`: the invariance check of the correct ("correct") and the buggy ("bug") implementation when the
+    tokens after `t` are randomised.
+    """
+
+    t: int
+    largest_leak: float  # the largest weight the bug lost in any row
+    largest_drift: float  # the largest |buggy output − correct output|
+    checks: dict[str, InvarianceResult]
+
+
+def small_leak(t: int = 2, seed: int = 0) -> SmallLeak:
+    """Run small_leak_example() correctly and with the mask after the softmax, and check both at t."""
+    seq = small_leak_example().seq
+    q, k, v = seq.q, seq.k, seq.v
+    bug = mask_after_softmax(q, k, v)
+    drift = float(row_max_abs_diff(bug.output, causal_attention(q, k, v)).max())
+    later = randomise_after(q, k, v, t, seed=seed)
+    checks = {
+        name: invariance_check((q, k, v), later, t, attend=attend)
+        for name, attend in (("correct", causal_attention), ("bug", after_softmax_attention))
+    }
+    return SmallLeak(t, float(bug.leak.max()), drift, checks)
 
 
 def leak_example() -> Example:

@@ -12,14 +12,12 @@ from figures.steps import steps_heatmap
 from lessons.pitfalls import (
     CAUSAL_LATEX,
     MASK_AFTER_SOFTMAX_LATEX,
-    after_softmax_attention,
-    causal_attention,
     invariance_check,
     leak_example,
     mask_after_softmax,
     randomise_after,
     row_max_abs_diff,
-    small_leak_example,
+    small_leak,
 )
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
@@ -205,7 +203,7 @@ else:
         why = (
             f" You changed position {inv.first_changed_input} itself, which is not after t = {t}: its own output "
             "and the ones after it are allowed to move."
-            if inv.first_changed_input <= t
+            if inv.changed_up_to_t
             else " The future leaked into the past: the mask is broken."
         )
         st.error(f"❌ Check failed: some output at positions 0…{t} changed.{why}")
@@ -299,33 +297,24 @@ leak_table_col.caption(
 chart(leak_bars_col, leak_bars(bug.row_sums, bug.leak, tok), width="stretch", key="causal_leak_bars")
 
 st.subheader("A small leak looks like noise")
-quiet = small_leak_example().seq
-quiet_bug = mask_after_softmax(quiet.q, quiet.k, quiet.v)
-quiet_right = causal_attention(quiet.q, quiet.k, quiet.v)
-quiet_drift = row_max_abs_diff(quiet_bug.output, quiet_right).max()
+quiet = small_leak(t=2)
 st.markdown(
     f"Here every query finds its own key and scores 0 on every other (q = 4·I, k = 3·I, d_k = 6), so the future "
-    f"had little weight to lose: the leak is at most **{quiet_bug.leak.max():.1%}** and the buggy outputs are "
-    f"within **{quiet_drift:.3f}** of the correct ones. Looked at by eye, or checked with a loose tolerance, this "
-    "passes for rounding. The invariance check does not look at the size of the numbers: it changes the tokens "
-    "after *t* and asks whether anything up to *t* moved at all."
+    f"had little weight to lose: the leak is at most **{quiet.largest_leak:.1%}** and the buggy outputs are "
+    f"within **{quiet.largest_drift:.3f}** of the correct ones. Looked at by eye, or checked with a loose "
+    "tolerance, this passes for rounding. The invariance check does not look at the size of the numbers: it "
+    "changes the tokens after *t* and asks whether anything up to *t* moved at all."
 )
-quiet_t = 2
-quiet_after = randomise_after(quiet.q, quiet.k, quiet.v, quiet_t, seed=0)
-quiet_checks = {
-    name: invariance_check((quiet.q, quiet.k, quiet.v), quiet_after, quiet_t, attend=attend)
-    for name, attend in (("correct", causal_attention), ("bug", after_softmax_attention))
-}
 st.table(  # wraps its text: the headers are sentences
     pd.DataFrame(
         {
             "implementation": ["correct: −∞ before the softmax", "bug: zeroed after the softmax"],
-            "largest leak": ["0 %", f"{quiet_bug.leak.max():.1%}"],
-            f"max |Δ output| at 0…{quiet_t} when the tokens after {quiet_t} change": [
-                exact_text(quiet_checks[name].diff[: quiet_t + 1].max()) for name in ("correct", "bug")
+            "largest leak": ["0 %", f"{quiet.largest_leak:.1%}"],
+            f"max |Δ output| at 0…{quiet.t} when the tokens after {quiet.t} change": [
+                exact_text(quiet.checks[name].diff[: quiet.t + 1].max()) for name in ("correct", "bug")
             ],
             "check": [
-                "✅ passed" if quiet_checks[name].passed else "❌ failed: the future leaked"
+                "✅ passed" if quiet.checks[name].passed else "❌ failed: the future leaked"
                 for name in ("correct", "bug")
             ],
         }

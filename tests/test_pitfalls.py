@@ -27,6 +27,7 @@ from lessons.pitfalls import (
     row_max_abs_diff,
     same_pattern_different_output,
     sanity_checks,
+    small_leak,
     small_leak_example,
     transpose_hand_example,
     wrong_transpose_attention,
@@ -241,6 +242,19 @@ def test_the_small_leak_looks_like_noise_but_the_invariance_check_catches_it():
         after = randomise_after(s.q, s.k, s.v, t, seed=t)
         assert invariance_check((s.q, s.k, s.v), after, t).passed
         assert not invariance_check((s.q, s.k, s.v), after, t, attend=after_softmax_attention).passed
+    report = small_leak(t=2)
+    assert report.largest_leak == bug.leak.max() and report.largest_drift == np.abs(bug.output - right).max()
+    assert report.checks["correct"].passed and not report.checks["bug"].passed
+    assert report.checks["bug"].first_changed_input == 3 and not report.checks["bug"].changed_up_to_t
+
+
+def test_an_edit_at_or_before_t_is_told_apart_from_a_leak():
+    s = small_leak_example().seq
+    q = s.q.copy()
+    q[1, 0] += 1.0
+    inv = invariance_check((s.q, s.k, s.v), (q, s.k, s.v), 2)
+    assert inv.changed_up_to_t and not inv.passed
+    assert not invariance_check((s.q, s.k, s.v), (s.q, s.k, s.v), 2).changed_up_to_t  # nothing changed
 
 
 def test_the_multiplicative_mask_is_written_as_a_zero_one_matrix():
