@@ -43,7 +43,7 @@ TRAIN_D_KS = tuple(d for d in SWEEP_D_KS if d <= MAX_TRAIN_D_K)
 LR_OPTIONS = (0.1, 0.3, 1.0, 3.0)
 STEPS_MIN, STEPS_MAX, STEPS_STEP = 50, 1000, 50
 # steps x d_k above which a training leaves the server process (ui/background.py): 300 steps at d_k 256 take
-# about half a second of CPU; 1000 steps at d_k 1024 took 6.5 s, which the class's clicks must not wait behind
+# about half a second of CPU; 1000 steps at d_k 1024 take 6.5 s, which the class's clicks must not wait behind
 IN_PROCESS_BUDGET = 300 * 256
 # keys x samples above which the sweep is measured in a child too: 20,000 draws take about half a second of CPU
 # (the default, 8 x 1000, a fifth of that); the largest, 80,000 draws, about 2 s, and a run holds its worker's one
@@ -289,7 +289,7 @@ st.markdown(
     "it. Dividing by √d_k brings the variance back to 1 at every d_k. Below, the claim is measured on random "
     "vectors, then shown on a model that learns."
 )
-st.latex(VARIANCE_LATEX)  # the whole width: in half of it the derivation was cut off at 1400 px
+st.latex(VARIANCE_LATEX)  # the whole width: half of it is too narrow for the derivation at 1400 px
 st.latex(SCALED_LATEX)
 STATE.show_warnings()
 

@@ -1,4 +1,4 @@
-"""AppTest: the transformer block page."""
+"""pages/block.py under AppTest: the transformer block page."""
 
 from __future__ import annotations
 

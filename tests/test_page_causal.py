@@ -1,4 +1,4 @@
-"""The Causal masking page under AppTest: the mask, the live invariance check, and the after-softmax bug."""
+"""pages/causal.py under AppTest: the mask, the live invariance check, and the after-softmax bug."""
 
 import numpy as np
 

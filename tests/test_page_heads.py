@@ -1,4 +1,4 @@
-"""AppTest: the multi-head attention page."""
+"""pages/heads.py under AppTest: the multi-head attention page."""
 
 from __future__ import annotations
 

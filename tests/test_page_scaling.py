@@ -1,4 +1,4 @@
-"""The "Why divide by √d_k" page under AppTest: it runs, shows the core's numbers, survives extreme
+"""pages/scaling.py ("Why divide by √d_k") under AppTest: it runs, shows the core's numbers, survives extreme
 settings and malformed URLs."""
 
 import numpy as np

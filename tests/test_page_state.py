@@ -1,4 +1,5 @@
-"""Declared page state: the codecs (pure) and the shared module that reads and writes every page's link."""
+"""ui/page_state.py and the Params of ui/url.py: the codecs (pure), the widget helper with dependent bounds,
+and the shared module that reads and writes every page's link."""
 
 import re
 from pathlib import Path

@@ -1,4 +1,5 @@
-"""The three pitfalls, run beside the correct code: hand-computed cases, properties, and their figures."""
+"""lessons/pitfalls.py (and its bars in figures/lessons.py): the three pitfalls, run beside the correct
+code: hand-computed cases, properties, and their figures."""
 
 import subprocess
 import sys

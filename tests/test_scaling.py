@@ -1,5 +1,5 @@
-"""The measured case for 1/sqrt(d_k): variance, saturation, entropy and softmax-Jacobian norms,
-plus the figures that draw them."""
+"""lessons/scaling.py and figures/scaling.py: the measured case for 1/sqrt(d_k): variance, saturation,
+entropy and softmax-Jacobian norms, plus the figures that draw them."""
 
 import math
 

@@ -3,7 +3,7 @@
     STATE = PageState("heads", d_model=Int(16, lo=4, hi=64), causal=Flag(False), ...)
     STATE.load()                                    # first line of the page's body
     st.number_input("d_model", **STATE.widget("d_model"))   # key, bounds and persistence
-    STATE.notes()                                   # which values had to be brought inside their bounds
+    STATE.notes()                                   # which values are held inside their bounds, and why
 
 - `load()` reads the link on the page's first run in a session: each parameter in the order declared
   (later bounds may depend on earlier values); a bad value falls back to its default and the page
@@ -13,16 +13,16 @@
   The value that was asked is remembered: when the bound allows it again, it comes back, unless the
   student chose another value in between.
 - The session key (and the widget key) of `name` is "<prefix>_<name>", unless the declaration gives
-  its own `key=` (the shared sequence "seq", or keys older links and tests know).
+  its own `key=` (the shared sequence "seq", or a key that links and tests name).
 - After the page has run, app.py calls `ui.state.save_current()`, which writes exactly this page's state
   (and the shared state) into the link, also after a page's `stop()`. No page reads or writes
   st.query_params.
 - A part of a page whose widgets change nothing else can be a `section` (an st.fragment): those widgets
   rerun it alone, and the link is written after it as after the whole page.
 
-Streamlit's own `bind="query-params"` was considered: it drops a bad value from the link without a
-word and forces the link's names to be the widget keys, so the guarantees above would be lost; and
-matrices, labels and sentences have no widget to bind. Widgets keep `persist_state="session"`.
+Streamlit's own `bind="query-params"` is not used: it drops a bad value from the link without a word
+and makes the link's names the widget keys, which breaks the guarantees above; and matrices, labels
+and sentences have no widget to bind. Widgets keep `persist_state="session"` (given by `widget()`).
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ class PageState:
             return values[name]
         key, value = self.key(name), values[name]
         asked, given = st.session_state.get(self._asked_key(name), (value, value))
-        if given != value:  # the student (or a link) chose a value since it was fitted: that one is asked now
+        if given != value:  # the value is not the one fit() gave: the student (or a link) chose it, so it is asked
             asked = value
         fitted = param.fit(asked, values)
         if fitted != asked:
