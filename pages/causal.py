@@ -63,11 +63,11 @@ def restore_snapshot() -> None:
 def randomise_later() -> None:
     """Snapshot the sequence, then give every position after t new random q, k, v (next seed each press)."""
     seq: TokenSequence = st.session_state[KEY]
-    t, seed = int(st.session_state[STATE.key("t")]), int(st.session_state[STATE.key("seed")])
+    t, seed = int(STATE["t"]), int(STATE["seed"])
     st.session_state["causal_before"] = seq
     q, k, v = randomise_after(seq.q, seq.k, seq.v, t, seed)
     reset_sequence(KEY, TokenSequence(seq.tokens, q, k, v))
-    st.session_state[STATE.key("seed")] = (seed + 1) % (SEED_MAX + 1)
+    STATE.set("seed", (seed + 1) % (SEED_MAX + 1))
 
 
 def vector_text(row: np.ndarray) -> str:

@@ -18,9 +18,9 @@ from lessons.head_library import (
     MAX_POSITIONS,
     PRESET_LABELS,
     PRESETS,
+    buildable_presets,
     embed_tokens,
     head_library_weights,
-    preset_problem,
     summarise_head,
 )
 from ui.charts import chart, show_snippet
@@ -175,23 +175,21 @@ st.info(
     icon=":material/search:",
 )
 preset_cols = st.columns(min(n_heads, 4))
-presets: list[str] = []
-for h in range(n_heads):
-    presets.append(
-        preset_cols[h % 4].selectbox(
-            f"Head {h + 1}",
-            format_func=PRESET_LABELS.get,
-            **STATE.widget("presets", slot=h),
-            help="What this head's W_Q and W_K are built to look for.",
-        )
+chosen = [
+    preset_cols[h % 4].selectbox(
+        f"Head {h + 1}",
+        format_func=PRESET_LABELS.get,
+        **STATE.widget("presets", slot=h),
+        help="What this head's W_Q and W_K are built to look for.",
     )
-for h, preset in enumerate(presets):
-    problem = preset_problem(preset, d_head, emb)
+    for h in range(n_heads)
+]
+presets, problems = buildable_presets(chosen, d_head, emb)
+for h, problem in enumerate(problems):
     if problem:
         st.warning(f"Head {h + 1}: {problem}. This head uses random weights instead.")
-        presets[h] = "random"
 
-emb, hw, steps, summaries = compute(tokens, d_model, n_heads, tuple(presets), seed, causal, scale)
+emb, hw, steps, summaries = compute(tokens, d_model, n_heads, presets, seed, causal, scale)
 
 st.header("3 · Split d_model into heads")
 st.markdown(
