@@ -45,6 +45,7 @@ STATE = PageState(
         choices=tuple(range(1, MAX_BLOCKS + 1)),
         allowed=lambda v: tuple(range(1, v["n_blocks"] + 1)),
         label="Block to look inside",
+        why=lambda v, _: f"the stack has {v['n_blocks']} block{'s' * (v['n_blocks'] != 1)}",
     ),
 )
 

@@ -46,6 +46,7 @@ STATE = PageState(
         choices=tuple(range(1, MAX_HEADS + 1)),
         allowed=lambda v: tuple(range(1, v["n_heads"] + 1)),
         label="Head to enlarge",
+        why=lambda v, _: f"the page has {v['n_heads']} head{'s' * (v['n_heads'] != 1)}",
     ),
 )
 

@@ -135,7 +135,7 @@ def test_any_block_s_heads_on_demand():
     assert at.query_params["inspect"] == "12"
     at.slider(key="block_n_blocks").set_value(3).run()  # block 12 is gone: the last block, said so
     assert not at.exception and at.selectbox(key="block_inspect").value == 3
-    assert any("Block to look inside lowered from 12 to 3" in c.value for c in at.caption)
+    assert any("Block to look inside lowered from 12 to 3: the stack has 3 blocks." in c.value for c in at.caption)
     at.slider(key="block_n_blocks").set_value(12).run()  # and block 12 comes back with the stack
     assert at.selectbox(key="block_inspect").value == 12 and at.query_params["inspect"] == "12"
 
