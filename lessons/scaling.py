@@ -98,6 +98,13 @@ class ScalingStats:
         """log(n_keys), the entropy of uniform weights (the most spread out they can be)."""
         return math.log(self.n_keys)
 
+    @property
+    def settled_max_weight_scaled(self) -> float:
+        """The median scaled largest weight from d_k = 64 on (the last d_k's if 64 was not measured): by then
+        every query's length has settled near √d_k, so the scaled value no longer depends on d_k."""
+        scaled = self.max_weight_scaled
+        return float(np.median(scaled[self.index(64) :] if 64 in self.d_k else scaled[-1:]))
+
     def index(self, d_k: int) -> int:
         """The row of `d_k` in every per-d_k array; `ValueError` if it was not measured."""
         hits = np.flatnonzero(self.d_k == d_k)

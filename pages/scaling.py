@@ -1,6 +1,5 @@
 """Why divide by √d_k: measure the saturation and the vanishing gradient, then watch an unscaled model train badly."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -224,16 +223,14 @@ def max_weight_caption(stats: ScalingStats) -> str:
     unscaled, scaled = stats.max_weight_unscaled, stats.max_weight_scaled
     if stats.n_keys == 1:
         return "With one key the largest weight is 1 at every d_k, scaled or not."
-    settled = scaled[stats.index(64) :] if 64 in stats.d_k else scaled[-1:]
     return (
         f"The average largest weight over {stats.n_keys} keys. Unscaled it climbs towards 1 (one-hot): "
         f"{unscaled[0]:.2f} at d_k = 1, {unscaled[stats.index(64)]:.2f} at 64, {unscaled[-1]:.2f} at "
         f"{stats.d_k[-1]}. Scaled it stays between {scaled.min():.2f} and {scaled.max():.2f} at every d_k: "
-        f"{scaled[0]:.2f} at d_k = 1 (where both are the same), then about {np.median(settled):.2f} from d_k = 64 "
-        "on. It is lower at small d_k because there a query's length varies a lot from one draw to the next (a "
-        "short query scores every key alike); by d_k = 64 every query's length has settled near √d_k "
-        "(uniform weights would be "
-        f"{1 / stats.n_keys:.2f})."
+        f"{scaled[0]:.2f} at d_k = 1 (where both are the same), then about "
+        f"{stats.settled_max_weight_scaled:.2f} from d_k = 64 on. It is lower at small d_k because there a "
+        "query's length varies a lot from one draw to the next (a short query scores every key alike); by "
+        f"d_k = 64 every query's length has settled near √d_k (uniform weights would be {1 / stats.n_keys:.2f})."
     )
 
 

@@ -49,6 +49,7 @@ def test_a_choice_list_is_read_whole_or_refused_whole():
         value, warnings = decode(dk, {"dk": bad}, "d_ks")
         assert value == [4, 64] and warnings and "'dk'" in warnings[0]
     assert dk.encode([4, 64], "d_ks") == {"dk": "4,64"}
+    assert dk.widget_args({}) == {"options": (1, 4, 16, 64, 256), "max_selections": 3}  # a multiselect's
 
 
 def test_slots_fill_the_rest_from_the_default_and_write_only_the_counted_ones():
