@@ -126,8 +126,9 @@ def _check_consistent(q, k, v) -> None:
 
 # ---------------------------------------------------------------- declared parameters
 # A page declares each piece of its state once, as one of these; ui/page_state.py derives the session key,
-# the widget key, the URL read on the page's first run and the URL written after every run.
-# Bounds, defaults and conditions may be functions of the values declared before them (`values`).
+# the widget's key, bounds and persistence, the URL read on the page's first run and the URL written after
+# every run. Bounds, defaults and conditions may be functions of the values declared before them (`values`);
+# `fit` keeps a value inside such bounds.
 
 Values = Mapping[str, Any]
 
