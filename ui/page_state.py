@@ -9,7 +9,8 @@
   (later bounds may depend on earlier values); a bad value falls back to its default and the page
   shows which parameter was refused and why. On later runs it only fills in values that are missing.
 - A bound may depend on earlier values (`hi=lambda v: v["n"] - 2`). When a value falls outside it, the
-  declaration's `fit` brings it inside before its widget is drawn, and `notes()` says so while it lasts.
+  declaration's `fit` brings it inside when `widget()` (or `fit()`) is called, before the widget is drawn,
+  and `notes()` says so while it lasts.
   The value that was asked is remembered: when the bound allows it again, it comes back, unless the
   student chose another value in between.
 - The session key (and the widget key) of `name` is "<prefix>_<name>", unless the declaration gives
@@ -80,8 +81,15 @@ class PageState:
         values = self.values(through=name)
         if isinstance(param, Slots):
             return {"key": f"{self.key(name)}_{slot}", "options": param.choices, "persist_state": "session"}
-        self._fit(name, param, values)
-        return {"key": self.key(name), **param.widget_args(values), "persist_state": "session"}
+        value = self._fit(name, param, values)
+        args = param.widget_args(values)
+        # A slider whose bounds moved is a new widget to Streamlit (its min/max are part of its identity, see
+        # slider.py's key_as_main_identity) and would start at its minimum: set its value again first.
+        drawn_key = f"_{self.key(name)}_drawn_with"
+        if st.session_state.get(drawn_key) != args:
+            st.session_state[self.key(name)] = value
+            st.session_state[drawn_key] = args
+        return {"key": self.key(name), **args, "persist_state": "session"}
 
     def _param(self, name: str) -> Param:
         try:
@@ -132,7 +140,8 @@ class PageState:
     # ------------------------------------------------------------ dependent bounds
     def fit(self, name: str) -> Any:
         """Bring `name` inside the bounds its declaration gives for the current earlier values (before its
-        widget is drawn) and return it; `widget()` and `load()` do this themselves."""
+        widget is drawn) and return it; `widget()` does this itself. For a value the page uses without
+        drawing its widget."""
         param = self._param(name)
         return self._fit(name, param, self.values(through=name))
 
@@ -202,7 +211,6 @@ class PageState:
             elif navigated and not first or not self._is_set(name, param):
                 self.set(name, _default(param, values))
             values[name] = self._read(name, param, values)
-            self._fit(name, param, values)
         if first or navigated:
             st.session_state[self._warnings_key] = warnings
 
