@@ -127,10 +127,12 @@ def _dependent_page():
         n=Int(8, lo=2, hi=16),
         t=Int(3, lo=0, hi=lambda v: v["n"] - 2, label="position t"),
         heads=Slots(("a", "b"), choices=("a", "b"), slots=2),
+        half=Int(lambda v: v["n"] // 2, lo=1, hi=lambda v: v["n"], label="half"),
     )
     state.load()
     st.slider("n", **state.widget("n"))
     st.slider("t", **state.widget("t"))
+    st.slider("half", **state.widget("half"))
     st.selectbox("head 1", **state.widget("heads", slot=1))
     state.notes()
 
@@ -166,6 +168,16 @@ def test_a_clamped_value_is_noted_and_comes_back_when_the_bound_allows_it():
     assert at.slider(key="dep_t").value == 3 and "lowered from 6 to 3" in at.caption[0].value
     at.slider(key="dep_n").set_value(16).run()
     assert at.slider(key="dep_t").value == 6 and not at.caption
+
+
+def test_a_value_left_at_its_default_follows_the_default_and_a_chosen_one_stays():
+    at = open_dependent_page()
+    assert at.slider(key="dep_half").value == 4
+    at.slider(key="dep_n").set_value(16).run()
+    assert at.slider(key="dep_half").value == 8 and not at.caption  # untouched: half of n, not a clamp
+    at.slider(key="dep_half").set_value(5).run()
+    at.slider(key="dep_n").set_value(12).run()
+    assert at.slider(key="dep_half").value == 5  # chosen: it stays while it fits
 
 
 def test_a_value_chosen_after_the_clamp_replaces_the_one_asked_before():

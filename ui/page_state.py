@@ -12,7 +12,8 @@
   declaration's `fit` brings it inside when `widget()` (or `fit()`) is called, before the widget is drawn,
   and `notes()` says so while it lasts.
   The value that was asked is remembered: when the bound allows it again, it comes back, unless the
-  student chose another value in between.
+  student chose another value in between. A value still at its default follows the default when a
+  default that depends on earlier values changes.
 - The session key (and the widget key) of `name` is "<prefix>_<name>", unless the declaration gives
   its own `key=` (the shared sequence "seq", or a key that links and tests name).
 - After the page has run, app.py calls `ui.state.save_current()`, which writes exactly this page's state
@@ -149,9 +150,15 @@ class PageState:
         if isinstance(param, (SequenceParam, Slots)):
             return values[name]
         key, value = self.key(name), values[name]
+        default = _default(param, values)
+        default_key = f"_{key}_default"
+        last_default = st.session_state.get(default_key, default)
+        st.session_state[default_key] = default
         asked, given = st.session_state.get(self._asked_key(name), (value, value))
         if given != value:  # the value is not the one fit() gave: the student (or a link) chose it, so it is asked
             asked = value
+        elif asked == last_default:  # never chosen (it is the default earlier values gave): it follows the default
+            asked = default
         fitted = param.fit(asked, values)
         if fitted != asked:
             st.session_state[self._asked_key(name)] = (asked, fitted)
