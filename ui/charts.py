@@ -15,7 +15,7 @@ import plotly.io as pio
 import streamlit as st
 from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, plotlyjsShortTypes, to_typed_array_spec
 
-from figures.base import LazyFigure
+from figures.base import LazyFigure, for_narrow_screen
 from figures.export import figure_to_csv, figure_to_json
 from ui.presenter import chart_format, is_presenting
 
@@ -57,10 +57,13 @@ def chart(
     spec = _spec(fig)
     if is_presenting():
         spec["layout"] = _presenter_layout(spec["layout"])
+    elif on_a_phone():
+        spec = for_narrow_screen(spec)
     if share is not None:
         spec["data"] = [_fit_cell_numbers(trace, share) for trace in spec["data"]]
     merged = {
         "displaylogo": False,
+        "displayModeBar": "hover",  # on a phone an always-shown toolbar covered the top row of a heatmap
         "toImageButtonOptions": {"format": chart_format(), "filename": key, "scale": 2},
         **(config or {}),
     }
@@ -70,6 +73,13 @@ def chart(
     if export:
         _export_menu(container, fig, key, downloads, downloads_note)
     return result
+
+
+def on_a_phone() -> bool:
+    """Whether the browser says it is a phone: its User-Agent has "Mobi", as every phone browser's does
+    (MDN's advice for telling a phone from a desktop; a tablet has no "Mobi" and gets the desktop figures).
+    The server cannot know a window's width, and a figure's subplots can only be laid out on the server."""
+    return "Mobi" in (st.context.headers.get("User-Agent") or "")
 
 
 class _Spec(go.Figure):
