@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
 from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, plotlyjsShortTypes, to_typed_array_spec
 
 from figures.base import LazyFigure, for_narrow_screen
-from figures.export import figure_to_csv, figure_to_json
+from figures.export import figure_to_csv, figure_to_json, heatmap_tables
 from ui.presenter import chart_format, is_presenting
 
 PRESENTER_FONT = 18
@@ -72,6 +73,7 @@ def chart(
     result = container.plotly_chart(_Spec(spec), width=width, key=key, config=merged, **kwargs)
     if export:
         _export_menu(container, fig, key, downloads, downloads_note)
+        _numbers_box(container, fig, spec, key)
     return result
 
 
@@ -239,6 +241,7 @@ def square_chart(container, fig: go.Figure | dict, *, key: str, **kwargs):
         result = chart(st, fig, key=key, height="stretch", export=False, **kwargs)
     if export:  # outside the square box, which would otherwise squeeze it onto the chart
         _export_menu(container, fig, key)
+        _numbers_box(container, fig, _spec(fig), key)
     return result
 
 
@@ -297,6 +300,33 @@ def _export_menu(
             key=f"{key}_json",
             on_click="ignore",
         )
+
+
+TABLE_CELLS = 400
+
+
+def _numbers_box(container, fig: go.Figure | dict, spec: dict, key: str) -> None:
+    """The text alternative of a chart with heatmaps: a short description and the exact numbers as a table
+    that a keyboard or a screen reader reaches (a chart is a picture to them, its numbers on hover only).
+    Drawn only while open (opening it reruns the page), as the Export menu."""
+    if not any(trace.get("type") == "heatmap" and trace.get("z") is not None for trace in spec["data"]):
+        return
+    box = container.expander(
+        "Numbers of this chart (a table)", icon=":material/table:", key=f"{key}_numbers", on_change="rerun"
+    )
+    if not box.open:
+        return
+    with box:
+        tables = heatmap_tables(fig)
+        if not tables:
+            st.caption("This chart is an image of many small heatmaps; its Export menu has the numbers as files.")
+        for table in tables:
+            st.caption(table["description"])
+            frame = pd.DataFrame(table["values"], index=table["rows"], columns=table["columns"])
+            if frame.size <= TABLE_CELLS:  # an HTML table, which a screen reader reads best
+                st.table(frame)
+            else:  # a scrolling grid: thousands of cells as HTML would stall the page
+                st.dataframe(frame)
 
 
 SNIPPET_KEY = "snippet"  # the expander's key: a test opens it with session_state[SNIPPET_KEY] = True
