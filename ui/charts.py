@@ -65,6 +65,9 @@ def chart(
     merged = {
         "displaylogo": False,
         "displayModeBar": "hover",  # on a phone an always-shown toolbar covered the top row of a heatmap
+        # Only the image download: seven zoom and pan buttons were seven Tab stops per chart for a keyboard
+        # user (a drag still zooms, a double-click still resets).
+        "modeBarButtonsToRemove": ["zoom2d", "pan2d", "zoomIn2d", "zoomOut2d", "autoScale2d", "resetScale2d"],
         "toImageButtonOptions": {"format": chart_format(), "filename": key, "scale": 2},
         **(config or {}),
     }
