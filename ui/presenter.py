@@ -30,13 +30,15 @@ BASE_CSS = """
 }
 </style>
 """
-# Larger text everywhere, readable from the back of a room; Streamlit sizes most text in rem.
+# Larger text everywhere, readable from the back of a room; Streamlit sizes most text in rem. A square chart
+# is no taller than the window, so its key labels and colour bar stay on the first screen.
 PRESENTER_CSS = """
 <style>
 html { font-size: 21px; }
 [data-testid="stMainBlockContainer"] { padding-top: 3rem; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.1rem; }
 [data-testid="stCaptionContainer"] { font-size: 0.95rem; }
+[class*="st-key-square_"] { width: min(100%, calc(100vh - 5rem)); }
 </style>
 """
 # One history entry per page visit. Streamlit pushes one entry when the page changes and another when the
