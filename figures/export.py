@@ -78,3 +78,64 @@ def figure_to_csv(fig: go.Figure | dict) -> str:
                 for c, v in enumerate(row):
                     writer.writerow([t["trace"], t["type"], t["name"], field, r if two_d else "", c, v])
     return buf.getvalue()
+
+
+def heatmap_tables(fig: go.Figure | dict, digits: int = 3) -> list[dict]:
+    """Each heatmap of `fig` as a table a screen reader can read: [{"description", "rows", "columns",
+    "values"}], rows and columns named by the axes' tick labels where they name positions, values as text
+    rounded to `digits` decimals (−∞ and NaN written out). Images sent as pictures carry no numbers: none."""
+    fig = fig if isinstance(fig, go.Figure) else go.Figure(fig, _validate=False)
+    title = fig.layout.title.text or ""
+    heatmaps = [t for t in fig.data if t.type == "heatmap" and t.z is not None]
+    out = []
+    for k, trace in enumerate(heatmaps):
+        z = np.asarray(trace.z, dtype=float)
+        if z.ndim != 2 or not z.size:
+            continue
+        n, m = z.shape
+        rows = _position_names(fig, "y", trace, n)
+        columns = _position_names(fig, "x", trace, m)
+        finite = z[np.isfinite(z)]
+        name = trace.name or (f"{title}, part {k + 1}" if len(heatmaps) > 1 else title) or "Heatmap"
+        spread = f", from {finite.min():.{digits}g} to {finite.max():.{digits}g}" if finite.size else ""
+        axes = [_axis_title(fig, letter, trace) for letter in "yx"]
+        named = f" (rows: {axes[0]}; columns: {axes[1]})" if all(axes) else ""
+        out.append(
+            {
+                "description": f"{name}: {n} rows × {m} columns of numbers{named}{spread}.",
+                "rows": rows,
+                "columns": columns,
+                "values": [[_cell(v, digits) for v in row] for row in z.tolist()],
+            }
+        )
+    return out
+
+
+def _axis_title(fig: go.Figure, letter: str, trace) -> str:
+    axis = fig.layout[f"{letter}axis{(getattr(trace, letter + 'axis') or letter)[1:]}"]
+    return str(axis.title.text or "")
+
+
+def _position_names(fig: go.Figure, letter: str, trace, count: int) -> list[str]:
+    """The names of a heatmap's rows (letter "y") or columns ("x"): tick labels, else its coordinates."""
+    axis = fig.layout[f"{letter}axis{(getattr(trace, letter + 'axis') or letter)[1:]}"]
+    coords = getattr(trace, letter)
+    coords = list(coords) if coords is not None else list(range(count))
+    if axis.ticktext and axis.tickvals:
+        named = {v: str(t) for v, t in zip(axis.tickvals, axis.ticktext)}
+        coords = [named.get(c, c) for c in coords]
+    names = [str(c) for c in coords[:count]] + [str(i) for i in range(len(coords), count)]
+    seen: dict[str, int] = {}
+    unique = []
+    for name in names:  # a table's headers must differ: "the", "the·2"
+        seen[name] = seen.get(name, 0) + 1
+        unique.append(name if seen[name] == 1 else f"{name}·{seen[name]}")
+    return unique
+
+
+def _cell(v: float, digits: int) -> str:
+    if np.isnan(v):
+        return "NaN"
+    if np.isinf(v):
+        return "−∞" if v < 0 else "∞"
+    return f"{v:.{digits}f}"

@@ -396,7 +396,7 @@ def token_lines_figure(
         xaxis=dict(range=[-0.6, 1.6], visible=False, fixedrange=True),
         yaxis=dict(range=[n - 0.5, -0.5], visible=False),
         height=int(np.clip(24 * n + 80, 300, 1000)),
-        annotations=query_key_headers("right", "left"),
+        annotations=query_key_headers("center", "center"),  # outward, they were cut at the edges
     )
     layout["title"] = dict(text=title) if title is not None else {}  # {}: no title (as update_layout(title=None))
     return figure(data, layout)

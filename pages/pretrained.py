@@ -30,6 +30,7 @@ from ui.charts import Download, chart, show_snippet
 from ui.export import CSV_MAX_WEIGHTS, attentions_csv, attentions_npz
 from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
 from ui.page_state import PageState, stop
+from ui.presenter import is_presenting
 from ui.snippets import pretrained_snippet
 from ui.state import require_app_entry
 from ui.url import Flag, Int, Text
@@ -196,9 +197,11 @@ def head_picker(column, suffix: str, label: str) -> tuple[int, int]:
     return layer, head
 
 
-def show_head(run: MiniLMRun, hide: bool, layer: int, head: int, focus: int, key: str, heat_box, lines_box) -> None:
+def show_head(
+    run: MiniLMRun, hide: bool, layer: int, head: int, focus: int, key: str, heat_box, lines_box, share: float
+) -> None:
     """One head's full heatmap and its token-to-token lines (layer, head from 1; focus: an original
-    position, or -1 for all)."""
+    position, or -1 for all; share: the part of the page's width the heatmap gets, which sizes its numbers)."""
     tokens = run.tokens
     full = run.attentions[layer - 1, head - 1]  # (n, n)
     kept = shown_positions(tokens, hide)
@@ -209,9 +212,17 @@ def show_head(run: MiniLMRun, hide: bool, layer: int, head: int, focus: int, key
     title = f"Head {key.upper()}: layer {layer}, head {head}"
     chart(
         heat_box,
-        head_heatmap(weights, labels, original=original, positions=kept, title=title),
+        head_heatmap(
+            weights,
+            labels,
+            original=original,
+            positions=kept,
+            title=title,
+            height=int(np.clip(48 * len(labels) + 200, 400, 1400)) if share == 1 else None,
+        ),
         width="stretch",
         key=f"pt_heatmap_{key}",
+        share=share,  # the numbers in its cells sized to them (presenter mode's larger, or none when too small)
     )
     colour = HIGHLIGHT_COLOURS["ab".index(key)]
     chart(
@@ -323,7 +334,8 @@ if run is not None:
     )
 
     st.header("3 · One head up close")
-    picker_a, picker_b, options_col = st.columns([4, 4, 3])
+    # in presenter mode the options get more room: the toggle's label read "Compare with a se…" at 1280 px
+    picker_a, picker_b, options_col = st.columns([3, 3, 5] if is_presenting() else [4, 4, 3])
     layer, head = head_picker(picker_a, "", "Head A")
     compare = options_col.toggle(
         "Compare with a second head",
@@ -357,19 +369,23 @@ if run is not None:
         "with the causal mask of the earlier page, would have exactly 0 there.",
         icon=":material/swap_horiz:",
     )
-    col_a, col_b = st.columns(2 if compare else [3, 2], gap="medium")
     if compare:  # each head in its own column, heatmap above lines
-        show_head(run, hide, layer, head, focus, "a", col_a, col_a)
-        show_head(run, hide, layer2, head2, focus, "b", col_b, col_b)
+        col_a, col_b = st.columns(2, gap="medium")
+        show_head(run, hide, layer, head, focus, "a", col_a, col_a, 1 / 2)
+        show_head(run, hide, layer2, head2, focus, "b", col_b, col_b, 1 / 2)
+    elif is_presenting():  # on a projector the heatmap takes the whole width, numbers large, the lines under it
+        show_head(run, hide, layer, head, focus, "a", st.container(), st.container(), 1)
     else:
-        show_head(run, hide, layer, head, focus, "a", col_a, col_b)
+        col_a, col_b = st.columns([3, 2], gap="medium")
+        show_head(run, hide, layer, head, focus, "a", col_a, col_b, 3 / 5)
     show_snippet(pretrained_snippet(text, layer=layer, head=head))
     st.caption("Remember: " + CAUTION.replace("**", ""))
-    st.page_link(
-        "pages/pretrained_deeper.py",
-        label="Read deeper: a head's queries and keys as points, attention through all six layers, long inputs "
-        "cut to the rows you want, one head on two sentences",
-        icon=":material/scatter_plot:",
+    # A link is one line, cut at the edge when too long (on a projector it was): the link short, what is there
+    # in a caption that wraps.
+    st.page_link("pages/pretrained_deeper.py", label="Read deeper: the real model", icon=":material/scatter_plot:")
+    st.caption(
+        "There: a head's queries and keys as points, attention through all six layers, long inputs cut to the "
+        "rows you want, one head on two sentences."
     )
 
 st.header("4 · Does it really work? Sentence similarity")

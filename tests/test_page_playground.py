@@ -177,6 +177,21 @@ def test_the_paste_box_refuses_a_comma_decimal_and_keeps_what_was_typed():
     assert at.text_area(key="seq_text_q").value == "0 2;0 2;2 0;1 1e309"  # the typing stays in the box
 
 
+def test_the_paste_box_refuses_3_comma_5_as_the_grid_does_and_says_its_rule_where_it_is_typed():
+    # Issue #32: the same "3,5" typed in the grid and in the paste box must get the same answer.
+    at = open_page("pages/playground.py")
+    before = at.session_state["seq"].q.copy()
+    at.text_area(key="seq_text_q").set_value("3,5; 0 2; 2 0; 1 1").run()
+    assert not at.exception
+    message = " ".join(e.value for e in at.error).replace("\\", "")  # markdown escapes taken off
+    assert "'3,5' is not a number (a decimal point, not a comma: 3.5" in message, message
+    np.testing.assert_array_equal(at.session_state["seq"].q, before)  # not read as the two numbers 3 and 5
+    assert any("never ','" in c.value for c in at.caption)  # the rule is written beside the boxes
+    at.text_area(key="seq_text_q").set_value("3, 5; 0 2; 2 0; 1 1").run()  # a comma and a space: two numbers
+    assert not at.error
+    np.testing.assert_array_equal(at.session_state["seq"].q[0], [3, 5])
+
+
 def test_the_matrices_download_when_their_box_is_open():
     at = open_page("pages/playground.py")
     assert not [b for b in at.get("download_button") if "Matrices" in b.proto.label]  # not drawn while closed

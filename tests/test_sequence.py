@@ -12,11 +12,31 @@ from attention.sequence import TokenSequence
 from ui.sequence import MAX_N, default_sequence, display_labels, format_matrix, parse_matrix, parse_number, parse_tokens
 
 
-def test_parse_accepts_semicolons_newlines_and_commas():
+def test_parse_accepts_semicolons_newlines_and_commas_with_a_space():
     expected = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
     assert np.array_equal(parse_matrix("1 0 0; 0 1 0"), expected)
-    assert np.array_equal(parse_matrix("1, 0, 0\n0,1,0\n"), expected)
+    assert np.array_equal(parse_matrix("1, 0, 0\n0, 1, 0,\n"), expected)
     assert np.array_equal(parse_matrix("  1 0 0 ;; 0 1 0  "), expected)
+    assert np.array_equal(parse_matrix("1,0,0;0,1,0", bare_commas=True), expected)  # the share link's form
+
+
+@pytest.mark.parametrize(
+    "typed, grid_says, box_adds",
+    [
+        ("3,5", "a decimal point, not a comma: 3.5", "2 numbers take a space after each comma: 3, 5"),
+        ("-0,5", "a decimal point, not a comma: -0.5", "2 numbers take a space after each comma: -0, 5"),
+        ("1,0,0", "a comma is not a digit", "3 numbers take a space after each comma: 1, 0, 0"),
+    ],
+)
+def test_a_comma_between_digits_is_refused_by_the_grid_and_the_paste_box_alike(typed, grid_says, box_adds):
+    # Issue #32: the grid refused 3,5 while the paste box read it as the two numbers 3 and 5.
+    with pytest.raises(ValueError, match=re.escape(grid_says)) as cell:
+        parse_number(typed, "Q, row 1 ('north'), column q1")
+    assert box_adds not in str(cell.value)  # one cell holds one number: no advice about several
+    with pytest.raises(ValueError, match=re.escape(f"'{typed}' is not a number ({grid_says}; {box_adds})")):
+        parse_matrix(f"{typed} 1", name="Q")
+    row = box_adds.rsplit(": ", 1)[1]
+    assert parse_matrix(row, name="Q").size == int(box_adds[0])  # and what the message suggests is read
 
 
 @pytest.mark.parametrize(
@@ -131,6 +151,7 @@ def test_what_a_student_types_is_the_number_they_meant(typed, value):
     "typed, message",
     [
         ("3,5", "not a number (a decimal point, not a comma: 3.5)"),
+        ("1,", "not a number (a decimal point, not a comma: 1.)"),
         ("0.1+0.2", "not a number"),
         ("1001", "too large"),
         ("1e309", "too large"),

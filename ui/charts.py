@@ -10,12 +10,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
 
-from figures.base import LazyFigure
-from figures.export import figure_to_csv, figure_to_json
+from figures.base import LazyFigure, for_narrow_screen
+from figures.export import figure_to_csv, figure_to_json, heatmap_tables
 from ui.state import chart_format, is_presenting
 from ui.streamlit_internals.plotly_chart import (
     chart_figure,
@@ -63,10 +64,16 @@ def chart(
     spec = _spec(fig)
     if is_presenting():
         spec["layout"] = _presenter_layout(spec["layout"])
+    elif on_a_phone():
+        spec = for_narrow_screen(spec)
     if share is not None:
         spec["data"] = [_fit_cell_numbers(trace, share) for trace in spec["data"]]
     merged = {
         "displaylogo": False,
+        "displayModeBar": "hover",  # on a phone an always-shown toolbar covered the top row of a heatmap
+        # Only the image download: seven zoom and pan buttons were seven Tab stops per chart for a keyboard
+        # user (a drag still zooms, a double-click still resets).
+        "modeBarButtonsToRemove": ["zoom2d", "pan2d", "zoomIn2d", "zoomOut2d", "autoScale2d", "resetScale2d"],
         "toImageButtonOptions": {"format": chart_format(), "filename": key, "scale": 2},
         **(config or {}),
     }
@@ -75,7 +82,15 @@ def chart(
     result = container.plotly_chart(chart_figure(spec), width=width, key=key, config=merged, **kwargs)
     if export:
         _export_menu(container, fig, key, downloads, downloads_note)
+        _numbers_box(container, fig, spec, key)
     return result
+
+
+def on_a_phone() -> bool:
+    """Whether the browser says it is a phone: its User-Agent has "Mobi", as every phone browser's does
+    (MDN's advice for telling a phone from a desktop; a tablet has no "Mobi" and gets the desktop figures).
+    The server cannot know a window's width, and a figure's subplots can only be laid out on the server."""
+    return "Mobi" in (st.context.headers.get("User-Agent") or "")
 
 
 def _spec(fig: go.Figure | dict) -> dict:
@@ -221,6 +236,7 @@ def square_chart(container, fig: go.Figure | dict, *, key: str, **kwargs):
         result = chart(st, fig, key=key, height="stretch", export=False, **kwargs)
     if export:  # outside the square box, which would otherwise squeeze it onto the chart
         _export_menu(container, fig, key)
+        _numbers_box(container, fig, _spec(fig), key)
     return result
 
 
@@ -279,6 +295,33 @@ def _export_menu(
             key=f"{key}_json",
             on_click="ignore",
         )
+
+
+TABLE_CELLS = 400
+
+
+def _numbers_box(container, fig: go.Figure | dict, spec: dict, key: str) -> None:
+    """The text alternative of a chart with heatmaps: a short description and the exact numbers as a table
+    that a keyboard or a screen reader reaches (a chart is a picture to them, its numbers on hover only).
+    Drawn only while open (opening it reruns the page), as the Export menu."""
+    if not any(trace.get("type") == "heatmap" and trace.get("z") is not None for trace in spec["data"]):
+        return
+    box = container.expander(
+        "Numbers of this chart (a table)", icon=":material/table:", key=f"{key}_numbers", on_change="rerun"
+    )
+    if not box.open:
+        return
+    with box:
+        tables = heatmap_tables(fig)
+        if not tables:
+            st.caption("This chart is an image of many small heatmaps; its Export menu has the numbers as files.")
+        for table in tables:
+            st.caption(table["description"])
+            frame = pd.DataFrame(table["values"], index=table["rows"], columns=table["columns"])
+            if frame.size <= TABLE_CELLS:  # an HTML table, which a screen reader reads best
+                st.table(frame)
+            else:  # a scrolling grid: thousands of cells as HTML would stall the page
+                st.dataframe(frame)
 
 
 SNIPPET_KEY = "snippet"  # the expander's key: a test opens it with session_state[SNIPPET_KEY] = True

@@ -13,19 +13,31 @@ from ui.url import decode_flag
 
 CHART_FORMATS = ("png", "svg")
 
-# Every page: a chart drawn by ui.charts.square_chart gets a square box as wide as its column.
+# Every page: a chart drawn by ui.charts.square_chart gets a square box as wide as its column; a display
+# formula wider than its column (on a phone) scrolls sideways instead of being cut at the edge.
+# On a touch screen plotly shows its toolbar (displayModeBar="hover") all the time, over the top row of a
+# heatmap: there it appears once the chart is tapped (a tap gives :hover), as it does on hover elsewhere.
+# Plotly's own class names (modebar-group, as in plotly.js's own rule for "hover"); without them the toolbar
+# is simply always shown again.
 BASE_CSS = """
 <style>
 [class*="st-key-square_"] { aspect-ratio: 1 / 1; width: 100%; }
+.katex-display { overflow-x: auto; overflow-y: hidden; max-width: 100%; padding: 0.2em 0; }
+@media (hover: none) {
+  .js-plotly-plot .plotly .modebar-group { opacity: 0; transition: opacity .3s; }
+  .js-plotly-plot .plotly:hover .modebar-group, .js-plotly-plot .plotly:focus-within .modebar-group { opacity: 1; }
+}
 </style>
 """
-# Larger text everywhere, readable from the back of a room; Streamlit sizes most text in rem.
+# Larger text everywhere, readable from the back of a room; Streamlit sizes most text in rem. A square chart
+# is no taller than the window, so its key labels and colour bar stay on the first screen.
 PRESENTER_CSS = """
 <style>
 html { font-size: 21px; }
 [data-testid="stMainBlockContainer"] { padding-top: 3rem; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.1rem; }
 [data-testid="stCaptionContainer"] { font-size: 0.95rem; }
+[class*="st-key-square_"] { width: min(100%, calc(100vh - 5rem)); }
 </style>
 """
 

@@ -30,12 +30,21 @@ def default_sequence() -> TokenSequence:
 _ROW_SPLIT = re.compile(r"[;\n]")
 _VALUE_SPLIT = re.compile(r"[\s,]+")
 
+# The one rule for a comma, in the grid and in the paste box alike: a comma is never a decimal point, and
+# between two numbers it separates them only with a space after it ("3, 5"). So "3,5" is refused in both
+# places, instead of being two numbers in one box and an error in the other.
+COMMA_RULE = "A decimal point is '.', never ','; in the paste box a comma between numbers needs a space after it."
 
-def parse_matrix(text: str, rows: int | None = None, cols: int | None = None, name: str = "matrix") -> np.ndarray:
-    """Parse `1 0 0; 0 1 0` (or one row per line; commas allowed) into a float array.
+
+def parse_matrix(
+    text: str, rows: int | None = None, cols: int | None = None, name: str = "matrix", *, bare_commas: bool = False
+) -> np.ndarray:
+    """Parse `1 0 0; 0 1 0` (or one row per line; `1, 0, 0` too) into a float array.
 
     Raises ValueError with a message a student can act on: which row, which value, what was expected.
     Values must be finite and at most MAX_ABS_VALUE in size; with `rows`/`cols`, the shape must match.
+    A comma between digits (`3,5`) is refused as `parse_number` refuses it (COMMA_RULE), unless
+    `bare_commas`: the share link's own machine-written form `1,0;0,1` separates values by bare commas.
     """
     if not isinstance(text, str):
         raise ValueError(f"{name}: expected text, got {type(text).__name__}")
@@ -46,7 +55,7 @@ def parse_matrix(text: str, rows: int | None = None, cols: int | None = None, na
     if not lines:
         raise ValueError(f"{name}: no numbers found")
     values = [
-        [_parse_number(tok, i, j, name) for j, tok in enumerate(_VALUE_SPLIT.split(line)) if tok]
+        [_parse_number(tok, i, j, name) for j, tok in enumerate(_split_values(line, bare_commas))]
         for i, line in enumerate(lines)
     ]
     widths = {len(r) for r in values}
@@ -63,8 +72,15 @@ def parse_matrix(text: str, rows: int | None = None, cols: int | None = None, na
     return np.array(values, dtype=float)
 
 
+def _split_values(line: str, bare_commas: bool) -> list[str]:
+    """The values of one row: split at spaces, a comma ending a value ("1, 0") is its separator."""
+    if bare_commas:
+        return [tok for tok in _VALUE_SPLIT.split(line) if tok]
+    return [tok.rstrip(",") for tok in line.split() if tok.rstrip(",")]
+
+
 def _parse_number(tok: str, i: int, j: int, name: str) -> float:
-    return parse_number(tok, f"{name}: row {i + 1}, value {j + 1}")
+    return parse_number(tok, f"{name}: row {i + 1}, value {j + 1}", in_row=True)
 
 
 # Minus signs a keyboard, a word processor or a web page may give instead of "-": −, ‒, –, ﹣, －.
@@ -73,21 +89,27 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 _NON_FINITE = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan", "+nan", "-nan"}
 
 
-def parse_number(text: str, where: str) -> float:
+def parse_number(text: str, where: str, *, in_row: bool = False) -> float:
     """One number exactly as a student typed it, for the grid and the paste box alike.
 
     Accepted: `2`, `-0.5`, `.5`, `1e3`, `1E-3`, a Unicode minus (`−1`), spaces around it. Refused, with a
-    `ValueError` starting with `where`: anything else (`3,5`, `0.1+0.2`, `1_000`, `½`, digits of other
-    scripts), NaN and infinities, and values beyond ±MAX_ABS_VALUE (refused, never clamped).
+    `ValueError` starting with `where`: anything else (`3,5` by COMMA_RULE, `0.1+0.2`, `1_000`, `½`, digits of other
+    scripts), NaN and infinities, and values beyond ±MAX_ABS_VALUE (refused, never clamped). `in_row`: the
+    value is one of a row's (the paste box), where the message also says how to write several numbers.
     """
     shown = text.strip()[:20]
     t = text.strip().translate(_MINUS_SIGNS)
     if t.lower() in _NON_FINITE:
         raise ValueError(f"{where}: '{shown}' is not a finite number")
     if not _NUMBER.fullmatch(t):
-        hint = (
-            f" (a decimal point, not a comma: {t.replace(',', '.')})" if _NUMBER.fullmatch(t.replace(",", ".")) else ""
-        )
+        hint = ""
+        if "," in t:
+            pieces = [p for p in t.split(",") if p]
+            dotted = t.replace(",", ".")
+            hint = f"a decimal point, not a comma: {dotted}" if _NUMBER.fullmatch(dotted) else "a comma is not a digit"
+            if in_row and len(pieces) > 1:
+                hint += f"; {len(pieces)} numbers take a space after each comma: {', '.join(pieces)}"
+            hint = f" ({hint})"
         raise ValueError(f"{where}: '{shown}' is not a number{hint}")
     x = float(t)
     if not np.isfinite(x) or abs(x) > MAX_ABS_VALUE:

@@ -15,6 +15,7 @@ from attention.sequence import TokenSequence
 from lessons.examples import compass, dominant_key, identical_keys, random_example
 from ui.safe_text import escape_markdown
 from ui.sequence import (
+    COMMA_RULE,
     MAX_D,
     MAX_N,
     MAX_TOKEN_CHARS,
@@ -160,7 +161,8 @@ def _grid(key: str, seq: TokenSequence) -> None:
 
     Every cell is text, read by the same parser as the paste box (`parse_number`), so `1e3` is 1000 and
     `−1` is -1; a cell that is not a number is refused with a message naming it, and shows its previous
-    value again. Edits reach the canonical state in `_on_grid`; the text boxes follow the grid.
+    value again; an accepted cell shows the number it holds (1000 after `1e3`). Edits reach the canonical
+    state in `_on_grid`; the text boxes follow the grid.
     """
     base: TokenSequence = st.session_state[f"{key}_base"]
     columns = _grid_columns(base)
@@ -193,21 +195,28 @@ def _on_grid(key: str, grid_key: str) -> None:
     base: TokenSequence = st.session_state[f"{key}_base"]
     edits = st.session_state[grid_key].get("edited_rows", {})
     tokens, matrices = list(base.tokens), {m: base.matrix(m).copy() for m in "qkv"}
-    errors, notices = [], []
+    errors, notices, reshaped = [], [], False
     for row, cells in sorted((int(r), c) for r, c in edits.items()):
         for column, value in cells.items():
+            text = "" if value is None else str(value)
             if column == "token":
                 tokens[row] = _grid_label(value, tokens[row], row, notices)
+                reshaped |= tokens[row] != text
                 continue
             m, j = column[0], int(column[1:]) - 1
             previous = format_number(matrices[m][row, j])
             where = f"{m.upper()}, row {row + 1} ('{base.tokens[row]}'), column {column}"
             try:
-                matrices[m][row, j] = parse_number("" if value is None else str(value), where)
+                matrices[m][row, j] = parse_number(text, where)
             except ValueError as err:
                 errors.append(f"{err}. The cell keeps its previous value, {previous}.")
+                continue
+            reshaped |= format_number(matrices[m][row, j]) != text.strip()  # 1e3 is shown as 1000
     seq = TokenSequence(tuple(tokens), matrices["q"], matrices["k"], matrices["v"])
-    if errors:  # redraw the grid from the numbers in use, so no cell shows what the maths is not using
+    if errors or reshaped:
+        # Redraw the grid from the values in use, so every cell shows the number the maths holds (1000 for
+        # 1e3, the old value of a refused cell) and the edits the messages below are about are not replayed
+        # (the grid reports all its edits since it was drawn): a message is shown once, for the edit it is about.
         reset_sequence(key, seq, keep_cut=True)
     else:
         st.session_state[key] = st.session_state[f"{key}_synced"] = seq
@@ -215,6 +224,7 @@ def _on_grid(key: str, grid_key: str) -> None:
         for m in "qkv":
             st.session_state[f"{key}_text_{m}"] = format_matrix(seq.matrix(m))  # the text boxes follow the grid
             st.session_state.pop(f"{key}_err_{m}", None)
+    st.session_state.pop(f"{key}_tokens_notice", None)  # it was about the label box, which now shows the grid's
     st.session_state[f"{key}_grid_messages"] = (errors, notices)
 
 
@@ -240,7 +250,8 @@ def _text_box(key: str, m: str) -> None:
         args=(key, m),
         height=110,
         help=f"Paste {seq.n} rows of {cols} numbers: rows separated by new lines or ';', "
-        "numbers by spaces or commas, e.g. `1 0; 0 1`. Press Ctrl+Enter or click away to apply.",
+        "numbers by spaces (or a comma and a space), e.g. `1 0; 0 1` or `1, 0; 0, 1`. "
+        "Press Ctrl+Enter or click away to apply.",
     )
 
 
@@ -273,7 +284,8 @@ def sequence_grid(key: str) -> TokenSequence:
     seq = st.session_state[key]
     st.markdown(
         f"**Q** ({seq.n} × {seq.d_k}), **K** ({seq.n} × {seq.d_k}) and **V** ({seq.n} × {seq.d_v}): "
-        "one row per position. Double-click a cell to edit it."
+        "one row per position. Double-click a cell (or press Enter on it) to edit it; "
+        "a decimal point is '.', never ','."
     )
     _grid(key, seq)
     errors, notices = st.session_state.get(f"{key}_grid_messages", ([], []))
@@ -294,6 +306,9 @@ def sequence_grid(key: str) -> TokenSequence:
     if notice:
         st.info(escape_markdown(notice))  # it may quote a label
     with st.expander("Paste Q, K or V as text", expanded=False):
+        st.caption(
+            f"Rows by new lines or ';', numbers by spaces. {COMMA_RULE} So `3,5` is refused here, as in the grid."
+        )
         for m, col in zip("qkv", st.columns(3)):
             with col:
                 _text_box(key, m)

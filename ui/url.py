@@ -112,7 +112,7 @@ def _decode_matrix(params: Mapping[str, str], name: str):
     raw = params.get(name)
     if raw is None:
         raise ValueError(f"'{name}' is missing")
-    return parse_matrix(str(raw), name=name)
+    return parse_matrix(str(raw), name=name, bare_commas=True)  # the link's own form: 1,0;0,1
 
 
 def _check_consistent(q, k, v) -> None:

@@ -62,14 +62,48 @@ def test_nothing_is_cut_in_presenter_mode(projector, app_url, path):
 def test_the_playground_heatmap_comes_first_and_large(projector, app_url):
     page, width, height = projector
     open_page(page, app_url, "", "present=1")
-    area = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot .nsewdrag').first.bounding_box()
-    assert area["width"] >= 0.45 * width  # the heatmap's cells take at least 45 % of the window's width
-    assert area["y"] < 0.2 * height  # and start near the top: the first thing on the screen
-    sizes = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').first.evaluate(
+    plot = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').first
+    area = plot.locator(".nsewdrag").first.bounding_box()
+    assert area["y"] < 0.2 * height  # the heatmap starts near the top: the first thing on the screen
+    assert area["width"] >= 0.6 * height  # and is large: most of the window's height (it is square)
+    # its key labels and its colour bar are on the first screen too (#32: they were below it at 1280 x 720)
+    bottoms = plot.evaluate(
+        "el => Array.from(el.querySelectorAll('.xtick text, .colorbar')).map(e => e.getBoundingClientRect().bottom)"
+    )
+    assert bottoms and max(bottoms) <= height
+    sizes = plot.evaluate(
         "el => Array.from(el.querySelectorAll('g.heatmap-label text'))"
         ".map(t => parseFloat(getComputedStyle(t).fontSize))"
     )
     assert sizes and min(sizes) >= 20  # cell numbers readable from the back of the room
+
+
+@pytest.mark.parametrize("projector", SIZES, indirect=True, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_pretrained_head_up_close_reads_from_the_back_of_the_room(projector, app_url):
+    page, width, height = projector
+    page.goto(f"{app_url}/pretrained?present=1")
+    wait_idle(page, timeout=180_000)
+    # the toggle's label whole inside its column (it read "Compare with a se…")
+    label = page.get_by_text("Compare with a second head", exact=True)
+    column = label.locator("xpath=ancestor::*[@data-testid='stColumn'][1]")
+    assert label.bounding_box()["x"] + label.evaluate("e => e.scrollWidth") <= column.bounding_box()["x"] + (
+        column.bounding_box()["width"] + 1
+    )
+    # the lines figure's column titles inside the chart (they read "tending (query)" and "attended to (ke")
+    lines = page.locator('[data-testid="stPlotlyChart"]:has(.js-plotly-plot)').filter(has_text="attending (query)")
+    svg = lines.locator(".main-svg").first.bounding_box()
+    for title in ("attending (query)", "attended to (key)"):
+        box = lines.locator("g.annotation text", has_text=title).bounding_box()
+        assert svg["x"] <= box["x"] and box["x"] + box["width"] <= svg["x"] + svg["width"], title
+    # the link to the deeper page whole (it was cut at the right edge)
+    link = page.locator('[data-testid="stPageLink"]').filter(has_text="Read deeper")
+    assert link.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+    # the numbers in the 16 x 16 heatmap large enough to read
+    sizes = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').evaluate_all(
+        "els => els.flatMap(el => Array.from(el.querySelectorAll('g.heatmap-label text')))"
+        ".map(t => parseFloat(getComputedStyle(t).fontSize))"
+    )
+    assert sizes and min(sizes) >= 16
 
 
 @pytest.mark.parametrize("projector", [SIZES[0]], indirect=True, ids=lambda s: f"{s[0]}x{s[1]}")

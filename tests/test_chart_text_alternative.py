@@ -1,0 +1,46 @@
+"""Every heatmap has a text alternative (#32): a description and its exact numbers as a table, one keyboard
+step away from the chart (ui.charts._numbers_box, figures.export.heatmap_tables)."""
+
+import numpy as np
+
+from attention import attention_steps
+from figures.export import heatmap_tables
+from figures.heads import heads_grid
+from figures.heatmaps import attention_heatmap
+from tests.apptest_helpers import run_page
+
+
+def test_a_heatmap_becomes_a_described_table_of_its_exact_numbers():
+    w = np.array([[1.0, 0.0], [0.25, 0.75]])
+    fig = attention_heatmap(w, ["the", "the"], ["the", "the"], allowed=np.tril(np.ones((2, 2), bool)))
+    (table,) = heatmap_tables(fig)
+    assert table["values"] == [["1.000", "0.000"], ["0.250", "0.750"]]
+    assert table["rows"] == table["columns"] == ["the", "the·2"]  # headers must differ; the words are kept
+    assert "2 rows × 2 columns" in table["description"] and "from 0 to 1" in table["description"]
+
+
+def test_a_masked_score_is_written_out_not_left_blank():
+    fig = attention_heatmap(np.eye(2), list("ab"), list("ab"))
+    fig_scores = {"data": [{**fig.spec["data"][0], "z": [[1.0, -np.inf], [0.5, 2.0]]}], "layout": fig.spec["layout"]}
+    assert heatmap_tables(fig_scores)[0]["values"][0][1] == "−∞"
+
+
+def test_small_multiples_give_one_table_per_head_named_by_its_title():
+    w = np.random.default_rng(1).dirichlet(np.ones(3), size=(2, 3))
+    tables = heatmap_tables(heads_grid(w, list("abc"), ["head one", "head two"]))
+    assert [t["description"].split(":")[0] for t in tables] == ["head 1", "head 2"]
+    np.testing.assert_allclose(np.array(tables[1]["values"], float), w[1], atol=5e-4)
+
+
+def test_the_playground_heatmap_opens_its_numbers_as_a_table():
+    at = run_page("pages/playground.py", state={"pg_heatmap_numbers": True})
+    assert not at.exception
+    seq = at.session_state["seq"]
+    weights = attention_steps(seq.q, seq.k, seq.v).weights
+    shown = [t.value for t in at.table]
+    assert any(
+        frame.shape == weights.shape and np.allclose(frame.to_numpy(float), weights, atol=5e-4) for frame in shown
+    )
+    closed = run_page("pages/playground.py")
+    assert not closed.table  # drawn only while open
+    assert any(e.label == "Numbers of this chart (a table)" for e in closed.expander)
