@@ -359,9 +359,11 @@ class Store:
             )
 
     # ------------------------------------------------------------ questions
-    def ask(self, code: str, teacher_key: str, question: dict) -> int:
-        """Pose `question` to the room (it becomes the question asked now); returns its id."""
+    def ask(self, code: str, teacher_key: str, question: dict, truth: Any = None) -> int:
+        """Pose `question` to the room (it becomes the question asked now); returns its id. `truth`, the
+        true answer if the page knows it, is kept out of every student's sight until the reveal."""
         body = check_question(question)
+        hidden = None if truth is None else json.dumps(check_answer(body, truth))
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key, lock=True)
             asked = conn.execute(
@@ -379,7 +381,7 @@ class Store:
                     body=json.dumps(body),
                     asked_at=self.clock(),
                     revealed=False,
-                    truth=None,
+                    truth=hidden,
                 )
                 .returning(questions.c.id)
             ).scalar_one()
@@ -387,12 +389,17 @@ class Store:
             return int(qid)
 
     def reveal(self, code: str, teacher_key: str, qid: int, truth: Any = None) -> None:
-        """End the answers to question `qid` and show `truth` (checked like an answer; None: no true value)."""
+        """End the answers to question `qid` and show its true value: `truth` (checked like an answer), or
+        else the one given when it was asked (None: the question has none)."""
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key)
-            question = _question(conn, room["code"], qid)
-            stored = None if truth is None else json.dumps(check_answer(question.body, truth))
-            conn.execute(questions.update().where(questions.c.id == question.id).values(revealed=True, truth=stored))
+            question = _question(conn, room["code"], qid, teacher=True)
+            stored = question.truth if truth is None else check_answer(question.body, truth)
+            conn.execute(
+                questions.update()
+                .where(questions.c.id == question.id)
+                .values(revealed=True, truth=None if stored is None else json.dumps(stored))
+            )
 
     def end_question(self, code: str, teacher_key: str) -> None:
         """Take the question off the students' screens (its answers stay)."""
@@ -437,7 +444,7 @@ class Store:
         """Joined, answered and the answers to `qid`; the nicknames too only when `names` is asked for."""
         with self._read() as conn:
             room = self._teacher(conn, code, teacher_key, open_=False)
-            question = _question(conn, room["code"], qid)
+            question = _question(conn, room["code"], qid, teacher=True)
             rows = conn.execute(
                 select(answers.c.value, students.c.nickname)
                 .join(students, students.c.id == answers.c.student_id)
@@ -458,7 +465,7 @@ class Store:
             ids = conn.execute(
                 select(questions.c.id).where(questions.c.room_code == room["code"]).order_by(questions.c.number)
             ).scalars()
-            return [_question(conn, room["code"], qid) for qid in ids]
+            return [_question(conn, room["code"], qid, teacher=True) for qid in ids]
 
     def export_csv(self, code: str, teacher_key: str) -> str:
         """Every question of the room and every answer, one row per answer (a question nobody answered:
@@ -526,7 +533,8 @@ def _count_students(conn: Connection, code: str) -> int:
     return conn.execute(select(func.count()).select_from(students).where(students.c.room_code == code)).scalar_one()
 
 
-def _question(conn: Connection, code: str, qid: Any) -> Question:
+def _question(conn: Connection, code: str, qid: Any, teacher: bool = False) -> Question:
+    """Question `qid` of room `code`; its true value only once revealed, or for the teacher."""
     row = None
     if isinstance(qid, int) and not isinstance(qid, bool):
         row = (
@@ -541,7 +549,7 @@ def _question(conn: Connection, code: str, qid: Any) -> Question:
         int(row["number"]),
         json.loads(row["body"]),
         bool(row["revealed"]),
-        None if row["truth"] is None else json.loads(row["truth"]),
+        None if row["truth"] is None or not (row["revealed"] or teacher) else json.loads(row["truth"]),
     )
 
 

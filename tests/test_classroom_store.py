@@ -268,6 +268,20 @@ def test_the_last_answer_counts_once_and_the_reveal_ends_answers(stores):
     assert store.my_answer(room.code, sid, qid) == 2
 
 
+def test_the_true_value_stays_hidden_from_students_until_the_reveal(stores):
+    store = stores()
+    room = store.create_room()
+    sid = store.join(room.code)
+    qid = store.ask(room.code, room.teacher_key, CHOICE, truth=2)
+    assert store.state(room.code).question.truth is None
+    assert store.results(room.code, room.teacher_key, qid).question.truth == 2  # the teacher's screen
+    store.answer(room.code, sid, qid, 2)
+    store.reveal(room.code, room.teacher_key, qid)
+    assert store.state(room.code).question.truth == 2
+    with pytest.raises(errors.InvalidAnswer):
+        store.ask(room.code, room.teacher_key, CHOICE, truth=7)
+
+
 def test_a_new_question_replaces_the_one_asked(stores):
     store = stores()
     room = store.create_room()
