@@ -174,7 +174,8 @@ def live_answers(code: str) -> None:
         results_panel(code, key, state.question.id)
     else:
         st.info(
-            "No question is open. Go to the Predict page or the Playground and press **Ask the class** in the room bar.",
+            "No question is open. Go to the Predict page or the Playground and press **Ask the class** "
+            "in the room bar.",
             icon=":material/quiz:",
         )
     earlier = [q for q in asked if state.question is None or q.id != state.question.id]
