@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui.classroom_room import lead_class, room_bar
+from ui.classroom_room import class_after_page, room_bar
 from ui.page_state import finish_run, save_current, start_run
 from ui.presenter import presenter_controls, presenter_from_url, share_link
 from ui.reconnect import rerun_after_reconnect
@@ -117,7 +117,7 @@ def finish() -> None:
     """After the page: its declared state goes into the link, then the link is shown to share."""
     save_current()
     share_link(share_slot, pg.url_path)
-    lead_class(pg.url_path)  # class mode: a teacher's view becomes the room's
+    class_after_page(pg.url_path)  # class mode: a teacher's view becomes the room's
     record_run_time((time.perf_counter() - _run_started) * 1000)
 
 

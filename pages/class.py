@@ -37,6 +37,11 @@ def student_link(code: str) -> str:
     return page_link(url, "", {"room": code}, st.get_option("server.baseUrlPath"))
 
 
+def qr_svg(link: str) -> str:
+    """The QR code of `link` as inline SVG, large enough to scan from the back of a room."""
+    return segno.make(link, error="m").svg_inline(scale=7, dark="#000", light="#fff")
+
+
 def start_room() -> None:
     try:
         room = store().create_room()
@@ -134,7 +139,8 @@ def teacher_dashboard(code: str) -> None:
         buttons.button("Close the room", key="class_close", on_click=teacher_action, args=("close",))
     with right:
         qr = segno.make(link, error="m")
-        st.image(qr.svg_inline(scale=8, dark="#000", light="#fff"), width=280, caption="Scan to join")
+        st.html(f"<div data-testid='class-qr'>{qr_svg(link)}</div>")  # segno's own markup of our link
+        st.caption("Scan to join")
         png = io.BytesIO()
         qr.save(png, kind="png", scale=12, border=2)
         st.download_button(

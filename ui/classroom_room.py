@@ -45,6 +45,7 @@ PAUSED_KEY = "class_paused"
 ENTERED_KEY = "_class_entered"  # the link and cookie were read (first run of the session)
 MESSAGE_KEY = "class_message"  # why the session left a room or could not join, shown once
 MINE_KEY = "class_mine"  # {question id: this student's answer}
+SEEN_KEY = "_class_pages_seen"  # {url_path: the PageState of that page}, for a student
 CLEAR_COOKIE_KEY = "_class_clear_cookie"  # this session left a room: its browser forgets it
 COOKIE = "attention_class"
 COOKIE_HOURS = 12
@@ -212,7 +213,23 @@ def go(view: str, pages: dict[str, list[st.Page]]) -> None:
     if move is None:
         return
     st.session_state[LOADED_KEY] = set()  # every page reads its link again on its next run
+    page = st.session_state.get(SEEN_KEY, {}).get(move.page.url_path)
+    if page is not None:
+        # A page this browser has shown: its widgets' values, which the browser sends with its runs, would
+        # win over the link on the page's first run (ui.page_state.browser_widget_keys); they go, so the
+        # link decides.
+        for key in _state_keys(page):
+            st.session_state.pop(key, None)
     st.switch_page(move.page, query_params=move.query)
+
+
+def _state_keys(page: PageState) -> list[str]:
+    """The session (and widget) keys of a page's declared state: one per parameter, one per slot of Slots."""
+    keys = []
+    for name, param in page.params.items():
+        key = page.key(name)
+        keys += [f"{key}_{i}" for i in range(param.slots)] if isinstance(param, Slots) else [key]
+    return keys
 
 
 # ------------------------------------------------------------------ the bar on every page
@@ -358,10 +375,21 @@ def _show_reveal(body: dict, truth, mine) -> None:
 
 
 # ------------------------------------------------------------------ the teacher's bar
+def class_after_page(url_path: str) -> None:
+    """After every page (app.py): a teacher's view becomes the room's; a student's browser remembers the
+    page's declared state, so that following the teacher back to that page lets the link decide."""
+    if not in_room():
+        return
+    if is_teacher():
+        lead_class(url_path)
+    elif isinstance(page := st.session_state.get(CURRENT_KEY), PageState):
+        st.session_state.setdefault(SEEN_KEY, {})[url_path] = page
+
+
 def lead_class(url_path: str) -> None:
-    """A teacher's view becomes the room's, if it changed (app.py calls it after every page, and the
-    teacher's bar every half second for what changed in a section of a page). Anyone else: nothing."""
-    if not is_teacher() or url_path in NOT_LED:
+    """A teacher's view becomes the room's, if it changed (after every page, and from the teacher's bar
+    every half second for what changed in a section of a page)."""
+    if url_path in NOT_LED:
         return
     view = teacher_view(url_path)
     if view != st.session_state.get(LED_KEY):
