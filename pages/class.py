@@ -37,9 +37,11 @@ def student_link(code: str) -> str:
     return page_link(url, "", {"room": code}, st.get_option("server.baseUrlPath"))
 
 
-def qr_svg(link: str) -> str:
-    """The QR code of `link` as inline SVG, large enough to scan from the back of a room."""
-    return segno.make(link, error="m").svg_inline(scale=7, dark="#000", light="#fff")
+def qr_png(link: str) -> bytes:
+    """The QR code of `link` as a PNG, large enough to scan from the back of a room."""
+    png = io.BytesIO()
+    segno.make(link, error="m").save(png, kind="png", scale=10, border=2)
+    return png.getvalue()
 
 
 def start_room() -> None:
@@ -138,14 +140,9 @@ def teacher_dashboard(code: str) -> None:
         )
         buttons.button("Close the room", key="class_close", on_click=teacher_action, args=("close",))
     with right:
-        qr = segno.make(link, error="m")
-        st.html(f"<div data-testid='class-qr'>{qr_svg(link)}</div>")  # segno's own markup of our link
-        st.caption("Scan to join")
-        png = io.BytesIO()
-        qr.save(png, kind="png", scale=12, border=2)
-        st.download_button(
-            "QR code as PNG", png.getvalue(), file_name=f"room-{code}.png", mime="image/png", key="class_qr_png"
-        )
+        png = qr_png(link)
+        st.image(png, width=300, caption="Scan to join")
+        st.download_button("QR code as PNG", png, file_name=f"room-{code}.png", mime="image/png", key="class_qr_png")
     with st.expander("Your teacher key (keep it; never project it)"):
         st.markdown(
             "This browser keeps your controls over a reload. To take the room back from another browser, you need "
