@@ -41,6 +41,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, func, select, t
 from sqlalchemy.dialects import postgresql, sqlite
 
 from classroom import errors
+from classroom.codes import CODE_ALPHABET, CODE_LENGTH, normalise_code
 from classroom.questions import answer_label, check_answer, check_question
 from classroom.schema import (
     NICKNAME_CHARS,
@@ -53,9 +54,6 @@ from classroom.schema import (
     students,
 )
 
-# No look-alikes: no 0/O, 1/I/L, and no U (it reads as V on a projector).
-CODE_ALPHABET = "ABCDEFGHJKMNPQRSTVWXYZ23456789"
-CODE_LENGTH = 6
 URL_ENV = "ATTENTION_DB_URL"
 DATA_DIR_ENV = "ATTENTION_DATA_DIR"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -159,11 +157,6 @@ def make_engine(url: str) -> Engine:
 
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
-
-
-def normalise_code(code: Any) -> str:
-    """A typed join code as stored: spaces dropped, upper case (codes are shown in capitals)."""
-    return re.sub(r"\s+", "", str(code or "")).upper()[: CODE_LENGTH * 4]
 
 
 class Store:
@@ -469,7 +462,7 @@ class Store:
 
     def export_csv(self, code: str, teacher_key: str) -> str:
         """Every question of the room and every answer, one row per answer (a question nobody answered:
-        one row without a student). Students are 'student 1', 'student 2' ... in the order they joined,
+        one row without a student), in the order the students joined: 'student 1', 'student 2' ...,
         with their nickname beside it; a cell a spreadsheet would run as a formula starts with an apostrophe."""
         with self._read() as conn:
             room = self._teacher(conn, code, teacher_key, open_=False)
@@ -490,7 +483,10 @@ class Store:
                 truth = answer_label(q.body, q.truth) if q.revealed else ""
                 head = [room["code"], q.number, q.body["prompt"], q.body["kind"], truth]
                 rows = conn.execute(
-                    select(answers).where(answers.c.question_id == q.id).order_by(answers.c.answered_at)
+                    select(answers)
+                    .join(students, students.c.id == answers.c.student_id)
+                    .where(answers.c.question_id == q.id)
+                    .order_by(students.c.number)
                 ).mappings()
                 wrote = False
                 for a in rows:

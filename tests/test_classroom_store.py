@@ -7,16 +7,19 @@ import csv
 import hashlib
 import io
 import threading
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, select, text
 
 from classroom import errors
+from classroom.codes import CODE_ALPHABET
 from classroom.schema import SCHEMA_VERSION, current_version, migrate, rooms, version_table
-from classroom.store import CODE_ALPHABET, Limits, default_url, open_store
+from classroom.store import Limits, default_url, open_store
 from tests.classroom_postgres import Postgres
 
 CHOICE = {"kind": "choice", "prompt": "Which key will q_1 attend to most?", "options": ["k_0", "k_1", "k_2"]}
+ROOT = Path(__file__).resolve().parents[1]
 WEIGHT = {"kind": "number", "prompt": "What weight will q_1 give k_2?", "lo": 0.0, "hi": 1.0}
 
 
@@ -461,3 +464,16 @@ def test_the_default_store_is_an_sqlite_file_in_wal_mode(tmp_path, monkeypatch):
     store.engine.dispose()
     monkeypatch.setenv("ATTENTION_DB_URL", f"sqlite:///{tmp_path / 'other.db'}")
     assert default_url().endswith("other.db")
+
+
+def test_classroom_imports_no_streamlit_and_the_app_no_sqlalchemy_until_a_room_is_used():
+    import subprocess
+    import sys
+
+    check = (
+        "import sys, classroom.store; assert 'streamlit' not in sys.modules, 'classroom imports streamlit'\n"
+        "del sys.modules['classroom.store']; [sys.modules.pop(m) for m in list(sys.modules) if 'sqlalchemy' in m]\n"
+        "import ui.classroom_room; assert 'sqlalchemy' not in sys.modules, 'every page would import SQLAlchemy'"
+    )
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr

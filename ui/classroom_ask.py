@@ -11,7 +11,6 @@ import streamlit as st
 
 from attention.sequence import TokenSequence
 from classroom import errors
-from classroom.store import Store
 from ui.classroom_questions import argmax_question, key_options, predict_question, weight_question
 from ui.safe_text import escape_markdown
 
@@ -47,8 +46,9 @@ def build(url_path: str, kind: str, query: int, key: int) -> tuple[dict, int | f
     return argmax_question(seq, query, causal=causal, scale=scale, source=source)
 
 
-def ask_controls(url_path: str, code: str, teacher_key: str, store: Store) -> None:
-    """On an asking page: a popover to pose one question about what the page shows now."""
+def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
+    """On an asking page: a popover to pose one question about what the page shows now (to `store`, a
+    classroom.store.Store)."""
     if url_path not in ASKING_PAGES:
         return
     seq, _ = page_sequence(url_path)

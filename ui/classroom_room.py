@@ -25,7 +25,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from classroom import errors
-from classroom.store import Store, normalise_code, open_store
+from classroom.codes import normalise_code
 from ui.classroom_ask import ask_controls
 from ui.classroom_questions import distribution_figure
 from ui.page_state import CURRENT_KEY, LOADED_KEY, PageState, stop
@@ -56,11 +56,13 @@ _COOKIE_VALUE = re.compile(r"^(t|s)\.([A-Z0-9]{6})\.([A-Za-z0-9_-]{20,64})$")
 
 
 @st.cache_resource(show_spinner=False)
-def _open(url: str | None) -> Store:
+def _open(url: str | None):
+    from classroom.store import open_store  # SQLAlchemy: imported by the first session in a room (1 s)
+
     return open_store(url)
 
 
-def store() -> Store:
+def store():
     """The classroom store of this server: ATTENTION_DB_URL, or Streamlit's secrets, or the SQLite file."""
     return _open(configured_url())
 
