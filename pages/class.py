@@ -98,7 +98,7 @@ def outside_a_room() -> None:
         st.button("Start a room", key="class_start", type="primary", icon=":material/add:", on_click=start_room)
         with st.expander("Take back a room (after switching browsers)"):
             st.caption("Type the room's code and the teacher key from the file you downloaded when you started it.")
-            st.text_input("Room code", key="class_reclaim_code", max_chars=12)
+            st.text_input("Your room's code", key="class_reclaim_code", max_chars=12)
             st.text_input("Teacher key", key="class_reclaim_key", type="password", max_chars=64)
             st.button("Take back the room", key="class_reclaim", on_click=take_back)
     with learn:

@@ -45,6 +45,7 @@ PAUSED_KEY = "class_paused"
 ENTERED_KEY = "_class_entered"  # the link and cookie were read (first run of the session)
 MESSAGE_KEY = "class_message"  # why the session left a room or could not join, shown once
 MINE_KEY = "class_mine"  # {question id: this student's answer}
+MOVE_KEY = "_class_move"  # the view the follow fragment found: room_bar moves there
 SEEN_KEY = "_class_pages_seen"  # {url_path: the PageState of that page}, for a student
 CLEAR_COOKIE_KEY = "_class_clear_cookie"  # this session left a room: its browser forgets it
 COOKIE = "attention_class"
@@ -256,6 +257,9 @@ def room_bar(url_path: str, pages: dict[str, list[st.Page]]) -> None:
         leave(f"You left room {in_room()}: {err}.")
         st.rerun()
     _student_bar(pages)
+    move = st.session_state.pop(MOVE_KEY, None)
+    if move is not None:
+        go(move, pages)
     if st.session_state.get(PAUSED_KEY):
         with st.container(border=True, key="class_pause_card"):
             st.markdown("## :material/visibility: Eyes on the teacher")
@@ -282,7 +286,11 @@ def _student_bar(pages: dict[str, list[st.Page]]) -> None:
         st.session_state[FOLLOW_KEY] = True  # the teacher gathered the class
     following = st.session_state.get(FOLLOW_KEY, True)
     if following and state.view and state.view != st.session_state.get(APPLIED_KEY):
-        go(state.view, pages)
+        # Never st.switch_page inside a fragment: the next page's elements would belong to the fragment and
+        # vanish at its next run (Streamlit 1.67, seen in Chromium). room_bar moves after the fragment.
+        st.session_state[MOVE_KEY] = state.view
+        if _running_alone():
+            st.rerun(scope="app")
     with st.container(border=True, key="class_bar"):
         message = st.session_state.pop(MESSAGE_KEY, None)
         if message:
