@@ -25,9 +25,13 @@ from ui.classroom_room import (
     results_panel,
     store,
 )
+from ui.page_state import PageState
 from ui.presenter import page_link
 from ui.safe_text import escape_markdown
 
+# Nothing of this page goes into a link: a room is joined by its code, and the teacher's controls are not
+# shareable at all (ui/classroom_room.py says where they live).
+STATE = PageState("class")
 LINK_CSS = "<style>.class-link{word-break:break-all;font-size:1.1rem;user-select:all}</style>"
 
 
@@ -197,6 +201,7 @@ def student_panel(code: str) -> None:
     st.button("Leave the room", key="class_leave", on_click=leave, args=(f"You left room {code}.",))
 
 
+STATE.load()
 st.title("Teach a class")
 code = st.session_state.get(ROOM_KEY)
 if code and is_teacher():
