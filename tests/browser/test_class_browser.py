@@ -147,7 +147,7 @@ def _one_teacher_and_three_students(chromium, class_url, pages):
         expect(s.get_by_text("Sent:")).to_be_visible()
     expect(teacher.get_by_text("3 of 3 answered")).to_be_visible()
     screenshot(teacher, "class_teacher_answers")
-    teacher.locator('[class*="st-key-class_reveal_"] button').click()  # the page has a Reveal of its own
+    teacher.locator('[class*="st-key-class_reveal_"] button').first.click()  # the page has a Reveal of its own
     for s in students[:2]:
         expect(s.locator('[data-testid="stAlertContentSuccess"]')).to_contain_text("The answer: k_0 'east'")
     expect(students[2].locator('[data-testid="stAlertContentError"]')).to_contain_text("You said k_1 'north'")
