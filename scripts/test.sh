@@ -26,7 +26,7 @@ if ! command -v nginx >/dev/null 2>&1; then
     fi
 fi
 # The classroom store's tests start a real PostgreSQL in a temporary directory (tests/classroom_postgres.py):
-# install Debian's postgresql when missing, as nginx above (only its programs are used: no service is started).
+# install Debian's postgresql when missing, as nginx above (the tests use its programs, not its service).
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "installing Debian's postgresql with apt-get (the classroom store's tests run against it)"

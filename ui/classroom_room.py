@@ -16,6 +16,7 @@ Who is who, and how it survives a reload or the loss of a worker:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -235,6 +236,21 @@ def _state_keys(page: PageState) -> list[str]:
     return keys
 
 
+def move_script(view: str) -> str:
+    """A script that takes this browser to `view` (a link within the app, checked by the store) the way
+    Back and Forward do: a new history entry, then a popstate event, which Streamlit's client answers with a
+    run of that page marked as history navigation (ui.page_state.load then takes the whole state from the
+    link). No reload: the session and its room stay."""
+    base = "/" + st.get_option("server.baseUrlPath").strip("/") if st.get_option("server.baseUrlPath") else ""
+    target = json.dumps(base + view).replace("<", "\\u003c")
+    return (
+        "<script>(() => { const url = " + target + ";"
+        " if (location.pathname + location.search === url) return;"
+        " history.pushState(null, '', url); dispatchEvent(new PopStateEvent('popstate', {state: null}));"
+        " })();</script>"
+    )
+
+
 # ------------------------------------------------------------------ the bar on every page
 def room_bar(url_path: str, pages: dict[str, list[st.Page]]) -> None:
     """Class mode on every page (app.py calls it before the page): nothing outside a room; in a room, the
@@ -286,11 +302,14 @@ def _student_bar(pages: dict[str, list[st.Page]]) -> None:
         st.session_state[FOLLOW_KEY] = True  # the teacher gathered the class
     following = st.session_state.get(FOLLOW_KEY, True)
     if following and state.view and state.view != st.session_state.get(APPLIED_KEY):
-        # Never st.switch_page inside a fragment: the next page's elements would belong to the fragment and
-        # vanish at its next run (Streamlit 1.67, seen in Chromium). room_bar moves after the fragment.
-        st.session_state[MOVE_KEY] = state.view
         if _running_alone():
-            st.rerun(scope="app")
+            # The browser moves itself, as its Back button would: a server-side switch requested from here
+            # races the next tick of this fragment, whose request carries the old page and wins (Streamlit
+            # 1.67 coalesces them); in Chromium the new page then lost its elements.
+            st.session_state[APPLIED_KEY] = state.view
+            st.html(move_script(state.view), unsafe_allow_javascript=True)
+        else:
+            st.session_state[MOVE_KEY] = state.view  # room_bar moves after the fragment (never inside one)
     with st.container(border=True, key="class_bar"):
         message = st.session_state.pop(MESSAGE_KEY, None)
         if message:

@@ -164,9 +164,13 @@ def _one_teacher_and_three_students(chromium, class_url, pages):
     explorer.get_by_role("button", name="Follow the teacher").click()
     expect(explorer).to_have_url(re.compile(r"/heads\?"))
 
-    # The teacher's reload keeps the controls; no address or page a student sees holds the key.
+    # The teacher's reload keeps the controls. No address holds the key, no student's page, and nothing on
+    # the teacher's screen (only the script that writes the teacher's cookie has it).
     teacher.reload()
     expect(teacher.get_by_role("button", name="Gather")).to_be_visible()
     expect(teacher.get_by_text(f"Room {code}").first).to_be_visible()
     for page in [teacher, *students]:
-        assert key not in page.url and key not in page.content()
+        assert key not in page.url
+    for s in students:
+        assert key not in s.content()
+    assert key not in teacher.locator("body").inner_text()
