@@ -243,10 +243,17 @@ def move_script(view: str) -> str:
     link). No reload: the session and its room stay."""
     base = "/" + st.get_option("server.baseUrlPath").strip("/") if st.get_option("server.baseUrlPath") else ""
     target = json.dumps(base + view).replace("<", "\\u003c")
+    # It waits for the run that drew it to end: a popstate during a run was sometimes dropped.
     return (
-        "<script>(() => { const url = " + target + ";"
-        " if (location.pathname + location.search === url) return;"
-        " history.pushState(null, '', url); dispatchEvent(new PopStateEvent('popstate', {state: null}));"
+        "<script>(() => { const url = " + target + ", started = Date.now();"
+        " const go = () => {"
+        "  if (location.pathname + location.search === url) return;"
+        "  const app = document.querySelector('[data-testid=\"stApp\"]');"
+        "  if (app && app.getAttribute('data-test-script-state') === 'running' && Date.now() - started < 5000)"
+        "   return setTimeout(go, 50);"
+        "  history.pushState(null, '', url); dispatchEvent(new PopStateEvent('popstate', {state: null}));"
+        " };"
+        " setTimeout(go, 50);"
         " })();</script>"
     )
 
