@@ -47,6 +47,7 @@ ENTERED_KEY = "_class_entered"  # the link and cookie were read (first run of th
 MESSAGE_KEY = "class_message"  # why the session left a room or could not join, shown once
 MINE_KEY = "class_mine"  # {question id: this student's answer}
 MOVE_KEY = "_class_move"  # the view the follow fragment found: room_bar moves there
+SHOWN_KEY = "_class_page_shown"  # the url_path of the page this student's last full run ran
 SEEN_KEY = "_class_pages_seen"  # {url_path: the PageState of that page}, for a student
 CLEAR_COOKIE_KEY = "_class_clear_cookie"  # this session left a room: its browser forgets it
 COOKIE = "attention_class"
@@ -279,6 +280,7 @@ def room_bar(url_path: str, pages: dict[str, list[st.Page]]) -> None:
     except errors.ClassroomError as err:
         leave(f"You left room {in_room()}: {err}.")
         st.rerun()
+    st.session_state[SHOWN_KEY] = url_path
     _student_bar(pages)
     move = st.session_state.pop(MOVE_KEY, None)
     if move is not None:
@@ -308,7 +310,7 @@ def _student_bar(pages: dict[str, list[st.Page]]) -> None:
         st.session_state[GATHER_KEY] = state.gather
         st.session_state[FOLLOW_KEY] = True  # the teacher gathered the class
     following = st.session_state.get(FOLLOW_KEY, True)
-    if following and state.view and state.view != st.session_state.get(APPLIED_KEY):
+    if following and state.view and (state.view != st.session_state.get(APPLIED_KEY) or _move_lost(state.view)):
         if _running_alone():
             # The browser moves itself, as its Back button would: a server-side switch requested from here
             # races the next tick of this fragment, whose request carries the old page and wins (Streamlit
@@ -334,6 +336,14 @@ def _student_bar(pages: dict[str, list[st.Page]]) -> None:
             right.button("Follow the teacher", key="class_follow", type="primary", on_click=_follow_again)
         if state.question is not None:
             _answer_box(code, state.question)
+
+
+def _move_lost(view: str) -> bool:
+    """Whether this browser is still on another page than the view it was sent to. A run its timer asks for
+    while the move's run waits carries the old page, and Streamlit 1.67 lets the later request's page win
+    (ScriptRequests coalesces them): the move is then made again."""
+    shown = st.session_state.get(SHOWN_KEY)
+    return shown is not None and shown != view.partition("?")[0].strip("/")
 
 
 def _set_follow(on: bool) -> None:
@@ -418,7 +428,8 @@ def class_after_page(url_path: str) -> None:
         return
     if is_teacher():
         lead_class(url_path)
-    elif isinstance(page := st.session_state.get(CURRENT_KEY), PageState):
+        return
+    if isinstance(page := st.session_state.get(CURRENT_KEY), PageState):
         st.session_state.setdefault(SEEN_KEY, {})[url_path] = page
 
 
