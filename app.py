@@ -10,6 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui import streamlit_internals
+from ui.classroom_room import class_after_page, room_bar
 from ui.page_state import finish_run, start_run
 from ui.presenter import presenter_controls, presenter_from_url, share_link
 from ui.reconnect import rerun_after_reconnect
@@ -90,6 +91,9 @@ def _pages() -> dict[str, list[st.Page]]:
                 url_path="pretrained_deeper",  # as the file name: AppTest finds a page by it
             ),
         ],
+        "Class mode": [
+            st.Page("pages/class.py", title="Teach a class", icon=":material/groups:", url_path="class"),
+        ],
     }
 
 
@@ -107,6 +111,7 @@ def finish() -> None:
     """After the page: its declared state goes into the link, then the link is shown to share."""
     save_current()
     share_link(share_slot, pg.url_path)
+    class_after_page(pg.url_path)  # class mode: a teacher's view becomes the room's
     record_run_time((time.perf_counter() - _run_started) * 1000)
 
 
@@ -119,6 +124,7 @@ def after_section(started: float) -> None:
 
 
 start_run(finish, after_section)
+room_bar(pg.url_path, navigation_pages())  # class mode: the room's bar; a paused class sees the teacher's card
 with run_gate():
     pg.run()
 finish_run()  # a page that stopped early (ui.page_state.stop) has already finished

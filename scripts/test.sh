@@ -25,6 +25,17 @@ if ! command -v nginx >/dev/null 2>&1; then
              "the deployment tests will fail; install it, or set REQUIRE_BROWSER=0 to skip them knowingly" >&2
     fi
 fi
+# The classroom store's tests start a real PostgreSQL in a temporary directory (tests/classroom_postgres.py):
+# install Debian's postgresql when missing, as nginx above (the tests use its programs, not its service).
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "installing Debian's postgresql with apt-get (the classroom store's tests run against it)"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    else
+        echo "note: PostgreSQL is not installed and cannot be installed here (needs root and apt-get):" \
+             "the classroom store's PostgreSQL tests will fail; install Debian's postgresql" >&2
+    fi
+fi
 # The whole suite means the browser tests too: a missing browser fails them instead of skipping them.
 export REQUIRE_BROWSER="${REQUIRE_BROWSER:-1}"
 

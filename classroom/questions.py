@@ -1,0 +1,76 @@
+"""Questions a teacher asks the class, and the answers they accept. Pure functions, no database.
+
+A question is a dict the page builds, with a `kind`:
+- "choice": `options`, the labels a student picks from (2 to 64); an answer is the index of one.
+- "number": `lo` and `hi`; an answer is a number between them (a weight: 0 and 1).
+Both carry a `prompt` (plain text, shown as text). Anything else the page puts in (the puzzle, the
+cell, the query) is kept as it is, for the page and the CSV export.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from classroom.errors import InvalidAnswer, InvalidQuestion
+
+KINDS = ("choice", "number")
+MAX_OPTIONS = 64
+OPTION_CHARS = 80
+PROMPT_CHARS = 300
+BODY_CHARS = 8000
+
+
+def check_question(question: Any) -> dict:
+    """The question as stored, after checking it; InvalidQuestion naming what is wrong."""
+    if not isinstance(question, dict):
+        raise InvalidQuestion(f"a question is a dict with a kind and a prompt, not {type(question).__name__}")
+    kind, prompt = question.get("kind"), question.get("prompt")
+    if kind not in KINDS:
+        raise InvalidQuestion(f"a question's kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > PROMPT_CHARS:
+        raise InvalidQuestion(f"a question needs a prompt of 1 to {PROMPT_CHARS} characters")
+    if kind == "choice":
+        options = question.get("options")
+        if not isinstance(options, list) or not 2 <= len(options) <= MAX_OPTIONS:
+            raise InvalidQuestion(f"a choice question needs a list of 2 to {MAX_OPTIONS} options")
+        if not all(isinstance(o, str) and 0 < len(o) <= OPTION_CHARS for o in options):
+            raise InvalidQuestion(f"every option must be text of 1 to {OPTION_CHARS} characters")
+    else:
+        lo, hi = question.get("lo"), question.get("hi")
+        if not (_finite(lo) and _finite(hi) and lo < hi):
+            raise InvalidQuestion(f"a number question needs finite bounds lo < hi, got lo={lo!r}, hi={hi!r}")
+    try:
+        encoded = json.dumps(question, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise InvalidQuestion(f"a question must be plain JSON data: {err}") from None
+    if len(encoded) > BODY_CHARS:
+        raise InvalidQuestion(f"the question is {len(encoded)} characters as JSON; at most {BODY_CHARS}")
+    return json.loads(encoded)
+
+
+def check_answer(question: dict, value: Any) -> int | float:
+    """The answer as stored: an option's index, or a number within the bounds; InvalidAnswer otherwise."""
+    if question["kind"] == "choice":
+        n = len(question["options"])
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
+            raise InvalidAnswer(f"the answer must be the number of one of the {n} options (0 to {n - 1})")
+        return int(value)
+    lo, hi = question["lo"], question["hi"]
+    if isinstance(value, bool) or not _finite(value) or not lo <= value <= hi:
+        raise InvalidAnswer(f"the answer must be a number from {lo} to {hi}")
+    return float(value)
+
+
+def answer_label(question: dict, value: int | float | None) -> str:
+    """An answer as a person reads it: the option's label, or the number."""
+    if value is None:
+        return ""
+    if question["kind"] == "choice":
+        return question["options"][int(value)]
+    return f"{value:g}"
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

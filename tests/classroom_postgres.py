@@ -1,0 +1,86 @@
+"""A real PostgreSQL for the classroom tests: Debian's server, started in a temporary directory.
+
+`initdb` makes a fresh cluster there and `pg_ctl` starts it on a free local port (TCP on 127.0.0.1 only,
+its socket in the same directory), trusting local connections. PostgreSQL refuses to run as root: when
+the tests run as root (CI), the directory is given to the `postgres` user Debian's package creates and
+the server runs as that user (runuser). The server is stopped when the test session ends.
+
+There is no skip: without Debian's `postgresql` installed (scripts/test.sh installs it), the fixture
+fails and says how to install it.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+
+def _bin_dir() -> Path:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
+    if not found:
+        pytest.fail("PostgreSQL is not installed: `apt-get install postgresql` (scripts/test.sh does it)")
+    return Path(found[-1]).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Postgres:
+    """One running server; `new_database()` gives each test its own empty database."""
+
+    def __init__(self) -> None:
+        self.bin = _bin_dir()
+        self.dir = Path(tempfile.mkdtemp(prefix="attention-pg-"))
+        self.data = self.dir / "data"
+        self.port = _free_port()
+        self.user = None
+        if os.geteuid() == 0:
+            self.user = "postgres"
+            try:
+                entry = pwd.getpwnam(self.user)
+            except KeyError:
+                pytest.fail("running as root needs Debian's `postgres` user (apt-get install postgresql)")
+            os.chown(self.dir, entry.pw_uid, entry.pw_gid)
+        self._run([self.bin / "initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"])
+        options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+        self._run([self.bin / "pg_ctl", "-D", self.data, "-o", options, "-l", self.dir / "log", "-w", "start"])
+
+    def _run(self, cmd: list) -> None:
+        cmd = [str(c) for c in cmd]
+        if self.user:
+            cmd = ["runuser", "-u", self.user, "--", *cmd]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            log = self.dir / "log"
+            tail = log.read_text()[-2000:] if log.exists() else ""
+            pytest.fail(f"{' '.join(cmd)} failed: {done.stdout}{done.stderr}{tail}")
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"
+
+    def new_database(self) -> str:
+        """A fresh empty database on this server; its URL."""
+        import psycopg
+
+        name = "t_" + uuid.uuid4().hex[:12]
+        with psycopg.connect(f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres", autocommit=True) as c:
+            c.execute(f"CREATE DATABASE {name}")  # a name made above, never user text
+        return self.url(name)
+
+    def stop(self) -> None:
+        try:
+            self._run([self.bin / "pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop"])
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,218 @@
+"""Class mode under AppTest: the teacher's view (start, lead, pause, ask, reveal, export) and the student's
+(join by link and by code, follow, the pause card, answer, the reveal, stop following and come back).
+
+Each AppTest is one browser session; they share the store through ATTENTION_DB_URL (a temporary SQLite file).
+AppTest does not tick an st.fragment's timer, so a student's screen is advanced with `.run()`, which runs
+the same fragment inline.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import pytest
+
+from attention import attention_steps
+from lessons.puzzles import PUZZLES_BY_ID
+from tests.apptest_helpers import chart_by_key, open_page
+from ui import classroom_room
+
+CLASS = "pages/class.py"
+
+
+@pytest.fixture(autouse=True)
+def database(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_DB_URL", f"sqlite:///{tmp_path / 'class.db'}")
+    yield
+    classroom_room._open.clear()
+
+
+def every_text(at) -> str:
+    parts = [
+        e.value
+        for kind in ("markdown", "caption", "text", "info", "warning", "error", "success")
+        for e in at.get(kind)
+        if isinstance(getattr(e, "value", None), str)
+    ]
+    parts += [str(m.value) for m in at.metric]
+    return "\n".join(parts)
+
+
+def start_room():
+    teacher = open_page(CLASS)
+    assert not teacher.exception
+    teacher.button(key="class_start").click().run()
+    assert not teacher.exception
+    return teacher, teacher.session_state["class_room"]
+
+
+def store():
+    return classroom_room.store()
+
+
+def test_start_a_room_shows_the_code_and_never_the_teacher_key():
+    teacher, code = start_room()
+    key = teacher.session_state["class_teacher_key"]
+    assert [m.value for m in teacher.metric] == [code] and len(code) == 6
+    assert key not in every_text(teacher)
+    assert not any(key in str(v) for v in teacher.query_params.values())  # nor in the teacher's link
+    link = next(h.proto.body for h in teacher.get("html") if "class-student-link" in h.proto.body)
+    assert f"room={code}" in link and key not in link
+    assert len(teacher.get("image")) == 1  # the QR code (segno's PNG of that link, pages/class.py qr_png)
+    store().check_teacher(code, key)  # the session holds the real key
+
+
+def test_a_student_link_joins_the_room_and_follows_the_teacher():
+    teacher, code = start_room()
+    student = open_page("pages/playground.py", query={"room": code})
+    assert not student.exception
+    assert student.session_state["class_room"] == code and student.session_state["class_role"] == "student"
+    assert f"Room {code}** (anonymous) · following the teacher" in every_text(student)
+    assert store().state(code).joined == 1
+    teacher.switch_page("pages/causal.py").run()
+    view = store().current_view(code)
+    assert view.startswith("/causal?")
+    student.run()  # the follow fragment sees the new view and moves the student
+    assert not student.exception
+    assert [t.value for t in student.title] == ["Causal masking"]
+
+
+def test_the_followed_view_carries_the_teachers_state():
+    teacher, code = start_room()
+    student = open_page("pages/predict.py", query={"room": code})
+    teacher.switch_page("pages/predict.py").run()
+    teacher.selectbox(key="predict_puzzle").set_value("orthogonal").run()
+    assert "puzzle=orthogonal" in store().current_view(code)
+    student.run()
+    assert student.selectbox(key="predict_puzzle").value == "orthogonal"
+    teacher.selectbox(key="predict_puzzle").set_value("aligned").run()
+    student.run()  # the same page, another state: the student's page reads the new link
+    assert student.selectbox(key="predict_puzzle").value == "aligned"
+
+
+def test_stop_following_then_come_back_and_gather():
+    teacher, code = start_room()
+    student = open_page("pages/playground.py", query={"room": code})
+    student.button(key="class_unfollow").click().run()
+    assert "exploring on your own" in every_text(student)
+    teacher.switch_page("pages/heads.py").run()
+    student.run()
+    assert [t.value for t in student.title] != [t.value for t in teacher.title]  # stayed behind
+    student.button(key="class_follow").click().run()
+    assert [t.value for t in student.title] == [t.value for t in teacher.title]
+    student.button(key="class_unfollow").click().run()
+    teacher.switch_page(CLASS).run()
+    teacher.button(key="class_dash_gather").click().run()
+    student.run()
+    assert "following the teacher" in every_text(student)
+
+
+def test_pause_shows_every_student_the_card_until_the_teacher_resumes():
+    teacher, code = start_room()
+    student = open_page("pages/playground.py", query={"room": code})
+    teacher.button(key="class_dash_pause").click().run()
+    assert store().state(code).paused
+    student.run()
+    assert "Eyes on the teacher" in every_text(student) and not student.title  # the page is not drawn
+    teacher.button(key="class_dash_resume").click().run()
+    student.run()
+    assert "Eyes on the teacher" not in every_text(student) and student.title
+
+
+def test_join_by_code_with_a_nickname_and_refusals_are_shown():
+    _, code = start_room()
+    student = open_page(CLASS)
+    student.text_input(key="class_join_code").set_value("ZZZZZZ")
+    student.button(key="class_join").click().run()
+    assert not student.exception and "no room with the code" in every_text(student)
+    student.text_input(key="class_join_code").set_value(code.lower())
+    student.text_input(key="class_join_nickname").set_value("**ada**")
+    student.button(key="class_join").click().run()
+    assert not student.exception and student.session_state["class_room"] == code
+    assert "as \\*\\*ada\\*\\*" in every_text(student)  # shown as typed, not as bold markup
+    student.button(key="class_leave").click().run()
+    assert "class_room" not in student.session_state
+
+
+def ask_on_predict(teacher, query: int = 1):
+    teacher.switch_page("pages/predict.py").run()
+    teacher.selectbox(key="predict_puzzle").set_value("aligned").run()
+    teacher.selectbox(key="class_ask_query_3").set_value(query).run()
+    teacher.button(key="class_ask").click().run()
+    assert not teacher.exception
+    return store().state(teacher.session_state["class_room"]).question
+
+
+def test_ask_answer_reveal_from_the_predict_page():
+    teacher, code = start_room()
+    students = [open_page("pages/playground.py", query={"room": code}) for _ in range(3)]
+    question = ask_on_predict(teacher, query=1)
+    p = PUZZLES_BY_ID["aligned"]
+    truth = int(np.argmax(attention_steps(p.seq.q, p.seq.k, p.seq.v).weights[1]))
+    assert question.body["options"][0].startswith("k_0") and question.truth is None  # hidden from students
+    for student, choice in zip(students, [truth, truth, 0]):
+        student.run()
+        student.radio(key=f"class_answer_{question.id}").set_value(choice)
+        student.button(key=f"class_send_{question.id}").click().run()
+        assert not student.exception and "Sent:" in every_text(student)
+    students[2].radio(key=f"class_answer_{question.id}").set_value(2)  # a change of mind, before the reveal
+    students[2].button(key=f"class_send_{question.id}").click().run()
+    teacher.run()
+    assert "**3** of 3 answered" in every_text(teacher)
+    bars = chart_by_key(teacher, f"class_dist_{question.id}")["data"][0]["y"]
+    expected = [0, 0, 0]
+    for choice in [truth, truth, 2]:
+        expected[choice] += 1
+    assert list(bars) == expected
+    teacher.button(key=f"class_reveal_{question.id}").click().run()
+    for student, right in zip(students, [True, True, truth == 2]):
+        student.run()
+        shown = student.success if right else student.error
+        assert len(shown) == 1 and f"The answer: **{question.body['options'][truth]}**" in shown[0].value
+    teacher.run()
+    assert chart_by_key(teacher, f"class_dist_{question.id}")["layout"]["annotations"][0]["text"].startswith("true: k_")
+    exported = list(csv.DictReader(io.StringIO(store().export_csv(code, teacher.session_state["class_teacher_key"]))))
+    assert len(exported) == 3 and {r["truth"] for r in exported} == {question.body["options"][truth]}
+
+
+def test_ask_a_weight_on_the_playground():
+    teacher, code = start_room()
+    student = open_page("pages/playground.py", query={"room": code})
+    teacher.switch_page("pages/playground.py").run()
+    n = len(teacher.session_state["seq"].tokens)
+    teacher.radio(key="class_ask_kind").set_value("weight").run()
+    teacher.selectbox(key=f"class_ask_query_{n}").set_value(2).run()
+    teacher.selectbox(key=f"class_ask_key_{n}").set_value(1).run()
+    teacher.button(key="class_ask").click().run()
+    assert not teacher.exception
+    question = store().state(code).question
+    assert question.body["kind"] == "number" and question.body["source"]["query"] == 2
+    seq = teacher.session_state["seq"]
+    expected = attention_steps(seq.q, seq.k, seq.v, causal=False, scale=True).weights[2, 1]
+    key = teacher.session_state["class_teacher_key"]
+    assert store().results(code, key, question.id).question.truth == pytest.approx(expected, abs=1e-12)
+    student.run()
+    student.slider(key=f"class_answer_{question.id}").set_value(0.4)
+    student.button(key=f"class_send_{question.id}").click().run()
+    assert store().results(code, key, question.id).values == [pytest.approx(0.4)]
+
+
+def test_a_forged_cookie_or_link_gives_no_teacher_controls():
+    teacher, code = start_room()
+    student = open_page("pages/playground.py", query={"room": code, "class_teacher_key": "x", "role": "teacher"})
+    assert student.session_state["class_role"] == "student"
+    assert not [b for b in student.button if str(b.key).startswith(("class_pause", "class_gather", "class_reveal"))]
+
+
+def test_a_closed_room_sends_its_students_out_with_a_message():
+    teacher, code = start_room()
+    student = open_page("pages/playground.py", query={"room": code})
+    teacher.button(key="class_close").click().run()
+    assert "class_room" not in teacher.session_state
+    student.run()
+    assert not student.exception and "class_room" not in student.session_state
+    assert "closed" in every_text(student)
+    late = open_page("pages/playground.py", query={"room": code})
+    assert "class_room" not in late.session_state and "Could not join room" in every_text(late)

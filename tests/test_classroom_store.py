@@ -1,0 +1,479 @@
+"""The classroom store against SQLite and a real PostgreSQL: the issue's API, one test per security rule,
+the limits, the migrations, and thirty students answering at once."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import threading
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, select, text
+
+from classroom import errors
+from classroom.codes import CODE_ALPHABET
+from classroom.schema import SCHEMA_VERSION, current_version, migrate, rooms, version_table
+from classroom.store import Limits, default_url, open_store
+from tests.classroom_postgres import Postgres
+
+CHOICE = {"kind": "choice", "prompt": "Which key will q_1 attend to most?", "options": ["k_0", "k_1", "k_2"]}
+ROOT = Path(__file__).resolve().parents[1]
+WEIGHT = {"kind": "number", "prompt": "What weight will q_1 give k_2?", "lo": 0.0, "hi": 1.0}
+
+
+class Clock:
+    def __init__(self, now: float = 1_800_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    server = Postgres()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'classroom.db'}"
+    return request.getfixturevalue("postgres").new_database()
+
+
+@pytest.fixture
+def stores(url):
+    """Make stores on this test's database (several: several workers); their engines are closed after."""
+    made = []
+
+    def make(limits: Limits | None = None, clock=None):
+        store = open_store(url, limits, clock or Clock())
+        made.append(store)
+        return store
+
+    yield make
+    for store in made:
+        store.engine.dispose()
+
+
+def test_the_issue_api_round_trip(stores):
+    store = stores()
+    room = store.create_room()
+    sid = store.join(room.code, nickname=None)
+    assert store.current_view(room.code) is None
+    store.lead(room.code, room.teacher_key, "/causal?causal=1")
+    assert store.current_view(room.code) == "/causal?causal=1"
+    qid = store.ask(room.code, room.teacher_key, CHOICE)
+    store.answer(room.code, sid, qid, 1)
+    res = store.results(room.code, room.teacher_key, qid)
+    assert (res.joined, res.answered, res.values, res.names) == (1, 1, [1], None)
+    store.close(room.code, room.teacher_key)
+    with pytest.raises(errors.RoomClosed):
+        store.join(room.code)
+
+
+def test_codes_have_six_characters_and_no_look_alikes(stores):
+    store = stores()
+    assert not set("0O1IL") & set(CODE_ALPHABET)
+    codes = {store.create_room().code for _ in range(40)}
+    assert len(codes) == 40
+    assert all(len(c) == 6 and set(c) <= set(CODE_ALPHABET) for c in codes)
+    code = sorted(codes)[0]
+    assert store.join(f" {code[:3].lower()} {code[3:]} ")  # typed in lower case with spaces: the same room
+
+
+def test_the_teacher_key_is_stored_only_as_its_hash(stores):
+    store = stores()
+    room = store.create_room()
+    with store.engine.connect() as conn:
+        row = conn.execute(select(rooms).where(rooms.c.code == room.code)).mappings().one()
+    assert room.teacher_key not in [str(v) for v in row.values()]
+    assert row["teacher_hash"] == hashlib.sha256(room.teacher_key.encode()).hexdigest()
+    assert len(room.teacher_key) >= 32
+
+
+TEACHER_ACTIONS = {
+    "check_teacher": lambda s, c, k, q: s.check_teacher(c, k),
+    "lead": lambda s, c, k, q: s.lead(c, k, "/heads"),
+    "pause": lambda s, c, k, q: s.pause(c, k, True),
+    "gather": lambda s, c, k, q: s.gather(c, k),
+    "ask": lambda s, c, k, q: s.ask(c, k, CHOICE),
+    "reveal": lambda s, c, k, q: s.reveal(c, k, q, 0),
+    "end_question": lambda s, c, k, q: s.end_question(c, k),
+    "results": lambda s, c, k, q: s.results(c, k, q, names=True),
+    "questions": lambda s, c, k, q: s.questions(c, k),
+    "export_csv": lambda s, c, k, q: s.export_csv(c, k),
+    "close": lambda s, c, k, q: s.close(c, k),
+}
+
+
+@pytest.mark.parametrize("action", TEACHER_ACTIONS)
+def test_a_forged_or_missing_teacher_key_is_refused(stores, action):
+    store = stores()
+    room, other = store.create_room(), store.create_room()
+    sid = store.join(room.code)
+    qid = store.ask(room.code, room.teacher_key, CHOICE)
+    for key in ["forged", "", None, other.teacher_key, sid, room.teacher_key.upper()]:
+        with pytest.raises(PermissionError):
+            TEACHER_ACTIONS[action](store, room.code, key, qid)
+    state = store.state(room.code)  # nothing changed
+    assert (state.view, state.paused, state.gather, state.question.id) == (None, False, 0, qid)
+    assert not state.question.revealed
+    TEACHER_ACTIONS[action](store, room.code, room.teacher_key, qid)  # the real key works
+
+
+def test_a_student_cannot_answer_as_another(stores):
+    store = stores()
+    room, other = store.create_room(), store.create_room()
+    alice, bob = store.join(room.code, "alice"), store.join(room.code, "bob")
+    outsider = store.join(other.code)
+    qid = store.ask(room.code, room.teacher_key, CHOICE)
+    store.answer(room.code, alice, qid, 0)
+    store.answer(room.code, bob, qid, 2)
+    for forged in [outsider, "made-up-id", "", None, room.teacher_key]:
+        with pytest.raises(errors.UnknownStudent):
+            store.answer(room.code, forged, qid, 1)
+    assert sorted(store.results(room.code, room.teacher_key, qid).values) == [0, 2]
+    assert store.my_answer(room.code, alice, qid) == 0 and store.my_answer(room.code, bob, qid) == 2
+
+
+def test_a_question_of_another_room_cannot_be_answered(stores):
+    store = stores()
+    room, other = store.create_room(), store.create_room()
+    sid = store.join(room.code)
+    store.ask(room.code, room.teacher_key, CHOICE)
+    foreign = store.ask(other.code, other.teacher_key, CHOICE)
+    with pytest.raises(errors.UnknownQuestion):
+        store.answer(room.code, sid, foreign, 0)
+    assert store.results(other.code, other.teacher_key, foreign).answered == 0
+
+
+def test_a_closed_room_refuses_joins_and_answers_but_keeps_them(stores):
+    store = stores()
+    room = store.create_room()
+    sid = store.join(room.code)
+    qid = store.ask(room.code, room.teacher_key, CHOICE)
+    store.answer(room.code, sid, qid, 1)
+    store.close(room.code, room.teacher_key)
+    for refused in [
+        lambda: store.join(room.code),
+        lambda: store.answer(room.code, sid, qid, 2),
+        lambda: store.state(room.code),
+        lambda: store.lead(room.code, room.teacher_key, "/heads"),
+    ]:
+        with pytest.raises(errors.RoomClosed, match="closed"):
+            refused()
+    assert store.results(room.code, room.teacher_key, qid).values == [1]  # the teacher can still export
+
+
+def test_a_room_expires_after_twelve_hours(stores):
+    clock = Clock()
+    store = stores(clock=clock)
+    room = store.create_room()
+    sid = store.join(room.code)
+    clock.now += 12 * 3600 - 1
+    store.join(room.code)
+    clock.now += 1
+    with pytest.raises(errors.RoomExpired, match="expired"):
+        store.join(room.code)
+    with pytest.raises(errors.RoomExpired):
+        store.student(room.code, sid)
+
+
+def test_a_full_room_refuses_the_next_student(stores):
+    store = stores(Limits(students_per_room=3))
+    room = store.create_room()
+    for _ in range(3):
+        store.join(room.code)
+    with pytest.raises(errors.RoomFull, match="full: 3 students, the limit is 3"):
+        store.join(room.code)
+    assert store.state(room.code).joined == 3
+    assert Limits().students_per_room == 300
+
+
+def test_the_server_limits_open_rooms(stores):
+    clock = Clock()
+    store = stores(Limits(open_rooms=2), clock)
+    first, _ = store.create_room(), store.create_room()
+    with pytest.raises(errors.TooManyRooms, match="2 open rooms"):
+        store.create_room()
+    store.close(first.code, first.teacher_key)  # a closed room frees its place
+    store.create_room()
+    with pytest.raises(errors.TooManyRooms):
+        store.create_room()
+    clock.now += 12 * 3600  # so do expired ones
+    store.create_room(), store.create_room()
+    with pytest.raises(errors.TooManyRooms):
+        store.create_room()
+
+
+def test_a_room_limits_its_questions(stores):
+    store = stores(Limits(questions_per_room=2))
+    room = store.create_room()
+    store.ask(room.code, room.teacher_key, CHOICE)
+    store.ask(room.code, room.teacher_key, WEIGHT)
+    with pytest.raises(errors.TooManyQuestions, match="2 questions"):
+        store.ask(room.code, room.teacher_key, CHOICE)
+
+
+def test_markup_in_a_nickname_is_kept_as_text_and_names_are_the_teachers_choice(stores):
+    store = stores()
+    room = store.create_room()
+    markup = "<b>x</b><script>"
+    sid = store.join(room.code, markup)
+    anonymous = store.join(room.code, "   ")
+    qid = store.ask(room.code, room.teacher_key, CHOICE)
+    store.answer(room.code, sid, qid, 1)
+    store.answer(room.code, anonymous, qid, 2)
+    assert store.student(room.code, sid) == markup and store.student(room.code, anonymous) is None
+    assert store.results(room.code, room.teacher_key, qid).names is None  # names only when asked
+    assert store.results(room.code, room.teacher_key, qid, names=True).names == [markup, None]
+    with pytest.raises(errors.NicknameRefused, match="at most 24"):
+        store.join(room.code, "x" * 25)
+    with pytest.raises(errors.NicknameRefused, match="control"):
+        store.join(room.code, "a\nb")
+    assert store.state(room.code).joined == 2
+
+
+def test_wrong_join_codes_are_rate_limited_across_workers(stores):
+    clock = Clock()
+    limits = Limits(wrong_joins=3, wrong_join_window_s=600)
+    worker_a, worker_b = stores(limits, clock), stores(limits, clock)
+    room = worker_a.create_room()
+    for store, code in [(worker_a, "AAAAAA"), (worker_b, "BBBBBB"), (worker_a, "CCCCCC")]:
+        with pytest.raises(errors.RoomNotFound):
+            store.join(code, client="10.0.0.7")
+    with pytest.raises(errors.JoinRateLimited, match="3 wrong room codes"):
+        worker_b.join(room.code, client="10.0.0.7")  # even the right code, until the window has passed
+    assert worker_b.join(room.code, client="10.0.0.8")  # another device is not held back
+    clock.now += 601
+    assert worker_a.join(room.code, client="10.0.0.7")
+
+
+def test_the_last_answer_counts_once_and_the_reveal_ends_answers(stores):
+    store = stores()
+    room = store.create_room()
+    sid = store.join(room.code)
+    qid = store.ask(room.code, room.teacher_key, CHOICE)
+    store.answer(room.code, sid, qid, 0)
+    store.answer(room.code, sid, qid, 2)
+    res = store.results(room.code, room.teacher_key, qid)
+    assert (res.answered, res.values) == (1, [2])
+    store.reveal(room.code, room.teacher_key, qid, 1)
+    with pytest.raises(errors.AnswersClosed):
+        store.answer(room.code, sid, qid, 1)
+    question = store.state(room.code).question
+    assert question.revealed and question.truth == 1
+    assert store.my_answer(room.code, sid, qid) == 2
+
+
+def test_the_true_value_stays_hidden_from_students_until_the_reveal(stores):
+    store = stores()
+    room = store.create_room()
+    sid = store.join(room.code)
+    qid = store.ask(room.code, room.teacher_key, CHOICE, truth=2)
+    assert store.state(room.code).question.truth is None
+    assert store.results(room.code, room.teacher_key, qid).question.truth == 2  # the teacher's screen
+    store.answer(room.code, sid, qid, 2)
+    store.reveal(room.code, room.teacher_key, qid)
+    assert store.state(room.code).question.truth == 2
+    with pytest.raises(errors.InvalidAnswer):
+        store.ask(room.code, room.teacher_key, CHOICE, truth=7)
+
+
+def test_a_new_question_replaces_the_one_asked(stores):
+    store = stores()
+    room = store.create_room()
+    sid = store.join(room.code)
+    first = store.ask(room.code, room.teacher_key, CHOICE)
+    second = store.ask(room.code, room.teacher_key, WEIGHT)
+    assert store.state(room.code).question.number == 2
+    with pytest.raises(errors.AnswersClosed):
+        store.answer(room.code, sid, first, 0)
+    store.answer(room.code, sid, second, 0.25)
+    store.end_question(room.code, room.teacher_key)
+    assert store.state(room.code).question is None
+    with pytest.raises(errors.AnswersClosed):
+        store.answer(room.code, sid, second, 0.5)
+
+
+@pytest.mark.parametrize(
+    "question, bad",
+    [(CHOICE, 3), (CHOICE, -1), (CHOICE, True), (CHOICE, "1"), (CHOICE, 1.0), (WEIGHT, 1.5), (WEIGHT, float("nan"))],
+)
+def test_answers_outside_the_question_are_refused(stores, question, bad):
+    store = stores()
+    room = store.create_room()
+    sid = store.join(room.code)
+    qid = store.ask(room.code, room.teacher_key, question)
+    with pytest.raises(errors.InvalidAnswer):
+        store.answer(room.code, sid, qid, bad)
+    assert store.results(room.code, room.teacher_key, qid).answered == 0
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        {"kind": "essay", "prompt": "x"},
+        {"kind": "choice", "prompt": "x", "options": ["only one"]},
+        {"kind": "choice", "prompt": "", "options": ["a", "b"]},
+        {"kind": "number", "prompt": "x", "lo": 1, "hi": 0},
+        {"kind": "number", "prompt": "x", "lo": 0, "hi": float("inf")},
+        {"kind": "choice", "prompt": "x" * 301, "options": ["a", "b"]},
+        ["not", "a", "dict"],
+    ],
+)
+def test_malformed_questions_are_refused(stores, question):
+    store = stores()
+    room = store.create_room()
+    with pytest.raises(errors.InvalidQuestion):
+        store.ask(room.code, room.teacher_key, question)
+
+
+@pytest.mark.parametrize("view", ["https://evil.example/", "//evil.example/x", "causal", "/a\nb", "/" + "x" * 4000])
+def test_a_view_is_a_link_within_the_app(stores, view):
+    store = stores()
+    room = store.create_room()
+    with pytest.raises(errors.InvalidView):
+        store.lead(room.code, room.teacher_key, view)
+    assert store.current_view(room.code) is None
+
+
+def test_pause_and_gather_reach_every_screen(stores):
+    store = stores()
+    room = store.create_room()
+    store.pause(room.code, room.teacher_key, True)
+    assert store.state(room.code).paused
+    store.pause(room.code, room.teacher_key, False)
+    assert store.gather(room.code, room.teacher_key) == 1
+    state = store.state(room.code)
+    assert not state.paused and state.gather == 1
+
+
+def test_a_restarted_server_finds_its_rooms_and_answers(stores):
+    before = stores()
+    room = before.create_room()
+    sid = before.join(room.code)
+    before.lead(room.code, room.teacher_key, "/heads?n_heads=2")
+    qid = before.ask(room.code, room.teacher_key, CHOICE)
+    before.answer(room.code, sid, qid, 2)
+    before.engine.dispose()
+    after = stores()  # a new process: nothing of the first one's memory
+    assert after.current_view(room.code) == "/heads?n_heads=2"
+    assert after.results(room.code, room.teacher_key, qid).values == [2]
+    assert after.state(room.code).question.id == qid
+
+
+def test_thirty_students_answering_at_once_are_each_counted_once(stores):
+    workers = [stores(), stores()]  # two workers, one database
+    room = workers[0].create_room()
+    sids = [workers[i % 2].join(room.code, f"s{i}") for i in range(30)]
+    qid = workers[0].ask(room.code, room.teacher_key, CHOICE)
+    start, failures = threading.Barrier(30), []
+
+    def student(i: int) -> None:
+        try:
+            start.wait()
+            store = workers[i % 2]
+            store.answer(room.code, sids[i], qid, (i + 1) % 3)  # a first answer ...
+            store.answer(room.code, sids[i], qid, i % 3)  # ... changed: this one counts
+        except Exception as err:  # noqa: BLE001 - reported below
+            failures.append(err)
+
+    threads = [threading.Thread(target=student, args=(i,)) for i in range(30)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    res = workers[1].results(room.code, room.teacher_key, qid, names=True)
+    assert res.answered == 30 and res.joined == 30
+    assert sorted(zip(res.names, res.values)) == sorted((f"s{i}", i % 3) for i in range(30))
+
+
+def test_the_export_has_every_answer_and_no_formulas(stores):
+    store = stores()
+    room = store.create_room()
+    ada, anon = store.join(room.code, "=HYPERLINK(1)"), store.join(room.code)
+    q1 = store.ask(room.code, room.teacher_key, CHOICE)
+    store.answer(room.code, ada, q1, 1)
+    store.answer(room.code, anon, q1, 2)
+    store.reveal(room.code, room.teacher_key, q1, 1)
+    q2 = store.ask(room.code, room.teacher_key, {**WEIGHT, "lo": -1.0})
+    store.answer(room.code, anon, q2, -0.5)
+    store.ask(room.code, room.teacher_key, CHOICE)  # nobody answered
+    rows = list(csv.DictReader(io.StringIO(store.export_csv(room.code, room.teacher_key))))
+    assert [(r["question"], r["student"], r["nickname"], r["answer"], r["truth"]) for r in rows] == [
+        ("1", "student 1", "'=HYPERLINK(1)", "k_1", "k_1"),
+        ("1", "student 2", "", "k_2", "k_1"),
+        ("2", "student 2", "", "-0.5", ""),
+        ("3", "", "", "", ""),
+    ]
+
+
+def test_migrations_upgrade_an_old_database_and_keep_its_rooms(url):
+    engine = create_engine(url)
+    try:
+        assert migrate(engine, target=1) == 0
+        with engine.begin() as conn:
+            assert current_version(conn) == 1
+            conn.execute(
+                text(
+                    "INSERT INTO classroom_rooms (code, teacher_hash, created_at, expires_at, closed, view) "
+                    "VALUES ('ABCDEF', :h, 0, 4e9, FALSE, '/heads')"
+                ),
+                {"h": hashlib.sha256(b"key").hexdigest()},
+            )
+    finally:
+        engine.dispose()
+    store = open_store(url)  # upgrades to the current version
+    try:
+        with store.engine.connect() as conn:
+            assert current_version(conn) == SCHEMA_VERSION == 2
+        state = store.state("ABCDEF")
+        assert (state.view, state.paused, state.gather) == ("/heads", False, 0)
+        store.pause("ABCDEF", "key", True)
+        assert store.state("ABCDEF").paused
+        assert migrate(store.engine) == SCHEMA_VERSION  # a second worker finds nothing to do
+    finally:
+        store.engine.dispose()
+
+
+def test_a_database_newer_than_the_app_is_refused(url):
+    open_store(url).engine.dispose()
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(version_table.update().values(version=SCHEMA_VERSION + 1))
+    engine.dispose()
+    with pytest.raises(errors.SchemaTooNew, match="newer than this app"):
+        open_store(url)
+
+
+def test_the_default_store_is_an_sqlite_file_in_wal_mode(tmp_path, monkeypatch):
+    monkeypatch.delenv("ATTENTION_DB_URL", raising=False)
+    monkeypatch.setenv("ATTENTION_DATA_DIR", str(tmp_path / "data"))
+    assert default_url() == f"sqlite:///{tmp_path / 'data' / 'classroom.db'}"
+    store = open_store()
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 10000
+    store.engine.dispose()
+    monkeypatch.setenv("ATTENTION_DB_URL", f"sqlite:///{tmp_path / 'other.db'}")
+    assert default_url().endswith("other.db")
+
+
+def test_classroom_imports_no_streamlit_and_the_app_no_sqlalchemy_until_a_room_is_used():
+    import subprocess
+    import sys
+
+    check = (
+        "import sys, classroom.store; assert 'streamlit' not in sys.modules, 'classroom imports streamlit'\n"
+        "del sys.modules['classroom.store']; [sys.modules.pop(m) for m in list(sys.modules) if 'sqlalchemy' in m]\n"
+        "import ui.classroom_room; assert 'sqlalchemy' not in sys.modules, 'every page would import SQLAlchemy'"
+    )
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
