@@ -304,6 +304,48 @@ def test_ctrl_c_leaves_no_process_behind(tmp_path):
     assert p.proc.returncode == 0
 
 
+NGINX_ERRORS = ("[emerg]", "[alert]", "[crit]", "[error]", "connect() failed", "no live upstreams")
+
+
+def test_serve_sh_says_serving_once_a_request_through_it_succeeds_and_logs_no_error(tmp_path):
+    """A normal start: while it starts, a browser keeps asking for the page through the proxy; the moment
+    serve.sh says "serving", the page and the health check answer through it, and its output holds no
+    error line (nginx's "connect() failed" or "no live upstreams" come from asking a worker that is not up)."""
+    if shutil.which("nginx") is None:
+        pytest.fail("nginx is not installed (scripts/test.sh installs Debian's nginx)")
+    port, worker_port = _free_port(), _free_port()
+    while abs(worker_port - port) <= 1:
+        worker_port = _free_port()
+    out = tmp_path / "serve.log"
+    cmd = ["bash", str(ROOT / "deploy" / "serve.sh"), "--workers", "1", "--port", str(port)]
+    cmd += ["--address", "127.0.0.1", "--worker-port", str(worker_port), "--run-dir", str(tmp_path / "run")]
+    url = f"http://127.0.0.1:{port}"
+    asked = 0
+    with open(out, "wb") as log:
+        proc = subprocess.Popen(cmd, env={**os.environ, "PYTHON": sys.executable}, stdout=log, stderr=log)
+    try:
+        deadline = time.time() + 120
+        while "serving http://" not in out.read_text() and proc.poll() is None and time.time() < deadline:
+            asked += 1
+            try:
+                _get(url + "/heads")
+            except OSError:  # refused (nginx not started) or 502: either way the user was not told to come yet
+                pass
+            time.sleep(0.05)
+        said = out.read_text()
+        assert "serving http://localhost:" + str(port) in said, said
+        health, page = _get(url + "/healthz"), _get(url + "/heads")  # right after the line: both answer
+        assert health[0] == 200 and health[2] == b"ok"
+        assert page[0] == 200 and b"<!DOCTYPE html>" in page[2]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    said = out.read_text()
+    assert asked > 0  # the start was watched from outside, as a class would
+    assert not [line for line in said.splitlines() if any(e in line for e in NGINX_ERRORS)], said
+    assert proc.returncode == 0
+
+
 def test_serve_sh_says_what_is_missing_and_installs_nothing(tmp_path):
     bin_dir = tmp_path / "bin"  # a PATH with bash's helpers and Python, but no nginx
     bin_dir.mkdir()
@@ -320,3 +362,21 @@ def test_serve_sh_says_what_is_missing_and_installs_nothing(tmp_path):
     )
     assert out.returncode == 2
     assert "nginx" in out.stderr and "apt-get install nginx" in out.stderr
+
+
+def test_check_sh_passes_in_the_project_environment():
+    """deploy/check.sh after the test command: the nginx configuration and the Kubernetes schema check both
+    run (kubernetes-validate comes with requirements-dev.txt) and pass, with the environment's Python."""
+    if shutil.which("nginx") is None:
+        pytest.fail("nginx is not installed (scripts/test.sh installs Debian's nginx)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHON"}
+    env["VIRTUAL_ENV"] = sys.prefix  # as scripts/test.sh leaves it: the project's environment is active
+    out = subprocess.run(
+        ["bash", str(ROOT / "deploy" / "check.sh")], env=env, capture_output=True, text=True, timeout=300
+    )
+    lines = out.stdout.splitlines()
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"INFO     Python: {sys.prefix}/bin/python" in lines
+    assert any(line.startswith("PASS     nginx -t") for line in lines), out.stdout
+    assert any(line.startswith("PASS     deploy/kubernetes/*.yaml against the Kubernetes schema") for line in lines)
+    assert not [line for line in lines if line.startswith("FAIL")]
