@@ -121,8 +121,9 @@ def app_url():
 
 @pytest.fixture(scope="session")
 def browser(app_url):
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=30_000)  # as the pages' own default: on a busy machine a chart takes a while
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield b
@@ -172,9 +173,13 @@ def open_page(page, app_url: str, path: str = "", query: str = "") -> None:
 
 
 def assert_no_exception(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
-        '[data-testid="stException"]'
-    ).first.inner_text()
+    from playwright.sync_api import expect
+
+    shown = page.locator('[data-testid="stException"]')
+    try:
+        expect(shown).to_have_count(0)
+    except AssertionError:
+        raise AssertionError(shown.first.inner_text()) from None
 
 
 def screenshot(page, name: str) -> Path:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from playwright.sync_api import expect
 
 from bench.ws_client import ProtocolSession
 from tests.browser.conftest import ROOT, _free_port, browser_required, wait_idle
@@ -238,7 +240,7 @@ def _toggle(page, label: str):
 
 
 def _no_exception(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 
 
 def test_a_page_through_the_proxy_works_in_chromium(proxy, proxy_page):
@@ -252,12 +254,12 @@ def test_a_page_through_the_proxy_works_in_chromium(proxy, proxy_page):
     was = box.is_checked()
     label.click()
     wait_idle(page)
-    assert box.is_checked() != was
+    expect(box).to_be_checked(checked=not was)
     assert parse_qs(urlparse(page.url).query)["causal"] == ["1" if not was else "0"]
     page.locator(f'[data-testid="stSidebarNav"] a[href="{proxy.url}/block"]').click()
     page.wait_for_url("**/block*")
     wait_idle(page)
-    assert page.locator('[data-testid="stMain"] h1').first.inner_text() == "The transformer block"
+    expect(page.locator('[data-testid="stMain"] h1').first).to_have_text("The transformer block")
     _no_exception(page)
     assert _worker_cookie(ctx) == worker and not failed
 
@@ -272,7 +274,8 @@ def test_killing_its_worker_brings_the_same_view_back(proxy, proxy_page):
         wait_idle(page)
     url, worker = page.url, int(_worker_cookie(ctx))
     other = 1 - worker
-    assert box.is_checked() and "causal=1" in url
+    expect(box).to_be_checked()
+    assert "causal=1" in url
     runs_other = proxy.runs(other)
     t0 = time.time()
     os.kill(proxy.worker_pid(worker), signal.SIGKILL)
@@ -282,13 +285,15 @@ def test_killing_its_worker_brings_the_same_view_back(proxy, proxy_page):
     recovered = time.time() - t0
     assert proxy.runs(other) > runs_other  # the other worker drew the page...
     assert _worker_cookie(ctx) == str(other)  # ...and the browser now belongs to it
-    assert page.url == url and box.is_checked()  # the same view
-    assert page.locator('[data-testid="stMain"] h1').first.inner_text() == "Multi-head attention"
+    assert page.url == url  # the same view
+    expect(box).to_be_checked()
+    expect(page.locator('[data-testid="stMain"] h1').first).to_have_text("Multi-head attention")
     _no_exception(page)
     assert recovered < 15, recovered  # the benchmark measures it; this only says it came back
     label.click()  # and the page works on: the next change is drawn by the live worker
     wait_idle(page)
-    assert not box.is_checked() and "causal=0" in page.url
+    expect(box).not_to_be_checked()
+    expect(page).to_have_url(re.compile("causal=0"))
     _no_exception(page)
     proxy.wait_healthy([worker], timeout=60)  # the supervisor restarted the killed worker
 
