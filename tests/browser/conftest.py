@@ -35,6 +35,9 @@ CHROMIUM_ARGS = [
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 SKELETON = '[data-testid="stSkeleton"]'  # placeholders of elements (charts, grids) still loading in the browser
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
+# How long a wait may take before it fails. A wait returns as soon as its condition holds, so this costs time only
+# when a test fails; on a shared 2-core machine under load (load average 15) a first page took over 30 s to show.
+WAIT_MS = 90_000
 
 
 def browser_required() -> bool:
@@ -123,7 +126,7 @@ def app_url():
 def browser(app_url):
     from playwright.sync_api import expect, sync_playwright
 
-    expect.set_options(timeout=30_000)  # as the pages' own default: on a busy machine a chart takes a while
+    expect.set_options(timeout=WAIT_MS)  # as the pages' own default: on a busy machine a chart takes a while
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield b
@@ -140,11 +143,11 @@ def context(browser):
 @pytest.fixture
 def page(context):
     pg = context.new_page()
-    pg.set_default_timeout(30_000)
+    pg.set_default_timeout(WAIT_MS)
     yield pg
 
 
-def wait_idle(page, timeout: float = 30_000, settle: float = 0.5) -> None:
+def wait_idle(page, timeout: float = WAIT_MS, settle: float = 0.5) -> None:
     """Wait until Streamlit's script is not running, nothing is still loading, and both have held
     for `settle` seconds.
 

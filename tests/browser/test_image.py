@@ -16,7 +16,7 @@ import urllib.request
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import ROOT, _free_port, assert_no_exception, browser_required, wait_idle
+from tests.browser.conftest import ROOT, WAIT_MS, _free_port, assert_no_exception, browser_required, wait_idle
 
 IMAGE_SH = ROOT / "deploy" / "image.sh"
 
@@ -104,9 +104,9 @@ def test_a_page_renders_in_chromium_through_its_port(container, browser):
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         page = ctx.new_page()
-        page.set_default_timeout(60_000)
+        page.set_default_timeout(WAIT_MS)
         page.goto(container["url"] + "/heads")
-        wait_idle(page, timeout=60_000)
+        wait_idle(page, timeout=120_000)  # the container's first run imports the app
         expect(page.locator('[data-testid="stMain"] h1').first).to_have_text("Multi-head attention")
         expect(page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').first).to_be_attached()
         assert_no_exception(page)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
+from tests.browser.conftest import WAIT_MS, assert_no_exception, open_page, screenshot, wait_idle
 
 PAGES = [
     "",
@@ -43,7 +43,7 @@ def projector(browser, request):
     width, height = request.param
     ctx = browser.new_context(viewport={"width": width, "height": height})
     page = ctx.new_page()
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(WAIT_MS)
     yield page, width, height
     ctx.close()
 
