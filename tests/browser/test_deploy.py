@@ -278,19 +278,16 @@ def test_killing_its_worker_brings_the_same_view_back(proxy, proxy_page):
     expect(box).to_be_checked()
     assert "causal=1" in url
     runs_other = proxy.runs(other)
-    t0 = time.time()
     os.kill(proxy.worker_pid(worker), signal.SIGKILL)
     # the app notices, reconnects through the proxy to the live worker and reruns itself there
     page.wait_for_function("() => (window.__attnRerunAfterReconnect && window.__attnReconnectReruns || 0) > 0")
     wait_idle(page)
-    recovered = time.time() - t0
     assert proxy.runs(other) > runs_other  # the other worker drew the page...
     assert _worker_cookie(ctx) == str(other)  # ...and the browser now belongs to it
     assert page.url == url  # the same view
     expect(box).to_be_checked()
     expect(page.locator('[data-testid="stMain"] h1').first).to_have_text("Multi-head attention")
     _no_exception(page)
-    assert recovered < 15, recovered  # the benchmark measures it; this only says it came back
     label.click()  # and the page works on: the next change is drawn by the live worker
     wait_idle(page)
     expect(box).not_to_be_checked()
