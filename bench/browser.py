@@ -21,7 +21,7 @@ IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 SKELETON = '[data-testid="stSkeleton"]'  # placeholders of elements (charts, grids) still loading in the browser
 
 
-def wait_idle(page, timeout: float = 30_000, settle: float = 0.5) -> None:
+def wait_idle(page, timeout: float = 90_000, settle: float = 0.5) -> None:
     """Wait until Streamlit's script is not running, nothing is still loading, and both have held
     for `settle` seconds.
 

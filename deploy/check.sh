@@ -1,17 +1,34 @@
 #!/usr/bin/env bash
-# Check deploy/ as far as this machine allows, and say what was and was not run (README, "Deploying").
-#   bash deploy/check.sh
+# Check deploy/ as far as this machine allows, and say what was and was not run (docs/deploying.md).
+#   bash deploy/check.sh            (after the README's test command, which installs what it needs)
+#   bash deploy/check.sh --image    also build and run the container (deploy/image.sh check: minutes)
 # - serve.sh's shell syntax; the nginx configuration serve.py writes for 2 workers, checked by `nginx -t`;
 # - the Kubernetes manifests against the Kubernetes schema, strictly (unknown fields fail), with
-#   kubernetes-validate from PyPI, if it is installed (pip install kubernetes-validate: not done for you);
-# - the Dockerfile is built only where a Docker engine answers (`docker info`); otherwise it says so.
+#   kubernetes-validate (pinned in requirements-dev.txt, so the test command installs it into .venv);
+# - with --image, the image built, run, answering its health check and stopped by SIGTERM (deploy/image.sh).
+# Python and kubernetes-validate come from the project's environment: the active virtual environment, else
+# .venv, else the system's python3 (which then needs the app's packages itself).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-PYTHON="${PYTHON:-python3}"
+image=0
+for arg in "$@"; do
+    case "$arg" in
+        --image) image=1 ;;
+        *) echo "usage: bash deploy/check.sh [--image]" >&2; exit 2 ;;
+    esac
+done
+if [ -z "${PYTHON:-}" ]; then
+    if [ -n "${VIRTUAL_ENV:-}" ]; then PYTHON="$VIRTUAL_ENV/bin/python"
+    elif [ -x .venv/bin/python ]; then PYTHON=.venv/bin/python
+    else PYTHON=python3
+    fi
+fi
 status=0
 say() { printf '%-8s %s\n' "$1" "$2"; }
+say INFO "Python: $PYTHON"
 
-if bash -n deploy/serve.sh; then say PASS "deploy/serve.sh: shell syntax"; else say FAIL "deploy/serve.sh: shell syntax"; status=1; fi
+if bash -n deploy/serve.sh && bash -n deploy/image.sh; then say PASS "deploy/serve.sh, deploy/image.sh: shell syntax"
+else say FAIL "deploy/serve.sh, deploy/image.sh: shell syntax"; status=1; fi
 
 if command -v nginx >/dev/null 2>&1; then
     dir=$(mktemp -d)
@@ -27,28 +44,31 @@ PY
         if nginx -t -q -p "$dir" -c "$dir/nginx.conf"; then say PASS "nginx -t on the configuration for 2 workers"
         else say FAIL "nginx -t on the configuration for 2 workers"; status=1; fi
     else
-        say FAIL "could not write the nginx configuration"; status=1
+        say FAIL "could not write the nginx configuration with $PYTHON (the README's test command installs .venv)"
+        status=1
     fi
     rm -rf "$dir"
 else
-    say "NOT RUN" "nginx -t: nginx is not installed (apt-get install nginx)"
+    say FAIL "nginx -t: nginx is not installed (apt-get install nginx; scripts/test.sh installs it)"; status=1
 fi
 
-if command -v kubernetes-validate >/dev/null 2>&1; then
-    if kubernetes-validate --strict --quiet deploy/kubernetes/*.yaml; then
-        say PASS "deploy/kubernetes/*.yaml against the Kubernetes schema ($(kubernetes-validate --version 2>&1 | tail -1), strict)"
+if "$PYTHON" -c "import kubernetes_validate" >/dev/null 2>&1; then
+    if "$PYTHON" -m kubernetes_validate --strict --quiet deploy/kubernetes/*.yaml; then
+        version=$("$PYTHON" -m kubernetes_validate --version 2>&1 | tail -1)
+        say PASS "deploy/kubernetes/*.yaml against the Kubernetes schema (kubernetes-validate $version, strict)"
     else
         say FAIL "deploy/kubernetes/*.yaml against the Kubernetes schema"; status=1
     fi
 else
-    say "NOT RUN" "Kubernetes schema check: kubernetes-validate is not installed (pip install kubernetes-validate)"
+    say FAIL "Kubernetes schema check: kubernetes-validate is not installed for $PYTHON (pip install -r requirements-dev.txt)"
+    status=1
 fi
 say "NOT RUN" "kubectl apply: no cluster here (the manifests were never applied to one)"
 
-if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
-    if docker build -q -f deploy/Dockerfile -t attention-from-scratch:check . >/dev/null; then say PASS "docker build"
-    else say FAIL "docker build"; status=1; fi
+if [ "$image" = 1 ]; then
+    if bash deploy/image.sh check; then say PASS "the image: built, healthy through its port, stopped by SIGTERM"
+    else say FAIL "the image (deploy/image.sh check)"; status=1; fi
 else
-    say "NOT RUN" "docker build: no Docker engine answers here (docker info failed)"
+    say "NOT RUN" "the image: bash deploy/check.sh --image builds and runs it (the suite's tests/browser/test_image.py does)"
 fi
 exit $status

@@ -9,6 +9,8 @@
   browser on one worker, and moves it to a live one when its worker is down. Streamlit's static bundles are
   served by nginx from a copy compressed ahead of time (made once per Streamlit version, under the run dir's
   parent: `static-<version>`).
+- nginx starts once every worker answers, and "serving" is said once a request through nginx succeeds: a
+  request to a worker that is not up yet would fail and mark it down for nginx's fail_timeout.
 - The supervisor restarts a worker whose process ended or whose /_stcore/health stopped answering, and stops
   everything when it receives SIGINT (Ctrl-C) or SIGTERM. The children also die with it if it is killed
   outright (Linux's parent-death signal), so no process is left behind.
@@ -274,11 +276,15 @@ class Supervisor:
             log(f"{len(ports)} worker(s) starting on 127.0.0.1:{ports[0]}..{ports[-1]} (logs in {run_dir})")
             if any(cores):
                 log("  pinned: " + ", ".join(f"worker {w.index} to core(s) {sorted(w.cores)}" for w in self.workers))
+            # nginx starts once the workers answer: a request through it before then would fail ("connect()
+            # failed" in its log) and mark the worker down for fail_timeout (5 s) after it came up.
+            self._wait_ready()
+            if self.stopping.is_set():
+                return 0
             self.nginx = subprocess.Popen(
                 ["nginx", "-p", str(run_dir), "-c", str(conf)], preexec_fn=_die_with_parent, stdin=subprocess.DEVNULL
             )
-            self._wait_ready()
-            if not self.stopping.is_set():
+            if self._proxy_answers(args.address, args.port):
                 host = "localhost" if args.address in ("0.0.0.0", "127.0.0.1", "::") else args.address
                 log(f"serving http://{host}:{args.port}  ({len(ports)} workers; Ctrl-C stops everything)")
             self._supervise()
@@ -295,6 +301,24 @@ class Supervisor:
                 self.stopping.wait(0.2)
         if pending:
             log(f"worker(s) {[w.index for w in pending]} not healthy after {timeout:.0f} s; see their logs")
+
+    def _proxy_answers(self, address: str, port: int, timeout: float = 30.0) -> bool:
+        """Wait until nginx answers /healthz with a worker's 200 (the class's first request would succeed)."""
+        host = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(address, address)
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        deadline = time.time() + timeout
+        while time.time() < deadline and not self.stopping.is_set() and self.nginx.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://{host}:{port}/healthz", timeout=2) as r:
+                    if r.status == 200:
+                        return True
+            except OSError:
+                pass
+            self.stopping.wait(0.1)
+        if not self.stopping.is_set():
+            log(f"nginx does not answer http://{host}:{port}/healthz after {timeout:.0f} s; see the messages above")
+        return False
 
     def _supervise(self) -> None:
         while not self.stopping.wait(HEALTH_EVERY_S if self._all_alive() else 0.2):

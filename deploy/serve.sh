@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Serve the app to a class: nginx in front of K Streamlit workers (README, "Deploying").
+# Serve the app to a class: nginx in front of K Streamlit workers (docs/deploying.md).
 #
 #   bash deploy/serve.sh [--workers K] [--port P] [--address A]     (python deploy/serve.py --help: all)
 #

@@ -4,25 +4,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Browser tests drive Debian's Chromium; install it when missing (needs root, as on CI).
-if ! command -v chromium >/dev/null 2>&1; then
+# The programs the suite drives, from Debian, installed when missing (needs root and apt-get, as on CI):
+# - chromium: the browser tests;
+# - nginx: the deployment tests put deploy/serve.sh's nginx in front of two app workers (only the program is
+#   used: no service is started);
+# - podman, runc, mmdebstrap: tests/browser/test_image.py builds the image on a Debian base made with
+#   mmdebstrap and runs it (deploy/image.sh; the base is built once per machine, then cached);
+# - postgresql: the classroom store's tests against PostgreSQL (classroom/: SQLite by default, PostgreSQL for many machines).
+missing=()
+for tool in chromium nginx podman runc mmdebstrap; do
+    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+if [ "${#missing[@]}" -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "installing Debian's chromium with apt-get (the browser tests drive it; about a minute)"
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+        echo "installing Debian's ${missing[*]} with apt-get (the browser, deployment and database tests; a few minutes)"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
     else
-        echo "note: Debian's chromium is not installed and cannot be installed here (needs root and apt-get):" \
-             "the browser tests will fail; install it, or set REQUIRE_BROWSER=0 to skip them knowingly" >&2
-    fi
-fi
-# The deployment tests (tests/browser/test_deploy.py) start deploy/serve.sh's nginx in front of two workers;
-# install Debian's nginx when missing, as Chromium above (only the program is used: no service is started).
-if ! command -v nginx >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "installing Debian's nginx with apt-get (the deployment tests put it in front of two app workers)"
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null
-    else
-        echo "note: nginx is not installed and cannot be installed here (needs root and apt-get):" \
-             "the deployment tests will fail; install it, or set REQUIRE_BROWSER=0 to skip them knowingly" >&2
+        echo "note: ${missing[*]} not installed and cannot be installed here (needs root and apt-get):" \
+             "the tests that need them will fail; install them, or set REQUIRE_BROWSER=0 to skip them knowingly" >&2
     fi
 fi
 # The classroom store's tests start a real PostgreSQL in a temporary directory (tests/classroom_postgres.py):

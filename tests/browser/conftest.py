@@ -20,6 +20,9 @@ from bench.servers import ROOT, start_server
 
 __all__ = ["CHROMIUM", "CHROMIUM_ARGS", "ROOT", "start_server", "wait_idle"]  # what the browser tests import from here
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
+# How long a wait may take before it fails. A wait returns as soon as its condition holds, so this costs time only
+# when a test fails; on a shared 2-core machine under load (load average 15) a first page took over 30 s to show.
+WAIT_MS = 90_000
 
 
 def browser_required() -> bool:
@@ -54,8 +57,9 @@ def app_url():
 
 @pytest.fixture(scope="session")
 def browser(app_url):
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=WAIT_MS)  # as the pages' own default: on a busy machine a chart takes a while
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield b
@@ -72,7 +76,7 @@ def context(browser):
 @pytest.fixture
 def page(context):
     pg = context.new_page()
-    pg.set_default_timeout(30_000)
+    pg.set_default_timeout(WAIT_MS)
     yield pg
 
 
@@ -84,9 +88,13 @@ def open_page(page, app_url: str, path: str = "", query: str = "") -> None:
 
 
 def assert_no_exception(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
-        '[data-testid="stException"]'
-    ).first.inner_text()
+    from playwright.sync_api import expect
+
+    shown = page.locator('[data-testid="stException"]')
+    try:
+        expect(shown).to_have_count(0)
+    except AssertionError:
+        raise AssertionError(shown.first.inner_text()) from None
 
 
 def screenshot(page, name: str) -> Path:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -21,14 +22,16 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from playwright.sync_api import expect
 
 from bench.browser import wait_idle
 from bench.servers import ROOT, free_port
 from bench.ws_client import ProtocolSession
-from tests.browser.conftest import browser_required
+from tests.browser.conftest import WAIT_MS, browser_required
 from tests.browser.test_protocol_session import _run
 
 SERVE = ROOT / "deploy" / "serve.py"
+COLD_RUN_MS = 120_000  # a fresh worker's first run imports the app: on a busy shared machine, well over 30 s
 
 
 def _get(url: str, headers: dict | None = None) -> tuple[int, dict, bytes]:
@@ -225,7 +228,7 @@ def test_a_new_session_goes_to_the_worker_with_the_fewest_live_sessions(proxy):
 def proxy_page(browser, proxy):
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = ctx.new_page()
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(WAIT_MS)
     yield ctx, page
     ctx.close()
 
@@ -240,7 +243,7 @@ def _toggle(page, label: str):
 
 
 def _no_exception(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 
 
 def test_a_page_through_the_proxy_works_in_chromium(proxy, proxy_page):
@@ -248,18 +251,18 @@ def test_a_page_through_the_proxy_works_in_chromium(proxy, proxy_page):
     failed = []
     page.on("requestfailed", lambda r: failed.append(r.url))
     page.goto(proxy.url + "/heads")
-    wait_idle(page)
+    wait_idle(page, timeout=COLD_RUN_MS)
     worker = _worker_cookie(ctx)
     box, label = _toggle(page, "Causal mask")
     was = box.is_checked()
     label.click()
     wait_idle(page)
-    assert box.is_checked() != was
+    expect(box).to_be_checked(checked=not was)
     assert parse_qs(urlparse(page.url).query)["causal"] == ["1" if not was else "0"]
     page.locator(f'[data-testid="stSidebarNav"] a[href="{proxy.url}/block"]').click()
     page.wait_for_url("**/block*")
     wait_idle(page)
-    assert page.locator('[data-testid="stMain"] h1').first.inner_text() == "The transformer block"
+    expect(page.locator('[data-testid="stMain"] h1').first).to_have_text("The transformer block")
     _no_exception(page)
     assert _worker_cookie(ctx) == worker and not failed
 
@@ -267,30 +270,30 @@ def test_a_page_through_the_proxy_works_in_chromium(proxy, proxy_page):
 def test_killing_its_worker_brings_the_same_view_back(proxy, proxy_page):
     ctx, page = proxy_page
     page.goto(proxy.url + "/heads")
-    wait_idle(page)
+    wait_idle(page, timeout=COLD_RUN_MS)
     box, label = _toggle(page, "Causal mask")
     if not box.is_checked():
         label.click()
         wait_idle(page)
     url, worker = page.url, int(_worker_cookie(ctx))
     other = 1 - worker
-    assert box.is_checked() and "causal=1" in url
+    expect(box).to_be_checked()
+    assert "causal=1" in url
     runs_other = proxy.runs(other)
-    t0 = time.time()
     os.kill(proxy.worker_pid(worker), signal.SIGKILL)
     # the app notices, reconnects through the proxy to the live worker and reruns itself there
     page.wait_for_function("() => (window.__attnRerunAfterReconnect && window.__attnReconnectReruns || 0) > 0")
     wait_idle(page)
-    recovered = time.time() - t0
     assert proxy.runs(other) > runs_other  # the other worker drew the page...
     assert _worker_cookie(ctx) == str(other)  # ...and the browser now belongs to it
-    assert page.url == url and box.is_checked()  # the same view
-    assert page.locator('[data-testid="stMain"] h1').first.inner_text() == "Multi-head attention"
+    assert page.url == url  # the same view
+    expect(box).to_be_checked()
+    expect(page.locator('[data-testid="stMain"] h1').first).to_have_text("Multi-head attention")
     _no_exception(page)
-    assert recovered < 15, recovered  # the benchmark measures it; this only says it came back
     label.click()  # and the page works on: the next change is drawn by the live worker
     wait_idle(page)
-    assert not box.is_checked() and "causal=0" in page.url
+    expect(box).not_to_be_checked()
+    expect(page).to_have_url(re.compile("causal=0"))
     _no_exception(page)
     proxy.wait_healthy([worker], timeout=60)  # the supervisor restarted the killed worker
 
@@ -304,6 +307,48 @@ def test_ctrl_c_leaves_no_process_behind(tmp_path):
         time.sleep(0.2)
     assert not [pid for pid in tree if _alive(pid)]
     assert p.proc.returncode == 0
+
+
+NGINX_ERRORS = ("[emerg]", "[alert]", "[crit]", "[error]", "connect() failed", "no live upstreams")
+
+
+def test_serve_sh_says_serving_once_a_request_through_it_succeeds_and_logs_no_error(tmp_path):
+    """A normal start: while it starts, a browser keeps asking for the page through the proxy; the moment
+    serve.sh says "serving", the page and the health check answer through it, and its output holds no
+    error line (nginx's "connect() failed" or "no live upstreams" come from asking a worker that is not up)."""
+    if shutil.which("nginx") is None:
+        pytest.fail("nginx is not installed (scripts/test.sh installs Debian's nginx)")
+    port, worker_port = free_port(), free_port()
+    while abs(worker_port - port) <= 1:
+        worker_port = free_port()
+    out = tmp_path / "serve.log"
+    cmd = ["bash", str(ROOT / "deploy" / "serve.sh"), "--workers", "1", "--port", str(port)]
+    cmd += ["--address", "127.0.0.1", "--worker-port", str(worker_port), "--run-dir", str(tmp_path / "run")]
+    url = f"http://127.0.0.1:{port}"
+    asked = 0
+    with open(out, "wb") as log:
+        proc = subprocess.Popen(cmd, env={**os.environ, "PYTHON": sys.executable}, stdout=log, stderr=log)
+    try:
+        deadline = time.time() + 120
+        while "serving http://" not in out.read_text() and proc.poll() is None and time.time() < deadline:
+            asked += 1
+            try:
+                _get(url + "/heads")
+            except OSError:  # refused (nginx not started) or 502: either way the user was not told to come yet
+                pass
+            time.sleep(0.05)
+        said = out.read_text()
+        assert "serving http://localhost:" + str(port) in said, said
+        health, page = _get(url + "/healthz"), _get(url + "/heads")  # right after the line: both answer
+        assert health[0] == 200 and health[2] == b"ok"
+        assert page[0] == 200 and b"<!DOCTYPE html>" in page[2]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    said = out.read_text()
+    assert asked > 0  # the start was watched from outside, as a class would
+    assert not [line for line in said.splitlines() if any(e in line for e in NGINX_ERRORS)], said
+    assert proc.returncode == 0
 
 
 def test_serve_sh_says_what_is_missing_and_installs_nothing(tmp_path):
@@ -322,3 +367,21 @@ def test_serve_sh_says_what_is_missing_and_installs_nothing(tmp_path):
     )
     assert out.returncode == 2
     assert "nginx" in out.stderr and "apt-get install nginx" in out.stderr
+
+
+def test_check_sh_passes_in_the_project_environment():
+    """deploy/check.sh after the test command: the nginx configuration and the Kubernetes schema check both
+    run (kubernetes-validate comes with requirements-dev.txt) and pass, with the environment's Python."""
+    if shutil.which("nginx") is None:
+        pytest.fail("nginx is not installed (scripts/test.sh installs Debian's nginx)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHON"}
+    env["VIRTUAL_ENV"] = sys.prefix  # as scripts/test.sh leaves it: the project's environment is active
+    out = subprocess.run(
+        ["bash", str(ROOT / "deploy" / "check.sh")], env=env, capture_output=True, text=True, timeout=300
+    )
+    lines = out.stdout.splitlines()
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"INFO     Python: {sys.prefix}/bin/python" in lines
+    assert any(line.startswith("PASS     nginx -t") for line in lines), out.stdout
+    assert any(line.startswith("PASS     deploy/kubernetes/*.yaml against the Kubernetes schema") for line in lines)
+    assert not [line for line in lines if line.startswith("FAIL")]

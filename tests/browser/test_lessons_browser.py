@@ -4,6 +4,7 @@ import re
 
 import numpy as np
 import pytest
+from playwright.sync_api import expect
 
 from attention import scaled_dot_product_attention
 from lessons.puzzles import PUZZLES_BY_ID
@@ -33,30 +34,28 @@ def pick(page, label: str, option: str) -> None:
             page.keyboard.press("Escape")
             wait_idle(page)
     choice.click()
-    wait_idle(page)
-    page.wait_for_timeout(300)
-    wait_idle(page)
+    wait_idle(page, settle=1.0)  # and any run the first one starts
 
 
 @pytest.mark.parametrize("path", ["predict", "causal", "pitfalls"])
 def test_each_lesson_page_loads_without_exception(page, app_url, path):
     open_page(page, app_url, path)
     assert_no_exception(page)
-    assert page.locator('[data-testid="stHeading"], h1').first.is_visible()
+    expect(page.locator('[data-testid="stHeading"], h1').first).to_be_visible()
     screenshot(page, path)
 
 
 def test_predict_flow_by_clicking(page, app_url):
     open_page(page, app_url, "predict")
-    assert page.get_by_text("The weights stay hidden").is_visible()
+    expect(page.get_by_text("The weights stay hidden")).to_be_visible()
     reveal = page.get_by_role("button", name=re.compile("Reveal"))
-    assert reveal.is_disabled()
+    expect(reveal).to_be_disabled()
     assert heatmap_count(page) == 0  # no heatmap before the guesses
     pick(page, "q_0 'east' attends most to", "k_0 'east'")
     pick(page, "q_1 'north' attends most to", "k_0 'east'")  # a deliberate miss
-    assert reveal.is_disabled()  # one query still has no guess
+    expect(reveal).to_be_disabled()  # one query still has no guess
     pick(page, "q_2 'west' attends most to", "k_2 'west'")
-    assert reveal.is_enabled()
+    expect(reveal).to_be_enabled()
     reveal.click()
     wait_idle(page)
     page.wait_for_function(
@@ -64,23 +63,21 @@ def test_predict_flow_by_clicking(page, app_url):
         ".some(el => (el._fullData || []).some(t => t.type === 'heatmap'))"
     )
     assert_no_exception(page)
-    assert page.locator('[data-testid="stMetricValue"]').first.inner_text() == "2 / 3"
+    expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("2 / 3")
     p = PUZZLES_BY_ID["aligned"]
     heatmap = page.locator(CHARTS).last  # the arrows figure, if drawn, comes first
     z = heatmap.evaluate("el => Array.from(el._fullData[0].z, row => Array.from(row))")
     np.testing.assert_allclose(
         np.array(z, dtype=float), scaled_dot_product_attention(p.seq.q, p.seq.k, p.seq.v)[1], atol=1e-9
     )
-    assert page.get_by_text("You picked k_0 'east' (q_1·k_0 = 0").is_visible()
+    expect(page.get_by_text("You picked k_0 'east' (q_1·k_0 = 0")).to_be_visible()
     screenshot(page, "predict_revealed")
 
 
 def test_causal_randomise_passes_the_check(page, app_url):
     open_page(page, app_url, "causal")
     page.get_by_role("button", name=re.compile("Randomise later tokens")).click()
-    wait_idle(page)
-    page.wait_for_timeout(300)
-    wait_idle(page)
+    wait_idle(page, settle=1.0)  # and any run the first one starts
     assert_no_exception(page)
-    assert page.get_by_text(re.compile("Check passed")).is_visible()
+    expect(page.get_by_text(re.compile("Check passed"))).to_be_visible()
     screenshot(page, "causal_randomised")

@@ -1,6 +1,7 @@
 """The Playground in a real browser: editing, toggling, sharing a link, and a phone-sized screen."""
 
 import numpy as np
+from playwright.sync_api import expect
 
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
 
@@ -53,9 +54,8 @@ def edit_first_q(page, grid, text: str, attempts: int = 5) -> bool:
                 page.keyboard.press("Escape")
                 continue
             page.keyboard.type(text)  # the editor opens with its text selected: typing replaces the 0
-            page.wait_for_timeout(300)  # let the grid take the typed text in before Enter commits it
-            if page.locator(".gdg-input").input_value() != text:
-                continue
+            # the grid took the text in before Enter commits it (raises after 5 s: tried again)
+            expect(page.locator(".gdg-input")).to_have_value(text, timeout=5_000)
             page.keyboard.press("Enter")
             # the run triggered by the edit ends by writing q into the URL
             page.wait_for_function(f"() => location.search.includes('q={text}%2C')", timeout=15_000)

@@ -21,9 +21,7 @@ def heatmap(page, key: str) -> np.ndarray:
 def click_and_settle(page, target) -> None:
     """Click, wait until the run it starts (and any it triggers) is drawn, and check that no error shows."""
     target.click()
-    wait_idle(page)
-    page.wait_for_timeout(300)
-    wait_idle(page)
+    wait_idle(page, settle=1.0)  # and any run the first one starts
     assert_no_exception(page)
 
 
@@ -33,27 +31,24 @@ def test_clicking_shuffle_moves_the_words_and_the_check_passes_only_without_posi
     click_and_settle(page, page.get_by_role("button", name=re.compile("Shuffle the words")))
     assert "shuffle=2" in page.url  # the shuffle is in the link
     perm = permutation(len(WORDS), 2)
-    assert page.get_by_text(f"Shuffle 2: {' '.join(WORDS[i] for i in perm)}").is_visible()
+    expect(page.get_by_text(f"Shuffle 2: {' '.join(WORDS[i] for i in perm)}")).to_be_visible()
     x, head = word_vectors(WORDS, 16, 0), toy_head(16, 0)
     plain, sinusoidal = (shuffle_check(x, head, perm, m) for m in ("none", "sinusoidal"))
     np.testing.assert_allclose(heatmap(page, "pos_shuffle_none_after"), plain.after.weights, atol=1e-12)
     np.testing.assert_allclose(heatmap(page, "pos_shuffle_with_after"), sinusoidal.after.weights, atol=1e-12)
-    assert page.get_by_text(
-        re.compile("No positions: after undoing the shuffle, the outputs are the same")
-    ).is_visible()
-    assert page.get_by_text(re.compile("Sinusoidal: after undoing the shuffle, the outputs differ")).is_visible()
+    same = re.compile("No positions: after undoing the shuffle, the outputs are the same")
+    expect(page.get_by_text(same)).to_be_visible()
+    expect(page.get_by_text(re.compile("Sinusoidal: after undoing the shuffle, the outputs differ"))).to_be_visible()
     screenshot(page, "positions_shuffled")
 
 
 def test_the_check_follows_the_method_chosen(page, app_url):
     open_page(page, app_url, "positions", "method=rope&shuffle=5")
     assert_no_exception(page)
-    assert page.get_by_text(re.compile("RoPE: after undoing the shuffle, the outputs differ")).is_visible()
+    expect(page.get_by_text(re.compile("RoPE: after undoing the shuffle, the outputs differ"))).to_be_visible()
     page.get_by_role("button", name=re.compile("Original order")).click()
-    wait_idle(page)
-    page.wait_for_timeout(300)
-    wait_idle(page)
-    assert "shuffle=0" in page.url
+    wait_idle(page, settle=1.0)  # and any run the first one starts
+    expect(page).to_have_url(re.compile("shuffle=0"))
     expect(
         page.get_by_text(re.compile("RoPE: the shuffled tokens are the original ones in the original order"))
     ).to_be_visible(timeout=WAIT)
@@ -76,12 +71,11 @@ def test_a_section_redrawn_alone_keeps_the_link_and_the_share_link_whole(page, a
     assert "pad_causal=1" in page.url and "pad_causal=1" in share_link_text(page)
     assert "shuffle=2" in share_link_text(page)
     page.go_back()
-    wait_idle(page)
-    page.wait_for_timeout(500)
-    wait_idle(page)
-    assert "pad_causal=0" in page.url and "shuffle=2" in page.url
+    wait_idle(page, settle=1.0)
+    expect(page).to_have_url(re.compile("pad_causal=0"))
+    assert "shuffle=2" in page.url
     assert "pad_causal=0" in share_link_text(page)
-    assert page.get_by_role("switch", name="Causal mask too").is_checked() is False
+    expect(page.get_by_role("switch", name="Causal mask too")).not_to_be_checked()
     screenshot(page, "positions_sections")
 
 
@@ -93,9 +87,7 @@ def type_words(page, text: str) -> None:
     box = page.locator("[data-testid=stTextInput] input").first
     box.fill(text)
     box.press("Enter")
-    wait_idle(page)
-    page.wait_for_timeout(300)
-    wait_idle(page)
+    wait_idle(page, settle=1.0)  # and any run the first one starts
 
 
 def expect_lengths(page, a: int, b: int) -> None:

@@ -1,5 +1,7 @@
 """Presenter mode, the share link and chart export in a real browser."""
 
+from playwright.sync_api import expect
+
 from tests.browser.conftest import assert_no_exception, open_page, wait_idle
 
 HEATMAP = '[data-testid="stPlotlyChart"] .js-plotly-plot'
@@ -50,10 +52,8 @@ def test_the_toolbar_saves_images_in_the_chosen_format(page, app_url):
     fmt = page.locator(HEATMAP).first.evaluate("el => el._context.toImageButtonOptions.format")
     assert fmt == "svg"
     page.locator(HEATMAP).first.hover()
-    assert (
-        page.locator('.modebar-btn[data-title="Download plot as a svg"], .modebar-btn[data-title*="Download"]').count()
-        >= 1
-    )
+    download = '.modebar-btn[data-title="Download plot as a svg"], .modebar-btn[data-title*="Download"]'
+    expect(page.locator(download).first).to_be_attached()
 
 
 def test_the_app_asks_nothing_of_the_internet(page, app_url):

@@ -4,8 +4,9 @@ and the Playground's heatmap first and large. Screenshots are saved for a person
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
+from tests.browser.conftest import WAIT_MS, assert_no_exception, open_page, screenshot, wait_idle
 
 PAGES = [
     "",
@@ -42,7 +43,7 @@ def projector(browser, request):
     width, height = request.param
     ctx = browser.new_context(viewport={"width": width, "height": height})
     page = ctx.new_page()
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(WAIT_MS)
     yield page, width, height
     ctx.close()
 
@@ -122,7 +123,7 @@ def test_arrow_keys_walk_the_class_through_the_seven_steps(projector, app_url):
     assert steps == [5, 4, 3, 2, 1, 2, 3, 4, 5, 6, 7]
     assert "step=7" in page.url  # the step is part of the link too
     open_page(page, app_url, "", "present=1&step=3")
-    assert page.get_by_text("Step 3 of 7").count() or page.locator("text=Q K").count()
+    expect(page.get_by_text("Step 3 of 7").or_(page.locator("text=Q K")).first).to_be_attached()
 
 
 @pytest.mark.parametrize("projector", [SIZES[0]], indirect=True, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -131,6 +132,6 @@ def test_the_editor_is_one_click_away_and_fits(projector, app_url):
     open_page(page, app_url, "", "present=1")
     page.get_by_text("Edit Q, K and V", exact=False).first.click()
     wait_idle(page)
-    assert page.locator('[data-testid="stDataFrame"]').first.is_visible()
+    expect(page.locator('[data-testid="stDataFrame"]').first).to_be_visible()
     assert page.evaluate(CUT_GRIDS) == []  # with d_v = 4, v4 is inside the frame
     screenshot(page, "presenter_playground_editor_open")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import urllib.parse
 
+from playwright.sync_api import expect
+
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -68,8 +70,9 @@ def test_compare_hide_and_hostile_text(page, app_url):
     assert_no_exception(page)
     titles = chart_titles(page)
     assert "Head A: layer 4, head 2" in titles and "Head B: layer 1, head 3" in titles
-    assert page.locator('[data-testid="stPlotlyChart"] .xtick text').filter(has_text="<").count() > 0  # shown as text
-    assert page.locator("img[src='x']").count() == 0 and not dialogs
+    expect(page.locator('[data-testid="stPlotlyChart"] .xtick text').filter(has_text="<").first).to_be_attached()
+    expect(page.locator("img[src='x']")).to_have_count(0)  # shown as text, never made an element
+    assert not dialogs
     whole_page_screenshot(page, "pretrained_compare")
 
 

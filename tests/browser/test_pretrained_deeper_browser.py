@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import urllib.parse
 
+from playwright.sync_api import expect
+
 from lessons.reading import LONG_EXAMPLE
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
 from tests.browser.test_presenter_layout_browser import CUT_GRIDS, CUT_TEXT
@@ -23,7 +25,7 @@ def test_clicking_a_query_point_draws_lines_to_its_heaviest_keys(page, app_url):
     chart = points_chart(page, 16)
     chart.scroll_into_view_if_needed()
     traces = chart.locator(".scatterlayer .trace")
-    assert traces.count() == 2  # queries and keys, no lines yet
+    expect(traces).to_have_count(2)  # queries and keys, no lines yet
     it = traces.first.locator("path.point").nth(10)  # trace 0 holds the queries; position 10 is 'it'
     box = it.bounding_box()
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
@@ -31,7 +33,7 @@ def test_clicking_a_query_point_draws_lines_to_its_heaviest_keys(page, app_url):
     assert_no_exception(page)
     assert "query=10" in page.url
     page.get_by_text("Query 10 · 'it'").wait_for()
-    assert points_chart(page, 16).locator(".scatterlayer .trace").count() > 2  # the lines to its keys
+    expect(points_chart(page, 16).locator(".scatterlayer .trace").nth(2)).to_be_attached()  # the lines to its keys
     labels = points_chart(page, 16).locator(".annotation-text").all_text_contents()
     assert labels and labels[0] == "0.68"  # the heaviest weight first: 'it' → 'animal' in layer 4, head 2
     screenshot(page, "pretrained_deeper")
@@ -43,7 +45,7 @@ def test_a_long_input_stays_readable_on_a_laptop_and_a_projector(page, app_url):
     assert_no_exception(page)
     page.get_by_text("252 tokens").first.wait_for()
     lines = page.locator(POINTS).filter(has_text="2 of 252 queries").nth(1)  # the heatmap, then the lines
-    assert lines.locator("text").filter(has_text="170 · lighthouse").count() == 1  # only the chosen rows named
+    expect(lines.locator("text").filter(has_text="170 · lighthouse")).to_have_count(1)  # only the chosen rows named
     page.get_by_text("Query 200 · 'how'").wait_for()
     screenshot(page, "pretrained_deeper_long")
     page.set_viewport_size({"width": 1280, "height": 720})
