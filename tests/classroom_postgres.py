@@ -15,13 +15,14 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
 from pathlib import Path
 
 import pytest
+
+from bench.servers import free_port
 
 
 def _bin_dir() -> Path:
@@ -31,12 +32,6 @@ def _bin_dir() -> Path:
     return Path(found[-1]).parent
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Postgres:
     """One running server; `new_database()` gives each test its own empty database."""
 
@@ -44,7 +39,7 @@ class Postgres:
         self.bin = _bin_dir()
         self.dir = Path(tempfile.mkdtemp(prefix="attention-pg-"))
         self.data = self.dir / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self.user = None
         if os.geteuid() == 0:
             self.user = "postgres"

@@ -16,7 +16,8 @@ import urllib.request
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import ROOT, WAIT_MS, _free_port, assert_no_exception, browser_required, wait_idle
+from bench.servers import ROOT, free_port
+from tests.browser.conftest import WAIT_MS, assert_no_exception, browser_required, wait_idle
 
 IMAGE_SH = ROOT / "deploy" / "image.sh"
 
@@ -68,7 +69,7 @@ def built(engine):
 
 @pytest.fixture(scope="module")
 def container(engine, built):
-    name, port = f"attention-test-{os.getpid()}", _free_port()
+    name, port = f"attention-test-{os.getpid()}", free_port()
     started = image_sh("start", name, str(port), timeout=300)
     yield {"name": name, "url": started["url"], "engine": engine, **built}
     subprocess.run([engine, "rm", "-f", name], capture_output=True, env=_env(engine), timeout=120)
