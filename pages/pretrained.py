@@ -30,9 +30,8 @@ from ui.charts import Download, chart, show_snippet
 from ui.export import CSV_MAX_WEIGHTS, attentions_csv, attentions_npz
 from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
 from ui.page_state import PageState, stop
-from ui.presenter import is_presenting
 from ui.snippets import pretrained_snippet
-from ui.state import require_app_entry
+from ui.state import is_presenting, require_app_entry
 from ui.url import Flag, Int, Text
 
 require_app_entry()
