@@ -84,7 +84,7 @@ def heatmap_tables(fig: go.Figure | dict, digits: int = 3) -> list[dict]:
     """Each heatmap of `fig` as a table a screen reader can read: [{"description", "rows", "columns",
     "values"}], rows and columns named by the axes' tick labels where they name positions, values as text
     rounded to `digits` decimals (−∞ and NaN written out). Images sent as pictures carry no numbers: none."""
-    fig = fig if isinstance(fig, go.Figure) else go.Figure(fig, _validate=False)
+    fig = fig if isinstance(fig, go.Figure) else go.Figure(fig)
     title = fig.layout.title.text or ""
     heatmaps = [t for t in fig.data if t.type == "heatmap" and t.z is not None]
     out = []

@@ -16,14 +16,12 @@ Who is who, and how it survives a reload or the loss of a worker:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from classroom import errors
 from classroom.codes import normalise_code
@@ -31,6 +29,8 @@ from ui.classroom_ask import ask_controls
 from ui.classroom_questions import distribution_figure
 from ui.page_state import CURRENT_KEY, LOADED_KEY, PageState, stop
 from ui.safe_text import escape_markdown
+from ui.streamlit_internals.browser import move_script
+from ui.streamlit_internals.session import running_alone
 from ui.url import Slots
 
 ROOM_KEY = "class_room"  # the room code this session is in
@@ -237,28 +237,6 @@ def _state_keys(page: PageState) -> list[str]:
     return keys
 
 
-def move_script(view: str) -> str:
-    """A script that takes this browser to `view` (a link within the app, checked by the store) the way
-    Back and Forward do: a new history entry, then a popstate event, which Streamlit's client answers with a
-    run of that page marked as history navigation (ui.page_state.load then takes the whole state from the
-    link). No reload: the session and its room stay."""
-    base = "/" + st.get_option("server.baseUrlPath").strip("/") if st.get_option("server.baseUrlPath") else ""
-    target = json.dumps(base + view).replace("<", "\\u003c")
-    # It waits for the run that drew it to end: a popstate during a run was sometimes dropped.
-    return (
-        "<script>(() => { const url = " + target + ", started = Date.now();"
-        " const go = () => {"
-        "  if (location.pathname + location.search === url) return;"
-        "  const app = document.querySelector('[data-testid=\"stApp\"]');"
-        "  if (app && app.getAttribute('data-test-script-state') === 'running' && Date.now() - started < 5000)"
-        "   return setTimeout(go, 50);"
-        "  history.pushState(null, '', url); dispatchEvent(new PopStateEvent('popstate', {state: null}));"
-        " };"
-        " setTimeout(go, 50);"
-        " })();</script>"
-    )
-
-
 # ------------------------------------------------------------------ the bar on every page
 def room_bar(url_path: str, pages: dict[str, list[st.Page]]) -> None:
     """Class mode on every page (app.py calls it before the page): nothing outside a room; in a room, the
@@ -311,7 +289,7 @@ def _student_bar(pages: dict[str, list[st.Page]]) -> None:
         st.session_state[FOLLOW_KEY] = True  # the teacher gathered the class
     following = st.session_state.get(FOLLOW_KEY, True)
     if following and state.view and (state.view != st.session_state.get(APPLIED_KEY) or _move_lost(state.view)):
-        if _running_alone():
+        if running_alone():
             # The browser moves itself, as its Back button would: a server-side switch requested from here
             # races the next tick of this fragment, whose request carries the old page and wins (Streamlit
             # 1.67 coalesces them); in Chromium the new page then lost its elements.
@@ -444,11 +422,6 @@ def lead_class(url_path: str) -> None:
         st.session_state[LED_KEY] = view
 
 
-def _running_alone() -> bool:
-    ctx = get_script_run_ctx()
-    return bool(ctx is not None and ctx.fragment_ids_this_run)
-
-
 @st.fragment(run_every=TEACHER_POLL_S)
 def _teacher_bar(url_path: str) -> None:
     """Every half second: the teacher's view becomes the room's; the bar shows who is in and the question."""
@@ -456,7 +429,7 @@ def _teacher_bar(url_path: str) -> None:
     if not code or not is_teacher():
         return
     try:
-        if _running_alone():  # in a full run the page has not run yet: app.py leads after it (lead_class)
+        if running_alone():  # in a full run the page has not run yet: app.py leads after it (lead_class)
             lead_class(url_path)
         state = store().state(code)
     except errors.InvalidView as err:

@@ -3,6 +3,10 @@ of ui/streamlit_internals): an attribute its app shell sets, its rerun key, and 
 history API. Both are fixed texts: nothing from the user goes into them.
 """
 
+import json
+
+import streamlit as st
+
 # A MutationObserver on the app's connection state (the data-test-connection-state attribute Streamlit
 # sets on stApp); when it turns CONNECTED after being anything else, press R (Streamlit's rerun key: it
 # sends the widgets' values, the page and the link's query string). Installed once per browser tab.
@@ -82,3 +86,26 @@ HISTORY_JS = """
 })();
 </script>
 """
+
+
+# Class mode: a student follows the teacher by a history entry and a popstate, as Back does (data-test-script-state).
+def move_script(view: str) -> str:
+    """A script that takes this browser to `view` (a link within the app, checked by the store) the way
+    Back and Forward do: a new history entry, then a popstate event, which Streamlit's client answers with a
+    run of that page marked as history navigation (ui.page_state.load then takes the whole state from the
+    link). No reload: the session and its room stay."""
+    base = "/" + st.get_option("server.baseUrlPath").strip("/") if st.get_option("server.baseUrlPath") else ""
+    target = json.dumps(base + view).replace("<", "\\u003c")
+    # It waits for the run that drew it to end: a popstate during a run was sometimes dropped.
+    return (
+        "<script>(() => { const url = " + target + ", started = Date.now();"
+        " const go = () => {"
+        "  if (location.pathname + location.search === url) return;"
+        "  const app = document.querySelector('[data-testid=\"stApp\"]');"
+        "  if (app && app.getAttribute('data-test-script-state') === 'running' && Date.now() - started < 5000)"
+        "   return setTimeout(go, 50);"
+        "  history.pushState(null, '', url); dispatchEvent(new PopStateEvent('popstate', {state: null}));"
+        " };"
+        " setTimeout(go, 50);"
+        " })();</script>"
+    )
