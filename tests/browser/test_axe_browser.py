@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import ROOT, assert_no_exception, browser_required, open_page, wait_idle
+from tests.browser.conftest import (
+    ROOT,
+    assert_no_exception,
+    browser_required,
+    open_page,
+    type_into_open_cell,
+    wait_idle,
+)
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 PAGES = [
@@ -82,12 +89,9 @@ def test_the_playground_and_a_lesson_work_with_the_keyboard_alone(page, app_url)
     page.keyboard.press("ArrowRight")  # from the label to north's q1
     page.keyboard.press("Enter")
     page.wait_for_selector(".gdg-input")
-    page.keyboard.type("7")
-    page.wait_for_timeout(300)  # let the grid take the typed text in before Enter commits it (as type_into_cell)
-    page.keyboard.press("Enter")
-    page.wait_for_timeout(300)
+    type_into_open_cell(page, "7")
+    page.wait_for_function("() => location.search.includes('q=7%2C2')")  # north's q1 is now 7
     wait_idle(page)
-    assert "q=7%2C2" in page.url  # north's q1 is now 7
     page.keyboard.press("Shift+Tab")
     tab_to(page, "INPUT Causal mask ")  # the switch, not its help button nor the sidebar link "Causal masking"
     page.keyboard.press("Space")

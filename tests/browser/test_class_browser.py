@@ -17,8 +17,6 @@ import pytest
 
 from tests.browser.conftest import (
     ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     _missing_browser_reason,
     browser_required,
     screenshot,
@@ -54,13 +52,9 @@ def class_url():
 
 
 @pytest.fixture(scope="module")
-def chromium(class_url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+def chromium(browser, class_url):
+    """The suite's one Chromium (conftest's `browser`): a second sync Playwright in one process cannot start."""
+    return browser
 
 
 def new_page(browser, width: int = 1300):

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from lessons.examples import random_example
-from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
+from tests.browser.conftest import assert_no_exception, open_page, screenshot, type_into_open_cell, wait_idle
 from ui.sequence import format_number
 from ui.url import encode_sequence
 
@@ -45,9 +45,7 @@ def open_cell(page, row: int, col: int, attempts: int = 5) -> str:
 def type_into_cell(page, row: int, col: int, text: str) -> None:
     """Open the cell, type `text` over its content, press Enter, and wait for the run it causes."""
     open_cell(page, row, col)
-    page.keyboard.type(text)  # the editor opens with its text selected: typing replaces it
-    expect(page.locator(".gdg-input")).to_have_value(text)  # the grid took the text in: Enter commits it
-    page.keyboard.press("Enter")
+    type_into_open_cell(page, text)  # the editor opens with its text selected: typing replaces it
     expect(page.locator(".gdg-input")).to_have_count(0)  # the editor closed on the commit
     wait_idle(page, settle=1.0)  # and the run the edit starts
 

@@ -1,9 +1,8 @@
 """The Playground in a real browser: editing, toggling, sharing a link, and a phone-sized screen."""
 
 import numpy as np
-from playwright.sync_api import expect
 
-from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
+from tests.browser.conftest import assert_no_exception, open_page, screenshot, type_into_open_cell, wait_idle
 
 HEATMAP = '[data-testid="stPlotlyChart"] .js-plotly-plot'
 
@@ -53,10 +52,7 @@ def edit_first_q(page, grid, text: str, attempts: int = 5) -> bool:
             if page.locator(".gdg-input").input_value() != "0":  # ...on north's q1, which holds 0
                 page.keyboard.press("Escape")
                 continue
-            page.keyboard.type(text)  # the editor opens with its text selected: typing replaces the 0
-            # the grid took the text in before Enter commits it (raises after 5 s: tried again)
-            expect(page.locator(".gdg-input")).to_have_value(text, timeout=5_000)
-            page.keyboard.press("Enter")
+            type_into_open_cell(page, text)  # the editor opens with its text selected: typing replaces the 0
             # the run triggered by the edit ends by writing q into the URL
             page.wait_for_function(f"() => location.search.includes('q={text}%2C')", timeout=15_000)
             return True

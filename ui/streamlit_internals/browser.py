@@ -54,8 +54,9 @@ HISTORY_JS = """
   if (w.__attentionHistory) return;
   w.__attentionHistory = true;
   const push = w.history.pushState.bind(w.history), replace = w.history.replaceState.bind(w.history);
-  let lastAction = 0, arrived = Date.now();
-  for (const type of ["pointerdown", "keydown"]) w.addEventListener(type, () => { lastAction = Date.now(); }, true);
+  // The user's actions are counted, not timed: an action and a write of the link may share a millisecond.
+  let actions = 0, arrived = 0;  // arrived: the count at the last page change
+  for (const type of ["pointerdown", "keydown"]) w.addEventListener(type, () => { actions += 1; }, true);
   const followLink = (before) => {
     if (w.location.pathname !== before) return;  // another page: it draws its own share link
     for (const el of w.document.querySelectorAll("[data-testid='share-link']")) {
@@ -71,15 +72,15 @@ HISTORY_JS = """
   w.history.pushState = function (state, title, url) {
     const next = new URL(url, w.location.href), before = w.location.pathname;
     if (next.pathname !== before) {
-      const raced = stray && stray.href === w.location.href && lastAction < stray.at && Date.now() - stray.at < 3000
+      const raced = stray && stray.href === w.location.href && actions === stray.actions && Date.now() - stray.at < 3000
         && next.search !== "" && next.search === w.location.search;
-      arrived = Date.now();
+      arrived = actions;
       stray = null;
       return raced ? replace(state, title, url) : push(state, title, url);
     }
-    if (lastAction < arrived) return w.history.replaceState(state, title, url);
+    if (actions === arrived) return w.history.replaceState(state, title, url);
     const result = push(state, title, url);
-    stray = {href: w.location.href, at: Date.now()};
+    stray = {href: w.location.href, at: Date.now(), actions};
     followLink(before);
     return result;
   };
