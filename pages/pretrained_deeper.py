@@ -463,7 +463,8 @@ if run is not None:
         "moving every key by the same vector changes no weight (each of a query's scores moves by the same amount, "
         "which the softmax ignores), but it moves every key on the picture, and with it the nearness ranks. "
         "AttentionViz (Yeh et al. 2023) therefore gives queries and keys the same mean length (q·c and k/c keep "
-        "every score) and moves the keys' centre onto the queries' before projecting, so that nearness may stand "
+        "every score) and moves the keys' centre onto the queries' before projecting (the paper names both steps but "
+        "not their order; here the lengths are matched first), so that nearness may stand "
         "in for attention better; the switch above does the same, and the count beside the picture says whether it "
         "does for this head. The lines use the real weights.",
         icon=":material/map:",
