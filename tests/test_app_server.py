@@ -36,3 +36,13 @@ def test_a_session_builds_its_pages_once_and_keeps_them_to_itself():
     theirs = [p for section in other.session_state["_navigation_pages"].values() for p in section]
     assert not any(a is b for a, b in zip(first, theirs))
     assert [p.url_path for p in theirs] == [p.url_path for p in first]
+
+
+def test_the_browser_tests_visit_every_page_a_student_reads():
+    """tests/browser/conftest.PAGES, which the phone, projector and accessibility tests walk, is the navigation
+    without /class (a room's page, with a test of its own): a new page cannot be left out of them."""
+    from tests.browser.conftest import PAGES
+
+    at = run_page()
+    paths = [p.url_path for section in at.session_state["_navigation_pages"].values() for p in section]
+    assert sorted(PAGES) == sorted(p for p in paths if p != "class")

@@ -23,6 +23,21 @@ ARTIFACTS = ROOT / "artifacts" / "screenshots"
 # How long a wait may take before it fails. A wait returns as soon as its condition holds, so this costs time only
 # when a test fails; on a shared 2-core machine under load (load average 15) a first page took over 30 s to show.
 WAIT_MS = 90_000
+# The url path of every page a student reads (the Playground lives at /); /class has its own tests (a room's pages).
+PAGES = [
+    "",
+    "predict",
+    "scaling",
+    "causal",
+    "pitfalls",
+    "heads",
+    "positions",
+    "block",
+    "induction",
+    "generation",
+    "pretrained",
+    "pretrained_deeper",
+]
 
 
 def browser_required() -> bool:

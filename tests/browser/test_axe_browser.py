@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser.conftest import (
+    PAGES,
     ROOT,
     assert_no_exception,
     browser_required,
@@ -21,20 +22,6 @@ from tests.browser.conftest import (
 )
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = [
-    "",
-    "predict",
-    "scaling",
-    "causal",
-    "pitfalls",
-    "heads",
-    "positions",
-    "block",
-    "induction",
-    "generation",
-    "pretrained",
-    "pretrained_deeper",
-]
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 STREAMLIT_NAV = '[data-testid="stSidebarNav"]'
 RUN_AXE = """async ([tags, nav]) => {

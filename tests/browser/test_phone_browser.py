@@ -6,22 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import assert_no_exception, screenshot, wait_idle
+from tests.browser.conftest import PAGES, assert_no_exception, screenshot, wait_idle
 
-PAGES = [
-    "",
-    "predict",
-    "scaling",
-    "causal",
-    "pitfalls",
-    "heads",
-    "positions",
-    "block",
-    "induction",
-    "generation",
-    "pretrained",
-    "pretrained_deeper",
-]
 PHONE_UA = (
     "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Mobile Safari/537.36"
 )

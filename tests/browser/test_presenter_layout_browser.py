@@ -6,22 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import WAIT_MS, assert_no_exception, open_page, screenshot, wait_idle
+from tests.browser.conftest import PAGES, WAIT_MS, assert_no_exception, open_page, screenshot, wait_idle
 
-PAGES = [
-    "",
-    "predict",
-    "scaling",
-    "causal",
-    "pitfalls",
-    "heads",
-    "positions",
-    "block",
-    "induction",
-    "generation",
-    "pretrained",
-    "pretrained_deeper",
-]
 SIZES = [(1280, 720), (1920, 1080)]
 
 # Text that CSS cut with an ellipsis or a hidden overflow: the box is narrower than what it holds.
