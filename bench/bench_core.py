@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))  # run from anywhere without installing
 
 from attention import BlockParams, attention_steps, scaled_dot_product_attention, transformer_block  # noqa: E402
 from attention.checks import as_real_array  # noqa: E402
+from bench._children import ask, read_reply  # noqa: E402
 
 SHAPES = ((8, 512, 64), (12, 128, 32))  # (heads, n, d_head)
 MIN_CEILING_SHARE = {(8, 512, 64): 0.30, (12, 128, 32): 0.25}  # the public call's
@@ -196,20 +197,6 @@ def print_side_by_side(args) -> list[str]:
             f"      torch ms per round: {' '.join(f'{s * 1e3:.2f}' for s in theirs)}"
         )
     return missed
-
-
-def ask(child: subprocess.Popen, command: str) -> dict:
-    """Send one command line to a child and return its one-line JSON answer."""
-    child.stdin.write(command + "\n")
-    child.stdin.flush()
-    return read_reply(child)
-
-
-def read_reply(child: subprocess.Popen) -> dict:
-    line = child.stdout.readline()
-    if not line:  # the child died; its traceback went to our stderr
-        raise RuntimeError(f"benchmark child {child.args[3]} exited with status {child.wait()}")
-    return json.loads(line)
 
 
 def child_main(side: str, calls: int) -> None:

@@ -40,6 +40,7 @@ import time
 from functools import partial
 from pathlib import Path
 
+from _children import ask, read_reply  # noqa: E402  (bench/ is on sys.path)
 from _threads import print_machine, rerun_with_threads, thread_settings  # noqa: E402  (bench/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,20 +151,6 @@ def start_child(side: str, args) -> tuple[subprocess.Popen, dict]:
         command += ["--threads", str(args.threads)]
     child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # stderr: ours
     return child, read_reply(child)
-
-
-def ask(child: subprocess.Popen, command: str) -> dict:
-    """Send one command line to a child and return its one-line JSON answer."""
-    child.stdin.write(command + "\n")
-    child.stdin.flush()
-    return read_reply(child)
-
-
-def read_reply(child: subprocess.Popen) -> dict:
-    line = child.stdout.readline()
-    if not line:  # the child died; its traceback went to our stderr
-        raise RuntimeError(f"benchmark child {child.args[3]} exited with status {child.wait()}")
-    return json.loads(line)
 
 
 def print_speed(model, times: dict[str, dict[int, list[list[float]]]]) -> list[str]:
