@@ -77,6 +77,8 @@ class Figures:
     cpu: list[dict] = field(default_factory=list)  # {phase, round, cpu_s, wall_s, load}
     answers: list[dict] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    by_hand: list[dict] = field(default_factory=list)  # {client, s}: without class mode, the teacher's move to
+    # each student's page drawn when every student goes there by hand right after the teacher (the reference)
     ticks: list[float] = field(default_factory=list)  # ms of the students' timer reruns (class phases)
     reruns: list[float] = field(default_factory=list)  # time.monotonic() of every timer rerun, the teacher's too
 
@@ -166,8 +168,9 @@ class WsStudent:
             except asyncio.TimeoutError:
                 pass
 
-    async def go(self, path: str) -> None:
-        self.check(f"going to /{path}", await self.client.goto(path))
+    async def go(self, path: str, move: Move | None = None) -> None:
+        if self.check(f"going to /{path}", await self.client.goto(path)) and move is not None:
+            self.figures.by_hand.append({"client": "protocol", "s": time.time() - move.t0})
 
     async def close(self) -> None:
         self.stop.set()
@@ -210,10 +213,12 @@ class ChromiumStudent:
                 }
             )
 
-    async def go(self, path: str) -> None:
+    async def go(self, path: str, move: Move | None = None) -> None:
         before = await self.page.evaluate(H1_JS)
         await self.page.locator(f'[data-testid="stSidebarNav"] a[href="{self.url}/{path}"]').click()
-        await self.wait("nav", before, "/" + path)
+        result = await self.wait("nav", before, "/" + path)
+        if result["ok"] and move is not None:
+            self.figures.by_hand.append({"client": "chromium", "s": result["since"] / 1000 - move.t0})
 
     async def close(self) -> None:
         await self.page.context.close()
@@ -266,7 +271,7 @@ async def phase(args, url: str, browser, figures: Figures, server_pids: list[int
         await teacher.go(path)
         move.led = time.time()
         if kind == "alone":  # nobody follows: everyone goes there by hand, right after the teacher
-            await asyncio.gather(*(s.go(path) for s in [*ws, *chromium]))
+            await asyncio.gather(*(s.go(path, move) for s in [*ws, *chromium]))
         else:
             await asyncio.gather(*followers)
         await asyncio.sleep(max(0.0, args.every * rng.uniform(0.9, 1.1) - (time.monotonic() - t_move)))
@@ -460,6 +465,14 @@ def report(args, figures: Figures, log) -> int:
     else:
         log("teacher's move: no student arrived")
         ok = False
+    if figures.by_hand:
+        hand = [d["s"] for d in figures.by_hand]
+        chromium_hand = [d["s"] for d in figures.by_hand if d["client"] == "chromium"]
+        log(
+            "    reference, without class mode: every student going to the teacher's page by hand right after the "
+            f"teacher's click: p50 {pct(hand, 50):.2f} s, p95 {pct(hand, 95):.2f} s"
+            + (f" (chromium p50 {pct(chromium_hand, 50):.2f} s)" if chromium_hand else "")
+        )
     if figures.ticks:
         log(
             "a following student's timer rerun (the bar polling the store): median "
