@@ -3,11 +3,12 @@ the worker of half the class dies in the middle of a question (issue #33's last 
 
 A teacher and four students, each in their own browser context (own cookies, so each its own worker by the proxy's
 `attn_worker` cookie). The teacher asks from the Predict page, every student but one answers, then the worker
-holding half of the students (the one who has not answered among them) is killed (SIGKILL). Their pages reconnect
-through the proxy to the live worker, which has never seen them: the class cookie brings each one back into the
-room as the same student. Every answer must still be counted (the store, not a worker, holds them), every student
-must show the room bar and their own answer again, the student who had not answered can answer, and a student who
-moved may still change their answer, which the store then counts in place of the old one.
+holding half of the students (the one who has not answered among them) and the teacher is killed (SIGKILL). Their
+pages reconnect through the proxy to the live worker, which has never seen them: the class cookie brings each
+student back into the room as the same student, and the teacher back to the controls. Every answer must still be
+counted (the store, not a worker, holds them), every student must show the room bar and their own answer again,
+the student who had not answered can answer, and a student who moved may still change their answer, which the
+store then counts in place of the old one.
 Both workers share one temporary SQLite store (ATTENTION_DB_URL), as deploy/serve.sh's workers share the default
 file. Every wait is for a condition.
 """
@@ -86,6 +87,8 @@ def _half_the_class_loses_its_worker(browser, proxy: Proxy, db_url: str, pages: 
     expect.set_options(timeout=COLD_RUN_MS)  # a fresh worker's first run imports the app
     teacher = _new_page(browser, 1300)
     pages.append(teacher)
+    # The teacher is on the worker that will die too: the controls must survive the loss of a worker.
+    teacher.context.add_cookies([{"name": "attn_worker", "value": "0", "url": proxy.url}])
     teacher.goto(f"{proxy.url}/class")
     teacher.get_by_role("button", name="Start a room").click()
     code_box = teacher.locator('[data-testid="stMetricValue"]')
@@ -115,6 +118,7 @@ def _half_the_class_loses_its_worker(browser, proxy: Proxy, db_url: str, pages: 
     moved = [s for s, w in zip(students, workers, strict=True) if w == victim]
     stayed = [s for s, w in zip(students, workers, strict=True) if w != victim]
     assert len(moved) == len(stayed) == STUDENTS // 2, f"the proxy did not share the class out: {workers}"
+    assert _worker_cookie(teacher.context) == victim
     late = moved[-1]  # one student of that half has not answered yet when the worker dies
 
     for s, answer in zip(students, ANSWERS, strict=True):
@@ -125,6 +129,9 @@ def _half_the_class_loses_its_worker(browser, proxy: Proxy, db_url: str, pages: 
     os.kill(proxy.worker_pid(int(victim)), signal.SIGKILL)
 
     # Each moved page reconnects through the proxy to the live worker and reruns there (ui/reconnect.py).
+    teacher.wait_for_function("() => (window.__attnReconnectReruns || 0) > 0")
+    expect(teacher.get_by_role("button", name="Gather")).to_be_visible()  # the teacher's controls are back
+    assert _worker_cookie(teacher.context) != victim
     for s in moved:
         s.wait_for_function("() => (window.__attnReconnectReruns || 0) > 0")
         expect(s.get_by_text(f"Room {code}").first).to_be_visible()
