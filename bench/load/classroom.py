@@ -68,7 +68,6 @@ class Move:
     path: str  # url path ("" for the Playground)
     t0: float  # time.time() when the teacher's click went to the server (Chromium's clock is the same)
     led: float = 0.0  # time.time() when the teacher's run of the page ended: app.py has made it the room's view
-    done: asyncio.Event = field(default_factory=asyncio.Event)  # set when the teacher's own run finished
 
 
 @dataclass
@@ -83,22 +82,10 @@ class Figures:
     reruns: list[float] = field(default_factory=list)  # time.monotonic() of every timer rerun, the teacher's too
 
 
-class Clock:
-    """The moves of the current phase, which every student waits on."""
-
-    def __init__(self) -> None:
-        self.moves: list[Move] = []
-        self.changed = asyncio.Event()
-
-    def add(self, move: Move) -> None:
-        self.moves.append(move)
-        self.changed.set()
-        self.changed = asyncio.Event()
-
-
 class WsStudent:
-    """A browser-less session: its own timer reruns while it is in a room; in a class phase it follows the moves
-    it is sent; without one it goes to the teacher's page by its sidebar link."""
+    """A browser-less session (a student, or the teacher): the timer reruns of its page's fragments, as its
+    browser would send them; in a class phase it follows the move scripts its bar draws; without class mode it
+    goes to the teacher's page by its sidebar link."""
 
     def __init__(self, url: str, name: str, figures: Figures, timeout: float):
         from bench.ws_client import ProtocolSession
@@ -489,8 +476,8 @@ def report(args, figures: Figures, log) -> int:
             if a["cpu_s"]
         ]
         log(
-            f"server CPU, same moves: without class mode {100 * rate['alone']:.0f} % of a core, with 30 following "
-            f"students {100 * rate['class']:.0f} %: x{ratio:.2f} (rounds: "
+            f"server CPU, same moves: without class mode {100 * rate['alone']:.0f} % of a core, with "
+            f"{args.students + args.browsers} following students {100 * rate['class']:.0f} %: x{ratio:.2f} (rounds: "
             + ", ".join(f"x{r:.2f}" for r in pairs)
             + f"; target <= x{TARGET_CPU_RATIO:g})"
         )
