@@ -41,7 +41,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 @dataclass
 class Widget:
-    kind: str  # "checkbox" (toggles too), "button", "slider", ...
+    kind: str  # "checkbox" (toggles too), "button", "slider", "radio", ...
     id: str
     label: str
     proto: object
@@ -59,6 +59,7 @@ class RunResult:
     messages: int = 0
     bytes: int = 0
     fragment: bool = False  # the run was a fragment's alone (st.fragment), not the whole page
+    scripts: list[str] = field(default_factory=list)  # bodies of st.html elements drawn with JavaScript allowed
 
 
 class ProtocolSession:
@@ -84,6 +85,7 @@ class ProtocolSession:
         self.widgets: dict[str, Widget] = {}  # label -> widget of the current page
         self.states: dict[str, WidgetState] = {}  # widget id -> the value this session gave it
         self.cached: set[str] = set()  # hashes of large messages already received
+        self.auto_reruns: dict[str, float] = {}  # fragment id -> interval, s (st.fragment(run_every=...))
 
     @property
     def connected(self) -> bool:
@@ -235,6 +237,33 @@ class ProtocolSession:
         self.states[w.id] = WidgetState(id=w.id, double_array_value={"data": [float(new)]})
         return await self._rerun(fragment_id=w.fragment_id)
 
+    async def select(self, label: str, index: int) -> RunResult:
+        """Pick option `index` of a radio (as clicking it does: a rerun, of its fragment if it is in one). Streamlit
+        1.67's radio sends the option's text (string_value), as its frontend does."""
+        w = self._widget(label, "radio")
+        self.states[w.id] = WidgetState(id=w.id, string_value=w.proto.options[index])
+        return await self._rerun(fragment_id=w.fragment_id)
+
+    async def tick(self, fragment_id: str) -> RunResult:
+        """One timer rerun of a fragment drawn with `run_every` (what the browser's setInterval sends)."""
+        return await self._rerun(fragment_id=fragment_id, auto=True)
+
+    async def history_move(self, link: str) -> RunResult:
+        """Go to `link` ("/path?query") as a popstate does (Back, Forward, or a script's pushState): a run of
+        that page with the link's query string, marked as history navigation."""
+        path, _, query = link.partition("?")
+        path = path.strip("/")
+        page_hash = self.pages.get(path)
+        if page_hash is None:
+            raise ValueError(f"no page at /{path}; the app lists {sorted(self.pages)}")
+        self.states = {}
+        self.query_string = query
+        return await self._rerun(page_name=path, page_hash=page_hash, history=True)
+
+    def page_path(self) -> str | None:
+        """The url path of the page drawn last ("" for the default page)."""
+        return next((path for path, h in self.pages.items() if h == self.page_hash), None)
+
     async def use(self, kind: str, label: str, step: int = 1) -> tuple[RunResult, bool | None, bool | None]:
         """Use one of bench/load/plan.py's ACTIONS: flip a toggle, click a button or move a slider `step` steps.
         Returns the run and, for a toggle, its value before and after (None otherwise)."""
@@ -265,6 +294,8 @@ class ProtocolSession:
         page_hash: str | None = None,
         extra: list[WidgetState] = (),
         fragment_id: str = "",
+        auto: bool = False,
+        history: bool = False,
     ) -> BackMsg:
         """What the browser sends: a widget inside an st.fragment names that fragment, and the server then
         reruns only it (the states of every widget on the page are sent all the same)."""
@@ -274,6 +305,8 @@ class ProtocolSession:
         rs.query_string = self.query_string
         rs.page_script_hash = self.page_hash if page_hash is None else page_hash
         rs.page_name = page_name or ""
+        rs.is_auto_rerun = auto
+        rs.is_history_navigation = history
         for state in [*self.states.values(), *extra]:
             rs.widget_states.widgets.append(state)
         rs.cached_message_hashes.extend(sorted(self.cached))
@@ -285,10 +318,12 @@ class ProtocolSession:
         page_hash: str | None = None,
         extra: list[WidgetState] = (),
         fragment_id: str = "",
+        auto: bool = False,
+        history: bool = False,
     ) -> RunResult:
         async with self._lock:
             t0 = time.perf_counter()
-            msg = self._rerun_msg(page_name, page_hash, extra, fragment_id)
+            msg = self._rerun_msg(page_name, page_hash, extra, fragment_id, auto, history)
             result = await self._send_rerun(msg)
             if self.reconnect and result.status.startswith("closed") and not self._closing:
                 # the run was cut off: reconnect and send it again, as the browser does
@@ -317,6 +352,7 @@ class ProtocolSession:
 
         result = RunResult(ms=0.0, status="")
         widgets: dict[str, Widget] = {}
+        auto_reruns: dict[str, float] = {}
         while True:
             try:
                 raw = await self.ws.recv()
@@ -334,6 +370,8 @@ class ProtocolSession:
                 self._read_element(fm.delta.new_element, widgets, result, fm.delta.fragment_id)
             elif kind == "new_session" and fm.new_session.initialize.session_id:
                 self.session_id = fm.new_session.initialize.session_id
+            elif kind == "auto_rerun":
+                auto_reruns[fm.auto_rerun.fragment_id] = fm.auto_rerun.interval
             elif kind == "page_info_changed":
                 self.query_string = fm.page_info_changed.query_string
             elif kind == "navigation":
@@ -348,10 +386,12 @@ class ProtocolSession:
                     # only the fragment was drawn again: the rest of the page, its widgets included, stays
                     result.status, result.fragment = "FINISHED_SUCCESSFULLY", True
                     self.widgets = {**self.widgets, **widgets}
+                    self.auto_reruns |= auto_reruns
                     return result
                 result.status = status
                 self.h1 = result.h1 or self.h1
                 self.widgets = widgets
+                self.auto_reruns = auto_reruns  # a full run names every timer its page keeps
                 live = {w.id for w in widgets.values()}
                 self.states = {k: v for k, v in self.states.items() if k in live}
                 return result
@@ -365,7 +405,9 @@ class ProtocolSession:
             result.errors.append(el.alert.body[:200])
         elif kind == "heading" and el.heading.tag == "h1" and not result.h1:
             result.h1 = el.heading.body
-        elif kind in ("checkbox", "button", "slider"):
+        elif kind == "html" and el.html.unsafe_allow_javascript:
+            result.scripts.append(el.html.body)
+        elif kind in ("checkbox", "button", "slider", "radio"):
             proto = getattr(el, kind)
             if proto.label not in widgets:
                 widgets[proto.label] = Widget(kind, proto.id, proto.label, proto, fragment_id)

@@ -71,4 +71,7 @@ N pages: the output shows how the machine's CPU time split between the server, C
     processes.py  the server's process tree, its memory and CPU, the machine's speed, the server's output
     report.py     latency percentiles, memory, throughput over the steady window, failover, the JSON summary
     run.py        the run itself: server start-up (bench/servers.py), warm-up, waves, memory, report
+    classroom.py  class mode (issue #33), its own command: `python -m bench.load.classroom` (its docstring says
+                  what it measures: a teacher's move reaching every following student, the server CPU with and
+                  without 30 following students, 30 answers sent in one second)
 """

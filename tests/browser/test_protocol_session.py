@@ -8,6 +8,7 @@ every other page, and report exceptions. Uses the browser tests' server, no brow
 from __future__ import annotations
 
 import asyncio
+import json
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs
 
@@ -182,3 +183,64 @@ def test_a_server_started_for_a_benchmark_reports_each_runs_time_on_its_output(m
         proc.wait(timeout=10)
     times = [float(line[len("run_ms=") :]) for line in said.splitlines() if line.startswith("run_ms=")]
     assert len(times) >= 2 and all(t > 0 for t in times), said[-2000:]
+
+
+def test_a_browserless_student_follows_the_teacher_and_answers_as_a_browser_does(monkeypatch, tmp_path):
+    """The class-mode load test's students (bench/load/classroom.py): joined by the student link, the bar's
+    timer reruns (st.fragment(run_every)) find the teacher's view, the move script is followed as a popstate
+    (the new page, with the view's state), and a radio answer reaches the store once, changed in place."""
+    from bench.load.classroom import MOVE_URL
+    from bench.servers import start_server
+    from classroom.store import open_store
+
+    db = f"sqlite:///{tmp_path / 'class.db'}"
+    monkeypatch.setenv("ATTENTION_DB_URL", db)
+    proc, url = start_server()
+    store = open_store(db)
+    room = store.create_room()
+    try:
+
+        async def scenario():
+            s = ProtocolSession(url)
+            await s.connect()
+            try:
+                joined = await s.open("", f"room={room.code}")
+                timers = dict(s.auto_reruns)
+                store.lead(room.code, room.teacher_key, "/causal?causal=0")
+                fid = next(iter(timers))
+                tick = await s.tick(fid)
+                links = [m.group(1) for script in tick.scripts if (m := MOVE_URL.search(script))]
+                moved = await s.history_move(json.loads(links[0])) if links else None
+                path_after = s.page_path()
+                qid = store.ask(room.code, room.teacher_key, {"kind": "choice", "prompt": "p", "options": ["a", "b"]})
+                await s.tick(fid)
+                await s.select("Your answer", 1)
+                await s.click("Send my answer")
+                first = store.results(room.code, room.teacher_key, qid)
+                await s.select("Your answer", 0)
+                await s.click("Send my answer")
+                return (
+                    joined,
+                    timers,
+                    tick,
+                    links,
+                    moved,
+                    path_after,
+                    first,
+                    store.results(room.code, room.teacher_key, qid),
+                )
+            finally:
+                await s.close()
+
+        joined, timers, tick, links, moved, path_after, first, last = _run(scenario())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert joined.status == "FINISHED_SUCCESSFULLY" and not joined.exceptions
+    assert store.state(room.code).joined == 1
+    assert list(timers.values()) == [1.0]  # the student's bar polls once a second (ui/classroom_room.py)
+    assert tick.fragment and tick.status == "FINISHED_SUCCESSFULLY"  # the fragment alone, not the page
+    assert [json.loads(link) for link in links] == ["/causal?causal=0"]
+    assert moved.status == "FINISHED_SUCCESSFULLY" and moved.h1 == TITLES["causal"] and path_after == "causal"
+    assert (first.answered, first.values) == (1, [1])
+    assert (last.answered, last.values) == (1, [0])  # changed in place: still one answer

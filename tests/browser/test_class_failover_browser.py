@@ -1,0 +1,162 @@
+"""Class mode through deploy/ (nginx in front of two workers, as `bash deploy/serve.sh --workers 2` starts them):
+the worker of half the class dies in the middle of a question (issue #33's last test).
+
+A teacher and four students, each in their own browser context (own cookies, so each its own worker by the proxy's
+`attn_worker` cookie). The teacher asks from the Predict page, every student but one answers, then the worker
+holding half of the students (the one who has not answered among them) and the teacher is killed (SIGKILL). Their
+pages reconnect through the proxy to the live worker, which has never seen them: the class cookie brings each
+student back into the room as the same student, and the teacher back to the controls. Every answer must still be
+counted (the store, not a worker, holds them), every student must show the room bar and their own answer again,
+the student who had not answered can answer, and a student who moved may still change their answer, which the
+store then counts in place of the old one.
+Both workers share one temporary SQLite store (ATTENTION_DB_URL), as deploy/serve.sh's workers share the default
+file. Every wait is for a condition.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+
+import pytest
+
+from tests.browser.conftest import ARTIFACTS
+from tests.browser.test_deploy import COLD_RUN_MS, Proxy, _worker_cookie
+
+STUDENTS = 4
+# puzzle 1 of the Predict page, query 0 'east': options every student sees (the question's keys)
+ANSWERS = ["k_0 'east'", "k_1 'north'", "k_0 'east'", "k_1 'north'"]
+
+
+@pytest.fixture(scope="module")
+def class_proxy(tmp_path_factory):
+    """Two workers behind nginx, sharing one fresh SQLite store."""
+    tmp = tmp_path_factory.mktemp("class-failover")
+    before = os.environ.get("ATTENTION_DB_URL")
+    os.environ["ATTENTION_DB_URL"] = f"sqlite:///{tmp / 'class.db'}"
+    try:
+        proxy = Proxy(2, tmp)
+    finally:
+        if before is None:
+            os.environ.pop("ATTENTION_DB_URL")
+        else:
+            os.environ["ATTENTION_DB_URL"] = before
+    yield proxy, f"sqlite:///{tmp / 'class.db'}"
+    proxy.stop()
+
+
+def _new_page(browser, width: int = 1200):
+    context = browser.new_context(viewport={"width": width, "height": 950})
+    page = context.new_page()
+    page.set_default_timeout(COLD_RUN_MS)
+    return page
+
+
+def _answer(page, text: str) -> None:
+    from playwright.sync_api import expect
+
+    page.locator('[data-testid="stRadio"]').filter(has_text="Your answer").get_by_text(text, exact=True).click()
+    page.get_by_role("button", name="Send my answer").click()
+    expect(page.get_by_text(f"Sent: {text}.")).to_be_visible()
+
+
+def test_killing_the_worker_of_half_the_class_loses_no_answer_and_no_student(browser, class_proxy):
+    proxy, db_url = class_proxy
+    pages = []
+    try:
+        _half_the_class_loses_its_worker(browser, proxy, db_url, pages)
+    except Exception:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        for i, page in enumerate(pages):  # for a person to look at what each screen showed
+            try:
+                page.screenshot(path=str(ARTIFACTS / f"class_failover_{i}.png"), timeout=60_000)
+            except Exception:  # noqa: BLE001 - the test's own failure is the one to report
+                pass
+        raise
+    finally:
+        for page in pages:
+            page.context.close()
+
+
+def _half_the_class_loses_its_worker(browser, proxy: Proxy, db_url: str, pages: list) -> None:
+    from playwright.sync_api import expect
+
+    from classroom.store import open_store
+
+    expect.set_options(timeout=COLD_RUN_MS)  # a fresh worker's first run imports the app
+    teacher = _new_page(browser, 1300)
+    pages.append(teacher)
+    # The teacher is on the worker that will die too: the controls must survive the loss of a worker.
+    teacher.context.add_cookies([{"name": "attn_worker", "value": "0", "url": proxy.url}])
+    teacher.goto(f"{proxy.url}/class")
+    teacher.get_by_role("button", name="Start a room").click()
+    code_box = teacher.locator('[data-testid="stMetricValue"]')
+    expect(code_box).to_have_text(re.compile(r"^[A-Z0-9]{6}$"))
+    code = code_box.inner_text()
+    key = next(c["value"] for c in teacher.context.cookies() if c["name"] == "attention_class").split(".")[2]
+
+    students = [_new_page(browser) for _ in range(STUDENTS)]
+    pages.extend(students)
+    # Half the class on each worker. The proxy would share new browsers out by their open websockets, ties
+    # either way; a browser that already has the proxy's cookie (a student who was here before) stays on its
+    # worker, which makes the split certain.
+    for i, s in enumerate(students):
+        s.context.add_cookies([{"name": "attn_worker", "value": str(i % 2), "url": proxy.url}])
+        s.goto(f"{proxy.url}/?room={code}")
+        expect(s.get_by_text(f"Room {code}").first).to_be_visible()
+    expect(teacher.get_by_text(f"Room {code} · {STUDENTS} joined").first).to_be_visible()
+
+    teacher.goto(f"{proxy.url}/predict")
+    for s in students:
+        expect(s).to_have_url(re.compile(r"/predict\?"))
+    teacher.get_by_role("button", name="Ask the class").click()
+    teacher.get_by_role("button", name="Ask", exact=True).click()
+    # The worker of half the class: the proxy's cookie says which worker each browser's session lives on.
+    workers = [_worker_cookie(s.context) for s in students]
+    victim = workers[0]
+    moved = [s for s, w in zip(students, workers, strict=True) if w == victim]
+    stayed = [s for s, w in zip(students, workers, strict=True) if w != victim]
+    assert len(moved) == len(stayed) == STUDENTS // 2, f"the proxy did not share the class out: {workers}"
+    assert _worker_cookie(teacher.context) == victim
+    late = moved[-1]  # one student of that half has not answered yet when the worker dies
+
+    for s, answer in zip(students, ANSWERS, strict=True):
+        expect(s.get_by_text("Question 1:")).to_be_visible()
+        if s is not late:
+            _answer(s, answer)
+    expect(teacher.get_by_text(f"{STUDENTS - 1} of {STUDENTS} answered")).to_be_visible()
+    os.kill(proxy.worker_pid(int(victim)), signal.SIGKILL)
+
+    # Each moved page reconnects through the proxy to the live worker and reruns there (ui/reconnect.py).
+    teacher.wait_for_function("() => (window.__attnReconnectReruns || 0) > 0")
+    expect(teacher.get_by_role("button", name="Gather")).to_be_visible()  # the teacher's controls are back
+    assert _worker_cookie(teacher.context) != victim
+    for s in moved:
+        s.wait_for_function("() => (window.__attnReconnectReruns || 0) > 0")
+        expect(s.get_by_text(f"Room {code}").first).to_be_visible()
+        assert _worker_cookie(s.context) != victim
+    # Every student is back in the room, following, with their own answer shown again; the late one answers now.
+    for s, answer in zip(students, ANSWERS, strict=True):
+        expect(s.get_by_text(f"Room {code} (anonymous) · following the teacher").first).to_be_visible()
+        expect(s.get_by_text("Question 1:")).to_be_visible()
+        if s is late:
+            expect(s.get_by_text("Sent:")).to_have_count(0)
+            _answer(s, answer)
+        expect(s.get_by_text(f"Sent: {answer}.")).to_be_visible()
+    store = open_store(db_url)
+    qid = store.state(code).question.id
+    res = store.results(code, key, qid)
+    assert (res.joined, res.answered) == (STUDENTS, STUDENTS)  # nobody joined twice, no answer lost
+    labels = res.question.body["options"]
+    assert sorted(res.values) == sorted(labels.index(a) for a in ANSWERS)
+
+    # A student whose worker died can still change their answer: the new one replaces the old, once.
+    mover = moved[0]
+    changed = next(label for label in labels if label != ANSWERS[students.index(mover)])
+    _answer(mover, changed)
+    now = [changed if s is mover else a for s, a in zip(students, ANSWERS, strict=True)]
+    res = store.results(code, key, qid)
+    assert res.answered == STUDENTS and sorted(res.values) == sorted(labels.index(a) for a in now)
+    # The teacher's screen still counts every student once.
+    expect(teacher.get_by_text(f"{STUDENTS} of {STUDENTS} answered")).to_be_visible()
