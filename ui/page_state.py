@@ -8,6 +8,8 @@
 - `load()` reads the link on the page's first run in a session: each parameter in the order declared
   (later bounds may depend on earlier values); a bad value falls back to its default and the page
   shows which parameter was refused and why. On later runs it only fills in values that are missing.
+  A browser that reconnects to another server (a new session) sends its widgets' values with its first
+  run there: those win over the link, and `widget()` writes nothing over them.
 - A bound may depend on earlier values (`hi=lambda v: v["n"] - 2`). When a value falls outside it, the
   declaration's `fit` brings it inside when `widget()` (or `fit()`) is called, before the widget is drawn,
   and `notes()` says so while it lasts.
@@ -82,11 +84,17 @@ class PageState:
         values = self.values(through=name)
         if isinstance(param, Slots):
             return {"key": f"{self.key(name)}_{slot}", "options": param.choices, "persist_state": "session"}
-        value = self._fit(name, param, values)
         args = param.widget_args(values)
+        drawn_key = f"_{self.key(name)}_drawn_with"
+        if self.key(name) in st.session_state.get(self._sent_key, ()):
+            # A reconnecting browser sent this widget's value. Session state cannot read it until the widget
+            # is drawn (values[name] is the default), and a value written now would replace the browser's:
+            # write nothing. The browser drew it inside these same bounds, from the same earlier values.
+            st.session_state[drawn_key] = args
+            return {"key": self.key(name), **args, "persist_state": "session"}
+        value = self._fit(name, param, values)
         # A slider whose bounds moved is a new widget to Streamlit (its min/max are part of its identity, see
         # slider.py's key_as_main_identity) and would start at its minimum: set its value again first.
-        drawn_key = f"_{self.key(name)}_drawn_with"
         if st.session_state.get(drawn_key) != args:
             st.session_state[self.key(name)] = value
             st.session_state[drawn_key] = args
@@ -208,6 +216,7 @@ class PageState:
         loaded.add(self.prefix)
         link = st.query_params.to_dict() if first or navigated else {}
         sent = browser_widget_keys() if first and not navigated else set()
+        st.session_state[self._sent_key] = sent  # for widget(), in this run only
         warnings: list[str] = []
         values: dict[str, Any] = {}
         for name, param in self.params.items():
@@ -229,6 +238,10 @@ class PageState:
     @property
     def _warnings_key(self) -> str:
         return f"_{self.prefix}_url_warnings"
+
+    @property
+    def _sent_key(self) -> str:
+        return f"_{self.prefix}_browser_sent"
 
     def encode(self) -> dict[str, str]:
         """The link's query for the current values (parameters whose `when` holds)."""
