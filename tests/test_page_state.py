@@ -131,6 +131,7 @@ def _dependent_page():
     )
     state.load()
     st.slider("n", **state.widget("n"))
+    state.fit("t")  # as a page that uses t before its slider is drawn
     st.slider("t", **state.widget("t"))
     st.slider("half", **state.widget("half"))
     st.selectbox("head 1", **state.widget("heads", slot=1))
@@ -204,6 +205,9 @@ def test_a_reconnecting_browser_keeps_the_values_its_widgets_hold():
     assert (back.slider(key="dep_t").min, back.slider(key="dep_t").max) == (0, 10) and not back.caption
     back.slider(key="dep_n").set_value(4).run()  # and the bounds keep holding in the new session
     assert back.slider(key="dep_t").value == 2 and "lowered from 9 to 2" in back.caption[0].value
+    back.slider(key="dep_t").set_value(1).run()
+    again = reconnect(back)  # t's default (3) is above n - 2 = 2: fitting it must not replace the browser's 1
+    assert again.slider(key="dep_n").value == 4 and again.slider(key="dep_t").value == 1
 
 
 # ---------------------------------------------------------------- the shared module, in the app

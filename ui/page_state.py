@@ -84,18 +84,14 @@ class PageState:
         values = self.values(through=name)
         if isinstance(param, Slots):
             return {"key": f"{self.key(name)}_{slot}", "options": param.choices, "persist_state": "session"}
+        value = self._fit(name, param, values)
         args = param.widget_args(values)
         drawn_key = f"_{self.key(name)}_drawn_with"
-        if self.key(name) in st.session_state.get(self._sent_key, ()):
-            # A reconnecting browser sent this widget's value. Session state cannot read it until the widget
-            # is drawn (values[name] is the default), and a value written now would replace the browser's:
-            # write nothing. The browser drew it inside these same bounds, from the same earlier values.
-            st.session_state[drawn_key] = args
-            return {"key": self.key(name), **args, "persist_state": "session"}
-        value = self._fit(name, param, values)
+        if self._sent_by_browser(name):
+            st.session_state[drawn_key] = args  # the browser's value stands (see _sent_by_browser)
         # A slider whose bounds moved is a new widget to Streamlit (its min/max are part of its identity, see
         # slider.py's key_as_main_identity) and would start at its minimum: set its value again first.
-        if st.session_state.get(drawn_key) != args:
+        elif st.session_state.get(drawn_key) != args:
             st.session_state[self.key(name)] = value
             st.session_state[drawn_key] = args
         return {"key": self.key(name), **args, "persist_state": "session"}
@@ -155,7 +151,7 @@ class PageState:
         return self._fit(name, param, self.values(through=name))
 
     def _fit(self, name: str, param: Param, values: dict[str, Any]) -> Any:
-        if isinstance(param, (SequenceParam, Slots)):
+        if isinstance(param, (SequenceParam, Slots)) or self._sent_by_browser(name):
             return values[name]
         key, value = self.key(name), values[name]
         default = _default(param, values)
@@ -176,6 +172,13 @@ class PageState:
             st.session_state[key] = fitted
         values[name] = fitted
         return fitted
+
+    def _sent_by_browser(self, name: str) -> bool:
+        """Whether a reconnecting browser sent the value of `name`'s widget with this run (load() keeps the keys).
+        Session state cannot read that value until the widget is drawn (it reads the default till then), and a
+        value written before would replace the browser's: nothing is fitted or written. The browser drew the
+        widget inside these same bounds, from the same earlier values, which it sent too."""
+        return self.key(name) in st.session_state.get(self._sent_key, ())
 
     def _asked_key(self, name: str) -> str:
         return f"_{self.key(name)}_asked"
