@@ -191,12 +191,13 @@ class PageState:
         asked, given = held
         param = self._param(name)
         label = param.label or name
-        numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in held)
+        numbers = param.shown is None and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in held)
         verb = ("lowered" if given < asked else "raised") if numbers else "changed"
         reason = param.bound_text(asked, self.values(through=name))
+        text = param.shown or value_text
         return (
-            f"{label} {verb} from {value_text(asked)} to {value_text(given)}: {reason}. "
-            f"It goes back to {value_text(asked)} when that fits again."
+            f"{label} {verb} from {text(asked)} to {text(given)}: {reason}. "
+            f"It goes back to {text(asked)} when that fits again."
         )
 
     def notes(self, where=st, names: tuple[str, ...] | None = None) -> None:

@@ -152,7 +152,8 @@ class Param:
 
     Where the bounds depend on earlier values, `fit` brings a value inside them; the page then shows a
     note naming the parameter by `label` (its declared name if None) and giving the reason: `why(values,
-    asked)` if given, else the bound itself."""
+    asked)` if given, else the bound itself. `shown(value)` is how the note writes a value whose number
+    means something else (-1: every token); the note then says "changed", not "lowered" or "raised"."""
 
     default: Any
     url: str | None = None
@@ -160,6 +161,7 @@ class Param:
     when: Callable[[Values], bool] | None = None
     label: str | None = None
     why: Callable[[Values, Any], str] | None = None
+    shown: Callable[[Any], str] | None = None
 
     def url_names(self, name: str) -> tuple[str, ...]:
         return (self.url or name,)
