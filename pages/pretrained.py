@@ -66,10 +66,10 @@ STATE = PageState(
     text=Text(EXAMPLE_SENTENCES[0], max_chars=MAX_TEXT_CHARS),
     a=Text("A man is playing a guitar.", max_chars=MAX_TEXT_CHARS),
     b=Text("Someone is playing an instrument.", max_chars=MAX_TEXT_CHARS),
-    layer=Int(4, lo=1, hi=n_layers),  # layers and heads count from 1 everywhere on this page
-    head=Int(2, lo=1, hi=n_heads),
-    layer2=Int(1, lo=1, hi=n_layers),
-    head2=Int(3, lo=1, hi=n_heads),
+    layer=Int(4, lo=1, hi=n_layers, listed=True),  # layers and heads count from 1 everywhere on this page
+    head=Int(2, lo=1, hi=n_heads, listed=True),
+    layer2=Int(1, lo=1, hi=n_layers, listed=True),
+    head2=Int(3, lo=1, hi=n_heads, listed=True),
     hide=Flag(False),
     compare=Flag(False),
     focus=Choice(  # after the text and the hide switch, which decide what it offers
@@ -204,16 +204,12 @@ def head_picker(column, suffix: str, label: str) -> tuple[int, int]:
     layer_col, head_col = column.columns(2)
     layer = layer_col.selectbox(
         f"{label}: layer",
-        range(1, n_layers() + 1),
-        key=STATE.key(f"layer{suffix}"),
-        persist_state="session",
+        **STATE.widget(f"layer{suffix}"),
         help=f"Which of the {n_layers()} blocks (1 is closest to the input).",
     )
     head = head_col.selectbox(
         f"{label}: head",
-        range(1, n_heads() + 1),
-        key=STATE.key(f"head{suffix}"),
-        persist_state="session",
+        **STATE.widget(f"head{suffix}"),
         help=f"Which of the {n_heads()} heads in that block.",
     )
     return layer, head
@@ -294,9 +290,8 @@ st.selectbox(
 )
 text = st.text_area(
     "Sentence",
-    key=STATE.key("text"),
+    **STATE.widget("text"),
     height=80,
-    persist_state="session",
     help=f"Any English text up to {MAX_TOKENS} tokens ({MAX_TEXT_CHARS:,} characters at most). Press Ctrl+Enter "
     "(or click outside) to apply.",
 )
@@ -321,8 +316,7 @@ if run is not None:
     )
     hide = st.toggle(
         "Hide [CLS] and [SEP]",
-        key=STATE.key("hide"),
-        persist_state="session",
+        **STATE.widget("hide"),
         help="Drop their rows and columns and rescale every remaining row to sum to 1 again, so the "
         "weights among the real words become visible. The hover still gives the original weight.",
     )
@@ -361,8 +355,7 @@ if run is not None:
     layer, head = head_picker(picker_a, "", "Head A")
     compare = options_col.toggle(
         "Compare with a second head",
-        key=STATE.key("compare"),
-        persist_state="session",
+        **STATE.widget("compare"),
         help="Show a second head (B) side by side with head A.",
     )
     if compare:
@@ -433,14 +426,12 @@ st.selectbox(
 sentence_a_col, sentence_b_col = st.columns(2)
 text_a = sentence_a_col.text_input(
     "Sentence A",
-    key=STATE.key("a"),
-    persist_state="session",
+    **STATE.widget("a"),
     help="Any text up to 256 tokens; press Enter to apply.",
 )
 text_b = sentence_b_col.text_input(
     "Sentence B",
-    key=STATE.key("b"),
-    persist_state="session",
+    **STATE.widget("b"),
     help="Any text up to 256 tokens; press Enter to apply.",
 )
 run_a, run_b = read_text(text_a), read_text(text_b)

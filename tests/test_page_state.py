@@ -29,6 +29,8 @@ def test_int_bounds_may_depend_on_earlier_values():
     value, warnings = decode(t, {"t": "1"}, "t", {"n": 2})  # n = 2: t can only be 0
     assert value == 0 and "outside 0..0" in warnings[0]
     assert t.widget_args({"n": 6}) == {"min_value": 0, "max_value": 4}
+    layer = Int(4, lo=1, hi=lambda v: v["n"], listed=True)  # a selectbox of 1..n, as the model's layers
+    assert layer.widget_args({"n": 6}) == {"options": range(1, 7)} and layer.fit(9, {"n": 6}) == 6
 
 
 def test_a_float_choice_reads_back_the_number_it_wrote():

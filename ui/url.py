@@ -203,17 +203,20 @@ class Flag(Param):
 
 @dataclass(frozen=True)
 class Int(Param):
-    """A whole number from lo to hi (each may depend on earlier values)."""
+    """A whole number from lo to hi (each may depend on earlier values). `listed`: its widget is a selectbox
+    of lo..hi (a layer of the model), not a number box or a slider."""
 
     lo: Any = 0
     hi: Any = 0
+    listed: bool = False
 
     def decode(self, params, name, values, warnings):
         lo, hi = _resolve(self.lo, values), _resolve(self.hi, values)
         return decode_int(params, self.url or name, self.default_value(values), lo, hi, warnings)
 
     def widget_args(self, values):
-        return {"min_value": _resolve(self.lo, values), "max_value": _resolve(self.hi, values)}
+        lo, hi = _resolve(self.lo, values), _resolve(self.hi, values)
+        return {"options": range(lo, hi + 1)} if self.listed else {"min_value": lo, "max_value": hi}
 
     def fit(self, value, values):
         lo, hi = _resolve(self.lo, values), _resolve(self.hi, values)
