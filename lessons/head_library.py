@@ -163,6 +163,13 @@ def preset_problem(preset: str, d_head: int, embedding: Embedding) -> str | None
     return None
 
 
+def buildable_presets(presets, d_head: int, embedding: Embedding) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
+    """The presets with each one that cannot be built in its head replaced by "random", and per head why
+    it was replaced (None where the preset is kept). See `preset_problem`."""
+    problems = tuple(preset_problem(p, d_head, embedding) for p in presets)
+    return tuple("random" if why else p for p, why in zip(presets, problems)), problems
+
+
 def head_library_weights(embedding: Embedding, presets, seed: int = 0) -> HeadWeights:
     """W_Q, W_K (and b_Q) with head i built by presets[i]; W_V, W_O and "random" heads drawn from `seed`.
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention.checks import as_real_array, check_positive_int
-from attention.dot_product import check_qkv, scaled_dot_product_attention
+from attention.dot_product import AttentionSteps, attention_steps, check_qkv, scaled_dot_product_attention
 from attention.masks import causal_mask
 from attention.sequence import TokenSequence
 from attention.stable_softmax import softmax
@@ -188,6 +188,71 @@ def prediction_check(weights: np.ndarray, expected_argmax) -> Check:
     )
 
 
+SAME_WEIGHTS_TOLERANCE = 1e-12  # wrong weights this close to the right ones: the example cannot tell them apart
+
+
+@dataclass(frozen=True)
+class TransposeComparison:
+    """The right scores Q Kᵀ beside the wrong Q K and K Qᵀ on one sequence, each judged by the same checks:
+    the shape, the row sums (on the sequence) and the predicted answer of the 3×3 hand example.
+
+    Shapes: weights (n, n). Q K runs only when n = d_k: otherwise `wrong_weights` is None, `wrong_error`
+    says why, and its first two checks are None (the third runs on the hand example, where it does run).
+    """
+
+    right: AttentionSteps
+    wrong_weights: np.ndarray | None
+    wrong_error: str | None
+    kq_weights: np.ndarray
+    right_checks: tuple[Check, ...]
+    wrong_checks: tuple[Check | None, ...]
+    kq_checks: tuple[Check, ...]
+    wrong_looks_right: bool  # Q K gives the right weights here: this sequence cannot catch it
+    kq_looks_right: bool  # the same for K Qᵀ
+
+
+def compare_transposes(q, k, v) -> TransposeComparison:
+    """Run the right product and both wrong transposes on q, k, v and judge each (see TransposeComparison).
+
+    Shapes: q (n, d_k), k (n, d_k), v (n, d_v). Raises ValueError for q, k, v attention itself refuses.
+    """
+    right = attention_steps(q, k, v)
+    n = right.weights.shape[0]
+    kq_scores, kq_weights, _ = key_query_attention(q, k, v)
+    try:
+        wrong_scores, wrong_weights, _ = wrong_transpose_attention(q, k, v)
+        wrong_error = None
+    except ValueError as err:
+        wrong_scores = wrong_weights = None
+        wrong_error = str(err)
+    hand, answer = transpose_hand_example()
+    hq, hk, hv = hand.seq.q, hand.seq.k, hand.seq.v
+    hand_checks = [
+        prediction_check(weights, answer)
+        for weights in (
+            attention_steps(hq, hk, hv).weights,
+            wrong_transpose_attention(hq, hk, hv)[1],
+            key_query_attention(hq, hk, hv)[1],
+        )
+    ]
+
+    def looks_right(weights) -> bool:
+        return weights is not None and bool(row_max_abs_diff(right.weights, weights).max() < SAME_WEIGHTS_TOLERANCE)
+
+    wrong_sanity = (None, None) if wrong_weights is None else sanity_checks(wrong_scores, wrong_weights, n, n)
+    return TransposeComparison(
+        right=right,
+        wrong_weights=wrong_weights,
+        wrong_error=wrong_error,
+        kq_weights=kq_weights,
+        right_checks=(*sanity_checks(right.scores, right.weights, n, n), hand_checks[0]),
+        wrong_checks=(*wrong_sanity, hand_checks[1]),
+        kq_checks=(*sanity_checks(kq_scores, kq_weights, n, n), hand_checks[2]),
+        wrong_looks_right=looks_right(wrong_weights),
+        kq_looks_right=looks_right(kq_weights),
+    )
+
+
 def row_max_abs_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per position, the largest |a - b| over its row. Shapes: a, b (n, d) -> (n,)."""
     if a.shape != b.shape:
@@ -217,6 +282,12 @@ class InvarianceResult:
     def later_changed(self) -> bool:
         """True if some output after t moved (the change did reach the later positions)."""
         return bool(np.any(self.diff[self.t + 1 :] != 0.0))
+
+    @property
+    def changed_up_to_t(self) -> bool:
+        """True if an input at a position 0..t itself changed: then its output may move and the check
+        says nothing about the mask."""
+        return self.first_changed_input is not None and self.first_changed_input <= self.t
 
 
 def causal_attention(q, k, v, *, scale: bool = True) -> np.ndarray:
@@ -278,6 +349,34 @@ def small_leak_example() -> Example:
     q, k = 4.0 * np.eye(len(tokens)), 3.0 * np.eye(len(tokens))  # (6, 6) each
     v = np.round(np.random.default_rng(3).standard_normal((len(tokens), 2)), 2)  # (6, 2)
     return Example("Small leak", "A leak of a few percent: the bug looks like noise.", TokenSequence(tokens, q, k, v))
+
+
+@dataclass(frozen=True)
+class SmallLeak:
+    """The small-leak example run both ways: how little the bug changes, and the check that still catches it.
+
+    `checks`: the invariance check of the correct ("correct") and the buggy ("bug") implementation when the
+    tokens after `t` are randomised.
+    """
+
+    t: int
+    largest_leak: float  # the largest weight the bug lost in any row
+    largest_drift: float  # the largest |buggy output − correct output|
+    checks: dict[str, InvarianceResult]
+
+
+def small_leak(t: int = 2, seed: int = 0) -> SmallLeak:
+    """Run small_leak_example() correctly and with the mask after the softmax, and check both at t."""
+    seq = small_leak_example().seq
+    q, k, v = seq.q, seq.k, seq.v
+    bug = mask_after_softmax(q, k, v)
+    drift = float(row_max_abs_diff(bug.output, causal_attention(q, k, v)).max())
+    later = randomise_after(q, k, v, t, seed=seed)
+    checks = {
+        name: invariance_check((q, k, v), later, t, attend=attend)
+        for name, attend in (("correct", causal_attention), ("bug", after_softmax_attention))
+    }
+    return SmallLeak(t, float(bug.leak.max()), drift, checks)
 
 
 def leak_example() -> Example:

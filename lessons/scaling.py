@@ -35,8 +35,17 @@ MAX_D_K = 4096
 DEFAULT_KEYS = 8  # a short sentence; the whole sweep at 1000 samples then redraws in well under 0.5 s here
 MAX_KEYS = 256
 MAX_SAMPLES = 5000
-MAX_DRAWS = 5000 * 16  # n_samples * n_keys: the slowest sweep (to d_k 4096) takes about 2.1 s of CPU (issue #17;
-# 500 x 256 had taken 3.0 s, and one student's click must not take the class's worker for longer than about 2 s)
+MAX_DRAWS = 5000 * 16  # n_samples * n_keys: the slowest sweep (to d_k 4096) then takes about 2.1 s of CPU, about
+# as long as one student's click may hold the class's worker (issue #17)
+SAMPLE_COUNTS = (100, 200, 500, 1000, 2000, 5000)  # the samples per d_k a page offers
+
+
+def sample_counts_within(n_keys: int) -> tuple[int, ...]:
+    """The SAMPLE_COUNTS that keep n_keys × samples within MAX_DRAWS (the smallest if none does), so every
+    count a page offers runs."""
+    return tuple(s for s in SAMPLE_COUNTS if s * n_keys <= MAX_DRAWS) or SAMPLE_COUNTS[:1]
+
+
 SWEEP_D_KS = tuple(2**i for i in range(13))  # 1, 2, 4, ..., 4096: the log-spaced sweep the curves use
 
 VARIANCE_LATEX = (
@@ -88,6 +97,13 @@ class ScalingStats:
     def max_entropy(self) -> float:
         """log(n_keys), the entropy of uniform weights (the most spread out they can be)."""
         return math.log(self.n_keys)
+
+    @property
+    def settled_max_weight_scaled(self) -> float:
+        """The median scaled largest weight from d_k = 64 on (the last d_k's if 64 was not measured): by then
+        every query's length has settled near √d_k, so the scaled value no longer depends on d_k."""
+        scaled = self.max_weight_scaled
+        return float(np.median(scaled[self.index(64) :] if 64 in self.d_k else scaled[-1:]))
 
     def index(self, d_k: int) -> int:
         """The row of `d_k` in every per-d_k array; `ValueError` if it was not measured."""

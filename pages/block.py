@@ -28,13 +28,25 @@ STATE = PageState(
     "block",
     d_model=Int(16, lo=4, hi=D_MODEL_MAX),
     n_heads=Int(4, lo=1, hi=MAX_HEADS),
-    d_ff=Int(64, lo=1, hi=4 * D_MODEL_MAX),
+    d_ff=Int(
+        64,
+        lo=1,
+        hi=lambda v: 4 * v["d_model"],
+        label="d_ff",
+        why=lambda v, _: f"at most 4 × d_model = {4 * v['d_model']}",
+    ),
     activation=Choice("relu", url="act", choices=ACTIVATIONS),
     norm=Choice("post", choices=NORMS),
     causal=Flag(False),
     n_blocks=Int(4, url="blocks", lo=1, hi=MAX_BLOCKS),
     seed=Int(0, lo=0, hi=9999),
-    inspect=Int(1, lo=1, hi=MAX_BLOCKS),
+    inspect=Choice(
+        1,
+        choices=tuple(range(1, MAX_BLOCKS + 1)),
+        allowed=lambda v: tuple(range(1, v["n_blocks"] + 1)),
+        label="Block to look inside",
+        why=lambda v, _: f"the stack has {v['n_blocks']} block{'s' * (v['n_blocks'] != 1)}",
+    ),
 )
 
 
@@ -88,65 +100,51 @@ width_col, heads_col, ff_col, activation_col = st.columns(4)
 d_model = width_col.number_input(
     "d_model",
     step=1,
-    key=STATE.key("d_model"),
-    **STATE.bounds("d_model"),
-    persist_state="session",
+    **STATE.widget("d_model"),
     help="Width of each position's vector ({min_value} to {max_value}); a multiple of the number of heads.".format(
         **STATE.bounds("d_model")
     ),
 )
 n_heads = heads_col.slider(
     "Heads",
-    key=STATE.key("n_heads"),
-    **STATE.bounds("n_heads"),
-    persist_state="session",
+    **STATE.widget("n_heads"),
     help="Attention heads per block; each gets d_model / heads columns.",
 )
 d_ff = ff_col.number_input(
     "d_ff",
     step=1,
-    key=STATE.key("d_ff"),
-    **STATE.bounds("d_ff"),
-    persist_state="session",
+    **STATE.widget("d_ff"),
     help="Width of the feed-forward hidden layer (1 to 4 × d_model). Usually 4 × d_model: the network expands "
     "each vector, applies the non-linearity, and contracts it back; below d_model it squeezes it instead.",
 )
+STATE.notes(ff_col, ("d_ff",))
 activation = activation_col.selectbox(
     "Activation",
-    key=STATE.key("activation"),
-    **STATE.bounds("activation"),
-    persist_state="session",
+    **STATE.widget("activation"),
     help="The feed-forward non-linearity: ReLU max(0, x), or GELU x·Φ(x) as in BERT and GPT.",
 )
 norm_col, blocks_col, seed_col, causal_col = st.columns(4)
 norm = norm_col.radio(
     "Where the layer norm goes",
     format_func=NORM_LABELS.get,
-    key=STATE.key("norm"),
-    **STATE.bounds("norm"),
-    persist_state="session",
+    **STATE.widget("norm"),
     help="Post-norm: after each residual add. Pre-norm: on the copy that enters each sub-layer, "
     "leaving the residual stream itself alone.",
 )
 n_blocks = blocks_col.slider(
     "Blocks in the stack",
-    key=STATE.key("n_blocks"),
-    **STATE.bounds("n_blocks"),
-    persist_state="session",
+    **STATE.widget("n_blocks"),
     help="How many blocks to apply one after another (each with its own random weights).",
 )
 seed = seed_col.number_input(
     "Seed",
     step=1,
-    key=STATE.key("seed"),
-    **STATE.bounds("seed"),
-    persist_state="session",
+    **STATE.widget("seed"),
     help="Seeds the input's word vectors and every block's random weights.",
 )
 causal = causal_col.toggle(
     "Causal mask",
-    key=STATE.key("causal"),
-    persist_state="session",
+    **STATE.widget("causal"),
     help="Each position may only attend to itself and earlier positions.",
 )
 
@@ -157,10 +155,6 @@ if d_model % n_heads:
     stop_with(
         f"**d_model = {d_model} cannot be split into {n_heads} heads**: {d_model} / {n_heads} is not a whole "
         f"number. For d_model = {d_model}, the valid head counts are {valid}."
-    )
-if d_ff > 4 * d_model:
-    stop_with(
-        f"**d_ff = {d_ff} is too large** for d_model = {d_model}: this page allows at most 4 × d_model = {4 * d_model}."
     )
 
 runs = compute(tokens, d_model, d_ff, n_heads, n_blocks, seed, causal, activation)
@@ -233,16 +227,13 @@ else:  # cannot happen with the core's block; said loudly if it ever does
     st.error(f"Input {shape_text(shapes[0])} and output {shape_text(shapes[-1])} differ.")
 
 st.header("4 · The heads inside any block")
-if STATE["inspect"] > n_blocks:
-    STATE.set("inspect", 1)
 inspect = st.selectbox(
     "Block to look inside",
-    list(range(1, n_blocks + 1)),
-    key=STATE.key("inspect"),
-    persist_state="session",
+    **STATE.widget("inspect"),
     format_func=lambda b: f"block {b} of {n_blocks}",
     help="Show the per-head attention weights of this block of the stack.",
 )
+STATE.notes(names=("inspect",))
 weights = run.traces[inspect - 1].weights  # (n_heads, n, n)
 summaries = [summarise_head(w, causal, tokens) for w in weights]
 st.markdown(

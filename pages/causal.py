@@ -8,17 +8,16 @@ from attention import attention_steps
 from attention.sequence import TokenSequence
 from figures.heatmaps import attention_heatmap, matrix_heatmap
 from figures.lessons import difference_bars, leak_bars
+from figures.steps import steps_heatmap
 from lessons.pitfalls import (
     CAUSAL_LATEX,
     MASK_AFTER_SOFTMAX_LATEX,
-    after_softmax_attention,
-    causal_attention,
     invariance_check,
     leak_example,
     mask_after_softmax,
     randomise_after,
     row_max_abs_diff,
-    small_leak_example,
+    small_leak,
 )
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
@@ -31,10 +30,23 @@ from ui.url import Int, SequenceParam
 require_app_entry()
 
 SEED_MAX = 10_000
+
+
+def last_t(values) -> int:
+    """The last position that still has a later token to change."""
+    return max(values["seq"].n - 2, 0)
+
+
 STATE = PageState(
     "causal",
     seq=SequenceParam(lambda _: leak_example().seq, key="causal_seq"),  # a bad link falls back to this page's own
-    t=Int(lambda v: min(2, max(v["seq"].n - 2, 0)), lo=0, hi=lambda v: max(v["seq"].n - 2, 0)),
+    t=Int(
+        lambda v: min(2, last_t(v)),
+        lo=0,
+        hi=last_t,
+        label="position t",
+        why=lambda v, asked: f"position {last_t(v)} is the last one that has a later token",
+    ),
     seed=Int(0, lo=0, hi=SEED_MAX),
 )
 KEY = STATE.key("seq")
@@ -51,11 +63,11 @@ def restore_snapshot() -> None:
 def randomise_later() -> None:
     """Snapshot the sequence, then give every position after t new random q, k, v (next seed each press)."""
     seq: TokenSequence = st.session_state[KEY]
-    t, seed = int(st.session_state[STATE.key("t")]), int(st.session_state[STATE.key("seed")])
+    t, seed = int(STATE["t"]), int(STATE["seed"])
     st.session_state["causal_before"] = seq
     q, k, v = randomise_after(seq.q, seq.k, seq.v, t, seed)
     reset_sequence(KEY, TokenSequence(seq.tokens, q, k, v))
-    st.session_state[STATE.key("seed")] = (seed + 1) % (SEED_MAX + 1)
+    STATE.set("seed", (seed + 1) % (SEED_MAX + 1))
 
 
 def vector_text(row: np.ndarray) -> str:
@@ -94,29 +106,10 @@ st.header("1 · The mask off and on")
 off_col, on_col = st.columns(2, gap="large")
 with off_col:
     st.markdown("**Mask off**: every query sees every key")
-    chart(
-        st,
-        attention_heatmap(plain.weights, tok, tok, scores=plain.scores, scale_factor=plain.scale_factor),
-        width="stretch",
-        key="causal_heat_off",
-        share=0.5,
-    )
+    chart(st, steps_heatmap(plain, tok), width="stretch", key="causal_heat_off", share=0.5)
 with on_col:
     st.markdown("**Mask on**: nothing above the diagonal")
-    chart(
-        st,
-        attention_heatmap(
-            masked.weights,
-            tok,
-            tok,
-            scores=masked.scores,
-            scale_factor=masked.scale_factor,
-            allowed=masked.allowed,
-        ),
-        width="stretch",
-        key="causal_heat_on",
-        share=0.5,
-    )
+    chart(st, steps_heatmap(masked, tok), width="stretch", key="causal_heat_on", share=0.5)
 scores_col, reading_col = st.columns(2, gap="large")
 with scores_col:
     st.markdown("**Masked scores** Q Kᵀ/√d_k + M: what the softmax sees")
@@ -145,8 +138,6 @@ st.markdown(
 if seq.n < 2:
     st.info("With a single position there is no later token to change: give the sequence at least 2 positions.")
 else:
-    if st.session_state.get(STATE.key("t"), 0) > seq.n - 2:
-        st.session_state[STATE.key("t")] = seq.n - 2
     before: TokenSequence = st.session_state.setdefault("causal_before", seq)
     if before.q.shape != seq.q.shape or before.v.shape != seq.v.shape:
         st.session_state["causal_before"] = before = seq
@@ -155,21 +146,16 @@ else:
     if seq.n > 2:
         t = t_col.slider(
             "position t",
-            0,
-            seq.n - 2,
-            key=STATE.key("t"),
-            persist_state="session",
+            **STATE.widget("t"),
             help="Outputs at positions 0..t must not change when only tokens after t change.",
         )
     else:  # a slider needs two ends: with 2 positions, t = 0 is the only choice
-        t = st.session_state[STATE.key("t")] = 0
+        t = STATE.fit("t")
         t_col.markdown("position **t = 0** (with 2 positions, the only one that has a later token)")
+    STATE.notes(t_col)
     seed_col.number_input(
         "seed",
-        0,
-        SEED_MAX,
-        key=STATE.key("seed"),
-        persist_state="session",
+        **STATE.widget("seed"),
         help="Seed for the random later tokens (goes up by one after each press).",
     )
     randomise_col.button(
@@ -217,7 +203,7 @@ else:
         why = (
             f" You changed position {inv.first_changed_input} itself, which is not after t = {t}: its own output "
             "and the ones after it are allowed to move."
-            if inv.first_changed_input <= t
+            if inv.changed_up_to_t
             else " The future leaked into the past: the mask is broken."
         )
         st.error(f"❌ Check failed: some output at positions 0…{t} changed.{why}")
@@ -311,33 +297,24 @@ leak_table_col.caption(
 chart(leak_bars_col, leak_bars(bug.row_sums, bug.leak, tok), width="stretch", key="causal_leak_bars")
 
 st.subheader("A small leak looks like noise")
-quiet = small_leak_example().seq
-quiet_bug = mask_after_softmax(quiet.q, quiet.k, quiet.v)
-quiet_right = causal_attention(quiet.q, quiet.k, quiet.v)
-quiet_drift = row_max_abs_diff(quiet_bug.output, quiet_right).max()
+quiet = small_leak(t=2)
 st.markdown(
     f"Here every query finds its own key and scores 0 on every other (q = 4·I, k = 3·I, d_k = 6), so the future "
-    f"had little weight to lose: the leak is at most **{quiet_bug.leak.max():.1%}** and the buggy outputs are "
-    f"within **{quiet_drift:.3f}** of the correct ones. Looked at by eye, or checked with a loose tolerance, this "
-    "passes for rounding. The invariance check does not look at the size of the numbers: it changes the tokens "
-    "after *t* and asks whether anything up to *t* moved at all."
+    f"had little weight to lose: the leak is at most **{quiet.largest_leak:.1%}** and the buggy outputs are "
+    f"within **{quiet.largest_drift:.3f}** of the correct ones. Looked at by eye, or checked with a loose "
+    "tolerance, this passes for rounding. The invariance check does not look at the size of the numbers: it "
+    "changes the tokens after *t* and asks whether anything up to *t* moved at all."
 )
-quiet_t = 2
-quiet_after = randomise_after(quiet.q, quiet.k, quiet.v, quiet_t, seed=0)
-quiet_checks = {
-    name: invariance_check((quiet.q, quiet.k, quiet.v), quiet_after, quiet_t, attend=attend)
-    for name, attend in (("correct", causal_attention), ("bug", after_softmax_attention))
-}
 st.table(  # wraps its text: the headers are sentences
     pd.DataFrame(
         {
             "implementation": ["correct: −∞ before the softmax", "bug: zeroed after the softmax"],
-            "largest leak": ["0 %", f"{quiet_bug.leak.max():.1%}"],
-            f"max |Δ output| at 0…{quiet_t} when the tokens after {quiet_t} change": [
-                exact_text(quiet_checks[name].diff[: quiet_t + 1].max()) for name in ("correct", "bug")
+            "largest leak": ["0 %", f"{quiet.largest_leak:.1%}"],
+            f"max |Δ output| at 0…{quiet.t} when the tokens after {quiet.t} change": [
+                exact_text(quiet.checks[name].diff[: quiet.t + 1].max()) for name in ("correct", "bug")
             ],
             "check": [
-                "✅ passed" if quiet_checks[name].passed else "❌ failed: the future leaked"
+                "✅ passed" if quiet.checks[name].passed else "❌ failed: the future leaked"
                 for name in ("correct", "bug")
             ],
         }

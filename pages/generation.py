@@ -63,6 +63,14 @@ TIMING_CONFIG = DecoderConfig(26, 4, 8, 8, 128, 512)  # a larger random model, t
 LONG_CONTEXT = 32768  # the context of the 7B-class example
 REPEATS = 3  # each timing is the best of this many runs
 REAL_D_HEAD, REAL_TOKENS = 8, 64  # the small real caches that check the formula
+
+
+def step_why(values, asked) -> str:
+    """Why the inspected step is lowered below `asked`: there are only the steps generated."""
+    n_new = values["n_new"]
+    return f"only {n_new} token{'s are' if n_new != 1 else ' is'} generated"
+
+
 STATE = PageState(
     "gen",
     prompt=Text("a b c d e f a b", max_chars=MAX_PROMPT_CHARS),
@@ -70,10 +78,16 @@ STATE = PageState(
     temperature=Choice(0.0, choices=TEMPERATURES),
     top_k=Int(0, lo=0, hi=26),
     seed=Int(0, lo=0, hi=9999),
-    step=Int(1, lo=1, hi=lambda values: values["n_new"]),
+    step=Int(1, lo=1, hi=lambda values: values["n_new"], label="Step", why=step_why),
     layers=Int(32, lo=1, hi=MAX_LAYERS),  # the core's limit (DecoderConfig), so every value the box takes runs
     heads=Choice(32, choices=HEAD_CHOICES),
-    kv=Choice(8, choices=GQA_CHOICES),
+    kv=Choice(
+        8,
+        choices=GQA_CHOICES,
+        allowed=lambda values: tuple(k for k in GQA_CHOICES if values["heads"] % k == 0),  # the core's rule
+        label="GQA kv heads",
+        why=lambda values, asked: f"{asked} does not divide the {values['heads']} query heads",
+    ),
     d_head=Choice(128, choices=D_HEAD_CHOICES),
     context=Choice(4096, choices=CONTEXT_CHOICES),
     dtype=Choice("float16", choices=tuple(DTYPE_BYTES)),
@@ -103,15 +117,6 @@ def real_cache(n_heads: int, n_kv: int, d_head: int) -> tuple[int, int]:
     return measured_cache_bytes(n_heads, n_kv, d_head, REAL_TOKENS)
 
 
-def fit_step() -> str | None:
-    """Keep the inspected step within the steps generated (before its slider is drawn); say so if it moved."""
-    if STATE["step"] <= STATE["n_new"]:
-        return None
-    before = STATE["step"]
-    STATE.set("step", STATE["n_new"])
-    return f"Step {before} is past the {STATE['n_new']} generated: showing step {STATE['n_new']}."
-
-
 STATE.load()
 params = model()
 config = params.config
@@ -133,41 +138,32 @@ st.header("1 · Generate, one token at a time")
 prompt_col, new_col = st.columns([3, 1])
 prompt_text = prompt_col.text_input(
     "Prompt (letters a to z)",
-    key=STATE.key("prompt"),
+    **STATE.widget("prompt"),
     max_chars=MAX_PROMPT_CHARS,
-    persist_state="session",
     help="Spaces are ignored. Repeat something (a b c d a b) and the model continues the pattern.",
 )
 n_new = new_col.number_input(
     "New tokens",
-    key=STATE.key("n_new"),
-    **STATE.bounds("n_new"),
-    persist_state="session",
+    **STATE.widget("n_new"),
     help=f"How many tokens to generate (1 to {MAX_NEW}).",
 )
 temp_col, k_col, seed_col = st.columns([3, 2, 1])
 temperature = temp_col.select_slider(
     "Temperature T",
-    key=STATE.key("temperature"),
-    **STATE.bounds("temperature"),
+    **STATE.widget("temperature"),
     format_func=lambda t: "0 (greedy)" if t == 0 else f"{t:g}",
-    persist_state="session",
     help="0 = greedy: always the most likely token. Above 0: draw from softmax(logits / T); small T sharpens "
     "the distribution, large T flattens it.",
 )
 top_k = k_col.number_input(
     "top-k (0 = all)",
-    key=STATE.key("top_k"),
-    **STATE.bounds("top_k"),
-    persist_state="session",
+    **STATE.widget("top_k"),
     help="When sampling, keep only the k most likely tokens (their probabilities renormalised); 0 keeps all "
     f"{config.vocab_size}.",
 )
 seed = seed_col.number_input(
     "Seed",
-    key=STATE.key("seed"),
-    **STATE.bounds("seed"),
-    persist_state="session",
+    **STATE.widget("seed"),
     help="Seeds the sampling (not used when greedy).",
 )
 st.latex(SAMPLING_LATEX)
@@ -191,19 +187,16 @@ rows = np.full((n_heads_total, n_new, len(fed)), np.nan)
 for s, step in enumerate(result.steps):
     row = step.attentions.reshape(n_heads_total, -1)  # (layers x heads, prompt + s)
     rows[:, s, : row.shape[1]] = row
-step_note = fit_step()
+STATE.fit("step")  # also while its slider is hidden: the link then holds a step that was generated
 if n_new > 1:
     step_no = st.slider(
         "Inspect step",
-        key=STATE.key("step"),
-        **STATE.bounds("step"),
-        persist_state="session",
+        **STATE.widget("step"),
         help="Which generation step the outlined row, the probabilities and the cache below refer to.",
     )
 else:
     step_no = 1
-if step_note:
-    st.caption(step_note)
+STATE.notes(names=("step",))
 chosen = result.steps[step_no - 1]
 chart(
     st,
@@ -358,42 +351,31 @@ st.caption("Heads numbered from 0: query heads 0 to g − 1 share key/value head
 c1, c2, c3 = st.columns(3)
 layers = c1.number_input(
     "layers",
-    key=STATE.key("layers"),
-    **STATE.bounds("layers"),
-    persist_state="session",
+    **STATE.widget("layers"),
     help=f"n_layers of the model: 1 to {MAX_LAYERS}, the most this app's decoder takes.",
 )
 heads = c2.selectbox(
     "query heads",
-    key=STATE.key("heads"),
-    **STATE.bounds("heads"),
-    persist_state="session",
+    **STATE.widget("heads"),
     help="n_heads: query heads per layer.",
 )
 kv = c3.selectbox(
     "GQA kv heads",
-    key=STATE.key("kv"),
-    **STATE.bounds("kv"),
-    persist_state="session",
-    help="n_kv_heads of the grouped-query model (it divides every head count offered).",
+    **STATE.widget("kv"),
+    help="n_kv_heads of the grouped-query model: each one is shared by a group of query heads, so it divides them.",
 )
+STATE.notes(c3, names=("kv",))
 c4, c5, c6 = st.columns(3)
-d_head = c4.selectbox(
-    "d_head", key=STATE.key("d_head"), **STATE.bounds("d_head"), persist_state="session", help="The width of one head."
-)
+d_head = c4.selectbox("d_head", **STATE.widget("d_head"), help="The width of one head.")
 context = c5.selectbox(
     "context (tokens)",
-    key=STATE.key("context"),
-    **STATE.bounds("context"),
-    persist_state="session",
+    **STATE.widget("context"),
     format_func=lambda n: f"{n:,}",
     help="How many tokens the cache holds.",
 )
 dtype = c6.selectbox(
     "number format",
-    key=STATE.key("dtype"),
-    **STATE.bounds("dtype"),
-    persist_state="session",
+    **STATE.widget("dtype"),
     help="How the cache stores each number: float16 (and bfloat16) take 2 bytes, float32 4, float64 8.",
 )
 kinds = cache_kinds(int(layers), int(heads), int(kv), int(d_head), int(context), DTYPE_BYTES[dtype])

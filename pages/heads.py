@@ -10,16 +10,17 @@ from attention import attention_steps, divisors, multi_head_steps
 from attention.dot_product import ATTENTION_LATEX
 from attention.heads import MULTI_HEAD_LATEX
 from figures.heads import column_blocks_figure, head_split_figure, heads_grid
-from figures.heatmaps import attention_heatmap, matrix_heatmap
+from figures.heatmaps import matrix_heatmap
+from figures.steps import steps_heatmap
 from lessons.head_library import (
     EMBEDDING_LATEX,
     ENTROPY_LATEX,
     MAX_POSITIONS,
     PRESET_LABELS,
     PRESETS,
+    buildable_presets,
     embed_tokens,
     head_library_weights,
-    preset_problem,
     summarise_head,
 )
 from ui.charts import chart, show_snippet
@@ -27,7 +28,7 @@ from ui.page_state import PageState, stop
 from ui.snippets import heads_snippet
 from ui.state import SEQUENCE_KEY
 from ui.tables import arrow_table
-from ui.url import Flag, Int, Slots
+from ui.url import Choice, Flag, Int, Slots
 
 MAX_HEADS = 8
 SEED_MAX = 9999
@@ -40,7 +41,13 @@ STATE = PageState(
     causal=Flag(False),
     scale=Flag(True),
     presets=Slots(DEFAULT_PRESETS, key="preset", choices=PRESETS, slots=MAX_HEADS, count=lambda v: v["n_heads"]),
-    focus=Int(1, lo=1, hi=MAX_HEADS),
+    focus=Choice(
+        1,
+        choices=tuple(range(1, MAX_HEADS + 1)),
+        allowed=lambda v: tuple(range(1, v["n_heads"] + 1)),
+        label="Head to enlarge",
+        why=lambda v, _: f"the page has {v['n_heads']} head{'s' * (v['n_heads'] != 1)}",
+    ),
 )
 
 
@@ -80,37 +87,29 @@ width_col, heads_col, seed_col, switches_col = st.columns([3, 3, 2, 3])
 d_model = width_col.number_input(
     "d_model",
     step=1,
-    key=STATE.key("d_model"),
-    **STATE.bounds("d_model"),
-    persist_state="session",
+    **STATE.widget("d_model"),
     help="Width of each token's vector ({min_value} to {max_value}); it must be a multiple of the number of "
     "heads.".format(**STATE.bounds("d_model")),
 )
 n_heads = heads_col.slider(
     "Number of heads h",
-    key=STATE.key("n_heads"),
-    **STATE.bounds("n_heads"),
-    persist_state="session",
+    **STATE.widget("n_heads"),
     help="How many heads share the d_model columns; each gets d_model / h of them.",
 )
 seed = seed_col.number_input(
     "Seed",
     step=1,
-    key=STATE.key("seed"),
-    **STATE.bounds("seed"),
-    persist_state="session",
+    **STATE.widget("seed"),
     help="Seeds the random word vectors, W_V, W_O and the heads set to 'random'.",
 )
 causal = switches_col.toggle(
     "Causal mask",
-    key=STATE.key("causal"),
-    persist_state="session",
+    **STATE.widget("causal"),
     help="Each position may only attend to itself and earlier positions (applied in every head).",
 )
 scale = switches_col.toggle(
     "Divide by √d_head",
-    key=STATE.key("scale"),
-    persist_state="session",
+    **STATE.widget("scale"),
     help="Scale every head's scores by 1/√d_head before the softmax.",
 )
 
@@ -177,25 +176,21 @@ st.info(
     icon=":material/search:",
 )
 preset_cols = st.columns(min(n_heads, 4))
-presets: list[str] = []
-for h in range(n_heads):
-    presets.append(
-        preset_cols[h % 4].selectbox(
-            f"Head {h + 1}",
-            PRESETS,
-            format_func=PRESET_LABELS.get,
-            key=f"{STATE.key('presets')}_{h}",
-            persist_state="session",
-            help="What this head's W_Q and W_K are built to look for.",
-        )
+chosen = [
+    preset_cols[h % 4].selectbox(
+        f"Head {h + 1}",
+        format_func=PRESET_LABELS.get,
+        **STATE.widget("presets", slot=h),
+        help="What this head's W_Q and W_K are built to look for.",
     )
-for h, preset in enumerate(presets):
-    problem = preset_problem(preset, d_head, emb)
+    for h in range(n_heads)
+]
+presets, problems = buildable_presets(chosen, d_head, emb)
+for h, problem in enumerate(problems):
     if problem:
         st.warning(f"Head {h + 1}: {problem}. This head uses random weights instead.")
-        presets[h] = "random"
 
-emb, hw, steps, summaries = compute(tokens, d_model, n_heads, tuple(presets), seed, causal, scale)
+emb, hw, steps, summaries = compute(tokens, d_model, n_heads, presets, seed, causal, scale)
 
 st.header("3 · Split d_model into heads")
 st.markdown(
@@ -283,16 +278,13 @@ with right:
     )
 
 st.header("6 · One head, step by step")
-if STATE["focus"] > n_heads:
-    STATE.set("focus", 1)
 focus = st.selectbox(
     "Head to enlarge",
-    list(range(1, n_heads + 1)),
-    key=STATE.key("focus"),
-    persist_state="session",
+    **STATE.widget("focus"),
     format_func=lambda h: f"head {h} · {PRESET_LABELS[presets[h - 1]]}",
     help="Show this head's Q, K, V chunks, scores, weights and output.",
 )
+STATE.notes()
 h = focus - 1
 one = attention_steps(steps.q_heads[h], steps.k_heads[h], steps.v_heads[h], causal=causal, scale=scale)
 cols = [f"{c}" for c in range(h * d_head, (h + 1) * d_head)]
@@ -319,15 +311,7 @@ chart(
 )
 chart(
     weights_col,
-    attention_heatmap(
-        one.weights,
-        tokens,
-        tokens,
-        scores=one.scores,
-        scale_factor=one.scale_factor,
-        allowed=one.allowed,
-        title=f"weights of head {focus} (softmax of each row)",
-    ),
+    steps_heatmap(one, tokens, title=f"weights of head {focus} (softmax of each row)"),
     width="stretch",
     key="heads_focus_weights",
     share=0.5,

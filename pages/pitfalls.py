@@ -4,20 +4,17 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from attention import attention_steps
 from figures.heatmaps import attention_heatmap, matrix_heatmap
+from figures.steps import steps_heatmap
 from lessons.pitfalls import (
     MASK_AFTER_SOFTMAX_LATEX,
     WRONG_TRANSPOSE_LATEX,
-    key_query_attention,
+    compare_transposes,
     leak_example,
     mask_after_softmax,
-    prediction_check,
     row_max_abs_diff,
     same_pattern_different_output,
-    sanity_checks,
     transpose_hand_example,
-    wrong_transpose_attention,
 )
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop
@@ -30,7 +27,7 @@ from ui.url import Int, SequenceParam
 require_app_entry()
 
 SEED_MAX = 10_000
-HAND_EXAMPLE, HAND_ANSWER = transpose_hand_example()
+HAND_EXAMPLE, _ = transpose_hand_example()
 STATE = PageState(
     "pitfalls",
     seq=SequenceParam(lambda _: HAND_EXAMPLE.seq, key="pitfalls_seq"),  # the transpose demo's vectors
@@ -80,20 +77,14 @@ with editor_box("Edit the sequence: q, k, v and labels"):
     )
 seq = st.session_state[KEY]
 try:
-    right = attention_steps(seq.q, seq.k, seq.v)
-    kq_scores, kq_weights, _ = key_query_attention(seq.q, seq.k, seq.v)
+    compared = compare_transposes(seq.q, seq.k, seq.v)
 except ValueError as err:
     st.error(f"Cannot compute attention: {err}")
     stop()
-try:
-    wrong_scores, wrong_weights, wrong_output = wrong_transpose_attention(seq.q, seq.k, seq.v)
-    wrong_error = None
-except ValueError as err:
-    wrong_error = str(err)
 
 
-def same_as_right(weights) -> None:
-    if row_max_abs_diff(right.weights, weights).max() < 1e-12:
+def say_if_it_looks_right(looks_right: bool) -> None:
+    if looks_right:
         st.warning(
             "On these vectors this gives the same weights as the right product: this example cannot tell the "
             "right code from the wrong one.",
@@ -104,61 +95,47 @@ def same_as_right(weights) -> None:
 right_col, qk_col, kq_col = st.columns(3, gap="medium")
 with right_col:
     st.markdown("**Right**: softmax(Q Kᵀ / √d_k)")
-    chart(
-        st,
-        attention_heatmap(right.weights, seq.tokens, seq.tokens, scores=right.scores, scale_factor=right.scale_factor),
-        width="stretch",
-        key="pitfalls_right",
-        share=1 / 3,
-    )
+    chart(st, steps_heatmap(compared.right, seq.tokens), width="stretch", key="pitfalls_right", share=1 / 3)
 with qk_col:
     st.markdown("**Wrong**: softmax(Q K / √d_k)")
-    if wrong_error:
+    if compared.wrong_error:
         st.warning(
-            f"The wrong product does not run on these vectors, so this bug is caught at once: {wrong_error}",
+            f"The wrong product does not run on these vectors, so this bug is caught at once: {compared.wrong_error}",
             icon=":material/block:",
         )
     else:
         chart(
             st,
-            attention_heatmap(wrong_weights, seq.tokens, seq.tokens),
+            attention_heatmap(compared.wrong_weights, seq.tokens, seq.tokens),
             width="stretch",
             key="pitfalls_wrong",
             share=1 / 3,
         )
-        same_as_right(wrong_weights)
+        say_if_it_looks_right(compared.wrong_looks_right)
 with kq_col:
     st.markdown("**Wrong**: softmax(K Qᵀ / √d_k)")
     chart(
-        st, attention_heatmap(kq_weights, seq.tokens, seq.tokens), width="stretch", key="pitfalls_wrong_kq", share=1 / 3
+        st,
+        attention_heatmap(compared.kq_weights, seq.tokens, seq.tokens),
+        width="stretch",
+        key="pitfalls_wrong_kq",
+        share=1 / 3,
     )
-    same_as_right(kq_weights)
+    say_if_it_looks_right(compared.kq_looks_right)
 
 st.markdown(
     "**How to catch it.** Two checks every implementation must pass, and the one that actually catches "
     "these bugs: a hand example whose answer you wrote down first. Query *i* looks for feature *i*; key *j* "
     "carries feature *j*+1 (mod 3); so query 0 must pick key 2, query 1 key 0, query 2 key 1."
 )
-hand = HAND_EXAMPLE.seq
-hand_right = attention_steps(hand.q, hand.k, hand.v)
-_, hand_wrong, _ = wrong_transpose_attention(hand.q, hand.k, hand.v)
-_, hand_kq, _ = key_query_attention(hand.q, hand.k, hand.v)
-n = seq.n
-right_checks = (*sanity_checks(right.scores, right.weights, n, n), prediction_check(hand_right.weights, HAND_ANSWER))
-if wrong_error:
-    wrong_column = [f"🛑 caught: Q K does not run ({n}×{seq.d_k} times {n}×{seq.d_k})", "— (did not run)"]
-else:
-    wrong_column = [verdict(c) for c in sanity_checks(wrong_scores, wrong_weights, n, n)]
-wrong_column.append(verdict(prediction_check(hand_wrong, HAND_ANSWER)))
-kq_column = [verdict(c) for c in sanity_checks(kq_scores, kq_weights, n, n)]
-kq_column.append(verdict(prediction_check(hand_kq, HAND_ANSWER)))
+not_run = [f"🛑 caught: Q K does not run ({seq.n}×{seq.d_k} times {seq.n}×{seq.d_k})", "— (did not run)"]
 st.table(  # a table that wraps its text: the verdicts are sentences
     pd.DataFrame(
         {
-            "check": [c.name for c in right_checks],
-            "right: Q Kᵀ": [verdict(c) for c in right_checks],
-            "wrong: Q K": wrong_column,
-            "wrong: K Qᵀ": kq_column,
+            "check": [c.name for c in compared.right_checks],
+            "right: Q Kᵀ": [verdict(c) for c in compared.right_checks],
+            "wrong: Q K": [not_run[i] if c is None else verdict(c) for i, c in enumerate(compared.wrong_checks)],
+            "wrong: K Qᵀ": [verdict(c) for c in compared.kq_checks],
         }
     ).set_index("check"),
 )
@@ -209,10 +186,7 @@ st.markdown(
 st.latex(r"(Q R)(K R)^\top = Q R R^\top K^\top = Q K^\top \quad (R R^\top = I,\ \det R = +1)")
 st.columns([1, 3])[0].number_input(
     "seed for input B",
-    0,
-    SEED_MAX,
-    key=STATE.key("seed"),
-    persist_state="session",
+    **STATE.widget("seed"),
     help="Picks the rotation R and B's values. Input A is the Playground's sequence: edit it there. "
     "(With d_k = 1 the only rotation is R = 1, so R is ±1 there: an orthogonal matrix, which keeps the scores too.)",
 )

@@ -73,6 +73,18 @@ def word_count(values) -> int:
     return len(words) if problem is None else len(parse_words(DEFAULT_TEXT)[0])
 
 
+def window_why(values, asked) -> str:
+    """Why the window is lowered below `asked`: it cannot hold more keys than the sequence has."""
+    n = values["n"]
+    return f"a window holds at most the n = {n} position{'s' * (n != 1)} of the sequence"
+
+
+def length_why(values, asked) -> str:
+    """Why a padded sequence's length is lowered below `asked`: it is cut from the words above."""
+    n = word_count(values)
+    return f"the text has {n} word{'s' * (n != 1)}"
+
+
 STATE = PageState(
     "pos",
     text=Text(DEFAULT_TEXT, max_chars=MAX_TEXT_CHARS),
@@ -88,10 +100,10 @@ STATE = PageState(
     heads=Int(8, lo=1, hi=16),
     alibi_scores=Flag(False),
     n=Int(16, lo=2, hi=32),
-    window=Int(lambda v: min(3, v["n"]), lo=1, hi=lambda v: v["n"]),
+    window=Int(lambda v: min(3, v["n"]), lo=1, hi=lambda v: v["n"], label="Window w", why=window_why),
     layers=Int(3, lo=1, hi=8),
-    len_a=Int(word_count, lo=1, hi=word_count),
-    len_b=Int(lambda v: max(1, word_count(v) // 2), lo=1, hi=word_count),
+    len_a=Int(word_count, lo=1, hi=word_count, label="Sequence 1", why=length_why),
+    len_b=Int(lambda v: max(1, word_count(v) // 2), lo=1, hi=word_count, label="Sequence 2", why=length_why),
     pad_causal=Flag(False),
 )
 
@@ -186,30 +198,6 @@ def verdict(where, check, what: str) -> None:
     where.container(border=True).markdown(f"{BADGES[check.outcome]} {shuffle_verdict(check, what)}")
 
 
-def keep_within(name: str, label: str) -> str | None:
-    """Hold STATE[name] within its bounds, which another control sets; a note to show while the value the
-    student asked for does not fit (it comes back when it does). Untouched, it follows its default.
-
-    Streamlit draws a slider whose bound moved as a new widget, showing its minimum unless the value is set
-    again before it is drawn: so it is set again whenever the bound moves."""
-    memory = st.session_state.setdefault(f"{STATE.key(name)}_asked", {})
-    values, bounds = STATE.values(through=name), STATE.bounds(name)
-    default, hi = STATE.params[name].default_value(values), bounds["max_value"]
-    if values[name] != memory.get("shown"):  # the first run, a link, or the student moved it
-        memory["asked"] = None if values[name] == default else values[name]
-    asked = memory["asked"]
-    value = default if asked is None else max(bounds["min_value"], min(asked, hi))
-    if value != values[name] or memory.get("hi") != hi:
-        STATE.set(name, value)
-    memory.update(shown=value, hi=hi)
-    if asked is not None and asked != value:
-        return (
-            f"{label} was set to {asked}; at most {hi} fit now, so it shows {value}. "
-            f"It goes back to {asked} when it fits."
-        )
-    return None
-
-
 STATE.load()
 st.title("Where is position?")
 st.markdown(
@@ -226,25 +214,20 @@ st.markdown("**The words** (every section below uses them)")
 text_col, width_col, seed_col = st.columns([6, 2, 2], vertical_alignment="bottom")
 text_col.text_input(
     "Words, separated by spaces",
-    key=STATE.key("text"),
+    **STATE.widget("text"),
     max_chars=MAX_TEXT_CHARS,
-    persist_state="session",
     help=f"2 to {MAX_WORDS} words. Each word gets its own random vector (the same word, the same vector), with no "
     "position in it.",
 )
 width_col.selectbox(
     "d_model",
-    key=STATE.key("d_model"),
-    **STATE.bounds("d_model"),
-    persist_state="session",
+    **STATE.widget("d_model"),
     help="Length of each word's vector, and of the toy head's q, k and v.",
 )
 seed_col.number_input(
     "Seed",
     step=1,
-    key=STATE.key("seed"),
-    **STATE.bounds("seed"),
-    persist_state="session",
+    **STATE.widget("seed"),
     help="Seeds the word vectors and the toy head's W_Q, W_K and W_V, the matrices that make q, k and v.",
 )
 words, problem = parse_words(STATE["text"])
@@ -289,18 +272,14 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
     number_col.number_input(
         "Shuffle number",
         step=1,
-        key=STATE.key("shuffle"),
-        **STATE.bounds("shuffle"),
-        persist_state="session",
+        **STATE.widget("shuffle"),
         help="Which shuffle: 0 is the original order, any other number a fixed random order (so a link shows it).",
     )
     method_col, _ = st.columns([1, 1])
     method_col.selectbox(
         "Position information on the right",
-        key=STATE.key("method"),
-        **STATE.bounds("method"),
+        **STATE.widget("method"),
         format_func=METHOD_LABELS.get,
-        persist_state="session",
         help="The right-hand column repeats the check with this way of adding position (section 2 explains each).",
     )
     shuffle, method = STATE["shuffle"], STATE["method"]
@@ -425,9 +404,7 @@ else:
     with reading_col:
         st.selectbox(
             "Positions shown",
-            key=STATE.key("table_n"),
-            **STATE.bounds("table_n"),
-            persist_state="session",
+            **STATE.widget("table_n"),
             help=f"The first N of the table's {model.config.max_positions} positions.",
         )
     table_n = STATE["table_n"]
@@ -454,9 +431,7 @@ else:
         st.caption(escape_markdown(unknown))
     st.slider(
         "Head of layer 1",
-        key=STATE.key("head"),
-        **STATE.bounds("head"),
-        persist_state="session",
+        **STATE.widget("head"),
         help=f"One of the {model.config.n_heads} heads of the first layer (head 3 attends to the previous token).",
     )
     head_index = STATE["head"] - 1
@@ -483,17 +458,13 @@ st.latex(SINUSOIDAL_LATEX)
 table_d_col, shift_col = st.columns(2)
 table_d_col.selectbox(
     "Table width d",
-    key=STATE.key("table_d"),
-    **STATE.bounds("table_d"),
-    persist_state="session",
+    **STATE.widget("table_d"),
     help="Columns of the table on show (the toy head above uses d_model columns).",
 )
 shift_col.number_input(
     "Shift k",
     step=1,
-    key=STATE.key("shift"),
-    **STATE.bounds("shift"),
-    persist_state="session",
+    **STATE.widget("shift"),
     help="How many positions to move: PE[p + k] is computed from PE[p] by the matrix M_k below.",
 )
 table_d, shift = STATE["table_d"], STATE["shift"]
@@ -560,9 +531,7 @@ offset_col, rope_result_col = st.columns([1, 2], vertical_alignment="bottom")
 offset_col.number_input(
     "Move every position by",
     step=1,
-    key=STATE.key("offset"),
-    **STATE.bounds("offset"),
-    persist_state="session",
+    **STATE.widget("offset"),
     help="The words keep their order but start at this position instead of 0: every offset m − n is the same.",
 )
 offset = STATE["offset"]
@@ -600,9 +569,7 @@ heads_col, slopes_col = st.columns([2, 3], gap="large")
 with heads_col:
     st.slider(
         "Heads H",
-        key=STATE.key("heads"),
-        **STATE.bounds("heads"),
-        persist_state="session",
+        **STATE.widget("heads"),
         help="H = 8 gives the paper's slopes 1/2, 1/4, …, 1/256, and every power of two its 2^(−8h/H); for other "
         "H, the slopes come from the workaround in the authors' code (the paper trains powers of two only).",
     )
@@ -631,8 +598,7 @@ with slopes_col:
 st.markdown(" ".join(alibi_reading(slopes, n_words)))
 st.toggle(
     "Add the toy head's scores",
-    key=STATE.key("alibi_scores"),
-    persist_state="session",
+    **STATE.widget("alibi_scores"),
     help="Off: every score equal, so each heatmap shows the bias alone, the head's recency window. On: the toy "
     "head's scores on your words plus each head's penalty.",
 )
@@ -689,27 +655,20 @@ st.latex(REACH_LATEX)
 n_col, window_col, layers_col = st.columns(3)
 n_col.slider(
     "Sequence length n",
-    key=STATE.key("n"),
-    **STATE.bounds("n"),
-    persist_state="session",
+    **STATE.widget("n"),
     help="Positions in this example (the window's heatmap only: no words needed).",
 )
-window_note = keep_within("window", "The window w")
 window_col.slider(
     "Window w",
-    key=STATE.key("window"),
-    **STATE.bounds("window"),
-    persist_state="session",
+    **STATE.widget("window"),
     help="Keys each query sees in one layer, itself included (w = n: the plain causal mask).",
 )
 layers_col.slider(
     "Layers L",
-    key=STATE.key("layers"),
-    **STATE.bounds("layers"),
-    persist_state="session",
+    **STATE.widget("layers"),
     help="How many sliding-window layers are stacked.",
 )
-if window_note:
+if window_note := STATE.note("window"):
     st.info(window_note, icon=":material/straighten:")
 n, window, layers = STATE["n"], STATE["window"], STATE["layers"]
 first = window_reach(n, window, layers)
@@ -742,29 +701,23 @@ def padding_section(words, head, d_model: int, seed: int, n: int, window: int, l
         "still gets a row (it can see the real keys, so its softmax is defined), but that row means nothing: it is "
         "reported as unused, never as NaN."
     )
-    notes = [keep_within("len_a", "Sequence 1"), keep_within("len_b", "Sequence 2")]
     len_a_col, len_b_col = st.columns(2, gap="large")
     len_a_col.slider(
         "Sequence 1: the first words",
-        key=STATE.key("len_a"),
-        **STATE.bounds("len_a"),
-        persist_state="session",
+        **STATE.widget("len_a"),
         help="Sequence 1 is this many words from the start of your text.",
     )
     len_b_col.slider(
         "Sequence 2: the last words",
-        key=STATE.key("len_b"),
-        **STATE.bounds("len_b"),
-        persist_state="session",
+        **STATE.widget("len_b"),
         help="Sequence 2 is this many words from the end of your text.",
     )
-    for col, note in zip((len_a_col, len_b_col), notes):
-        if note:
+    for col, name in zip((len_a_col, len_b_col), ("len_a", "len_b")):
+        if note := STATE.note(name):
             col.info(note, icon=":material/straighten:")
     st.toggle(
         "Causal mask too",
-        key=STATE.key("pad_causal"),
-        persist_state="session",
+        **STATE.widget("pad_causal"),
         help="Apply the causal mask as well as the padding mask (both apply).",
     )
     len_a, len_b, pad_causal = STATE["len_a"], STATE["len_b"], STATE["pad_causal"]

@@ -32,11 +32,33 @@ from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_
 from ui.page_state import PageState, stop
 from ui.snippets import pretrained_snippet
 from ui.state import is_presenting, require_app_entry
-from ui.url import Flag, Int, Text
+from ui.url import Choice, Flag, Int, Text
 
 require_app_entry()
 
 LINE_THRESHOLD = 0.05  # the token-to-token view skips weights below this
+
+
+def shown_positions(tokens, hide: bool) -> list[int]:
+    """The positions on display: all, or all but [CLS]/[SEP] (unless nothing else would be left)."""
+    kept = [i for i, tok in enumerate(tokens) if tok not in SPECIAL_TOKENS] if hide else []
+    return kept or list(range(len(tokens)))
+
+
+def lines_choices(values) -> tuple[int, ...]:
+    """What the "Lines from" box offers: every token (-1), or one of the tokens on display. Read only where the
+    box is drawn, after the text was read: the model's reading of it is cached."""
+    return (-1, *shown_positions(encode(values["text"]).tokens, values["hide"]))
+
+
+def lines_why(values, asked: int) -> str:
+    """Why the query of the lines moved from `asked`."""
+    n = len(encode(values["text"]).tokens)
+    return f"this text has {n} tokens" if asked >= n else "[CLS] and [SEP] are hidden"
+
+
+def token_text(i: int) -> str:
+    return "every token" if i == -1 else f"token {i}"
 
 
 STATE = PageState(
@@ -44,13 +66,20 @@ STATE = PageState(
     text=Text(EXAMPLE_SENTENCES[0], max_chars=MAX_TEXT_CHARS),
     a=Text("A man is playing a guitar.", max_chars=MAX_TEXT_CHARS),
     b=Text("Someone is playing an instrument.", max_chars=MAX_TEXT_CHARS),
-    layer=Int(4, lo=1, hi=n_layers),  # layers and heads count from 1 everywhere on this page
-    head=Int(2, lo=1, hi=n_heads),
-    layer2=Int(1, lo=1, hi=n_layers),
-    head2=Int(3, lo=1, hi=n_heads),
-    focus=Int(-1, lo=-1, hi=MAX_TOKENS - 1),
+    layer=Int(4, lo=1, hi=n_layers, listed=True),  # layers and heads count from 1 everywhere on this page
+    head=Int(2, lo=1, hi=n_heads, listed=True),
+    layer2=Int(1, lo=1, hi=n_layers, listed=True),
+    head2=Int(3, lo=1, hi=n_heads, listed=True),
     hide=Flag(False),
     compare=Flag(False),
+    focus=Choice(  # after the text and the hide switch, which decide what it offers
+        -1,
+        choices=(-1, *range(MAX_TOKENS)),
+        allowed=lines_choices,
+        label="Lines from",
+        why=lines_why,
+        shown=token_text,
+    ),
 )
 PAIRS = {
     "Paraphrase: a guitar": ("A man is playing a guitar.", "Someone is playing an instrument."),
@@ -68,12 +97,6 @@ CAUTION = (
     "the model concluded from it, and the block's feed-forward layers, the residual stream and the other 71 heads "
     "all change the result too."
 )
-
-
-def shown_positions(tokens, hide: bool) -> list[int]:
-    """The positions on display: all, or all but [CLS]/[SEP] (unless nothing else would be left)."""
-    kept = [i for i, tok in enumerate(tokens) if tok not in SPECIAL_TOKENS] if hide else []
-    return kept or list(range(len(tokens)))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -181,16 +204,12 @@ def head_picker(column, suffix: str, label: str) -> tuple[int, int]:
     layer_col, head_col = column.columns(2)
     layer = layer_col.selectbox(
         f"{label}: layer",
-        range(1, n_layers() + 1),
-        key=STATE.key(f"layer{suffix}"),
-        persist_state="session",
+        **STATE.widget(f"layer{suffix}"),
         help=f"Which of the {n_layers()} blocks (1 is closest to the input).",
     )
     head = head_col.selectbox(
         f"{label}: head",
-        range(1, n_heads() + 1),
-        key=STATE.key(f"head{suffix}"),
-        persist_state="session",
+        **STATE.widget(f"head{suffix}"),
         help=f"Which of the {n_heads()} heads in that block.",
     )
     return layer, head
@@ -271,9 +290,8 @@ st.selectbox(
 )
 text = st.text_area(
     "Sentence",
-    key=STATE.key("text"),
+    **STATE.widget("text"),
     height=80,
-    persist_state="session",
     help=f"Any English text up to {MAX_TOKENS} tokens ({MAX_TEXT_CHARS:,} characters at most). Press Ctrl+Enter "
     "(or click outside) to apply.",
 )
@@ -298,8 +316,7 @@ if run is not None:
     )
     hide = st.toggle(
         "Hide [CLS] and [SEP]",
-        key=STATE.key("hide"),
-        persist_state="session",
+        **STATE.widget("hide"),
         help="Drop their rows and columns and rescale every remaining row to sum to 1 again, so the "
         "weights among the real words become visible. The hover still gives the original weight.",
     )
@@ -338,22 +355,18 @@ if run is not None:
     layer, head = head_picker(picker_a, "", "Head A")
     compare = options_col.toggle(
         "Compare with a second head",
-        key=STATE.key("compare"),
-        persist_state="session",
+        **STATE.widget("compare"),
         help="Show a second head (B) side by side with head A.",
     )
     if compare:
         layer2, head2 = head_picker(picker_b, "2", "Head B")
-    kept = shown_positions(tokens, hide)
-    if STATE["focus"] not in (-1, *kept):
-        STATE.set("focus", -1)
     focus = options_col.selectbox(
         "Lines from",
-        [-1, *kept],
-        key=STATE.key("focus"),
+        **STATE.widget("focus"),
         format_func=lambda i: "every token" if i == -1 else f"{i} · {tokens[i]}",
         help="Draw the token-to-token lines of one query only (handy for long inputs).",
     )
+    STATE.notes(options_col, names=("focus",))
     st.markdown(
         f"Each heatmap is one head's weights, $\\mathrm{{softmax}}(Q_h K_h^\\top / \\sqrt{{{cfg.d_head}}})$, "
         "before its output is mixed with the other heads' by $W_O$. Left: the full heatmap (hover a cell for its "
@@ -413,14 +426,12 @@ st.selectbox(
 sentence_a_col, sentence_b_col = st.columns(2)
 text_a = sentence_a_col.text_input(
     "Sentence A",
-    key=STATE.key("a"),
-    persist_state="session",
+    **STATE.widget("a"),
     help="Any text up to 256 tokens; press Enter to apply.",
 )
 text_b = sentence_b_col.text_input(
     "Sentence B",
-    key=STATE.key("b"),
-    persist_state="session",
+    **STATE.widget("b"),
     help="Any text up to 256 tokens; press Enter to apply.",
 )
 run_a, run_b = read_text(text_a), read_text(text_b)

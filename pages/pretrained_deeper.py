@@ -57,8 +57,8 @@ def fits_a_link(name: str):
 STATE = PageState(
     "ptd",
     text=Text(EXAMPLE_SENTENCES[0], max_chars=MAX_TEXT_CHARS, when=fits_a_link("text")),
-    layer=Int(4, lo=1, hi=n_layers),  # from 1, as on the other page
-    head=Int(2, lo=1, hi=n_heads),
+    layer=Int(4, lo=1, hi=n_layers, listed=True),  # from 1, as on the other page
+    head=Int(2, lo=1, hi=n_heads, listed=True),
     mean=Flag(False),
     rows=Choice("all", choices=QUERY_MODES),
     last=Int(8, lo=1, hi=MAX_TOKENS, when=lambda values: values["rows"] == "last"),  # in the link when in use
@@ -118,44 +118,34 @@ def controls(run: MiniLMRun) -> tuple[int, int, bool, list[int]]:
     layer_col, head_col, mean_col = st.columns([2, 2, 3], vertical_alignment="bottom")
     layer = layer_col.selectbox(
         "Layer",
-        range(1, n_layers() + 1),
-        key=STATE.key("layer"),
-        persist_state="session",
+        **STATE.widget("layer"),
         help=f"Which of the {n_layers()} blocks (1 is closest to the input).",
     )
     head = head_col.selectbox(
         "Head",
-        range(1, n_heads() + 1),
-        key=STATE.key("head"),
-        persist_state="session",
+        **STATE.widget("head"),
         help=f"Which of the {n_heads()} heads in that block (the points below always show one head).",
     )
     mean = mean_col.toggle(
         "Average the layer's heads",
-        key=STATE.key("mean"),
-        persist_state="session",
+        **STATE.widget("mean"),
         help=f"Show the mean of the layer's {n_heads()} heads in the heatmap, the lines and the two-sentence view.",
     )
     rows_col, detail_col = st.columns([4, 3], vertical_alignment="bottom")
     mode = rows_col.radio(
         "Query rows to show",
-        QUERY_MODES,
         format_func=ROW_LABELS.get,
         horizontal=True,
-        key=STATE.key("rows"),
-        persist_state="session",
+        **STATE.widget("rows"),
         help="A long input has too many rows to read: keep only some queries (every key stays).",
     )
     if mode == "last":
-        detail_col.number_input(
-            "How many", key=STATE.key("last"), persist_state="session", step=1, **STATE.bounds("last")
-        )
+        detail_col.number_input("How many", **STATE.widget("last"), step=1)
     elif mode == "word":
         detail_col.text_input(
             "Word",
-            key=STATE.key("word"),
+            **STATE.widget("word"),
             max_chars=MAX_WORD_CHARS,
-            persist_state="session",
             help="Whole words, any case: 'it' finds 'it' and 'It', not 'its'; a word cut into pieces gives all "
             "of them.",
         )
@@ -202,8 +192,7 @@ def points_view(run: MiniLMRun, layer: int, head: int, rows: list[int]) -> None:
     picture_col, side_col = st.columns([5, 2], gap="medium")
     viz = side_col.toggle(
         "Normalise as AttentionViz",
-        key=STATE.key("viz"),
-        persist_state="session",
+        **STATE.widget("viz"),
         help="Yeh et al. (2023): before projecting, give queries and keys the same mean length (q·c and k/c) and "
         "move the keys so that their centre is the queries'. No weight changes; the picture and its distances do.",
     )
@@ -292,11 +281,9 @@ def rollout_view(run: MiniLMRun, text: str, rows: list[int]) -> None:
         )
     pool = st.radio(
         "Which output",
-        POOLS,
         format_func=POOL_LABELS.get,
         horizontal=True,
-        key=STATE.key("pool"),
-        persist_state="session",
+        **STATE.widget("pool"),
         help="The embedding is the mean of the last layer's vectors: its row of shares is the mean of the rows. "
         "[CLS] is position 0's row (BERT's classifier reads it, Devlin et al. 2019; this model does not use it).",
     )
@@ -326,8 +313,8 @@ def pair_view(layer: int, head: int, mean: bool) -> None:
         help="Copies a prepared pair into the two boxes below.",
     )
     a_col, b_col = st.columns(2, gap="medium")
-    text_a = a_col.text_input("Sentence A", key=STATE.key("a"), persist_state="session")
-    text_b = b_col.text_input("Sentence B", key=STATE.key("b"), persist_state="session")
+    text_a = a_col.text_input("Sentence A", **STATE.widget("a"))
+    text_b = b_col.text_input("Sentence B", **STATE.widget("b"))
     run_a, run_b = read_text(text_a), read_text(text_b)
     if not (fits_a_link("a")(STATE.values()) and fits_a_link("b")(STATE.values())):
         st.caption(LINK_NOTE)
@@ -410,9 +397,8 @@ st.selectbox(
 )
 text = st.text_area(
     "Text",
-    key=STATE.key("text"),
+    **STATE.widget("text"),
     height=80,
-    persist_state="session",
     help=f"Any English text up to {MAX_TOKENS} tokens ({MAX_TEXT_CHARS:,} characters at most). Ctrl+Enter applies.",
 )
 run = read_text(text)

@@ -1,6 +1,5 @@
 """Why divide by √d_k: measure the saturation and the vanishing gradient, then watch an unscaled model train badly."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -18,11 +17,13 @@ from lessons.scaling import (
     JACOBIAN_LATEX,
     MAX_DRAWS,
     MAX_KEYS,
+    SAMPLE_COUNTS,
     SCALED_LATEX,
     SWEEP_D_KS,
     VARIANCE_LATEX,
     ScalingStats,
     check_sweep,
+    sample_counts_within,
     sweep_stats,
 )
 from lessons.training import LOSS_LATEX, STUCK_WEIGHT, ScalingComparison, TrainingConfig, compare_scaling
@@ -37,12 +38,11 @@ from ui.url import Choice, ChoiceList, Int
 require_app_entry()
 
 MAX_SHOWN = 6
-SAMPLE_OPTIONS = (100, 200, 500, 1000, 2000, 5000)
 TRAIN_D_KS = tuple(d for d in SWEEP_D_KS if d <= MAX_TRAIN_D_K)
 LR_OPTIONS = (0.1, 0.3, 1.0, 3.0)
 STEPS_MIN, STEPS_MAX, STEPS_STEP = 50, 1000, 50
 # steps x d_k above which a training leaves the server process (ui/background.py): 300 steps at d_k 256 take
-# about half a second of CPU; 1000 steps at d_k 1024 took 6.5 s, which the class's clicks must not wait behind
+# about half a second of CPU; 1000 steps at d_k 1024 take 6.5 s, which the class's clicks must not wait behind
 IN_PROCESS_BUDGET = 300 * 256
 # keys x samples above which the sweep is measured in a child too: 20,000 draws take about half a second of CPU
 # (the default, 8 x 1000, a fifth of that); the largest, 80,000 draws, about 2 s, and a run holds its worker's one
@@ -52,30 +52,20 @@ STATE = PageState(
     "scaling",
     d_ks=ChoiceList([4, 64, 1024], url="dk", choices=SWEEP_D_KS, max_items=MAX_SHOWN, sort_unique=True),
     keys=Int(DEFAULT_KEYS, lo=1, hi=MAX_KEYS),
-    samples=Choice(1000, choices=SAMPLE_OPTIONS),
+    samples=Choice(
+        1000,
+        choices=SAMPLE_COUNTS,
+        allowed=lambda v: sample_counts_within(v["keys"]),
+        label="Samples per d_k",
+        why=lambda v, asked: (
+            f"with {v['keys']} keys, {asked:,} samples would be {asked * v['keys']:,} draws, more than {MAX_DRAWS:,}"
+        ),
+    ),
     seed=Int(0, lo=0, hi=9999),
     train_d_k=Choice(256, url="tdk", choices=TRAIN_D_KS),
     lr=Choice(1.0, choices=LR_OPTIONS),
     steps=Int(300, lo=STEPS_MIN, hi=STEPS_MAX),
 )
-
-
-def samples_options(n_keys: int) -> tuple[int, ...]:
-    """The sample counts that keep keys × samples within MAX_DRAWS: every reachable choice runs."""
-    return tuple(s for s in SAMPLE_OPTIONS if s * n_keys <= MAX_DRAWS) or SAMPLE_OPTIONS[:1]
-
-
-def fit_samples_to_keys(n_keys: int) -> str | None:
-    """Lower the samples when the keys leave them too many (before their widget is drawn); say so."""
-    key, allowed = STATE.key("samples"), samples_options(n_keys)
-    if STATE["samples"] in allowed:
-        return None
-    before = STATE["samples"]
-    st.session_state[key] = max(allowed)
-    return (
-        f"Lowered from {before:,} to {max(allowed):,}: with {n_keys} keys, {before:,} samples would be "
-        f"{before * n_keys:,} draws, more than {MAX_DRAWS:,}."
-    )
 
 
 @st.cache_data(max_entries=32, show_spinner="Drawing random vectors and measuring…")
@@ -233,16 +223,14 @@ def max_weight_caption(stats: ScalingStats) -> str:
     unscaled, scaled = stats.max_weight_unscaled, stats.max_weight_scaled
     if stats.n_keys == 1:
         return "With one key the largest weight is 1 at every d_k, scaled or not."
-    settled = scaled[stats.index(64) :] if 64 in stats.d_k else scaled[-1:]
     return (
         f"The average largest weight over {stats.n_keys} keys. Unscaled it climbs towards 1 (one-hot): "
         f"{unscaled[0]:.2f} at d_k = 1, {unscaled[stats.index(64)]:.2f} at 64, {unscaled[-1]:.2f} at "
         f"{stats.d_k[-1]}. Scaled it stays between {scaled.min():.2f} and {scaled.max():.2f} at every d_k: "
-        f"{scaled[0]:.2f} at d_k = 1 (where both are the same), then about {np.median(settled):.2f} from d_k = 64 "
-        "on. It is lower at small d_k because there a query's length varies a lot from one draw to the next (a "
-        "short query scores every key alike); by d_k = 64 every query's length has settled near √d_k "
-        "(uniform weights would be "
-        f"{1 / stats.n_keys:.2f})."
+        f"{scaled[0]:.2f} at d_k = 1 (where both are the same), then about "
+        f"{stats.settled_max_weight_scaled:.2f} from d_k = 64 on. It is lower at small d_k because there a "
+        "query's length varies a lot from one draw to the next (a short query scores every key alike); by "
+        f"d_k = 64 every query's length has settled near √d_k (uniform weights would be {1 / stats.n_keys:.2f})."
     )
 
 
@@ -298,44 +286,33 @@ st.markdown(
     "it. Dividing by √d_k brings the variance back to 1 at every d_k. Below, the claim is measured on random "
     "vectors, then shown on a model that learns."
 )
-st.latex(VARIANCE_LATEX)  # the whole width: in half of it the derivation was cut off at 1400 px
+st.latex(VARIANCE_LATEX)  # the whole width: half of it is too narrow for the derivation at 1400 px
 st.latex(SCALED_LATEX)
 STATE.show_warnings()
 
 st.header("1. The claim, measured")
 shown = st.multiselect(
     "d_k to compare",
-    SWEEP_D_KS,
-    key=STATE.key("d_ks"),
-    max_selections=MAX_SHOWN,
-    persist_state="session",
+    **STATE.widget("d_ks"),
     help="The d_k values drawn side by side in the first plot "
     f"(up to {MAX_SHOWN}). The curves always sweep every power of 2 from 1 to 4096.",
 )
 keys_col, samples_col, seed_col = st.columns([3, 3, 1])
 n_keys = keys_col.slider(
     "keys per query",
-    key=STATE.key("keys"),
-    **STATE.bounds("keys"),
-    persist_state="session",
+    **STATE.widget("keys"),
     help="How many keys each random query is compared with (the length of a softmax row).",
 )
-samples_note = fit_samples_to_keys(n_keys)
 n_samples = samples_col.select_slider(
     "samples per d_k",
-    options=samples_options(n_keys),
-    key=STATE.key("samples"),
-    persist_state="session",
+    **STATE.widget("samples"),
     help=f"How many random (q, K) draws each average is taken over: keys × samples at most {MAX_DRAWS:,}, so that "
     "one measurement stays a matter of seconds.",
 )
-if samples_note:
-    samples_col.caption(samples_note)
+STATE.notes(samples_col, ("samples",))
 seed = seed_col.number_input(
     "seed",
-    key=STATE.key("seed"),
-    **STATE.bounds("seed"),
-    persist_state="session",
+    **STATE.widget("seed"),
     help="Seed of the random draws here and in the training below: same seed, same numbers.",
 )
 try:
@@ -371,24 +348,18 @@ with st.expander("The backward pass, written by hand"):
 train_col, lr_col, steps_col = st.columns(3)
 train_d_k = train_col.select_slider(
     "d_k for training",
-    key=STATE.key("train_d_k"),
-    **STATE.bounds("train_d_k"),
-    persist_state="session",
+    **STATE.widget("train_d_k"),
     help=f"The width of q and k in the layer being trained (up to {MAX_TRAIN_D_K}).",
 )
 lr = lr_col.select_slider(
     "learning rate",
-    key=STATE.key("lr"),
-    **STATE.bounds("lr"),
-    persist_state="session",
+    **STATE.widget("lr"),
     help="The step size of plain gradient descent, the same for both runs.",
 )
 steps = steps_col.slider(
     "steps",
     step=STEPS_STEP,
-    key=STATE.key("steps"),
-    **STATE.bounds("steps"),
-    persist_state="session",
+    **STATE.widget("steps"),
     help="Gradient-descent steps per run, each on a fresh batch of 32 examples.",
 )
 try:

@@ -73,3 +73,17 @@ def table_with_column(at: AppTest, column: str):
     """The first table on the page with this column, a st.dataframe or a st.table (neither has a key to
     find it by)."""
     return next(df.value for df in [*at.dataframe, *at.table] if column in df.value.columns)
+
+
+def reconnect(at: AppTest, page: str | None = None) -> AppTest:
+    """The browser of `at` reconnecting to another server (a worker behind deploy/'s proxy): a new session,
+    with nothing in session state, opens the same link on `page`, and its first run carries the values the
+    browser's widgets hold (what ui/streamlit_internals/browser.py's reconnect script sends with R).
+    AppTest has no public way to send widget values to a fresh session: this uses its `_run(widget_state=)`
+    and its element tree's `get_widget_states()`, the pair its own `run()` uses."""
+    fresh = AppTest.from_file(at._script_path, default_timeout=TIMEOUT)
+    if page:
+        fresh.switch_page(page)
+    for k, v in at.query_params.items():
+        fresh.query_params[k] = v
+    return fresh._run(widget_state=at._tree.get_widget_states())

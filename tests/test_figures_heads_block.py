@@ -1,4 +1,4 @@
-"""Figures of the heads and block pages, tested directly as plotly Figures."""
+"""figures/heads.py and figures/block.py: the heads and block pages' figures, tested directly as plotly Figures."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from lessons.head_library import (
     POSITION_PERIODS,
     PRESETS,
     best_position_pairs,
+    buildable_presets,
     embed_tokens,
     head_library_weights,
     position_frequencies,
@@ -217,6 +218,8 @@ def test_a_preset_that_does_not_fit_its_head_is_refused_with_a_reason():
     emb = embed_tokens(COMPASS, 8)
     assert preset_problem("previous", 1, emb) is not None
     assert "d_head = 1" in preset_problem("self", 1, emb)
+    kept, why = buildable_presets(("self", "uniform", "previous"), 1, emb)
+    assert kept == ("random", "uniform", "random") and why[1] is None and "d_head = 1" in why[0] and why[2]
     assert preset_problem("first", 1, emb) is None and preset_problem("uniform", 1, emb) is None
     assert preset_problem("nonsense", 2, emb).startswith("unknown preset")
     with pytest.raises(ValueError, match="head 2"):

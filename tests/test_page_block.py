@@ -1,4 +1,4 @@
-"""AppTest: the transformer block page."""
+"""pages/block.py under AppTest: the transformer block page."""
 
 from __future__ import annotations
 
@@ -81,11 +81,15 @@ def test_heads_that_do_not_divide_give_a_clear_message_and_keep_the_other_settin
     assert not at.error and not at.exception
 
 
-def test_a_too_wide_feed_forward_is_refused_with_a_message():
+def test_d_ff_is_held_within_four_times_d_model_and_comes_back():
     at = open_page(PAGE)
-    at.number_input(key="block_d_ff").set_value(65).run()
-    assert not at.exception
-    assert "at most 4 × d_model = 64" in at.error[0].value
+    assert at.number_input(key="block_d_ff").max == 64
+    at.number_input(key="block_d_model").set_value(8).run()
+    assert not at.exception and not at.error
+    assert at.number_input(key="block_d_ff").value == 32 and at.number_input(key="block_d_ff").max == 32
+    assert any("d_ff lowered from 64 to 32: at most 4 × d_model = 32" in c.value for c in at.caption)
+    at.number_input(key="block_d_model").set_value(16).run()
+    assert at.number_input(key="block_d_ff").value == 64 and not any("d_ff" in c.value for c in at.caption)
 
 
 def test_twelve_blocks_stack_and_keep_the_shape():
@@ -129,8 +133,11 @@ def test_any_block_s_heads_on_demand():
     for h in range(8):
         np.testing.assert_allclose(grid[h], run.traces[11].weights[h], atol=1e-12)
     assert at.query_params["inspect"] == "12"
-    at.slider(key="block_n_blocks").set_value(3).run()  # block 12 is gone: back to block 1
-    assert not at.exception and at.selectbox(key="block_inspect").value == 1
+    at.slider(key="block_n_blocks").set_value(3).run()  # block 12 is gone: the last block, said so
+    assert not at.exception and at.selectbox(key="block_inspect").value == 3
+    assert any("Block to look inside lowered from 12 to 3: the stack has 3 blocks." in c.value for c in at.caption)
+    at.slider(key="block_n_blocks").set_value(12).run()  # and block 12 comes back with the stack
+    assert at.selectbox(key="block_inspect").value == 12 and at.query_params["inspect"] == "12"
 
 
 def test_malformed_url_values_warn_and_fall_back():

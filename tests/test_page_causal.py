@@ -1,4 +1,4 @@
-"""The Causal masking page under AppTest: the mask, the live invariance check, and the after-softmax bug."""
+"""pages/causal.py under AppTest: the mask, the live invariance check, and the after-softmax bug."""
 
 import numpy as np
 
@@ -115,3 +115,15 @@ def test_the_two_masks_have_two_symbols():
     formulas = [latex.value for latex in at.get("latex")]  # M is added (0 or -inf), B multiplies (0 or 1)
     assert any(r"+ M\right)" in f and r"-\infty" in f for f in formulas)
     assert any(r"\odot B" in f and r"\begin{cases} 1" in f for f in formulas)
+
+
+def test_a_shorter_sequence_holds_t_at_its_last_position_and_gives_it_back():
+    at = open_page(PAGE, query=encode_sequence(random_example(6, 3, 2, seed=1).seq))
+    at.slider(key="causal_t").set_value(4).run()
+    at.session_state["causal_seq"] = random_example(4, 3, 2, seed=2).seq
+    at.run()
+    assert not at.exception and at.slider(key="causal_t").value == 2 and at.slider(key="causal_t").max == 2
+    assert any("position t lowered from 4 to 2" in c.value for c in at.caption)
+    at.session_state["causal_seq"] = random_example(6, 3, 2, seed=3).seq
+    at.run()
+    assert at.slider(key="causal_t").value == 4 and not any("position t" in c.value for c in at.caption)

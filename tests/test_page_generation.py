@@ -93,8 +93,15 @@ def test_one_new_token_needs_no_step_slider_and_fewer_tokens_keep_the_step_withi
     at.number_input(key="gen_n_new").set_value(4).run()
     assert not at.exception and not at.error
     assert at.slider(key="gen_step").value == 4 and at.query_params["n_new"] == "4"
-    assert "Step 9 is past the 4 generated: showing step 4." in texts(at.caption)
+    assert "Step lowered from 9 to 4: only 4 tokens are generated. It goes back to 9 when that fits again." in texts(
+        at.caption
+    )
     assert "a b c d e f a b → **c d e f**" in texts(at.markdown)
+    at.number_input(key="gen_n_new").set_value(1).run()  # no slider, yet the link holds a step that exists
+    assert not at.exception and at.query_params["step"] == "1" and "only 1 token is generated" in texts(at.caption)
+    at.number_input(key="gen_n_new").set_value(12).run()  # the step asked comes back once it is generated
+    assert at.slider(key="gen_step").value == 9 and at.query_params["step"] == "9"
+    assert "Step lowered" not in texts(at.caption)
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""AppTest: the multi-head attention page."""
+"""pages/heads.py under AppTest: the multi-head attention page."""
 
 from __future__ import annotations
 
@@ -163,8 +163,12 @@ def test_enlarging_a_head_shows_its_steps():
     np.testing.assert_allclose(heatmap_z(chart_by_key(at, "heads_focus_weights")), steps.weights[1], atol=1e-12)
     np.testing.assert_allclose(heatmap_z(chart_by_key(at, "heads_focus_Q")), steps.q_heads[1])
     assert at.query_params["focus"] == "2"
-    at.slider(key="heads_n_heads").set_value(1).run()  # the enlarged head no longer exists: back to head 1
+    at.slider(key="heads_n_heads").set_value(1).run()  # the enlarged head no longer exists: head 1, said so
     assert not at.exception and at.selectbox(key="heads_focus").value == 1
+    assert any("Head to enlarge lowered from 2 to 1: the page has 1 head." in c.value for c in at.caption)
+    at.slider(key="heads_n_heads").set_value(4).run()  # head 2 exists again: it comes back, the note goes
+    assert at.selectbox(key="heads_focus").value == 2 and at.query_params["focus"] == "2"
+    assert not any("Head to enlarge" in c.value for c in at.caption)
 
 
 def test_preset_labels_are_shown(default_page):

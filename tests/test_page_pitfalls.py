@@ -1,4 +1,4 @@
-"""The Pitfalls page under AppTest: right vs wrong transpose, the leak numbers, and one pattern, two outputs."""
+"""pages/pitfalls.py under AppTest: right vs wrong transpose, the leak numbers, and one pattern, two outputs."""
 
 import numpy as np
 

@@ -422,7 +422,7 @@ def test_a_length_the_student_chose_is_kept_said_when_it_cannot_be_and_comes_bac
     browser.run(at.text_input(key="pos_text"), "a b c d")
     assert not at.exception and (browser["pos_len_a"], browser["pos_len_b"]) == (4, 2)
     notes = [i.value for i in at.info if i.value.startswith("Sequence")]
-    assert notes == ["Sequence 1 was set to 6; at most 4 fit now, so it shows 4. It goes back to 6 when it fits."]
+    assert notes == ["Sequence 1 lowered from 6 to 4: the text has 4 words. It goes back to 6 when that fits again."]
     browser.run()
     browser.run(at.text_input(key="pos_text"), " ".join(WORDS))
     assert not at.exception and (browser["pos_len_a"], browser["pos_len_b"]) == (6, 4)
@@ -440,7 +440,8 @@ def test_the_window_comes_back_when_n_allows_it_and_says_so_meanwhile():
     browser.run(at.slider(key="pos_n"), 2)
     assert not at.exception and browser["pos_window"] == 2
     assert [i.value for i in at.info if "window" in i.value] == [
-        "The window w was set to 10; at most 2 fit now, so it shows 2. It goes back to 10 when it fits."
+        "Window w lowered from 10 to 2: a window holds at most the n = 2 positions of the sequence. "
+        "It goes back to 10 when that fits again."
     ]
     np.testing.assert_array_equal(np.nan_to_num(heatmap_z(chart_by_key(at, "pos_window_reach"))), window_reach(2, 2, 3))
     browser.run(at.slider(key="pos_n"), 32)

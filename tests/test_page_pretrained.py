@@ -89,6 +89,26 @@ def test_hiding_cls_and_sep_drops_them_and_rescales_the_rows(model):
     assert "[CLS]" not in " ".join(heat["data"][0]["x"]) and "original weight" in heat["data"][0]["hovertemplate"]
 
 
+def test_the_query_of_the_lines_stays_on_show_says_when_it_moved_and_comes_back(model):
+    """Hiding [CLS] and [SEP], or a shorter text, used to drop the chosen query to "every token" without a word."""
+    at = open_page({"text": TEXT, "focus": "0"})
+    assert at.selectbox(key="pt_focus").value == 0
+    at.toggle(key="pt_hide").set_value(True).run()
+    assert not at.exception and at.selectbox(key="pt_focus").value == -1 and at.query_params["focus"] == "-1"
+    assert "Lines from changed from token 0 to every token: [CLS] and [SEP] are hidden. It goes back to token 0 " in (
+        texts(at.caption)
+    )
+    at.toggle(key="pt_hide").set_value(False).run()
+    assert at.selectbox(key="pt_focus").value == 0 and "Lines from changed" not in texts(at.caption)
+    n = model.run("Hello there.").n_tokens
+    at.selectbox(key="pt_focus").set_value(9).run()
+    at.text_area(key="pt_text").set_value("Hello there.").run()
+    assert not at.exception and at.selectbox(key="pt_focus").value == n - 1  # the nearest token on show
+    assert f"Lines from changed from token 9 to token {n - 1}: this text has {n} tokens." in texts(at.caption)
+    at.text_area(key="pt_text").set_value(TEXT).run()
+    assert at.selectbox(key="pt_focus").value == 9
+
+
 def test_empty_and_too_long_texts_give_messages_and_keep_the_typing():
     at = open_page()
     at.text_area(key="pt_text").set_value("   ").run()

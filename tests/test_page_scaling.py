@@ -1,4 +1,4 @@
-"""The "Why divide by √d_k" page under AppTest: it runs, shows the core's numbers, survives extreme
+"""pages/scaling.py ("Why divide by √d_k") under AppTest: it runs, shows the core's numbers, survives extreme
 settings and malformed URLs."""
 
 import numpy as np
@@ -112,13 +112,18 @@ def test_every_reachable_combination_of_keys_and_samples_runs():
     at = open_scaling({"keys": "256", "samples": "5000"})
     assert not at.exception and not at.error
     assert at.select_slider(key="scaling_samples").value == 200  # lowered, with a note saying why
-    assert any("Lowered from 5,000 to 200" in c.value for c in at.caption)
+    assert any(
+        "Samples per d_k lowered from 5,000 to 200: with 256 keys, 5,000 samples would be 1,280,000 draws" in c.value
+        for c in at.caption
+    )
     assert at.query_params["samples"] == "200"
     for keys in (1, 60, 128, 256):
         at.slider(key="scaling_keys").set_value(keys).run()
         assert not at.exception and not at.error
         options = at.select_slider(key="scaling_samples").options
         assert all(int(s) * keys <= MAX_DRAWS for s in options)
+    at.slider(key="scaling_keys").set_value(16).run()  # 16 × 5,000 fits: the samples asked for come back
+    assert at.select_slider(key="scaling_samples").value == 5000 and not any("Samples" in c.value for c in at.caption)
 
 
 def test_a_large_sweep_is_measured_in_a_niced_child_and_a_small_one_here(monkeypatch):

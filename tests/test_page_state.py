@@ -1,11 +1,12 @@
-"""Declared page state: the codecs (pure) and the shared module that reads and writes every page's link."""
+"""ui/page_state.py and the Params of ui/url.py: the codecs (pure), the widget helper with dependent bounds,
+and the shared module that reads and writes every page's link."""
 
 import re
 from pathlib import Path
 
 import pytest
 
-from tests.apptest_helpers import open_page
+from tests.apptest_helpers import open_page, reconnect
 from ui.url import Choice, ChoiceList, Flag, Int, SequenceParam, Slots, Text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,6 +29,8 @@ def test_int_bounds_may_depend_on_earlier_values():
     value, warnings = decode(t, {"t": "1"}, "t", {"n": 2})  # n = 2: t can only be 0
     assert value == 0 and "outside 0..0" in warnings[0]
     assert t.widget_args({"n": 6}) == {"min_value": 0, "max_value": 4}
+    layer = Int(4, lo=1, hi=lambda v: v["n"], listed=True)  # a selectbox of 1..n, as the model's layers
+    assert layer.widget_args({"n": 6}) == {"options": range(1, 7)} and layer.fit(9, {"n": 6}) == 6
 
 
 def test_a_float_choice_reads_back_the_number_it_wrote():
@@ -48,6 +51,7 @@ def test_a_choice_list_is_read_whole_or_refused_whole():
         value, warnings = decode(dk, {"dk": bad}, "d_ks")
         assert value == [4, 64] and warnings and "'dk'" in warnings[0]
     assert dk.encode([4, 64], "d_ks") == {"dk": "4,64"}
+    assert dk.widget_args({}) == {"options": (1, 4, 16, 64, 256), "max_selections": 3}  # a multiselect's
 
 
 def test_slots_fill_the_rest_from_the_default_and_write_only_the_counted_ones():
@@ -95,6 +99,119 @@ def test_reading_one_value_reads_only_the_values_declared_before_it():
         state["nope"]
 
 
+def test_a_dependent_bound_fits_the_value_it_is_given():
+    t = Int(0, lo=0, hi=lambda v: v["n"] - 2)
+    assert [t.fit(x, {"n": 6}) for x in (-3, 0, 4, 9)] == [0, 0, 4, 4]
+    assert t.bound_text(9, {"n": 6}) == "at most 4 here" and t.bound_text(-3, {"n": 6}) == "at least 0 here"
+    samples = Choice(
+        1000,
+        choices=(10, 200, 1000, 5000),
+        allowed=lambda v: tuple(s for s in (10, 200, 1000, 5000) if s * v["keys"] <= 60_000),
+    )
+    assert samples.options({"keys": 256}) == (10, 200) and samples.widget_args({"keys": 256}) == {"options": (10, 200)}
+    assert samples.fit(5000, {"keys": 256}) == 200 and samples.fit(1000, {"keys": 8}) == 1000
+    assert samples.fit(5000, {"keys": 6000}) == 10  # nothing at or below 5,000 but 10: the smallest allowed
+    assert samples.bound_text(5000, {"keys": 256}) == "the choices here are 10, 200"
+    word = Choice("b", choices=("a", "b", "c"), allowed=lambda v: v["ok"])
+    assert word.fit("c", {"ok": ("a", "b")}) == "b" and word.fit("c", {"ok": ("a",)}) == "a"
+    why = Int(0, lo=0, hi=3, why=lambda v, asked: f"{asked} is too many")
+    assert why.bound_text(7, {}) == "7 is too many"
+
+
+def _dependent_page():
+    import streamlit as st
+
+    from ui.page_state import PageState
+    from ui.url import Int, Slots
+
+    state = PageState(
+        "dep",
+        n=Int(8, lo=2, hi=16),
+        t=Int(3, lo=0, hi=lambda v: v["n"] - 2, label="position t"),
+        heads=Slots(("a", "b"), choices=("a", "b"), slots=2),
+        half=Int(lambda v: v["n"] // 2, lo=1, hi=lambda v: v["n"], label="half"),
+    )
+    state.load()
+    st.slider("n", **state.widget("n"))
+    state.fit("t")  # as a page that uses t before its slider is drawn
+    st.slider("t", **state.widget("t"))
+    st.slider("half", **state.widget("half"))
+    st.selectbox("head 1", **state.widget("heads", slot=1))
+    state.notes()
+
+
+def open_dependent_page():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_dependent_page, default_timeout=30)
+    at.run()
+    return at
+
+
+def test_widget_gives_key_bounds_and_persistence_in_one_call():
+    at = open_dependent_page()
+    assert not at.exception
+    t = at.slider(key="dep_t")
+    assert (t.value, t.min, t.max) == (3, 0, 6)
+    assert at.selectbox(key="dep_heads_1").value == "b" and at.selectbox(key="dep_heads_1").options == ["a", "b"]
+    at.slider(key="dep_n").set_value(4).run()
+    assert at.slider(key="dep_t").max == 2
+
+
+def test_a_clamped_value_is_noted_and_comes_back_when_the_bound_allows_it():
+    at = open_dependent_page()
+    at.slider(key="dep_t").set_value(6).run()
+    assert not at.caption
+    at.slider(key="dep_n").set_value(4).run()
+    assert not at.exception and at.slider(key="dep_t").value == 2
+    assert [c.value for c in at.caption] == [
+        "position t lowered from 6 to 2: at most 2 here. It goes back to 6 when that fits again."
+    ]
+    at.slider(key="dep_n").set_value(5).run()  # still too small for 6: held at the new bound, the note stays
+    assert at.slider(key="dep_t").value == 3 and "lowered from 6 to 3" in at.caption[0].value
+    at.slider(key="dep_n").set_value(16).run()
+    assert at.slider(key="dep_t").value == 6 and not at.caption
+
+
+def test_a_value_left_at_its_default_follows_the_default_and_a_chosen_one_stays():
+    at = open_dependent_page()
+    assert at.slider(key="dep_half").value == 4
+    at.slider(key="dep_n").set_value(16).run()
+    assert at.slider(key="dep_half").value == 8 and not at.caption  # untouched: half of n, not a clamp
+    at.slider(key="dep_half").set_value(5).run()
+    at.slider(key="dep_n").set_value(12).run()
+    assert at.slider(key="dep_half").value == 5  # chosen: it stays while it fits
+
+
+def test_a_value_chosen_after_the_clamp_replaces_the_one_asked_before():
+    at = open_dependent_page()
+    at.slider(key="dep_t").set_value(6).run()
+    at.slider(key="dep_n").set_value(4).run()
+    at.slider(key="dep_t").set_value(1).run()
+    assert not at.caption
+    at.slider(key="dep_n").set_value(16).run()
+    assert at.slider(key="dep_t").value == 1 and not at.caption
+
+
+def test_a_reconnecting_browser_keeps_the_values_its_widgets_hold():
+    # A new session knows a widget's value only once the widget is drawn (Streamlit keeps the browser's
+    # values under the widgets' ids until then): widget() must not write the value it reads before that.
+    at = open_dependent_page()
+    at.slider(key="dep_n").set_value(12).run()
+    at.slider(key="dep_t").set_value(9).run()
+    at.selectbox(key="dep_heads_1").set_value("a").run()
+    back = reconnect(at)
+    assert not back.exception
+    assert back.slider(key="dep_n").value == 12 and back.slider(key="dep_t").value == 9
+    assert back.slider(key="dep_half").value == 6 and back.selectbox(key="dep_heads_1").value == "a"
+    assert (back.slider(key="dep_t").min, back.slider(key="dep_t").max) == (0, 10) and not back.caption
+    back.slider(key="dep_n").set_value(4).run()  # and the bounds keep holding in the new session
+    assert back.slider(key="dep_t").value == 2 and "lowered from 9 to 2" in back.caption[0].value
+    back.slider(key="dep_t").set_value(1).run()
+    again = reconnect(back)  # t's default (3) is above n - 2 = 2: fitting it must not replace the browser's 1
+    assert again.slider(key="dep_n").value == 4 and again.slider(key="dep_t").value == 1
+
+
 # ---------------------------------------------------------------- the shared module, in the app
 
 
@@ -129,3 +246,17 @@ def test_presenter_mode_rides_along_with_every_page():
     assert at.query_params["present"] == "1" and at.query_params["t"] == "3"
     at.toggle(key="presenter").set_value(False).run()
     assert "present" not in at.query_params and at.query_params["t"] == "3"
+
+
+def test_a_page_drawn_again_on_another_server_shows_the_same_view():
+    # tests/browser/test_deploy.py kills the worker behind /heads with the causal mask on: the browser
+    # reconnects to the other worker and must see the mask still on, and the link must still say so.
+    at = open_page("pages/heads.py", {"seed": "12"})
+    at.toggle(key="heads_causal").set_value(True).run()
+    at.slider(key="heads_n_heads").set_value(4).run()
+    assert at.query_params["causal"] == "1"
+    back = reconnect(at, "pages/heads.py")
+    assert not back.exception
+    assert back.toggle(key="heads_causal").value is True and back.slider(key="heads_n_heads").value == 4
+    assert back.query_params["causal"] == "1" and back.query_params["n_heads"] == "4"
+    assert back.query_params["seed"] == "12"

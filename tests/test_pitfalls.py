@@ -1,4 +1,5 @@
-"""The three pitfalls, run beside the correct code: hand-computed cases, properties, and their figures."""
+"""lessons/pitfalls.py (and its bars in figures/lessons.py): the three pitfalls, run beside the correct
+code: hand-computed cases, properties, and their figures."""
 
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from lessons.pitfalls import (
     MASK_AFTER_SOFTMAX_LATEX,
     after_softmax_attention,
     causal_attention,
+    compare_transposes,
     invariance_check,
     key_query_attention,
     leak_example,
@@ -26,6 +28,7 @@ from lessons.pitfalls import (
     row_max_abs_diff,
     same_pattern_different_output,
     sanity_checks,
+    small_leak,
     small_leak_example,
     transpose_hand_example,
     wrong_transpose_attention,
@@ -240,6 +243,19 @@ def test_the_small_leak_looks_like_noise_but_the_invariance_check_catches_it():
         after = randomise_after(s.q, s.k, s.v, t, seed=t)
         assert invariance_check((s.q, s.k, s.v), after, t).passed
         assert not invariance_check((s.q, s.k, s.v), after, t, attend=after_softmax_attention).passed
+    report = small_leak(t=2)
+    assert report.largest_leak == bug.leak.max() and report.largest_drift == np.abs(bug.output - right).max()
+    assert report.checks["correct"].passed and not report.checks["bug"].passed
+    assert report.checks["bug"].first_changed_input == 3 and not report.checks["bug"].changed_up_to_t
+
+
+def test_an_edit_at_or_before_t_is_told_apart_from_a_leak():
+    s = small_leak_example().seq
+    q = s.q.copy()
+    q[1, 0] += 1.0
+    inv = invariance_check((s.q, s.k, s.v), (q, s.k, s.v), 2)
+    assert inv.changed_up_to_t and not inv.passed
+    assert not invariance_check((s.q, s.k, s.v), (s.q, s.k, s.v), 2).changed_up_to_t  # nothing changed
 
 
 def test_the_multiplicative_mask_is_written_as_a_zero_one_matrix():
@@ -273,3 +289,20 @@ def test_a_fixed_mixing_matrix_ignores_the_input_attention_follows_the_tokens():
     np.testing.assert_allclose(result.fixed_out_b, result.fixed @ a.v[::-1], atol=1e-12)  # W itself did not
     with pytest.raises(ValueError, match="not a reordering"):
         fixed_versus_attention(a, order=[0, 0, 1, 2, 3])
+
+
+def test_compare_transposes_judges_each_product_by_the_same_three_checks():
+    hand = transpose_hand_example()[0].seq
+    c = compare_transposes(hand.q, hand.k, hand.v)
+    assert [x.passed for x in c.right_checks] == [True, True, True]
+    assert [x.passed for x in c.wrong_checks] == [True, True, False]  # right shape, rows sum to 1, wrong answer
+    assert [x.passed for x in c.kq_checks] == [True, True, False]
+    assert not c.wrong_looks_right and not c.kq_looks_right and c.wrong_error is None
+    np.testing.assert_array_equal(c.wrong_weights, wrong_transpose_attention(hand.q, hand.k, hand.v)[1])
+    symmetric = compare_transposes(np.eye(3), np.array([[2.0, 1, 0], [1, 2, 1], [0, 1, 2]]), np.eye(3))
+    assert symmetric.wrong_looks_right and symmetric.kq_looks_right  # Q = I, K = Kᵀ: cannot tell them apart
+    seq = random_example(4, 3, 2, seed=0).seq
+    not_square = compare_transposes(seq.q, seq.k, seq.v)
+    assert not_square.wrong_weights is None and "4" in not_square.wrong_error
+    assert not_square.wrong_checks[:2] == (None, None) and not not_square.wrong_checks[2].passed
+    assert not not_square.wrong_looks_right

@@ -1,5 +1,5 @@
-"""The measured case for 1/sqrt(d_k): variance, saturation, entropy and softmax-Jacobian norms,
-plus the figures that draw them."""
+"""lessons/scaling.py and figures/scaling.py: the measured case for 1/sqrt(d_k): variance, saturation,
+entropy and softmax-Jacobian norms, plus the figures that draw them."""
 
 import math
 
@@ -249,3 +249,10 @@ def test_training_figures_draw_exact_zeros_at_the_floor():
     np.testing.assert_array_equal(median.y, [2.0, (2.0 + LOG_FLOOR) / 2, LOG_FLOOR])
     fig = loss_curves_figure(np.array([1.0, 0.1, 0.01]), np.array([1.0, 0.9, 0.8]))
     assert list(fig.data[0].x) == [1, 2, 3]
+
+
+def test_the_settled_scaled_max_weight_is_the_median_from_d_k_64_on():
+    stats = scaling_stats((1, 4, 64, 256, 1024), n_keys=8, n_samples=200, seed=1)
+    assert stats.settled_max_weight_scaled == np.median(stats.max_weight_scaled[2:])
+    few = scaling_stats((1, 4), n_keys=8, n_samples=200, seed=1)  # 64 not measured: the last d_k's
+    assert few.settled_max_weight_scaled == few.max_weight_scaled[-1]

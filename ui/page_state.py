@@ -2,22 +2,31 @@
 
     STATE = PageState("heads", d_model=Int(16, lo=4, hi=64), causal=Flag(False), ...)
     STATE.load()                                    # first line of the page's body
-    st.number_input("d_model", key=STATE.key("d_model"), **STATE.bounds("d_model"))
+    st.number_input("d_model", **STATE.widget("d_model"))   # key, bounds and persistence
+    STATE.notes()                                   # which values are held inside their bounds, and why
 
 - `load()` reads the link on the page's first run in a session: each parameter in the order declared
   (later bounds may depend on earlier values); a bad value falls back to its default and the page
   shows which parameter was refused and why. On later runs it only fills in values that are missing.
+  A browser that reconnects to another server (a new session) sends its widgets' values with its first
+  run there: those win over the link, and `widget()` writes nothing over them.
+- A bound may depend on earlier values (`hi=lambda v: v["n"] - 2`). When a value falls outside it, the
+  declaration's `fit` brings it inside when `widget()` (or `fit()`) is called, before the widget is drawn,
+  and `notes()` says so while it lasts.
+  The value that was asked is remembered: when the bound allows it again, it comes back, unless the
+  student chose another value in between. A value still at its default follows the default when a
+  default that depends on earlier values changes.
 - The session key (and the widget key) of `name` is "<prefix>_<name>", unless the declaration gives
-  its own `key=` (the shared sequence "seq", or keys older links and tests know).
+  its own `key=` (the shared sequence "seq", or a key that links and tests name).
 - After the page has run, app.py calls `ui.state.save_current()`, which writes exactly this page's state
   (and the shared state) into the link, also after a page's `stop()`. No page reads or writes
   st.query_params.
 - A part of a page whose widgets change nothing else can be a `section` (an st.fragment): those widgets
   rerun it alone, and the link is written after it as after the whole page.
 
-Streamlit's own `bind="query-params"` was considered: it drops a bad value from the link without a
-word and forces the link's names to be the widget keys, so the guarantees above would be lost; and
-matrices, labels and sentences have no widget to bind. Widgets keep `persist_state="session"`.
+Streamlit's own `bind="query-params"` is not used: it drops a bad value from the link without a word
+and makes the link's names the widget keys, which breaks the guarantees above; and matrices, labels
+and sentences have no widget to bind. Widgets keep `persist_state="session"` (given by `widget()`).
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ from ui.run_gate import run_gate
 from ui.safe_text import escape_markdown
 from ui.sequence_state import reset_sequence
 from ui.streamlit_internals.session import browser_widget_keys, history_navigation, running_alone
-from ui.url import Param, SequenceParam, Slots
+from ui.url import Param, SequenceParam, Slots, value_text
 
 LOADED_KEY = "_page_state_loaded"  # the pages whose link was read in this session
 CURRENT_KEY = "_page_state_current"  # the PageState of the page running now (app.py writes its link)
@@ -67,6 +76,25 @@ class PageState:
     def bounds(self, name: str) -> dict:
         """The widget arguments the declaration fixes (min_value/max_value, or options)."""
         return self._param(name).widget_args(self.values(through=name))
+
+    def widget(self, name: str, slot: int | None = None) -> dict:
+        """Everything the declaration fixes for the widget of `name`: its key, its bounds or options (the
+        value brought inside them first) and its persistence across pages. For a Slots, the widget of `slot`."""
+        param = self._param(name)
+        values = self.values(through=name)
+        if isinstance(param, Slots):
+            return {"key": f"{self.key(name)}_{slot}", "options": param.choices, "persist_state": "session"}
+        value = self._fit(name, param, values)
+        args = param.widget_args(values)
+        drawn_key = f"_{self.key(name)}_drawn_with"
+        if self._sent_by_browser(name):
+            st.session_state[drawn_key] = args  # the browser's value stands (see _sent_by_browser)
+        # A slider whose bounds moved is a new widget to Streamlit (its min/max are part of its identity, see
+        # slider.py's key_as_main_identity) and would start at its minimum: set its value again first.
+        elif st.session_state.get(drawn_key) != args:
+            st.session_state[self.key(name)] = value
+            st.session_state[drawn_key] = args
+        return {"key": self.key(name), **args, "persist_state": "session"}
 
     def _param(self, name: str) -> Param:
         try:
@@ -114,6 +142,71 @@ class PageState:
         else:
             st.session_state[key] = value
 
+    # ------------------------------------------------------------ dependent bounds
+    def fit(self, name: str) -> Any:
+        """Bring `name` inside the bounds its declaration gives for the current earlier values (before its
+        widget is drawn) and return it; `widget()` does this itself. For a value the page uses without
+        drawing its widget."""
+        param = self._param(name)
+        return self._fit(name, param, self.values(through=name))
+
+    def _fit(self, name: str, param: Param, values: dict[str, Any]) -> Any:
+        if isinstance(param, (SequenceParam, Slots)) or self._sent_by_browser(name):
+            return values[name]
+        key, value = self.key(name), values[name]
+        default = _default(param, values)
+        default_key = f"_{key}_default"
+        last_default = st.session_state.get(default_key, default)
+        st.session_state[default_key] = default
+        asked, given = st.session_state.get(self._asked_key(name), (value, value))
+        if given != value:  # the value is not the one fit() gave: the student (or a link) chose it, so it is asked
+            asked = value
+        elif asked == last_default:  # never chosen (it is the default earlier values gave): it follows the default
+            asked = default
+        fitted = param.fit(asked, values)
+        if fitted != asked:
+            st.session_state[self._asked_key(name)] = (asked, fitted)
+        else:
+            st.session_state.pop(self._asked_key(name), None)
+        if fitted != value:
+            st.session_state[key] = fitted
+        values[name] = fitted
+        return fitted
+
+    def _sent_by_browser(self, name: str) -> bool:
+        """Whether a reconnecting browser sent the value of `name`'s widget with this run (load() keeps the keys).
+        Session state cannot read that value until the widget is drawn (it reads the default till then), and a
+        value written before would replace the browser's: nothing is fitted or written. The browser drew the
+        widget inside these same bounds, from the same earlier values, which it sent too."""
+        return self.key(name) in st.session_state.get(self._sent_key, ())
+
+    def _asked_key(self, name: str) -> str:
+        return f"_{self.key(name)}_asked"
+
+    def note(self, name: str) -> str | None:
+        """What the page says while `name` is held inside a bound below (or above) what was asked."""
+        held = st.session_state.get(self._asked_key(name))
+        if held is None:
+            return None
+        asked, given = held
+        param = self._param(name)
+        label = param.label or name
+        numbers = param.shown is None and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in held)
+        verb = ("lowered" if given < asked else "raised") if numbers else "changed"
+        reason = param.bound_text(asked, self.values(through=name))
+        text = param.shown or value_text
+        return (
+            f"{label} {verb} from {text(asked)} to {text(given)}: {reason}. "
+            f"It goes back to {text(asked)} when that fits again."
+        )
+
+    def notes(self, where=st, names: tuple[str, ...] | None = None) -> None:
+        """Show the note of every parameter (or of `names`) held inside a bound, as a caption in `where`."""
+        for name in names or tuple(self.params):
+            text = self.note(name)
+            if text:
+                where.caption(text)  # page-declared words and validated values only
+
     # ------------------------------------------------------------ the link
     def load(self) -> None:
         """Take the state from the link on this page's first run in the session, and again when the browser
@@ -127,6 +220,7 @@ class PageState:
         loaded.add(self.prefix)
         link = st.query_params.to_dict() if first or navigated else {}
         sent = browser_widget_keys() if first and not navigated else set()
+        st.session_state[self._sent_key] = sent  # for widget(), in this run only
         warnings: list[str] = []
         values: dict[str, Any] = {}
         for name, param in self.params.items():
@@ -148,6 +242,10 @@ class PageState:
     @property
     def _warnings_key(self) -> str:
         return f"_{self.prefix}_url_warnings"
+
+    @property
+    def _sent_key(self) -> str:
+        return f"_{self.prefix}_browser_sent"
 
     def encode(self) -> dict[str, str]:
         """The link's query for the current values (parameters whose `when` holds)."""

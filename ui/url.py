@@ -126,8 +126,9 @@ def _check_consistent(q, k, v) -> None:
 
 # ---------------------------------------------------------------- declared parameters
 # A page declares each piece of its state once, as one of these; ui/page_state.py derives the session key,
-# the widget key, the URL read on the page's first run and the URL written after every run.
-# Bounds, defaults and conditions may be functions of the values declared before them (`values`).
+# the widget's key, bounds and persistence, the URL read on the page's first run and the URL written after
+# every run. Bounds, defaults and conditions may be functions of the values declared before them (`values`);
+# `fit` keeps a value inside such bounds.
 
 Values = Mapping[str, Any]
 
@@ -136,16 +137,31 @@ def _resolve(x, values: Values):
     return x(values) if callable(x) else x
 
 
+def value_text(x) -> str:
+    """A value as a note shows it: whole numbers with thousands separators (5,000), floats short (0.3)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    return f"{x:,}" if isinstance(x, int) else f"{x:g}"
+
+
 @dataclass(frozen=True)
 class Param:
     """One piece of a page's state. `url`: its name in the link (the declared name if None); `key`: its
     session key without the page prefix (the declared name if None); `when`: it is written into the
-    link only while when(values) holds (a link that names it is always read)."""
+    link only while when(values) holds (a link that names it is always read).
+
+    Where the bounds depend on earlier values, `fit` brings a value inside them; the page then shows a
+    note naming the parameter by `label` (its declared name if None) and giving the reason: `why(values,
+    asked)` if given, else the bound itself. `shown(value)` is how the note writes a value whose number
+    means something else (-1: every token); the note then says "changed", not "lowered" or "raised"."""
 
     default: Any
     url: str | None = None
     key: str | None = None
     when: Callable[[Values], bool] | None = None
+    label: str | None = None
+    why: Callable[[Values, Any], str] | None = None
+    shown: Callable[[Any], str] | None = None
 
     def url_names(self, name: str) -> tuple[str, ...]:
         return (self.url or name,)
@@ -165,6 +181,14 @@ class Param:
         """Extra keyword arguments for the widget that holds this value (its bounds or options)."""
         return {}
 
+    def fit(self, value, values: Values):
+        """`value` brought inside the bounds that `values` give (unchanged where it already fits)."""
+        return value
+
+    def bound_text(self, asked, values: Values) -> str:
+        """Why `asked` does not fit: the bound it crosses, or the declared `why`."""
+        return self.why(values, asked) if self.why is not None else "it does not fit here"
+
 
 @dataclass(frozen=True)
 class Flag(Param):
@@ -179,24 +203,45 @@ class Flag(Param):
 
 @dataclass(frozen=True)
 class Int(Param):
-    """A whole number from lo to hi (each may depend on earlier values)."""
+    """A whole number from lo to hi (each may depend on earlier values). `listed`: its widget is a selectbox
+    of lo..hi (a layer of the model), not a number box or a slider."""
 
     lo: Any = 0
     hi: Any = 0
+    listed: bool = False
 
     def decode(self, params, name, values, warnings):
         lo, hi = _resolve(self.lo, values), _resolve(self.hi, values)
         return decode_int(params, self.url or name, self.default_value(values), lo, hi, warnings)
 
     def widget_args(self, values):
-        return {"min_value": _resolve(self.lo, values), "max_value": _resolve(self.hi, values)}
+        lo, hi = _resolve(self.lo, values), _resolve(self.hi, values)
+        return {"options": range(lo, hi + 1)} if self.listed else {"min_value": lo, "max_value": hi}
+
+    def fit(self, value, values):
+        lo, hi = _resolve(self.lo, values), _resolve(self.hi, values)
+        return max(lo, min(value, hi))
+
+    def bound_text(self, asked, values):
+        if self.why is not None:
+            return self.why(values, asked)
+        lo, hi = _resolve(self.lo, values), _resolve(self.hi, values)
+        return f"at most {value_text(hi)} here" if asked > hi else f"at least {value_text(lo)} here"
 
 
 @dataclass(frozen=True)
 class Choice(Param):
-    """One of `choices`, compared as text in the link (`lr=0.3` reads back as the float 0.3)."""
+    """One of `choices`, compared as text in the link (`lr=0.3` reads back as the float 0.3).
+
+    `allowed(values)`: the choices the widget offers given earlier values (all of them if None). The link
+    may name any of `choices`; a value that is not allowed is brought to the largest allowed number not
+    above it (the smallest allowed one if there is none), or for words to the default or the first allowed."""
 
     choices: tuple = ()
+    allowed: Callable[[Values], tuple] | None = None
+
+    def options(self, values: Values) -> tuple:
+        return self.choices if self.allowed is None else tuple(self.allowed(values))
 
     def decode(self, params, name, values, warnings):
         url, default = self.url or name, self.default_value(values)
@@ -215,7 +260,22 @@ class Choice(Param):
         return {self.url or name: f"{value:g}" if isinstance(value, float) else str(value)}
 
     def widget_args(self, values):
-        return {"options": self.choices}
+        return {"options": self.options(values)}
+
+    def fit(self, value, values):
+        options = self.options(values)
+        if value in options or not options:
+            return value
+        if all(isinstance(o, (int, float)) for o in (value, *options)):
+            below = [o for o in options if o <= value]
+            return max(below) if below else min(options)
+        default = self.default_value(values)
+        return default if default in options else options[0]
+
+    def bound_text(self, asked, values):
+        if self.why is not None:
+            return self.why(values, asked)
+        return "the choices here are " + ", ".join(value_text(o) for o in self.options(values))
 
 
 @dataclass(frozen=True)
@@ -269,6 +329,9 @@ class ChoiceList(Param):
 
     def encode(self, value, name):
         return {self.url or name: ",".join(str(v) for v in value)}
+
+    def widget_args(self, values):
+        return {"options": self.choices, "max_selections": self.max_items} if self.sort_unique else {}
 
 
 @dataclass(frozen=True)

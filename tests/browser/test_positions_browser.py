@@ -121,7 +121,7 @@ def test_the_window_comes_back_after_n_went_below_it(page, app_url):
     n.press("Home")  # n = 2
     wait_idle(page)
     expect(window).to_have_value("2", timeout=WAIT)
-    note = page.get_by_text("The window w was set to 10; at most 2 fit now")
+    note = page.get_by_text("Window w lowered from 10 to 2: a window holds at most the n = 2 positions")
     expect(note).to_be_visible(timeout=WAIT)
     n.focus()
     n.press("End")  # n = 32
