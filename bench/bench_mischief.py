@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.load.processes import process_tree, rss_kib  # noqa: E402
 from bench.load.sessions import MischiefSession, Stats  # noqa: E402
-from bench.servers import ROOT, snapshot_of, start_server  # noqa: E402
+from bench.servers import ROOT, free_port, snapshot_of, streamlit_command, wait_until_healthy  # noqa: E402
 
 
 def nice_of(pid: int) -> int | None:
@@ -77,9 +77,9 @@ def main() -> None:
     args = parser.parse_args()
     args.kill_worker = None  # what the load test's sessions ask of its arguments
     scratch = Path(args.scratch)
-    root, serve = ROOT, start_server
+    root = ROOT
     if args.snapshot:
-        root, serve = snapshot_of(scratch, args.snapshot)
+        root, _ = snapshot_of(scratch, args.snapshot)
     os.environ["ATTENTION_DATA_DIR"] = str(scratch / f"data-{os.getpid()}")  # a pool of this run's own
     if args.slots:
         os.environ["ATTENTION_BACKGROUND_SLOTS"] = str(args.slots)
@@ -90,7 +90,7 @@ def main() -> None:
         f"pool: {default_slots()} slot(s) on {os.cpu_count()} cores",
         flush=True,
     )
-    servers = [serve(None, ()) for _ in range(args.workers)]
+    servers = [start_worker(root, scratch / f"worker{i}.log") for i in range(args.workers)]
     sampler = TreeSampler([proc.pid for proc, _ in servers])
     sampler.start()
     stats = Stats()
@@ -114,6 +114,21 @@ def main() -> None:
     )
     for e in stats.errors[:10]:
         print(f"  error: {e}")
+    for i in range(args.workers):
+        log = (scratch / f"worker{i}.log").read_text(errors="replace")
+        print(f"worker {i}: {log.count('Traceback')} tracebacks in its log ({scratch / f'worker{i}.log'})")
+
+
+def start_worker(root: Path, log_path: Path):
+    """`streamlit run app.py` of `root` on a free port, its output in `log_path`; (process, url)."""
+    import subprocess
+
+    port = free_port()
+    log = open(log_path, "wb")
+    proc = subprocess.Popen(streamlit_command(root / "app.py", port), cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    wait_until_healthy(proc, f"{url}/_stcore/health", 60, lambda: log_path.read_text(errors="replace"))
+    return proc, url
 
 
 if __name__ == "__main__":
