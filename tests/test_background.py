@@ -223,3 +223,10 @@ def test_leaving_while_queued_takes_the_work_out_of_the_queue(pool, tmp_path):
             run_niced(count_to, 10, on_queue=leave)
         until(lambda: pool.waiting() == 0, "the cancelled work left the queue")
     assert told == [(1, 2)]  # first in the queue, two slots
+
+
+def test_the_waiting_message_says_the_place():
+    from ui.background import queue_message
+
+    assert "you are next" in queue_message(1, 1) and "one long computation at a time" in queue_message(1, 1)
+    assert "2 ahead of you" in queue_message(3, 2) and "2 long computations at a time" in queue_message(3, 2)

@@ -42,12 +42,10 @@ KEPT_STEPS = 1000  # progress messages kept for the pages that share a work (bou
 
 
 def queue_message(place: int, slots: int) -> str:
-    """What a page says while its work waits for a slot."""
-    ahead = "no one is" if place == 1 else f"{place - 1} {'is' if place == 2 else 'are'}"
-    return (
-        f"Waiting for a free place to run: {ahead} ahead of you in the queue "
-        f"({slots} {'work runs' if slots == 1 else 'works run'} at once on this server)."
-    )
+    """What a page says while its work waits for a slot: its place in the machine's queue (1: next)."""
+    where = "you are next" if place == 1 else f"{place - 1} ahead of you in the queue"
+    runs = "one long computation" if slots == 1 else f"{slots} long computations"
+    return f"Waiting for a free place to run: {where} (this server runs {runs} at a time)."
 
 
 def run_niced(
