@@ -5,7 +5,8 @@
 Starts `--workers` servers (`streamlit run app.py`, as deploy/serve.sh's workers: separate processes with the
 same environment, so the same pool of ATTENTION_BACKGROUND_SLOTS slots, in a scratch ATTENTION_DATA_DIR), and
 `--students` of the load test's mischievous students (bench/load/sessions.py's MischiefSession: every page's
-heaviest work, a fresh seed on every visit, so no cache helps), spread over the workers, for `--minutes`.
+heaviest work, a fresh seed on every visit, so no cache helps; each student its own seeds, so no two ask for the
+same work), spread over the workers, for `--minutes`.
 Every 0.2 s it counts the servers' niced children (the trainings and large sweeps of ui/background.py) and reads
 the whole tree's RSS. Prints the peak number of children at once, the peak memory, and the students' figures.
 Run it with `--slots 10` to see what the machine did before the pool (one child per student).
@@ -23,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.load.plan import mischief_plan  # noqa: E402
 from bench.load.processes import process_tree, rss_kib  # noqa: E402
 from bench.load.sessions import MischiefSession, Stats  # noqa: E402
 from bench.servers import ROOT, free_port, snapshot_of, streamlit_command, wait_until_healthy  # noqa: E402
@@ -56,9 +58,32 @@ class TreeSampler(threading.Thread):
         self._halt.set()
 
 
+class Student(MischiefSession):
+    """The mischievous student with seeds of its own: ten students on the same seeds would ask for the same work,
+    which a worker shares (ui/background.py), so they would not show the bound."""
+
+    def __init__(self, number: int, *rest):
+        super().__init__(*rest)
+        self.first_seed = 1000 + 800 * number  # the pages' seeds stay under 10,000 for 10 students
+
+    async def run_until(self, done: asyncio.Event) -> None:
+        from urllib.parse import urlencode
+
+        visit = 0
+        while not done.is_set():
+            for page, query, button in mischief_plan(seed=self.first_seed + visit % 800):
+                if done.is_set():
+                    break
+                visit += 1
+                try:
+                    await self.one_visit(page, urlencode(query), button)
+                except Exception as exc:  # noqa: BLE001
+                    self.error(f"mischief on {page}: {type(exc).__name__}: {str(exc)[:200]}")
+
+
 async def students(urls: list[str], args, stats: Stats, minutes: float) -> None:
     done = asyncio.Event()
-    sessions = [MischiefSession(urls[i % len(urls)], f"mischief{i}", 0, stats, args) for i in range(args.students)]
+    sessions = [Student(i, urls[i % len(urls)], f"mischief{i}", 0, stats, args) for i in range(args.students)]
     tasks = [asyncio.ensure_future(s.run_until(done)) for s in sessions]
     await asyncio.sleep(minutes * 60)
     done.set()
