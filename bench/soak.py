@@ -136,12 +136,12 @@ def main() -> None:
     finally:
         time.sleep(min(args.every, 2))
         sampler.stop()
-        sampler.join(timeout=5)
-        proc.terminate()
+        proc.terminate()  # first: whatever fails below, no server is left running
         try:
             proc.wait(timeout=15)
         except Exception:  # noqa: BLE001
             proc.kill()
+        sampler.join(timeout=5)
     start, end, grew, highest = growth(sampler.samples, args.warm * 60)
     log(
         f"sessions: {n}, interactions: {len(stats.latencies)}, errors: {len(stats.errors)}; "
