@@ -77,7 +77,7 @@ def validated(fig: go.Figure) -> go.Figure:
     return fig
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=32)  # by colour scale name: the figures use a handful of plotly's named scales
 def colorscale(name: str) -> tuple[tuple[float, str], ...]:
     """A named plotly colorscale as explicit (position, colour) stops.
 

@@ -48,7 +48,7 @@ from lessons.induction import (
     strip_indices,
     train_induction,
 )
-from ui.background import one_at_a_time, run_niced
+from ui.background import one_at_a_time, queue_message, run_niced
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState
 from ui.run_gate import outside_run_gate
@@ -117,6 +117,9 @@ def train_with_progress(config: InductionConfig) -> InductionRun:
         if done % 25 == 0 or done == total:  # a message every step would cost more than the step
             bar.progress(done / total, text=f"Training: step {done} of {total}")
 
+    def on_queue(place: int, slots: int) -> None:
+        bar.progress(0.0, text=queue_message(place, slots))
+
     def on_wait() -> None:
         bar.progress(0.0, text="Waiting for a training another student started on this server…")
 
@@ -126,7 +129,7 @@ def train_with_progress(config: InductionConfig) -> InductionRun:
             run = stored_run(config)
         except NotTrainedYet:
             # in a child process at the lowest priority: the class's clicks on this server come first
-            run = stored_run(config, _result=run_niced(train_induction, config, on_step))
+            run = stored_run(config, _result=run_niced(train_induction, config, on_step, on_queue))
     st.session_state.pop(TRAINING_KEY, None)
     bar.empty()
     return run

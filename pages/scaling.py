@@ -28,7 +28,7 @@ from lessons.scaling import (
 )
 from lessons.training import LOSS_LATEX, STUCK_WEIGHT, ScalingComparison, TrainingConfig, compare_scaling
 from lessons.training import MAX_D_K as MAX_TRAIN_D_K
-from ui.background import run_niced
+from ui.background import queue_message, queue_notice, run_niced
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState
 from ui.snippets import scaling_snippet
@@ -69,12 +69,24 @@ STATE = PageState(
 
 
 @st.cache_data(max_entries=32, show_spinner="Drawing random vectors and measuring…")
-def measure(n_keys: int, n_samples: int, seed: int) -> ScalingStats:
+def measure(n_keys: int, n_samples: int, seed: int, _swept: ScalingStats | None = None) -> ScalingStats:
     config = (n_keys, n_samples, seed)
     if n_keys * n_samples <= SWEEP_IN_PROCESS_DRAWS:
         return sweep_stats(config)
-    check_sweep(SWEEP_D_KS, *config)  # a ValueError for the page here, not a RuntimeError from the child
-    return run_niced(sweep_stats, config)  # in a child, at the lowest priority (ui/background.py)
+    if _swept is None:  # a large sweep is measured by `measured`, outside this function: it shows its queue place
+        raise NotTrainedYet
+    return _swept
+
+
+def measured(n_keys: int, n_samples: int, seed: int) -> ScalingStats:
+    """measure(), a large sweep in a child at the lowest priority, after its turn in the machine's queue."""
+    try:
+        return measure(n_keys, n_samples, seed)
+    except NotTrainedYet:
+        check_sweep(SWEEP_D_KS, n_keys, n_samples, seed)  # a ValueError for the page, not a RuntimeError
+    with st.spinner("Drawing random vectors and measuring…"), queue_notice() as on_queue:
+        swept = run_niced(sweep_stats, (n_keys, n_samples, seed), on_queue=on_queue)
+    return measure(n_keys, n_samples, seed, _swept=swept)
 
 
 class NotTrainedYet(Exception):
@@ -107,7 +119,11 @@ def train_with_progress(config: TrainingConfig) -> ScalingComparison:
             )
 
     if config.steps * config.d_k > IN_PROCESS_BUDGET:  # seconds of CPU: in a child, at the lowest priority
-        result = run_niced(compare_scaling, config, on_step)
+
+        def on_queue(place: int, slots: int) -> None:
+            bar.progress(0.0, text=queue_message(place, slots))
+
+        result = run_niced(compare_scaling, config, on_step, on_queue)
     else:
         result = compare_scaling(config, on_step=on_step)
     bar.empty()
@@ -316,7 +332,7 @@ seed = seed_col.number_input(
     help="Seed of the random draws here and in the training below: same seed, same numbers.",
 )
 try:
-    stats = measure(n_keys, n_samples, seed)
+    stats = measured(n_keys, n_samples, seed)
 except ValueError as err:
     st.error(f"Cannot measure: {err}")
 else:

@@ -101,3 +101,132 @@ def test_one_at_a_time_says_it_waits_only_while_another_holds_the_lock():
     lock.release()
     thread.join(timeout=30)
     assert ran == [True] and not lock.locked()
+
+
+# ---------------------------------------------------------------- the machine's pool, shared and cancelled work
+WAIT_S = 60  # generous: a busy machine; a correct pool answers in well under a second
+
+
+@pytest.fixture
+def pool(tmp_path, monkeypatch):
+    """A pool of its own for the test (ATTENTION_DATA_DIR), of 2 slots."""
+    from ui.machine_pool import SLOTS_ENV, machine_pool
+
+    monkeypatch.setenv("ATTENTION_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv(SLOTS_ENV, "2")
+    return machine_pool()
+
+
+def hold_a_slot_while_marked(marks: str, on_step=None) -> tuple[int, int]:
+    """A stand-in training that counts the trainings running with it (a file per child in `marks`): returns
+    (its process id, how many ran at once when it looked)."""
+    import time
+    from pathlib import Path
+
+    mark = Path(marks) / str(os.getpid())
+    mark.touch()
+    together = len(list(Path(marks).iterdir()))
+    time.sleep(0.3)
+    mark.unlink()
+    return os.getpid(), together
+
+
+def wait_for_file(path: str, on_step=None) -> int:
+    import time
+    from pathlib import Path
+
+    while not Path(path).exists():
+        time.sleep(0.02)
+    return os.getpid()
+
+
+def until(condition, what: str) -> None:
+    import time
+
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+def test_ten_mischievous_students_start_no_more_children_than_the_slots(pool, tmp_path):
+    """The load test's mischievous student times ten, at a small scale: ten different trainings asked at once
+    run two at a time (the pool's slots), and every one runs."""
+    import threading
+
+    marks = tmp_path / "running"
+    marks.mkdir()
+    results = []
+
+    def student(i: int) -> None:
+        results.append(run_niced(hold_a_slot_while_marked, str(marks) + "/" * i))  # ten different configs
+
+    threads = [threading.Thread(target=student, args=(i,)) for i in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT_S * 2)
+    assert len(results) == 10 and len({pid for pid, _ in results}) == 10
+    assert max(together for _, together in results) <= pool.slots == 2
+
+
+def test_the_same_work_asked_twice_is_shared(pool, tmp_path):
+    import threading
+
+    from ui.background import _Job
+
+    go, pids = tmp_path / "go", []
+    first = threading.Thread(target=lambda: pids.append(run_niced(wait_for_file, str(go))))
+    first.start()
+    until(lambda: len(_Job.running) == 1, "the first work started")
+    second = threading.Thread(target=lambda: pids.append(run_niced(wait_for_file, str(go))))
+    second.start()
+    until(
+        lambda: next(iter(_Job.running.values()), None) and next(iter(_Job.running.values())).watchers == 2, "both wait"
+    )
+    go.touch()
+    first.join(WAIT_S)
+    second.join(WAIT_S)
+    assert len(pids) == 2 and pids[0] == pids[1]  # one child for both
+
+
+def test_one_student_leaving_does_not_stop_the_work_another_waits_for(pool, tmp_path):
+    import threading
+
+    from ui.background import _Job
+
+    go, got = tmp_path / "go", []
+    stayer = threading.Thread(target=lambda: got.append(run_niced(wait_for_file, str(go))))
+    stayer.start()
+    until(lambda: len(_Job.running) == 1, "the work started")
+    job = _Job.attach(wait_for_file, str(go))  # a second student asks for the same work ...
+    assert job.watchers == 2
+    job.detach()  # ... and leaves (run_niced's `finally`, when Streamlit stops the run)
+    assert not job.cancelled
+    go.touch()
+    stayer.join(WAIT_S)
+    assert got and isinstance(got[0], int)  # the first student still gets the result
+
+
+def test_leaving_while_queued_takes_the_work_out_of_the_queue(pool, tmp_path):
+    class Left(Exception):
+        pass
+
+    told = []
+
+    def leave(place: int, slots: int) -> None:
+        told.append((place, slots))
+        raise Left  # what Streamlit does to a run the student left
+
+    with pool.slot(), pool.slot():  # two other works hold both slots
+        with pytest.raises(Left):
+            run_niced(count_to, 10, on_queue=leave)
+        until(lambda: pool.waiting() == 0, "the cancelled work left the queue")
+    assert told == [(1, 2)]  # first in the queue, two slots
+
+
+def test_the_waiting_message_says_the_place():
+    from ui.background import queue_message
+
+    assert "you are next" in queue_message(1, 1) and "one long computation at a time" in queue_message(1, 1)
+    assert "2 ahead of you" in queue_message(3, 2) and "2 long computations at a time" in queue_message(3, 2)

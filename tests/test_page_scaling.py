@@ -134,9 +134,9 @@ def test_a_large_sweep_is_measured_in_a_niced_child_and_a_small_one_here(monkeyp
     calls = []
     real = ui.background.run_niced
 
-    def recording(fn, config, on_step=None):
+    def recording(fn, config, on_step=None, on_queue=None):
         calls.append((fn.__name__, config))
-        return real(fn, config, on_step)
+        return real(fn, config, on_step, on_queue)
 
     monkeypatch.setattr(ui.background, "run_niced", recording)
     at = open_scaling({"keys": "256", "samples": "200", "seed": "4242", "dk": "4,4096"})

@@ -58,7 +58,8 @@ NOT_LED = {"class"}  # the teacher's dashboard is not a view to send the class t
 _COOKIE_VALUE = re.compile(r"^(t|s)\.([A-Z0-9]{6})\.([A-Za-z0-9_-]{20,64})$")
 
 
-@st.cache_resource(show_spinner=False)
+# one store per database URL; a server is configured with one (a test may switch): 4 leave room, not growth
+@st.cache_resource(max_entries=4, show_spinner=False)
 def _open(url: str | None):
     from classroom.store import open_store  # SQLAlchemy: imported by the first session in a room (1 s)
 

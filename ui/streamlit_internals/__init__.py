@@ -278,7 +278,7 @@ def changed_sources(name: str) -> list[str]:
 
 
 # ---------------------------------------------------------------- saying what is wrong, once
-@functools.cache
+@functools.lru_cache(maxsize=64)  # one per entry and problem: a few dozen entries, a repeat warns again at worst
 def warn_once(name: str, problem: str) -> None:
     """A warning naming the entry, once per process and problem (Streamlit shows it in the server's log)."""
     warnings.warn(f"ui/streamlit_internals entry {name!r}: {problem} (see docs/maintenance.md)", stacklevel=3)

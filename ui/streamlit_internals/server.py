@@ -124,7 +124,7 @@ class _Batch:
                 self.loop.call_exception_handler({"message": "Exception in a script event", "exception": exc})
 
 
-_batches: dict[asyncio.AbstractEventLoop, _Batch] = {}
+_batches: dict[asyncio.AbstractEventLoop, _Batch] = {}  # bounded: one per event loop (Streamlit runs one)
 _batches_lock = threading.Lock()
 
 
