@@ -53,10 +53,22 @@ SEEN_KEY = "_class_pages_seen"  # {url_path: the PageState of that page}, for a 
 CLEAR_COOKIE_KEY = "_class_clear_cookie"  # this session left a room: its browser forgets it
 COOKIE = "attention_class"
 COOKIE_HOURS = 12
+
+
+def _safety_seconds() -> float:
+    """ATTENTION_CLASS_SAFETY_S, within 5 s and an hour (30 s if unset or not a number). The browser tests set
+    an hour, so that a student who follows within their wait can only have been pushed."""
+    try:
+        seconds = float(os.environ.get("ATTENTION_CLASS_SAFETY_S", "30"))
+    except ValueError:
+        seconds = 30.0
+    return min(max(seconds, 5.0), 3600.0) if seconds == seconds else 30.0
+
+
 # A student's bar reruns when the teacher acts: this process's watcher pushes it (ui/classroom_push.py). Its
 # timer is only a safety net: a bar the watcher does not hold (a full watcher, a session that reconnected
 # without a run yet) or a push lost in a race with the browser's own run is redrawn within this.
-STUDENT_SAFETY_S = 30.0
+STUDENT_SAFETY_S = _safety_seconds()
 TEACHER_POLL_S = 0.5  # the teacher's screen writes its view to the store within half a second
 NOT_LED = {"class"}  # the teacher's dashboard is not a view to send the class to
 _COOKIE_VALUE = re.compile(r"^(t|s)\.([A-Z0-9]{6})\.([A-Za-z0-9_-]{20,64})$")
