@@ -89,7 +89,7 @@ class Question:
 
 @dataclass(frozen=True)
 class RoomState:
-    """What every screen in the room polls: where the teacher is, paused or not, the question asked now."""
+    """What every screen in the room draws: where the teacher is, paused or not, the question asked now."""
 
     code: str
     view: str | None
@@ -336,7 +336,7 @@ class Store:
             return room["gather"] + 1
 
     def state(self, code: str) -> RoomState:
-        """Everything a screen in the room polls, in one read; the room's error if it is closed or expired."""
+        """Everything a screen in the room draws, in one read; the room's error if it is closed or expired."""
         with self._read() as conn:
             room = self._room(conn, code)
             self._open(room)
