@@ -93,3 +93,17 @@ def test_the_watching_thread_pushes_a_move_made_by_another_worker(tmp_path, stor
     finally:
         watcher.stop()
         other_worker.engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [(None, 30.0), ("3600", 3600.0), ("90", 90.0), ("1", 5.0), ("1e9", 3600.0), ("soon", 30.0), ("nan", 30.0)],
+)
+def test_the_bars_safety_timer_is_read_from_the_environment_within_bounds(monkeypatch, value, seconds):
+    from ui.classroom_room import _safety_seconds
+
+    if value is None:
+        monkeypatch.delenv("ATTENTION_CLASS_SAFETY_S", raising=False)
+    else:
+        monkeypatch.setenv("ATTENTION_CLASS_SAFETY_S", value)
+    assert _safety_seconds() == seconds
