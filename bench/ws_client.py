@@ -248,6 +248,33 @@ class ProtocolSession:
         """One timer rerun of a fragment drawn with `run_every` (what the browser's setInterval sends)."""
         return await self._rerun(fragment_id=fragment_id, auto=True)
 
+    async def pushed(self, timeout: float) -> RunResult | None:
+        """A run the server started by itself (class mode pushes the teacher's actions to a student's bar, see
+        ui/classroom_push.py), read to its end; None if none began within `timeout` s. A browser draws such a
+        run as it draws one it asked for."""
+        from websockets.exceptions import ConnectionClosed
+
+        async with self._lock:
+            deadline = time.perf_counter() + timeout
+            while True:  # a run begins with new_session; what the last run sent after its end is passed over
+                try:  # cancelling recv() loses nothing
+                    first = await asyncio.wait_for(self.ws.recv(), timeout=max(0.0, deadline - time.perf_counter()))
+                except asyncio.TimeoutError:
+                    return None
+                except ConnectionClosed as exc:
+                    return RunResult(ms=0.0, status=f"closed ({exc})")
+                fm = ForwardMsg()
+                fm.ParseFromString(first)
+                if fm.WhichOneof("type") == "new_session":
+                    break
+            t0 = time.perf_counter()
+            try:
+                result = await asyncio.wait_for(self._until_finished(first), timeout=self.timeout)
+            except asyncio.TimeoutError:
+                return RunResult(ms=(time.perf_counter() - t0) * 1000, status="timeout")
+            result.ms = (time.perf_counter() - t0) * 1000
+            return result
+
     async def history_move(self, link: str) -> RunResult:
         """Go to `link` ("/path?query") as a popstate does (Back, Forward, or a script's pushState): a run of
         that page with the link's query string, marked as history navigation."""
@@ -347,7 +374,7 @@ class ProtocolSession:
         result.ms = (time.perf_counter() - t0) * 1000
         return result
 
-    async def _until_finished(self) -> RunResult:
+    async def _until_finished(self, first: bytes | None = None) -> RunResult:
         from websockets.exceptions import ConnectionClosed
 
         result = RunResult(ms=0.0, status="")
@@ -355,7 +382,7 @@ class ProtocolSession:
         auto_reruns: dict[str, float] = {}
         while True:
             try:
-                raw = await self.ws.recv()
+                raw, first = (first, None) if first is not None else (await self.ws.recv(), None)
             except ConnectionClosed as exc:
                 result.status = f"closed ({exc})"
                 return result

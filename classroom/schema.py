@@ -48,6 +48,7 @@ rooms = Table(
     Column("question_id", Integer),  # the question being asked now, if any
     Column("paused", Boolean, nullable=False),  # since version 2
     Column("gather", Integer, nullable=False),  # since version 2: bumped to bring every student back
+    Column("version", Integer, nullable=False),  # since version 3: bumped by every teacher action
 )
 students = Table(
     "classroom_students",
@@ -140,7 +141,13 @@ def _v2(conn: Connection) -> None:
     join_failures.create(conn)
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1, 2: _v2}
+def _v3(conn: Connection) -> None:
+    """A version counter on the room, bumped by every teacher action, so that a worker learns which of its
+    rooms changed from one small query (ui/classroom_push.py) instead of every screen polling the room."""
+    conn.execute(text("ALTER TABLE classroom_rooms ADD COLUMN version INTEGER NOT NULL DEFAULT 0"))
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1, 2: _v2, 3: _v3}
 SCHEMA_VERSION = max(MIGRATIONS)
 _LOCK_ID = 7_307_033  # PostgreSQL advisory lock held while a worker migrates
 

@@ -89,7 +89,7 @@ class Question:
 
 @dataclass(frozen=True)
 class RoomState:
-    """What every screen in the room polls: where the teacher is, paused or not, the question asked now."""
+    """What every screen in the room draws: where the teacher is, paused or not, the question asked now."""
 
     code: str
     view: str | None
@@ -98,6 +98,7 @@ class RoomState:
     question: Question | None
     joined: int
     expires_at: float
+    version: int  # bumped by every teacher action (Store.versions)
 
 
 @dataclass(frozen=True)
@@ -228,6 +229,7 @@ class Store:
                     question_id=None,
                     paused=False,
                     gather=0,
+                    version=0,
                 )
             )
         return Room(code, key, expires)
@@ -241,7 +243,7 @@ class Store:
         """Close the room: nobody can join or answer any more; its answers stay for the export."""
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key, open_=False)
-            conn.execute(rooms.update().where(rooms.c.code == room["code"]).values(closed=True))
+            conn.execute(_bumped(room).values(closed=True))
 
     # ------------------------------------------------------------ students
     def join(self, code: str, nickname: str | None = None, client: str = "") -> str:
@@ -314,7 +316,7 @@ class Store:
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key)
             if room["view"] != view:
-                conn.execute(rooms.update().where(rooms.c.code == room["code"]).values(view=view))
+                conn.execute(_bumped(room).values(view=view))
 
     def current_view(self, code: str) -> str | None:
         with self._read() as conn:
@@ -324,17 +326,17 @@ class Store:
         """Pause the class (every screen shows an 'eyes on the teacher' card) or resume it."""
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key)
-            conn.execute(rooms.update().where(rooms.c.code == room["code"]).values(paused=bool(paused)))
+            conn.execute(_bumped(room).values(paused=bool(paused)))
 
     def gather(self, code: str, teacher_key: str) -> int:
         """Bring every student back to following the teacher; returns the room's new gather count."""
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key)
-            conn.execute(rooms.update().where(rooms.c.code == room["code"]).values(gather=rooms.c.gather + 1))
+            conn.execute(_bumped(room).values(gather=rooms.c.gather + 1))
             return room["gather"] + 1
 
     def state(self, code: str) -> RoomState:
-        """Everything a screen in the room polls, in one read; the room's error if it is closed or expired."""
+        """Everything a screen in the room draws, in one read; the room's error if it is closed or expired."""
         with self._read() as conn:
             room = self._room(conn, code)
             self._open(room)
@@ -349,7 +351,22 @@ class Store:
                 question,
                 _count_students(conn, room["code"]),
                 room["expires_at"],
+                int(room["version"]),
             )
+
+    def versions(self, codes) -> dict[str, int]:
+        """The version of each open room among `codes`, in one query: a worker compares them with the ones
+        its screens last drew to learn which rooms changed. A closed, expired or unknown room is left out."""
+        codes = sorted({normalise_code(c) for c in codes})
+        if not codes:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute(
+                select(rooms.c.code, rooms.c.version).where(
+                    rooms.c.code.in_(codes), ~rooms.c.closed, rooms.c.expires_at > self.clock()
+                )
+            ).all()
+        return {r.code: int(r.version) for r in rows}
 
     # ------------------------------------------------------------ questions
     def ask(self, code: str, teacher_key: str, question: dict, truth: Any = None) -> int:
@@ -378,7 +395,7 @@ class Store:
                 )
                 .returning(questions.c.id)
             ).scalar_one()
-            conn.execute(rooms.update().where(rooms.c.code == room["code"]).values(question_id=qid))
+            conn.execute(_bumped(room).values(question_id=qid))
             return int(qid)
 
     def reveal(self, code: str, teacher_key: str, qid: int, truth: Any = None) -> None:
@@ -393,12 +410,13 @@ class Store:
                 .where(questions.c.id == question.id)
                 .values(revealed=True, truth=None if stored is None else json.dumps(stored))
             )
+            conn.execute(_bumped(room))
 
     def end_question(self, code: str, teacher_key: str) -> None:
         """Take the question off the students' screens (its answers stay)."""
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key)
-            conn.execute(rooms.update().where(rooms.c.code == room["code"]).values(question_id=None))
+            conn.execute(_bumped(room).values(question_id=None))
 
     def answer(self, code: str, sid: str, qid: int, value: Any) -> None:
         """Student `sid`'s answer to the question asked now; a later answer replaces an earlier one, until
@@ -523,6 +541,11 @@ class _Tx:
                 self.tx.rollback()
         finally:
             self.conn.close()
+
+
+def _bumped(room):
+    """An update of `room` that also bumps its version (every teacher action goes through it)."""
+    return rooms.update().where(rooms.c.code == room["code"]).values(version=rooms.c.version + 1)
 
 
 def _count_students(conn: Connection, code: str) -> int:

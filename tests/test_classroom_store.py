@@ -354,6 +354,55 @@ def test_pause_and_gather_reach_every_screen(stores):
     assert not state.paused and state.gather == 1
 
 
+def test_every_teacher_action_bumps_the_room_version_and_nothing_else_does(stores):
+    clock = Clock()
+    store, other_worker = stores(clock=clock), stores(clock=clock)
+    room, quiet = store.create_room(), store.create_room()
+    key = room.teacher_key
+    sid = store.join(room.code)
+    seen = [other_worker.versions([room.code, quiet.code])[room.code]]
+    qid = None
+
+    def ask():
+        nonlocal qid
+        qid = store.ask(room.code, key, CHOICE, truth=1)
+
+    actions = [
+        lambda: store.lead(room.code, key, "/heads"),
+        lambda: store.pause(room.code, key, True),
+        lambda: store.pause(room.code, key, False),
+        lambda: store.gather(room.code, key),
+        ask,
+        lambda: store.reveal(room.code, key, qid),
+        lambda: store.end_question(room.code, key),
+    ]
+    for action in actions:
+        action()
+        seen.append(other_worker.versions([room.code])[room.code])
+        assert seen[-1] > seen[-2], action
+        assert store.state(room.code).version == seen[-1]
+    store.lead(room.code, key, "/heads")  # the same view again: nothing for the screens to redraw
+    store.join(room.code)
+    store.ask(room.code, key, CHOICE)
+    before = other_worker.versions([room.code])[room.code]
+    store.answer(room.code, sid, store.state(room.code).question.id, 0)
+    assert other_worker.versions([room.code])[room.code] == before, "answers are not teacher actions"
+    assert other_worker.versions([quiet.code]) == {quiet.code: 0}
+
+
+def test_versions_leave_out_closed_expired_and_unknown_rooms(stores):
+    clock = Clock()
+    store = stores(Limits(room_hours=1), clock)
+    closed, expiring, open_ = store.create_room(), store.create_room(), store.create_room()
+    store.close(closed.code, closed.teacher_key)
+    clock.now += 1800
+    later = store.create_room()
+    clock.now += 1801  # the first three are past their hour
+    assert store.versions([closed.code, expiring.code, open_.code, later.code, "ZZZZZZ"]) == {later.code: 0}
+    assert store.versions([]) == {}
+    assert store.versions([later.code.lower()]) == {later.code: 0}
+
+
 def test_a_restarted_server_finds_its_rooms_and_answers(stores):
     before = stores()
     room = before.create_room()
@@ -433,11 +482,12 @@ def test_migrations_upgrade_an_old_database_and_keep_its_rooms(url):
     store = open_store(url)  # upgrades to the current version
     try:
         with store.engine.connect() as conn:
-            assert current_version(conn) == SCHEMA_VERSION == 2
+            assert current_version(conn) == SCHEMA_VERSION == 3
         state = store.state("ABCDEF")
-        assert (state.view, state.paused, state.gather) == ("/heads", False, 0)
+        assert (state.view, state.paused, state.gather, state.version) == ("/heads", False, 0, 0)
         store.pause("ABCDEF", "key", True)
         assert store.state("ABCDEF").paused
+        assert store.versions(["ABCDEF"]) == {"ABCDEF": 1}
         assert migrate(store.engine) == SCHEMA_VERSION  # a second worker finds nothing to do
     finally:
         store.engine.dispose()

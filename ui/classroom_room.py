@@ -26,6 +26,7 @@ import streamlit as st
 from classroom import errors
 from classroom.codes import normalise_code
 from ui.classroom_ask import ask_controls
+from ui.classroom_push import bar_drawn, bar_gone
 from ui.classroom_questions import distribution_figure
 from ui.page_state import CURRENT_KEY, LOADED_KEY, PageState, stop
 from ui.safe_text import escape_markdown
@@ -52,7 +53,22 @@ SEEN_KEY = "_class_pages_seen"  # {url_path: the PageState of that page}, for a 
 CLEAR_COOKIE_KEY = "_class_clear_cookie"  # this session left a room: its browser forgets it
 COOKIE = "attention_class"
 COOKIE_HOURS = 12
-STUDENT_POLL_S = 1.0  # a student's screen asks the store where the teacher is, once a second
+
+
+def _safety_seconds() -> float:
+    """ATTENTION_CLASS_SAFETY_S, within 5 s and an hour (30 s if unset or not a number). The browser tests set
+    an hour, so that a student who follows within their wait can only have been pushed."""
+    try:
+        seconds = float(os.environ.get("ATTENTION_CLASS_SAFETY_S", "30"))
+    except ValueError:
+        seconds = 30.0
+    return min(max(seconds, 5.0), 3600.0) if seconds == seconds else 30.0
+
+
+# A student's bar reruns when the teacher acts: this process's watcher pushes it (ui/classroom_push.py). Its
+# timer is only a safety net: a bar the watcher does not hold (a full watcher, a session that reconnected
+# without a run yet) or a push lost in a race with the browser's own run is redrawn within this.
+STUDENT_SAFETY_S = _safety_seconds()
 TEACHER_POLL_S = 0.5  # the teacher's screen writes its view to the store within half a second
 NOT_LED = {"class"}  # the teacher's dashboard is not a view to send the class to
 _COOKIE_VALUE = re.compile(r"^(t|s)\.([A-Z0-9]{6})\.([A-Za-z0-9_-]{20,64})$")
@@ -128,6 +144,7 @@ def leave(message: str | None = None) -> None:
 def _leave_quietly() -> None:
     if in_room():
         st.session_state[CLEAR_COOKIE_KEY] = True
+        bar_gone()
     for key in (ROOM_KEY, ROLE_KEY, TEACHER_KEY, SID_KEY, NICK_KEY, PAUSED_KEY, APPLIED_KEY, LED_KEY, GATHER_KEY):
         st.session_state.pop(key, None)
 
@@ -271,16 +288,18 @@ def room_bar(url_path: str, pages: dict[str, list[st.Page]]) -> None:
         stop()
 
 
-@st.fragment(run_every=STUDENT_POLL_S)
+@st.fragment(run_every=STUDENT_SAFETY_S)
 def _student_bar(pages: dict[str, list[st.Page]]) -> None:
     code = in_room()
     if not code or is_teacher():
+        bar_gone()
         return
     try:
         state = store().state(code)
     except errors.ClassroomError as err:
         leave(f"You left room {code}: {err}.")
         st.rerun(scope="app")
+    bar_drawn(store(), code, state.version)  # the watcher reruns this bar when the teacher acts
     if state.paused != st.session_state.get(PAUSED_KEY):
         st.rerun(scope="app")  # the whole page: the pause card replaces it, or it comes back
     if st.session_state.get(GATHER_KEY) is None:

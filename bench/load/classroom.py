@@ -19,9 +19,10 @@ What it measures, in one run:
    the teacher goes to a page every `--every` s (`--moves` pages per phase, light pages, so that what following
    adds is not hidden behind heavy page runs); without class mode nobody is in a room and every student goes to
    the same page by its sidebar link right after the teacher; with class mode the teacher leads a room and the
-   students follow (the teacher's and students' bars poll the store on their timers). Same moves, same pages,
-   same number of page runs: the difference is what following costs. CPU = the server process's utime+stime
-   over the phase's moving window, which the machine's other work slows but does not add to;
+   students follow (the teacher's bar on its timer; the students' bars rerun when the server pushes the teacher's
+   action, ui/classroom_push.py, received as a browser would: bench/ws_client.ProtocolSession.pushed). Same
+   moves, same pages, same number of page runs: the difference is what following costs. CPU = the server
+   process's utime+stime over the phase's moving window, which the machine's other work slows but does not add to;
 2. in the class phases, each move's delay to every following student: from the teacher's click (the BackMsg
    going to the page) to that student's run of the new page finished (browser-less) or the new page's title on
    screen with the app idle (Chromium);
@@ -79,7 +80,9 @@ class Figures:
     by_hand: list[dict] = field(default_factory=list)  # {client, s}: without class mode, the teacher's move to
     # each student's page drawn when every student goes there by hand right after the teacher (the reference)
     ticks: list[float] = field(default_factory=list)  # ms of the students' timer reruns (class phases)
-    reruns: list[float] = field(default_factory=list)  # time.monotonic() of every timer rerun, the teacher's too
+    reruns: list[float] = field(default_factory=list)  # time.monotonic() of every timer or pushed rerun, the
+    # teacher's too
+    pushed: list[float] = field(default_factory=list)  # ms of the runs the server pushed to students' bars
 
 
 class WsStudent:
@@ -130,7 +133,8 @@ class WsStudent:
         return None
 
     async def timers(self) -> None:
-        """The browser's setInterval for each fragment with run_every, until stopped."""
+        """The browser's setInterval for each fragment with run_every, and the runs the server pushes, until
+        stopped."""
         next_at: dict[str, float] = {}
         while not self.stop.is_set():
             now = time.monotonic()
@@ -150,10 +154,17 @@ class WsStudent:
                         if self.check(f"following to {link}", moved):
                             self.after_run(moved)
             soonest = min(next_at.values(), default=time.monotonic() + 0.2)
-            try:
-                await asyncio.wait_for(self.stop.wait(), timeout=max(0.02, min(0.2, soonest - time.monotonic())))
-            except asyncio.TimeoutError:
-                pass
+            # meanwhile, a run the server pushes (a student's bar when the teacher acts: ui/classroom_push.py)
+            pushed = await self.client.pushed(timeout=max(0.02, min(0.2, soonest - time.monotonic())))
+            if pushed is not None and self.check("a pushed rerun", pushed):
+                self.figures.reruns.append(time.monotonic())
+                if self.counted:
+                    self.figures.pushed.append(pushed.ms)
+                link = self.after_run(pushed)
+                if link:
+                    moved = await self.client.history_move(link)
+                    if self.check(f"following to {link}", moved):
+                        self.after_run(moved)
 
     async def go(self, path: str, move: Move | None = None) -> None:
         if self.check(f"going to /{path}", await self.client.goto(path)) and move is not None:
@@ -466,6 +477,12 @@ def report(args, figures: Figures, log) -> int:
             f"{statistics.median(figures.ticks):.0f} ms, p95 {pct(figures.ticks, 95):.0f} ms "
             f"({len(figures.ticks)} reruns)"
         )
+    if figures.pushed:
+        log(
+            "a following student's pushed rerun (the server reran the bar: the teacher acted): median "
+            f"{statistics.median(figures.pushed):.0f} ms, p95 {pct(figures.pushed, 95):.0f} ms "
+            f"({len(figures.pushed)} reruns)"
+        )
     cpu = {k: [c for c in figures.cpu if c["phase"] == k] for k in ("alone", "class")}
     if cpu["alone"] and cpu["class"]:
         rate = {k: sum(c["cpu_s"] for c in v) / sum(c["wall_s"] for c in v) for k, v in cpu.items()}
@@ -486,8 +503,8 @@ def report(args, figures: Figures, log) -> int:
         extra = sum(c["cpu_s"] for c in cpu["class"]) - rate["alone"] * sum(c["wall_s"] for c in cpu["class"])
         if reruns:
             log(
-                f"    what class mode adds: {extra:.1f} CPU-s over {reruns} timer reruns (students' and teacher's "
-                f"bars): {1000 * extra / reruns:.1f} ms of server CPU per rerun"
+                f"    what class mode adds: {extra:.1f} CPU-s over {reruns} bar reruns, timed or pushed (students' "
+                f"and teacher's bars): {1000 * extra / reruns:.1f} ms of server CPU per rerun"
             )
     for a in figures.answers:
         ok &= a["exact"] and a["answered"] == a["students"]

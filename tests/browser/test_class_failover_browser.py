@@ -8,9 +8,9 @@ pages reconnect through the proxy to the live worker, which has never seen them:
 student back into the room as the same student, and the teacher back to the controls. Every answer must still be
 counted (the store, not a worker, holds them), every student must show the room bar and their own answer again,
 the student who had not answered can answer, and a student who moved may still change their answer, which the
-store then counts in place of the old one.
-Both workers share one temporary SQLite store (ATTENTION_DB_URL), as deploy/serve.sh's workers share the default
-file. Every wait is for a condition.
+store then counts in place of the old one. Then the teacher moves on and the whole class follows, pushed by the
+live worker. Both workers share one temporary SQLite store (ATTENTION_DB_URL), as deploy/serve.sh's workers share
+the default file. Every wait is for a condition.
 """
 
 from __future__ import annotations
@@ -33,15 +33,18 @@ ANSWERS = ["k_0 'east'", "k_1 'north'", "k_0 'east'", "k_1 'north'"]
 def class_proxy(tmp_path_factory):
     """Two workers behind nginx, sharing one fresh SQLite store."""
     tmp = tmp_path_factory.mktemp("class-failover")
-    before = os.environ.get("ATTENTION_DB_URL")
-    os.environ["ATTENTION_DB_URL"] = f"sqlite:///{tmp / 'class.db'}"
+    # the bars' safety timer set to an hour: a student who follows within the waits was pushed by a watcher
+    env = {"ATTENTION_DB_URL": f"sqlite:///{tmp / 'class.db'}", "ATTENTION_CLASS_SAFETY_S": "3600"}
+    before = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
     try:
         proxy = Proxy(2, tmp)
     finally:
-        if before is None:
-            os.environ.pop("ATTENTION_DB_URL")
-        else:
-            os.environ["ATTENTION_DB_URL"] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
     yield proxy, f"sqlite:///{tmp / 'class.db'}"
     proxy.stop()
 
@@ -160,3 +163,11 @@ def _half_the_class_loses_its_worker(browser, proxy: Proxy, db_url: str, pages: 
     assert res.answered == STUDENTS and sorted(res.values) == sorted(labels.index(a) for a in now)
     # The teacher's screen still counts every student once.
     expect(teacher.get_by_text(f"{STUDENTS} of {STUDENTS} answered")).to_be_visible()
+
+    # The class still follows the teacher: the students who came to the live worker are in its watcher, which
+    # pushes the teacher's next move to them as to the others.
+    teacher.goto(f"{proxy.url}/causal")
+    expect(teacher.get_by_role("heading", name="Causal masking").first).to_be_visible()
+    for s in students:
+        expect(s).to_have_url(re.compile(r"/causal\?"))
+        expect(s.get_by_role("heading", name="Causal masking").first).to_be_visible()

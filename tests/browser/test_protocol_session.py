@@ -186,9 +186,10 @@ def test_a_server_started_for_a_benchmark_reports_each_runs_time_on_its_output(m
 
 
 def test_a_browserless_student_follows_the_teacher_and_answers_as_a_browser_does(monkeypatch, tmp_path):
-    """The class-mode load test's students (bench/load/classroom.py): joined by the student link, the bar's
-    timer reruns (st.fragment(run_every)) find the teacher's view, the move script is followed as a popstate
-    (the new page, with the view's state), and a radio answer reaches the store once, changed in place."""
+    """The class-mode load test's students (bench/load/classroom.py): joined by the student link, the server
+    pushes a rerun of the bar when the teacher acts (ui/classroom_push.py; the client sends nothing), the bar
+    finds the teacher's view, the move script is followed as a popstate (the new page, with the view's state),
+    and a radio answer reaches the store once, changed in place."""
     from bench.load.classroom import MOVE_URL
     from bench.servers import start_server
     from classroom.store import open_store
@@ -206,14 +207,14 @@ def test_a_browserless_student_follows_the_teacher_and_answers_as_a_browser_does
             try:
                 joined = await s.open("", f"room={room.code}")
                 timers = dict(s.auto_reruns)
-                store.lead(room.code, room.teacher_key, "/causal?causal=0")
-                fid = next(iter(timers))
-                tick = await s.tick(fid)
+                quiet = await s.pushed(timeout=3)  # nothing changed: nothing pushed
+                store.lead(room.code, room.teacher_key, "/causal?causal=0")  # as a teacher on another worker would
+                tick = await s.pushed(timeout=60)
                 links = [m.group(1) for script in tick.scripts if (m := MOVE_URL.search(script))]
                 moved = await s.history_move(json.loads(links[0])) if links else None
                 path_after = s.page_path()
                 qid = store.ask(room.code, room.teacher_key, {"kind": "choice", "prompt": "p", "options": ["a", "b"]})
-                await s.tick(fid)
+                asked = await s.pushed(timeout=60)
                 await s.select("Your answer", 1)
                 await s.click("Send my answer")
                 first = store.results(room.code, room.teacher_key, qid)
@@ -222,6 +223,8 @@ def test_a_browserless_student_follows_the_teacher_and_answers_as_a_browser_does
                 return (
                     joined,
                     timers,
+                    quiet,
+                    asked,
                     tick,
                     links,
                     moved,
@@ -232,14 +235,16 @@ def test_a_browserless_student_follows_the_teacher_and_answers_as_a_browser_does
             finally:
                 await s.close()
 
-        joined, timers, tick, links, moved, path_after, first, last = _run(scenario())
+        joined, timers, quiet, asked, tick, links, moved, path_after, first, last = _run(scenario())
     finally:
         proc.terminate()
         proc.wait(timeout=10)
     assert joined.status == "FINISHED_SUCCESSFULLY" and not joined.exceptions
     assert store.state(room.code).joined == 1
-    assert list(timers.values()) == [1.0]  # the student's bar polls once a second (ui/classroom_room.py)
-    assert tick.fragment and tick.status == "FINISHED_SUCCESSFULLY"  # the fragment alone, not the page
+    assert list(timers.values()) == [30.0]  # the bar's safety timer only (ui/classroom_room.py): it is pushed
+    assert quiet is None
+    assert tick is not None and tick.fragment and tick.status == "FINISHED_SUCCESSFULLY"  # the bar alone
+    assert asked is not None and asked.fragment  # and its answer box took the answers below
     assert [json.loads(link) for link in links] == ["/causal?causal=0"]
     assert moved.status == "FINISHED_SUCCESSFULLY" and moved.h1 == TITLES["causal"] and path_after == "causal"
     assert (first.answered, first.values) == (1, [1])

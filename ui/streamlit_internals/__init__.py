@@ -13,6 +13,7 @@ missing is said once by name: nothing falls back in silence.
     plotly_chart.py  a chart's JSON handed to st.plotly_chart as it is, its arrays encoded by plotly's rules
     session.py       what the pages read from Streamlit's script-run context and session state, and the legacy
                      multipage mode switched off
+    push.py          a session's fragment rerun asked for by the server (class mode's push to the students' bars)
     spawn.py         training children started without re-running the app's script
     browser.py       the scripts that rely on Streamlit's frontend (reconnect, browser history)
 """
@@ -128,6 +129,32 @@ ENTRIES = (
         "the browser's Back or Forward restores the view the link names",
         without="a fragment's rerun skips the run slot and the link; Back and Forward keep the current view",
         sources=("streamlit.runtime.scriptrunner_utils.script_run_context:ScriptRunContext",),
+    ),
+    Internal(
+        name="push-fragment-rerun",
+        where="push.this_fragment, push.this_session, push.active_session_ids, push.rerun_fragment "
+        "(ui/classroom_push.py)",
+        reads="reads the fragment running now (`ThreadState.get().fragment_id`) and the session's id; lists the "
+        "connected sessions (`Runtime._session_mgr`); calls `AppSession.request_rerun` on the session's event loop "
+        "(`_call_soon_on_event_loop`) with a copy of its last `_client_state`, named for the bar's fragment and "
+        "marked as a timer's rerun, as Streamlit's run-on-save asks for a run",
+        why="a student's bar polled the store on a one-second timer: 6.0 ms of server CPU per student per second, "
+        "and any one-second timer fragment costs 2.2-2.4 ms a rerun (bench/fragment_floor.py), so 30 students "
+        "added x2.76 the server CPU (target x1.15); pushed, a bar reruns only when the teacher acts "
+        "(docs/classroom.md, Measured)",
+        without="students' bars follow the teacher only on their 30 s safety timer",
+        sources=(
+            "streamlit.runtime.scriptrunner_utils.script_run_context:ThreadState",
+            "streamlit.runtime.fragment:_fragment",
+            "streamlit.runtime.runtime:Runtime.__init__",
+            "streamlit.runtime.websocket_session_manager:WebsocketSessionManager.get_active_session_info",
+            "streamlit.runtime.websocket_session_manager:WebsocketSessionManager.list_active_sessions",
+            "streamlit.runtime.app_session:AppSession.request_rerun",
+            "streamlit.runtime.app_session:AppSession._call_soon_on_event_loop",
+            "streamlit.runtime.app_session:AppSession._handle_scriptrunner_event_on_event_loop",
+            "streamlit.runtime.scriptrunner.script_runner:ScriptRunner._run_script_thread",
+            FRONTEND,
+        ),
     ),
     Internal(
         name="spawn-without-main",
@@ -252,6 +279,14 @@ PINNED_SOURCES = {
     "streamlit.runtime.state.session_state:WStates": "9873f691ecca0517",
     "streamlit.elements.lib.utils:_compute_element_id": "449bc4be99637a87",
     "streamlit.runtime.scriptrunner_utils.script_run_context:ScriptRunContext": "c6a42b9a0619f952",
+    "streamlit.runtime.scriptrunner_utils.script_run_context:ThreadState": "f9dd304895c3d2b7",
+    "streamlit.runtime.fragment:_fragment": "40a2d1a20a6b5049",
+    "streamlit.runtime.runtime:Runtime.__init__": "e5a5fb5dd960c87c",
+    "streamlit.runtime.websocket_session_manager:WebsocketSessionManager.get_active_session_info": "48c655084027340a",
+    "streamlit.runtime.websocket_session_manager:WebsocketSessionManager.list_active_sessions": "ddadaa56b6358f02",
+    "streamlit.runtime.app_session:AppSession.request_rerun": "52f29d8973368c8b",
+    "streamlit.runtime.app_session:AppSession._handle_scriptrunner_event_on_event_loop": "ed8b8b01f1b6a039",
+    "streamlit.runtime.scriptrunner.script_runner:ScriptRunner._run_script_thread": "4bf3d78818ffdd59",
     "multiprocessing.spawn:get_preparation_data": "aa7367d450c4696c",
     "multiprocessing.spawn:prepare": "98c6610669e07383",
     "plotly.tools:return_figure_from_figure_or_data": "1aba798462646cdc",
