@@ -116,7 +116,7 @@ class Watcher:
                 _LOGGER.warning("the classroom watcher could not read the rooms' versions", exc_info=True)
 
 
-_watchers: dict[int, Watcher] = {}
+_watchers: dict[int, Watcher] = {}  # bounded: one per store, and stores come from classroom_room._open (one per URL)
 _watchers_lock = threading.Lock()
 
 
