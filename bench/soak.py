@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.load.plan import PAGES, session_plan  # noqa: E402
 from bench.load.processes import process_tree, rss_kib  # noqa: E402
+from bench.load.report import tee_log  # noqa: E402
 from bench.load.sessions import BrowserlessSession, MischiefSession, Stats  # noqa: E402
 from bench.servers import ROOT, snapshot_of, start_server  # noqa: E402
 
@@ -109,13 +110,7 @@ def main() -> None:
     parser.add_argument("--out", help="also write the output to this file")
     args = parser.parse_args()
     args.kill_worker = None  # what BrowserlessSession asks of the load test's arguments
-    out = open(args.out, "w") if args.out else None
-
-    def log(line: str) -> None:
-        print(line, flush=True)
-        if out:
-            out.write(line + "\n")
-            out.flush()
+    log = tee_log(args.out)
 
     root = ROOT
     serve = start_server

@@ -52,7 +52,7 @@ from pathlib import Path
 from bench.browser import CHROMIUM
 from bench.load.plan import PAGES
 from bench.load.processes import ServerOutput, cpu_seconds, process_tree
-from bench.load.report import pct, uptime
+from bench.load.report import pct, tee_log, uptime
 from bench.load.sessions import BROWSER_ARGS, H1_JS, WAIT_JS
 from bench.servers import serve_reading_output, start_server
 
@@ -533,14 +533,7 @@ def main() -> None:
     parser.add_argument("--scratch", default="/tmp/classload", help="the store and the server's log go here")
     parser.add_argument("--out", help="also write the output to this file")
     args = parser.parse_args()
-    out_file = open(args.out, "w") if args.out else None
-
-    def log(line: str) -> None:
-        print(line, flush=True)
-        if out_file:
-            out_file.write(line + "\n")
-            out_file.flush()
-
+    log = tee_log(args.out)
     log(f"command: python -m bench.load.classroom {' '.join(sys.argv[1:])}")
     sys.exit(asyncio.run(main_async(args, log)))
 

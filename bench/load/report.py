@@ -67,6 +67,19 @@ def report_failover(all_stats: list[Stats], figures: dict, errors: list[str], lo
     return bool(ok)
 
 
+def tee_log(path: str | None):
+    """A `log(line)` that prints each line and, given a path, also writes it there as it comes."""
+    out = open(path, "w") if path else None
+
+    def log(line: str) -> None:
+        print(line, flush=True)
+        if out:
+            out.write(line + "\n")
+            out.flush()
+
+    return log
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")

@@ -31,6 +31,7 @@ from bench.load.report import (
     mib,
     report,
     steady_window,
+    tee_log,
     uptime,
 )
 from bench.load.sessions import (
@@ -322,13 +323,7 @@ def main() -> None:
     parser.add_argument("--out", help="also write the output to this file")
     parser.add_argument("--json", help="also write the figures as JSON to this file (bench/bench_workers.py reads it)")
     args = parser.parse_args()
-    out_file = open(args.out, "w") if args.out else None
-
-    def log(line: str) -> None:
-        print(line, flush=True)
-        if out_file:
-            out_file.write(line + "\n")
-            out_file.flush()
+    log = tee_log(args.out)
 
     # a watchdog in case something hangs beyond the async timeouts: the run stops by itself
     def watchdog() -> None:

@@ -8,6 +8,7 @@ never pass by skipping them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -127,6 +128,27 @@ def assert_no_exception(page) -> None:
         expect(shown).to_have_count(0)
     except AssertionError:
         raise AssertionError(shown.first.inner_text()) from None
+
+
+@contextlib.contextmanager
+def closing_pages(name: str):
+    """A list for the pages a test opens, each in its own browser context: if the test fails, each page's screen
+    is saved as artifacts/screenshots/<name>_<i>.png (for a person to look at what each screen showed); at the
+    end every context is closed."""
+    pages: list = []
+    try:
+        yield pages
+    except Exception:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        for i, page in enumerate(pages):
+            try:
+                page.screenshot(path=str(ARTIFACTS / f"{name}_{i}.png"), timeout=60_000)
+            except Exception:  # noqa: BLE001 - the test's own failure is the one to report
+                pass
+        raise
+    finally:
+        for page in pages:
+            page.context.close()
 
 
 def screenshot(page, name: str) -> Path:

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.browser.conftest import (
-    ARTIFACTS,
     _missing_browser_reason,
     browser_required,
+    closing_pages,
     screenshot,
     start_server,
 )
@@ -68,20 +68,8 @@ def new_page(browser, width: int = 1300):
 
 
 def test_one_teacher_and_three_students(chromium, class_url):
-    pages = []
-    try:
+    with closing_pages("class_failure") as pages:
         _one_teacher_and_three_students(chromium, class_url, pages)
-    except Exception:
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        for i, page in enumerate(pages):  # for a person to look at what each screen showed
-            try:
-                page.screenshot(path=str(ARTIFACTS / f"class_failure_{i}.png"), timeout=60_000)
-            except Exception:  # noqa: BLE001 - the test's own failure is the one to report
-                pass
-        raise
-    finally:
-        for page in pages:
-            page.context.close()
 
 
 def _one_teacher_and_three_students(chromium, class_url, pages):

@@ -21,7 +21,7 @@ import signal
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS
+from tests.browser.conftest import closing_pages
 from tests.browser.test_deploy import COLD_RUN_MS, Proxy, _worker_cookie
 
 STUDENTS = 4
@@ -66,20 +66,8 @@ def _answer(page, text: str) -> None:
 
 def test_killing_the_worker_of_half_the_class_loses_no_answer_and_no_student(browser, class_proxy):
     proxy, db_url = class_proxy
-    pages = []
-    try:
+    with closing_pages("class_failover") as pages:
         _half_the_class_loses_its_worker(browser, proxy, db_url, pages)
-    except Exception:
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        for i, page in enumerate(pages):  # for a person to look at what each screen showed
-            try:
-                page.screenshot(path=str(ARTIFACTS / f"class_failover_{i}.png"), timeout=60_000)
-            except Exception:  # noqa: BLE001 - the test's own failure is the one to report
-                pass
-        raise
-    finally:
-        for page in pages:
-            page.context.close()
 
 
 def _half_the_class_loses_its_worker(browser, proxy: Proxy, db_url: str, pages: list) -> None:
