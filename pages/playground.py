@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from attention import AttentionSteps, attention_steps
@@ -9,8 +10,9 @@ from attention.dot_product import ATTENTION_LATEX
 from attention.stable_softmax import SOFTMAX_LATEX
 from figures.geometry import arrows_figure
 from figures.heatmaps import attention_heatmap, fmt, matrix_heatmap
+from figures.steps import steps_heatmap
 from lessons.why_attention import FIXED_LATEX, fixed_versus_attention
-from ui.charts import cell_font, chart, show_snippet, square_chart
+from ui.charts import cell_font, chart, show_snippet, square_cells, square_chart
 from ui.export import matrices_to_csv, matrices_to_json
 from ui.page_state import PageState, stop
 from ui.sequence import default_sequence, display_labels
@@ -69,20 +71,9 @@ def toggles(*, horizontal: bool = True) -> tuple[bool, bool]:
 FIGURE_SHARE = {False: 0.6, True: 0.7}  # of the page's width, without and with presenter mode
 
 
-def weights_figure(steps: AttentionSteps, tokens) -> dict:
+def weights_figure(steps: AttentionSteps, tokens) -> go.Figure:
     """The attention heatmap with square cells, numbers in them while they fit."""
-    font = cell_font(len(tokens), FIGURE_SHARE[is_presenting()])
-    return attention_heatmap(
-        steps.weights,
-        tokens,
-        tokens,
-        scores=steps.scores,
-        scale_factor=steps.scale_factor,
-        allowed=steps.allowed,
-        annotate=font is not None,
-        font_size=font or 12,
-        square=True,
-    )
+    return steps_heatmap(steps, tokens, **square_cells(len(tokens), FIGURE_SHARE[is_presenting()]))
 
 
 def step_figure(step: int, steps: AttentionSteps, tokens, causal: bool, scale: bool) -> tuple[dict, str]:
@@ -297,10 +288,10 @@ def fixed_against_attention(seq) -> None:
         ("attention on A", contrast.weights_a, contrast.a.tokens, "pg_attention_a"),
         ("attention on B", contrast.weights_b, contrast.b.tokens, "pg_attention_b"),
     )
-    font = cell_font(seq.n, 1 / 3)
+    style = square_cells(seq.n, 1 / 3, font_size=10)
     for col, (title, weights, labels, key) in zip(st.columns(3), figures):
         col.markdown(f"**{title}**")
-        fig = attention_heatmap(weights, labels, labels, annotate=font is not None, font_size=font or 10, square=True)
+        fig = attention_heatmap(weights, labels, labels, **style)
         square_chart(col, fig, key=key)
     moved = float(np.abs(contrast.weights_b_in_a_order - contrast.weights_a).max())
     st.markdown(

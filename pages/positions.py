@@ -12,8 +12,9 @@ from attention.positions import ALIBI_LATEX, ROPE_LATEX, ROPE_OFFSET_LATEX, SINU
 from attention.positions import sinusoidal_encoding as sinusoidal_table
 from attention.pretrained import MODEL_NAME, load_minilm
 from figures.heads import heads_grid
-from figures.heatmaps import attention_heatmap, matrix_heatmap
+from figures.heatmaps import matrix_heatmap
 from figures.positions import methods_grid, offset_figure, padded_heatmap, reach_heatmap, slopes_figure, table_heatmap
+from figures.steps import steps_heatmap
 from lessons.positions import (
     MAX_WORDS,
     METHOD_LABELS,
@@ -49,7 +50,7 @@ from lessons.positions import (
     window_reach,
     word_vectors,
 )
-from ui.charts import cell_font, chart, show_snippet, square_chart
+from ui.charts import cell_font, chart, show_snippet, square_cells, square_chart
 from ui.page_state import PageState, section, stop
 from ui.safe_text import escape_markdown
 from ui.snippets import four_ways_snippet, masks_snippet, shuffle_snippet
@@ -141,7 +142,6 @@ def minilm_checks(words: tuple[str, ...], shuffle: int, head: int):
 
 
 FIGURES = {
-    "attention": attention_heatmap,
     "grid": heads_grid,
     "matrix": matrix_heatmap,
     "methods": methods_grid,
@@ -149,6 +149,7 @@ FIGURES = {
     "padded": padded_heatmap,
     "reach": reach_heatmap,
     "slopes": slopes_figure,
+    "steps": steps_heatmap,
     "table": table_heatmap,
 }
 
@@ -170,19 +171,7 @@ def without_template(fig: dict) -> dict:
 
 def weights_figure(steps, labels, share: float) -> dict:
     """An attention heatmap with square cells and numbers in them while they fit."""
-    font = cell_font(len(labels), share)
-    return cached_figure(
-        "attention",
-        steps.weights,
-        labels,
-        labels,
-        scores=steps.scores,
-        scale_factor=steps.scale_factor,
-        allowed=steps.allowed,
-        annotate=font is not None,
-        font_size=font or 10,
-        square=True,
-    )
+    return cached_figure("steps", steps, labels, **square_cells(len(labels), share, font_size=10))
 
 
 BADGES = {

@@ -253,6 +253,13 @@ def cell_font(n_cols: int, share: float = 1.0) -> int | None:
     return None if font < 10 else round(font)
 
 
+def square_cells(n_cols: int, share: float = 1.0, font_size: int = 12) -> dict:
+    """The style of a weights heatmap `n_cols` wide in `share` of the page's width (figures.steps.steps_heatmap's
+    keywords): square cells, with their numbers while they fit (`cell_font`), else `font_size` for the labels."""
+    font = cell_font(n_cols, share)
+    return {"annotate": font is not None, "font_size": font or font_size, "square": True}
+
+
 def _export_menu(
     container, fig: go.Figure | dict, key: str, downloads: Sequence[Download] | None = None, note: str = ""
 ) -> None:
