@@ -196,3 +196,36 @@ def test_bench_never_imports_the_tests():
             if "tests/browser/conftest" in text:
                 found.append(f"{path.relative_to(ROOT)}: loads {text}")
     assert not found
+
+
+def missing_imports(paths, root: Path = ROOT) -> list[str]:
+    """Every `from package.module import name` in `paths` (the project's own packages) whose name the module
+    does not have, as 'file:line: module.name' (the file relative to `root`)."""
+    import importlib
+
+    own = {"attention", "lessons", "figures", "ui", "classroom"}
+    found = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in own:
+                module = importlib.import_module(node.module)
+                for alias in node.names:
+                    if not hasattr(module, alias.name):
+                        try:
+                            importlib.import_module(f"{node.module}.{alias.name}")  # a submodule
+                        except ImportError:
+                            found.append(f"{path.relative_to(root)}:{node.lineno}: {node.module}.{alias.name}")
+    return found
+
+
+def test_every_name_a_page_or_the_app_imports_exists():
+    """A page imports only what its modules hold: a name moved to another module (as a merge once left
+    `is_presenting` imported from ui.presenter) fails here, without running the page."""
+    paths = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").rglob("*.py"))]
+    assert missing_imports(paths) == []
+
+
+def test_the_import_check_finds_a_moved_name(tmp_path):
+    page = tmp_path / "page.py"
+    page.write_text("from ui.presenter import is_presenting_nowhere\nfrom ui.state import is_presenting\n")
+    assert missing_imports([page], tmp_path) == ["page.py:1: ui.presenter.is_presenting_nowhere"]
