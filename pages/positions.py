@@ -10,7 +10,7 @@ import streamlit as st
 
 from attention.positions import ALIBI_LATEX, ROPE_LATEX, ROPE_OFFSET_LATEX, SINUSOIDAL_LATEX, alibi_slopes
 from attention.positions import sinusoidal_encoding as sinusoidal_table
-from attention.pretrained import MODEL_NAME, load_minilm
+from attention.pretrained import MODEL_NAME
 from figures.heads import heads_grid
 from figures.heatmaps import matrix_heatmap
 from figures.positions import methods_grid, offset_figure, padded_heatmap, reach_heatmap, slopes_figure, table_heatmap
@@ -51,6 +51,7 @@ from lessons.positions import (
     word_vectors,
 )
 from ui.charts import cell_font, chart, show_snippet, square_cells, square_chart
+from ui.minilm import get_model
 from ui.page_state import PageState, section, stop
 from ui.safe_text import escape_markdown
 from ui.snippets import four_ways_snippet, masks_snippet, shuffle_snippet
@@ -107,12 +108,6 @@ STATE = PageState(
     len_b=Int(lambda v: max(1, word_count(v) // 2), lo=1, hi=word_count, label="Sequence 2", why=length_why),
     pad_causal=Flag(False),
 )
-
-
-@st.cache_resource(show_spinner=f"Loading {MODEL_NAME} (once per server)…")
-def get_model():
-    """The loaded model, shared by every session (read-only: never mutate it)."""
-    return load_minilm()
 
 
 def model_or_reason():
