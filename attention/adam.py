@@ -41,14 +41,23 @@ class AdamState:
         )
 
 
+BETA1, BETA2 = 0.9, 0.999  # the decay rates of the gradient's running mean and of its square (Kingma & Ba's defaults)
+
+
+def largest_step(beta1: float = BETA1, beta2: float = BETA2) -> float:
+    """The most one Adam step can move a parameter, in units of lr (Kingma & Ba 2015, section 2.1):
+    (1 - beta1) / sqrt(1 - beta2) when that is above 1 (a gradient after a long quiet spell), else 1."""
+    return max(1.0, (1 - beta1) / np.sqrt(1 - beta2))
+
+
 def adam_step(
     params: dict[str, np.ndarray],
     grads: dict[str, np.ndarray],
     state: AdamState,
     *,
     lr: float,
-    beta1: float = 0.9,
-    beta2: float = 0.999,
+    beta1: float = BETA1,
+    beta2: float = BETA2,
     eps: float = 1e-8,
 ) -> tuple[dict[str, np.ndarray], AdamState]:
     """One Adam step: (new parameters, new state). Nothing passed in is modified.

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.adam import ADAM_LATEX
+from attention.adam import ADAM_LATEX, BETA1, BETA2, largest_step
 from attention.decoder import DECODER_LATEX, decoder_forward, generate
 from attention.decoder_backward import CROSS_ENTROPY_LATEX
 from figures.heads import heads_grid
@@ -483,6 +483,7 @@ with st.expander("How it was trained: Adam"):
     st.latex(ADAM_LATEX)
     st.caption(
         "attention/adam.py, after Kingma & Ba (2015), *Adam: a method for stochastic optimization*: each "
-        "parameter's step is at most about lr, whatever the size of its gradient (their section 2.1), and smaller "
-        "where the gradient is noisy, its sign changing from step to step."
+        "parameter's step is usually about lr at most, whatever the size of its gradient, and never more than "
+        f"lr·(1 − β₁)/√(1 − β₂) = {largest_step():.1f}·lr with this code's β₁ = {BETA1}, β₂ = {BETA2} (their "
+        "section 2.1); smaller where the gradient is noisy, its sign changing from step to step."
     )

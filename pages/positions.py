@@ -104,8 +104,8 @@ STATE = PageState(
     n=Int(16, lo=2, hi=32),
     window=Int(lambda v: min(3, v["n"]), lo=1, hi=lambda v: v["n"], label="Window w", why=window_why),
     layers=Int(3, lo=1, hi=8),
-    len_a=Int(word_count, lo=1, hi=word_count, label="Sequence 1", why=length_why),
-    len_b=Int(lambda v: max(1, word_count(v) // 2), lo=1, hi=word_count, label="Sequence 2", why=length_why),
+    len_a=Int(word_count, lo=1, hi=word_count, label="Sequence 1's length", why=length_why),
+    len_b=Int(lambda v: max(1, word_count(v) // 2), lo=1, hi=word_count, label="Sequence 2's length", why=length_why),
     pad_causal=Flag(False),
 )
 
@@ -630,7 +630,8 @@ st.header("3 · Masks beyond causal")
 st.subheader("A sliding window")
 st.markdown(
     "Local-attention models let query i see only the last w keys, itself included: i − w < j ≤ i. That costs "
-    "at most n·w scores instead of n², yet information still travels: after one layer, what token j held is in "
+    "at most n·w scores instead of the n(n + 1)/2 of the plain causal mask (n² without a mask), yet information "
+    "still travels: after one layer, what token j held is in "
     "the outputs of tokens j … j + w − 1, and in the next layer those are read by queries up to w − 1 positions "
     "further on. Each layer carries it w − 1 positions further, so L layers reach L(w − 1) positions back: "
     "about L·w when the window is wide."

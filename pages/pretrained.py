@@ -54,7 +54,10 @@ def lines_choices(values) -> tuple[int, ...]:
 def lines_why(values, asked: int) -> str:
     """Why the query of the lines moved from `asked`."""
     n = len(encode(values["text"]).tokens)
-    return f"this text has {n} tokens" if asked >= n else "[CLS] and [SEP] are hidden"
+    if asked < n:
+        return "[CLS] and [SEP] are hidden"
+    hidden = values["hide"]
+    return f"this text has {n} tokens" + (", and [SEP] is hidden" if hidden else "")
 
 
 def token_text(i: int) -> str:

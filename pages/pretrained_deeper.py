@@ -70,7 +70,7 @@ STATE = PageState(
     b=Text(SENTENCE_PAIRS[next(iter(SENTENCE_PAIRS))][1], max_chars=MAX_TEXT_CHARS, when=fits_a_link("b")),
 )
 LINK_NOTE = "The share link leaves this text out (a link cannot hold it); opened, it shows the example instead."
-EXAMPLES = {**{s: s for s in EXAMPLE_SENTENCES}, "A long text: 252 tokens, near the model's limit": LONG_EXAMPLE}
+EXAMPLES = {**{s: s for s in EXAMPLE_SENTENCES}, "A long text: 252 tokens, near this app's limit": LONG_EXAMPLE}
 ROW_LABELS = {"all": "every token", "last": "the last few tokens", "word": "the tokens of a word"}
 POOL_LABELS = {"mean": "the mean-pooled output (the model's embedding)", "cls": "[CLS] at the top"}
 
@@ -193,8 +193,9 @@ def points_view(run: MiniLMRun, layer: int, head: int, rows: list[int]) -> None:
     viz = side_col.toggle(
         "Normalise as AttentionViz",
         **STATE.widget("viz"),
-        help="Yeh et al. (2023): before projecting, give queries and keys the same mean length (q·c and k/c) and "
-        "move the keys so that their centre is the queries'. No weight changes; the picture and its distances do.",
+        help="Yeh et al. (2023): before projecting, scale the queries by c and the keys by 1/c so that their mean "
+        "lengths match, then move the keys so that their centre is the queries'. No weight changes; the picture "
+        "and its distances do.",
     )
     points = queries_and_keys(*(attentionviz_normalise(q, k) if viz else (q, k)))
     query = side_col.selectbox(
@@ -408,7 +409,8 @@ if run is not None:
     tokens = run.tokens
     st.caption(
         f"{len(tokens)} tokens, [CLS] and [SEP] included: the markers the tokenizer puts before and after every "
-        f"text (the model takes at most {MAX_TOKENS})."
+        f"text (this app, like sentence-transformers, reads at most {MAX_TOKENS}; the model's position table has "
+        f"{get_model().config.max_positions})."
         + (
             f" Its model card says its sentence-embedding training cut inputs at {TRAINED_TOKENS} tokens: past that, "
             "it reads positions that this training never reached."
@@ -448,11 +450,12 @@ if run is not None:
         "so a distant long key can outscore a near short one. The queries' and the keys' clouds often sit apart: "
         "moving every key by the same vector changes no weight (each of a query's scores moves by the same amount, "
         "which the softmax ignores), but it moves every key on the picture, and with it the nearness ranks. "
-        "AttentionViz (Yeh et al. 2023) therefore gives queries and keys the same mean length (q·c and k/c keep "
-        "every score) and moves the keys' centre onto the queries' before projecting (the paper names both steps but "
-        "not their order; here the lengths are matched first), so that nearness may stand "
-        "in for attention better; the switch above does the same, and the count beside the picture says whether it "
-        "does for this head. The lines use the real weights.",
+        "AttentionViz (Yeh et al. 2023), whose maps use projections such as t-SNE and UMAP, therefore scales the "
+        "queries by c and the keys by 1/c so that their mean lengths match (every score is kept), then moves the "
+        "keys' centre onto the queries' (which changes the keys' mean length a little again; the paper names both "
+        "steps, not their order), so that nearness may stand in for attention better. The switch above does the same "
+        "before this page's PCA, where it often does the opposite: the count beside the picture says which, for this "
+        "head. The lines use the real weights.",
         icon=":material/map:",
     )
 

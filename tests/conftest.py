@@ -1,6 +1,10 @@
 """Shared test setup. Kept minimal: module-specific helpers live in their own test files."""
 
+import atexit
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+
+# The suite's own data folder (the machine's pool of background slots, the default classroom store), inherited by
+# every server a test starts: a suite never waits for another suite's training on the same machine, and never
+# touches the folder a real server of this machine uses.
+os.environ["ATTENTION_DATA_DIR"] = tempfile.mkdtemp(prefix="attention-tests-")
+atexit.register(shutil.rmtree, os.environ["ATTENTION_DATA_DIR"], ignore_errors=True)
 
 from ui.streamlit_internals.session import run_app_py_on_every_apptest_run  # noqa: E402 - after sys.path
 

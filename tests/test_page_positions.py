@@ -422,7 +422,9 @@ def test_a_length_the_student_chose_is_kept_said_when_it_cannot_be_and_comes_bac
     browser.run(at.text_input(key="pos_text"), "a b c d")
     assert not at.exception and (browser["pos_len_a"], browser["pos_len_b"]) == (4, 2)
     notes = [i.value for i in at.info if i.value.startswith("Sequence")]
-    assert notes == ["Sequence 1 lowered from 6 to 4: the text has 4 words. It goes back to 6 when that fits again."]
+    assert notes == [
+        "Sequence 1's length lowered from 6 to 4: the text has 4 words. It goes back to 6 when that fits again."
+    ]
     browser.run()
     browser.run(at.text_input(key="pos_text"), " ".join(WORDS))
     assert not at.exception and (browser["pos_len_a"], browser["pos_len_b"]) == (6, 4)

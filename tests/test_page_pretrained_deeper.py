@@ -219,7 +219,7 @@ def test_the_cls_row_of_the_rollout(model):
 
 def test_examples_and_pairs_load_into_the_boxes():
     at = deeper()
-    at.selectbox(key="ptd_example").set_value("A long text: 252 tokens, near the model's limit").run()
+    at.selectbox(key="ptd_example").set_value("A long text: 252 tokens, near this app's limit").run()
     assert not at.exception and at.text_area(key="ptd_text").value == LONG_EXAMPLE
     assert "252 tokens" in texts(at.caption) and at.selectbox(key="ptd_example").value is None
     assert f"training cut inputs at {TRAINED_TOKENS} tokens" in texts(at.caption)  # 252 > 128: said
