@@ -131,6 +131,21 @@ def assert_no_exception(page) -> None:
 
 
 @contextlib.contextmanager
+def environment(**variables: str):
+    """Set environment variables for what starts inside (a server inherits them), then put back what was there."""
+    before = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
 def closing_pages(name: str):
     """A list for the pages a test opens, each in its own browser context: if the test fails, each page's screen
     is saved as artifacts/screenshots/<name>_<i>.png (for a person to look at what each screen showed); at the

@@ -7,7 +7,6 @@ The server has its own temporary SQLite store (ATTENTION_DB_URL), so nothing her
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import tempfile
@@ -19,6 +18,7 @@ from tests.browser.conftest import (
     _missing_browser_reason,
     browser_required,
     closing_pages,
+    environment,
     screenshot,
     start_server,
 )
@@ -35,17 +35,8 @@ def class_url():
         pytest.skip(reason)
     folder = Path(tempfile.mkdtemp(prefix="attention-class-"))
     # the bars' safety timer set to an hour: a student who follows within WAIT was pushed (ui/classroom_push.py)
-    env = {"ATTENTION_DB_URL": f"sqlite:///{folder / 'class.db'}", "ATTENTION_CLASS_SAFETY_S": "3600"}
-    before = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)
-    try:
+    with environment(ATTENTION_DB_URL=f"sqlite:///{folder / 'class.db'}", ATTENTION_CLASS_SAFETY_S="3600"):
         proc, url = start_server()
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name)
-            else:
-                os.environ[name] = value
     yield url
     proc.terminate()
     try:

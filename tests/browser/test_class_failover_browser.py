@@ -21,7 +21,7 @@ import signal
 
 import pytest
 
-from tests.browser.conftest import closing_pages
+from tests.browser.conftest import closing_pages, environment
 from tests.browser.test_deploy import COLD_RUN_MS, Proxy, _worker_cookie
 
 STUDENTS = 4
@@ -34,17 +34,8 @@ def class_proxy(tmp_path_factory):
     """Two workers behind nginx, sharing one fresh SQLite store."""
     tmp = tmp_path_factory.mktemp("class-failover")
     # the bars' safety timer set to an hour: a student who follows within the waits was pushed by a watcher
-    env = {"ATTENTION_DB_URL": f"sqlite:///{tmp / 'class.db'}", "ATTENTION_CLASS_SAFETY_S": "3600"}
-    before = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)
-    try:
+    with environment(ATTENTION_DB_URL=f"sqlite:///{tmp / 'class.db'}", ATTENTION_CLASS_SAFETY_S="3600"):
         proxy = Proxy(2, tmp)
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name)
-            else:
-                os.environ[name] = value
     yield proxy, f"sqlite:///{tmp / 'class.db'}"
     proxy.stop()
 
