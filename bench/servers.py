@@ -22,6 +22,27 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _can_bind(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def proxy_ports(workers: int, port: int | None = None) -> tuple[int, int]:
+    """Free local ports for deploy/serve.py: (the proxy's port, the first worker's port), where the workers take
+    `workers` ports in a row from the second. Every one of them is free now, not only the first (a worker's port in
+    use by another server makes serve.py refuse to start)."""
+    port = port or free_port()
+    while True:
+        first = free_port()
+        ports = range(first, first + workers)
+        if port not in ports and all(_can_bind(p) for p in ports):
+            return port, first
+
+
 def start_server(
     port: int | None = None, extra_args: tuple[str, ...] = (), stdout: int | None = None, root: Path = ROOT
 ) -> tuple[subprocess.Popen, str]:
@@ -96,10 +117,7 @@ def snapshot_of(scratch: Path, rev: str = "HEAD"):
 
 def start_proxy(args, scratch: Path, app_dir: Path = ROOT) -> tuple[subprocess.Popen, str]:
     """app_dir's deploy/serve.py with args.workers workers, their output on its own (run times are read from it)."""
-    port = args.port or free_port()
-    worker_port = free_port()
-    while abs(worker_port - port) <= args.workers:
-        worker_port = free_port()
+    port, worker_port = proxy_ports(args.workers, args.port)
     serve_py = app_dir / "deploy" / "serve.py"
     if not serve_py.exists():
         raise SystemExit(f"--workers: {serve_py} does not exist (a commit from before deploy/ was written?)")

@@ -25,7 +25,7 @@ import pytest
 from playwright.sync_api import expect
 
 from bench.browser import wait_idle
-from bench.servers import ROOT, free_port
+from bench.servers import ROOT, proxy_ports
 from bench.ws_client import ProtocolSession
 from tests.browser.conftest import WAIT_MS, browser_required
 from tests.browser.test_protocol_session import _run
@@ -63,9 +63,7 @@ class Proxy:
             if browser_required():
                 pytest.fail(message)
             pytest.skip(message)
-        self.port, self.worker_port = free_port(), free_port()
-        while abs(self.worker_port - self.port) <= workers:  # the workers' ports follow worker_port
-            self.worker_port = free_port()
+        self.port, self.worker_port = proxy_ports(workers)  # the workers' ports follow worker_port
         self.run_dir = tmp / f"serve-{self.port}"
         self.url = f"http://127.0.0.1:{self.port}"
         cmd = [sys.executable, str(SERVE), "--workers", str(workers), "--port", str(self.port)]
@@ -318,9 +316,7 @@ def test_serve_sh_says_serving_once_a_request_through_it_succeeds_and_logs_no_er
     error line (nginx's "connect() failed" or "no live upstreams" come from asking a worker that is not up)."""
     if shutil.which("nginx") is None:
         pytest.fail("nginx is not installed (scripts/test.sh installs Debian's nginx)")
-    port, worker_port = free_port(), free_port()
-    while abs(worker_port - port) <= 1:
-        worker_port = free_port()
+    port, worker_port = proxy_ports(1)
     out = tmp_path / "serve.log"
     cmd = ["bash", str(ROOT / "deploy" / "serve.sh"), "--workers", "1", "--port", str(port)]
     cmd += ["--address", "127.0.0.1", "--worker-port", str(worker_port), "--run-dir", str(tmp_path / "run")]
