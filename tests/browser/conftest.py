@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from bench.browser import CHROMIUM, CHROMIUM_ARGS, wait_idle
+from bench.load.plan import PAGES as LOAD_TEST_PAGES
 from bench.servers import ROOT, start_server
 
 __all__ = ["CHROMIUM", "CHROMIUM_ARGS", "ROOT", "start_server", "wait_idle"]  # what the browser tests import from here
@@ -24,21 +25,9 @@ ARTIFACTS = ROOT / "artifacts" / "screenshots"
 # How long a wait may take before it fails. A wait returns as soon as its condition holds, so this costs time only
 # when a test fails; on a shared 2-core machine under load (load average 15) a first page took over 30 s to show.
 WAIT_MS = 90_000
-# The url path of every page a student reads (the Playground lives at /); /class has its own tests (a room's pages).
-PAGES = [
-    "",
-    "predict",
-    "scaling",
-    "causal",
-    "pitfalls",
-    "heads",
-    "positions",
-    "block",
-    "induction",
-    "generation",
-    "pretrained",
-    "pretrained_deeper",
-]
+# The url path of every page a student reads (the Playground lives at /), as the load test's plan lists them;
+# /class has its own tests (a room's pages).
+PAGES = list(LOAD_TEST_PAGES.values())
 
 
 def browser_required() -> bool:
