@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.browser import CHROMIUM, CHROMIUM_ARGS, wait_idle  # noqa: E402
-from bench.servers import free_port, start_server, wait_until_healthy  # noqa: E402
+from bench.servers import free_port, serve_dirs, start_server, wait_until_healthy  # noqa: E402
 
 TARGET_FIRST_MB = 3.5
 
@@ -35,7 +35,7 @@ def start_proxy(workers: int = 1) -> tuple[subprocess.Popen, str]:
     port = free_port()
     run_dir = Path(f"/tmp/attention-bench-bytes-{port}")
     cmd = [sys.executable, str(ROOT / "deploy" / "serve.py"), "--workers", str(workers), "--port", str(port)]
-    cmd += ["--address", "127.0.0.1", "--worker-port", str(free_port()), "--run-dir", str(run_dir)]
+    cmd += ["--address", "127.0.0.1", "--worker-port", str(free_port()), *serve_dirs(run_dir)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     wait_until_healthy(proc, url + "/healthz", 120, lambda: proc.stdout.read().decode(errors="replace"), 0.2)

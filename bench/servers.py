@@ -14,6 +14,14 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# deploy/serve.py's compressed copy of Streamlit's static files, shared by every test and bench run (made once
+# per Streamlit version). In /tmp, which every user can enter: started by root, nginx's workers run as nobody.
+STATIC_CACHE = Path(tempfile.gettempdir()) / "attention-serve-cache"
+
+
+def serve_dirs(run_dir: Path) -> list[str]:
+    """deploy/serve.py's folder arguments: its own run folder, and the shared static copy."""
+    return ["--run-dir", str(run_dir), "--cache-dir", str(STATIC_CACHE)]
 
 
 def free_port() -> int:
@@ -122,7 +130,7 @@ def start_proxy(args, scratch: Path, app_dir: Path = ROOT) -> tuple[subprocess.P
     if not serve_py.exists():
         raise SystemExit(f"--workers: {serve_py} does not exist (a commit from before deploy/ was written?)")
     cmd = [sys.executable, str(serve_py), "--workers", str(args.workers), "--port", str(port)]
-    cmd += ["--address", "127.0.0.1", "--worker-port", str(worker_port), "--run-dir", str(scratch / f"serve-{port}")]
+    cmd += ["--address", "127.0.0.1", "--worker-port", str(worker_port), *serve_dirs(scratch / f"serve-{port}")]
     cmd += ["--worker-output", "inherit", f"--streamlit-arg=--server.disconnectedSessionTTL={args.ttl}"]
     proc = subprocess.Popen(cmd, cwd=app_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

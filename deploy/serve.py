@@ -26,6 +26,7 @@ import re
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -110,6 +111,22 @@ def compressed_static(cache_root: Path) -> Path:
         partial.rename(target)
     log(f"  {raw / 1e6:.1f} MB of text -> {packed / 1e6:.1f} MB compressed in {time.time() - t0:.0f} s")
     return target
+
+
+def closed_to_nginx_workers(path: Path) -> Path | None:
+    """The first folder on the way to `path` that nginx's worker processes cannot enter, or None.
+
+    Started by root, nginx runs its workers as the unprivileged user `nobody` (its default `user`), who
+    enters a folder only through its "others" execute bit; started by anyone else, the workers are that
+    user. A folder they cannot enter makes every /static/ request fail in nginx ("stat() ... Permission
+    denied") and fall back to the Streamlit workers, uncompressed and uncached.
+    """
+    if os.geteuid() != 0:
+        return None
+    for folder in (*reversed(path.parents), path):
+        if not folder.stat().st_mode & stat.S_IXOTH:
+            return folder
+    return None
 
 
 def upstreams(ports: list[int]) -> str:
@@ -250,6 +267,14 @@ class Supervisor:
             log(f"port(s) {busy} already in use on 127.0.0.1; choose others with --port / --worker-port")
             return 2
         static_root = compressed_static(Path(args.cache_dir).resolve())
+        closed = closed_to_nginx_workers(static_root)
+        if closed is not None:
+            log(
+                f"nginx is started by root here, so its workers run as 'nobody', who cannot enter {closed}: "
+                f"the static files in {static_root} would never be served by nginx. Choose a --cache-dir "
+                "that every user can enter, e.g. --cache-dir /tmp/attention-serve-cache"
+            )
+            return 2
         conf = render_config(run_dir, f"{args.address}:{args.port}", ports, static_root)
         check = subprocess.run(["nginx", "-t", "-q", "-p", str(run_dir), "-c", str(conf)], capture_output=True)
         if check.returncode != 0:

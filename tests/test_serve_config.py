@@ -1,6 +1,11 @@
-"""deploy/serve.py's choices that need no server: which core each worker is pinned to."""
+"""deploy/serve.py's choices that need no server: which core each worker is pinned to, and whether nginx's
+workers can read the static copy."""
 
 from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -32,3 +37,20 @@ def test_an_unknown_choice_is_refused():
 
 def test_pinning_is_on_by_default():
     assert parse_args([]).pin == "auto"
+
+
+def test_a_folder_closed_to_others_is_named_when_root_starts_nginx(monkeypatch):
+    from deploy.serve import closed_to_nginx_workers
+
+    with tempfile.TemporaryDirectory(dir="/tmp") as top:  # /tmp: every user can enter it (pytest's folders: not)
+        Path(top).chmod(0o755)
+        private, static = Path(top) / "private", Path(top) / "private" / "static-1"
+        static.mkdir(parents=True)
+        private.chmod(0o700)
+        monkeypatch.setattr(os, "geteuid", lambda: 0)  # root starts nginx: its workers run as nobody
+        assert closed_to_nginx_workers(static) == private
+        private.chmod(0o755)
+        assert closed_to_nginx_workers(static) is None
+        monkeypatch.setattr(os, "geteuid", lambda: 1000)  # anyone else: the workers are that user
+        private.chmod(0o700)
+        assert closed_to_nginx_workers(static) is None

@@ -12,6 +12,7 @@ import asyncio
 import gzip
 import os
 import re
+import re
 import shutil
 import signal
 import subprocess
@@ -25,7 +26,7 @@ import pytest
 from playwright.sync_api import expect
 
 from bench.browser import wait_idle
-from bench.servers import ROOT, proxy_ports
+from bench.servers import ROOT, proxy_ports, serve_dirs
 from bench.ws_client import ProtocolSession
 from tests.browser.conftest import WAIT_MS, browser_required
 from tests.browser.test_protocol_session import _run
@@ -67,7 +68,7 @@ class Proxy:
         self.run_dir = tmp / f"serve-{self.port}"
         self.url = f"http://127.0.0.1:{self.port}"
         cmd = [sys.executable, str(SERVE), "--workers", str(workers), "--port", str(self.port)]
-        cmd += ["--address", "127.0.0.1", "--worker-port", str(self.worker_port), "--run-dir", str(self.run_dir)]
+        cmd += ["--address", "127.0.0.1", "--worker-port", str(self.worker_port), *serve_dirs(self.run_dir)]
         env = {**os.environ, "ATTENTION_LOG_RUN_MS": "1"}
         self.log = open(tmp / f"serve-{self.port}.log", "wb")
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
@@ -319,7 +320,7 @@ def test_serve_sh_says_serving_once_a_request_through_it_succeeds_and_logs_no_er
     port, worker_port = proxy_ports(1)
     out = tmp_path / "serve.log"
     cmd = ["bash", str(ROOT / "deploy" / "serve.sh"), "--workers", "1", "--port", str(port)]
-    cmd += ["--address", "127.0.0.1", "--worker-port", str(worker_port), "--run-dir", str(tmp_path / "run")]
+    cmd += ["--address", "127.0.0.1", "--worker-port", str(worker_port), *serve_dirs(tmp_path / "run")]
     url = f"http://127.0.0.1:{port}"
     asked = 0
     with open(out, "wb") as log:
@@ -338,6 +339,10 @@ def test_serve_sh_says_serving_once_a_request_through_it_succeeds_and_logs_no_er
         health, page = _get(url + "/healthz"), _get(url + "/heads")  # right after the line: both answer
         assert health[0] == 200 and health[2] == b"ok"
         assert page[0] == 200 and b"<!DOCTYPE html>" in page[2]
+        bundle = re.search(rb'src="\.?/?(static/js/[^"]+\.js)"', page[2])
+        assert bundle, page[2][:2000]
+        script = _get(f"{url}/{bundle.group(1).decode()}")  # nginx serves it from the compressed copy
+        assert script[0] == 200 and len(script[2]) > 1000
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
