@@ -16,6 +16,10 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.colors import get_colorscale
 
+# a verdict's colours on every page: right, wrong
+RIGHT_COLOUR = "#2ca02c"
+WRONG_COLOUR = "#d62728"
+
 
 def figure(data: list[dict], layout: dict) -> go.Figure:
     """A Figure from trace dicts (each with its "type") and a layout dict, without validation.
