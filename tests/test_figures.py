@@ -1,4 +1,5 @@
-"""Figure builders shared by the pages: heatmaps, the geometry view; and the download formats."""
+"""figures/heatmaps.py, geometry.py, heads.py, block.py, causal.py, predict.py, pretrained.py and scaling.py, built
+from the lessons' numbers; and ui/export.py's download formats."""
 
 import csv
 import io

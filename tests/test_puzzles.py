@@ -1,4 +1,5 @@
-"""Predict-then-check puzzles: each one's intended answer, worked out by hand, and the scoring of guesses."""
+"""lessons/puzzles.py (and figures/predict.py's heatmap): predict-then-check puzzles: each one's intended answer, worked
+out by hand, and the scoring of guesses."""
 
 import math
 
