@@ -210,6 +210,34 @@ def test_the_product_has_no_import_cycle():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
+# Imports point one way (the layout of the conventions): a module imports its own package and those of lower layers.
+LAYERS = {"attention": 0, "lessons": 1, "classroom": 1, "figures": 2, "ui": 3, "pages": 4, "app": 4}
+LAYERS |= {"bench": 5, "deploy": 5}  # they run the app; tests may import bench, bench never imports tests
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of `graph` from one top-level package into another of the same or a higher layer."""
+    found = []
+    for name, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            here, there = name.split(".")[0], target.split(".")[0]
+            if here != there and LAYERS[there] >= LAYERS[here]:
+                found.append(f"{name} imports {target}")
+    return found
+
+
+def test_the_imports_point_one_way():
+    graph = import_graph()
+    assert set(LAYERS) == {name.split(".")[0] for name in graph}, "every top-level package has its layer"
+    assert upward_imports(graph) == []
+
+
+def test_an_upward_import_is_found():
+    graph = {"lessons.x": {"attention.y"}, "attention.y": {"figures.z"}, "figures.z": set()}
+    graph["classroom.c"] = {"lessons.x"}
+    assert upward_imports(graph) == ["attention.y imports figures.z", "classroom.c imports lessons.x"]
+
+
 def test_the_graph_finds_a_circle_held_apart_by_an_import_inside_a_function(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
