@@ -91,6 +91,13 @@ def colorscale(name: str) -> tuple[tuple[float, str], ...]:
     return tuple((float(p), c) for p, c in get_colorscale(name))
 
 
+def subplot_title(text: str, x: float, y: float, **style) -> dict:
+    """A title centred on paper x, just above paper y (a subplot's top edge), as make_subplots writes one."""
+    return dict(
+        text=text, x=x, y=y, xref="paper", yref="paper", xanchor="center", yanchor="bottom", showarrow=False, **style
+    )
+
+
 def hline(y: float, line: dict, text: str | None = None, position: str = "top right") -> tuple[dict, list[dict]]:
     """A line across the whole plot at y and, with `text`, its label at `position` ("bottom left", "top right"...).
 
