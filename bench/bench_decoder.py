@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from _threads import print_machine, rerun_with_threads  # noqa: E402  (bench/ is on sys.path)
+from _threads import start  # noqa: E402  (bench/ is on sys.path)
 from _timing import timed
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,10 +110,7 @@ def bench_cache_sizes() -> None:
 
 def main() -> int:
     args = parse_args()
-    if args.threads is not None:
-        rerun_with_threads(args.threads)
-    sys.path.insert(0, str(ROOT))
-    print_machine()
+    start(args.threads, ROOT)
     bench_training(args.repeats, args.quick)
     bench_decoding(args.repeats)
     bench_cache_sizes()
