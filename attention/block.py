@@ -11,11 +11,11 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .checks import as_real_array, check_ndim, check_not_empty, check_positive_int, check_result, check_shape
+from .checks import as_real_array, check_positive_int, check_result, check_shape
 from .dot_product import attend
 from .ffn import ACTIVATIONS, ffn
-from .heads import MultiHeadSteps, check_heads, multi_head
-from .limits import check_dim, check_positions, check_scores
+from .heads import MultiHeadSteps, check_tokens, multi_head
+from .limits import check_dim, check_scores
 from .norms import check_eps
 from .norms import norm as layer_norm_of
 
@@ -173,12 +173,7 @@ def transformer_block(
         raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
-    x = as_real_array(x, "x")
-    check_ndim(x, "x", 2, "(..., n, d_model)")
-    check_not_empty(x, "x")
-    d_model = x.shape[-1]
-    check_heads(d_model, n_heads)
-    check_positions(x.shape[-2], "x")
+    x, d_model = check_tokens(x, n_heads)
     check_eps(eps)
     params = params.check(d_model)
     check_scores((*x.shape[:-1], params.d_ff))  # the feed-forward hidden layer, as big as a score tensor could be

@@ -40,6 +40,18 @@ def check_heads(d_model: int, n_heads) -> int:
     return d_model // n_heads
 
 
+def check_tokens(x, n_heads) -> tuple[np.ndarray, int]:
+    """(x, d_model) for token vectors x (..., n, d_model) that `n_heads` heads can split, or `ValueError` naming
+    what is wrong: the checks at the door of every multi-head computation."""
+    x = as_real_array(x, "x")
+    check_ndim(x, "x", 2, "(..., n, d_model)")
+    check_not_empty(x, "x")
+    d_model = x.shape[-1]
+    check_heads(d_model, n_heads)
+    check_positions(x.shape[-2], "x")
+    return x, d_model
+
+
 def divisors(d_model: int) -> list[int]:
     """The head counts that split `d_model` evenly."""
     return [h for h in range(1, d_model + 1) if d_model % h == 0]
@@ -97,12 +109,7 @@ def multi_head_steps(
 ) -> MultiHeadSteps:
     """Multi-head attention keeping every intermediate. Shapes: x (..., n, d_model), every w
     (d_model, d_model), every b (d_model,) or None. Checks every argument once, then computes."""
-    x = as_real_array(x, "x")
-    check_ndim(x, "x", 2, "(..., n, d_model)")
-    check_not_empty(x, "x")
-    d_model = x.shape[-1]
-    check_heads(d_model, n_heads)
-    check_positions(x.shape[-2], "x")
+    x, d_model = check_tokens(x, n_heads)
     check_dim(d_model, "d_model")
     weights = {}
     for name, w, b in (("q", w_q, b_q), ("k", w_k, b_k), ("v", w_v, b_v), ("o", w_o, b_o)):

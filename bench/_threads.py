@@ -16,6 +16,15 @@ def rerun_with_threads(threads: int) -> None:
     os.execve(sys.executable, [sys.executable, *sys.argv], env)
 
 
+def start(threads: int | None, root) -> None:
+    """A benchmark's first steps: with `threads`, run again with that many BLAS threads (before numpy loads);
+    then put the repository `root` on sys.path and print the machine."""
+    if threads is not None:
+        rerun_with_threads(threads)
+    sys.path.insert(0, str(root))
+    print_machine()
+
+
 def thread_settings() -> str:
     """The BLAS thread variables in force, for printing beside the figures."""
     return ", ".join(f"{v}={os.environ[v]}" for v in THREAD_VARIABLES if v in os.environ) or "BLAS default"

@@ -16,12 +16,12 @@ Figures printed (median of several runs, after a warm-up):
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
 
-from _threads import print_machine, rerun_with_threads  # noqa: E402  (bench/ is on sys.path)
+from _threads import start  # noqa: E402  (bench/ is on sys.path)
+from _timing import timed
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,17 +32,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=9, help="timed runs of each measurement (default 9)")
     parser.add_argument("--quick", action="store_true", help="skip the whole 2000-step training")
     return parser.parse_args()
-
-
-def timed(fn, repeats: int) -> float:
-    """Median seconds of `repeats` calls of fn(), after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def bench_training(repeats: int, quick: bool) -> None:
@@ -63,8 +52,8 @@ def bench_training(repeats: int, quick: bool) -> None:
         arrays, _ = adam_step(params.arrays(), result.grads, state, lr=config.lr)
         return DecoderParams.from_arrays(config.decoder, arrays)
 
-    forward_backward = timed(lambda: next_token_loss(params, ids), repeats)
-    whole = timed(step, repeats)
+    forward_backward = timed(lambda: next_token_loss(params, ids), repeats)[0]
+    whole = timed(step, repeats)[0]
     print(f"training step, induction model ({params.n_parameters:,} parameters), batch {config.batch} x 20 tokens:")
     print(f"  forward + hand-written backward: {forward_backward * 1000:6.2f} ms")
     print(f"  ... + Adam update:               {whole * 1000:6.2f} ms")
@@ -96,8 +85,8 @@ def bench_decoding(repeats: int) -> None:
     for n_total in (16, 64, 256, 1024, 2048):
         ids = np.random.default_rng(n_total).integers(0, config.vocab_size, n_total)
         cache = decoder_forward(ids[:-1], params).cache
-        with_cache = timed(lambda ids=ids, cache=cache: decoder_forward(ids[-1:], params, cache), repeats)
-        without = timed(lambda ids=ids: decoder_forward(ids, params), max(3, repeats // 3))
+        with_cache = timed(lambda ids=ids, cache=cache: decoder_forward(ids[-1:], params, cache), repeats)[0]
+        without = timed(lambda ids=ids: decoder_forward(ids, params), max(3, repeats // 3))[0]
         c = decode_step_madds(config, n_total, use_cache=True).total
         u = decode_step_madds(config, n_total, use_cache=False).total
         nbytes = kv_cache_nbytes(config, n_total, 4)
@@ -121,10 +110,7 @@ def bench_cache_sizes() -> None:
 
 def main() -> int:
     args = parse_args()
-    if args.threads is not None:
-        rerun_with_threads(args.threads)
-    sys.path.insert(0, str(ROOT))
-    print_machine()
+    start(args.threads, ROOT)
     bench_training(args.repeats, args.quick)
     bench_decoding(args.repeats)
     bench_cache_sizes()

@@ -9,7 +9,7 @@ heaviest work, a fresh seed on every visit, so no cache helps; each student its 
 same work), spread over the workers, for `--minutes`.
 Every 0.2 s it counts the servers' niced children (the trainings and large sweeps of ui/background.py) and reads
 the whole tree's RSS. Prints the peak number of children at once, the peak memory, and the students' figures.
-Run it with `--slots 10` to see what the machine did before the pool (one child per student).
+Run it with `--slots 10` to see what the machine does without the pool's limit (one child per student).
 """
 
 from __future__ import annotations

@@ -392,7 +392,7 @@ def torch_layer(x, p: dict, cfg):
 
 
 # ---------------------------------------------------------------------------------------------
-# Kept from before: matmul speed, memory, and the helpers.
+# Matmul speed, memory, and the helpers.
 
 
 def print_matmul_speed() -> None:

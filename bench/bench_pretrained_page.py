@@ -181,17 +181,11 @@ def open_page(text: str, compare: bool):
 
 def switch_heads(at, repeats: int) -> tuple[list[float], list[float]]:
     """Wall and process CPU time (ms) of each rerun after choosing another head A."""
-    times, cpu_times = [], []
-    for i in range(repeats):
-        layer, head = HEAD_SEQUENCE[i % len(HEAD_SEQUENCE)]
-        at.selectbox(key="pt_layer").set_value(layer)
-        at.selectbox(key="pt_head").set_value(head)
-        start, start_cpu = time.perf_counter(), time.process_time()
-        at.run()
-        times.append((time.perf_counter() - start) * 1e3)
-        cpu_times.append((time.process_time() - start_cpu) * 1e3)
-        assert not at.exception, at.exception
-    return times, cpu_times
+
+    def choose(layer: int, head: int):
+        return lambda at: (at.selectbox(key="pt_layer").set_value(layer), at.selectbox(key="pt_head").set_value(head))
+
+    return time_changes(at, [choose(layer, head) for layer, head in HEAD_SEQUENCE], repeats)
 
 
 def text_with_tokens(model, n_tokens: int) -> str:

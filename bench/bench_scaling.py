@@ -14,12 +14,12 @@ Also printed: the sweep at other key counts, the two normal generators, and the 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
 
-from _threads import print_machine, rerun_with_threads  # noqa: E402  (bench/ is on sys.path)
+from _threads import start  # noqa: E402  (bench/ is on sys.path)
+from _timing import timed
 
 ROOT = Path(__file__).resolve().parent.parent
 SWEEP_TARGET_S = 0.5
@@ -33,17 +33,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--check", action="store_true", help="exit with status 1 if a target is missed")
     parser.add_argument("--quick", action="store_true", help="skip the training table at other d_k")
     return parser.parse_args()
-
-
-def timed(fn, repeats: int) -> tuple[float, float]:
-    """(median, best) seconds of `repeats` calls of fn(), after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), min(times)
 
 
 def bench_generators() -> None:
@@ -121,10 +110,7 @@ def bench_training(quick: bool) -> float:
 
 def main() -> int:
     args = parse_args()
-    if args.threads is not None:
-        rerun_with_threads(args.threads)
-    sys.path.insert(0, str(ROOT))
-    print_machine()
+    start(args.threads, ROOT)
     print("normal generators, 4M float32 numbers:")
     bench_generators()
     sweep = bench_sweep(args.repeats)

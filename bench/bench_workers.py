@@ -19,13 +19,13 @@ machine gets a lower ratio, one that ran on a slower moment a higher one. Judged
 raw ratio's median over all waves, and every 2-worker wave's p95.
 
 Options it does not know are passed to every load test. Its defaults: the class of the closing notes, 28
-browser-less sessions, think 0.1 s, 2 waves, with 40 interactions each (the notes' class had 20). Since the cuts of
-the server's CPU per run, 20 interactions make a 2-worker wave of about 8 s, of which about 2.5 s are its start
+browser-less sessions, think 0.1 s, 2 waves, with 40 interactions each (the notes' class has 20). At the server's
+CPU per run of 2026-12-02, 20 interactions make a 2-worker wave of about 8 s, of which about 2.5 s are its start
 (28 sessions loading at once, in step) and its tail (the sessions of one worker done, that worker idle); those
 seconds ran at about 60 runs/s against 80 in the rest, and they weigh twice as much in the 8 s wave as in the
 13 s 1-worker wave they are compared with. At 40 interactions the 2-worker wave lasts about 14 s, 12 of them
-steady. Pass `--interactions 20` for the notes' class (2026-12-02, before the workers were pinned to cores:
-ratios 1.39-1.75 at 20, 1.58-1.86 at 40; pinned: 1.72-1.77 at 20, 1.80-1.96 at 40).
+steady. Pass `--interactions 20` for the notes' class (measured 2026-12-02, ratios with the workers pinned to
+cores: 1.72-1.77 at 20, 1.80-1.96 at 40; unpinned: 1.39-1.75 at 20, 1.58-1.86 at 40).
 """
 
 from __future__ import annotations

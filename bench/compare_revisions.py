@@ -1,6 +1,6 @@
 """Server CPU per run of two versions of the app, side by side on the same machine at the same moments.
 
-    python bench/compare_revisions.py --base 35a3815                # that commit against the working tree
+    python bench/compare_revisions.py --base <commit>               # that commit against the working tree
     python bench/compare_revisions.py --base HEAD~1 --new HEAD --rounds 8
 
 This machine's speed changes from second to second (bench/speed_probe.py: the same loop takes 10 ms, then

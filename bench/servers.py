@@ -41,8 +41,8 @@ def _can_bind(port: int) -> bool:
 
 def proxy_ports(workers: int, port: int | None = None) -> tuple[int, int]:
     """Free local ports for deploy/serve.py: (the proxy's port, the first worker's port), where the workers take
-    `workers` ports in a row from the second. Every one of them is free now, not only the first (a worker's port in
-    use by another server makes serve.py refuse to start)."""
+    `workers` ports in a row from the second. Every one of them is checked free (a worker's port in use by another
+    server makes serve.py refuse to start)."""
     port = port or free_port()
     while True:
         first = free_port()

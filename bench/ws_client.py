@@ -3,7 +3,8 @@
 The load test uses it to put 30 sessions on one server when the 30 browsers cannot run on the same
 machine (on a 2-core machine, 30 headless Chromium pages need several times the CPU the server does,
 and a classroom's browsers each run on their own laptop). It speaks Streamlit's own websocket protocol
-(`/_stcore/stream`, binary protobufs from `streamlit.proto`), as the frontend does:
+(`/_stcore/stream`, binary protobufs from `streamlit.proto`: entry "browserless-session" of
+ui/streamlit_internals, which pins those messages), as the frontend does:
 
 - opening a page: a `rerun_script` BackMsg with the URL's path (`page_name`) and query string;
 - using a widget: a `rerun_script` with the widgets' states, the changed one included (a toggle's
@@ -37,6 +38,12 @@ from http.cookies import SimpleCookie
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from ui.streamlit_internals import changed_sources, warn_once
+
+_CHANGED = changed_sources("browserless-session")  # another Streamlit's messages may mean something else
+if _CHANGED:
+    warn_once("browserless-session", f"{', '.join(_CHANGED)} is not the pinned one")
 
 
 @dataclass

@@ -16,12 +16,16 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.colors import get_colorscale
 
+# a verdict's colours on every page: right, wrong
+RIGHT_COLOUR = "#2ca02c"
+WRONG_COLOUR = "#d62728"
+
 
 def figure(data: list[dict], layout: dict) -> go.Figure:
     """A Figure from trace dicts (each with its "type") and a layout dict, without validation.
 
     Its template is named (the default one, Streamlit's in the app), not copied in: copying plotly's
-    template into every figure cost two thirds of building a small one. ui.charts sends the named
+    template into every figure costs two thirds of building a small one. ui.charts sends the named
     template's contents with the chart, as plotly would have.
 
     It is a `LazyFigure`: plotly builds its objects only when something asks for them.
@@ -33,7 +37,7 @@ class LazyFigure(go.Figure):
     """A go.Figure whose plotly objects are built on first use, not when it is made.
 
     go.Figure(...) builds an object for every trace and for the layout and deep-copies
-    them all: on the induction page, whose filmstrip has a subplot per snapshot, that was a fifth of the
+    them all: on the induction page, whose filmstrip has a subplot per snapshot, that is a fifth of the
     server's CPU per run under load, for figures that ui.charts only reads back as dicts. ui.charts takes
     `spec` as it is; anything else asked of the figure (fig.data, fig.layout, to_dict(), update_layout()...)
     builds it first and turns it into a plain go.Figure, so it then behaves exactly as one.
@@ -85,6 +89,13 @@ def colorscale(name: str) -> tuple[tuple[float, str], ...]:
     "RdBu" run in the opposite direction to plotly.py's.
     """
     return tuple((float(p), c) for p, c in get_colorscale(name))
+
+
+def subplot_title(text: str, x: float, y: float, **style) -> dict:
+    """A title centred on paper x, just above paper y (a subplot's top edge), as make_subplots writes one."""
+    return dict(
+        text=text, x=x, y=y, xref="paper", yref="paper", xanchor="center", yanchor="bottom", showarrow=False, **style
+    )
 
 
 def hline(y: float, line: dict, text: str | None = None, position: str = "top right") -> tuple[dict, list[dict]]:

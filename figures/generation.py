@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from figures.base import colorscale as named_colorscale
-from figures.base import figure
+from figures.base import figure, subplot_title
 from figures.heads import _grid_domains
 from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
 
@@ -92,18 +92,7 @@ def step_rows_figure(
                 hovertemplate="%{customdata}: %{z:.2f}<extra></extra>",
             )
         )
-        annotations.append(
-            dict(
-                text=safe_labels([head_titles[k]])[0],
-                x=sum(x_domain) / 2,
-                y=y_domain[1],
-                xref="paper",
-                yref="paper",
-                xanchor="center",
-                yanchor="bottom",
-                showarrow=False,
-            )
-        )
+        annotations.append(subplot_title(safe_labels([head_titles[k]])[0], sum(x_domain) / 2, y_domain[1]))
         shapes.append(
             dict(
                 type="line",

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from figures.base import colorscale as named_colorscale
-from figures.base import figure
+from figures.base import figure, subplot_title
 from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
 
 HEAD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
@@ -201,19 +201,7 @@ def heads_grid(
         title = _title(titles[k])
         if title:  # a subplot title, centred above its cell (as make_subplots writes it)
             x_domain, y_domain = cells[k]
-            annotations.append(
-                dict(
-                    text=title,
-                    x=sum(x_domain) / 2.0,
-                    y=y_domain[1],
-                    xref="paper",
-                    yref="paper",
-                    xanchor="center",
-                    yanchor="bottom",
-                    showarrow=False,
-                    font=dict(size=12, color="#222"),
-                )
-            )
+            annotations.append(subplot_title(title, sum(x_domain) / 2.0, y_domain[1], font=dict(size=12, color="#222")))
     if annotations:
         layout["annotations"] = annotations
     layout.update(

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.lib.stride_tricks import sliding_window_view
 
-from figures.base import colorscale, figure, hline
+from figures.base import colorscale, figure, hline, subplot_title
 from figures.heatmaps import WEIGHT_COLORSCALE
 
 UNSCALED_COLOUR = "#d62728"
@@ -96,17 +96,7 @@ def weights_by_d_k_figure(
         tickmode="array", tickvals=list(range(r)), ticktext=rows, autorange="reversed", showgrid=False, zeroline=False
     )
     titles = [
-        dict(
-            text=text,
-            x=x,
-            y=1.0,
-            xref="paper",
-            yref="paper",
-            xanchor="center",
-            yanchor="bottom",
-            showarrow=False,
-            font=dict(size=16),
-        )
+        subplot_title(text, x, 1.0, font=dict(size=16))
         for text, x in (("unscaled: softmax(q·k)", 0.24), ("scaled: softmax(q·k / √d_k)", 0.76))
     ]
     layout = dict(

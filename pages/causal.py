@@ -6,8 +6,8 @@ import streamlit as st
 
 from attention import attention_steps
 from attention.sequence import TokenSequence
+from figures.causal import difference_bars, leak_bars
 from figures.heatmaps import attention_heatmap, matrix_heatmap
-from figures.lessons import difference_bars, leak_bars
 from figures.steps import steps_heatmap
 from lessons.pitfalls import (
     CAUSAL_LATEX,

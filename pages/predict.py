@@ -5,7 +5,7 @@ import streamlit as st
 
 from attention import attention_steps
 from figures.geometry import arrows_figure
-from figures.lessons import guess_heatmap
+from figures.predict import guess_heatmap
 from lessons.puzzles import PREDICT_LATEX, PUZZLES, PUZZLES_BY_ID, Puzzle, custom_puzzle, score_guesses
 from ui.charts import chart, show_snippet
 from ui.page_state import PageState, stop

@@ -1,4 +1,4 @@
-"""App-wide server behaviour set up by app.py."""
+"""app.py and ui/server_process.py: the server-wide behaviour app.py sets up (BLAS threads, run times, pages)."""
 
 from threadpoolctl import threadpool_info
 

@@ -1,5 +1,5 @@
-"""Every cache in the app's code has a bound (issue #34, item 7): a server that runs for weeks must not grow with
-every new input a student types.
+"""Every module of app.py, pages/, ui/, figures/, lessons/, attention/ and classroom/: every cache has a bound (issue
+#34, item 7): a server that runs for weeks must not grow with every new input a student types.
 
 A cache counts as bounded when it names its size (st.cache_data / st.cache_resource with max_entries, an
 lru_cache with a maxsize that is not None), or when its function takes no argument (one entry at most). A

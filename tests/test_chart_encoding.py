@@ -1,4 +1,4 @@
-"""Every chart of every page goes through plotly's JSON encoding at the first try.
+"""ui/charts.py on every page: every chart goes through plotly's JSON encoding at the first try.
 
 plotly encodes a figure with orjson (when installed, as requirements.txt has it); a figure orjson refuses
 (a numpy array of Python objects: hover text, booleans) is cleaned as a whole and encoded again. That

@@ -1,6 +1,6 @@
-"""The app's colour maps stay readable under the common colour-vision deficiencies (#32), checked by
-simulation: Machado, Oliveira & Fernandes (2009), "A physiologically-based model for simulation of color
-vision deficiency", IEEE TVCG 15(6), severity 1.0 matrices, applied in linear RGB.
+"""figures/heatmaps.py's and figures/base.py's colour maps stay readable under the common colour-vision deficiencies
+(#32), checked by simulation: Machado, Oliveira & Fernandes (2009), "A physiologically-based model for simulation of
+color vision deficiency", IEEE TVCG 15(6), severity 1.0 matrices, applied in linear RGB.
 
 - "Blues" (attention weights, 0..1): lightness still rises steadily from 1 to 0, for every deficiency, so
   a larger weight is always a darker cell.

@@ -1,4 +1,5 @@
-"""Figure builders shared by the pages: heatmaps, the geometry view; and the download formats."""
+"""figures/heatmaps.py, geometry.py, heads.py, block.py, causal.py, predict.py, pretrained.py and scaling.py, built
+from the lessons' numbers; and ui/export.py's download formats."""
 
 import csv
 import io
@@ -11,10 +12,11 @@ from plotly.subplots import make_subplots
 from attention import attention_steps
 from figures.base import validated
 from figures.block import block_diagram, residual_norm_figure, stack_figure
+from figures.causal import difference_bars, leak_bars
 from figures.geometry import arrows_figure
 from figures.heads import column_blocks_figure, head_split_figure, heads_grid
 from figures.heatmaps import attention_heatmap, matrix_heatmap
-from figures.lessons import difference_bars, guess_heatmap, leak_bars
+from figures.predict import guess_heatmap
 from figures.pretrained import head_heatmap, overview_figure, token_lines_figure
 from figures.scaling import (
     LOG_FLOOR,

@@ -1,4 +1,5 @@
-"""The figures of the induction and generation pages: valid plotly, and drawn from the numbers given."""
+"""figures/induction.py and figures/generation.py, the induction and generation pages' figures: valid plotly, and drawn
+from the numbers given."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,5 @@
-"""Hostile input on every page (#8): malformed, oversized, non-finite and script-like URL parameters and text.
+"""Every page (pages/*.py) and ui/url.py, ui/sequence.py: hostile input (#8): malformed, oversized, non-finite and
+script-like URL parameters and text.
 
 Every page must run without an exception, name the bad parameter in a warning, fall back to its default for
 that part and write valid values back into the URL; text typed into a box is either refused with a message

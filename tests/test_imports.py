@@ -1,4 +1,5 @@
-"""The core's boundary: no UI libraries imported, and every public function keeps float32."""
+"""The product's imports: attention/ imports no UI library and no lesson, no module imports another in a circle,
+bench/ never imports tests/, every imported name exists; and every public function of attention/ keeps float32."""
 
 import ast
 import inspect
@@ -126,24 +127,51 @@ def test_no_public_function_shadows_a_module_of_the_package():
     assert modules.isdisjoint(attention.__all__)
 
 
-def ui_import_graph() -> dict[str, set[str]]:
-    """ui's modules and the ui modules each imports, anywhere in it (a function's own imports included); importing
-    a module of a package imports the package too."""
+# Every module of the product: a circle among them (even one held apart by an import inside a function) means
+# that neither module can be read, tested or moved without the other.
+PRODUCT = ("app.py", "attention", "lessons", "figures", "ui", "classroom", "pages", "bench", "deploy")
+
+
+def module_files(root: Path = ROOT, product=PRODUCT) -> dict[str, Path]:
+    """Every module of `product` (files and folders under `root`) by its dotted name; a package by its own name."""
     modules = {}
-    for path in sorted((ROOT / "ui").rglob("*.py")):
-        parts = path.relative_to(ROOT).with_suffix("").parts
-        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    graph = {}
-    for name, path in modules.items():
-        targets = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                targets |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
-            elif isinstance(node, ast.Import):
-                targets |= {a.name for a in node.names}
-        with_packages = {".".join(t.split(".")[:i]) for t in targets for i in range(2, t.count(".") + 2)}
-        graph[name] = {t for t in with_packages if t in modules and t != name}
-    return graph
+    for name in product:
+        for path in [root / name] if name.endswith(".py") else sorted((root / name).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def imported_modules(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The product modules that module `name` (at `path`) imports anywhere in it, a function's own imports included:
+    relative imports resolved, `from package import submodule` as the submodule, a bench script's `from _threads
+    import ...` (its folder is on sys.path) as its sibling, and with each the packages above it that hold not
+    `name` itself (those are already being imported when `name` is)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    folder = package.split(".") if package else []
+    targets = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                module = ".".join(p for p in (".".join(folder[: len(folder) - node.level + 1]), module) if p)
+            found = {f"{module}.{a.name}" if f"{module}.{a.name}" in modules else module for a in node.names}
+        elif isinstance(node, ast.Import):
+            found = {a.name for a in node.names}
+        else:
+            continue
+        for target in found:
+            sibling = ".".join([*folder, target])
+            targets.add(sibling if target.split(".")[0] not in modules and sibling in modules else target)
+    own = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}  # the packages holding `name`
+    with_packages = {".".join(t.split(".")[:i]) for t in targets for i in range(1, t.count(".") + 2)}
+    return {t for t in with_packages - own if t in modules and t != name} | (targets & own)
+
+
+def import_graph(root: Path = ROOT, product=PRODUCT) -> dict[str, set[str]]:
+    """The product's modules and the product modules each imports."""
+    modules = module_files(root, product)
+    return {name: imported_modules(name, path, modules) for name, path in modules.items()}
 
 
 def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -171,12 +199,53 @@ def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_ui_has_no_import_cycle():
-    graph = ui_import_graph()
-    assert {"ui.page_state", "ui.sequence_editor", "ui.presenter", "ui.state"} <= set(graph)
+def test_the_product_has_no_import_cycle():
+    graph = import_graph()
+    assert {"ui.page_state", "ui.sequence_editor", "ui.presenter", "ui.state", "app", "bench.load.run"} <= set(graph)
     assert "ui.sequence_state" in graph["ui.page_state"], "the graph sees the imports"
+    assert "attention.masks" in graph["attention.dot_product"], "and the relative ones"
+    assert "bench._threads" in graph["bench.bench_decoder"], "and a bench script's sibling"
+    assert "ui.streamlit_internals.server" in graph["ui.streamlit_internals"], "and those inside a function"
     cycle = import_cycle(graph)
-    assert cycle is None, " -> ".join(cycle)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+# Imports point one way (the layout of the conventions): a module imports its own package and those of lower layers.
+LAYERS = {"attention": 0, "lessons": 1, "classroom": 1, "figures": 2, "ui": 3, "pages": 4, "app": 4}
+LAYERS |= {"bench": 5, "deploy": 5}  # they run the app; tests may import bench, bench never imports tests
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of `graph` from one top-level package into another of the same or a higher layer."""
+    found = []
+    for name, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            here, there = name.split(".")[0], target.split(".")[0]
+            if here != there and LAYERS[there] >= LAYERS[here]:
+                found.append(f"{name} imports {target}")
+    return found
+
+
+def test_the_imports_point_one_way():
+    graph = import_graph()
+    assert set(LAYERS) == {name.split(".")[0] for name in graph}, "every top-level package has its layer"
+    assert upward_imports(graph) == []
+
+
+def test_an_upward_import_is_found():
+    graph = {"lessons.x": {"attention.y"}, "attention.y": {"figures.z"}, "figures.z": set()}
+    graph["classroom.c"] = {"lessons.x"}
+    assert upward_imports(graph) == ["attention.y imports figures.z", "classroom.c imports lessons.x"]
+
+
+def test_the_graph_finds_a_circle_held_apart_by_an_import_inside_a_function(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("from .b import f\n")
+    (tmp_path / "pkg" / "b.py").write_text("def f():\n    from pkg.a import g\n")
+    graph = import_graph(tmp_path, ("pkg",))
+    assert graph == {"pkg": set(), "pkg.a": {"pkg.b"}, "pkg.b": {"pkg.a"}}
+    assert import_cycle(graph) == ["pkg.a", "pkg.b", "pkg.a"]
 
 
 def test_the_cycle_finder_finds_a_cycle():

@@ -1,4 +1,4 @@
-"""lessons/pitfalls.py (and its bars in figures/lessons.py): the three pitfalls, run beside the correct
+"""lessons/pitfalls.py (and its bars in figures/causal.py): the three pitfalls, run beside the correct
 code: hand-computed cases, properties, and their figures."""
 
 import subprocess
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from attention import attention_steps, scaled_dot_product_attention
 from attention.masks import causal_mask
-from figures.lessons import difference_bars, leak_bars
+from figures.causal import difference_bars, leak_bars
 from lessons.examples import random_example
 from lessons.pitfalls import (
     CAUSAL_LATEX,

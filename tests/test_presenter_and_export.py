@@ -1,4 +1,5 @@
-"""Presenter mode, the share link and the export of every chart's numbers (issue: classroom-ready)."""
+"""ui/presenter.py, figures/export.py and ui/export.py: presenter mode, the share link and the export of every
+chart's numbers."""
 
 import csv
 import html

@@ -1,4 +1,5 @@
-"""Predict-then-check puzzles: each one's intended answer, worked out by hand, and the scoring of guesses."""
+"""lessons/puzzles.py (and figures/predict.py's heatmap): predict-then-check puzzles: each one's intended answer, worked
+out by hand, and the scoring of guesses."""
 
 import math
 
@@ -7,7 +8,7 @@ import pytest
 
 from attention import attention_steps
 from attention.sequence import TokenSequence
-from figures.lessons import guess_heatmap
+from figures.predict import guess_heatmap
 from lessons.puzzles import PUZZLES, PUZZLES_BY_ID, custom_puzzle, score_guesses
 
 # The key(s) each query should pick, reasoned on paper from q_i · k_j (a tie lists every tied key).

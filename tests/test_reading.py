@@ -1,4 +1,5 @@
-"""Query subsets for long inputs and the shared tokens of two sentences: hand cases and properties."""
+"""lessons/reading.py: query subsets for long inputs and the shared tokens of two sentences: hand cases and
+properties."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,5 @@
-"""Attention rollout: hand-computed cases, a plain-loop recomputation, its properties and its refusals."""
+"""attention.pretrained.attention_rollout: hand-computed cases, a plain-loop recomputation, its properties and its
+refusals."""
 
 import numpy as np
 import pytest

@@ -102,7 +102,7 @@ def uptime() -> str:
 def connected_sessions_by_worker(sessions) -> dict[str, list[str]]:
     """The browser-less sessions whose websocket is open now, by the worker it is on. A session that has done
     its interactions has closed its connection: a kill cannot cut it off, so it is on no worker (counted, it
-    showed as a session that never came back: 12/13 in a run killed 15 s in, as the first sessions finished)."""
+    would show as a session that never came back: 12/13 in a run killed 15 s in, as the first sessions finished)."""
     by_worker: dict[str, list[str]] = {}
     for s in sessions:
         client = getattr(s, "client", None)

@@ -1,4 +1,4 @@
-"""The lesson pages (predict, causal masking, pitfalls) in a real browser."""
+"""pages/predict.py, pages/causal.py and pages/pitfalls.py (the lesson pages) in a real browser."""
 
 import re
 

@@ -1,4 +1,4 @@
-"""Every use of a third-party internal in the app: a private name of Streamlit, plotly or the standard library,
+"""Every use of a third-party internal in the product: a private name of Streamlit, plotly or the standard library,
 or an attribute of Streamlit's frontend. Nothing else in the product touches one (tests/test_streamlit_internals.py
 reads the product's source to make sure).
 
@@ -16,6 +16,9 @@ missing is said once by name: nothing falls back in silence.
     push.py          a session's fragment rerun asked for by the server (class mode's push to the students' bars)
     spawn.py         training children started without re-running the app's script
     browser.py       the scripts that rely on Streamlit's frontend (reconnect, browser history)
+
+One entry lives outside the app: bench/ws_client.py, the load test's browser-less session, speaks Streamlit's
+websocket protocol (entry "browserless-session"); its protocol messages are hashed here like the rest.
 """
 
 from __future__ import annotations
@@ -206,6 +209,25 @@ ENTRIES = (
         sources=(FRONTEND,),
     ),
     Internal(
+        name="browserless-session",
+        where="bench/ws_client.py (the load test's and bench/compare_revisions.py's sessions; not the app)",
+        reads="speaks Streamlit's websocket protocol as the frontend does: builds `BackMsg.rerun_script` (page, "
+        "query string, widget states, fragment id, `is_history_navigation`) and reads `ForwardMsg`s (new_session, "
+        "delta elements, navigation, page_info_changed, auto_rerun, script_finished); "
+        "tests/browser/test_protocol_session.py runs it against the real server",
+        why="30 headless Chromium pages need several times the CPU of the server they measure on a 2-core "
+        "machine; a browser-less session puts a class on one server and leaves the CPU to it",
+        without="the load test's browser-less sessions, bench/compare_revisions.py and the soak test cannot run "
+        "(the app itself is unaffected)",
+        sources=(
+            "streamlit.proto.BackMsg_pb2:DESCRIPTOR.serialized_pb",
+            "streamlit.proto.ClientState_pb2:DESCRIPTOR.serialized_pb",
+            "streamlit.proto.WidgetStates_pb2:DESCRIPTOR.serialized_pb",
+            "streamlit.proto.ForwardMsg_pb2:DESCRIPTOR.serialized_pb",
+            "streamlit.proto.Element_pb2:DESCRIPTOR.serialized_pb",
+        ),
+    ),
+    Internal(
         name="one-history-entry-per-page",
         where="browser.HISTORY_JS",
         reads="wraps the page's `history.pushState` and `history.replaceState`, which Streamlit's client calls",
@@ -296,6 +318,11 @@ PINNED_SOURCES = {
     "_plotly_utils.utils:is_skipped_key": "9dae894984dc9ed7",
     "_plotly_utils.utils:plotlyjsShortTypes": "56adfecff884ee79",
     "streamlit-frontend": "b5764588a0b92c01",
+    "streamlit.proto.BackMsg_pb2:DESCRIPTOR.serialized_pb": "02fd354c9dddf33e",
+    "streamlit.proto.ClientState_pb2:DESCRIPTOR.serialized_pb": "1a2b7cbd38d243fe",
+    "streamlit.proto.WidgetStates_pb2:DESCRIPTOR.serialized_pb": "44f922cc6eb40a56",
+    "streamlit.proto.ForwardMsg_pb2:DESCRIPTOR.serialized_pb": "f576e406b23a0098",
+    "streamlit.proto.Element_pb2:DESCRIPTOR.serialized_pb": "af1e05ba20074666",
 }
 
 

@@ -97,7 +97,7 @@ def move_script(view: str) -> str:
     link). No reload: the session and its room stay."""
     base = "/" + st.get_option("server.baseUrlPath").strip("/") if st.get_option("server.baseUrlPath") else ""
     target = json.dumps(base + view).replace("<", "\\u003c")
-    # It waits for the run that drew it to end: a popstate during a run was sometimes dropped.
+    # It waits for the run that drew it to end: a popstate during a run is sometimes dropped.
     return (
         "<script>(() => { const url = " + target + ", started = Date.now();"
         " const go = () => {"

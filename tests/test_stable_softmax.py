@@ -1,4 +1,4 @@
-"""softmax: hand-computed rows, the properties every softmax has, and its refusals."""
+"""attention.stable_softmax: hand-computed rows, the properties every softmax has, and its refusals."""
 
 import math
 
