@@ -12,7 +12,6 @@ import asyncio
 import gzip
 import os
 import re
-import re
 import shutil
 import signal
 import subprocess
