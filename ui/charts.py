@@ -244,7 +244,7 @@ def square_chart(container, fig: go.Figure | dict, *, key: str, **kwargs):
 # ---------------------------------------------------------------- figures built once per inputs
 
 
-FIGURE_CACHE_ENTRIES = 256  # figure JSONs of every page together; a heatmap's is tens of kB
+FIGURE_CACHE_ENTRIES = 256  # figure JSONs of every page together (a heatmap: a few kB to a few hundred)
 
 
 def cached_figure(build: Callable[..., go.Figure], *args, **kwargs) -> dict:
