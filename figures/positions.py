@@ -11,7 +11,7 @@ from plotly.colors import sample_colorscale
 
 from figures.base import colorscale, figure
 from figures.heads import heads_grid
-from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels, square_layout
+from figures.heatmaps import WEIGHT_COLORSCALE, matrix_heatmap, safe_labels, square_layout
 
 UNUSED_FILL = "rgba(120, 120, 120, 0.55)"
 
@@ -77,6 +77,45 @@ def table_heatmap(
     if square:
         square_layout(layout, trace, height)
     return figure([trace], layout)
+
+
+def similarity_figure(sims: np.ndarray) -> go.Figure:
+    """A learned position table's cosine similarities, position against position, in square cells.
+    Shapes: sims (n, n)."""
+    hover = "positions %{y} and %{x}: cos = %{z:.3f}"
+    return table_heatmap(sims, x_title="position", y_title="position", hover=hover, square=True)
+
+
+def sinusoidal_figure(table: np.ndarray) -> go.Figure:
+    """The sinusoidal table, position down, dimension across (pairs: sin, cos). Shapes: table (n, d)."""
+    return table_heatmap(
+        table,
+        x_title="dimension (pairs: sin, cos)",
+        y_title="position p",
+        hover="position %{y}, dimension %{x}: %{z:.3f}",
+        height=420,
+    )
+
+
+def numbered_matrix(values: np.ndarray, row_labels, col_labels, font: int | None, digits: int = 2) -> go.Figure:
+    """A small matrix in square cells, with its numbers in the cells at font size `font` (None: too small to
+    hold them, the hover shows them). Shapes: values (r, c); row_labels r strings; col_labels c strings."""
+    return matrix_heatmap(
+        values, row_labels, col_labels, digits=digits, annotate=font is not None, font_size=font, square=True
+    )
+
+
+def four_ways_figure(weights: np.ndarray, labels: Sequence[str], methods: Sequence[str]) -> go.Figure:
+    """The toy head's weights with each way of adding position, four panels to a row.
+    Shapes: weights (n_methods, n, n); labels n words; methods n_methods names."""
+    return methods_grid(weights, labels, methods, columns=4, height_per_row=340)
+
+
+def alibi_heads_figure(weights: np.ndarray, labels: Sequence[str], slopes: np.ndarray) -> go.Figure:
+    """Each ALiBi head's weights, titled with its slope, four panels to a row.
+    Shapes: weights (H, n, n); labels n words; slopes (H,)."""
+    titles = [f"head {h + 1} · m = {m:.3g}" for h, m in enumerate(slopes)]
+    return heads_grid(weights, labels, titles, columns=4, height_per_row=300)
 
 
 def slopes_figure(slopes: np.ndarray, *, height: int = 300) -> go.Figure:

@@ -17,6 +17,7 @@ LN(E_word + E_pos + E_type) and can be run with and without E_pos.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +42,7 @@ REACH_LATEX = (
 )
 
 METHODS = ("none", "learned", "sinusoidal", "rope", "alibi")
+TOY_METHODS = ("none", "sinusoidal", "rope", "alibi")  # the ways the toy head runs: the learned table needs a model
 METHOD_LABELS = {
     "none": "no position information",
     "learned": "learned absolute (MiniLM's table)",
@@ -98,6 +100,24 @@ def toy_head(d_model: int, seed: int = 0) -> ToyHead:
     return ToyHead(w_q, w_k, w_v)
 
 
+@dataclass(frozen=True)
+class Toy:
+    """The page's example, which every section reads: the words, their vectors and the head that reads them.
+    Shapes: words n strings; x (n, d_model); head's matrices (d_model, d_model)."""
+
+    words: tuple[str, ...]
+    d_model: int
+    seed: int
+    x: np.ndarray
+    head: ToyHead
+
+    @classmethod
+    def build(cls, words, d_model: int, seed: int = 0) -> Toy:
+        """The word vectors and the toy head for `words`, drawn from `seed`."""
+        words = tuple(words)
+        return cls(words, d_model, seed, word_vectors(words, d_model, seed), toy_head(d_model, seed))
+
+
 def attend(
     x, head: ToyHead, method: str = "none", *, table=None, alibi_heads: int = 8, alibi_head: int = 0, causal=False
 ) -> AttentionSteps:
@@ -127,6 +147,30 @@ def attend(
     return attention_steps(q, k, v, causal=causal, bias=bias)
 
 
+def toy_queries_keys(x, head: ToyHead) -> tuple[np.ndarray, np.ndarray]:
+    """The toy head's queries and keys before any rotation. Shapes: x (n, d_model) -> q, k (n, d_model)."""
+    x = np.asarray(x, dtype=np.float64)
+    return x @ head.w_q, x @ head.w_k  # (n, d_model) each
+
+
+def methods_weights(x, head: ToyHead, alibi_heads: int = 8) -> np.ndarray:
+    """The toy head's weights with each of TOY_METHODS, without the causal mask (ALiBi: head 1 of `alibi_heads`).
+
+    Shapes: x (n, d_model) -> (len(TOY_METHODS), n, n).
+    """
+    return np.stack([attend(x, head, m, alibi_heads=alibi_heads).weights for m in TOY_METHODS])
+
+
+def alibi_head_weights(x, head: ToyHead, n_heads: int) -> np.ndarray:
+    """The toy head's scores plus each ALiBi head's penalty, under the causal mask: one weights matrix per head.
+
+    Shapes: x (n, d_model) -> (n_heads, n, n).
+    """
+    return np.stack(
+        [attend(x, head, "alibi", alibi_heads=n_heads, alibi_head=h, causal=True).weights for h in range(n_heads)]
+    )
+
+
 # ---------------------------------------------------------------- order is invisible: the shuffle check
 
 
@@ -138,6 +182,17 @@ def permutation(n: int, shuffle: int) -> np.ndarray:
         return np.arange(n)
     perm = np.random.default_rng(shuffle).permutation(n)
     return np.roll(perm, 1) if np.array_equal(perm, np.arange(n)) else perm
+
+
+def apply_permutation(items, perm) -> list:
+    """`items` in the order `perm` gives: result[i] = items[perm[i]]."""
+    return [items[i] for i in perm]
+
+
+def is_original_order(perm) -> bool:
+    """Whether `perm` leaves every position where it was."""
+    perm = np.asarray(perm)
+    return bool(np.array_equal(perm, np.arange(len(perm))))
 
 
 @dataclass(frozen=True)
@@ -218,6 +273,41 @@ def shuffle_check(x, head: ToyHead, perm, method: str = "none", **kwargs) -> Shu
     return compare_shuffled(before, after, perm, same_input=bool(np.array_equal(x, x[perm])))
 
 
+def toy_shuffle_checks(x, head: ToyHead, perm, alibi_heads: int = 8) -> dict[str, ShuffleCheck]:
+    """The shuffle check of the toy head with each of TOY_METHODS (ALiBi: head 1 of `alibi_heads`, unmasked)."""
+    return {m: shuffle_check(x, head, perm, m, alibi_heads=alibi_heads) for m in TOY_METHODS}
+
+
+CheckRow = tuple[str, str, ShuffleCheck]  # (model, position information, its check): a row of the check table
+
+
+def check_rows(toy: dict[str, ShuffleCheck], real: Sequence[ShuffleCheck] = (), real_name: str = "") -> list[CheckRow]:
+    """The check table's rows: the toy head with each of TOY_METHODS, then `real` (a trained model's head
+    `real_name` without and with its learned table), if given."""
+    rows = [("toy head", METHOD_LABELS[m], toy[m]) for m in TOY_METHODS]
+    rows += [(real_name, METHOD_LABELS[m], check) for m, check in zip(("none", "learned"), real)]
+    return rows
+
+
+def check_table(rows: Sequence[CheckRow]) -> dict[str, list[str]]:
+    """The check table's columns: what each row ran, the largest difference after undoing the shuffle ("–"
+    when the input did not change: nothing to compare) and the outcome."""
+    return {
+        "model": [model for model, _, _ in rows],
+        "position information": [label for _, label, _ in rows],
+        "largest difference after undoing the shuffle": [
+            "–" if check.outcome == "unchanged" else diff_text(check.max_diff) for _, _, check in rows
+        ],
+        "check": [OUTCOME_CELLS[check.outcome] for _, _, check in rows],
+    }
+
+
+def rounding_bound(rows: Sequence[CheckRow]) -> float:
+    """The largest difference among the checks that came out "only shuffled" (0 if none did): the rounding
+    that the sums over keys run in another order make, which the page quotes under the table."""
+    return max((check.max_diff for _, _, check in rows if check.outcome == "only shuffled"), default=0.0)
+
+
 # ---------------------------------------------------------------- sinusoidal: a shift is a rotation
 
 
@@ -237,6 +327,11 @@ def shift_error(n: int, d: int, k: int, base: float = 10000.0) -> float:
     """The largest |PE[p + k] - PE[p] M_k| over positions p = 0..n-1 (rounding if the shift is a rotation)."""
     pe = sinusoidal_encoding(n + k, d, base)  # (n + k, d)
     return float(np.max(np.abs(pe[k:] - pe[:n] @ shift_matrix(k, d, base))))
+
+
+def row_length(d: int) -> float:
+    """The length of every row of the sinusoidal table of width d: d/2 pairs (sin, cos), each of length 1."""
+    return float(np.sqrt(d / 2))
 
 
 SHIFT_ROUNDING = 1e-11  # measured: 1e-14 at d = 256, k = 64
@@ -329,6 +424,11 @@ def window_reach(n: int, window: int, layers: int) -> np.ndarray:
         reach = np.minimum(reach @ mask, 1)  # (n, n): reachable in `layer` hops (each hop may stay in place)
         first[(reach > 0) & (first == 0)] = layer
     return first
+
+
+def last_query_reach(first: np.ndarray) -> int:
+    """How many keys the last query has heard from, given `window_reach`'s table. Shapes: first (n, n)."""
+    return int((np.asarray(first)[-1] > 0).sum())
 
 
 def reach_span(window: int, layers: int) -> int:
@@ -478,11 +578,16 @@ def minilm_head(model, ids, head: int, *, positions: bool = True) -> AttentionSt
     return attention_steps(q, k, v)  # (n, d_head) each: the head's own columns
 
 
+def previous_token_weight(weights) -> float:
+    """The mean weight a query gives the token just before it (queries 1..n-1). Shapes: weights (n, n)."""
+    return float(np.mean(np.diag(np.asarray(weights), -1)))
+
+
 def minilm_shuffle_check(model, words, perm, head: int, *, positions: bool = True) -> ShuffleCheck:
     """The shuffle check on MiniLM's first layer: the words shuffled by `perm`, [CLS] and [SEP] kept in place."""
     words, perm = list(words), np.asarray(perm)
     before = minilm_pieces(model, words)
-    after = minilm_pieces(model, [words[w] for w in perm])
+    after = minilm_pieces(model, apply_permutation(words, perm))
     blocks = [np.flatnonzero(before.word_of == w) for w in range(len(words))]  # each word's tokens, in order
     token_perm = np.concatenate([[0], *[blocks[w] for w in perm], [len(before.ids) - 1]])  # shuffled t <- original
     return compare_shuffled(
@@ -534,6 +639,12 @@ def padded_batch(sequences, d_model: int, seed: int = 0) -> tuple[np.ndarray, np
         x[b, : len(words)] = word_vectors(words, d_model, seed)
         labels.append([*map(str, words), *[PAD] * (n - len(words))])
     return x, lengths, labels
+
+
+def padding_sequences(words, len_a: int, len_b: int) -> list[list[str]]:
+    """The padded example's two sequences: the first `len_a` words and the last `len_b` words."""
+    words = list(words)
+    return [words[:len_a], words[len(words) - len_b :]]
 
 
 def alibi_windows(n: int, n_heads: int) -> np.ndarray:
@@ -608,6 +719,17 @@ def reach_phrase(share: float) -> str:
     if share > 0.8:
         return "almost a plain average of all of them"
     return "recent words more than old ones"
+
+
+def slope_table(slopes) -> dict[str, list]:
+    """The page's table of ALiBi slopes: each head h (from 1), its slope m_h written as a power of 2, and 1/m_h,
+    the distance back at which its weight has shrunk by a factor e."""
+    slopes = np.asarray(slopes, dtype=float)
+    return {
+        "h": list(range(1, len(slopes) + 1)),
+        "m_h": [f"2^−{-np.log2(m):.3g} = {m:.4g}" for m in slopes],
+        "1/m_h": [round(1 / m, 1) for m in slopes],
+    }
 
 
 def alibi_unmasked(n_heads: int) -> str:

