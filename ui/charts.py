@@ -71,9 +71,9 @@ def chart(
         spec["data"] = [_fit_cell_numbers(trace, share) for trace in spec["data"]]
     merged = {
         "displaylogo": False,
-        "displayModeBar": "hover",  # on a phone an always-shown toolbar covered the top row of a heatmap
-        # Only the image download: seven zoom and pan buttons were seven Tab stops per chart for a keyboard
-        # user (a drag still zooms, a double-click still resets).
+        "displayModeBar": "hover",  # shown always, the toolbar covers a heatmap's top row on a phone
+        # Only the image download: the seven zoom and pan buttons would be seven Tab stops per chart for a
+        # keyboard user (a drag still zooms, a double-click still resets).
         "modeBarButtonsToRemove": ["zoom2d", "pan2d", "zoomIn2d", "zoomOut2d", "autoScale2d", "resetScale2d"],
         "toImageButtonOptions": {"format": chart_format(), "filename": key, "scale": 2},
         **(config or {}),
@@ -142,8 +142,8 @@ def _typed_arrays(d: dict) -> dict:
 
     Arrays plotly keeps as arrays of Python objects (hover text, booleans) become nested lists. Left as arrays,
     they make plotly's JSON encoder (orjson) refuse the figure, and plotly then walks the whole figure again
-    to clean it: wasted work on every chart, and orjson before 3.9.6 kept a reference to each refused array,
-    so every heatmap's hover text stayed in the server's memory for good (about 0.8 MiB per session)."""
+    to clean it: wasted work on every chart; and orjson releases older than 3.9.6 keep a reference to each
+    refused array, so every heatmap's hover text would stay in the server's memory (about 0.8 MiB per session)."""
     out = None
     for k, v in d.items():
         if isinstance(v, _PLAIN) or k == "template" or is_skipped_key(k):
@@ -267,7 +267,7 @@ def _figure_json(_build, where: str, /, *args, **kwargs) -> dict:
 def without_template(fig: dict) -> dict:
     """`fig` (figure JSON) with an empty template instead of plotly's default: Streamlit's theme styles the
     chart, and a figure without a template of its own gets plotly's (thousands of values) copied twice on its
-    way to the browser, 2.5 ms of the 3.3 ms a heatmap's chart() cost."""
+    way to the browser: measured, 2.5 ms of the 3.3 ms a heatmap's chart() takes with it."""
     fig["layout"]["template"] = {}
     return fig
 
@@ -301,8 +301,8 @@ def square_cells(n_cols: int, share: float = 1.0, font_size: int = 12) -> dict:
 def _export_menu(
     container, fig: go.Figure | dict, key: str, downloads: Sequence[Download] | None = None, note: str = ""
 ) -> None:
-    # Its buttons are drawn only while it is open (opening it reruns the page): 2 download buttons per
-    # chart on every run cost the server more than the chart itself when a class shares it.
+    # Its buttons are drawn only while it is open (opening it reruns the page): drawn on every run, 2 download
+    # buttons per chart cost the server more than the chart itself when a class shares it.
     menu = container.popover(
         "Export", icon=":material/download:", type="tertiary", key=f"{key}_export", on_change="rerun"
     )
