@@ -19,8 +19,9 @@ from plotly.utils import image_array_to_data_uri
 from figures.base import colorscale as named_colorscale
 from figures.base import figure
 from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
+from lessons.reading import SPECIAL_TOKENS
 
-SPECIAL_TOKENS = ("[CLS]", "[SEP]")
+LINE_THRESHOLD = 0.05  # the token-to-token views skip weights below this
 THUMB_CELLS = 48  # a thumbnail shows at most 48 × 48 cells, whatever the input length
 THUMB_PIXELS = 96  # small inputs are blown up (nearest neighbour) to about this many pixels a side
 THUMB_GAMMA = 0.5  # thumbnails colour sqrt(weight): at 256 tokens most weights are small
@@ -318,7 +319,7 @@ def token_lines_figure(
     weights: np.ndarray,
     tokens: Sequence[str],
     *,
-    threshold: float = 0.05,
+    threshold: float = LINE_THRESHOLD,
     focus: int | None = None,
     positions: Sequence[int] | None = None,
     colour: str = "#1f77b4",
