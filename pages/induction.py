@@ -324,10 +324,11 @@ text = text_col.text_input(
     max_chars=MAX_TEXT,
     help="Letters a to z. Repeat a stretch of them (e.g. 'q w e r t y q w') and see whether the model goes on.",
 )
+new_widget = STATE.widget("n_new")  # its bounds, said in its help
 n_new = new_col.number_input(
     "New letters",
-    **STATE.widget("n_new"),
-    help=f"How many letters the model adds (1 to {MAX_NEW}).",
+    **new_widget,
+    help=f"How many letters the model adds ({new_widget['min_value']} to {new_widget['max_value']}).",
 )
 try:
     prompt = letters_to_ids(text)

@@ -368,12 +368,12 @@ sentence_a_col, sentence_b_col = st.columns(2)
 text_a = sentence_a_col.text_input(
     "Sentence A",
     **STATE.widget("a"),
-    help="Any text up to 256 tokens; press Enter to apply.",
+    help=f"Any text up to {MAX_TOKENS} tokens; press Enter to apply.",
 )
 text_b = sentence_b_col.text_input(
     "Sentence B",
     **STATE.widget("b"),
-    help="Any text up to 256 tokens; press Enter to apply.",
+    help=f"Any text up to {MAX_TOKENS} tokens; press Enter to apply.",
 )
 run_a, run_b = read_text(text_a), read_text(text_b)
 if run_a is not None and run_b is not None:
