@@ -15,49 +15,41 @@ import streamlit as st
 from ui.page_state import PageState
 
 
-def _load_example(state: PageState, name: str, examples: Mapping[str, str], key: str) -> None:
-    text = examples.get(st.session_state.get(key))
-    if text:
-        state.set(name, text)
-    st.session_state[key] = None  # the box is a menu: it goes back to "Load an example…"
+def _load(state: PageState, names: Sequence[str], entries: Mapping[str, Sequence[str]], key: str) -> None:
+    texts = entries.get(st.session_state.get(key))
+    if texts:
+        for name, text in zip(names, texts):
+            state.set(name, text)
+    st.session_state[key] = None  # the box is a menu: it goes back to its placeholder
 
 
-def example_menu(state: PageState, name: str, examples: Mapping[str, str], *, key: str, help: str) -> None:
-    """The "Load an example" menu of `examples` (label -> text): a pick is copied into `state`'s `name`."""
+def _menu(
+    label: str, state: PageState, names: Sequence[str], entries: Mapping[str, Sequence[str]], key: str, help: str
+) -> None:
+    """A menu of `entries` (label -> one text per name in `names`), placeholder "<label>…": a pick is copied
+    into `state`'s `names`."""
     st.selectbox(
-        "Load an example",
-        list(examples),
+        label,
+        list(entries),
         index=None,
-        placeholder="Load an example…",
+        placeholder=f"{label}…",
         key=key,
-        on_change=_load_example,
-        args=(state, name, examples, key),
+        on_change=_load,
+        args=(state, names, entries, key),
         help=help,
     )
 
 
-def _load_pair(state: PageState, names: tuple[str, str], pairs: Mapping[str, tuple[str, str]], key: str) -> None:
-    pair = pairs.get(st.session_state.get(key))
-    if pair:
-        state.set(names[0], pair[0])
-        state.set(names[1], pair[1])
-    st.session_state[key] = None
+def example_menu(state: PageState, name: str, examples: Mapping[str, str], *, key: str, help: str) -> None:
+    """The "Load an example" menu of `examples` (label -> text): a pick is copied into `state`'s `name`."""
+    _menu("Load an example", state, (name,), {label: (text,) for label, text in examples.items()}, key, help)
 
 
 def pair_menu(
     state: PageState, names: tuple[str, str], pairs: Mapping[str, tuple[str, str]], *, key: str, help: str
 ) -> None:
     """The "Load a pair" menu of `pairs` (label -> two sentences): a pick is copied into `state`'s two `names`."""
-    st.selectbox(
-        "Load a pair",
-        list(pairs),
-        index=None,
-        placeholder="Load a pair…",
-        key=key,
-        on_change=_load_pair,
-        args=(state, names, pairs, key),
-        help=help,
-    )
+    _menu("Load a pair", state, names, pairs, key, help)
 
 
 TOKEN_STRIP_CSS = (
