@@ -315,6 +315,22 @@ LABELS_MAX = 60  # the token-to-token view names at most about this many tokens 
 WIDTH_BUCKETS = ((0.0, 0.15, 1.0), (0.15, 0.3, 2.5), (0.3, 0.5, 4.5), (0.5, 0.75, 7.0), (0.75, 1.01, 10.0))
 
 
+def bucket_lines(pairs: np.ndarray, ys: np.ndarray, width: float, colour: str, hi: float) -> dict:
+    """One trace of left-to-right lines, one per (query, key) pair of a weight bucket, wider and more opaque
+    for a heavier bucket (`hi`: its top weight). Shapes: pairs (p,), ys (3p,): left y, right y, NaN per pair
+    (NaN breaks the line between pairs)."""
+    return dict(
+        type="scatter",
+        x=np.tile([0.0, 1.0, np.nan], len(pairs)),
+        y=ys,
+        mode="lines",
+        hoverinfo="skip",
+        showlegend=False,
+        line=dict(width=width, color=colour),
+        opacity=min(1.0, 0.25 + hi * 0.75),
+    )
+
+
 def token_lines_figure(
     weights: np.ndarray,
     tokens: Sequence[str],
@@ -341,20 +357,8 @@ def token_lines_figure(
         block = weights[rows]  # (r, n)
         i, j = np.nonzero((block >= max(lo, threshold)) & (block < hi))  # one line per (query, key) pair
         if i.size:
-            xs = np.tile([0.0, 1.0, np.nan], i.size)  # NaN breaks the line between pairs
             ys = np.column_stack([rows[i], j, np.full(i.size, np.nan)]).ravel().astype(float)
-            data.append(
-                dict(
-                    type="scatter",
-                    x=xs,
-                    y=ys,
-                    mode="lines",
-                    hoverinfo="skip",
-                    showlegend=False,
-                    line=dict(width=width, color=colour),
-                    opacity=min(1.0, 0.25 + hi * 0.75),
-                )
-            )
+            data.append(bucket_lines(rows[i], ys, width, colour, hi))
     labels = safe_labels(tokens)
     pos = list(range(n)) if positions is None else list(positions)
     top = weights.argmax(axis=1)  # (n,)

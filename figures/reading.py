@@ -21,6 +21,7 @@ from figures.pretrained import (
     LABELS_MAX,
     LINE_THRESHOLD,
     WIDTH_BUCKETS,
+    bucket_lines,
     position_labels,
     query_key_headers,
     token_lines_figure,
@@ -393,18 +394,8 @@ def chosen_lines_figure(
     for lo, hi, width in WIDTH_BUCKETS:
         i, c = np.nonzero((block[:, keys] >= max(lo, threshold)) & (block[:, keys] < hi))  # (query, key) pairs
         if i.size:
-            data.append(
-                dict(
-                    type="scatter",
-                    x=np.tile([0.0, 1.0, np.nan], i.size),
-                    y=np.column_stack([y_left[i], y_right[c], np.full(i.size, np.nan)]).ravel(),
-                    mode="lines",
-                    hoverinfo="skip",
-                    showlegend=False,
-                    line=dict(width=width, color=colour),
-                    opacity=min(1.0, 0.25 + hi * 0.75),
-                )
-            )
+            ys = np.column_stack([y_left[i], y_right[c], np.full(i.size, np.nan)]).ravel()
+            data.append(bucket_lines(i, ys, width, colour, hi))
     labels = safe_labels(tokens)
     hover_left = [
         f"'{labels[q]}' (position {q}): heaviest key '{labels[block[a].argmax()]}' "
