@@ -15,6 +15,7 @@ from figures.base import colorscale as named_colorscale
 from figures.base import figure, hline
 from figures.heads import _grid_domains, head_colour
 from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
+from lessons.induction import ids_to_letters
 
 FIRST_COLOUR = "#ff7f0e"
 REPEATED_COLOUR = "#1f77b4"
@@ -33,6 +34,23 @@ def running_mean(x: np.ndarray, window: int = 25) -> np.ndarray:
 def head_names(n_layers: int, n_heads: int) -> list[str]:
     """'L1 H1', 'L1 H2', ... layer by layer, counting from 1 as the page does."""
     return [f"L{layer + 1} H{head + 1}" for layer in range(n_layers) for head in range(n_heads)]
+
+
+def letter_labels(ids) -> list[str]:
+    """Each token as its letter and position ('q0', 'w1', ...), unique labels for a heatmap's axes."""
+    return [f"{letter}{i}" for i, letter in enumerate(ids_to_letters(ids))]
+
+
+def head_titles(previous: np.ndarray, induction: np.ndarray | None = None) -> list[str]:
+    """Each head's name with its scores ('L1 H1: prev 0.93, ind 0.02'), layer by layer; without the induction
+    score when there is none. Shapes: previous, induction (layers, heads)."""
+    names = head_names(*previous.shape)
+    prev = previous.reshape(-1)
+    ind = None if induction is None else induction.reshape(-1)
+    return [
+        f"{name}: prev {prev[h]:.2f}" + (f", ind {ind[h]:.2f}" if ind is not None else "")
+        for h, name in enumerate(names)
+    ]
 
 
 def loss_halves_figure(

@@ -19,8 +19,9 @@ from plotly.utils import image_array_to_data_uri
 from figures.base import colorscale as named_colorscale
 from figures.base import figure
 from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
+from lessons.reading import SPECIAL_TOKENS
 
-SPECIAL_TOKENS = ("[CLS]", "[SEP]")
+LINE_THRESHOLD = 0.05  # the token-to-token views skip weights below this
 THUMB_CELLS = 48  # a thumbnail shows at most 48 × 48 cells, whatever the input length
 THUMB_PIXELS = 96  # small inputs are blown up (nearest neighbour) to about this many pixels a side
 THUMB_GAMMA = 0.5  # thumbnails colour sqrt(weight): at 256 tokens most weights are small
@@ -314,11 +315,27 @@ LABELS_MAX = 60  # the token-to-token view names at most about this many tokens 
 WIDTH_BUCKETS = ((0.0, 0.15, 1.0), (0.15, 0.3, 2.5), (0.3, 0.5, 4.5), (0.5, 0.75, 7.0), (0.75, 1.01, 10.0))
 
 
+def bucket_lines(pairs: np.ndarray, ys: np.ndarray, width: float, colour: str, hi: float) -> dict:
+    """One trace of left-to-right lines, one per (query, key) pair of a weight bucket, wider and more opaque
+    for a heavier bucket (`hi`: its top weight). Shapes: pairs (p,), ys (3p,): left y, right y, NaN per pair
+    (NaN breaks the line between pairs)."""
+    return dict(
+        type="scatter",
+        x=np.tile([0.0, 1.0, np.nan], len(pairs)),
+        y=ys,
+        mode="lines",
+        hoverinfo="skip",
+        showlegend=False,
+        line=dict(width=width, color=colour),
+        opacity=min(1.0, 0.25 + hi * 0.75),
+    )
+
+
 def token_lines_figure(
     weights: np.ndarray,
     tokens: Sequence[str],
     *,
-    threshold: float = 0.05,
+    threshold: float = LINE_THRESHOLD,
     focus: int | None = None,
     positions: Sequence[int] | None = None,
     colour: str = "#1f77b4",
@@ -340,20 +357,8 @@ def token_lines_figure(
         block = weights[rows]  # (r, n)
         i, j = np.nonzero((block >= max(lo, threshold)) & (block < hi))  # one line per (query, key) pair
         if i.size:
-            xs = np.tile([0.0, 1.0, np.nan], i.size)  # NaN breaks the line between pairs
             ys = np.column_stack([rows[i], j, np.full(i.size, np.nan)]).ravel().astype(float)
-            data.append(
-                dict(
-                    type="scatter",
-                    x=xs,
-                    y=ys,
-                    mode="lines",
-                    hoverinfo="skip",
-                    showlegend=False,
-                    line=dict(width=width, color=colour),
-                    opacity=min(1.0, 0.25 + hi * 0.75),
-                )
-            )
+            data.append(bucket_lines(rows[i], ys, width, colour, hi))
     labels = safe_labels(tokens)
     pos = list(range(n)) if positions is None else list(positions)
     top = weights.argmax(axis=1)  # (n,)

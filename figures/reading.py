@@ -19,11 +19,14 @@ from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
 from figures.pretrained import (
     ANNOTATE_MAX,
     LABELS_MAX,
-    SPECIAL_TOKENS,
+    LINE_THRESHOLD,
     WIDTH_BUCKETS,
+    bucket_lines,
     position_labels,
     query_key_headers,
+    token_lines_figure,
 )
+from lessons.reading import SPECIAL_TOKENS
 
 QUERY_COLOUR, KEY_COLOUR = "#1f77b4", "#ff7f0e"
 LINE_COLOUR = "#333333"
@@ -236,6 +239,37 @@ def rows_heatmap(
     return figure([trace], layout)
 
 
+def rollout_heatmap(
+    rollout_rows: np.ndarray, tokens: Sequence[str], rows: Sequence[int], *, n_layers: int, zmax: float, capped: bool
+) -> go.Figure:
+    """Rollout's chosen rows: for each position at the top, the share of each input token it was built from.
+    Shapes: rollout_rows (r, n), tokens n strings, rows r ints. Colours stop at `zmax`; `capped`: the colour bar
+    says so (some shares go beyond it)."""
+    n = len(tokens)
+    return rows_heatmap(
+        rollout_rows,
+        tokens,
+        rows,
+        title=f"Rollout through all {n_layers} layers: {len(rows)} of {n} positions at the top",
+        zmax=zmax,
+        colorbar=f"share (capped at {zmax:.2f})" if capped else "share",
+        hover="position %{y} at the top<br>← input token %{x}<br>share %{z:.3f}",
+        x_title="input token",
+        y_title="position after the last layer",
+    )
+
+
+def rows_lines_figure(
+    weights: np.ndarray, tokens: Sequence[str], rows: Sequence[int], *, title: str | None = None
+) -> go.Figure:
+    """The token-to-token lines of the chosen query rows: all of them as `token_lines_figure` draws them, or only
+    the chosen queries and the keys they read (`chosen_lines_figure`: a few rows of a long input fill the figure).
+    Shapes: weights (n, n), tokens n strings, rows r ints."""
+    if len(rows) == len(tokens):
+        return token_lines_figure(weights, tokens, threshold=LINE_THRESHOLD, title=title)
+    return chosen_lines_figure(weights, tokens, rows, threshold=LINE_THRESHOLD, title=title)
+
+
 def feed_figure(
     shares: np.ndarray, tokens: Sequence[str], *, title: str | None = None, ymax: float | None = None
 ) -> go.Figure:
@@ -335,7 +369,7 @@ def chosen_lines_figure(
     tokens: Sequence[str],
     rows: Sequence[int],
     *,
-    threshold: float = 0.05,
+    threshold: float = LINE_THRESHOLD,
     colour: str = QUERY_COLOUR,
     title: str | None = None,
 ) -> go.Figure:
@@ -360,18 +394,8 @@ def chosen_lines_figure(
     for lo, hi, width in WIDTH_BUCKETS:
         i, c = np.nonzero((block[:, keys] >= max(lo, threshold)) & (block[:, keys] < hi))  # (query, key) pairs
         if i.size:
-            data.append(
-                dict(
-                    type="scatter",
-                    x=np.tile([0.0, 1.0, np.nan], i.size),
-                    y=np.column_stack([y_left[i], y_right[c], np.full(i.size, np.nan)]).ravel(),
-                    mode="lines",
-                    hoverinfo="skip",
-                    showlegend=False,
-                    line=dict(width=width, color=colour),
-                    opacity=min(1.0, 0.25 + hi * 0.75),
-                )
-            )
+            ys = np.column_stack([y_left[i], y_right[c], np.full(i.size, np.nan)]).ravel()
+            data.append(bucket_lines(i, ys, width, colour, hi))
     labels = safe_labels(tokens)
     hover_left = [
         f"'{labels[q]}' (position {q}): heaviest key '{labels[block[a].argmax()]}' "

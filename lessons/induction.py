@@ -412,6 +412,69 @@ def strip_indices(induction: np.ndarray, count: int = 6) -> list[int]:
     return sorted({0, c - 1, *(i for i in around if 0 <= i < c)})
 
 
+def nearest_checkpoint(checkpoint_steps, step: int) -> int:
+    """The checkpoint step nearest `step` (the earlier of two as near). Shapes: checkpoint_steps (C,)."""
+    steps = [int(s) for s in checkpoint_steps]
+    if not steps:
+        raise ValueError("a run has at least one checkpoint; got none")
+    return min(steps, key=lambda s: abs(s - step))
+
+
+def checkpoint_index(checkpoint_steps, step: int) -> int:
+    """Which checkpoint (0 .. C - 1) was kept at `step`; `ValueError` if none was. Shapes: checkpoint_steps (C,)."""
+    hits = np.flatnonzero(np.asarray(checkpoint_steps) == step)
+    if not hits.size:
+        raise ValueError(f"step {step} is not one of this run's checkpoints")
+    return int(hits[0])
+
+
+END_STEPS = 100  # the steps averaged for the loss a run ends with
+
+
+def final_losses(run: InductionRun, steps: int = END_STEPS) -> tuple[float, float]:
+    """(first half, repeated half): the mean loss over a run's last `steps` steps."""
+    return float(run.loss_first[-steps:].mean()), float(run.loss_repeated[-steps:].mean())
+
+
+@dataclass(frozen=True)
+class Rise:
+    """Both roles' best scores one checkpoint before and one after an induction head formed: layer 1's best
+    previous-token score and the last layer's best induction score."""
+
+    step_before: int
+    step_after: int
+    previous_before: float
+    previous_after: float
+    induction_before: float
+    induction_after: float
+
+
+def formation_rise(run: InductionRun) -> Rise | None:
+    """How both scores rose around the checkpoint where an induction head formed (None if none formed)."""
+    formed = formation_index(run.induction)
+    if formed is None:
+        return None
+    before, after = max(formed - 1, 0), min(formed + 1, len(run.checkpoint_steps) - 1)
+    prev, ind = run.previous_token, run.induction  # (C, layers, heads) each
+    return Rise(
+        int(run.checkpoint_steps[before]),
+        int(run.checkpoint_steps[after]),
+        float(prev[before, 0].max()),
+        float(prev[after, 0].max()),
+        float(ind[before, -1].max()),
+        float(ind[after, -1].max()),
+    )
+
+
+def sequence_scores(attentions, ids) -> tuple[np.ndarray, np.ndarray | None]:
+    """Both scores of every head on one sequence: (previous-token, induction), the second None when no token
+    repeats (there is no induction to score). Shapes: attentions (layers, heads, n, n), ids (n,) -> (layers, heads)."""
+    previous = previous_token_scores(attentions)
+    if not earlier_occurrences(ids):
+        return previous, None
+    return previous, induction_scores(attentions, ids)
+
+
 def head_role(previous: float, induction: float) -> str:
     """A name for what a head mostly does, from its two scores."""
     if induction > ROLE_THRESHOLD:

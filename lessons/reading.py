@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from lessons.projection import queries_and_keys, query_readout
 
 QUERY_MODES = ("all", "last", "word")
+POOLS = ("mean", "cls")  # which output a rollout is read for: the mean-pooled embedding, or [CLS] at the top
+SPECIAL_TOKENS = ("[CLS]", "[SEP]")  # the markers the tokenizer puts before and after every text
 # all-MiniLM-L6-v2's model card: "The sequence length was limited to 128 tokens" while it was trained as a
 # sentence encoder (sentence-transformers still lets it read 256, MAX_TOKENS)
 TRAINED_TOKENS = 128
@@ -59,6 +62,65 @@ def select_queries(tokens: Sequence[str], mode: str, *, last: int = 8, word: str
     if mode == "word":
         return matching_positions(tokens, word)
     raise ValueError(f"mode must be one of {QUERY_MODES}, got {mode!r}")
+
+
+def shown_rows(tokens: Sequence[str], mode: str, *, last: int, word: str) -> tuple[list[int], str | None]:
+    """The query rows to show, and why they are not the rows asked for (None when they are): "no word" (the
+    word mode with no word typed: every row), "no match" (no token is that word: every row) or "too few" (the
+    text has fewer tokens than `last`: all of them)."""
+    rows = select_queries(tokens, mode, last=last, word=word)
+    if mode == "word" and not word.strip():
+        return list(range(len(tokens))), "no word"
+    if mode == "word" and not rows:
+        return list(range(len(tokens))), "no match"
+    if mode == "last" and last > len(tokens):
+        return rows, "too few"
+    return rows, None
+
+
+def shown_positions(tokens: Sequence[str], hide: bool) -> list[int]:
+    """The positions on display: all, or all but [CLS]/[SEP] when `hide` (unless nothing else would be left)."""
+    kept = [i for i, tok in enumerate(tokens) if tok not in SPECIAL_TOKENS] if hide else []
+    return kept or list(range(len(tokens)))
+
+
+def chosen_weights(attentions: np.ndarray, layer: int, head: int, mean: bool) -> tuple[np.ndarray, str]:
+    """The weights on show, one head's or its layer's heads averaged, and their name (layer, head from 1).
+    Shapes: attentions (layers, heads, n, n) -> (n, n)."""
+    if not (1 <= layer <= attentions.shape[0] and 1 <= head <= attentions.shape[1]):
+        raise ValueError(f"layer {layer}, head {head} is not in this model's {attentions.shape[:2]} (counted from 1)")
+    if mean:
+        return attentions[layer - 1].mean(axis=0), f"layer {layer}, its {attentions.shape[1]} heads averaged"
+    return attentions[layer - 1, head - 1], f"layer {layer}, head {head}"
+
+
+def future_share(attentions: np.ndarray) -> float:
+    """The share of the weight on later tokens (above the diagonal), averaged over every head and query.
+
+    Shapes: attentions (layers, heads, n, n), rows sum to 1 -> a number in [0, 1).
+    """
+    n = attentions.shape[-1]
+    return float(np.triu(attentions, 1).sum(axis=(-2, -1)).mean() / n)  # per head: the weight above, over n rows
+
+
+def output_feed(rollout: np.ndarray, pool: str) -> np.ndarray:
+    """Which input tokens feed an output, by rollout: the mean of the rows for the mean-pooled embedding, row 0
+    for [CLS]. Shapes: rollout (n, n), rows sum to 1 -> (n,), sums to 1."""
+    if pool not in POOLS:
+        raise ValueError(f"pool must be one of {POOLS}, got {pool!r}")
+    return rollout.mean(axis=0) if pool == "mean" else rollout[0]
+
+
+def special_share(feed: np.ndarray, tokens: Sequence[str]) -> float:
+    """The share of `feed` on [CLS] and [SEP]. Shapes: feed (n,), one entry per token."""
+    return float(sum(feed[i] for i, tok in enumerate(tokens) if tok in SPECIAL_TOKENS))
+
+
+def axis_shares(variances: np.ndarray) -> tuple[float, float]:
+    """The share of the spread along each of a projection's two axes (0 for an axis it does not have).
+    Shapes: variances (k,), one per axis, largest first."""
+    total = variances.sum() or 1.0
+    return float(variances[0] / total), float(variances[1] / total) if len(variances) > 1 else 0.0
 
 
 UNKNOWN = "[UNK]"
@@ -119,6 +181,19 @@ def heaviest_nearest(queries, keys, weights) -> tuple[int, int]:
     return counts[0], counts[1]
 
 
+def key_readout(queries, keys, weights, query: int, key_positions) -> list[dict]:
+    """For each key in `key_positions`: its weight from `query`, its score q·k/√d_head (what the softmax turns
+    into the weight) and its nearness rank (1 = nearest of all keys) on the picture drawn from the raw vectors
+    and after `attentionviz_normalise`. Shapes: queries, keys (n, d_head), weights (n, n)."""
+    q, k = np.asarray(queries, dtype=np.float64), np.asarray(keys, dtype=np.float64)
+    scores = k @ q[query] / np.sqrt(q.shape[1])  # (n,)
+    near_raw, near_viz = nearness_both_ways(queries, keys, query, key_positions)
+    return [
+        {"key": int(j), "weight": float(weights[query, j]), "score": float(scores[j]), "near_raw": r, "near_viz": v}
+        for j, r, v in zip(key_positions, near_raw, near_viz)
+    ]
+
+
 def shared_tokens(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> tuple[list[int], list[int]]:
     """The tokens the two inputs share, in order (the longest matching runs, as `difflib` finds them):
     (positions in a, positions in b), of equal length, tokens_a[i] == tokens_b[j] for each pair."""
@@ -153,6 +228,39 @@ def largest_differences(diff: np.ndarray, count: int = 3) -> list[tuple[int, int
     return [tuple(int(i) for i in np.unravel_index(o, diff.shape)) for o in order]
 
 
+@dataclass(frozen=True)
+class PairDifference:
+    """One head's weights on two sentences, compared on the tokens both share. pos_a, pos_b: the shared tokens'
+    positions in each; shared: those tokens; a_block, b_block: each sentence's weights among them (m, m); diff:
+    a_block - b_block; only_a, only_b: how many tokens each has that the other lacks."""
+
+    pos_a: list[int]
+    pos_b: list[int]
+    shared: list[str]
+    a_block: np.ndarray
+    b_block: np.ndarray
+    diff: np.ndarray
+    only_a: int
+    only_b: int
+
+
+def pair_difference(
+    weights_a: np.ndarray, weights_b: np.ndarray, tokens_a: Sequence[str], tokens_b: Sequence[str]
+) -> PairDifference | None:
+    """Two sentences' weights on their shared tokens, and A's minus B's; None when they share no token.
+    Shapes: weights_a (n_a, n_a), weights_b (n_b, n_b), one row and column per token."""
+    pos_a, pos_b = shared_tokens(tokens_a, tokens_b)
+    if not pos_a:
+        return None
+    a_block = weights_a[np.ix_(pos_a, pos_a)]  # (m, m)
+    b_block = weights_b[np.ix_(pos_b, pos_b)]  # (m, m)
+    diff = weight_difference(weights_a, weights_b, pos_a, pos_b)  # (m, m)
+    shared = [tokens_a[i] for i in pos_a]
+    return PairDifference(
+        pos_a, pos_b, shared, a_block, b_block, diff, len(tokens_a) - len(pos_a), len(tokens_b) - len(pos_b)
+    )
+
+
 # A paragraph of 252 tokens ([CLS] and [SEP] included): a long input near the model's limit of 256.
 LONG_EXAMPLE = (
     "When the old ferry finally reached the island, the passengers were tired, cold and hungry. "
@@ -183,3 +291,23 @@ SENTENCE_PAIRS = {
         "The city councilmen refused the demonstrators a permit because they advocated violence.",
     ),
 }
+# Pairs of sentences whose embeddings the first page compares: the kind of each pair opens its name.
+SIMILARITY_PAIRS = {
+    "Paraphrase: a guitar": ("A man is playing a guitar.", "Someone is playing an instrument."),
+    "Paraphrase: the weather": ("The weather is lovely today.", "It's so sunny outside!"),
+    "Unrelated: guitar vs interest rates": ("A man is playing a guitar.", "The bank raised its interest rates."),
+    "Unrelated: weather vs stadium": ("The weather is lovely today.", "He drove to the stadium."),
+    "Same word 'bank', different meaning": (
+        "The bank raised its interest rates.",
+        "We had a picnic on the river bank.",
+    ),
+}
+
+
+def similarity_range(similarities: dict[str, float], kind: str) -> tuple[float, float]:
+    """(lowest, highest) similarity of the pairs whose name starts with `kind` ("Paraphrase", "Unrelated");
+    `ValueError` if there is none."""
+    values = [v for name, v in similarities.items() if name.startswith(kind)]
+    if not values:
+        raise ValueError(f"no pair is named {kind!r}...; the names are {', '.join(similarities)}")
+    return min(values), max(values)

@@ -5,8 +5,6 @@ from ui.state import require_app_entry
 
 require_app_entry()
 
-import threading
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -19,39 +17,47 @@ from figures.induction import (
     accuracy_by_position_figure,
     filmstrip_figure,
     head_names,
+    head_titles,
+    letter_labels,
     loss_halves_figure,
     scores_figure,
 )
 from lessons.induction import (
+    END_STEPS,
     FALL_WINDOW,
     INDUCTION_LATEX,
     MAX_STEPS,
     PREVIOUS_TOKEN_LATEX,
     ROLE_THRESHOLD,
     SCORE_SEQUENCES,
-    Evaluation,
     InductionConfig,
-    InductionRun,
     chance_loss,
     check_input_fits,
-    evaluate,
+    checkpoint_index,
+    final_losses,
     first_half_floor,
     first_half_verdict,
     formation_index,
+    formation_rise,
     head_role,
     ids_to_letters,
-    induction_scores,
     letters_to_ids,
-    load_run,
     loss_fall,
-    previous_token_scores,
+    nearest_checkpoint,
+    sequence_scores,
     strip_indices,
-    train_induction,
 )
-from ui.background import one_at_a_time, queue_message, run_niced
 from ui.charts import chart, show_snippet
+from ui.induction_training import (
+    keep_model_truthful,
+    measured,
+    request_training,
+    shipped_run,
+    stored_run,
+    train_with_progress,
+    training_requested,
+)
 from ui.page_state import PageState
-from ui.run_gate import outside_run_gate
 from ui.safe_text import escape_markdown
 from ui.snippets import induction_snippet
 from ui.url import Choice, Int, Text
@@ -62,8 +68,6 @@ MAX_TEXT = 200
 MAX_NEW = 16
 GRID_ROW_HEIGHT = 400  # near-square cells for 19 tokens in half the page, labels readable in presenter mode
 DEFAULT_TEXT = "q w e r t y u q w"
-TRAIN_REQUEST_KEY = "_induction_train_requested"
-TRAINING_KEY = "_induction_training"  # this session's training while it runs: its seed, steps and progress
 STATE = PageState(
     "induction",
     model=Choice("shipped", choices=MODELS),
@@ -73,106 +77,6 @@ STATE = PageState(
     text=Text(DEFAULT_TEXT, max_chars=MAX_TEXT),
     n_new=Int(5, lo=1, hi=MAX_NEW),
 )
-
-
-@st.cache_resource(show_spinner=False)
-def shipped_run() -> InductionRun:
-    """The model in lessons/data/induction_model.npz, read once per server (read-only)."""
-    return load_run()
-
-
-class NotTrainedYet(Exception):
-    """Raised by `stored_run` on a cache miss (exceptions are never cached)."""
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def stored_run(config: InductionConfig, _result: InductionRun | None = None) -> InductionRun:
-    """A run trained on this server, by config; `_result` stores one (the scaling page's pattern: training
-    happens outside any cached function so that it can drive a progress bar)."""
-    if _result is None:
-        raise NotTrainedYet
-    return _result
-
-
-@st.cache_resource(show_spinner=False)
-def training_lock() -> threading.Lock:
-    """One training at a time on this server: a class pressing the button together must not swamp its cores."""
-    return threading.Lock()
-
-
-def train_with_progress(config: InductionConfig) -> InductionRun:
-    """The cached run for `config`, or train it now with a progress bar and cache it (after any training that
-    another session started first; if that was the same config, its result is used)."""
-    try:
-        return stored_run(config)
-    except NotTrainedYet:
-        pass
-    bar = st.progress(0.0, text="Training…")
-    # left in the session if this run is stopped (the student left the page or changed a control): the next
-    # run says the training was cancelled, and at which step
-    progress = st.session_state[TRAINING_KEY] = {"seed": config.seed, "steps": config.steps, "done": 0}
-
-    def on_step(done: int, total: int) -> None:
-        progress["done"] = done
-        if done % 25 == 0 or done == total:  # a message every step would cost more than the step
-            bar.progress(done / total, text=f"Training: step {done} of {total}")
-
-    def on_queue(place: int, slots: int) -> None:
-        bar.progress(0.0, text=queue_message(place, slots))
-
-    def on_wait() -> None:
-        bar.progress(0.0, text="Waiting for a training another student started on this server…")
-
-    # waiting for another session's training must not hold the gate
-    with outside_run_gate(), one_at_a_time(training_lock(), on_wait):
-        try:
-            run = stored_run(config)
-        except NotTrainedYet:
-            # in a child process at the lowest priority: the class's clicks on this server come first
-            run = stored_run(config, _result=run_niced(train_induction, config, on_step, on_queue))
-    st.session_state.pop(TRAINING_KEY, None)
-    bar.empty()
-    return run
-
-
-def is_trained(config: InductionConfig) -> bool:
-    try:
-        stored_run(config)
-    except NotTrainedYet:
-        return False
-    return True
-
-
-def keep_model_truthful() -> str | None:
-    """Before the radio is drawn: a training this session started and never finished is said to be cancelled,
-    and 'the one you train' is only selected when that model exists (or is about to be trained)."""
-    config = InductionConfig(seed=int(STATE["seed"]), steps=int(STATE["steps"]))
-    stopped = st.session_state.pop(TRAINING_KEY, None)
-    note = None
-    if stopped is not None and not is_trained(InductionConfig(seed=stopped["seed"], steps=stopped["steps"])):
-        note = (
-            f"Your training (seed {stopped['seed']}, {stopped['steps']} steps) was cancelled at step "
-            f"{stopped['done']}: a training runs only while its page waits for it, and leaving the page or "
-            "changing a control stopped it. The shipped model is shown; press **Train it yourself** to start again."
-        )
-    if STATE["model"] == "yours" and not st.session_state.get(TRAIN_REQUEST_KEY) and not is_trained(config):
-        STATE.set("model", "shipped")
-        note = note or (
-            f"The model for seed {config.seed} and {config.steps} steps has not been trained on this server yet: "
-            "the shipped model is shown. Press **Train it yourself** to train it."
-        )
-    return note
-
-
-@st.cache_data(max_entries=32, show_spinner="Measuring the model on fresh sequences…")
-def measured(key: tuple, _run: InductionRun) -> Evaluation:
-    """The model of `_run` on 500 fresh sequences of 2 × 10 tokens (`key` names the run for the cache)."""
-    return evaluate(_run.params, half=10, n_sequences=500, seed=12345)
-
-
-def request_training() -> None:
-    STATE.set("model", "yours")
-    st.session_state[TRAIN_REQUEST_KEY] = True
 
 
 def show_scores(previous: np.ndarray, induction: np.ndarray, *, key: str) -> None:
@@ -193,15 +97,14 @@ def show_scores(previous: np.ndarray, induction: np.ndarray, *, key: str) -> Non
     )
 
 
-def nearest_checkpoint(run: InductionRun) -> str | None:
+def keep_step_on_a_checkpoint(run) -> str | None:
     """Put the shown step on one of this run's checkpoints (before its slider is drawn); say so if it moved."""
-    steps = [int(s) for s in run.checkpoint_steps]
-    if STATE["at"] in steps:
+    before, nearest = STATE["at"], nearest_checkpoint(run.checkpoint_steps, STATE["at"])
+    if nearest == before:
         return None
-    before = STATE["at"]
-    STATE.set("at", min(steps, key=lambda s: abs(s - before)))
+    STATE.set("at", nearest)
     every = run.config.checkpoint_every
-    return f"Step {before} is not one of this run's checkpoints (every {every} steps); showing step {STATE['at']}."
+    return f"Step {before} is not one of this run's checkpoints (every {every} steps); showing step {nearest}."
 
 
 STATE.load()
@@ -232,31 +135,25 @@ st.caption(
 )
 
 st.header("1 · The model: shipped, or trained by you")
-model_note = keep_model_truthful()
+model_note = keep_model_truthful(STATE)
 model_col, seed_col, steps_col, button_col = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
 model_choice = model_col.radio(
     "Model shown below",
-    MODELS,
     format_func={"shipped": "the shipped model", "yours": "the one you train"}.get,
     horizontal=True,
-    key=STATE.key("model"),
-    persist_state="session",
+    **STATE.widget("model"),
     help=f"The shipped model was trained by scripts/train_induction.py (seed {shipped_config.seed}, "
     f"{shipped_config.steps} steps) and opens instantly. "
     "'The one you train' is trained live here, on this server, with the seed and steps beside.",
 )
 seed = seed_col.number_input(
     "Training seed",
-    key=STATE.key("seed"),
-    **STATE.bounds("seed"),
-    persist_state="session",
+    **STATE.widget("seed"),
     help="Seeds the starting weights and every training batch: same seed, same model.",
 )
 steps = steps_col.select_slider(
     "Steps",
-    key=STATE.key("steps"),
-    **STATE.bounds("steps"),
-    persist_state="session",
+    **STATE.widget("steps"),
     help=f"Adam steps of {shipped_config.batch} sequences each. The shipped model's {shipped_config.steps} took "
     f"{shipped_run().seconds:.0f} s on one core; here a training runs in the background, at the lowest priority, "
     "so the class's clicks come first. Stay on this page until it is done: leaving it cancels the training.",
@@ -266,10 +163,11 @@ button_col.button(
     key="induction_train",
     icon=":material/model_training:",
     on_click=request_training,
+    args=(STATE,),
     help="Train a fresh model with this seed for this many steps, live, with a progress bar.",
 )
 config = InductionConfig(seed=int(seed), steps=int(steps))
-if st.session_state.pop(TRAIN_REQUEST_KEY, False):
+if training_requested():
     trained = train_with_progress(config)
     st.success(
         f"Trained {config.steps} steps (seed {config.seed}) in {trained.seconds:.1f} s. Everything below now shows it."
@@ -302,12 +200,12 @@ st.markdown(
         else "in this run it never reaches 10% of chance: try more steps."
     )
 )
-checkpoint_note = nearest_checkpoint(run)
+checkpoint_note = keep_step_on_a_checkpoint(run)
 chart(st, loss_halves_figure(run.loss_first, run.loss_repeated, chance, step=STATE["at"]), key="induction_loss")
 formed = formation_index(run.induction)
-end_first, end_repeated = run.loss_first[-100:].mean(), run.loss_repeated[-100:].mean()
+end_first, end_repeated = final_losses(run)
 st.caption(
-    f"Over the last 100 steps: first half {end_first:.2f} nats ({'above' if end_first > chance else 'below'} "
+    f"Over the last {END_STEPS} steps: first half {end_first:.2f} nats ({'above' if end_first > chance else 'below'} "
     f"chance, {chance:.2f}; section 4 says why), repeated half {end_repeated:.2f}. "
     + (
         f"An induction score above {ROLE_THRESHOLD} first appears at the checkpoint of step "
@@ -327,7 +225,7 @@ st.markdown(
     "logit of the letter it attends to, which this page does not measure (section 4's accuracy on the repeated "
     "half is what shows the copying of the model as a whole)."
 )
-probe_labels = [f"{letter}{i}" for i, letter in enumerate(ids_to_letters(run.probe[:-1]))]
+probe_labels = letter_labels(run.probe[:-1])
 strip = strip_indices(run.induction)
 chart(
     st,
@@ -354,18 +252,13 @@ at = st.select_slider(
 )
 if checkpoint_note:
     st.caption(checkpoint_note)
-k = int(np.flatnonzero(run.checkpoint_steps == at)[0])
-names = head_names(2, run.config.n_heads)
-titles = [
-    f"{name}: prev {run.previous_token[k].reshape(-1)[h]:.2f}, ind {run.induction[k].reshape(-1)[h]:.2f}"
-    for h, name in enumerate(names)
-]
+k = checkpoint_index(run.checkpoint_steps, at)
 chart(
     st,
     heads_grid(
         run.attentions[k].reshape(-1, *run.attentions.shape[-2:]),
         probe_labels,
-        titles,
+        head_titles(run.previous_token[k], run.induction[k]),
         columns=2,
         height_per_row=GRID_ROW_HEIGHT,
     ),
@@ -378,13 +271,11 @@ st.caption(
 )
 show_scores(run.previous_token[k], run.induction[k], key="induction_checkpoint_scores")
 chart(st, scores_figure(run.checkpoint_steps, run.previous_token, run.induction), key="induction_scores")
-if formed is not None:
-    before, after = max(formed - 1, 0), min(formed + 1, len(run.checkpoint_steps) - 1)
+if (grew := formation_rise(run)) is not None:
     rise = (
-        f"Around the induction head's formation, from step {int(run.checkpoint_steps[before])} to step "
-        f"{int(run.checkpoint_steps[after])}, layer 1's best previous-token score goes from "
-        f"{run.previous_token[before, 0].max():.2f} to {run.previous_token[after, 0].max():.2f} and layer 2's best "
-        f"induction score from {run.induction[before, -1].max():.2f} to {run.induction[after, -1].max():.2f}. "
+        f"Around the induction head's formation, from step {grew.step_before} to step {grew.step_after}, layer 1's "
+        f"best previous-token score goes from {grew.previous_before:.2f} to {grew.previous_after:.2f} and layer 2's "
+        f"best induction score from {grew.induction_before:.2f} to {grew.induction_after:.2f}. "
         "The two rise together because an induction head matches the current letter against what a previous-token "
         "head wrote into each position: it has nothing to find before that head forms."
     )
@@ -429,17 +320,15 @@ st.markdown(
 text_col, new_col = st.columns([4, 1])
 text = text_col.text_input(
     "Your letters",
-    key=STATE.key("text"),
+    **STATE.widget("text"),
     max_chars=MAX_TEXT,
-    persist_state="session",
     help="Letters a to z. Repeat a stretch of them (e.g. 'q w e r t y q w') and see whether the model goes on.",
 )
+new_widget = STATE.widget("n_new")  # its bounds, said in its help
 n_new = new_col.number_input(
     "New letters",
-    key=STATE.key("n_new"),
-    **STATE.bounds("n_new"),
-    persist_state="session",
-    help=f"How many letters the model adds (1 to {MAX_NEW}).",
+    **new_widget,
+    help=f"How many letters the model adds ({new_widget['min_value']} to {new_widget['max_value']}).",
 )
 try:
     prompt = letters_to_ids(text)
@@ -454,19 +343,17 @@ else:
     st.markdown(f"#### {shown} → {new}")
     inputs = completed[:-1]
     attn = decoder_forward(inputs, run.params).attentions  # (layers, heads, n, n)
-    labels = [f"{x}{i}" for i, x in enumerate(ids_to_letters(inputs))]
-    prev = previous_token_scores(attn)
-    try:
-        ind = induction_scores(attn, inputs)
-    except ValueError:
-        ind = None
-    own_titles = [
-        f"{name}: prev {prev.reshape(-1)[h]:.2f}" + (f", ind {ind.reshape(-1)[h]:.2f}" if ind is not None else "")
-        for h, name in enumerate(names)
-    ]
+    prev, ind = sequence_scores(attn, inputs)
+    own_titles = head_titles(prev, ind)
     chart(
         st,
-        heads_grid(attn.reshape(-1, *attn.shape[-2:]), labels, own_titles, columns=2, height_per_row=GRID_ROW_HEIGHT),
+        heads_grid(
+            attn.reshape(-1, *attn.shape[-2:]),
+            letter_labels(inputs),
+            own_titles,
+            columns=2,
+            height_per_row=GRID_ROW_HEIGHT,
+        ),
         key="induction_own_grid",
     )
     st.caption(

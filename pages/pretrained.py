@@ -1,7 +1,5 @@
 """A real pretrained model: all-MiniLM-L6-v2's 6 × 12 attention heads on your sentence, and its sentence embeddings."""
 
-import html
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -17,7 +15,7 @@ from attention.pretrained import (
 )
 from figures.pretrained import (
     HIGHLIGHT_COLOURS,
-    SPECIAL_TOKENS,
+    LINE_THRESHOLD,
     THUMB_CELLS,
     head_heatmap,
     head_summaries,
@@ -26,23 +24,17 @@ from figures.pretrained import (
     strip_special,
     token_lines_figure,
 )
+from lessons.reading import SIMILARITY_PAIRS, future_share, shown_positions, similarity_range
 from ui.charts import Download, chart, show_snippet
 from ui.export import CSV_MAX_WEIGHTS, attentions_csv, attentions_npz
 from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
+from ui.minilm_inputs import example_menu, pair_menu, tokens_strip
 from ui.page_state import PageState, stop
 from ui.snippets import pretrained_snippet
 from ui.state import is_presenting, require_app_entry
 from ui.url import Choice, Flag, Int, Text
 
 require_app_entry()
-
-LINE_THRESHOLD = 0.05  # the token-to-token view skips weights below this
-
-
-def shown_positions(tokens, hide: bool) -> list[int]:
-    """The positions on display: all, or all but [CLS]/[SEP] (unless nothing else would be left)."""
-    kept = [i for i, tok in enumerate(tokens) if tok not in SPECIAL_TOKENS] if hide else []
-    return kept or list(range(len(tokens)))
 
 
 def lines_choices(values) -> tuple[int, ...]:
@@ -84,16 +76,6 @@ STATE = PageState(
         shown=token_text,
     ),
 )
-PAIRS = {
-    "Paraphrase: a guitar": ("A man is playing a guitar.", "Someone is playing an instrument."),
-    "Paraphrase: the weather": ("The weather is lovely today.", "It's so sunny outside!"),
-    "Unrelated: guitar vs interest rates": ("A man is playing a guitar.", "The bank raised its interest rates."),
-    "Unrelated: weather vs stadium": ("The weather is lovely today.", "He drove to the stadium."),
-    "Same word 'bank', different meaning": (
-        "The bank raised its interest rates.",
-        "We had a picnic on the river bank.",
-    ),
-}
 CAUTION = (
     "**Attention weights show which positions were read and how much, not what that meant or why.** A heavy "
     "line says that a token's new vector was built mostly from another token's value vector; it does not say what "
@@ -123,35 +105,9 @@ def prepared_pairs() -> pd.DataFrame:
     """Every prepared pair with the cosine similarity of its two embeddings."""
     rows = [
         (name, a, b, round(cosine_similarity(encode(a).embedding, encode(b).embedding), 3))
-        for name, (a, b) in PAIRS.items()
+        for name, (a, b) in SIMILARITY_PAIRS.items()
     ]
     return pd.DataFrame(rows, columns=["pair", "sentence A", "sentence B", "cosine similarity"])
-
-
-def future_share(attentions: np.ndarray) -> float:
-    """The share of the weight on later tokens (above the diagonal), averaged over every head and query.
-
-    Shapes: attentions (layers, heads, n, n), rows sum to 1 -> a number in [0, 1).
-    """
-    n = attentions.shape[-1]
-    return float(np.triu(attentions, 1).sum(axis=(-2, -1)).mean() / n)  # per head: the weight above, over n rows
-
-
-TOKEN_STRIP_CSS = (
-    "<style>.tokens{display:flex;flex-wrap:wrap;gap:.25rem}.tokens span{border:1px solid #d0d7e2;"
-    "border-radius:.3rem;padding:.1rem .35rem;text-align:center;line-height:1.15}"
-    ".tokens small{display:block;color:#6b7280;font-size:.7em}</style>"
-)
-
-
-def tokens_strip(tokens, ids) -> str:
-    """Every token with its position and id, as boxes that wrap onto new lines (256 tokens stay readable
-    and nothing runs off the side). HTML without any script; the tokens are escaped (they are user text)."""
-    boxes = "".join(
-        f"<span title='position {i}, id {j}'>{html.escape(tok)}<small>{i} · {j}</small></span>"
-        for i, (tok, j) in enumerate(zip(tokens, ids))
-    )
-    return f"{TOKEN_STRIP_CSS}<div class='tokens'>{boxes}</div>"
 
 
 def exact_downloads(run: MiniLMRun) -> list[Download]:
@@ -175,20 +131,6 @@ def exact_downloads(run: MiniLMRun) -> list[Download]:
             )
         )
     return files
-
-
-def load_example() -> None:
-    if st.session_state.get("pt_example"):
-        STATE.set("text", st.session_state["pt_example"])
-    st.session_state["pt_example"] = None  # the box is a menu: it goes back to "Load an example…"
-
-
-def load_pair() -> None:
-    pair = PAIRS.get(st.session_state.get("pt_pair"))
-    if pair:
-        STATE.set("a", pair[0])
-        STATE.set("b", pair[1])
-    st.session_state["pt_pair"] = None
 
 
 def open_clicked_head() -> None:
@@ -282,13 +224,11 @@ st.info(CAUTION, icon=":material/warning:")
 STATE.show_warnings()
 
 st.header("1 · Your sentence")
-st.selectbox(
-    "Load an example",
-    EXAMPLE_SENTENCES,
-    index=None,
-    placeholder="Load an example…",
+example_menu(
+    STATE,
+    "text",
+    {s: s for s in EXAMPLE_SENTENCES},
     key="pt_example",
-    on_change=load_example,
     help="Copies the sentence into the box below; then edit it as you like.",
 )
 text = st.text_area(
@@ -405,37 +345,35 @@ if run is not None:
 
 st.header("4 · Does it really work? Sentence similarity")
 pairs = prepared_pairs()
-paraphrase = pairs[pairs["pair"].str.startswith("Paraphrase")]["cosine similarity"]
-unrelated = pairs[pairs["pair"].str.startswith("Unrelated")]["cosine similarity"]
+similarities = dict(zip(pairs["pair"], pairs["cosine similarity"]))
+paraphrase, unrelated = similarity_range(similarities, "Paraphrase"), similarity_range(similarities, "Unrelated")
 st.markdown(
     "The model's real job is to turn a sentence into one vector, the **embedding** e: the average of the last "
     "block's token vectors, scaled to length 1. Sentences that mean similar things should point in similar "
     "directions, so their cosine similarity should be clearly higher than for unrelated sentences: for the "
-    f"prepared pairs below, {paraphrase.min():.2f} to {paraphrase.max():.2f} for the paraphrases against "
-    f"{unrelated.min():.2f} to {unrelated.max():.2f} for the unrelated ones (1 would be the same direction, 0 "
+    f"prepared pairs below, {paraphrase[0]:.2f} to {paraphrase[1]:.2f} for the paraphrases against "
+    f"{unrelated[0]:.2f} to {unrelated[1]:.2f} for the unrelated ones (1 would be the same direction, 0 "
     "unrelated directions)."
 )
 st.latex(EMBEDDING_LATEX)
 st.latex(COSINE_LATEX)
-st.selectbox(
-    "Load a pair",
-    list(PAIRS),
-    index=None,
-    placeholder="Load a pair…",
+pair_menu(
+    STATE,
+    ("a", "b"),
+    SIMILARITY_PAIRS,
     key="pt_pair",
-    on_change=load_pair,
     help="Copies a prepared pair of sentences into the two boxes below.",
 )
 sentence_a_col, sentence_b_col = st.columns(2)
 text_a = sentence_a_col.text_input(
     "Sentence A",
     **STATE.widget("a"),
-    help="Any text up to 256 tokens; press Enter to apply.",
+    help=f"Any text up to {MAX_TOKENS} tokens; press Enter to apply.",
 )
 text_b = sentence_b_col.text_input(
     "Sentence B",
     **STATE.widget("b"),
-    help="Any text up to 256 tokens; press Enter to apply.",
+    help=f"Any text up to {MAX_TOKENS} tokens; press Enter to apply.",
 )
 run_a, run_b = read_text(text_a), read_text(text_b)
 if run_a is not None and run_b is not None:

@@ -5,34 +5,40 @@ import numpy as np
 import streamlit as st
 
 from attention.pretrained import EXAMPLE_SENTENCES, MAX_TOKENS, MODEL_NAME, ROLLOUT_LATEX, MiniLMRun, attention_rollout
-from figures.pretrained import SPECIAL_TOKENS, head_heatmap, token_lines_figure
+from figures.pretrained import LINE_THRESHOLD, head_heatmap
 from figures.reading import (
-    chosen_lines_figure,
     difference_heatmap,
     display_max,
     feed_figure,
     heaviest,
     key_lines,
     query_key_figure,
+    rollout_heatmap,
     rows_heatmap,
+    rows_lines_figure,
 )
-from lessons.projection import PCA_LATEX, queries_and_keys, query_readout
+from lessons.projection import PCA_LATEX, queries_and_keys
 from lessons.reading import (
     LONG_EXAMPLE,
+    POOLS,
     QUERY_MODES,
     SENTENCE_PAIRS,
     TRAINED_TOKENS,
     attentionviz_normalise,
+    axis_shares,
+    chosen_weights,
     heaviest_nearest,
+    key_readout,
     largest_differences,
-    nearness_both_ways,
-    select_queries,
-    shared_tokens,
+    output_feed,
+    pair_difference,
+    shown_rows,
+    special_share,
     unknown_note,
-    weight_difference,
 )
 from ui.charts import chart, show_snippet
 from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
+from ui.minilm_inputs import example_menu, pair_menu
 from ui.page_state import PageState, stop
 from ui.safe_text import escape_markdown
 from ui.snippets import deeper_snippet
@@ -44,8 +50,6 @@ require_app_entry()
 
 TITLE = "The real model, read deeper"
 MAX_WORD_CHARS = 40
-LINE_THRESHOLD = 0.05
-POOLS = ("mean", "cls")
 
 
 def fits_a_link(name: str):
@@ -83,33 +87,12 @@ def rollout_of(text: str) -> np.ndarray:
     return rollout
 
 
-def load_example() -> None:
-    if st.session_state.get("ptd_example"):
-        STATE.set("text", EXAMPLES[st.session_state["ptd_example"]])
-    st.session_state["ptd_example"] = None  # a menu: back to "Load an example…"
-
-
-def load_pair() -> None:
-    pair = SENTENCE_PAIRS.get(st.session_state.get("ptd_pair"))
-    if pair:
-        STATE.set("a", pair[0])
-        STATE.set("b", pair[1])
-    st.session_state["ptd_pair"] = None
-
-
 def pick_clicked_query() -> None:
     """A click on a query's point (trace 0 of the picture) draws its lines."""
     for point in st.session_state["ptd_points"].selection.get("points", []):
         if point.get("curve_number") == 0:
             STATE.set("query", int(point["point_index"]))
             return
-
-
-def chosen_weights(run: MiniLMRun, layer: int, head: int, mean: bool) -> tuple[np.ndarray, str]:
-    """The (n, n) weights on show, one head's or the layer's heads averaged, and their name."""
-    if mean:
-        return run.attentions[layer - 1].mean(axis=0), f"layer {layer}, its {run.attentions.shape[1]} heads averaged"
-    return run.attentions[layer - 1, head - 1], f"layer {layer}, head {head}"
 
 
 def controls(run: MiniLMRun) -> tuple[int, int, bool, list[int]]:
@@ -149,17 +132,15 @@ def controls(run: MiniLMRun) -> tuple[int, int, bool, list[int]]:
             help="Whole words, any case: 'it' finds 'it' and 'It', not 'its'; a word cut into pieces gives all "
             "of them.",
         )
-    rows = select_queries(tokens, mode, last=STATE["last"], word=STATE["word"])
-    if mode == "word" and not STATE["word"].strip():
+    rows, why = shown_rows(tokens, mode, last=STATE["last"], word=STATE["word"])
+    if why == "no word":
         st.caption("Type a word above to keep only its rows; until then every row is shown.")
-        rows = list(range(len(tokens)))
-    elif mode == "word" and not rows:
+    elif why == "no match":
         st.warning(
             f"No token of this text is the word '{escape_markdown(STATE['word'].strip())}': showing every row.",
             icon=":material/search:",
         )
-        rows = list(range(len(tokens)))
-    elif mode == "last" and STATE["last"] > len(tokens):
+    elif why == "too few":
         st.caption(f"The text has only {len(tokens)} tokens: all of them are shown.")
     return layer, head, mean, rows
 
@@ -172,11 +153,7 @@ def rows_view(run: MiniLMRun, weights: np.ndarray, name: str, rows: list[int]) -
     heat_col, lines_col = st.columns([3, 2], gap="medium")
     title = f"{name.capitalize()}: {len(rows)} of {n} queries"
     chart(heat_col, rows_heatmap(weights[rows], tokens, rows, title=title), key="ptd_rows_heatmap", share=0.6)
-    if len(rows) == n:
-        lines = token_lines_figure(weights, tokens, threshold=LINE_THRESHOLD, title=title)
-    else:  # only the chosen queries and the keys they read: a few rows of a long input fill the figure
-        lines = chosen_lines_figure(weights, tokens, rows, threshold=LINE_THRESHOLD, title=title)
-    chart(lines_col, lines, key="ptd_rows_lines", share=0.4)
+    chart(lines_col, rows_lines_figure(weights, tokens, rows, title=title), key="ptd_rows_lines", share=0.4)
 
 
 def points_view(run: MiniLMRun, layer: int, head: int, rows: list[int]) -> None:
@@ -206,13 +183,11 @@ def points_view(run: MiniLMRun, layer: int, head: int, rows: list[int]) -> None:
         help="Or click a query's circle in the picture.",
     )
     selected = None if query == -1 else query
-    total = points.variances.sum() or 1.0
-    shares = (points.variances[0] / total, points.variances[1] / total if len(points.variances) > 1 else 0.0)
     fig = query_key_figure(
         points.coords,
         tokens,
         weights,
-        axis_shares=shares,
+        axis_shares=axis_shares(points.variances),
         selected=selected,
         named=rows if len(rows) < n else [],
         title=f"Layer {layer}, head {head}: {n} queries and {n} keys, {points.share:.0%} of their spread kept",
@@ -232,17 +207,15 @@ def points_view(run: MiniLMRun, layer: int, head: int, rows: list[int]) -> None:
     if selected is None:
         side_col.caption("Click a query's circle (or choose one above) to draw lines to its heaviest keys.")
         return
-    keys = key_lines(weights[selected])
-    readout = query_readout(q, k, points.coords, selected, keys)
-    near_raw, near_viz = nearness_both_ways(q, k, selected, keys)
+    readout = key_readout(q, k, weights, selected, key_lines(weights[selected]))
     st.markdown(f"**Query {selected} · '{escape_markdown(tokens[selected])}'**: its heaviest keys")
     table = arrow_table(
         {
             "key": [f"{r['key']} · {tokens[r['key']]}" for r in readout],
-            "weight": [round(float(weights[selected, r["key"]]), 3) for r in readout],
+            "weight": [round(r["weight"], 3) for r in readout],
             "score q·k/√d": [round(r["score"], 2) for r in readout],
-            "nearness, raw": [f"{r} of {n}" for r in near_raw],
-            "nearness, AttentionViz": [f"{r} of {n}" for r in near_viz],
+            "nearness, raw": [f"{r['near_raw']} of {n}" for r in readout],
+            "nearness, AttentionViz": [f"{r['near_viz']} of {n}" for r in readout],
         }
     )
     st.dataframe(table, hide_index=True, key="ptd_readout")
@@ -259,22 +232,8 @@ def rollout_view(run: MiniLMRun, text: str, rows: list[int]) -> None:
     tokens, n = run.tokens, run.n_tokens
     rollout = rollout_of(text)  # (n, n)
     zmax, capped = display_max(rollout[rows], tokens)
-    chart(
-        st,
-        rows_heatmap(
-            rollout[rows],
-            tokens,
-            rows,
-            title=f"Rollout through all {run.attentions.shape[0]} layers: {len(rows)} of {n} positions at the top",
-            zmax=zmax,
-            colorbar=f"share (capped at {zmax:.2f})" if capped else "share",
-            hover="position %{y} at the top<br>← input token %{x}<br>share %{z:.3f}",
-            x_title="input token",
-            y_title="position after the last layer",
-        ),
-        key="ptd_rollout",
-        share=1.0,
-    )
+    fig = rollout_heatmap(rollout[rows], tokens, rows, n_layers=run.attentions.shape[0], zmax=zmax, capped=capped)
+    chart(st, fig, key="ptd_rollout", share=1.0)
     if capped:
         st.caption(
             f"The colours stop at {zmax:.2f}: the [CLS] and [SEP] columns go far beyond (hover for their exact "
@@ -288,12 +247,12 @@ def rollout_view(run: MiniLMRun, text: str, rows: list[int]) -> None:
         help="The embedding is the mean of the last layer's vectors: its row of shares is the mean of the rows. "
         "[CLS] is position 0's row (BERT's classifier reads it, Devlin et al. 2019; this model does not use it).",
     )
-    feed = rollout.mean(axis=0) if pool == "mean" else rollout[0]  # (n,), sums to 1
+    feed = output_feed(rollout, pool)  # (n,), sums to 1
     ymax, cut = display_max(feed, tokens)
     fig = feed_figure(feed, tokens, title=f"Which input tokens feed {POOL_LABELS[pool]}", ymax=ymax if cut else None)
     chart(st, fig, key="ptd_feed")
     top = heaviest(feed, 5)
-    special = sum(feed[i] for i, tok in enumerate(tokens) if tok in SPECIAL_TOKENS)
+    special = special_share(feed, tokens)
     st.caption(
         "Largest shares: "
         + ", ".join(f"'{escape_markdown(tokens[i])}' ({i}) {feed[i]:.1%}" for i in top)
@@ -304,14 +263,8 @@ def rollout_view(run: MiniLMRun, text: str, rows: list[int]) -> None:
 
 def pair_view(layer: int, head: int, mean: bool) -> None:
     """Section 5: the same weights on two sentences side by side, and their difference on shared tokens."""
-    st.selectbox(
-        "Load a pair",
-        list(SENTENCE_PAIRS),
-        index=None,
-        placeholder="Load a pair…",
-        key="ptd_pair",
-        on_change=load_pair,
-        help="Copies a prepared pair into the two boxes below.",
+    pair_menu(
+        STATE, ("a", "b"), SENTENCE_PAIRS, key="ptd_pair", help="Copies a prepared pair into the two boxes below."
     )
     a_col, b_col = st.columns(2, gap="medium")
     text_a = a_col.text_input("Sentence A", **STATE.widget("a"))
@@ -321,8 +274,8 @@ def pair_view(layer: int, head: int, mean: bool) -> None:
         st.caption(LINK_NOTE)
     if run_a is None or run_b is None:
         return
-    weights_a, name = chosen_weights(run_a, layer, head, mean)
-    weights_b, _ = chosen_weights(run_b, layer, head, mean)
+    weights_a, name = chosen_weights(run_a.attentions, layer, head, mean)
+    weights_b, _ = chosen_weights(run_b.attentions, layer, head, mean)
     for col, run, weights, label in ((a_col, run_a, weights_a, "A"), (b_col, run_b, weights_b, "B")):
         fig = head_heatmap(weights, run.tokens, title=f"Sentence {label}: {name}")
         chart(col, fig, key=f"ptd_pair_{label.lower()}", share=0.5)
@@ -336,26 +289,22 @@ def pair_view(layer: int, head: int, mean: bool) -> None:
             icon=":material/swap_horiz:",
         )
         return
-    pos_a, pos_b = shared_tokens(run_a.tokens, run_b.tokens)
-    if not pos_a:
+    pair = pair_difference(weights_a, weights_b, run_a.tokens, run_b.tokens)
+    if pair is None:
         st.info("The two sentences share no token: there is nothing to compare.", icon=":material/swap_horiz:")
         return
-    diff = weight_difference(weights_a, weights_b, pos_a, pos_b)  # (m, m)
-    shared = [run_a.tokens[i] for i in pos_a]
-    only_a = len(run_a.tokens) - len(pos_a)
-    only_b = len(run_b.tokens) - len(pos_b)
+    shared, pos_a, diff = pair.shared, pair.pos_a, pair.diff  # (m,), (m,), (m, m)
     st.markdown(
-        f"**The difference, A − B, on the {len(pos_a)} tokens both share** ({only_a} token"
-        f"{'' if only_a == 1 else 's'} only in A, {only_b} only in B, left out). Blue: A gives that key more "
-        "weight; red: B does. The raw weights, not renormalised: each sentence also spends weight on its own tokens."
+        f"**The difference, A − B, on the {len(pos_a)} tokens both share** ({pair.only_a} token"
+        f"{'' if pair.only_a == 1 else 's'} only in A, {pair.only_b} only in B, left out). Blue: A gives that key "
+        "more weight; red: B does. The raw weights, not renormalised: each sentence also spends weight on its own "
+        "tokens."
     )
-    a_block = weights_a[np.ix_(pos_a, pos_a)]
-    b_block = weights_b[np.ix_(pos_b, pos_b)]
-    fig = difference_heatmap(diff, a_block, b_block, shared, pos_a, title=f"A − B: {name}")
+    fig = difference_heatmap(diff, pair.a_block, pair.b_block, shared, pos_a, title=f"A − B: {name}")
     chart(st, fig, key="ptd_pair_diff", share=1.0)
     lines = [
         f"'{escape_markdown(shared[r])}' ({pos_a[r]}) → '{escape_markdown(shared[c])}' ({pos_a[c]}): "
-        f"{a_block[r, c]:.2f} in A, {b_block[r, c]:.2f} in B ({diff[r, c]:+.2f})"
+        f"{pair.a_block[r, c]:.2f} in A, {pair.b_block[r, c]:.2f} in B ({diff[r, c]:+.2f})"
         for r, c in largest_differences(diff, 3)
     ]
     st.markdown("Largest differences (positions in A):\n" + "\n".join(f"- {line}" for line in lines))
@@ -387,13 +336,11 @@ st.info(
 STATE.show_warnings()
 
 st.header("1 · Your text")
-st.selectbox(
-    "Load an example",
-    list(EXAMPLES),
-    index=None,
-    placeholder="Load an example…",
+example_menu(
+    STATE,
+    "text",
+    EXAMPLES,
     key="ptd_example",
-    on_change=load_example,
     help="Copies the text into the box below; the long one shows how the views cope with 252 tokens.",
 )
 text = st.text_area(
@@ -421,7 +368,7 @@ if run is not None:
     if note := unknown_note(tokens):
         st.info(note, icon=":material/help:")
     layer, head, mean, rows = controls(run)
-    weights, name = chosen_weights(run, layer, head, mean)
+    weights, name = chosen_weights(run.attentions, layer, head, mean)
 
     st.header("2 · The rows you choose")
     st.markdown(

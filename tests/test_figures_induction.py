@@ -19,12 +19,29 @@ from figures.induction import (
     accuracy_by_position_figure,
     filmstrip_figure,
     head_names,
+    head_titles,
+    letter_labels,
     loss_halves_figure,
     running_mean,
     scores_figure,
 )
 
 RNG = np.random.default_rng(0)
+
+
+def test_letter_labels_number_each_letter_by_its_position():
+    assert letter_labels(np.array([16, 22, 16])) == ["q0", "w1", "q2"]  # a repeated letter stays two labels
+
+
+def test_head_titles_name_each_head_with_its_scores_layer_by_layer():
+    previous, induction = np.array([[0.9, 0.1], [0.2, 0.3]]), np.array([[0.0, 0.05], [0.876, 0.4]])
+    assert head_titles(previous, induction) == [
+        "L1 H1: prev 0.90, ind 0.00",
+        "L1 H2: prev 0.10, ind 0.05",
+        "L2 H1: prev 0.20, ind 0.88",
+        "L2 H2: prev 0.30, ind 0.40",
+    ]
+    assert head_titles(previous[:1]) == ["L1 H1: prev 0.90", "L1 H2: prev 0.10"]  # no induction score to give
 
 
 def test_running_mean_by_hand():

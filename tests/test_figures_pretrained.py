@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from figures.pretrained import (
     GAP_RGB,
     THUMB_CELLS,
+    bucket_lines,
     downsample,
     head_heatmap,
     head_mosaic,
@@ -30,6 +31,15 @@ def random_weights(shape, seed=0) -> np.ndarray:
 
 def tokens_for(n: int) -> list[str]:
     return ["[CLS]", *[f"w{i}" for i in range(1, n - 1)], "[SEP]"]
+
+
+def test_bucket_lines_draw_one_broken_line_per_pair_heavier_buckets_more_opaque():
+    ys = np.array([0.0, 2.0, np.nan, 1.0, 0.0, np.nan])
+    light = bucket_lines(np.array([0, 1]), ys, 1.0, "#123456", 0.15)
+    np.testing.assert_array_equal(light["x"], [0.0, 1.0, np.nan, 0.0, 1.0, np.nan])
+    assert light["y"] is ys and light["mode"] == "lines" and light["line"] == {"width": 1.0, "color": "#123456"}
+    assert light["opacity"] == pytest.approx(0.25 + 0.15 * 0.75)
+    assert bucket_lines(np.array([0]), ys[:3], 10.0, "#123456", 1.01)["opacity"] == 1.0  # never above 1
 
 
 def test_downsample_leaves_small_matrices_alone():

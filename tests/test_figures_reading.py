@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from figures.base import validated
+from figures.pretrained import token_lines_figure
 from figures.reading import (
     MAX_KEY_LINES,
     POINT_LABELS_MAX,
@@ -15,7 +16,9 @@ from figures.reading import (
     heaviest,
     key_lines,
     query_key_figure,
+    rollout_heatmap,
     rows_heatmap,
+    rows_lines_figure,
 )
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -120,6 +123,28 @@ def test_chosen_lines_say_when_nothing_reaches_the_threshold():
     fig = validated(chosen_lines_figure(np.full((50, 50), 0.02), [f"t{i}" for i in range(50)], [4], threshold=0.05))
     assert not [t for t in fig.data if t.mode == "lines"]
     assert any("no weight of these queries reaches 0.05" in a.text for a in fig.layout.annotations)
+
+
+def test_rows_lines_draw_every_query_when_all_are_chosen_else_only_the_chosen():
+    w = random_weights((6, 6))
+    tokens = [f"t{i}" for i in range(6)]
+    every = validated(rows_lines_figure(w, tokens, list(range(6)), title="x"))
+    assert every.to_plotly_json() == token_lines_figure(w, tokens, threshold=0.05, title="x").to_plotly_json()
+    some = validated(rows_lines_figure(w, tokens, [2], title="x"))
+    assert some.to_plotly_json() == chosen_lines_figure(w, tokens, [2], threshold=0.05, title="x").to_plotly_json()
+    left = next(t for t in some.data if t.mode == "markers+text")
+    assert list(left.text) == ["2 · t2"]
+
+
+def test_rollout_heatmap_names_its_layers_rows_and_cap():
+    w = random_weights((4, 4))
+    tokens = ["[CLS]", "a", "b", "[SEP]"]
+    fig = validated(rollout_heatmap(w[[1, 2]], tokens, [1, 2], n_layers=6, zmax=0.4, capped=True))
+    assert fig.layout.title.text == "Rollout through all 6 layers: 2 of 4 positions at the top"
+    assert fig.data[0].zmax == 0.4 and fig.data[0].colorbar.title.text == "share (capped at 0.40)"
+    assert fig.layout.xaxis.title.text == "input token" and "share %{z:.3f}" in fig.data[0].hovertemplate
+    uncapped = rollout_heatmap(w, tokens, [0, 1, 2, 3], n_layers=6, zmax=1.0, capped=False)
+    assert uncapped.data[0].colorbar.title.text == "share"
 
 
 def test_display_max_caps_the_scale_only_when_cls_and_sep_dwarf_the_rest():

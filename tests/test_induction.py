@@ -11,19 +11,26 @@ from lessons.induction import (
     MODEL_FILE,
     Evaluation,
     InductionConfig,
+    InductionRun,
+    Rise,
     check_input_fits,
+    checkpoint_index,
     evaluate,
+    final_losses,
     first_half_floor,
     first_half_verdict,
+    formation_rise,
     half_weights,
     ids_to_letters,
     induction_scores,
     letters_to_ids,
     load_induction_model,
     load_run,
+    nearest_checkpoint,
     previous_token_scores,
     repeated_tokens,
     save_run,
+    sequence_scores,
     train_induction,
     trained_length,
 )
@@ -302,3 +309,59 @@ def decoder_forward_batch(ids: np.ndarray) -> np.ndarray:
     from attention.decoder import forward_trace
 
     return forward_trace(ids, load_induction_model()).logits
+
+
+# ---------------------------------------------------------------- reading a run (what the page says about it)
+
+
+def made_up_run(induction: np.ndarray, previous: np.ndarray, steps) -> InductionRun:
+    """The shipped run with its checkpoints' scores replaced by hand-made ones. Shapes: (C, layers, heads)."""
+    return replace(load_run(), checkpoint_steps=np.array(steps), induction=induction, previous_token=previous)
+
+
+def test_nearest_checkpoint_by_hand():
+    steps = np.array([0, 50, 100, 150])
+    assert nearest_checkpoint(steps, 173) == 150 and nearest_checkpoint(steps, 60) == 50
+    assert nearest_checkpoint(steps, 75) == 50  # as near as 100: the earlier one
+    assert nearest_checkpoint(steps, 100) == 100 and nearest_checkpoint(steps, 9999) == 150
+    with pytest.raises(ValueError, match="at least one checkpoint"):
+        nearest_checkpoint([], 5)
+
+
+def test_checkpoint_index_names_the_checkpoint_or_refuses():
+    assert checkpoint_index(np.array([0, 50, 100]), 100) == 2
+    with pytest.raises(ValueError, match="step 60 is not one of this run's checkpoints"):
+        checkpoint_index(np.array([0, 50, 100]), 60)
+
+
+def test_final_losses_average_the_last_steps_only():
+    run = replace(load_run(), loss_first=np.r_[np.full(50, 9.0), np.full(100, 2.0)], loss_repeated=np.arange(150.0))
+    assert final_losses(run) == (2.0, float(np.arange(50, 150).mean()))
+    assert final_losses(run, steps=2) == (2.0, 148.5)
+
+
+def test_formation_rise_reads_one_checkpoint_either_side():
+    induction = np.zeros((4, 2, 2))
+    induction[2:, 1, 1] = [0.7, 0.9]  # the last layer's head 2 forms at checkpoint 2
+    induction[:, 0, 0] = 0.99  # a first-layer head: never counted as induction
+    previous = np.zeros((4, 2, 2))
+    previous[:, 0, 1] = [0.1, 0.2, 0.6, 0.8]
+    previous[:, 1, 0] = 0.95  # a last-layer head: never counted as previous-token
+    rise = formation_rise(made_up_run(induction, previous, [0, 50, 100, 150]))
+    assert rise == Rise(50, 150, 0.2, 0.8, 0.0, 0.9)
+    assert formation_rise(made_up_run(induction * 0.5, previous, [0, 50, 100, 150])) is None  # 0.45 < 0.5
+    first = np.zeros((2, 2, 2))
+    first[:, 1, 0] = 0.8  # formed at the first checkpoint: "before" is that checkpoint itself
+    assert formation_rise(made_up_run(first, np.zeros((2, 2, 2)), [0, 50])).step_before == 0
+
+
+def test_sequence_scores_leave_out_induction_only_when_nothing_repeats():
+    attn = np.zeros((1, 1, 4, 4))
+    attn[0, 0, 0, 0] = 1.0
+    attn[0, 0, 1:, :3] = np.eye(3)  # every query on the token before it
+    previous, induction = sequence_scores(attn, np.array([1, 2, 3, 4]))
+    np.testing.assert_allclose(previous, [[1.0]])
+    assert induction is None
+    previous, induction = sequence_scores(attn, np.array([1, 2, 1, 2]))
+    np.testing.assert_allclose(induction, induction_scores(attn, np.array([1, 2, 1, 2])))
+    assert induction is not None

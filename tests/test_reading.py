@@ -10,12 +10,24 @@ from hypothesis.extra.numpy import arrays
 from attention.stable_softmax import softmax
 from lessons.projection import queries_and_keys
 from lessons.reading import (
+    SIMILARITY_PAIRS,
+    PairDifference,
     attentionviz_normalise,
+    axis_shares,
+    chosen_weights,
+    future_share,
     heaviest_nearest,
+    key_readout,
     matching_positions,
     nearness_both_ways,
+    output_feed,
+    pair_difference,
     select_queries,
     shared_tokens,
+    shown_positions,
+    shown_rows,
+    similarity_range,
+    special_share,
     unknown_note,
     weight_difference,
     words,
@@ -126,3 +138,97 @@ def test_unknown_tokens_are_named_only_when_there_are_some():
     assert unknown_note(["[CLS]", "hello", "[SEP]"]) is None
     assert unknown_note(["[CLS]", "[UNK]", "[UNK]", "[SEP]"]).startswith("2 of these tokens are [UNK]")
     assert unknown_note(["[UNK]"], "sentence A's").startswith("1 of sentence A's tokens is [UNK]")
+
+
+def test_shown_rows_say_why_they_are_not_the_rows_asked_for():
+    n = len(TOKENS)
+    assert shown_rows(TOKENS, "word", last=8, word="it") == ([5, 8], None)
+    assert shown_rows(TOKENS, "word", last=8, word="  ") == (list(range(n)), "no word")
+    assert shown_rows(TOKENS, "word", last=8, word="guitar") == (list(range(n)), "no match")
+    assert shown_rows(TOKENS, "last", last=3, word="") == ([8, 9, 10], None)
+    assert shown_rows(TOKENS, "last", last=n + 1, word="") == (list(range(n)), "too few")
+    assert shown_rows(TOKENS, "last", last=n, word="") == (list(range(n)), None)  # exactly all: nothing to say
+    assert shown_rows(TOKENS, "all", last=1, word="") == (list(range(n)), None)
+
+
+def test_shown_positions_hide_the_markers_unless_nothing_is_left():
+    tokens = ["[CLS]", "hi", "there", "[SEP]"]
+    assert shown_positions(tokens, hide=False) == [0, 1, 2, 3]
+    assert shown_positions(tokens, hide=True) == [1, 2]
+    assert shown_positions(["[CLS]", "[SEP]"], hide=True) == [0, 1]
+
+
+def test_chosen_weights_one_head_or_the_layer_mean_counted_from_one():
+    attentions = np.arange(2 * 3 * 2 * 2, dtype=float).reshape(2, 3, 2, 2)  # (layers, heads, n, n)
+    weights, name = chosen_weights(attentions, 2, 3, mean=False)
+    np.testing.assert_array_equal(weights, attentions[1, 2])
+    assert name == "layer 2, head 3"
+    weights, name = chosen_weights(attentions, 1, 3, mean=True)
+    np.testing.assert_array_equal(weights, [[4.0, 5.0], [6.0, 7.0]])  # heads 0, 4, 8 ... averaged
+    assert name == "layer 1, its 3 heads averaged"
+    with pytest.raises(ValueError, match="layer 3, head 1"):
+        chosen_weights(attentions, 3, 1, mean=False)
+    with pytest.raises(ValueError, match="layer 1, head 0"):
+        chosen_weights(attentions, 1, 0, mean=False)  # 0 would read the last head
+
+
+def test_future_share_by_hand():
+    causal = np.tril(np.ones((3, 3))) / np.arange(1, 4)[:, None]
+    assert future_share(causal[None, None]) == 0.0
+    uniform = np.full((1, 2, 4, 4), 0.25)  # per head 6 of 16 cells above the diagonal, a quarter each, over 4 rows
+    assert future_share(uniform) == pytest.approx(6 * 0.25 / 4)
+
+
+def test_output_feed_and_its_markers_share():
+    rollout = np.array([[0.5, 0.5, 0.0], [0.0, 1.0, 0.0], [0.1, 0.2, 0.7]])
+    np.testing.assert_allclose(output_feed(rollout, "mean"), [0.2, 1.7 / 3, 0.7 / 3])
+    np.testing.assert_array_equal(output_feed(rollout, "cls"), [0.5, 0.5, 0.0])
+    with pytest.raises(ValueError, match="pool must be one of"):
+        output_feed(rollout, "max")
+    assert special_share(np.array([0.1, 0.6, 0.3]), ["[CLS]", "hi", "[SEP]"]) == pytest.approx(0.4)
+
+
+def test_axis_shares_by_hand():
+    assert axis_shares(np.array([3.0, 1.0, 0.0, 0.0])) == (0.75, 0.25)
+    assert axis_shares(np.array([2.0])) == (1.0, 0.0)
+    assert axis_shares(np.array([0.0, 0.0])) == (0.0, 0.0)  # no spread at all: no division by zero
+
+
+def test_key_readout_gives_each_keys_weight_score_and_both_nearness_ranks():
+    rng = np.random.default_rng(3)
+    q, k = rng.standard_normal((5, 4)), rng.standard_normal((5, 4))
+    weights = softmax(q @ k.T / 2.0)
+    rows = key_readout(q, k, weights, 2, [4, 0])
+    near_raw, near_viz = nearness_both_ways(q, k, 2, [4, 0])
+    assert [r["key"] for r in rows] == [4, 0]
+    assert [r["weight"] for r in rows] == [weights[2, 4], weights[2, 0]]
+    assert rows[0]["score"] == pytest.approx(q[2] @ k[4] / 2.0) and rows[1]["score"] == pytest.approx(q[2] @ k[0] / 2)
+    assert [r["near_raw"] for r in rows] == near_raw and [r["near_viz"] for r in rows] == near_viz
+
+
+def test_pair_difference_on_an_inserted_word():
+    tokens_a, tokens_b = ["[CLS]", "a", "b", "[SEP]"], ["[CLS]", "a", "x", "b", "[SEP]"]
+    weights_a, weights_b = random_weights_of(4, 1), random_weights_of(5, 2)
+    pair = pair_difference(weights_a, weights_b, tokens_a, tokens_b)
+    assert isinstance(pair, PairDifference)
+    assert (pair.pos_a, pair.pos_b, pair.shared) == ([0, 1, 2, 3], [0, 1, 3, 4], tokens_a)
+    assert (pair.only_a, pair.only_b) == (0, 1)
+    np.testing.assert_array_equal(pair.b_block, weights_b[np.ix_([0, 1, 3, 4], [0, 1, 3, 4])])
+    np.testing.assert_array_equal(pair.a_block, weights_a)
+    np.testing.assert_allclose(pair.diff, pair.a_block - pair.b_block)
+    assert pair_difference(weights_a, weights_b, ["p", "q", "r", "s"], ["w", "x", "y", "z", "v"]) is None
+
+
+def random_weights_of(n: int, seed: int) -> np.ndarray:
+    w = np.random.default_rng(seed).random((n, n))
+    return w / w.sum(axis=1, keepdims=True)
+
+
+def test_similarity_ranges_of_the_prepared_pairs_by_kind():
+    similarities = {"Paraphrase: x": 0.8, "Paraphrase: y": 0.6, "Unrelated: z": 0.1, "Same word": 0.5}
+    assert similarity_range(similarities, "Paraphrase") == (0.6, 0.8)
+    assert similarity_range(similarities, "Unrelated") == (0.1, 0.1)
+    with pytest.raises(ValueError, match="no pair is named 'Opposite'"):
+        similarity_range(similarities, "Opposite")
+    kinds = {name.split(":")[0] for name in SIMILARITY_PAIRS}
+    assert {"Paraphrase", "Unrelated"} <= kinds  # the page quotes both ranges
