@@ -7,6 +7,8 @@ require_app_entry()
 import numpy as np
 import streamlit as st
 
+import lessons.positions as lesson
+import lessons.positions_text as text
 from attention.positions import ALIBI_LATEX, ROPE_LATEX, ROPE_OFFSET_LATEX, SINUSOIDAL_LATEX, alibi_slopes
 from attention.positions import sinusoidal_encoding as sinusoidal_table
 from attention.pretrained import MODEL_NAME
@@ -20,55 +22,7 @@ from figures.positions import (
     sinusoidal_figure,
     slopes_figure,
 )
-from lessons import positions_text as text
-from lessons.positions import (
-    MAX_WORDS,
-    METHOD_LABELS,
-    OUTCOME_HEADINGS,
-    REACH_LATEX,
-    SHIFT_LATEX,
-    SHUFFLE_LATEX,
-    TOY_METHODS,
-    Toy,
-    alibi_head_weights,
-    alibi_reading,
-    alibi_unmasked,
-    alibi_windows,
-    apply_permutation,
-    check_rows,
-    check_table,
-    is_original_order,
-    last_query_reach,
-    methods_weights,
-    minilm_head,
-    minilm_pieces,
-    mistral_sentence,
-    padding_check,
-    padding_sequences,
-    parse_words,
-    permutation,
-    previous_token_weight,
-    reach_sentence,
-    rope_offset_check,
-    rope_score_by_offset,
-    rounding_bound,
-    shift_matrix,
-    shift_sentence,
-    shuffle_verdict,
-    slope_table,
-    toy_queries_keys,
-    toy_shuffle_checks,
-    unknown_note,
-    window_reach,
-)
-from ui.charts import (
-    cached_figure,
-    cached_weights_figure,
-    cell_font,
-    chart,
-    show_snippet,
-    square_chart,
-)
+from ui.charts import cached_figure, cached_weights_figure, cell_font, chart, show_snippet, square_chart
 from ui.minilm import learned_table, minilm_checks, model_or_reason
 from ui.page_state import PageState, section, stop
 from ui.safe_text import escape_markdown
@@ -89,8 +43,8 @@ SHORT_NAMES = dict(none="No positions", learned="Learned absolute", sinusoidal="
 
 def word_count(values) -> int:
     """How many words the text has (the default text's count while it is unusable: the page stops then)."""
-    words, problem = parse_words(values["text"])
-    return len(words) if problem is None else len(parse_words(DEFAULT_TEXT)[0])
+    words, problem = lesson.parse_words(values["text"])
+    return len(words) if problem is None else len(lesson.parse_words(DEFAULT_TEXT)[0])
 
 
 def window_why(values, asked) -> str:
@@ -138,7 +92,7 @@ BADGES = {
 def verdict(where, check, what: str) -> None:
     """The shuffle check's outcome in a box with a badge. Not st.error: a failing check is what this section
     sets out to show, not something that went wrong."""
-    where.container(border=True).markdown(f"{BADGES[check.outcome]} {shuffle_verdict(check, what)}")
+    where.container(border=True).markdown(f"{BADGES[check.outcome]} {lesson.shuffle_verdict(check, what)}")
 
 
 def outcome(where, passed: bool, sentence: str) -> None:
@@ -151,7 +105,7 @@ def weights_chart(where, steps, labels, key: str) -> None:
     square_chart(where, cached_weights_figure(steps, labels, 0.5), key=key, share=0.5)
 
 
-def the_words() -> Toy:
+def the_words() -> lesson.Toy:
     """The words every section uses, their width and seed: the toy they make (the page stops on bad words)."""
     st.markdown("**The words** (every section below uses them)")
     text_col, width_col, seed_col = st.columns([6, 2, 2], vertical_alignment="bottom")
@@ -159,8 +113,8 @@ def the_words() -> Toy:
         "Words, separated by spaces",
         **STATE.widget("text"),
         max_chars=MAX_TEXT_CHARS,
-        help=f"2 to {MAX_WORDS} words. Each word gets its own random vector (the same word, the same vector), with "
-        "no position in it.",
+        help=f"2 to {lesson.MAX_WORDS} words. Each word gets its own random vector (the same word, the same vector), "
+        "with no position in it.",
     )
     width_col.selectbox(
         "d_model", **STATE.widget("d_model"), help="Length of each word's vector, and of the toy head's q, k and v."
@@ -171,33 +125,33 @@ def the_words() -> Toy:
         **STATE.widget("seed"),
         help="Seeds the word vectors and the toy head's W_Q, W_K and W_V, the matrices that make q, k and v.",
     )
-    words, problem = parse_words(STATE["text"])
+    words, problem = lesson.parse_words(STATE["text"])
     if problem:
         st.error(f"The words cannot be used: {escape_markdown(problem)}. Change the text above.")
         stop()
-    return Toy.build(words, STATE["d_model"], STATE["seed"])
+    return lesson.Toy.build(words, STATE["d_model"], STATE["seed"])
 
 
 # ---------------------------------------------------------------- 1 · order is invisible
 @section
-def order_is_invisible(toy: Toy, model, alibi_heads: int) -> None:
+def order_is_invisible(toy: lesson.Toy, model, alibi_heads: int) -> None:
     """Section 1, redrawn alone when its shuffle, order or method changes: nothing below reads them."""
     st.header("1 · Order is invisible")
     st.markdown(text.SHUFFLE_INTRO)
-    st.latex(SHUFFLE_LATEX)
+    st.latex(lesson.SHUFFLE_LATEX)
     shuffle_controls()
     shuffle, words = STATE["shuffle"], toy.words
-    perm = permutation(len(words), shuffle)
-    shuffled = apply_permutation(words, perm)
-    toy_checks = toy_shuffle_checks(toy.x, toy.head, perm, alibi_heads)
+    perm = lesson.permutation(len(words), shuffle)
+    shuffled = lesson.apply_permutation(words, perm)
+    toy_checks = lesson.toy_shuffle_checks(toy.x, toy.head, perm, alibi_heads)
     st.markdown(text.the_two_orders(escape_markdown(" ".join(words)), shuffle, escape_markdown(" ".join(shuffled))))
-    if is_original_order(perm):
+    if lesson.is_original_order(perm):
         st.info("This is the original order: press **Shuffle the words** to move them.", icon=":material/touch_app:")
     side_by_side(toy_checks, words, shuffled, model)
     real = () if model is None else minilm_checks(words, shuffle, STATE["head"])
-    rows = check_rows(toy_checks, real, f"{MODEL_NAME.split('/')[-1]}, layer 1 head {STATE['head']}")
-    st.dataframe(arrow_table(check_table(rows)), hide_index=True, width="stretch", key="pos_check_table")
-    st.caption(text.rounding_caption(rounding_bound(rows), alibi_heads))
+    rows = lesson.check_rows(toy_checks, real, f"{MODEL_NAME.split('/')[-1]}, layer 1 head {STATE['head']}")
+    st.dataframe(arrow_table(lesson.check_table(rows)), hide_index=True, width="stretch", key="pos_check_table")
+    st.caption(text.rounding_caption(lesson.rounding_bound(rows), alibi_heads))
     snippet = shuffle_snippet(
         words, d_model=toy.d_model, seed=toy.seed, shuffle=shuffle, alibi_heads=alibi_heads, head=STATE["head"]
     )
@@ -233,7 +187,7 @@ def shuffle_controls() -> None:
     method_col.selectbox(
         "Position information on the right",
         **STATE.widget("method"),
-        format_func=METHOD_LABELS.get,
+        format_func=lesson.METHOD_LABELS.get,
         help="The right-hand column repeats the check with this way of adding position (section 2 explains each).",
     )
 
@@ -246,33 +200,33 @@ def side_by_side(toy_checks, words, shuffled, model) -> None:
     labels, shuffled_labels = words, shuffled
     if method == "learned" and model is not None:
         left, right = minilm_checks(words, shuffle, STATE["head"])
-        labels, shuffled_labels = minilm_pieces(model, words).tokens, minilm_pieces(model, shuffled).tokens
+        labels, shuffled_labels = (lesson.minilm_pieces(model, w).tokens for w in (words, shuffled))
         st.caption(text.learned_columns_caption(STATE["head"]))
-        if unknown := unknown_note(model, MODEL_NAME, words):
+        if unknown := lesson.unknown_note(model, MODEL_NAME, words):
             st.info(escape_markdown(unknown), icon=":material/help:")
     none_col, with_col = st.columns(2, gap="large")
     none_col.subheader("No position information")
-    with_col.subheader(f"With {METHOD_LABELS[method]}")
+    with_col.subheader(f"With {lesson.METHOD_LABELS[method]}")
     for col, check, key in ((none_col, left, "none"), (with_col, right, "with")):
         if check is None:
             col.info(text.LEARNED_COLUMN_MISSING)
             continue
         col.markdown("**Original order**")
         weights_chart(col, check.before, labels, key=f"pos_shuffle_{key}_before")
-        col.markdown(f"**Shuffle {shuffle}**: {OUTCOME_HEADINGS[check.outcome]}")
+        col.markdown(f"**Shuffle {shuffle}**: {lesson.OUTCOME_HEADINGS[check.outcome]}")
         weights_chart(col, check.after, shuffled_labels, key=f"pos_shuffle_{key}_after")
         verdict(col, check, SHORT_NAMES["none" if key == "none" else method])
 
 
 # ---------------------------------------------------------------- 2 · four ways to add position
-def four_ways(toy: Toy, alibi_heads: int) -> None:
+def four_ways(toy: lesson.Toy, alibi_heads: int) -> None:
     """The toy head without position and with the three ways that need no training, side by side."""
     st.header("2 · Four ways to add position")
     st.markdown(text.FOUR_WAYS_INTRO)
-    weights = methods_weights(toy.x, toy.head, alibi_heads)
-    labels = [METHOD_LABELS[m] for m in TOY_METHODS]
+    weights = lesson.methods_weights(toy.x, toy.head, alibi_heads)
+    labels = [lesson.METHOD_LABELS[m] for m in lesson.TOY_METHODS]
     chart(st, cached_figure(four_ways_figure, weights, toy.words, labels), key="pos_four_ways")
-    st.caption(alibi_unmasked(alibi_heads))
+    st.caption(lesson.alibi_unmasked(alibi_heads))
 
 
 def learned_absolute(model, missing, words) -> None:
@@ -285,22 +239,24 @@ def learned_absolute(model, missing, words) -> None:
         return
     the_learned_table(model.config.max_positions)
     st.markdown(text.LEARNED_HEAD_INTRO)
-    if unknown := unknown_note(model, MODEL_NAME, words):
+    if unknown := lesson.unknown_note(model, MODEL_NAME, words):
         st.caption(escape_markdown(unknown))
     st.slider(
         "Head of layer 1",
         **STATE.widget("head"),
         help=f"One of the {model.config.n_heads} heads of the first layer (head 3 attends to the previous token).",
     )
-    pieces = minilm_pieces(model, words)
+    pieces = lesson.minilm_pieces(model, words)
     for col, positions, title, key in zip(
         st.columns(2, gap="large"),
         (True, False),
         ("with E_pos (as trained)", "without E_pos"),
         ("pos_learned_with", "pos_learned_without"),
     ):
-        steps = minilm_head(model, pieces.ids, STATE["head"] - 1, positions=positions)
-        col.markdown(f"**{title}**: mean weight on the previous token {previous_token_weight(steps.weights):.2f}")
+        steps = lesson.minilm_head(model, pieces.ids, STATE["head"] - 1, positions=positions)
+        col.markdown(
+            f"**{title}**: mean weight on the previous token {lesson.previous_token_weight(steps.weights):.2f}"
+        )
         weights_chart(col, steps, pieces.tokens, key=key)
 
 
@@ -344,21 +300,21 @@ def sinusoidal() -> tuple[int, int]:
     table = sinusoidal_table(SINUSOIDAL_POSITIONS, table_d)
     chart(st, cached_figure(sinusoidal_figure, table), key="pos_sinusoidal_table")
     st.markdown(text.SHIFT_IS_ROTATION)
-    st.latex(SHIFT_LATEX)
+    st.latex(lesson.SHIFT_LATEX)
     rotation_col, check_col = st.columns(2, gap="large")
     small_d = min(table_d, 16)
-    corner = shift_matrix(shift, table_d)[:small_d, :small_d]  # the corner of the matrix checked on the right
+    corner = lesson.shift_matrix(shift, table_d)[:small_d, :small_d]  # the corner of the matrix checked on the right
     ticks = [str(i) for i in range(small_d)]
     figure = cached_figure(numbered_matrix, corner, ticks, ticks, cell_font(small_d, 0.5))
     square_chart(rotation_col, figure, key="pos_shift_matrix", share=0.5)
     rotation_col.caption(text.shift_matrix_caption(shift, table_d, small_d))
-    shift_ok, sentence = shift_sentence(SINUSOIDAL_POSITIONS, table_d, shift)
+    shift_ok, sentence = lesson.shift_sentence(SINUSOIDAL_POSITIONS, table_d, shift)
     outcome(check_col, shift_ok, escape_markdown(sentence))
     check_col.markdown(text.row_length_paragraph(shift, table_d))
     return table_d, shift
 
 
-def rotary(toy: Toy) -> int:
+def rotary(toy: lesson.Toy) -> int:
     """RoPE: its formula, the check that moving every position keeps the scores; returns the offset."""
     st.subheader("RoPE, rotary position embedding (Su et al. 2021, RoFormer)")
     st.markdown(text.ROPE_INTRO)
@@ -372,8 +328,8 @@ def rotary(toy: Toy) -> int:
         help="The words keep their order but start at this position instead of 0: every offset m − n is the same.",
     )
     offset, words, n_words = STATE["offset"], toy.words, len(toy.words)
-    q, k = toy_queries_keys(toy.x, toy.head)
-    rope_check = rope_offset_check(q, k, offset)
+    q, k = lesson.toy_queries_keys(toy.x, toy.head)
+    rope_check = lesson.rope_offset_check(q, k, offset)
     outcome(rope_result_col, rope_check.passed, rope_check.sentence())
     scores_col, moved_col = st.columns(2, gap="large")
     for col, scores, title, key in (
@@ -384,11 +340,12 @@ def rotary(toy: Toy) -> int:
         figure = cached_figure(numbered_matrix, scores, words, words, cell_font(n_words, 0.5), digits=1)
         square_chart(col, figure, key=key, share=0.5)
     st.markdown(text.rope_offset_paragraph(escape_markdown(words[0])))
-    chart(st, cached_figure(offset_figure, OFFSETS, rope_score_by_offset(q[0], k[0], OFFSETS)), key="pos_rope_offsets")
+    by_offset = lesson.rope_score_by_offset(q[0], k[0], OFFSETS)
+    chart(st, cached_figure(offset_figure, OFFSETS, by_offset), key="pos_rope_offsets")
     return offset
 
 
-def alibi(toy: Toy) -> np.ndarray:
+def alibi(toy: lesson.Toy) -> np.ndarray:
     """ALiBi: each head's slope and the window it makes; returns the slopes."""
     st.subheader("ALiBi, attention with linear biases (Press et al. 2022)")
     st.markdown(text.ALIBI_INTRO)
@@ -402,7 +359,7 @@ def alibi(toy: Toy) -> np.ndarray:
     )
     slopes = alibi_slopes(STATE["heads"])
     heads_col.dataframe(
-        arrow_table(slope_table(slopes)),
+        arrow_table(lesson.slope_table(slopes)),
         hide_index=True,
         width="stretch",
         column_config={
@@ -415,13 +372,13 @@ def alibi(toy: Toy) -> np.ndarray:
         key="pos_alibi_slopes_table",
     )
     chart(slopes_col, cached_figure(slopes_figure, slopes), key="pos_alibi_slopes")
-    st.markdown(" ".join(alibi_reading(slopes, len(toy.words))))
+    st.markdown(" ".join(lesson.alibi_reading(slopes, len(toy.words))))
     alibi_windows_grid(toy, slopes)
     return slopes
 
 
 @section
-def alibi_windows_grid(toy: Toy, slopes: np.ndarray) -> None:
+def alibi_windows_grid(toy: lesson.Toy, slopes: np.ndarray) -> None:
     """Each ALiBi head's weights, its penalty alone or added to the toy head's scores: redrawn alone by its switch."""
     st.toggle(
         "Add the toy head's scores",
@@ -430,10 +387,10 @@ def alibi_windows_grid(toy: Toy, slopes: np.ndarray) -> None:
         "head's scores on your words plus each head's penalty.",
     )
     if STATE["alibi_scores"]:
-        weights = alibi_head_weights(toy.x, toy.head, len(slopes))
+        weights = lesson.alibi_head_weights(toy.x, toy.head, len(slopes))
         st.caption("The toy head's scores on your words, plus each ALiBi head's penalty, with the causal mask.")
     else:
-        weights = alibi_windows(len(toy.words), len(slopes))
+        weights = lesson.alibi_windows(len(toy.words), len(slopes))
         st.caption(text.ALIBI_PENALTY_ALONE)
     chart(st, cached_figure(alibi_heads_figure, weights, toy.words, slopes), key="pos_alibi_heads")
 
@@ -443,7 +400,7 @@ def sliding_window() -> tuple[int, int, int]:
     """The sliding window's reach over layers; returns n, the window and the layers (the snippet reads them)."""
     st.subheader("A sliding window")
     st.markdown(text.SLIDING_WINDOW_INTRO)
-    st.latex(REACH_LATEX)
+    st.latex(lesson.REACH_LATEX)
     n_col, window_col, layers_col = st.columns(3)
     n_col.slider(
         "Sequence length n",
@@ -459,17 +416,17 @@ def sliding_window() -> tuple[int, int, int]:
     if window_note := STATE.note("window"):
         st.info(window_note, icon=":material/straighten:")
     n, window, layers = STATE["n"], STATE["window"], STATE["layers"]
-    first = window_reach(n, window, layers)
+    first = lesson.window_reach(n, window, layers)
     reach_col, reach_text_col = st.columns(2, gap="large")
     square_chart(reach_col, cached_figure(reach_heatmap, first, layers, square=True), key="pos_window_reach", share=0.5)
     reach_text_col.markdown(text.reach_paragraph(window, layers))
-    outcome(reach_text_col, *reach_sentence(n, window, layers, last_query_reach(first)))
-    reach_text_col.caption(mistral_sentence())
+    outcome(reach_text_col, *lesson.reach_sentence(n, window, layers, lesson.last_query_reach(first)))
+    reach_text_col.caption(lesson.mistral_sentence())
     return n, window, layers
 
 
 @section
-def padding_section(toy: Toy, n: int, window: int, layers: int) -> None:
+def padding_section(toy: lesson.Toy, n: int, window: int, layers: int) -> None:
     """The padding mask, redrawn alone when its lengths or its causal switch change."""
     st.subheader("Padding: a batch of two sequences of different lengths")
     st.markdown(text.PADDING_INTRO)
@@ -493,8 +450,8 @@ def padding_section(toy: Toy, n: int, window: int, layers: int) -> None:
         help="Apply the causal mask as well as the padding mask (both apply).",
     )
     pad_causal = STATE["pad_causal"]
-    sequences = padding_sequences(toy.words, STATE["len_a"], STATE["len_b"])
-    padding = padding_check(sequences, toy.head, toy.d_model, toy.seed, causal=pad_causal)
+    sequences = lesson.padding_sequences(toy.words, STATE["len_a"], STATE["len_b"])
+    padding = lesson.padding_check(sequences, toy.head, toy.d_model, toy.seed, causal=pad_causal)
     for b, col in enumerate(st.columns(2, gap="large")):
         length, n_padded = padding.lengths[b], len(padding.labels[b])
         col.markdown(text.sequence_heading(b + 1, length, n_padded))
