@@ -105,7 +105,9 @@ class PageState:
     # ------------------------------------------------------------ values
     def __getitem__(self, name: str) -> Any:
         """The current value of `name` (its default if nothing set it yet)."""
-        self._param(name)  # an unknown name: the KeyError that lists the declared ones
+        param = self._param(name)  # an unknown name: the KeyError that lists the declared ones
+        if not callable(param.default):  # a fixed default: no earlier value is needed to read it
+            return self._read(name, param, {})
         return self.values(through=name)[name]
 
     def values(self, through: str | None = None) -> dict[str, Any]:
@@ -155,19 +157,24 @@ class PageState:
             return values[name]
         key, value = self.key(name), values[name]
         default = _default(param, values)
-        default_key = f"_{key}_default"
-        last_default = st.session_state.get(default_key, default)
-        st.session_state[default_key] = default
-        asked, given = st.session_state.get(self._asked_key(name), (value, value))
+        default_key, asked_key = f"_{key}_default", self._asked_key(name)
+        last_default = st.session_state.get(default_key, _MISSING)
+        if last_default != default:  # written when it changes only: a write costs more than a read
+            st.session_state[default_key] = default
+        if last_default is _MISSING:
+            last_default = default
+        held = st.session_state.get(asked_key)
+        asked, given = (value, value) if held is None else held
         if given != value:  # the value is not the one fit() gave: the student (or a link) chose it, so it is asked
             asked = value
         elif asked == last_default:  # never chosen (it is the default earlier values gave): it follows the default
             asked = default
         fitted = param.fit(asked, values)
         if fitted != asked:
-            st.session_state[self._asked_key(name)] = (asked, fitted)
-        else:
-            st.session_state.pop(self._asked_key(name), None)
+            if held != (asked, fitted):
+                st.session_state[asked_key] = (asked, fitted)
+        elif held is not None:
+            del st.session_state[asked_key]
         if fitted != value:
             st.session_state[key] = fitted
         values[name] = fitted
@@ -274,6 +281,9 @@ def start_run(finish, after_section=None) -> None:
     st.session_state.pop(CURRENT_KEY, None)  # a page that declares no state writes none into the link
     st.session_state[FINISH_KEY] = finish
     st.session_state[AFTER_SECTION_KEY] = after_section
+
+
+_MISSING = object()  # a session-state key not set yet
 
 
 def section(body):
