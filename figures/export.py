@@ -5,6 +5,7 @@ Pure functions (no streamlit). Works for any figure the app draws, so every char
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
@@ -15,11 +16,21 @@ import plotly.graph_objects as go
 NUMERIC_FIELDS = ("x", "y", "z")
 
 
+def decoded(values):
+    """A trace field as plotly's figure JSON may hold it: plain (lists, an array), or plotly's typed array
+    {"dtype", "bdata" (base64 of the raw values), "shape" (optional, "n, m")}, decoded to a numpy array."""
+    if isinstance(values, dict) and "bdata" in values:
+        a = np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values["dtype"]))
+        shape = values.get("shape")
+        return a.reshape([int(n) for n in str(shape).split(",")]) if shape else a
+    return values
+
+
 def _plain(values) -> list | None:
     """A trace field as nested lists of numbers/strings (-inf and NaN written as strings)."""
     if values is None:
         return None
-    a = np.asarray(values, dtype=object)
+    a = np.asarray(decoded(values), dtype=object)
     if a.ndim == 0:
         return None
 
@@ -89,7 +100,7 @@ def heatmap_tables(fig: go.Figure | dict, digits: int = 3) -> list[dict]:
     heatmaps = [t for t in fig.data if t.type == "heatmap" and t.z is not None]
     out = []
     for k, trace in enumerate(heatmaps):
-        z = np.asarray(trace.z, dtype=float)
+        z = np.asarray(decoded(trace.z), dtype=float)
         if z.ndim != 2 or not z.size:
             continue
         n, m = z.shape

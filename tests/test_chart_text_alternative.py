@@ -2,12 +2,15 @@
 step away from the chart (ui.charts._numbers_box, figures.export.heatmap_tables)."""
 
 import numpy as np
+import pytest
 
 from attention import attention_steps
-from figures.export import heatmap_tables
+from bench.load.plan import PAGES
+from figures.export import figure_to_csv, heatmap_tables
 from figures.heads import heads_grid
 from figures.heatmaps import attention_heatmap
 from tests.apptest_helpers import run_page
+from ui.charts import without_template
 
 
 def test_a_heatmap_becomes_a_described_table_of_its_exact_numbers():
@@ -44,3 +47,32 @@ def test_the_playground_heatmap_opens_its_numbers_as_a_table():
     closed = run_page("pages/playground.py")
     assert not closed.table  # drawn only while open
     assert any(e.label == "Numbers of this chart (a table)" for e in closed.expander)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p not in ("class", "predict")])  # no chart until asked
+def test_every_numbers_box_of_every_page_opens_as_tables_of_numbers(page):
+    """Open every chart's "Numbers of this chart" box at once: each gives tables (or says why it cannot),
+    whatever form the page's figures take (a plotly figure, or figure JSON with plotly's typed arrays)."""
+    closed = run_page(f"pages/{page}.py")
+    keys = [e.key for e in closed.expander if e.label == "Numbers of this chart (a table)"]
+    assert keys, f"{page}: no chart with a numbers box"
+    at = run_page(f"pages/{page}.py", state={k: True for k in keys})
+    assert not at.exception, f"{page}: {[e.value for e in at.exception]}"
+    opened = [e for e in at.expander if e.label == "Numbers of this chart (a table)"]
+    for box in opened:
+        tables = [*box.table, *box.dataframe]
+        said = [c.value for c in box.caption]
+        assert tables or any("Export menu has the numbers" in s for s in said), f"{page}: {box.key} is empty"
+        for table in box.table:
+            assert table.value.size and not table.value.isna().any().any(), f"{page}: {box.key}"
+
+
+def test_figure_json_with_typed_arrays_gives_the_same_numbers_as_the_figure():
+    """A page may hand over figure JSON (ui.charts.cached_figure), where plotly writes arrays as base64."""
+    w = attention_steps(*np.random.default_rng(3).normal(size=(3, 4, 2)), causal=True).weights
+    fig = attention_heatmap(w, list("abcd"), list("abcd"))
+    as_json = without_template(fig.to_plotly_json())
+    assert isinstance(as_json["data"][0]["z"], dict) and "bdata" in as_json["data"][0]["z"]
+    assert heatmap_tables(as_json) == heatmap_tables(fig)
+    assert figure_to_csv(as_json) == figure_to_csv(fig)
+    assert ",z,3,3," in figure_to_csv(as_json)  # the weights are in the file, not left out
