@@ -68,3 +68,22 @@ def test_a_grid_edit_clears_the_label_box_notice_it_made_stale(session):
     session[f"{KEY}_tokens_notice"] = "2 labels for 4 positions: the rest are named t<i>."
     edit(session, {2: {"q1": "1"}})
     assert f"{KEY}_tokens_notice" not in session
+
+
+def test_a_refused_entry_over_an_accepted_one_keeps_the_accepted_number(session):
+    """5 typed into a cell (accepted, the grid kept as it is), then 'abc' into the same cell: the cell keeps
+    5, and the message says so (the grid reports 'abc' in place of '5' against the frame it was drawn from)."""
+    edit(session, {0: {"q1": "5"}})
+    assert session[KEY].q[0, 0] == 5.0
+    edit(session, {0: {"q1": "abc"}})
+    errors, _ = session[f"{KEY}_grid_messages"]
+    assert len(errors) == 1 and "keeps its previous value, 5." in errors[0]
+    assert session[KEY].q[0, 0] == 5.0
+    assert session[f"{KEY}_text_q"].splitlines()[0].split()[0] == "5"
+
+
+def test_a_refused_label_over_an_accepted_one_keeps_the_accepted_label(session):
+    edit(session, {0: {"token": "east"}})
+    edit(session, {0: {"token": "  "}})
+    _, notices = session[f"{KEY}_grid_messages"]
+    assert "keeps its previous name, 'east'" in notices[0] and session[KEY].tokens[0] == "east"

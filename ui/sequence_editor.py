@@ -191,10 +191,15 @@ def _grid(key: str, seq: TokenSequence) -> None:
 
 
 def _on_grid(key: str, grid_key: str) -> None:
-    """Apply the grid's edits (all of them, relative to the frame it was drawn from) to the sequence."""
+    """Apply the grid's edits to the sequence in use. The grid reports every edit since it was drawn, the
+    earlier ones already applied: they are applied again (the same values), and a cell typed over is read
+    against the value it holds now, so a refused entry keeps the number accepted before it, not the drawn one."""
     base: TokenSequence = st.session_state[f"{key}_base"]
+    current: TokenSequence = st.session_state.get(key, base)
+    if (current.n, current.d_k, current.d_v) != (base.n, base.d_k, base.d_v):
+        current = base  # the grid was drawn for another shape (its key names the shape): it is redrawn
     edits = st.session_state[grid_key].get("edited_rows", {})
-    tokens, matrices = list(base.tokens), {m: base.matrix(m).copy() for m in "qkv"}
+    tokens, matrices = list(current.tokens), {m: current.matrix(m).copy() for m in "qkv"}
     errors, notices, reshaped = [], [], False
     for row, cells in sorted((int(r), c) for r, c in edits.items()):
         for column, value in cells.items():
@@ -205,7 +210,7 @@ def _on_grid(key: str, grid_key: str) -> None:
                 continue
             m, j = column[0], int(column[1:]) - 1
             previous = format_number(matrices[m][row, j])
-            where = f"{m.upper()}, row {row + 1} ('{base.tokens[row]}'), column {column}"
+            where = f"{m.upper()}, row {row + 1} ('{current.tokens[row]}'), column {column}"
             try:
                 matrices[m][row, j] = parse_number(text, where)
             except ValueError as err:
