@@ -14,7 +14,16 @@ _ALWAYS = re.compile(r"([\\`*\[\]<>&~$|:/])")
 _UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")  # an intraword `_` (d_model) never emphasises
 
 
+# Streamlit's markdown turns bare addresses into links (GFM's autolink literals: "http://…", "www.…",
+# "name@host.tld") after parsing, so backslashes cannot stop them; an invisible word joiner (U+2060) inside
+# the pattern does, and the text reads the same.
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z])(?=://)|(?<![\w.])(www)(?=\.)|(@)")
+WORD_JOINER = "\u2060"
+
+
 def escape_markdown(text: str) -> str:
-    """Backslash-escape every character that could make `text` render as anything but itself."""
-    text = _ALWAYS.sub(r"\\\1", str(text))
+    """Backslash-escape every character that could make `text` render as anything but itself (and keep an
+    address from becoming a link)."""
+    text = _AUTOLINK.sub(lambda m: (m.group(1) or m.group(2) or "") + WORD_JOINER, str(text))
+    text = _ALWAYS.sub(r"\\\1", text)
     return _UNDERSCORE.sub(r"\\_", text)

@@ -129,3 +129,13 @@ def test_pretrained_sentences_from_the_url_and_typed_in_stay_text(guarded, app_u
     box.press("Enter")
     guarded.check()
     assert box.input_value() == f"{MD_IMG} {IMG}"
+
+
+def test_an_address_in_a_link_is_shown_as_text_not_made_a_link(guarded, app_url):
+    """Words from a shared link that look like addresses ("http://…", "www.…", "name@host") stay text:
+    Streamlit's markdown would make them links a student could be sent to."""
+    words = "see http://example.com and www.example.org or ann@example.net now"
+    open_page(guarded, app_url, "positions", query(text=words))
+    guarded.check()
+    expect(guarded.get_by_text("see http").first).to_be_visible()
+    expect(guarded.locator('[data-testid="stMain"] a[href*="example"]')).to_have_count(0)
