@@ -1,12 +1,19 @@
-"""A session's fragment rerun asked for by the server itself (entry "push-fragment-rerun" of
-ui/streamlit_internals): what lets class mode push the teacher's move to a student's bar instead of the bar
-polling the store on a one-second timer (ui/classroom_push.py).
+"""A session's fragment rerun, or its run of another page, asked for by the server itself (entries
+"push-fragment-rerun" and "push-page-run" of ui/streamlit_internals): what lets class mode push the teacher's
+actions to a student's bar, and the teacher's move to the student's page, instead of the bar polling the store
+on a one-second timer (ui/classroom_push.py).
 
 Streamlit reruns a fragment when the browser asks (a widget in it, or its `run_every` timer). Here a thread of
 the server asks instead, the way Streamlit's own "run on save" asks for a full run: on the session's event
 loop, `AppSession.request_rerun` with the session's last client state (its page and query string), named
 for one fragment and marked as a timer's rerun (so a fragment a full run has since dropped is skipped in
 silence, as a timer's would be). The browser draws a run it did not ask for as it draws a timer's.
+
+A move to another page is asked for the same way, as the browser's Back button asks for it: a run of that page
+(by its url path, as a typed link names it) with the link's query string, marked as history navigation, and with
+the values of the session's widgets (those of the sidebar and the room's bar too), which the browser would send.
+The browser follows the run as it follows `st.switch_page`: Streamlit's client moves its address to the page the
+`navigation` message names, and the page's state reaches the link when the run writes it.
 """
 
 from __future__ import annotations
@@ -88,5 +95,47 @@ def rerun_fragment(session_id: str, fragment_id: str) -> bool:
         session._call_soon_on_event_loop(request)
     except AttributeError as err:
         warn_once(NAME, f"Streamlit's session has changed ({err}): the bar falls back on its timer")
+        return False
+    return True
+
+
+PAGE_RUN = "push-page-run"
+
+
+def run_page(session_id: str, page: str, query_string: str, fragment_id: str) -> bool:
+    """Ask session `session_id` to run page `page` (its url path) with `query_string`, as Back to that link
+    would; when a run of the session is under way, its fragment `fragment_id` is rerun instead (a run the
+    browser asked for holds widget values that only the browser knows). False if the session is not connected
+    to this server."""
+    sessions = _sessions()
+    if sessions is None:
+        return False
+    try:
+        info = sessions.get_active_session_info(session_id)
+        if info is None:
+            return False
+        session = info.session
+
+        def request() -> None:
+            # On the session's event loop, where its script runners are created and ended: with none, no script
+            # thread touches its session state, whose widget values are read here.
+            if session._scriptrunner is not None:
+                rerun_fragment(session_id, fragment_id)
+                return
+            client_state = ClientState()
+            client_state.CopyFrom(session._client_state)
+            client_state.page_script_hash = ""  # the page is named by its url path, as a typed link names it
+            client_state.page_name = page
+            client_state.query_string = query_string
+            client_state.fragment_id = ""
+            client_state.is_auto_rerun = False
+            client_state.is_history_navigation = True
+            client_state.ClearField("widget_states")
+            client_state.widget_states.widgets.extend(session._session_state.get_widget_states())
+            session.request_rerun(client_state)
+
+        session._call_soon_on_event_loop(request)
+    except AttributeError as err:
+        warn_once(PAGE_RUN, f"Streamlit's session has changed ({err}): the student's bar moves the page")
         return False
     return True
