@@ -17,13 +17,13 @@ from ui.classroom_room import (
     MESSAGE_KEY,
     NICK_KEY,
     ROOM_KEY,
-    SAFETY_S,
     TEACHER_KEY,
     become_teacher,
     in_room,
     is_teacher,
     join,
     leave,
+    pushed_or_timed,
     results_panel,
     store,
 )
@@ -166,7 +166,7 @@ def teacher_dashboard(code: str) -> None:
     live_answers(code)
 
 
-@st.fragment(run_every=SAFETY_S)
+@pushed_or_timed
 def live_answers(code: str) -> None:
     """The question asked now, redrawn when a student joins or answers or the room changes (the watcher
     pushes it: ui/classroom_push.py); earlier questions below."""

@@ -144,14 +144,34 @@ def test_a_teachers_screens_are_redrawn_when_a_student_joins_or_answers_and_not_
     assert watcher.check() == ["teacher"]
     assert sorted(sessions.asked) == [("teacher", "bar"), ("teacher", "dashboard")]
     assert sessions.moved == [], "a teacher's page is never moved"
+    state = store.state(room.code)
+    for screen in ("bar", "dashboard"):  # their runs drew the join
+        watcher.follow("teacher", room.code, screen, state.version, activity=state.activity)
     watcher.caught_up("teacher", store.lead(room.code, key, "/heads"))
     assert watcher.check() == [], "the teacher's own move: nothing new on the teacher's screens"
     qid = store.ask(room.code, key, {"kind": "choice", "prompt": "Which?", "options": ["x", "y"]})
     assert watcher.check() == ["teacher"], "a question asked from another tab"
     sessions.asked.clear()
+    state = store.state(room.code)
+    for screen in ("bar", "dashboard"):
+        watcher.follow("teacher", room.code, screen, state.version, activity=state.activity)
     store.answer(room.code, sid, qid, 1)
     assert watcher.check() == ["teacher"] and len(sessions.asked) == 2
     assert watcher.check() == []
+
+
+def test_a_push_that_no_run_answered_is_sent_again_after_the_retry_time_and_not_before(store):
+    room = store.create_room()
+    sessions = Sessions()
+    watcher = Watcher(store.heads, sessions.rerun, sessions.move, sessions.alive, retry_s=3600)
+    watcher.follow("s1", room.code, "bar", store.state(room.code).version, at="")
+    store.lead(room.code, room.teacher_key, "/causal")
+    assert watcher.check() == ["s1"] and watcher.check() == []
+    watcher.retry_s = 0  # as if the retry time had passed: the run that would have redrawn it was lost
+    assert watcher.check() == ["s1"]
+    assert sessions.moved == [("s1", "/causal"), ("s1", "/causal")]
+    watcher.follow("s1", room.code, "bar", store.state(room.code).version, at="/causal")  # its run came
+    assert watcher.check() == [] and len(sessions.moved) == 2
 
 
 def test_a_write_of_this_process_wakes_the_watcher_at_once(store):

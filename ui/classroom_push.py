@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 PUSH_EVERY_S = 0.5  # how often the watcher asks the store (for writes made by other workers)
+RETRY_S = 10.0  # a screen asked to redraw that no run has redrawn since is asked again after this
 MAX_SESSIONS = 5000
 
 _LOGGER = logging.getLogger(__name__)
@@ -43,6 +45,8 @@ class _Screen:
     version: int  # the room's version the screen drew
     activity: int | None = None  # a teacher's screen: the room's activity it drew; None: a student's bar
     at: str | None = None  # a following student's: the view the page shows; None: not following (never moved)
+    asked: tuple | None = None  # the room's (version, activity) the screen was last asked to redraw for ...
+    asked_at: float = 0.0  # ... and when (time.monotonic())
 
 
 class Watcher:
@@ -61,9 +65,10 @@ class Watcher:
         alive: Callable[[], set[str] | None] = lambda: None,
         every_s: float = PUSH_EVERY_S,
         max_sessions: int = MAX_SESSIONS,
+        retry_s: float = RETRY_S,
     ) -> None:
         self.heads, self.rerun, self.move, self.alive = heads, rerun, move, alive
-        self.every_s, self.max_sessions = every_s, max_sessions
+        self.every_s, self.max_sessions, self.retry_s = every_s, max_sessions, retry_s
         self.bars: dict[str, dict[str, _Screen]] = {}  # session id -> {fragment id: a screen of that session}
         self.moves: dict[str, str] = {}  # session id -> the view it was sent to, until its run takes it (moved_here)
         self.lock = threading.Lock()
@@ -90,6 +95,11 @@ class Watcher:
             self.bars.setdefault(session_id, {})[fragment_id] = _Screen(code, fragment_id, version, activity, at)
         return True
 
+    def has_room_for(self, session_id: str) -> bool:
+        """Whether a screen of `session_id` would be watched (else it keeps a timer)."""
+        with self.lock:
+            return session_id in self.bars or len(self.bars) < self.max_sessions
+
     def forget(self, session_id: str) -> None:
         with self.lock:
             self.bars.pop(session_id, None)
@@ -112,7 +122,10 @@ class Watcher:
         self.wake.set()
 
     def check(self) -> list[str]:
-        """One look: push to every session whose room changed since its screen drew it; returns their ids."""
+        """One look: push to every session whose room changed since its screen drew it; returns their ids. A screen
+        is asked once per change: its next run tells the watcher what it drew (follow); a screen that no run has
+        redrawn within `retry_s` (the push was lost in a race with a run of the browser) is asked again."""
+        now = time.monotonic()
         alive = self.alive()
         with self.lock:
             if alive is not None:
@@ -129,6 +142,9 @@ class Watcher:
             head = found.get(bar.code)  # None: the room closed or expired
             if head is not None and head.version == bar.version and bar.activity in (None, head.activity):
                 continue
+            wanted = None if head is None else (head.version, head.activity)
+            if head is not None and bar.asked == wanted and now - bar.asked_at < self.retry_s:
+                continue
             moving = head is not None and bar.at is not None and head.view is not None and head.view != bar.at
             if moving and self.move is not None:
                 with self.lock:
@@ -140,10 +156,7 @@ class Watcher:
                 screens = self.bars.get(sid, {})
                 if screens.get(bar.fragment_id) is bar:  # not redrawn meanwhile
                     if sent and head is not None:
-                        # asked once: the screen's run says what it drew
-                        bar.version = head.version
-                        bar.activity = None if bar.activity is None else head.activity
-                        bar.at = head.view if moving else bar.at
+                        bar.asked, bar.asked_at = wanted, now  # the screen's run will say what it drew
                     else:
                         del screens[bar.fragment_id]  # the session is gone, or its room is (its screen was told)
                         if not screens:
@@ -216,6 +229,15 @@ def moved_here() -> str | None:
     for watcher in watchers:
         found = watcher.take_move(session_id) or found
     return found
+
+
+def watched(store) -> bool:
+    """Whether the screens this session draws now are pushed by this process's watcher: False outside a server
+    (AppTest) or with the watcher full, where a screen keeps its safety timer."""
+    from ui.streamlit_internals import push
+
+    session_id = push.this_session()
+    return session_id is not None and watcher_for(store).has_room_for(session_id)
 
 
 def screen_drawn(store, code: str, version: int, activity: int | None = None, at: str | None = None) -> bool:

@@ -16,6 +16,7 @@ Who is who, and how it survives a reload or the loss of a worker:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ import streamlit as st
 from classroom import errors
 from classroom.codes import normalise_code
 from ui.classroom_ask import ask_controls
-from ui.classroom_push import bar_gone, caught_up, moved_here, screen_drawn
+from ui.classroom_push import bar_gone, caught_up, moved_here, screen_drawn, watched
 from ui.classroom_questions import distribution_figure
 from ui.page_state import CURRENT_KEY, LOADED_KEY, PageState, stop
 from ui.safe_text import escape_markdown
@@ -68,10 +69,23 @@ def _safety_seconds() -> float:
 
 # A room's screens rerun when the room changes: this process's watcher pushes them (ui/classroom_push.py): a
 # following student's page moves with the teacher, a student's bar redraws for a pause or a question, the
-# teacher's bar and dashboard for a join or an answer. Their timer is only a safety net: a screen the watcher does
-# not hold (a full watcher, a session that reconnected without a run yet) or a push lost in a race with the
-# browser's own run is redrawn within this.
+# teacher's bar and dashboard for a join or an answer; a push lost in a race with the browser's own run is sent
+# again. A screen the watcher cannot hold (a full watcher; AppTest, without a server) reruns on this timer instead.
 SAFETY_S = _safety_seconds()
+
+
+def pushed_or_timed(body):
+    """Two fragments of `body`: pushed by the watcher (no timer: a screen that nothing changed costs nothing), and
+    the same on the safety timer. `fragment(watched)` is the one for this session now."""
+    pushed, timed = st.fragment(body), st.fragment(run_every=SAFETY_S)(body)
+
+    @functools.wraps(body)
+    def draw(*args, **kwargs):
+        return (pushed if watched(store()) else timed)(*args, **kwargs)
+
+    return draw
+
+
 NOT_LED = {"class"}  # the teacher's dashboard is not a view to send the class to
 _COOKIE_VALUE = re.compile(r"^(t|s)\.([A-Z0-9]{6})\.([A-Za-z0-9_-]{20,64})$")
 
@@ -306,7 +320,7 @@ def room_bar(url_path: str, pages: dict[str, list[st.Page]]) -> None:
         stop()
 
 
-@st.fragment(run_every=SAFETY_S)
+@pushed_or_timed
 def _student_bar(pages: dict[str, list[st.Page]]) -> None:
     code = in_room()
     if not code or is_teacher():
@@ -473,7 +487,7 @@ def lead_class(url_path: str) -> None:
         caught_up(store(), version)  # the teacher's bar need not be pushed for the teacher's own move
 
 
-@st.fragment(run_every=SAFETY_S)
+@pushed_or_timed
 def _teacher_bar(url_path: str) -> None:
     """Who is in, the pause, the question asked now: redrawn by the watcher when a student joins or answers."""
     code, key = in_room(), st.session_state.get(TEACHER_KEY)
