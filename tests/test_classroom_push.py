@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from classroom.errors import ClassroomError
 from classroom.store import open_store
 from ui.classroom_push import Watcher
 
@@ -172,6 +173,36 @@ def test_a_push_that_no_run_answered_is_sent_again_after_the_retry_time_and_not_
     assert sessions.moved == [("s1", "/causal"), ("s1", "/causal")]
     watcher.follow("s1", room.code, "bar", store.state(room.code).version, at="/causal")  # its run came
     assert watcher.check() == [] and len(sessions.moved) == 2
+
+
+def test_the_students_of_a_worker_share_one_read_of_the_room_until_a_look_finds_it_changed(store):
+    room = store.create_room()
+    sessions = Sessions()
+    watcher = Watcher(store.heads, sessions.rerun, sessions.move, sessions.alive)
+    reads = []
+
+    def read(code):
+        reads.append(code)
+        return store.state(code)
+
+    assert watcher.room_state(room.code, read).version == 0 and len(reads) == 1, "no look yet: read"
+    watcher.follow("s1", room.code, "bar", 0, at="")
+    watcher.check()
+    for _ in range(30):
+        assert watcher.room_state(room.code, read).view is None
+    assert len(reads) == 2, "one read for thirty screens"
+    store.lead(room.code, room.teacher_key, "/causal")
+    assert watcher.room_state(room.code, read).view is None, "a change the watcher has not seen yet"
+    watcher.check()  # it sees it, and pushes the screen: its run reads the room again
+    assert watcher.room_state(room.code, read).view == "/causal" and len(reads) == 3
+    store.join(room.code)  # activity
+    watcher.check()
+    assert watcher.room_state(room.code, read).joined == 1 and len(reads) == 4
+    store.close(room.code, room.teacher_key)
+    watcher.check()
+    with pytest.raises(ClassroomError):
+        watcher.room_state(room.code, read)
+    assert watcher.states == {}
 
 
 def test_a_write_of_this_process_wakes_the_watcher_at_once(store):

@@ -71,6 +71,8 @@ class Watcher:
         self.every_s, self.max_sessions, self.retry_s = every_s, max_sessions, retry_s
         self.bars: dict[str, dict[str, _Screen]] = {}  # session id -> {fragment id: a screen of that session}
         self.moves: dict[str, str] = {}  # session id -> the view it was sent to, until its run takes it (moved_here)
+        self.latest: dict = {}  # room code -> its head at the last look
+        self.states: dict = {}  # room code -> the room's state read at that head (room_state); bounded like latest
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
         self.stopped = threading.Event()
@@ -113,6 +115,25 @@ class Watcher:
                 if screen.activity is not None and screen.version == version - 1:
                     screen.version = version
 
+    def room_state(self, code: str, read: Callable):
+        """The state of room `code` (RoomState), read with `read(code)` only when the room changed since it was
+        last read here: the students of a room on this worker (30 page runs per move) share one read. It may lag
+        the database by one look (a write of another worker): the screen that drew it registers that version, and
+        the look that finds the newer one pushes it again."""
+        with self.lock:
+            head, cached = self.latest.get(code), self.states.get(code)
+        if (
+            cached is not None
+            and head is not None
+            and (cached.version, cached.activity) == (head.version, head.activity)
+        ):
+            return cached
+        state = read(code)
+        with self.lock:
+            if code in self.latest:
+                self.states[code] = state
+        return state
+
     def take_move(self, session_id: str) -> str | None:
         with self.lock:
             return self.moves.pop(session_id, None)
@@ -134,9 +155,14 @@ class Watcher:
                 for sid in [sid for sid in self.moves if sid not in alive]:
                     del self.moves[sid]
             bars = [(sid, bar) for sid, screens in self.bars.items() for bar in screens.values()]
+            if not bars:
+                self.latest, self.states = {}, {}
         if not bars:
             return []
         found = self.heads(sorted({bar.code for _, bar in bars}))
+        with self.lock:
+            self.latest = found
+            self.states = {code: state for code, state in self.states.items() if code in found}
         pushed = []
         for sid, bar in bars:
             head = found.get(bar.code)  # None: the room closed or expired
@@ -229,6 +255,16 @@ def moved_here() -> str | None:
     for watcher in watchers:
         found = watcher.take_move(session_id) or found
     return found
+
+
+def room_state(store, code: str):
+    """The state of room `code` for a student's screen: shared by the students of this worker (Watcher.room_state);
+    read from `store` outside a server. Never for a teacher, whose own clicks must show at once."""
+    from ui.streamlit_internals import push
+
+    if push.this_session() is None:
+        return store.state(code)
+    return watcher_for(store).room_state(code, store.state)
 
 
 def watched(store) -> bool:

@@ -27,7 +27,7 @@ import streamlit as st
 from classroom import errors
 from classroom.codes import normalise_code
 from ui.classroom_ask import ask_controls
-from ui.classroom_push import bar_gone, caught_up, moved_here, screen_drawn, watched
+from ui.classroom_push import bar_gone, caught_up, moved_here, room_state, screen_drawn, watched
 from ui.classroom_questions import distribution_figure
 from ui.page_state import CURRENT_KEY, LOADED_KEY, PageState, stop
 from ui.safe_text import escape_markdown
@@ -297,7 +297,7 @@ def room_bar(url_path: str, pages: dict[str, list[st.Page]]) -> None:
         ask_controls(url_path, in_room(), st.session_state.get(TEACHER_KEY), store())
         return
     try:
-        st.session_state[PAUSED_KEY] = store().state(in_room()).paused
+        st.session_state[PAUSED_KEY] = room_state(store(), in_room()).paused
     except errors.ClassroomError as err:
         leave(f"You left room {in_room()}: {err}.")
         st.rerun()
@@ -327,7 +327,7 @@ def _student_bar(pages: dict[str, list[st.Page]]) -> None:
         bar_gone()
         return
     try:
-        state = store().state(code)
+        state = room_state(store(), code)
     except errors.ClassroomError as err:
         leave(f"You left room {code}: {err}.")
         st.rerun(scope="app")
