@@ -138,13 +138,16 @@ ENTRIES = (
         reads="reads the fragment running now (`ThreadState.get().fragment_id`) and the session's id; lists the "
         "connected sessions (`Runtime._session_mgr`); calls `AppSession.request_rerun` on the session's event loop "
         "(`_call_soon_on_event_loop`) with a copy of its last `_client_state`, named for the bar's fragment and "
-        "marked as a timer's rerun, as Streamlit's run-on-save asks for a run",
+        "marked as a timer's rerun, as Streamlit's run-on-save asks for a run; it waits while the session has a "
+        "script runner (`AppSession._scriptrunner`): a request during a run was merged into it, and a fragment's "
+        "output could be lost",
         why="a student's bar polled the store on a one-second timer: 6.0 ms of server CPU per student per second, "
         "and any one-second timer fragment costs 2.2-2.4 ms a rerun (bench/fragment_floor.py), so 30 students "
         "added x2.76 the server CPU (target x1.15); pushed, a bar reruns only when the teacher acts "
         "(docs/classroom.md, Measured)",
         without="students' bars follow the teacher only on their 30 s safety timer",
         sources=(
+            "streamlit.runtime.app_session:AppSession.__init__",
             "streamlit.runtime.scriptrunner_utils.script_run_context:ThreadState",
             "streamlit.runtime.fragment:_fragment",
             "streamlit.runtime.runtime:Runtime.__init__",

@@ -18,6 +18,8 @@ The browser follows the run as it follows `st.switch_page`: Streamlit's client m
 
 from __future__ import annotations
 
+import asyncio
+
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState, get_script_run_ctx
@@ -25,6 +27,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState,
 from ui.streamlit_internals import warn_once
 
 NAME = "push-fragment-rerun"
+WAIT_S, WAIT_TRIES = 0.05, 200  # a push waits for the session's run under way, up to 10 s
 
 
 def this_fragment() -> tuple[str, str] | None:
@@ -83,7 +86,12 @@ def rerun_fragment(session_id: str, fragment_id: str) -> bool:
             return False
         session = info.session
 
-        def request() -> None:
+        def request(attempt: int = 0) -> None:
+            # A run under way (the browser's, or another push to the same session: a teacher has two screens) would
+            # take this request into its own, and Streamlit 1.67 may then drop one fragment's output: wait for it.
+            if session._scriptrunner is not None and attempt < WAIT_TRIES:
+                asyncio.get_running_loop().call_later(WAIT_S, request, attempt + 1)
+                return
             client_state = ClientState()
             client_state.CopyFrom(session._client_state)  # the page and query string of its last run
             client_state.fragment_id = fragment_id
@@ -104,9 +112,8 @@ PAGE_RUN = "push-page-run"
 
 def run_page(session_id: str, page: str, query_string: str, fragment_id: str) -> bool:
     """Ask session `session_id` to run page `page` (its url path) with `query_string`, as Back to that link
-    would; when a run of the session is under way, its fragment `fragment_id` is rerun instead (a run the
-    browser asked for holds widget values that only the browser knows). False if the session is not connected
-    to this server."""
+    would, once the session's run under way (if any) has ended; if it does not end within WAIT_S * WAIT_TRIES, its
+    fragment `fragment_id` is rerun instead. False if the session is not connected to this server."""
     sessions = _sessions()
     if sessions is None:
         return False
@@ -116,11 +123,15 @@ def run_page(session_id: str, page: str, query_string: str, fragment_id: str) ->
             return False
         session = info.session
 
-        def request() -> None:
+        def request(attempt: int = 0) -> None:
             # On the session's event loop, where its script runners are created and ended: with none, no script
-            # thread touches its session state, whose widget values are read here.
+            # thread touches its session state, whose widget values are read here. A run under way is waited for;
+            # one that lasts rerun the bar instead (it moves the browser itself).
             if session._scriptrunner is not None:
-                rerun_fragment(session_id, fragment_id)
+                if attempt < WAIT_TRIES:
+                    asyncio.get_running_loop().call_later(WAIT_S, request, attempt + 1)
+                else:
+                    rerun_fragment(session_id, fragment_id)
                 return
             client_state = ClientState()
             client_state.CopyFrom(session._client_state)
