@@ -7,19 +7,19 @@ Server CPU per run (bench/compare_revisions.py) is the figure that matters, but 
 by 5-10 % from minute to minute. The number of function calls a run makes does not: it changes only with the
 code, so it shows which pages a change made heavier, and where (--top prints the functions whose call counts
 grew most on one page). Each commit is extracted with `git archive`; each (commit, page) runs in a child
-process (the page through AppTest, its default link, `--runs` runs after 3 to warm up), profiled with cProfile in
-the script's own thread. AppTest's own work is included the same at every commit. Not a CI test.
+process (the page through AppTest, its default link, `--runs` runs after 4 to warm up), counted by a
+profile hook in the scripts' threads. AppTest's own work is included the same at every commit. Not a CI test.
 """
 
 from __future__ import annotations
 
 import argparse
-import cProfile
 import json
 import os
-import pstats
 import subprocess
 import sys
+import threading
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,38 +30,29 @@ from bench.servers import snapshot_of  # noqa: E402
 
 
 def child(root: str, page: str, runs: int) -> None:
-    """In the child: profile `runs` full runs of pages/<page>.py from the tree at `root`; print a JSON line."""
+    """In the child: count the calls of `runs` full runs of pages/<page>.py from the tree at `root`; print a
+    JSON line. AppTest runs each script in a new thread, and threading.setprofile reaches exactly those."""
     os.chdir(root)
     sys.path[:0] = [root]
-    import streamlit.runtime.scriptrunner.script_runner as runner
+    from streamlit.testing.v1 import AppTest
 
-    from tests.apptest_helpers import open_page
+    counts: Counter[str] = Counter()
 
-    profile, on = cProfile.Profile(), [False]
-    run_script = runner.exec_func_with_error_handling
+    def count(frame, event, arg) -> None:
+        if event == "call":
+            counts[f"{frame.f_code.co_filename.removeprefix(root).lstrip('/')}:{frame.f_code.co_name}"] += 1
+        elif event == "c_call":
+            counts[f"~:{getattr(arg, '__qualname__', arg)}"] += 1
 
-    def profiled(func, ctx):  # the script's thread: cProfile sees only the thread that enables it
-        if not on[0]:
-            return run_script(func, ctx)
-        profile.enable()
-        try:
-            return run_script(func, ctx)
-        finally:
-            profile.disable()
-
-    runner.exec_func_with_error_handling = profiled
-    at = open_page(f"pages/{page}.py")
-    for _ in range(3):
+    at = AppTest.from_file(str(Path(root) / "app.py"), default_timeout=120)
+    at.switch_page(f"pages/{page}.py")  # straight on the page, as opening its URL
+    for _ in range(4):
         at.run()
-    on[0] = True
+    threading.setprofile(count)
     for _ in range(runs):
         at.run()
-    stats = pstats.Stats(profile).stats
-    per_function: dict[str, int] = {}
-    for (filename, _line, name), (_cc, calls, *_rest) in stats.items():
-        where = f"{filename.removeprefix(root).lstrip('/')}:{name}"
-        per_function[where] = per_function.get(where, 0) + calls
-    print(json.dumps({"calls": sum(per_function.values()) / runs, "functions": per_function, "runs": runs}))
+    threading.setprofile(None)
+    print(json.dumps({"calls": sum(counts.values()) / runs, "functions": counts, "runs": runs}))
 
 
 def measure(root: Path, page: str, runs: int) -> dict:
@@ -89,7 +80,7 @@ def main() -> None:
     if not args.revs or len(args.revs) < 2:
         ap.error("--revs needs two or more commits")
     trees = [snapshot_of(Path(args.scratch), rev)[0] for rev in args.revs]
-    print(f"Python function calls per full run (AppTest, default link, {args.runs} runs after 3):")
+    print(f"Python function calls per full run (AppTest, default link, {args.runs} runs after 4):")
     print(f"{'page':<18}" + "".join(f"{rev:>12}" for rev in args.revs) + "   last/first")
     totals = [0.0] * len(trees)
     for page in args.pages.split(","):
