@@ -12,7 +12,6 @@ require_app_entry()
 
 from classroom import errors
 from classroom.store import NICKNAME_CHARS
-from ui.classroom_push import screen_drawn
 from ui.classroom_room import (
     MESSAGE_KEY,
     NICK_KEY,
@@ -23,7 +22,6 @@ from ui.classroom_room import (
     is_teacher,
     join,
     leave,
-    pushed_or_timed,
     results_panel,
     store,
 )
@@ -166,10 +164,9 @@ def teacher_dashboard(code: str) -> None:
     live_answers(code)
 
 
-@pushed_or_timed
+@st.fragment(run_every=1.0)
 def live_answers(code: str) -> None:
-    """The question asked now, redrawn when a student joins or answers or the room changes (the watcher
-    pushes it: ui/classroom_push.py); earlier questions below."""
+    """The question asked now, redrawn every second; earlier questions below."""
     key = st.session_state.get(TEACHER_KEY)
     if not is_teacher():
         return
@@ -179,7 +176,6 @@ def live_answers(code: str) -> None:
     except (errors.ClassroomError, PermissionError) as err:
         st.warning(escape_markdown(str(err)))
         return
-    screen_drawn(store(), code, state.version, activity=state.activity)
     st.caption(f"{state.joined} students joined.")
     if state.question is not None:
         results_panel(code, key, state.question.id)
