@@ -41,11 +41,12 @@ import streamlit as st
 from ui.run_gate import run_gate
 from ui.safe_text import escape_markdown
 from ui.sequence_state import reset_sequence
-from ui.streamlit_internals.session import browser_widget_keys, history_navigation, running_alone
+from ui.streamlit_internals.session import browser_widget_keys, history_navigation, run_token, running_alone
 from ui.url import Param, SequenceParam, Slots, value_text
 
 LOADED_KEY = "_page_state_loaded"  # the pages whose link was read in this session
 CURRENT_KEY = "_page_state_current"  # the PageState of the page running now (app.py writes its link)
+MEMO_KEY = "_page_state_memo"  # (this run's token, {prefix: the values read so far this run, in declared order})
 
 
 class PageState:
@@ -58,6 +59,8 @@ class PageState:
     def __init__(self, prefix: str | None, **params: Param) -> None:
         self.prefix = prefix
         self.params: dict[str, Param] = params
+        # A sequence or slots are written by the editors' own code as well as here: their state is read anew.
+        self._memoised = not any(isinstance(p, (SequenceParam, Slots)) for p in params.values())
 
     # ------------------------------------------------------------ names
     def key(self, name: str) -> str:
@@ -94,6 +97,7 @@ class PageState:
         elif st.session_state.get(drawn_key) != args:
             st.session_state[self.key(name)] = value
             st.session_state[drawn_key] = args
+            self._forget()
         return {"key": self.key(name), **args, "persist_state": "session"}
 
     def _param(self, name: str) -> Param:
@@ -117,12 +121,49 @@ class PageState:
         `through` gives the same values: a page reads its parameters one by one, and reading all of them
         for each one would cost the position page 6 % of its run.
         """
-        values: dict[str, Any] = {}
+        memo = self._memo()
+        if memo is not None and (through in memo or len(memo) == len(self.params)):
+            values = {}
+            for name, value in memo.items():  # in declared order
+                values[name] = value
+                if name == through:
+                    break
+            return values
+        values = dict(memo or {})
         for name, param in self.params.items():
-            values[name] = self._read(name, param, values)
+            if name not in values:
+                values[name] = self._read(name, param, values)
             if name == through:
                 break
+        if memo is not None:
+            memo.update(values)
         return values
+
+    def _memo(self) -> dict[str, Any] | None:
+        """The values read so far in this run (a later read in the same run returns them), or None where they
+        must be read anew: outside a run, state with a sequence or slots, and a run in which a reconnecting
+        browser sent widget values (session state shows them only once their widgets are drawn). Every write
+        through this object empties it (`_forget`); session state changes between runs, never inside one
+        except through here."""
+        memos = self._memos()
+        return None if memos is None else memos.setdefault(self.prefix, {})
+
+    def _memos(self) -> dict[str | None, dict | None] | None:
+        """This run's memos, by prefix; None where this state is never memoised or outside a run."""
+        token = run_token() if self._memoised else None
+        if token is None:
+            return None
+        holder = st.session_state.get(MEMO_KEY)
+        if holder is None or holder[0] is not token:  # the first read of this run
+            holder = (token, {})
+            st.session_state[MEMO_KEY] = holder
+        return holder[1]
+
+    def _forget(self) -> None:
+        """Empty this run's memo of the values (after a write)."""
+        memos = self._memos()
+        if memos is not None and memos.get(self.prefix):
+            memos[self.prefix] = {}
 
     def _read(self, name: str, param: Param, values: Mapping[str, Any]) -> Any:
         default = _default(param, values)
@@ -143,6 +184,7 @@ class PageState:
                 st.session_state[slot_key] = item
         else:
             st.session_state[key] = value
+        self._forget()
 
     # ------------------------------------------------------------ dependent bounds
     def fit(self, name: str) -> Any:
@@ -177,6 +219,7 @@ class PageState:
             del st.session_state[asked_key]
         if fitted != value:
             st.session_state[key] = fitted
+            self._forget()
         values[name] = fitted
         return fitted
 
@@ -228,6 +271,8 @@ class PageState:
         link = st.query_params.to_dict() if first or navigated else {}
         sent = browser_widget_keys() if first and not navigated else set()
         st.session_state[self._sent_key] = sent  # for widget(), in this run only
+        if sent and (memos := self._memos()) is not None:
+            memos[self.prefix] = None  # read anew all this run: the browser's values show once drawn
         warnings: list[str] = []
         values: dict[str, Any] = {}
         for name, param in self.params.items():
