@@ -89,14 +89,14 @@ class PageState:
             return {"key": f"{self.key(name)}_{slot}", "options": param.choices, "persist_state": "session"}
         value = self._fit(name, param, values)
         args = param.widget_args(values)
-        drawn_key = f"_{self.key(name)}_drawn_with"
+        key, drawn = self.key(name), self._book("drawn_with")
         if self._sent_by_browser(name):
-            st.session_state[drawn_key] = args  # the browser's value stands (see _sent_by_browser)
+            drawn[key] = args  # the browser's value stands (see _sent_by_browser)
         # A slider whose bounds moved is a new widget to Streamlit (its min/max are part of its identity, see
         # slider.py's key_as_main_identity) and would start at its minimum: set its value again first.
-        elif st.session_state.get(drawn_key) != args:
-            st.session_state[self.key(name)] = value
-            st.session_state[drawn_key] = args
+        elif drawn.get(key) != args:
+            st.session_state[key] = value
+            drawn[key] = args
             self._forget()
         return {"key": self.key(name), **args, "persist_state": "session"}
 
@@ -199,10 +199,9 @@ class PageState:
             return values[name]
         key, value = self.key(name), values[name]
         default = _default(param, values)
-        default_key, asked_key = f"_{key}_default", self._asked_key(name)
-        last_default = st.session_state.get(default_key, _MISSING)
-        if last_default != default:  # written when it changes only: a write costs more than a read
-            st.session_state[default_key] = default
+        defaults, asked_key = self._book("default"), self._asked_key(name)
+        last_default = defaults.get(key, _MISSING)
+        defaults[key] = default
         if last_default is _MISSING:
             last_default = default
         held = st.session_state.get(asked_key)
@@ -229,6 +228,16 @@ class PageState:
         value written before would replace the browser's: nothing is fitted or written. The browser drew the
         widget inside these same bounds, from the same earlier values, which it sent too."""
         return self.key(name) in st.session_state.get(self._sent_key, ())
+
+    def _book(self, record: str) -> dict[str, Any]:
+        """One of this page's records, by session key: the default each value last had ("default"), the
+        bounds each widget was last drawn with ("drawn_with"). All of a page's records live in one session
+        entry, not one per parameter: Streamlit copies every session entry twice a run, and these doubled
+        the entries of a session that had seen every page."""
+        book = st.session_state.get(self._book_key)
+        if book is None:
+            book = st.session_state[self._book_key] = {"default": {}, "drawn_with": {}}
+        return book[record]
 
     def _asked_key(self, name: str) -> str:
         return f"_{self.key(name)}_asked"
@@ -294,6 +303,10 @@ class PageState:
     @property
     def _warnings_key(self) -> str:
         return f"_{self.prefix}_url_warnings"
+
+    @property
+    def _book_key(self) -> str:
+        return f"_{self.prefix}_book"
 
     @property
     def _sent_key(self) -> str:
