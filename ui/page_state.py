@@ -285,6 +285,7 @@ class PageState:
         warnings: list[str] = []
         values: dict[str, Any] = {}
         for name, param in self.params.items():
+            warnings += _repeated(param.url_names(name), link)
             if sent.intersection(self._session_keys(name, param)):
                 pass  # a reconnecting browser's own value (browser_widget_keys)
             elif any(u in link for u in param.url_names(name)):
@@ -322,6 +323,16 @@ class PageState:
                     value = value[: param.count(values)]
                 query |= param.encode(value, name)
         return query
+
+
+def _repeated(names: tuple[str, ...] | list[str], link: Mapping[str, str]) -> list[str]:
+    """A warning for each of `names` the link gives more than once with different values: the last counts
+    (as for every parameter Streamlit reads), and the page says so rather than drop the others silently."""
+    warnings = []
+    for url_name in names:
+        if url_name in link and len(set(given := st.query_params.get_all(url_name))) > 1:
+            warnings.append(f"URL parameter {url_name!r} is given {len(given)} times; the last one counts.")
+    return warnings
 
 
 def _default(param: Param, values: Mapping[str, Any]) -> Any:
