@@ -227,17 +227,23 @@ class PageState:
         Session state cannot read that value until the widget is drawn (it reads the default till then), and a
         value written before would replace the browser's: nothing is fitted or written. The browser drew the
         widget inside these same bounds, from the same earlier values, which it sent too."""
-        return self.key(name) in st.session_state.get(self._sent_key, ())
+        return self.key(name) in self._book("browser_sent")
 
-    def _book(self, record: str) -> dict[str, Any]:
-        """One of this page's records, by session key: the default each value last had ("default"), the
-        bounds each widget was last drawn with ("drawn_with"). All of a page's records live in one session
-        entry, not one per parameter: Streamlit copies every session entry twice a run, and these doubled
-        the entries of a session that had seen every page."""
+    def _book(self, record: str) -> Any:
+        """One of this page's records: by session key, the default each value last had ("default") and the
+        bounds each widget was last drawn with ("drawn_with"); the widget keys a reconnecting browser sent
+        with this run ("browser_sent"); the warnings from reading the link ("url_warnings")."""
+        return self._records()[record]
+
+    def _records(self) -> dict[str, Any]:
+        """All of this page's records, in one session entry rather than one per parameter and record:
+        Streamlit copies every session entry twice a run, and these doubled the entries of a session that
+        had seen every page."""
         book = st.session_state.get(self._book_key)
         if book is None:
-            book = st.session_state[self._book_key] = {"default": {}, "drawn_with": {}}
-        return book[record]
+            book = {"default": {}, "drawn_with": {}, "browser_sent": set(), "url_warnings": []}
+            st.session_state[self._book_key] = book
+        return book
 
     def _asked_key(self, name: str) -> str:
         return f"_{self.key(name)}_asked"
@@ -279,7 +285,7 @@ class PageState:
         loaded.add(self.prefix)
         link = st.query_params.to_dict() if first or navigated else {}
         sent = browser_widget_keys() if first and not navigated else set()
-        st.session_state[self._sent_key] = sent  # for widget(), in this run only
+        self._records()["browser_sent"] = sent  # for widget(), in this run only
         if sent and (memos := self._memos()) is not None:
             memos[self.prefix] = None  # read anew all this run: the browser's values show once drawn
         warnings: list[str] = []
@@ -294,24 +300,16 @@ class PageState:
                 self.set(name, _default(param, values))
             values[name] = self._read(name, param, values)
         if first or navigated:
-            st.session_state[self._warnings_key] = warnings
+            self._records()["url_warnings"] = warnings
 
     def show_warnings(self, where=st) -> None:
         """Show the warnings collected when the link was read (every run until the page is left)."""
-        for warning in st.session_state.get(self._warnings_key, []):
+        for warning in self._book("url_warnings"):
             where.warning(escape_markdown(warning), icon=":material/link:")  # it may quote the link's text
-
-    @property
-    def _warnings_key(self) -> str:
-        return f"_{self.prefix}_url_warnings"
 
     @property
     def _book_key(self) -> str:
         return f"_{self.prefix}_book"
-
-    @property
-    def _sent_key(self) -> str:
-        return f"_{self.prefix}_browser_sent"
 
     def encode(self) -> dict[str, str]:
         """The link's query for the current values (parameters whose `when` holds)."""
