@@ -250,11 +250,14 @@ def test_a_query_over_streamlits_limit_is_dropped_whole_and_the_page_shows_its_d
     assert at.slider(key="heads_n_heads").value == 4 and at.query_params["seed"] == "0"
 
 
-def test_a_repeated_key_counts_its_last_value_and_it_is_still_validated():
+def test_a_repeated_key_counts_its_last_value_is_still_validated_and_is_said():
+    repeated = "URL parameter 'seed' is given 2 times; the last one counts."
     at = open_page("pages/heads.py", {"seed": ["7", SCRIPT]})
     assert not at.exception and at.number_input(key="heads_seed").value == 0
-    assert any("'seed'" in w for w in texts(at.warning))
+    assert repeated in texts(at.warning) and any("'seed' should be" in w for w in texts(at.warning))
     at = open_page("pages/heads.py", {"seed": [SCRIPT, "7"]})
+    assert not at.exception and texts(at.warning) == [repeated] and at.number_input(key="heads_seed").value == 7
+    at = open_page("pages/heads.py", {"seed": ["7", "7"]})  # the same value twice: nothing to say
     assert not at.exception and not at.warning and at.number_input(key="heads_seed").value == 7
 
 

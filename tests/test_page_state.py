@@ -260,3 +260,62 @@ def test_a_page_drawn_again_on_another_server_shows_the_same_view():
     assert back.toggle(key="heads_causal").value is True and back.slider(key="heads_n_heads").value == 4
     assert back.query_params["causal"] == "1" and back.query_params["n_heads"] == "4"
     assert back.query_params["seed"] == "12"
+
+
+# ---------------------------------------------------------------- the cost of a run
+
+
+def _counting_page():
+    import streamlit as st
+
+    from ui.page_state import PageState
+    from ui.url import Int
+
+    reads = st.session_state.setdefault("reads", [])
+
+    def counted(name, value):
+        def default(values):
+            reads.append(name)
+            return value(values)
+
+        return default
+
+    state = PageState(
+        "cnt",
+        **{f"p{i}": Int(counted(f"p{i}", lambda v, i=i: i), lo=0, hi=lambda v, i=i: 10 + i) for i in range(6)},
+    )
+    state.load()
+    reads.clear()
+    for _ in range(5):
+        state["p5"], state.values()
+    st.session_state["reads_in_run"] = list(reads)
+    if "p0_after_write" not in st.session_state:
+        state.set("p0", 7)
+        st.session_state["p0_after_write"] = state["p5"], state.values()["p0"]
+    for i in range(6):
+        st.slider(f"p{i}", **state.widget(f"p{i}"))
+    st.session_state["records"] = sorted(k for k in st.session_state if k.startswith("_cnt"))
+
+
+def test_a_run_reads_each_declared_value_once_and_sees_its_own_writes():
+    """A page reads its parameters one by one; without the run's memo each read walks every parameter declared
+    before it again (here 5 x 2 reads of all six). A write through the state is read back in the same run."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_counting_page, default_timeout=30).run()
+    assert not at.exception
+    assert at.session_state["reads_in_run"] == [f"p{i}" for i in range(6)]  # once each, not 60 reads
+    assert at.session_state["p0_after_write"] == (5, 7)
+    assert at.slider(key="cnt_p0").value == 7
+    at.slider(key="cnt_p3").set_value(9).run()
+    assert at.session_state["reads_in_run"] == [f"p{i}" for i in range(6)]
+    assert [at.slider(key=f"cnt_p{i}").value for i in range(6)] == [7, 1, 2, 9, 4, 5]
+
+
+def test_a_page_keeps_its_records_in_a_fixed_number_of_session_entries():
+    """Streamlit copies every session entry twice a run: PageState's records (defaults, the bounds each widget
+    was drawn with) live in one entry per page, however many parameters it declares."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_counting_page, default_timeout=30).run()
+    assert at.session_state["records"] == ["_cnt_book"]

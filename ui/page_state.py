@@ -41,11 +41,12 @@ import streamlit as st
 from ui.run_gate import run_gate
 from ui.safe_text import escape_markdown
 from ui.sequence_state import reset_sequence
-from ui.streamlit_internals.session import browser_widget_keys, history_navigation, running_alone
+from ui.streamlit_internals.session import browser_widget_keys, history_navigation, run_token, running_alone
 from ui.url import Param, SequenceParam, Slots, value_text
 
 LOADED_KEY = "_page_state_loaded"  # the pages whose link was read in this session
 CURRENT_KEY = "_page_state_current"  # the PageState of the page running now (app.py writes its link)
+MEMO_KEY = "_page_state_memo"  # (this run's token, {prefix: the values read so far this run, in declared order})
 
 
 class PageState:
@@ -58,6 +59,8 @@ class PageState:
     def __init__(self, prefix: str | None, **params: Param) -> None:
         self.prefix = prefix
         self.params: dict[str, Param] = params
+        # A sequence or slots are written by the editors' own code as well as here: their state is read anew.
+        self._memoised = not any(isinstance(p, (SequenceParam, Slots)) for p in params.values())
 
     # ------------------------------------------------------------ names
     def key(self, name: str) -> str:
@@ -86,14 +89,15 @@ class PageState:
             return {"key": f"{self.key(name)}_{slot}", "options": param.choices, "persist_state": "session"}
         value = self._fit(name, param, values)
         args = param.widget_args(values)
-        drawn_key = f"_{self.key(name)}_drawn_with"
+        key, drawn = self.key(name), self._book("drawn_with")
         if self._sent_by_browser(name):
-            st.session_state[drawn_key] = args  # the browser's value stands (see _sent_by_browser)
+            drawn[key] = args  # the browser's value stands (see _sent_by_browser)
         # A slider whose bounds moved is a new widget to Streamlit (its min/max are part of its identity, see
         # slider.py's key_as_main_identity) and would start at its minimum: set its value again first.
-        elif st.session_state.get(drawn_key) != args:
-            st.session_state[self.key(name)] = value
-            st.session_state[drawn_key] = args
+        elif drawn.get(key) != args:
+            st.session_state[key] = value
+            drawn[key] = args
+            self._forget()
         return {"key": self.key(name), **args, "persist_state": "session"}
 
     def _param(self, name: str) -> Param:
@@ -117,12 +121,49 @@ class PageState:
         `through` gives the same values: a page reads its parameters one by one, and reading all of them
         for each one would cost the position page 6 % of its run.
         """
-        values: dict[str, Any] = {}
+        memo = self._memo()
+        if memo is not None and (through in memo or len(memo) == len(self.params)):
+            values = {}
+            for name, value in memo.items():  # in declared order
+                values[name] = value
+                if name == through:
+                    break
+            return values
+        values = dict(memo or {})
         for name, param in self.params.items():
-            values[name] = self._read(name, param, values)
+            if name not in values:
+                values[name] = self._read(name, param, values)
             if name == through:
                 break
+        if memo is not None:
+            memo.update(values)
         return values
+
+    def _memo(self) -> dict[str, Any] | None:
+        """The values read so far in this run (a later read in the same run returns them), or None where they
+        must be read anew: outside a run, state with a sequence or slots, and a run in which a reconnecting
+        browser sent widget values (session state shows them only once their widgets are drawn). Every write
+        through this object empties it (`_forget`); session state changes between runs, never inside one
+        except through here."""
+        memos = self._memos()
+        return None if memos is None else memos.setdefault(self.prefix, {})
+
+    def _memos(self) -> dict[str | None, dict | None] | None:
+        """This run's memos, by prefix; None where this state is never memoised or outside a run."""
+        token = run_token() if self._memoised else None
+        if token is None:
+            return None
+        holder = st.session_state.get(MEMO_KEY)
+        if holder is None or holder[0] is not token:  # the first read of this run
+            holder = (token, {})
+            st.session_state[MEMO_KEY] = holder
+        return holder[1]
+
+    def _forget(self) -> None:
+        """Empty this run's memo of the values (after a write)."""
+        memos = self._memos()
+        if memos is not None and memos.get(self.prefix):
+            memos[self.prefix] = {}
 
     def _read(self, name: str, param: Param, values: Mapping[str, Any]) -> Any:
         default = _default(param, values)
@@ -143,6 +184,7 @@ class PageState:
                 st.session_state[slot_key] = item
         else:
             st.session_state[key] = value
+        self._forget()
 
     # ------------------------------------------------------------ dependent bounds
     def fit(self, name: str) -> Any:
@@ -157,10 +199,9 @@ class PageState:
             return values[name]
         key, value = self.key(name), values[name]
         default = _default(param, values)
-        default_key, asked_key = f"_{key}_default", self._asked_key(name)
-        last_default = st.session_state.get(default_key, _MISSING)
-        if last_default != default:  # written when it changes only: a write costs more than a read
-            st.session_state[default_key] = default
+        defaults, asked_key = self._book("default"), self._asked_key(name)
+        last_default = defaults.get(key, _MISSING)
+        defaults[key] = default
         if last_default is _MISSING:
             last_default = default
         held = st.session_state.get(asked_key)
@@ -177,6 +218,7 @@ class PageState:
             del st.session_state[asked_key]
         if fitted != value:
             st.session_state[key] = fitted
+            self._forget()
         values[name] = fitted
         return fitted
 
@@ -185,7 +227,23 @@ class PageState:
         Session state cannot read that value until the widget is drawn (it reads the default till then), and a
         value written before would replace the browser's: nothing is fitted or written. The browser drew the
         widget inside these same bounds, from the same earlier values, which it sent too."""
-        return self.key(name) in st.session_state.get(self._sent_key, ())
+        return self.key(name) in self._book("browser_sent")
+
+    def _book(self, record: str) -> Any:
+        """One of this page's records: by session key, the default each value last had ("default") and the
+        bounds each widget was last drawn with ("drawn_with"); the widget keys a reconnecting browser sent
+        with this run ("browser_sent"); the warnings from reading the link ("url_warnings")."""
+        return self._records()[record]
+
+    def _records(self) -> dict[str, Any]:
+        """All of this page's records, in one session entry rather than one per parameter and record:
+        Streamlit copies every session entry twice a run, and these doubled the entries of a session that
+        had seen every page."""
+        book = st.session_state.get(self._book_key)
+        if book is None:
+            book = {"default": {}, "drawn_with": {}, "browser_sent": set(), "url_warnings": []}
+            st.session_state[self._book_key] = book
+        return book
 
     def _asked_key(self, name: str) -> str:
         return f"_{self.key(name)}_asked"
@@ -227,10 +285,13 @@ class PageState:
         loaded.add(self.prefix)
         link = st.query_params.to_dict() if first or navigated else {}
         sent = browser_widget_keys() if first and not navigated else set()
-        st.session_state[self._sent_key] = sent  # for widget(), in this run only
+        self._records()["browser_sent"] = sent  # for widget(), in this run only
+        if sent and (memos := self._memos()) is not None:
+            memos[self.prefix] = None  # read anew all this run: the browser's values show once drawn
         warnings: list[str] = []
         values: dict[str, Any] = {}
         for name, param in self.params.items():
+            warnings += _repeated(param.url_names(name), link)
             if sent.intersection(self._session_keys(name, param)):
                 pass  # a reconnecting browser's own value (browser_widget_keys)
             elif any(u in link for u in param.url_names(name)):
@@ -239,20 +300,16 @@ class PageState:
                 self.set(name, _default(param, values))
             values[name] = self._read(name, param, values)
         if first or navigated:
-            st.session_state[self._warnings_key] = warnings
+            self._records()["url_warnings"] = warnings
 
     def show_warnings(self, where=st) -> None:
         """Show the warnings collected when the link was read (every run until the page is left)."""
-        for warning in st.session_state.get(self._warnings_key, []):
+        for warning in self._book("url_warnings"):
             where.warning(escape_markdown(warning), icon=":material/link:")  # it may quote the link's text
 
     @property
-    def _warnings_key(self) -> str:
-        return f"_{self.prefix}_url_warnings"
-
-    @property
-    def _sent_key(self) -> str:
-        return f"_{self.prefix}_browser_sent"
+    def _book_key(self) -> str:
+        return f"_{self.prefix}_book"
 
     def encode(self) -> dict[str, str]:
         """The link's query for the current values (parameters whose `when` holds)."""
@@ -264,6 +321,16 @@ class PageState:
                     value = value[: param.count(values)]
                 query |= param.encode(value, name)
         return query
+
+
+def _repeated(names: tuple[str, ...] | list[str], link: Mapping[str, str]) -> list[str]:
+    """A warning for each of `names` the link gives more than once with different values: the last counts
+    (as for every parameter Streamlit reads), and the page says so rather than drop the others silently."""
+    warnings = []
+    for url_name in names:
+        if url_name in link and len(set(given := st.query_params.get_all(url_name))) > 1:
+            warnings.append(f"URL parameter {url_name!r} is given {len(given)} times; the last one counts.")
+    return warnings
 
 
 def _default(param: Param, values: Mapping[str, Any]) -> Any:
