@@ -2,7 +2,7 @@
 
     STATE = PageState("heads", d_model=Int(16, lo=4, hi=64), causal=Flag(False), ...)
     STATE.load()                                    # first line of the page's body
-    st.number_input("d_model", **STATE.widget("d_model"))   # key, bounds and persistence
+    number_box(st, "d_model", **STATE.widget("d_model"))    # key, bounds and persistence (ui/number_box.py)
     STATE.notes()                                   # which values are held inside their bounds, and why
 
 - `load()` reads the link on the page's first run in a session: each parameter in the order declared
