@@ -195,6 +195,11 @@ def test_the_last_few_rows_and_the_mean_of_the_heads(model):
     z = heatmap_z(chart_by_key(at, "ptd_rows_heatmap"))
     np.testing.assert_allclose(z, run.attentions[1].mean(axis=0)[-3:], atol=1e-6)
     assert "Layer 2, its 12 heads averaged" in str(chart_by_key(at, "ptd_rows_heatmap")["layout"]["title"])
+    type_number(at, "ptd_last", "2.5")  # refused, kept in the box: the heatmap keeps its 3 rows
+    assert number_box(at, "ptd_last").value == "2.5" and "'2.5' is not a whole number" in texts(at.error)
+    assert heatmap_z(chart_by_key(at, "ptd_rows_heatmap")).shape[0] == 3
+    type_number(at, "ptd_last", "4e0")
+    assert heatmap_z(chart_by_key(at, "ptd_rows_heatmap")).shape[0] == 4 and not at.error
     type_number(at, "ptd_last", "200")  # more than the text has: all of them, said
     assert "only 16 tokens" in texts(at.caption) and heatmap_z(chart_by_key(at, "ptd_rows_heatmap")).shape == (16, 16)
 

@@ -7,7 +7,7 @@ rule of the grid and the paste box, so a number is read the same wherever it is 
 
 - accepted: `7`, `1e3` (1000), `1000.0` in a box of whole numbers (it is a whole number), `−3`, ` 5 `;
   the box then shows the number it holds, written plainly (1000).
-- refused, with a message under the box naming what was typed and the allowed range: not one number
+- refused, with a message under the box's row naming the box, what was typed and the allowed range: not one number
   (`1,5`, `abc`, `0x10`), NaN and infinities, an empty box (unless the box is optional), a fraction in a
   box of whole numbers (`2.5`), a number outside the bounds. The box keeps what was typed, and the page
   keeps computing with the last accepted value; the message says which.
@@ -125,7 +125,8 @@ def number_box(
     disabled: bool = False,
     persist_state: str | None = None,
 ) -> Number | None:
-    """Draw the box in `where` (st or a column) and return the number the page computes with.
+    """Draw the box in `where` (st or a column) and return the number the page computes with. A refusal is
+    shown below, in the container the page is drawing in (after the row of columns `where` belongs to).
 
     `key`, `min_value`, `max_value`, `persist_state`: as `STATE.widget(name)` gives them. `value`: the
     starting value where nothing holds one yet (a box outside a page's declared state); `optional`: an
@@ -140,6 +141,7 @@ def number_box(
         st.session_state[shows_key] = current
         st.session_state.pop(_refused_key(key), None)
     rule = f"Type {allowed(min_value, max_value, optional=optional)} and press Enter."
+    refused = st.session_state.get(_refused_key(key))
     where.text_input(
         label,
         key=text_key,
@@ -149,11 +151,13 @@ def number_box(
         placeholder=placeholder,
         disabled=disabled,
         autocomplete="off",
+        icon=":material/error:" if refused else None,  # the box that refused, marked in its row
         persist_state=persist_state,
     )
-    refused = st.session_state.get(_refused_key(key))
     if refused:
-        where.error(escape_markdown(refused), icon=":material/block:")  # it quotes what was typed
+        # Below the row the box is in, at the width of what the page is drawing (a column is often too narrow
+        # for a sentence): it names the box.
+        st.error(escape_markdown(refused), icon=":material/block:")  # it quotes what was typed
     return st.session_state[key]
 
 
