@@ -8,7 +8,7 @@ from figures.geometry import arrows_figure
 from figures.predict import guess_heatmap
 from lessons.puzzles import PREDICT_LATEX, PUZZLES, PUZZLES_BY_ID, Puzzle, custom_puzzle, score_guesses
 from ui.charts import chart, show_snippet
-from ui.number_box import number_box
+from ui.number_box import forget_number, number_box
 from ui.page_state import PageState, stop
 from ui.safe_text import escape_markdown
 from ui.sequence_editor import editor_box, reset_sequence, sequence_editor
@@ -35,6 +35,9 @@ def title_of(choice: str) -> str:
 
 def hide_reveal() -> None:
     """Start a fresh round: new (empty) guess widgets, heatmap hidden."""
+    old_round = f"predict_weight_{st.session_state.get('predict_round', 0)}_"
+    for key in [k for k in map(str, st.session_state) if k.startswith(old_round) and not k.endswith("_box")]:
+        forget_number(key)  # the old round's weight boxes are never drawn again
     st.session_state["predict_round"] = st.session_state.get("predict_round", 0) + 1
     st.session_state.pop("predict_revealed", None)
 

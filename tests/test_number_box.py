@@ -233,6 +233,10 @@ def test_the_predict_weight_is_an_optional_fraction():
     assert "'70%' is not a number" in at.error[0].value.replace("\\", "")
     type_number(at, key, "")  # emptied: no weight guessed
     assert at.session_state[key] is None and not at.error
+    type_number(at, key, "0.5")
+    assert key in at.session_state and f"_{key}_box_shows" in at.session_state
+    at.selectbox(key="predict_puzzle").set_value("length").run()  # a new round: new boxes, the old ones forgotten
+    assert not at.exception and key not in at.session_state and f"_{key}_box_shows" not in at.session_state
 
 
 def test_a_typed_number_survives_a_reconnect_to_another_server():

@@ -109,6 +109,13 @@ def _commit(
         on_change(*args)
 
 
+def forget_number(key: str) -> None:
+    """Remove a box's number and text from the session (a widget's state goes when it is not drawn; a number
+    box's stays, as a page's declared state must): for a box that will never be drawn again."""
+    for name in (key, box_key(key), _shows_key(key), _refused_key(key)):
+        st.session_state.pop(name, None)
+
+
 def number_box(
     where: Any,
     label: str,

@@ -17,7 +17,8 @@
   student chose another value in between. A value still at its default follows the default when a
   default that depends on earlier values changes.
 - The session key (and the widget key) of `name` is "<prefix>_<name>", unless the declaration gives
-  its own `key=` (the shared sequence "seq", or a key that links and tests name).
+  its own `key=` (the shared sequence "seq", or a key that links and tests name). A number box keeps its
+  typed text under its own key beside it (ui/number_box.py); the number stays under this one.
 - After the page has run, app.py calls `ui.state.save_current()`, which writes exactly this page's state
   (and the shared state) into the link, also after a page's `stop()`. No page reads or writes
   st.query_params.
