@@ -121,7 +121,7 @@ def shown(at) -> tuple[str, str, list[str]]:
 def test_the_box_takes_1e3_as_1000_and_then_shows_1000(one_box):
     at = one_box
     assert shown(at) == ("5", "computed with 5", [])
-    assert number_box(at, "n").help == "Seeds it. Type a whole number from 0 to 9999 and press Enter."
+    assert number_box(at, "n").help == "Seeds it. Type a whole number from 0 to 9999, then press Enter."
     type_number(at, "n", "1e3")
     assert shown(at) == ("1000", "computed with 1000", []) and at.session_state["changes"] == 1
     type_number(at, "n", "1000.0")  # the same number: nothing changed, no callback

@@ -83,10 +83,10 @@ def test_heads_that_do_not_divide_give_a_clear_message_and_keep_the_other_settin
 
 def test_d_ff_is_held_within_four_times_d_model_and_comes_back():
     at = open_page(PAGE)
-    assert "from 1 to 64 " in number_box(at, "block_d_ff").help
+    assert "from 1 to 64," in number_box(at, "block_d_ff").help
     type_number(at, "block_d_model", "8")
     assert not at.exception and not at.error
-    assert at.session_state["block_d_ff"] == 32 and "from 1 to 32 " in number_box(at, "block_d_ff").help
+    assert at.session_state["block_d_ff"] == 32 and "from 1 to 32," in number_box(at, "block_d_ff").help
     assert any("d_ff lowered from 64 to 32: at most 4 × d_model = 32" in c.value for c in at.caption)
     type_number(at, "block_d_model", "16")
     assert at.session_state["block_d_ff"] == 64 and not any("d_ff" in c.value for c in at.caption)

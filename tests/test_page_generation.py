@@ -172,7 +172,7 @@ def test_the_layers_box_takes_what_the_core_takes_and_a_larger_link_says_so():
     kinds = plotly_values(chart_by_key(at, "gen_kinds")["data"][0]["y"])
     np.testing.assert_allclose(kinds * 2**30, [2 * 32 * kv * 131072 * 128 * 8 for kv in (64, 2, 1)])
     assert at.query_params["layers"] == "32" and at.query_params["context"] == "131072"
-    assert "from 1 to 48 " in number_box(at, "gen_layers").help and MAX_LAYERS == 48
+    assert "from 1 to 48," in number_box(at, "gen_layers").help and MAX_LAYERS == 48
     type_number(at, "gen_layers", str(MAX_LAYERS))
     assert not at.exception and not at.error
     kinds = plotly_values(chart_by_key(at, "gen_kinds")["data"][0]["y"])

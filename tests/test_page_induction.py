@@ -161,7 +161,7 @@ def test_the_numbers_in_the_help_texts_come_from_the_shipped_run(shipped):
     assert f"{first_half_floor(26, 10):.2f}" in helps["loss, first half"]
     assert "averaged over 64 fixed sequences of 2 × 10 letters" in texts(at.caption)
     new = number_box(at, "induction_n_new")  # its help says the bounds it has
-    assert new.help == "How many letters the model adds. Type a whole number from 1 to 16 and press Enter."
+    assert new.help == "How many letters the model adds. Type a whole number from 1 to 16, then press Enter."
 
 
 def test_the_longest_input_is_the_longest_training_fed():

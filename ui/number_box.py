@@ -147,7 +147,7 @@ def number_box(
         st.session_state[text_key] = written(current)  # set elsewhere, or the box is new: show the value held
         st.session_state[shows_key] = current
         st.session_state.pop(_refused_key(key), None)
-    rule = f"Type {allowed(min_value, max_value, optional=optional)} and press Enter."
+    rule = f"Type {allowed(min_value, max_value, optional=optional)}, then press Enter."
     refused = st.session_state.get(_refused_key(key))
     where.text_input(
         label,
