@@ -107,6 +107,8 @@ def open_deeper(text: str):
 
 def deeper_changes(n_tokens: int):
     """(label, one change per rerun) for each kind of switch timed on the deeper page."""
+    from ui.number_box import box_key  # after main() put the app's root on the path
+
     heads = [
         lambda at, layer=layer, head=head: (
             at.selectbox(key="ptd_layer").set_value(layer),
@@ -116,7 +118,7 @@ def deeper_changes(n_tokens: int):
     ]
     rows = [
         lambda at: at.radio(key="ptd_rows").set_value("last"),
-        lambda at: at.number_input(key="ptd_last").set_value(5),
+        lambda at: at.text_input(key=box_key("ptd_last")).input("5"),  # a number box: typed, then Enter
         lambda at: at.radio(key="ptd_rows").set_value("word"),
         lambda at: at.text_input(key="ptd_word").set_value("the"),
         lambda at: at.text_input(key="ptd_word").set_value("it"),

@@ -15,6 +15,7 @@ from figures.block import block_diagram, residual_norm_figure, shape_text, stack
 from figures.heads import heads_grid
 from lessons.head_library import MAX_POSITIONS, embed_tokens, residual_sources, run_stack, stack_params, summarise_head
 from ui.charts import chart, show_snippet
+from ui.number_box import number_box
 from ui.page_state import PageState, stop
 from ui.snippets import block_snippet
 from ui.state import SEQUENCE_KEY
@@ -97,22 +98,20 @@ st.markdown(
 STATE.show_warnings()
 
 width_col, heads_col, ff_col, activation_col = st.columns(4)
-d_model = width_col.number_input(
+d_model = number_box(
+    width_col,
     "d_model",
-    step=1,
     **STATE.widget("d_model"),
-    help="Width of each position's vector ({min_value} to {max_value}); a multiple of the number of heads.".format(
-        **STATE.bounds("d_model")
-    ),
+    help="Width of each position's vector; a multiple of the number of heads.",
 )
 n_heads = heads_col.slider(
     "Heads",
     **STATE.widget("n_heads"),
     help="Attention heads per block; each gets d_model / heads columns.",
 )
-d_ff = ff_col.number_input(
+d_ff = number_box(
+    ff_col,
     "d_ff",
-    step=1,
     **STATE.widget("d_ff"),
     help="Width of the feed-forward hidden layer (1 to 4 × d_model). Usually 4 × d_model: the network expands "
     "each vector, applies the non-linearity, and contracts it back; below d_model it squeezes it instead.",
@@ -136,9 +135,9 @@ n_blocks = blocks_col.slider(
     **STATE.widget("n_blocks"),
     help="How many blocks to apply one after another (each with its own random weights).",
 )
-seed = seed_col.number_input(
+seed = number_box(
+    seed_col,
     "Seed",
-    step=1,
     **STATE.widget("seed"),
     help="Seeds the input's word vectors and every block's random weights.",
 )

@@ -20,6 +20,7 @@ from lessons.pitfalls import (
     small_leak,
 )
 from ui.charts import chart, show_snippet
+from ui.number_box import number_box
 from ui.page_state import PageState, stop
 from ui.sequence_editor import editor_box, reset_sequence, sequence_editor
 from ui.snippets import attention_snippet
@@ -153,7 +154,8 @@ else:
         t = STATE.fit("t")
         t_col.markdown("position **t = 0** (with 2 positions, the only one that has a later token)")
     STATE.notes(t_col)
-    seed_col.number_input(
+    number_box(
+        seed_col,
         "seed",
         **STATE.widget("seed"),
         help="Seed for the random later tokens (goes up by one after each press).",

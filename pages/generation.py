@@ -46,6 +46,7 @@ from lessons.generation import (
 )
 from lessons.induction import LETTERS, check_input_fits, ids_to_letters, letters_to_ids, load_induction_model
 from ui.charts import chart, show_snippet
+from ui.number_box import number_box
 from ui.page_state import PageState, stop
 from ui.safe_text import escape_markdown
 from ui.snippets import generation_snippet
@@ -142,11 +143,7 @@ prompt_text = prompt_col.text_input(
     max_chars=MAX_PROMPT_CHARS,
     help="Spaces are ignored. Repeat something (a b c d a b) and the model continues the pattern.",
 )
-n_new = new_col.number_input(
-    "New tokens",
-    **STATE.widget("n_new"),
-    help=f"How many tokens to generate (1 to {MAX_NEW}).",
-)
+n_new = number_box(new_col, "New tokens", **STATE.widget("n_new"), help="How many tokens to generate.")
 temp_col, k_col, seed_col = st.columns([3, 2, 1])
 temperature = temp_col.select_slider(
     "Temperature T",
@@ -155,17 +152,14 @@ temperature = temp_col.select_slider(
     help="0 = greedy: always the most likely token. Above 0: draw from softmax(logits / T); small T sharpens "
     "the distribution, large T flattens it.",
 )
-top_k = k_col.number_input(
+top_k = number_box(
+    k_col,
     "top-k (0 = all)",
     **STATE.widget("top_k"),
     help="When sampling, keep only the k most likely tokens (their probabilities renormalised); 0 keeps all "
     f"{config.vocab_size}.",
 )
-seed = seed_col.number_input(
-    "Seed",
-    **STATE.widget("seed"),
-    help="Seeds the sampling (not used when greedy).",
-)
+seed = number_box(seed_col, "Seed", **STATE.widget("seed"), help="Seeds the sampling (not used when greedy).")
 st.latex(SAMPLING_LATEX)
 st.caption("z: the model's logits, one score per letter before the softmax; T: the temperature.")
 if temperature == 0:
@@ -349,10 +343,11 @@ st.markdown(
 st.latex(GQA_LATEX)
 st.caption("Heads numbered from 0: query heads 0 to g − 1 share key/value head 0, the next g share head 1, and so on.")
 c1, c2, c3 = st.columns(3)
-layers = c1.number_input(
+layers = number_box(
+    c1,
     "layers",
     **STATE.widget("layers"),
-    help=f"n_layers of the model: 1 to {MAX_LAYERS}, the most this app's decoder takes.",
+    help=f"n_layers of the model: at most {MAX_LAYERS}, the most this app's decoder takes.",
 )
 heads = c2.selectbox(
     "query heads",

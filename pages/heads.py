@@ -24,6 +24,7 @@ from lessons.head_library import (
     summarise_head,
 )
 from ui.charts import chart, show_snippet
+from ui.number_box import number_box
 from ui.page_state import PageState, stop
 from ui.snippets import heads_snippet
 from ui.state import SEQUENCE_KEY
@@ -84,21 +85,20 @@ st.latex(MULTI_HEAD_LATEX)
 STATE.show_warnings()
 
 width_col, heads_col, seed_col, switches_col = st.columns([3, 3, 2, 3])
-d_model = width_col.number_input(
+d_model = number_box(
+    width_col,
     "d_model",
-    step=1,
     **STATE.widget("d_model"),
-    help="Width of each token's vector ({min_value} to {max_value}); it must be a multiple of the number of "
-    "heads.".format(**STATE.bounds("d_model")),
+    help="Width of each token's vector; it must be a multiple of the number of heads.",
 )
 n_heads = heads_col.slider(
     "Number of heads h",
     **STATE.widget("n_heads"),
     help="How many heads share the d_model columns; each gets d_model / h of them.",
 )
-seed = seed_col.number_input(
+seed = number_box(
+    seed_col,
     "Seed",
-    step=1,
     **STATE.widget("seed"),
     help="Seeds the random word vectors, W_V, W_O and the heads set to 'random'.",
 )

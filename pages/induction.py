@@ -57,6 +57,7 @@ from ui.induction_training import (
     train_with_progress,
     training_requested,
 )
+from ui.number_box import number_box
 from ui.page_state import PageState
 from ui.safe_text import escape_markdown
 from ui.snippets import induction_snippet
@@ -146,7 +147,8 @@ model_choice = model_col.radio(
     f"{shipped_config.steps} steps) and opens instantly. "
     "'The one you train' is trained live here, on this server, with the seed and steps beside.",
 )
-seed = seed_col.number_input(
+seed = number_box(
+    seed_col,
     "Training seed",
     **STATE.widget("seed"),
     help="Seeds the starting weights and every training batch: same seed, same model.",
@@ -324,12 +326,7 @@ text = text_col.text_input(
     max_chars=MAX_TEXT,
     help="Letters a to z. Repeat a stretch of them (e.g. 'q w e r t y q w') and see whether the model goes on.",
 )
-new_widget = STATE.widget("n_new")  # its bounds, said in its help
-n_new = new_col.number_input(
-    "New letters",
-    **new_widget,
-    help=f"How many letters the model adds ({new_widget['min_value']} to {new_widget['max_value']}).",
-)
+n_new = number_box(new_col, "New letters", **STATE.widget("n_new"), help="How many letters the model adds.")
 try:
     prompt = letters_to_ids(text)
     check_input_fits(prompt.size, int(n_new), run.params.config)

@@ -17,6 +17,7 @@ from lessons.pitfalls import (
     transpose_hand_example,
 )
 from ui.charts import chart, show_snippet
+from ui.number_box import number_box
 from ui.page_state import PageState, stop
 from ui.sequence_editor import editor_box, sequence_editor
 from ui.snippets import attention_snippet
@@ -184,7 +185,8 @@ st.markdown(
     "different values. Same attention pattern, different outputs."
 )
 st.latex(r"(Q R)(K R)^\top = Q R R^\top K^\top = Q K^\top \quad (R R^\top = I,\ \det R = +1)")
-st.columns([1, 3])[0].number_input(
+number_box(
+    st.columns([1, 3])[0],
     "seed for input B",
     **STATE.widget("seed"),
     help="Picks the rotation R and B's values. Input A is the Playground's sequence: edit it there. "

@@ -24,6 +24,7 @@ from figures.positions import (
 )
 from ui.charts import cached_figure, cached_weights_figure, cell_font, chart, show_snippet, square_chart
 from ui.minilm import learned_table, minilm_checks, model_or_reason
+from ui.number_box import number_box
 from ui.page_state import PageState, section, stop
 from ui.safe_text import escape_markdown
 from ui.snippets import four_ways_snippet, masks_snippet, shuffle_snippet
@@ -119,9 +120,9 @@ def the_words() -> lesson.Toy:
     width_col.selectbox(
         "d_model", **STATE.widget("d_model"), help="Length of each word's vector, and of the toy head's q, k and v."
     )
-    seed_col.number_input(
+    number_box(
+        seed_col,
         "Seed",
-        step=1,
         **STATE.widget("seed"),
         help="Seeds the word vectors and the toy head's W_Q, W_K and W_V, the matrices that make q, k and v.",
     )
@@ -177,9 +178,9 @@ def shuffle_controls() -> None:
         on_click=lambda: STATE.set("shuffle", 0),
         help="Shuffle number 0: the words as typed.",
     )
-    number_col.number_input(
+    number_box(
+        number_col,
         "Shuffle number",
-        step=1,
         **STATE.widget("shuffle"),
         help="Which shuffle: 0 is the original order, any other number a fixed random order (so a link shows it).",
     )
@@ -290,9 +291,9 @@ def sinusoidal() -> tuple[int, int]:
         **STATE.widget("table_d"),
         help="Columns of the table on show (the toy head above uses d_model columns).",
     )
-    shift_col.number_input(
+    number_box(
+        shift_col,
         "Shift k",
-        step=1,
         **STATE.widget("shift"),
         help="How many positions to move: PE[p + k] is computed from PE[p] by the matrix M_k below.",
     )
@@ -321,9 +322,9 @@ def rotary(toy: lesson.Toy) -> int:
     st.latex(ROPE_LATEX)
     st.latex(ROPE_OFFSET_LATEX)
     offset_col, rope_result_col = st.columns([1, 2], vertical_alignment="bottom")
-    offset_col.number_input(
+    number_box(
+        offset_col,
         "Move every position by",
-        step=1,
         **STATE.widget("offset"),
         help="The words keep their order but start at this position instead of 0: every offset m − n is the same.",
     )

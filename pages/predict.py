@@ -8,6 +8,7 @@ from figures.geometry import arrows_figure
 from figures.predict import guess_heatmap
 from lessons.puzzles import PREDICT_LATEX, PUZZLES, PUZZLES_BY_ID, Puzzle, custom_puzzle, score_guesses
 from ui.charts import chart, show_snippet
+from ui.number_box import forget_number, number_box
 from ui.page_state import PageState, stop
 from ui.safe_text import escape_markdown
 from ui.sequence_editor import editor_box, reset_sequence, sequence_editor
@@ -34,6 +35,9 @@ def title_of(choice: str) -> str:
 
 def hide_reveal() -> None:
     """Start a fresh round: new (empty) guess widgets, heatmap hidden."""
+    old_round = f"predict_weight_{st.session_state.get('predict_round', 0)}_"
+    for key in [k for k in map(str, st.session_state) if k.startswith(old_round) and not k.endswith("_box")]:
+        forget_number(key)  # the old round's weight boxes are never drawn again
     st.session_state["predict_round"] = st.session_state.get("predict_round", 0) + 1
     st.session_state.pop("predict_revealed", None)
 
@@ -150,17 +154,16 @@ with left:
             disabled=revealed,
             help=f"Which key gets the largest weight in row {i}? Compare q_{i} with every key.",
         )
-        weight_col.number_input(
+        number_box(
+            weight_col,
             "its weight (optional)",
-            0.0,
-            1.0,
-            value=None,
-            step=0.05,
-            format="%.2f",
             key=weight_keys[i],
+            min_value=0.0,
+            max_value=1.0,
+            optional=True,
             placeholder="e.g. 0.7",
             disabled=revealed,
-            help="Optional: your guess of that largest weight, between 0 and 1.",
+            help="Optional: your guess of that largest weight.",
         )
     guesses = [st.session_state.get(k) for k in guess_keys]
     missing = sum(g is None for g in guesses)

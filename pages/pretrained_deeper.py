@@ -39,6 +39,7 @@ from lessons.reading import (
 from ui.charts import chart, show_snippet
 from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
 from ui.minilm_inputs import example_menu, pair_menu
+from ui.number_box import number_box
 from ui.page_state import PageState, stop
 from ui.safe_text import escape_markdown
 from ui.snippets import deeper_snippet
@@ -123,7 +124,7 @@ def controls(run: MiniLMRun) -> tuple[int, int, bool, list[int]]:
         help="A long input has too many rows to read: keep only some queries (every key stays).",
     )
     if mode == "last":
-        detail_col.number_input("How many", **STATE.widget("last"), step=1)
+        number_box(detail_col, "How many", **STATE.widget("last"), help="How many of the last tokens to show.")
     elif mode == "word":
         detail_col.text_input(
             "Word",

@@ -30,6 +30,7 @@ from lessons.training import LOSS_LATEX, STUCK_WEIGHT, ScalingComparison, Traini
 from lessons.training import MAX_D_K as MAX_TRAIN_D_K
 from ui.background import queue_message, queue_notice, run_niced
 from ui.charts import chart, show_snippet
+from ui.number_box import number_box
 from ui.page_state import PageState
 from ui.snippets import scaling_snippet
 from ui.state import require_app_entry
@@ -326,7 +327,8 @@ n_samples = samples_col.select_slider(
     "one measurement stays a matter of seconds.",
 )
 STATE.notes(samples_col, ("samples",))
-seed = seed_col.number_input(
+seed = number_box(
+    seed_col,
     "seed",
     **STATE.widget("seed"),
     help="Seed of the random draws here and in the training below: same seed, same numbers.",

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from ui.number_box import box_key
+
 TIMEOUT = 90
 APP = Path(__file__).resolve().parents[1] / "app.py"
 
@@ -87,3 +89,13 @@ def reconnect(at: AppTest, page: str | None = None) -> AppTest:
     for k, v in at.query_params.items():
         fresh.query_params[k] = v
     return fresh._run(widget_state=at._tree.get_widget_states())
+
+
+def number_box(at: AppTest, key: str):
+    """The text box of the number box whose value lives under `key` (ui/number_box.py)."""
+    return at.text_input(key=box_key(key))
+
+
+def type_number(at: AppTest, key: str, text: str) -> AppTest:
+    """Type `text` into the number box of `key` and press Enter (the page runs again)."""
+    return number_box(at, key).input(text).run()

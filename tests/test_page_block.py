@@ -8,7 +8,7 @@ import pytest
 from attention import transformer_block
 from figures.block import shape_text
 from lessons.head_library import embed_tokens, run_stack, stack_params
-from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, table_with_column
+from tests.apptest_helpers import chart_by_key, heatmap_z, number_box, open_page, table_with_column, type_number
 
 PAGE = "pages/block.py"
 
@@ -40,7 +40,7 @@ def test_the_page_runs_with_explanation_formulas_and_help(default_page):
     assert at.title[0].value == "The transformer block"
     assert len(at.latex) >= 3
     m = at.main  # the sidebar holds the app-wide presenter and export controls
-    widgets = [*m.number_input, *m.slider, *m.toggle, *m.selectbox, *m.radio]
+    widgets = [*m.text_input, *m.slider, *m.toggle, *m.selectbox, *m.radio]  # number boxes are text boxes
     assert len(widgets) == 9 and all(w.help for w in widgets)
     assert all(w.key.startswith("block_") for w in widgets)
 
@@ -83,13 +83,13 @@ def test_heads_that_do_not_divide_give_a_clear_message_and_keep_the_other_settin
 
 def test_d_ff_is_held_within_four_times_d_model_and_comes_back():
     at = open_page(PAGE)
-    assert at.number_input(key="block_d_ff").max == 64
-    at.number_input(key="block_d_model").set_value(8).run()
+    assert "from 1 to 64," in number_box(at, "block_d_ff").help
+    type_number(at, "block_d_model", "8")
     assert not at.exception and not at.error
-    assert at.number_input(key="block_d_ff").value == 32 and at.number_input(key="block_d_ff").max == 32
+    assert at.session_state["block_d_ff"] == 32 and "from 1 to 32," in number_box(at, "block_d_ff").help
     assert any("d_ff lowered from 64 to 32: at most 4 × d_model = 32" in c.value for c in at.caption)
-    at.number_input(key="block_d_model").set_value(16).run()
-    assert at.number_input(key="block_d_ff").value == 64 and not any("d_ff" in c.value for c in at.caption)
+    type_number(at, "block_d_model", "16")
+    assert at.session_state["block_d_ff"] == 64 and not any("d_ff" in c.value for c in at.caption)
 
 
 def test_twelve_blocks_stack_and_keep_the_shape():
@@ -148,7 +148,7 @@ def test_malformed_url_values_warn_and_fall_back():
     for name in query:
         assert f"'{name}'" in warnings
     assert at.slider(key="block_n_blocks").value == 4 and at.radio(key="block_norm").value == "post"
-    assert at.selectbox(key="block_activation").value == "relu" and at.number_input(key="block_d_ff").value == 64
+    assert at.selectbox(key="block_activation").value == "relu" and at.session_state["block_d_ff"] == 64
     assert at.query_params["blocks"] == "4"
 
 

@@ -42,7 +42,7 @@ def test_randomising_later_tokens_passes_the_check_exactly():
     assert list(table["check"]) == ["✅", "✅", "✅", "—", "—", "—"]
     core = invariance_check((before.q, before.k, before.v), (after.q, after.k, after.v), 2)
     assert core.passed and np.all(core.diff[:3] == 0.0) and np.all(core.diff[3:] > 0.0)
-    assert at.number_input(key="causal_seed").value == 1  # the next press gives new numbers
+    assert at.session_state["causal_seed"] == 1  # the next press gives new numbers
 
 
 def test_editing_an_early_token_fails_the_check_and_says_why():
@@ -75,7 +75,7 @@ def test_after_softmax_row_sums_differ_from_one_by_the_core_leak():
 
 def test_url_state_and_bad_values():
     at = open_page(PAGE, query={"t": "4", "seed": "17"})
-    assert at.slider(key="causal_t").value == 4 and at.number_input(key="causal_seed").value == 17
+    assert at.slider(key="causal_t").value == 4 and at.session_state["causal_seed"] == 17
     at = open_page(PAGE, query={"t": "99", "seed": "x", "q": "1,2;nan"})
     assert not at.exception and at.slider(key="causal_t").value == 2
     texts = " ".join(w.value for w in at.warning)

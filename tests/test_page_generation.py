@@ -7,7 +7,7 @@ import pytest
 
 from attention.decoder import decoder_forward, generate, next_token_probabilities
 from lessons.induction import ids_to_letters, letters_to_ids, load_induction_model
-from tests.apptest_helpers import chart_by_key, open_page, plotly_values
+from tests.apptest_helpers import chart_by_key, number_box, open_page, plotly_values, type_number
 
 PAGE = "pages/generation.py"
 CHARTS = ("gen_rows", "gen_probs", "gen_growth", "gen_work", "gen_timing", "gen_kinds")
@@ -62,8 +62,8 @@ def test_the_default_page_generates_checks_the_cache_and_compares_caches(params)
 def test_sampling_controls_give_the_cores_tokens(params):
     at = open_page(PAGE)
     at.select_slider(key="gen_temperature").set_value(1.5).run()
-    at.number_input(key="gen_top_k").set_value(3).run()
-    at.number_input(key="gen_seed").set_value(7).run()
+    type_number(at, "gen_top_k", "3")
+    type_number(at, "gen_seed", "7")
     assert not at.exception and not at.error
     ids = generate(params, letters_to_ids("abcdefab"), 10, temperature=1.5, top_k=3, seed=7)
     letters = ids_to_letters(ids)
@@ -90,16 +90,16 @@ def test_one_new_token_needs_no_step_slider_and_fewer_tokens_keep_the_step_withi
     assert not at.exception and not at.error
     assert not [s for s in at.slider if s.key == "gen_step"]
     at = open_page(PAGE, {"step": "9"})
-    at.number_input(key="gen_n_new").set_value(4).run()
+    type_number(at, "gen_n_new", "4")
     assert not at.exception and not at.error
     assert at.slider(key="gen_step").value == 4 and at.query_params["n_new"] == "4"
     assert "Step lowered from 9 to 4: only 4 tokens are generated. It goes back to 9 when that fits again." in texts(
         at.caption
     )
     assert "a b c d e f a b → **c d e f**" in texts(at.markdown)
-    at.number_input(key="gen_n_new").set_value(1).run()  # no slider, yet the link holds a step that exists
+    type_number(at, "gen_n_new", "1")  # no slider, yet the link holds a step that exists
     assert not at.exception and at.query_params["step"] == "1" and "only 1 token is generated" in texts(at.caption)
-    at.number_input(key="gen_n_new").set_value(12).run()  # the step asked comes back once it is generated
+    type_number(at, "gen_n_new", "12")  # the step asked comes back once it is generated
     assert at.slider(key="gen_step").value == 9 and at.query_params["step"] == "9"
     assert "Step lowered" not in texts(at.caption)
 
@@ -122,7 +122,7 @@ def test_prompts_the_model_cannot_take_get_a_message(prompt, message):
 
 def test_the_cache_comparison_controls():
     at = open_page(PAGE)
-    at.number_input(key="gen_layers").set_value(4).run()
+    type_number(at, "gen_layers", "4")
     at.selectbox(key="gen_heads").set_value(16).run()
     at.selectbox(key="gen_kv").set_value(2).run()
     at.selectbox(key="gen_d_head").set_value(64).run()
@@ -172,9 +172,8 @@ def test_the_layers_box_takes_what_the_core_takes_and_a_larger_link_says_so():
     kinds = plotly_values(chart_by_key(at, "gen_kinds")["data"][0]["y"])
     np.testing.assert_allclose(kinds * 2**30, [2 * 32 * kv * 131072 * 128 * 8 for kv in (64, 2, 1)])
     assert at.query_params["layers"] == "32" and at.query_params["context"] == "131072"
-    box = at.number_input(key="gen_layers")
-    assert box.max == MAX_LAYERS == 48
-    box.set_value(MAX_LAYERS).run()
+    assert "from 1 to 48," in number_box(at, "gen_layers").help and MAX_LAYERS == 48
+    type_number(at, "gen_layers", str(MAX_LAYERS))
     assert not at.exception and not at.error
     kinds = plotly_values(chart_by_key(at, "gen_kinds")["data"][0]["y"])
     np.testing.assert_allclose(kinds * 2**30, [2 * 48 * kv * 131072 * 128 * 8 for kv in (64, 2, 1)])

@@ -8,7 +8,7 @@ import pytest
 from attention import multi_head_steps
 from attention.sequence import TokenSequence
 from lessons.head_library import PRESET_LABELS, embed_tokens, head_library_weights, summarise_head
-from tests.apptest_helpers import chart_by_key, heatmap_z, open_page
+from tests.apptest_helpers import chart_by_key, heatmap_z, number_box, open_page, type_number
 from tests.apptest_helpers import table_with_column as table
 
 PAGE = "pages/heads.py"
@@ -41,13 +41,13 @@ def test_the_page_runs_and_shows_formula_and_explanation(default_page):
     assert at.title[0].value == "Multi-head attention"
     assert len(at.latex) >= 3
     assert at.slider(key="heads_n_heads").value == 4
-    assert at.number_input(key="heads_d_model").value == 16
+    assert at.session_state["heads_d_model"] == 16
 
 
 def test_every_control_has_help(default_page):
     at = default_page
     m = at.main  # the sidebar holds the app-wide presenter and export controls
-    widgets = [*m.number_input, *m.slider, *m.toggle, *m.selectbox]
+    widgets = [*m.text_input, *m.slider, *m.toggle, *m.selectbox]  # the number boxes are text boxes
     assert widgets and all(w.help for w in widgets)
     assert all(w.key.startswith("heads_") for w in widgets)
 
@@ -82,7 +82,7 @@ def test_captions_are_computed_from_the_weights(default_page):
 
 def test_heads_that_do_not_divide_d_model_give_a_clear_message_and_keep_the_other_settings():
     at = open_page(PAGE)
-    at.number_input(key="heads_seed").set_value(7)
+    number_box(at, "heads_seed").input("7")
     at.toggle(key="heads_causal").set_value(True)
     at.selectbox(key="heads_preset_0").set_value("uniform")
     at.run()
@@ -91,8 +91,8 @@ def test_heads_that_do_not_divide_d_model_give_a_clear_message_and_keep_the_othe
     assert len(at.error) == 1
     message = at.error[0].value
     assert "d_model = 16 cannot be split into 3 heads" in message and "1, 2, 4 or 8" in message
-    assert at.number_input(key="heads_d_model").value == 16
-    assert at.number_input(key="heads_seed").value == 7
+    assert at.session_state["heads_d_model"] == 16
+    assert at.session_state["heads_seed"] == 7
     assert at.toggle(key="heads_causal").value is True
     at.slider(key="heads_n_heads").set_value(4).run()  # back to a valid count: everything is still there
     assert not at.error and not at.exception
@@ -103,7 +103,7 @@ def test_heads_that_do_not_divide_d_model_give_a_clear_message_and_keep_the_othe
 def test_changing_d_model_instead_fixes_it():
     at = open_page(PAGE, {"n_heads": "3"})
     assert at.error
-    at.number_input(key="heads_d_model").set_value(12).run()
+    type_number(at, "heads_d_model", "12")
     assert not at.error and not at.exception
     assert list(table(at, "Q_h, K_h, V_h shape")["Q_h, K_h, V_h shape"]) == ["(4, 4)"] * 3
 
@@ -130,7 +130,7 @@ def test_malformed_url_values_warn_and_fall_back():
     for name in query:
         assert f"'{name}'" in warnings
     assert "<b>" not in warnings  # the stranger's text is never echoed
-    assert at.slider(key="heads_n_heads").value == 4 and at.number_input(key="heads_d_model").value == 16
+    assert at.slider(key="heads_n_heads").value == 4 and at.session_state["heads_d_model"] == 16
     assert at.toggle(key="heads_causal").value is False and at.selectbox(key="heads_preset_1").value == "first"
     assert at.query_params["n_heads"] == "4"  # the URL now holds the values in use
 

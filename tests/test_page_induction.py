@@ -17,7 +17,15 @@ from lessons.induction import (
     load_run,
     loss_fall,
 )
-from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_values, table_with_column
+from tests.apptest_helpers import (
+    chart_by_key,
+    heatmap_z,
+    number_box,
+    open_page,
+    plotly_values,
+    table_with_column,
+    type_number,
+)
 
 PAGE = "pages/induction.py"
 CHARTS = (
@@ -92,7 +100,7 @@ def test_a_step_between_checkpoints_moves_to_the_nearest_and_says_so():
 def test_your_own_sequence_is_completed_by_the_model():
     at = open_page(PAGE)
     at.text_input(key="induction_text").set_value("zxcvbnm zx").run()
-    at.number_input(key="induction_n_new").set_value(7).run()
+    type_number(at, "induction_n_new", "7")
     assert not at.exception and not at.error
     expected = ids_to_letters(generate(load_induction_model(), letters_to_ids("zxcvbnmzx"), 7))
     assert expected[9:] == list("cvbnmzx")  # the model continues the repeat
@@ -152,14 +160,14 @@ def test_the_numbers_in_the_help_texts_come_from_the_shipped_run(shipped):
     assert f"log 26 = {chance_loss(26):.2f} nats" in helps["loss, first half"]
     assert f"{first_half_floor(26, 10):.2f}" in helps["loss, first half"]
     assert "averaged over 64 fixed sequences of 2 × 10 letters" in texts(at.caption)
-    new = at.number_input(key="induction_n_new")  # its help says the bounds it has
-    assert new.help == "How many letters the model adds (1 to 16)." and (new.min, new.max) == (1, 16)
+    new = number_box(at, "induction_n_new")  # its help says the bounds it has
+    assert new.help == "How many letters the model adds. Type a whole number from 1 to 16, then press Enter."
 
 
 def test_the_longest_input_is_the_longest_training_fed():
     at = open_page(PAGE, {"text": "abcdefghijklmnopqrstuvwxyzabcde", "n_new": "1"})  # 31 letters, nothing fed back
     assert not at.exception and not at.error
-    at.number_input(key="induction_n_new").set_value(2).run()  # the first new letter would sit at position 32
+    type_number(at, "induction_n_new", "2")  # the first new letter would sit at position 32
     assert "need 32 positions" in texts(at.error) and "at most 31 tokens" in texts(at.error)
 
 
@@ -221,7 +229,7 @@ def test_train_it_yourself_trains_caches_and_shows_your_model():
 
 def test_the_seed_and_steps_controls_name_the_run_to_train():
     at = open_page(PAGE)
-    at.number_input(key="induction_seed").set_value(42).run()
+    type_number(at, "induction_seed", "42")
     at.select_slider(key="induction_steps").set_value(500).run()
     assert not at.exception
     assert at.query_params["seed"] == "42" and at.query_params["steps"] == "500"

@@ -66,7 +66,7 @@ def test_the_leak_numbers_are_the_cores_for_the_causal_pages_sequence():
 def test_same_pattern_different_outputs_for_the_playgrounds_sequence():
     seq = random_example(5, 3, 2, seed=4).seq
     at = open_page(PAGE, state={"seq": seq}, query={"seed": "3"})
-    assert not at.exception and at.number_input(key="pitfalls_seed").value == 3
+    assert not at.exception and at.session_state["pitfalls_seed"] == 3
     twin = same_pattern_different_output(seq.q, seq.k, seq.v, 3)
     w_a, w_b = (heatmap_z(chart_by_key(at, f"pitfalls_heat_{x}")) for x in "AB")
     np.testing.assert_allclose(w_a, w_b, atol=1e-12)

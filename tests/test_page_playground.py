@@ -5,7 +5,7 @@ import pytest
 
 from attention import scaled_dot_product_attention
 from lessons.examples import random_example
-from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_figures, run_page
+from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_figures, run_page, type_number
 from ui.sequence import default_sequence
 from ui.url import encode_sequence
 
@@ -71,8 +71,8 @@ def test_bad_text_shows_an_error_and_keeps_the_previous_matrices():
 def test_changing_sizes_keeps_the_values_that_fit():
     at = run_page()
     before = at.session_state["seq"]
-    at.number_input(key="seq_n_in").set_value(6).run()
-    at.number_input(key="seq_dk_in").set_value(3).run()
+    type_number(at, "seq_n_in", "6")
+    type_number(at, "seq_dk_in", "3")
     seq = at.session_state["seq"]
     assert not at.exception and seq.q.shape == (6, 3) and seq.v.shape == (6, 4)
     assert np.array_equal(seq.q[:4, :2], before.q) and shown_weights(at).shape == (6, 6)
@@ -81,16 +81,16 @@ def test_changing_sizes_keeps_the_values_that_fit():
 def test_a_smaller_size_then_a_larger_one_brings_the_cut_values_back():
     at = run_page()
     before = at.session_state["seq"]
-    at.number_input(key="seq_n_in").set_value(1).run()  # what an emptied box commits in the browser
+    type_number(at, "seq_n_in", "1")
     assert at.session_state["seq"].n == 1 and shown_weights(at).shape == (1, 1)
-    at.number_input(key="seq_n_in").set_value(4).run()
+    type_number(at, "seq_n_in", "4")
     back = at.session_state["seq"]
     assert not at.exception and back.tokens == before.tokens
     assert all(np.array_equal(back.matrix(m), before.matrix(m)) for m in "qkv")
-    at.number_input(key="seq_n_in").set_value(2).run()
+    type_number(at, "seq_n_in", "2")
     at.selectbox(key="seq_preset").set_value("Random").run()
     at.button(key="seq_load").click().run()  # a new example at n = 2: what the old one lost is gone for good
-    at.number_input(key="seq_n_in").set_value(4).run()
+    type_number(at, "seq_n_in", "4")
     grown = at.session_state["seq"]
     assert grown.q[:2].any() and not grown.q[2:].any() and not grown.k[2:].any()
 

@@ -40,7 +40,7 @@ from lessons.positions import (
     window_reach,
     word_vectors,
 )
-from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_values
+from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_values, type_number
 from tests.apptest_helpers import table_with_column as frame
 
 PAGE = "pages/positions.py"
@@ -97,7 +97,7 @@ def test_the_defaults_show_the_check_passing_without_positions_and_failing_with_
 def test_the_shuffle_button_moves_the_words_and_the_check_follows():
     at = open_page(PAGE)
     at.button(key="pos_shuffle_button").click().run()
-    assert not at.exception and at.number_input(key="pos_shuffle").value == 2
+    assert not at.exception and at.session_state["pos_shuffle"] == 2
     perm = permutation(len(WORDS), 2)
     shuffled = " ".join(WORDS[i] for i in perm)
     assert any(f"Shuffle 2:** {shuffled}" in m.value for m in at.markdown)
@@ -106,11 +106,11 @@ def test_the_shuffle_button_moves_the_words_and_the_check_follows():
     np.testing.assert_allclose(heatmap_z(chart_by_key(at, "pos_shuffle_with_after")), check.after.weights)
     assert at.query_params["shuffle"] == "2"
     at.button(key="pos_reset_button").click().run()
-    assert at.number_input(key="pos_shuffle").value == 0 and any("original order" in i.value for i in at.info)
+    assert at.session_state["pos_shuffle"] == 0 and any("original order" in i.value for i in at.info)
     np.testing.assert_allclose(
         heatmap_z(chart_by_key(at, "pos_shuffle_with_after")), heatmap_z(chart_by_key(at, "pos_shuffle_with_before"))
     )
-    at.number_input(key="pos_shuffle").set_value(7).run()
+    type_number(at, "pos_shuffle", "7")
     assert at.query_params["shuffle"] == "7" and [v[:19] for v in verdicts(at)] == [
         "passed: No position",
         "failed: Sinusoidal:",
@@ -140,7 +140,7 @@ def test_words_width_and_seed_change_every_toy_figure():
     at = open_page(PAGE)
     at.text_input(key="pos_text").set_value("dog bites man").run()
     at.selectbox(key="pos_d_model").set_value(32).run()
-    at.number_input(key="pos_seed").set_value(5).run()
+    type_number(at, "pos_seed", "5")
     assert not at.exception and not at.error and verdicts(at)[1].startswith("failed: Sinusoidal:")
     words = ("dog", "bites", "man")
     x, head = toy(32, 5, words)
@@ -200,7 +200,7 @@ def test_head_three_reads_the_previous_token_only_with_positions(page):
 def test_sinusoidal_table_width_and_shift():
     at = open_page(PAGE)
     at.selectbox(key="pos_table_d").set_value(16).run()
-    at.number_input(key="pos_shift").set_value(10).run()
+    type_number(at, "pos_shift", "10")
     assert not at.exception
     np.testing.assert_allclose(heatmap_z(chart_by_key(at, "pos_sinusoidal_table")), sinusoidal_encoding(100, 16))
     shown = [s.replace("\\", "") for s in texts(at.success)]  # the page escapes the brackets for markdown
@@ -211,7 +211,7 @@ def test_sinusoidal_table_width_and_shift():
 
 def test_rope_offset_check_and_the_two_score_heatmaps():
     at = open_page(PAGE)
-    at.number_input(key="pos_offset").set_value(1000).run()
+    type_number(at, "pos_offset", "1000")
     assert not at.exception
     x, head = toy()
     check = rope_offset_check(x @ head.w_q, x @ head.w_k, 1000)

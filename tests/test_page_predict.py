@@ -16,7 +16,7 @@ def guess_boxes(at):
 
 
 def weight_boxes(at):
-    return [x for x in at.number_input if str(x.key).startswith("predict_weight_")]
+    return [x for x in at.text_input if str(x.key).startswith("predict_weight_")]  # number boxes (text)
 
 
 def has_heatmap(at) -> bool:
@@ -27,7 +27,7 @@ def guess(at, keys, weights=None):
     for i, j in enumerate(keys):
         guess_boxes(at)[i].set_value(j).run()
     for i, w in enumerate(weights or []):
-        weight_boxes(at)[i].set_value(w).run()
+        weight_boxes(at)[i].input("" if w is None else str(w)).run()
     return at
 
 

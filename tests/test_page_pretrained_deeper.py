@@ -8,7 +8,7 @@ from contextlib import redirect_stdout
 import numpy as np
 
 from lessons.reading import LONG_EXAMPLE, SENTENCE_PAIRS, TRAINED_TOKENS
-from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_values
+from tests.apptest_helpers import chart_by_key, heatmap_z, number_box, open_page, plotly_values, type_number
 
 PAGE = "pages/pretrained_deeper.py"
 TIRED, WIDE = SENTENCE_PAIRS["The animal ... it was too tired / too wide"]
@@ -170,7 +170,7 @@ def test_switching_heads_and_rows_on_a_long_input_never_reruns_the_model(model, 
         lambda: at.selectbox(key="ptd_layer").set_value(6),
         lambda: at.selectbox(key="ptd_head").set_value(12),
         lambda: at.radio(key="ptd_rows").set_value("last"),
-        lambda: at.number_input(key="ptd_last").set_value(3),
+        lambda: number_box(at, "ptd_last").input("3"),
         lambda: at.radio(key="ptd_rows").set_value("word"),
         lambda: at.text_input(key="ptd_word").set_value("Lighthouse"),
         lambda: at.toggle(key="ptd_mean").set_value(True),
@@ -195,7 +195,12 @@ def test_the_last_few_rows_and_the_mean_of_the_heads(model):
     z = heatmap_z(chart_by_key(at, "ptd_rows_heatmap"))
     np.testing.assert_allclose(z, run.attentions[1].mean(axis=0)[-3:], atol=1e-6)
     assert "Layer 2, its 12 heads averaged" in str(chart_by_key(at, "ptd_rows_heatmap")["layout"]["title"])
-    at.number_input(key="ptd_last").set_value(200).run()  # more than the text has: all of them, said
+    type_number(at, "ptd_last", "2.5")  # refused, kept in the box: the heatmap keeps its 3 rows
+    assert number_box(at, "ptd_last").value == "2.5" and "'2.5' is not a whole number" in texts(at.error)
+    assert heatmap_z(chart_by_key(at, "ptd_rows_heatmap")).shape[0] == 3
+    type_number(at, "ptd_last", "4e0")
+    assert heatmap_z(chart_by_key(at, "ptd_rows_heatmap")).shape[0] == 4 and not at.error
+    type_number(at, "ptd_last", "200")  # more than the text has: all of them, said
     assert "only 16 tokens" in texts(at.caption) and heatmap_z(chart_by_key(at, "ptd_rows_heatmap")).shape == (16, 16)
 
 

@@ -2,7 +2,7 @@
 
     STATE = PageState("heads", d_model=Int(16, lo=4, hi=64), causal=Flag(False), ...)
     STATE.load()                                    # first line of the page's body
-    st.number_input("d_model", **STATE.widget("d_model"))   # key, bounds and persistence
+    number_box(st, "d_model", **STATE.widget("d_model"))    # key, bounds and persistence (ui/number_box.py)
     STATE.notes()                                   # which values are held inside their bounds, and why
 
 - `load()` reads the link on the page's first run in a session: each parameter in the order declared
@@ -17,7 +17,8 @@
   student chose another value in between. A value still at its default follows the default when a
   default that depends on earlier values changes.
 - The session key (and the widget key) of `name` is "<prefix>_<name>", unless the declaration gives
-  its own `key=` (the shared sequence "seq", or a key that links and tests name).
+  its own `key=` (the shared sequence "seq", or a key that links and tests name). A number box keeps its
+  typed text under its own key beside it (ui/number_box.py); the number stays under this one.
 - After the page has run, app.py calls `ui.state.save_current()`, which writes exactly this page's state
   (and the shared state) into the link, also after a page's `stop()`. No page reads or writes
   st.query_params.

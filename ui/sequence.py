@@ -98,6 +98,19 @@ def parse_number(text: str, where: str, *, in_row: bool = False) -> float:
     value is one of a row's (the paste box), where the message also says how to write several numbers.
     """
     shown = text.strip()[:20]
+    x = float(number_text(text, where, in_row=in_row))
+    if not np.isfinite(x) or abs(x) > MAX_ABS_VALUE:
+        raise ValueError(
+            f"{where}: '{shown}' is too large; values must lie between -{MAX_ABS_VALUE:g} and {MAX_ABS_VALUE:g}"
+        )
+    return x
+
+
+def number_text(text: str, where: str, *, in_row: bool = False) -> str:
+    """The written form of one number as `parse_number` accepts it (spaces stripped, any minus sign made "-"),
+    with no limit on its size: the number boxes (ui/number_box.py) read it exactly and check their own bounds.
+    Refused, with the same `ValueError` as `parse_number`'s: anything that is not one number, NaN, infinities."""
+    shown = text.strip()[:20]
     t = text.strip().translate(_MINUS_SIGNS)
     if t.lower() in _NON_FINITE:
         raise ValueError(f"{where}: '{shown}' is not a finite number")
@@ -111,12 +124,7 @@ def parse_number(text: str, where: str, *, in_row: bool = False) -> float:
                 hint += f"; {len(pieces)} numbers take a space after each comma: {', '.join(pieces)}"
             hint = f" ({hint})"
         raise ValueError(f"{where}: '{shown}' is not a number{hint}")
-    x = float(t)
-    if not np.isfinite(x) or abs(x) > MAX_ABS_VALUE:
-        raise ValueError(
-            f"{where}: '{shown}' is too large; values must lie between -{MAX_ABS_VALUE:g} and {MAX_ABS_VALUE:g}"
-        )
-    return x
+    return t
 
 
 def format_number(x: float) -> str:

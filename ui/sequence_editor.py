@@ -13,6 +13,7 @@ import streamlit as st
 
 from attention.sequence import TokenSequence
 from lessons.examples import compass, dominant_key, identical_keys, random_example
+from ui.number_box import number_box
 from ui.safe_text import escape_markdown
 from ui.sequence import (
     COMMA_RULE,
@@ -59,8 +60,7 @@ def _ensure_widget_state(key: str) -> TokenSequence:
 def _on_resize(key: str) -> None:
     seq = st.session_state[key]
     n, d_k, d_v = (int(st.session_state[f"{key}_{s}_in"]) for s in ("n", "dk", "dv"))
-    # What a smaller size cuts is kept aside and comes back when the size grows again (an emptied box
-    # commits 1 in the browser, which would otherwise lose every row but the first).
+    # What a smaller size cuts is kept aside and comes back when the size grows again.
     cut = st.session_state.get(f"{key}_cut")
     whole = seq.over(cut) if isinstance(cut, TokenSequence) else seq
     st.session_state[f"{key}_cut"] = whole
@@ -104,35 +104,21 @@ def _on_preset(key: str) -> None:
 
 
 def size_controls(key: str) -> None:
-    """Number inputs for n, d_k, d_v (changing them keeps the values that still fit)."""
+    """Number boxes for n, d_k, d_v (changing them keeps the values that still fit)."""
     c1, c2, c3 = st.columns(3)
-    c1.number_input(
+    resize = {"min_value": 1, "on_change": _on_resize, "args": (key,)}
+    number_box(
+        c1,
         "positions n",
-        1,
-        MAX_N,
         key=f"{key}_n_in",
-        on_change=_on_resize,
-        args=(key,),
-        help="How many tokens in the sequence (1 to 16). Values that still fit are kept; rows a "
-        "smaller size cut come back when you make it larger again.",
+        max_value=MAX_N,
+        **resize,
+        help="How many tokens in the sequence. Values that still fit are kept; rows a smaller size cut come back "
+        "when you make it larger again.",
     )
-    c2.number_input(
-        "d_k",
-        1,
-        MAX_D,
-        key=f"{key}_dk_in",
-        on_change=_on_resize,
-        args=(key,),
-        help="Length of each query and key vector (1 to 16).",
-    )
-    c3.number_input(
-        "d_v",
-        1,
-        MAX_D,
-        key=f"{key}_dv_in",
-        on_change=_on_resize,
-        args=(key,),
-        help="Length of each value vector, and so of each output (1 to 16).",
+    number_box(c2, "d_k", key=f"{key}_dk_in", max_value=MAX_D, **resize, help="Length of each query and key vector.")
+    number_box(
+        c3, "d_v", key=f"{key}_dv_in", max_value=MAX_D, **resize, help="Length of each value vector and each output."
     )
 
 
@@ -145,7 +131,7 @@ def preset_controls(key: str) -> None:
         key=f"{key}_preset",
         help="Start from a known example: the hand-built one can be predicted on paper.",
     )
-    c2.number_input("seed", 0, 10_000, key=f"{key}_seed", help="Seed for the random presets.")
+    number_box(c2, "seed", key=f"{key}_seed", min_value=0, max_value=10_000, value=0, help="Seeds the random presets.")
     c3.button("Load", key=f"{key}_load", on_click=_on_preset, args=(key,), width="stretch")
     note = st.session_state.get(f"{key}_preset_note")
     if note:

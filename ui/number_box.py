@@ -1,0 +1,171 @@
+"""A number box that reads what a student types by the Playground's rule, or refuses it and says why.
+
+Streamlit's `st.number_input` parses typed text in the browser and sends only its own reading: in a box of
+whole numbers `1e3` becomes 1, `2.5` becomes 2 and `1,5` becomes 15, without a word. This box is a text box
+(`st.text_input`: Enter or leaving the box applies it) read on the server by `ui.sequence.number_text`, the
+rule of the grid and the paste box, so a number is read the same wherever it is typed:
+
+- accepted: `7`, `1e3` (1000), `1000.0` in a box of whole numbers (it is a whole number), `−3`, ` 5 `;
+  the box then shows the number it holds, written plainly (1000).
+- refused, with a message under the box's row naming the box, what was typed and the allowed range: not one number
+  (`1,5`, `abc`, `0x10`), NaN and infinities, an empty box (unless the box is optional), a fraction in a
+  box of whole numbers (`2.5`), a number outside the bounds. The box keeps what was typed, and the page
+  keeps computing with the last accepted value; the message says which.
+
+The value lives under `key` in session state, as a widget's would (a page's declared state reads it there:
+`STATE.widget(name)` gives the key, the bounds and the persistence); the text box has the key `box_key(key)`.
+A value changed by anything else (a link, a button, a bound that moved and clamped it) is written into the
+box on the next run, and the refusal it replaced is gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+import streamlit as st
+
+from ui.safe_text import escape_markdown
+from ui.sequence import format_number, number_text
+
+Number = int | float
+
+
+def box_key(key: str) -> str:
+    """The key of the text box that holds the typed text of the number under `key`."""
+    return f"{key}_box"
+
+
+def _refused_key(key: str) -> str:
+    return f"_{key}_box_refused"
+
+
+def _shows_key(key: str) -> str:
+    return f"_{key}_box_shows"
+
+
+def whole_numbers(lo: Number, hi: Number) -> bool:
+    """Whether a box with these bounds takes whole numbers only (both bounds are ints)."""
+    return all(isinstance(b, int) and not isinstance(b, bool) for b in (lo, hi))
+
+
+def written(x: Number | None) -> str:
+    """A number as the box shows it: plainly (1000, 0.7), in the form the box reads back as the same number."""
+    if x is None:
+        return ""
+    return str(x) if isinstance(x, int) else format_number(x)
+
+
+def allowed(lo: Number, hi: Number, *, optional: bool = False) -> str:
+    """What the box takes, in words: "a whole number from 0 to 9999"."""
+    kind = "a whole number" if whole_numbers(lo, hi) else "a number"
+    return f"{kind} from {written(lo)} to {written(hi)}" + (", or nothing" if optional else "")
+
+
+def read_number(text: str, label: str, lo: Number, hi: Number, *, optional: bool = False) -> Number | None:
+    """The number `text` says, exactly, if the box takes it; else ValueError naming `label` and the text.
+
+    An int if the bounds are ints (`1e3` is 1000, `2.5` is refused), else a float; None for an empty
+    optional box."""
+    if not text.strip():
+        if optional:
+            return None
+        raise ValueError(f"{label}: the box is empty")
+    shown = text.strip()[:20]
+    exact = Decimal(number_text(text, label))  # exact: 1.0000000000000001 is not a whole number
+    whole = whole_numbers(lo, hi)
+    if whole and exact != exact.to_integral_value():
+        raise ValueError(f"{label}: '{shown}' is not a whole number")
+    if exact < lo:
+        raise ValueError(f"{label}: '{shown}' is less than {written(lo)}")
+    if exact > hi:
+        raise ValueError(f"{label}: '{shown}' is more than {written(hi)}")
+    return int(exact) if whole else float(exact)
+
+
+def refusal(err: ValueError, lo: Number, hi: Number, kept: Number | None, *, optional: bool = False) -> str:
+    """The message under a box that refused what was typed: why, what it takes, what the page still uses."""
+    still = "nothing" if kept is None else written(kept)
+    return f"{err}. Allowed: {allowed(lo, hi, optional=optional)}. The page still uses {still}."
+
+
+def _commit(
+    key: str, label: str, lo: Number, hi: Number, optional: bool, on_change: Callable | None, args: tuple
+) -> None:
+    """The box's callback (Enter, or leaving the box): take the number typed, or keep the old one and say why."""
+    text = st.session_state[box_key(key)]
+    before = st.session_state.get(key)
+    try:
+        value = read_number(text, label, lo, hi, optional=optional)
+    except ValueError as err:
+        st.session_state[_refused_key(key)] = refusal(err, lo, hi, before, optional=optional)
+        return
+    st.session_state[key] = value
+    st.session_state[box_key(key)] = written(value)
+    st.session_state[_shows_key(key)] = value
+    st.session_state.pop(_refused_key(key), None)
+    if on_change is not None and value != before:
+        on_change(*args)
+
+
+def forget_number(key: str) -> None:
+    """Remove a box's number and text from the session (a widget's state goes when it is not drawn; a number
+    box's stays, as a page's declared state must): for a box that will never be drawn again."""
+    for name in (key, box_key(key), _shows_key(key), _refused_key(key)):
+        st.session_state.pop(name, None)
+
+
+def number_box(
+    where: Any,
+    label: str,
+    *,
+    key: str,
+    min_value: Number,
+    max_value: Number,
+    value: Number | None = None,
+    optional: bool = False,
+    help: str | None = None,
+    on_change: Callable | None = None,
+    args: tuple = (),
+    placeholder: str | None = None,
+    disabled: bool = False,
+    persist_state: str | None = None,
+) -> Number | None:
+    """Draw the box in `where` (st or a column) and return the number the page computes with. A refusal is
+    shown below, in the container the page is drawing in (after the row of columns `where` belongs to).
+
+    `key`, `min_value`, `max_value`, `persist_state`: as `STATE.widget(name)` gives them. `value`: the
+    starting value where nothing holds one yet (a box outside a page's declared state); `optional`: an
+    empty box is a value too (None). `on_change(*args)` runs after a new number was taken.
+    """
+    if key not in st.session_state:
+        st.session_state[key] = value if value is not None or optional else min_value
+    current = st.session_state[key]
+    text_key, shows_key = box_key(key), _shows_key(key)
+    if text_key not in st.session_state or st.session_state.get(shows_key, _MISSING) != current:
+        st.session_state[text_key] = written(current)  # set elsewhere, or the box is new: show the value held
+        st.session_state[shows_key] = current
+        st.session_state.pop(_refused_key(key), None)
+    rule = f"Type {allowed(min_value, max_value, optional=optional)}, then press Enter."
+    refused = st.session_state.get(_refused_key(key))
+    where.text_input(
+        label,
+        key=text_key,
+        help=f"{help} {rule}" if help else rule,
+        on_change=_commit,
+        args=(key, label, min_value, max_value, optional, on_change, tuple(args)),
+        placeholder=placeholder,
+        disabled=disabled,
+        autocomplete="off",
+        icon=":material/error:" if refused else None,  # the box that refused, marked in its row
+        persist_state=persist_state,
+    )
+    if refused:
+        # Below the row the box is in, at the width of what the page is drawing (a column is often too narrow
+        # for a sentence): it names the box.
+        st.error(escape_markdown(refused), icon=":material/block:")  # it quotes what was typed
+    return st.session_state[key]
+
+
+_MISSING = object()
