@@ -54,7 +54,10 @@ def test_a_number_is_read_exactly_as_the_grid_reads_it(typed, lo, hi, value):
         ("1.0000000000000001", "is not a whole number"),  # read exactly: a float would call it 1
         ("1e-3", "is not a whole number"),
         ("1,5", "Seed: '1,5' is not a number (a decimal point, not a comma: 1.5)"),
-        ("10,000", "is not a number"),
+        (
+            "10,000",
+            "Seed: '10,000' is not a number (no thousands separators: 10000; or a decimal point, not a comma: 10.000)",
+        ),
         ("abc", "Seed: 'abc' is not a number"),
         ("0x10", "is not a number"),
         ("1_000", "is not a number"),

@@ -106,6 +106,9 @@ def parse_number(text: str, where: str, *, in_row: bool = False) -> float:
     return x
 
 
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+")  # digits grouped by commas, as 10,000 or 1,234,567
+
+
 def number_text(text: str, where: str, *, in_row: bool = False) -> str:
     """The written form of one number as `parse_number` accepts it (spaces stripped, any minus sign made "-"),
     with no limit on its size: the number boxes (ui/number_box.py) read it exactly and check their own bounds.
@@ -120,6 +123,8 @@ def number_text(text: str, where: str, *, in_row: bool = False) -> str:
             pieces = [p for p in t.split(",") if p]
             dotted = t.replace(",", ".")
             hint = f"a decimal point, not a comma: {dotted}" if _NUMBER.fullmatch(dotted) else "a comma is not a digit"
+            if _THOUSANDS.fullmatch(t):  # 10,000: a thousands separator or a decimal comma, the text cannot say
+                hint = f"no thousands separators: {t.replace(',', '')}" + ("; or " + hint if "point" in hint else "")
             if in_row and len(pieces) > 1:
                 hint += f"; {len(pieces)} numbers take a space after each comma: {', '.join(pieces)}"
             hint = f" ({hint})"
