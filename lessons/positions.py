@@ -52,6 +52,7 @@ METHOD_LABELS = {
 }
 ROUNDING = 1e-12  # relative: a difference this small is the order of the sums, not the positions
 ROPE_ROUNDING = 1e-9  # relative: the angles p·θ keep fewer digits as p grows (measured 3e-13 at p = 10^4)
+DEFAULT_TEXT = "the dog chased the cat up the tall tree"
 MAX_WORDS = 16
 MAX_WORD_CHARS = 24
 HEAD_GAIN = 1.5  # W ~ N(0, gain² / d): scores with a spread of about gain², a pattern worth looking at
@@ -71,6 +72,18 @@ def parse_words(text: str) -> tuple[tuple[str, ...], str | None]:
     if long is not None:
         return words, f"a word has {len(long)} characters; at most {MAX_WORD_CHARS} per word"
     return words, None
+
+
+def word_count(values) -> int:
+    """How many words the page's text (`values["text"]`) has; the default text's count while it is unusable
+    (the page stops then). A bound of the padding lengths."""
+    words, problem = parse_words(values["text"])
+    return len(words) if problem is None else len(parse_words(DEFAULT_TEXT)[0])
+
+
+def half_the_words(values) -> int:
+    """The second padded sequence's default length: about half the words, at least one."""
+    return max(1, word_count(values) // 2)
 
 
 def word_vectors(words, d_model: int, seed: int = 0) -> np.ndarray:

@@ -5,7 +5,18 @@ arrives already escaped."""
 from __future__ import annotations
 
 from attention.pretrained import MODEL_NAME
-from lessons.positions import WORD_PIECES, TableReading, alibi_unmasked, diff_text, row_length
+from lessons.positions import (
+    WORD_PIECES,
+    ShuffleCheck,
+    TableReading,
+    alibi_unmasked,
+    diff_text,
+    row_length,
+    word_count,
+)
+from lessons.positions import (
+    shuffle_verdict as shuffle_sentence,
+)
 
 INTRODUCTION = (
     "Attention compares every query with every key and averages the values. Nothing in that says **where** a "
@@ -184,3 +195,29 @@ PADDING_INTRO = (
 def sequence_heading(number: int, length: int, padded_to: int) -> str:
     """The heading over padded sequence `number` (from 1): its words, and the length it is padded to."""
     return f"**Sequence {number}**: {length} word{'s' if length > 1 else ''}, padded to {padded_to}"
+
+
+SHORT_NAMES = dict(none="No positions", learned="Learned absolute", sinusoidal="Sinusoidal", rope="RoPE", alibi="ALiBi")
+BADGES = {
+    "unchanged": ":gray-badge[:material/drag_handle: nothing moved]",
+    "only shuffled": ":green-badge[:material/check_circle: only shuffled]",
+    "order was seen": ":red-badge[:material/cancel: order was seen]",
+}
+
+
+def shuffle_verdict(check: ShuffleCheck, method: str) -> str:
+    """The shuffle check's outcome with its badge (`method`: "none" or a way of adding position). Shown in a plain
+    box, not an error: a failing check is what the section sets out to show, not something that went wrong."""
+    return f"{BADGES[check.outcome]} {shuffle_sentence(check, SHORT_NAMES[method])}"
+
+
+def window_why(values, asked) -> str:
+    """Why the window is lowered below `asked`: it cannot hold more keys than the sequence has."""
+    n = values["n"]
+    return f"a window holds at most the n = {n} position{'s' * (n != 1)} of the sequence"
+
+
+def length_why(values, asked) -> str:
+    """Why a padded sequence's length is lowered below `asked`: it is cut from the words above."""
+    n = word_count(values)
+    return f"the text has {n} word{'s' * (n != 1)}"

@@ -23,6 +23,7 @@ from figures.positions import (
     slopes_figure,
 )
 from ui.charts import cached_figure, cached_weights_figure, cell_font, chart, show_snippet, square_chart
+from ui.checks import check_box
 from ui.minilm import learned_table, minilm_checks, model_or_reason
 from ui.number_box import number_box
 from ui.page_state import PageState, section, stop
@@ -31,38 +32,17 @@ from ui.snippets import four_ways_snippet, masks_snippet, shuffle_snippet
 from ui.tables import arrow_table
 from ui.url import Choice, Flag, Int, Text
 
-DEFAULT_TEXT = "the dog chased the cat up the tall tree"
 MAX_TEXT_CHARS = 400
 SHUFFLE_MAX = 9999
 SEED_MAX = 9999
 WITH_POSITIONS = ("sinusoidal", "rope", "alibi", "learned")
 SINUSOIDAL_POSITIONS = 100  # rows of the sinusoidal table on show
 OFFSETS = np.arange(-32, 33)  # the RoPE score curve's x axis
-PASS, FAIL = ":material/check_circle:", ":material/cancel:"
-SHORT_NAMES = dict(none="No positions", learned="Learned absolute", sinusoidal="Sinusoidal", rope="RoPE", alibi="ALiBi")
-
-
-def word_count(values) -> int:
-    """How many words the text has (the default text's count while it is unusable: the page stops then)."""
-    words, problem = lesson.parse_words(values["text"])
-    return len(words) if problem is None else len(lesson.parse_words(DEFAULT_TEXT)[0])
-
-
-def window_why(values, asked) -> str:
-    """Why the window is lowered below `asked`: it cannot hold more keys than the sequence has."""
-    n = values["n"]
-    return f"a window holds at most the n = {n} position{'s' * (n != 1)} of the sequence"
-
-
-def length_why(values, asked) -> str:
-    """Why a padded sequence's length is lowered below `asked`: it is cut from the words above."""
-    n = word_count(values)
-    return f"the text has {n} word{'s' * (n != 1)}"
 
 
 STATE = PageState(
     "pos",
-    text=Text(DEFAULT_TEXT, max_chars=MAX_TEXT_CHARS),
+    text=Text(lesson.DEFAULT_TEXT, max_chars=MAX_TEXT_CHARS),
     d_model=Choice(16, choices=(8, 16, 32, 64)),
     seed=Int(0, lo=0, hi=SEED_MAX),
     shuffle=Int(1, lo=0, hi=SHUFFLE_MAX),  # 0: the original order
@@ -75,30 +55,12 @@ STATE = PageState(
     heads=Int(8, lo=1, hi=16),
     alibi_scores=Flag(False),
     n=Int(16, lo=2, hi=32),
-    window=Int(lambda v: min(3, v["n"]), lo=1, hi=lambda v: v["n"], label="Window w", why=window_why),
+    window=Int(lambda v: min(3, v["n"]), lo=1, hi=lambda v: v["n"], label="Window w", why=text.window_why),
     layers=Int(3, lo=1, hi=8),
-    len_a=Int(word_count, lo=1, hi=word_count, label="Sequence 1's length", why=length_why),
-    len_b=Int(lambda v: max(1, word_count(v) // 2), lo=1, hi=word_count, label="Sequence 2's length", why=length_why),
+    len_a=Int(lesson.word_count, lo=1, hi=lesson.word_count, label="Sequence 1's length", why=text.length_why),
+    len_b=Int(lesson.half_the_words, lo=1, hi=lesson.word_count, label="Sequence 2's length", why=text.length_why),
     pad_causal=Flag(False),
 )
-
-
-BADGES = {
-    "unchanged": ":gray-badge[:material/drag_handle: nothing moved]",
-    "only shuffled": f":green-badge[{PASS} only shuffled]",
-    "order was seen": f":red-badge[{FAIL} order was seen]",
-}
-
-
-def verdict(where, check, what: str) -> None:
-    """The shuffle check's outcome in a box with a badge. Not st.error: a failing check is what this section
-    sets out to show, not something that went wrong."""
-    where.container(border=True).markdown(f"{BADGES[check.outcome]} {lesson.shuffle_verdict(check, what)}")
-
-
-def outcome(where, passed: bool, sentence: str) -> None:
-    """A check that holds (a success box) or does not (an error box), said in `sentence`."""
-    (where.success if passed else where.error)(sentence, icon=PASS if passed else FAIL)
 
 
 def weights_chart(where, steps, labels, key: str) -> None:
@@ -216,7 +178,7 @@ def side_by_side(toy_checks, words, shuffled, model) -> None:
         weights_chart(col, check.before, labels, key=f"pos_shuffle_{key}_before")
         col.markdown(f"**Shuffle {shuffle}**: {lesson.OUTCOME_HEADINGS[check.outcome]}")
         weights_chart(col, check.after, shuffled_labels, key=f"pos_shuffle_{key}_after")
-        verdict(col, check, SHORT_NAMES["none" if key == "none" else method])
+        col.container(border=True).markdown(text.shuffle_verdict(check, "none" if key == "none" else method))
 
 
 # ---------------------------------------------------------------- 2 · four ways to add position
@@ -310,7 +272,7 @@ def sinusoidal() -> tuple[int, int]:
     square_chart(rotation_col, figure, key="pos_shift_matrix", share=0.5)
     rotation_col.caption(text.shift_matrix_caption(shift, table_d, small_d))
     shift_ok, sentence = lesson.shift_sentence(SINUSOIDAL_POSITIONS, table_d, shift)
-    outcome(check_col, shift_ok, escape_markdown(sentence))
+    check_box(check_col, shift_ok, escape_markdown(sentence))
     check_col.markdown(text.row_length_paragraph(shift, table_d))
     return table_d, shift
 
@@ -331,7 +293,7 @@ def rotary(toy: lesson.Toy) -> int:
     offset, words, n_words = STATE["offset"], toy.words, len(toy.words)
     q, k = lesson.toy_queries_keys(toy.x, toy.head)
     rope_check = lesson.rope_offset_check(q, k, offset)
-    outcome(rope_result_col, rope_check.passed, rope_check.sentence())
+    check_box(rope_result_col, rope_check.passed, rope_check.sentence())
     scores_col, moved_col = st.columns(2, gap="large")
     for col, scores, title, key in (
         (scores_col, rope_check.scores, f"scores at positions 0…{n_words - 1}", "pos_rope_scores"),
@@ -421,7 +383,7 @@ def sliding_window() -> tuple[int, int, int]:
     reach_col, reach_text_col = st.columns(2, gap="large")
     square_chart(reach_col, cached_figure(reach_heatmap, first, layers, square=True), key="pos_window_reach", share=0.5)
     reach_text_col.markdown(text.reach_paragraph(window, layers))
-    outcome(reach_text_col, *lesson.reach_sentence(n, window, layers, lesson.last_query_reach(first)))
+    check_box(reach_text_col, *lesson.reach_sentence(n, window, layers, lesson.last_query_reach(first)))
     reach_text_col.caption(lesson.mistral_sentence())
     return n, window, layers
 
@@ -458,7 +420,7 @@ def padding_section(toy: lesson.Toy, n: int, window: int, layers: int) -> None:
         col.markdown(text.sequence_heading(b + 1, length, n_padded))
         figure = cached_figure(padded_heatmap, padding.result.weights[b], padding.result.used[b], padding.labels[b])
         chart(col, figure, key=f"pos_padding_{b + 1}", share=0.5)
-    outcome(st, padding.passed, padding.sentence())
+    check_box(st, padding.passed, padding.sentence())
     snippet = masks_snippet(
         n=n, window=window, layers=layers, sequences=sequences, d_model=toy.d_model, seed=toy.seed, causal=pad_causal
     )

@@ -95,3 +95,26 @@ def test_the_reach_paragraph_counts_hops_and_layers_in_the_singular_and_the_plur
 )
 def test_the_sequence_heading_counts_its_words(number, length, padded, heading):
     assert text.sequence_heading(number, length, padded) == heading
+
+
+def test_a_shuffle_verdict_has_the_badge_of_its_outcome_and_the_methods_name():
+    from lessons.positions import Toy, permutation, toy_shuffle_checks
+
+    toy = Toy.build(("the", "dog", "sat", "down"), 8, 0)
+    checks = toy_shuffle_checks(toy.x, toy.head, permutation(4, 3), 8)
+    none, rope = text.shuffle_verdict(checks["none"], "none"), text.shuffle_verdict(checks["rope"], "rope")
+    assert checks["none"].outcome == "only shuffled" and checks["rope"].outcome == "order was seen"
+    assert none.startswith(text.BADGES["only shuffled"]) and "No positions: after undoing" in none
+    assert rope.startswith(text.BADGES["order was seen"]) and "RoPE: after undoing" in rope
+    same = toy_shuffle_checks(toy.x, toy.head, permutation(4, 0), 8)["alibi"]
+    assert text.shuffle_verdict(same, "alibi").startswith(text.BADGES["unchanged"])
+
+
+def test_the_padding_lengths_follow_the_words_and_say_why_they_were_lowered():
+    from lessons.positions import DEFAULT_TEXT, half_the_words, word_count
+
+    assert word_count({"text": "a b c d e"}) == 5 and half_the_words({"text": "a b c d e"}) == 2
+    assert word_count({"text": "one"}) == len(DEFAULT_TEXT.split())  # unusable text: the default's count
+    assert half_the_words({"text": "a b"}) == 1
+    assert text.length_why({"text": "a b c"}, 9) == "the text has 3 words"
+    assert text.window_why({"n": 1}, 3) == "a window holds at most the n = 1 position of the sequence"

@@ -25,6 +25,7 @@ import streamlit as st
 
 from classroom import errors
 from classroom.codes import normalise_code
+from ui.checks import check_box
 from ui.classroom_ask import ask_controls
 from ui.classroom_push import bar_drawn, bar_gone
 from ui.classroom_questions import distribution_figure
@@ -415,7 +416,7 @@ def _show_reveal(body: dict, truth, mine) -> None:
     said = "no answer" if mine is None else _label(body, mine)
     right = mine is not None and (mine == truth if body["kind"] == "choice" else abs(mine - truth) <= 0.05)
     text = f"The answer: **{escape_markdown(_label(body, truth))}**. You said {escape_markdown(said)}."
-    (st.success if right else st.error)(text, icon=":material/check_circle:" if right else ":material/cancel:")
+    check_box(st, right, text)
 
 
 # ------------------------------------------------------------------ the teacher's bar
