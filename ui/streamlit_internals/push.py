@@ -1,15 +1,24 @@
-"""A session's fragment rerun asked for by the server itself (entry "push-fragment-rerun" of
-ui/streamlit_internals): what lets class mode push the teacher's move to a student's bar instead of the bar
-polling the store on a one-second timer (ui/classroom_push.py).
+"""A session's fragment rerun, or its run of another page, asked for by the server itself (entries
+"push-fragment-rerun" and "push-page-run" of ui/streamlit_internals): what lets class mode push the teacher's
+actions to a student's bar, and the teacher's move to the student's page, instead of the bar polling the store
+on a one-second timer (ui/classroom_push.py).
 
 Streamlit reruns a fragment when the browser asks (a widget in it, or its `run_every` timer). Here a thread of
 the server asks instead, the way Streamlit's own "run on save" asks for a full run: on the session's event
 loop, `AppSession.request_rerun` with the session's last client state (its page and query string), named
 for one fragment and marked as a timer's rerun (so a fragment a full run has since dropped is skipped in
 silence, as a timer's would be). The browser draws a run it did not ask for as it draws a timer's.
+
+A move to another page is asked for the same way, as the browser's Back button asks for it: a run of that page
+(by its url path, as a typed link names it) with the link's query string, marked as history navigation, and with
+the values of the session's widgets (those of the sidebar and the room's bar too), which the browser would send.
+The browser follows the run as it follows `st.switch_page`: Streamlit's client moves its address to the page the
+`navigation` message names, and the page's state reaches the link when the run writes it.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime import Runtime
@@ -18,6 +27,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState,
 from ui.streamlit_internals import warn_once
 
 NAME = "push-fragment-rerun"
+WAIT_S, WAIT_TRIES = 0.05, 200  # a push waits for the session's run under way, up to 10 s
 
 
 def this_fragment() -> tuple[str, str] | None:
@@ -76,7 +86,12 @@ def rerun_fragment(session_id: str, fragment_id: str) -> bool:
             return False
         session = info.session
 
-        def request() -> None:
+        def request(attempt: int = 0) -> None:
+            # A run under way (the browser's, or another push to the same session: a teacher has two screens) would
+            # take this request into its own, and Streamlit 1.67 may then drop one fragment's output: wait for it.
+            if session._scriptrunner is not None and attempt < WAIT_TRIES:
+                asyncio.get_running_loop().call_later(WAIT_S, request, attempt + 1)
+                return
             client_state = ClientState()
             client_state.CopyFrom(session._client_state)  # the page and query string of its last run
             client_state.fragment_id = fragment_id
@@ -88,5 +103,50 @@ def rerun_fragment(session_id: str, fragment_id: str) -> bool:
         session._call_soon_on_event_loop(request)
     except AttributeError as err:
         warn_once(NAME, f"Streamlit's session has changed ({err}): the bar falls back on its timer")
+        return False
+    return True
+
+
+PAGE_RUN = "push-page-run"
+
+
+def run_page(session_id: str, page: str, query_string: str, fragment_id: str) -> bool:
+    """Ask session `session_id` to run page `page` (its url path) with `query_string`, as Back to that link
+    would, once the session's run under way (if any) has ended; if it does not end within WAIT_S * WAIT_TRIES, its
+    fragment `fragment_id` is rerun instead. False if the session is not connected to this server."""
+    sessions = _sessions()
+    if sessions is None:
+        return False
+    try:
+        info = sessions.get_active_session_info(session_id)
+        if info is None:
+            return False
+        session = info.session
+
+        def request(attempt: int = 0) -> None:
+            # On the session's event loop, where its script runners are created and ended: with none, no script
+            # thread touches its session state, whose widget values are read here. A run under way is waited for;
+            # one that lasts rerun the bar instead (it moves the browser itself).
+            if session._scriptrunner is not None:
+                if attempt < WAIT_TRIES:
+                    asyncio.get_running_loop().call_later(WAIT_S, request, attempt + 1)
+                else:
+                    rerun_fragment(session_id, fragment_id)
+                return
+            client_state = ClientState()
+            client_state.CopyFrom(session._client_state)
+            client_state.page_script_hash = ""  # the page is named by its url path, as a typed link names it
+            client_state.page_name = page
+            client_state.query_string = query_string
+            client_state.fragment_id = ""
+            client_state.is_auto_rerun = False
+            client_state.is_history_navigation = True
+            client_state.ClearField("widget_states")
+            client_state.widget_states.widgets.extend(session._session_state.get_widget_states())
+            session.request_rerun(client_state)
+
+        session._call_soon_on_event_loop(request)
+    except AttributeError as err:
+        warn_once(PAGE_RUN, f"Streamlit's session has changed ({err}): the student's bar moves the page")
         return False
     return True
