@@ -74,9 +74,13 @@ def active_session_ids() -> set[str] | None:
         return None
 
 
-def rerun_fragment(session_id: str, fragment_id: str) -> bool:
-    """Ask session `session_id` to rerun fragment `fragment_id` now (from any thread); False if the session is
-    not connected to this server (closed, or its browser went away)."""
+def _request_when_idle(session_id: str, name: str, falls_back: str, client_state_of, on_timeout=None) -> bool:
+    """On session `session_id`'s event loop, once its run under way (if any) has ended, request the run that
+    `client_state_of(session)` describes; if the run does not end within WAIT_S * WAIT_TRIES, `on_timeout()`
+    instead (None: request it anyway). False if the session is not connected to this server. A run under way
+    (the browser's, or another push: a teacher has two screens) would take the request into its own, and
+    Streamlit 1.67 may then drop one fragment's output; with no script runner, no script thread touches the
+    session state that `client_state_of` reads."""
     sessions = _sessions()
     if sessions is None:
         return False
@@ -87,24 +91,36 @@ def rerun_fragment(session_id: str, fragment_id: str) -> bool:
         session = info.session
 
         def request(attempt: int = 0) -> None:
-            # A run under way (the browser's, or another push to the same session: a teacher has two screens) would
-            # take this request into its own, and Streamlit 1.67 may then drop one fragment's output: wait for it.
-            if session._scriptrunner is not None and attempt < WAIT_TRIES:
-                asyncio.get_running_loop().call_later(WAIT_S, request, attempt + 1)
-                return
-            client_state = ClientState()
-            client_state.CopyFrom(session._client_state)  # the page and query string of its last run
-            client_state.fragment_id = fragment_id
-            client_state.is_auto_rerun = True
-            client_state.is_history_navigation = False
-            client_state.ClearField("widget_states")  # no widget changed: the session keeps its values
-            session.request_rerun(client_state)
+            if session._scriptrunner is not None:
+                if attempt < WAIT_TRIES:
+                    asyncio.get_running_loop().call_later(WAIT_S, request, attempt + 1)
+                    return
+                if on_timeout is not None:
+                    on_timeout()
+                    return
+            session.request_rerun(client_state_of(session))
 
         session._call_soon_on_event_loop(request)
     except AttributeError as err:
-        warn_once(NAME, f"Streamlit's session has changed ({err}): the bar falls back on its timer")
+        warn_once(name, f"Streamlit's session has changed ({err}): {falls_back}")
         return False
     return True
+
+
+def rerun_fragment(session_id: str, fragment_id: str) -> bool:
+    """Ask session `session_id` to rerun fragment `fragment_id` now (from any thread); False if the session is
+    not connected to this server (closed, or its browser went away)."""
+
+    def client_state_of(session) -> ClientState:
+        client_state = ClientState()
+        client_state.CopyFrom(session._client_state)  # the page and query string of its last run
+        client_state.fragment_id = fragment_id
+        client_state.is_auto_rerun = True
+        client_state.is_history_navigation = False
+        client_state.ClearField("widget_states")  # no widget changed: the session keeps its values
+        return client_state
+
+    return _request_when_idle(session_id, NAME, "the bar falls back on its timer", client_state_of)
 
 
 PAGE_RUN = "push-page-run"
@@ -113,40 +129,26 @@ PAGE_RUN = "push-page-run"
 def run_page(session_id: str, page: str, query_string: str, fragment_id: str) -> bool:
     """Ask session `session_id` to run page `page` (its url path) with `query_string`, as Back to that link
     would, once the session's run under way (if any) has ended; if it does not end within WAIT_S * WAIT_TRIES, its
-    fragment `fragment_id` is rerun instead. False if the session is not connected to this server."""
-    sessions = _sessions()
-    if sessions is None:
-        return False
-    try:
-        info = sessions.get_active_session_info(session_id)
-        if info is None:
-            return False
-        session = info.session
+    fragment `fragment_id` is rerun instead (the bar moves the browser itself). False if the session is not
+    connected to this server."""
 
-        def request(attempt: int = 0) -> None:
-            # On the session's event loop, where its script runners are created and ended: with none, no script
-            # thread touches its session state, whose widget values are read here. A run under way is waited for;
-            # one that lasts rerun the bar instead (it moves the browser itself).
-            if session._scriptrunner is not None:
-                if attempt < WAIT_TRIES:
-                    asyncio.get_running_loop().call_later(WAIT_S, request, attempt + 1)
-                else:
-                    rerun_fragment(session_id, fragment_id)
-                return
-            client_state = ClientState()
-            client_state.CopyFrom(session._client_state)
-            client_state.page_script_hash = ""  # the page is named by its url path, as a typed link names it
-            client_state.page_name = page
-            client_state.query_string = query_string
-            client_state.fragment_id = ""
-            client_state.is_auto_rerun = False
-            client_state.is_history_navigation = True
-            client_state.ClearField("widget_states")
-            client_state.widget_states.widgets.extend(session._session_state.get_widget_states())
-            session.request_rerun(client_state)
+    def client_state_of(session) -> ClientState:
+        client_state = ClientState()
+        client_state.CopyFrom(session._client_state)
+        client_state.page_script_hash = ""  # the page is named by its url path, as a typed link names it
+        client_state.page_name = page
+        client_state.query_string = query_string
+        client_state.fragment_id = ""
+        client_state.is_auto_rerun = False
+        client_state.is_history_navigation = True
+        client_state.ClearField("widget_states")
+        client_state.widget_states.widgets.extend(session._session_state.get_widget_states())
+        return client_state
 
-        session._call_soon_on_event_loop(request)
-    except AttributeError as err:
-        warn_once(PAGE_RUN, f"Streamlit's session has changed ({err}): the student's bar moves the page")
-        return False
-    return True
+    return _request_when_idle(
+        session_id,
+        PAGE_RUN,
+        "the student's bar moves the page",
+        client_state_of,
+        on_timeout=lambda: rerun_fragment(session_id, fragment_id),
+    )
