@@ -174,12 +174,19 @@ def join(code: str, nickname: str | None = None) -> None:
 
 def enter_from_link_or_cookie() -> None:
     """On a session's first run: come back to the room the cookie names (a reload, another worker), or
-    join the room of a student link (?room=CODE)."""
+    join the room of a student link (?room=CODE).
+
+    The session counts as entered only once that is done. Streamlit stops a run at its next st call or
+    session-state access when a newer run is asked for, and a browser that reconnects to a live worker asks
+    for two at once (ui/reconnect.py's R, and Streamlit's own rerun of a run the lost worker cut off): a first
+    run stopped in here leaves the entry to the next run, instead of leaving the session outside its room."""
     if st.session_state.get(ENTERED_KEY):
         return
+    _enter(normalise_code(st.query_params.get("room", "")), _COOKIE_VALUE.match(browser_cookie()))
     st.session_state[ENTERED_KEY] = True
-    linked = normalise_code(st.query_params.get("room", ""))
-    found = _COOKIE_VALUE.match(_text(st.context.cookies.get(COOKIE)))
+
+
+def _enter(linked: str, found: re.Match | None) -> None:
     if found and (not linked or linked == found.group(2)):
         role, code, secret = found.groups()
         try:
@@ -196,6 +203,11 @@ def enter_from_link_or_cookie() -> None:
             join(linked)
         except errors.ClassroomError as err:
             st.session_state[MESSAGE_KEY] = f"Could not join room {linked[:12]}: {err}."
+
+
+def browser_cookie() -> str:
+    """This browser's class cookie as its connection to this server sent it ("" without one)."""
+    return _text(st.context.cookies.get(COOKIE))
 
 
 def _cookie_script() -> str:
