@@ -120,6 +120,7 @@ def after_section(started: float) -> None:
     It cannot redraw the sidebar: the share link there follows the browser's link
     (ui.streamlit_internals.browser.HISTORY_JS)."""
     save_current()
+    class_after_page(pg.url_path)  # class mode: a teacher's change within a section becomes the room's view
     record_run_time((time.perf_counter() - started) * 1000)
 
 

@@ -99,6 +99,16 @@ class RoomState:
     joined: int
     expires_at: float
     version: int  # bumped by every teacher action (Store.versions)
+    activity: int = 0  # bumped by every join and answer (Store.heads)
+
+
+@dataclass(frozen=True)
+class Head:
+    """What a worker's watcher reads of an open room, for all its rooms in one query (Store.heads)."""
+
+    version: int  # bumped by every teacher action
+    activity: int  # bumped by every join and answer: what a teacher's dashboard counts
+    view: str | None  # the room's view: where following students go
 
 
 @dataclass(frozen=True)
@@ -165,13 +175,16 @@ class Store:
 
     def __init__(self, engine: Engine, limits: Limits, clock: Callable[[], float] = time.time) -> None:
         self.engine, self.limits, self.clock = engine, limits, clock
+        # called with no argument after each committed write of this process (a watcher looks at once instead of
+        # at its next tick: ui/classroom_push.py); a failing callback is the caller's, the write stays committed
+        self.after_write: list[Callable[[], None]] = []
 
     # ------------------------------------------------------------ transactions
     def _read(self):
         return _Tx(self.engine, write=False)
 
     def _write(self):
-        return _Tx(self.engine, write=True)
+        return _Tx(self.engine, write=True, after=self.after_write)
 
     def _room(self, conn: Connection, code: str, *, lock: bool = False):
         query = select(rooms).where(rooms.c.code == normalise_code(code))
@@ -230,6 +243,7 @@ class Store:
                     paused=False,
                     gather=0,
                     version=0,
+                    activity=0,
                 )
             )
         return Room(code, key, expires)
@@ -285,6 +299,7 @@ class Store:
                         id=sid, room_code=room["code"], number=joined + 1, nickname=nickname, joined_at=now
                     )
                 )
+                conn.execute(_active(room))
         if refused is not None:
             raise refused
         return sid
@@ -310,13 +325,16 @@ class Store:
         return row
 
     # ------------------------------------------------------------ following the teacher
-    def lead(self, code: str, teacher_key: str, view: str) -> None:
-        """Make `view` (a relative link such as "/causal?causal=1") the room's current view."""
+    def lead(self, code: str, teacher_key: str, view: str) -> int:
+        """Make `view` (a relative link such as "/causal?causal=1") the room's current view; returns the room's
+        version after it."""
         view = check_view(view)
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key)
-            if room["view"] != view:
-                conn.execute(_bumped(room).values(view=view))
+            if room["view"] == view:
+                return int(room["version"])
+            conn.execute(_bumped(room).values(view=view))
+            return int(room["version"]) + 1
 
     def current_view(self, code: str) -> str | None:
         with self._read() as conn:
@@ -352,6 +370,7 @@ class Store:
                 _count_students(conn, room["code"]),
                 room["expires_at"],
                 int(room["version"]),
+                int(room["activity"]),
             )
 
     def versions(self, codes) -> dict[str, int]:
@@ -367,6 +386,20 @@ class Store:
                 )
             ).all()
         return {r.code: int(r.version) for r in rows}
+
+    def heads(self, codes) -> dict[str, Head]:
+        """The version, activity and view of each open room among `codes`, in one query (what a worker's
+        watcher compares with what its screens last drew). A closed, expired or unknown room is left out."""
+        codes = sorted({normalise_code(c) for c in codes})
+        if not codes:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute(
+                select(rooms.c.code, rooms.c.version, rooms.c.activity, rooms.c.view).where(
+                    rooms.c.code.in_(codes), ~rooms.c.closed, rooms.c.expires_at > self.clock()
+                )
+            ).all()
+        return {r.code: Head(int(r.version), int(r.activity), r.view) for r in rows}
 
     # ------------------------------------------------------------ questions
     def ask(self, code: str, teacher_key: str, question: dict, truth: Any = None) -> int:
@@ -439,6 +472,7 @@ class Store:
                     set_={"value": insert.excluded.value, "answered_at": insert.excluded.answered_at},
                 )
             )
+            conn.execute(_active(room))
 
     def my_answer(self, code: str, sid: str, qid: int) -> Any:
         """Student `sid`'s answer to question `qid` (None: not answered)."""
@@ -523,8 +557,8 @@ class Store:
 class _Tx:
     """A connection in one transaction, committed at the end of the `with` (rolled back on an error)."""
 
-    def __init__(self, engine: Engine, write: bool) -> None:
-        self.engine, self.write = engine, write
+    def __init__(self, engine: Engine, write: bool, after: list[Callable[[], None]] = ()) -> None:
+        self.engine, self.write, self.after = engine, write, after
 
     def __enter__(self) -> Connection:
         self.conn = self.engine.connect()
@@ -541,11 +575,19 @@ class _Tx:
                 self.tx.rollback()
         finally:
             self.conn.close()
+        if exc_type is None:
+            for callback in list(self.after):
+                callback()
 
 
 def _bumped(room):
     """An update of `room` that also bumps its version (every teacher action goes through it)."""
     return rooms.update().where(rooms.c.code == room["code"]).values(version=rooms.c.version + 1)
+
+
+def _active(room):
+    """An update of `room` that bumps its activity (a join, an answer: what the teacher's dashboard shows)."""
+    return rooms.update().where(rooms.c.code == room["code"]).values(activity=rooms.c.activity + 1)
 
 
 def _count_students(conn: Connection, code: str) -> int:

@@ -12,6 +12,7 @@ require_app_entry()
 
 from classroom import errors
 from classroom.store import NICKNAME_CHARS
+from ui.classroom_push import screen_drawn
 from ui.classroom_room import (
     MESSAGE_KEY,
     NICK_KEY,
@@ -22,6 +23,7 @@ from ui.classroom_room import (
     is_teacher,
     join,
     leave,
+    pushed_or_timed,
     results_panel,
     store,
 )
@@ -164,9 +166,10 @@ def teacher_dashboard(code: str) -> None:
     live_answers(code)
 
 
-@st.fragment(run_every=1.0)
+@pushed_or_timed
 def live_answers(code: str) -> None:
-    """The question asked now, redrawn every second; earlier questions below."""
+    """The question asked now, redrawn when a student joins or answers or the room changes (the watcher
+    pushes it: ui/classroom_push.py); earlier questions below."""
     key = st.session_state.get(TEACHER_KEY)
     if not is_teacher():
         return
@@ -176,6 +179,7 @@ def live_answers(code: str) -> None:
     except (errors.ClassroomError, PermissionError) as err:
         st.warning(escape_markdown(str(err)))
         return
+    screen_drawn(store(), code, state.version, activity=state.activity)
     st.caption(f"{state.joined} students joined.")
     if state.question is not None:
         results_panel(code, key, state.question.id)

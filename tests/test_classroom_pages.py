@@ -216,3 +216,39 @@ def test_a_closed_room_sends_its_students_out_with_a_message():
     assert "closed" in every_text(student)
     late = open_page("pages/playground.py", query={"room": code})
     assert "class_room" not in late.session_state and "Could not join room" in every_text(late)
+
+
+@pytest.mark.parametrize("role", ["teacher", "student"])
+def test_a_first_run_stopped_while_coming_back_to_the_room_comes_back_on_the_next(monkeypatch, role):
+    """A browser that reconnects to a live worker (its own died) asks the new session for two runs at once:
+    ui/reconnect.py's R, and Streamlit's own rerun of a run the lost worker cut off. Streamlit stops the first
+    run at its next st call or session-state access; here it stops in the store's check of the class cookie.
+    The session's next run must still bring the browser back into its room, as the same teacher or student."""
+    import streamlit as st
+
+    teacher, code = start_room()
+    if role == "teacher":
+        cookie = f"t.{code}.{teacher.session_state['class_teacher_key']}"
+    else:
+        sid = store().join(code)
+        cookie = f"s.{code}.{sid}"
+    real_store, calls = classroom_room.store, []
+
+    def store_stopped_once():
+        calls.append(1)
+        if len(calls) == 1:
+            st.rerun()  # what Streamlit raises at a yield point when a newer run is asked for
+        return real_store()
+
+    monkeypatch.setattr(classroom_room, "browser_cookie", lambda: cookie)
+    monkeypatch.setattr(classroom_room, "store", store_stopped_once)
+    back = open_page("pages/predict.py")
+    assert not back.exception and calls  # the first run was stopped where it read the store
+    entered = {k: back.session_state[k] for k in ("class_room", "class_role") if k in back.session_state}
+    assert entered == {"class_room": code, "class_role": role}
+    if role == "teacher":
+        assert [b for b in back.button if b.key == "class_gather"]  # the teacher's controls are back
+    else:
+        assert back.session_state["class_sid"] == sid
+        assert f"Room {code}** (anonymous) · following the teacher" in every_text(back)
+    assert real_store().state(code).joined == (0 if role == "teacher" else 1)  # nobody joined twice

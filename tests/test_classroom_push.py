@@ -1,5 +1,6 @@
-"""The watcher that pushes the teacher's actions to the students' bars (ui/classroom_push.py), against a real
-store: which bars it reruns, once, and which sessions it lets go."""
+"""The watcher that pushes the teacher's actions to the students' screens and the students' to the teacher's
+(ui/classroom_push.py), against a real store: which pages it moves, which screens it reruns, once, and which
+sessions it lets go."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import threading
 
 import pytest
 
+from classroom.errors import ClassroomError
 from classroom.store import open_store
 from ui.classroom_push import Watcher
 
@@ -23,6 +25,7 @@ class Sessions:
 
     def __init__(self) -> None:
         self.asked: list[tuple[str, str]] = []
+        self.moved: list[tuple[str, str]] = []  # (session id, view) of each page run asked for
         self.connected: set[str] | None = None  # None: unknown (every session kept)
         self.gone: set[str] = set()
         self.pushed = threading.Event()
@@ -34,6 +37,13 @@ class Sessions:
         self.pushed.set()
         return True
 
+    def move(self, session_id: str, view: str, fragment_id: str) -> bool:
+        if session_id in self.gone:
+            return False
+        self.moved.append((session_id, view))
+        self.pushed.set()
+        return True
+
     def alive(self) -> set[str] | None:
         return self.connected
 
@@ -41,7 +51,7 @@ class Sessions:
 def test_a_teacher_action_reruns_once_the_bars_of_that_room_and_no_other(store):
     a, b = store.create_room(), store.create_room()
     sessions = Sessions()
-    watcher = Watcher(store.versions, sessions.rerun, sessions.alive)
+    watcher = Watcher(store.heads, sessions.rerun, alive=sessions.alive)
     for sid, room in (("s1", a), ("s2", a), ("s3", b)):
         watcher.follow(sid, room.code, f"bar-{sid}", store.state(room.code).version)
     assert watcher.check() == [] and sessions.asked == []
@@ -64,7 +74,7 @@ def test_a_teacher_action_reruns_once_the_bars_of_that_room_and_no_other(store):
 def test_sessions_that_left_closed_or_whose_room_ended_are_let_go(store):
     a, b = store.create_room(), store.create_room()
     sessions = Sessions()
-    watcher = Watcher(store.versions, sessions.rerun, sessions.alive, max_sessions=4)
+    watcher = Watcher(store.heads, sessions.rerun, alive=sessions.alive, max_sessions=4)
     for sid, room in (("left", a), ("closed", a), ("gone", a), ("ended", b)):
         assert watcher.follow(sid, room.code, "bar", 0)
     assert not watcher.follow("fifth", a.code, "bar", 0), "the watcher is bounded"
@@ -82,7 +92,7 @@ def test_the_watching_thread_pushes_a_move_made_by_another_worker(tmp_path, stor
     room = store.create_room()
     other_worker = open_store(store.engine.url.render_as_string(hide_password=False))
     sessions = Sessions()
-    watcher = Watcher(store.versions, sessions.rerun, sessions.alive, every_s=0.05)
+    watcher = Watcher(store.heads, sessions.rerun, alive=sessions.alive, every_s=0.05)
     try:
         watcher.follow("s1", room.code, "bar", store.state(room.code).version)
         watcher.start()
@@ -93,6 +103,121 @@ def test_the_watching_thread_pushes_a_move_made_by_another_worker(tmp_path, stor
     finally:
         watcher.stop()
         other_worker.engine.dispose()
+
+
+def test_a_following_student_is_moved_to_the_new_view_and_every_other_change_reruns_the_bar(store):
+    room = store.create_room()
+    key = room.teacher_key
+    sessions = Sessions()
+    watcher = Watcher(store.heads, sessions.rerun, sessions.move, sessions.alive)
+    version = store.state(room.code).version
+    watcher.follow("new", room.code, "bar", version, at="")  # following, not yet sent anywhere
+    watcher.follow("explorer", room.code, "bar", version)  # not following: never moved
+    store.lead(room.code, key, "/heads?n_heads=2")
+    assert sorted(watcher.check()) == ["explorer", "new"]
+    assert sessions.moved == [("new", "/heads?n_heads=2")], "the page runs at once: no bar run first"
+    assert sessions.asked == [("explorer", "bar")]
+    assert watcher.take_move("new") == "/heads?n_heads=2" and watcher.take_move("new") is None, "taken once"
+    assert watcher.check() == [], "asked once"
+    version = store.state(room.code).version
+    watcher.follow("new", room.code, "bar", version, at="/heads?n_heads=2")  # its run drew the room there
+    store.pause(room.code, key, True)  # the view stays: the bar draws the pause
+    assert sorted(watcher.check()) == ["explorer", "new"] and ("new", "bar") in sessions.asked
+    assert len(sessions.moved) == 1
+    store.lead(room.code, key, "/causal")
+    store.ask(room.code, key, {"kind": "choice", "prompt": "Which?", "options": ["x", "y"]})
+    assert "new" in watcher.check() and sessions.moved[-1] == ("new", "/causal"), "a move and a question at once"
+    assert watcher.moves == {"new": "/causal"}
+    watcher.forget("new")
+    assert watcher.moves == {} and set(watcher.bars) == {"explorer"}
+
+
+def test_a_teachers_screens_are_redrawn_when_a_student_joins_or_answers_and_not_for_the_teachers_own_move(store):
+    room = store.create_room()
+    key = room.teacher_key
+    sessions = Sessions()
+    watcher = Watcher(store.heads, sessions.rerun, sessions.move, sessions.alive)
+    state = store.state(room.code)
+    for screen in ("bar", "dashboard"):  # the teacher's bar and, on /class, the dashboard: both pushed
+        watcher.follow("teacher", room.code, screen, state.version, activity=state.activity)
+    assert watcher.check() == []
+    sid = store.join(room.code)
+    assert watcher.check() == ["teacher"]
+    assert sorted(sessions.asked) == [("teacher", "bar"), ("teacher", "dashboard")]
+    assert sessions.moved == [], "a teacher's page is never moved"
+    state = store.state(room.code)
+    for screen in ("bar", "dashboard"):  # their runs drew the join
+        watcher.follow("teacher", room.code, screen, state.version, activity=state.activity)
+    watcher.caught_up("teacher", store.lead(room.code, key, "/heads"))
+    assert watcher.check() == [], "the teacher's own move: nothing new on the teacher's screens"
+    qid = store.ask(room.code, key, {"kind": "choice", "prompt": "Which?", "options": ["x", "y"]})
+    assert watcher.check() == ["teacher"], "a question asked from another tab"
+    sessions.asked.clear()
+    state = store.state(room.code)
+    for screen in ("bar", "dashboard"):
+        watcher.follow("teacher", room.code, screen, state.version, activity=state.activity)
+    store.answer(room.code, sid, qid, 1)
+    assert watcher.check() == ["teacher"] and len(sessions.asked) == 2
+    assert watcher.check() == []
+
+
+def test_a_push_that_no_run_answered_is_sent_again_after_the_retry_time_and_not_before(store):
+    room = store.create_room()
+    sessions = Sessions()
+    watcher = Watcher(store.heads, sessions.rerun, sessions.move, sessions.alive, retry_s=3600)
+    watcher.follow("s1", room.code, "bar", store.state(room.code).version, at="")
+    store.lead(room.code, room.teacher_key, "/causal")
+    assert watcher.check() == ["s1"] and watcher.check() == []
+    watcher.retry_s = 0  # as if the retry time had passed: the run that would have redrawn it was lost
+    assert watcher.check() == ["s1"]
+    assert sessions.moved == [("s1", "/causal"), ("s1", "/causal")]
+    watcher.follow("s1", room.code, "bar", store.state(room.code).version, at="/causal")  # its run came
+    assert watcher.check() == [] and len(sessions.moved) == 2
+
+
+def test_the_students_of_a_worker_share_one_read_of_the_room_until_a_look_finds_it_changed(store):
+    room = store.create_room()
+    sessions = Sessions()
+    watcher = Watcher(store.heads, sessions.rerun, sessions.move, sessions.alive)
+    reads = []
+
+    def read(code):
+        reads.append(code)
+        return store.state(code)
+
+    assert watcher.room_state(room.code, read).version == 0 and len(reads) == 1, "no look yet: read"
+    watcher.follow("s1", room.code, "bar", 0, at="")
+    watcher.check()
+    for _ in range(30):
+        assert watcher.room_state(room.code, read).view is None
+    assert len(reads) == 2, "one read for thirty screens"
+    store.lead(room.code, room.teacher_key, "/causal")
+    assert watcher.room_state(room.code, read).view is None, "a change the watcher has not seen yet"
+    watcher.check()  # it sees it, and pushes the screen: its run reads the room again
+    assert watcher.room_state(room.code, read).view == "/causal" and len(reads) == 3
+    store.join(room.code)  # activity
+    watcher.check()
+    assert watcher.room_state(room.code, read).joined == 1 and len(reads) == 4
+    store.close(room.code, room.teacher_key)
+    watcher.check()
+    with pytest.raises(ClassroomError):
+        watcher.room_state(room.code, read)
+    assert watcher.states == {}
+
+
+def test_a_write_of_this_process_wakes_the_watcher_at_once(store):
+    room = store.create_room()
+    sessions = Sessions()
+    watcher = Watcher(store.heads, sessions.rerun, sessions.move, sessions.alive, every_s=3600)
+    store.after_write.append(watcher.poke)
+    try:
+        watcher.follow("s1", room.code, "bar", store.state(room.code).version, at="")
+        watcher.start()
+        store.lead(room.code, room.teacher_key, "/causal")
+        assert sessions.pushed.wait(timeout=30), "not an hour later"
+        assert sessions.moved == [("s1", "/causal")]
+    finally:
+        watcher.stop()
 
 
 @pytest.mark.parametrize(

@@ -390,6 +390,47 @@ def test_every_teacher_action_bumps_the_room_version_and_nothing_else_does(store
     assert other_worker.versions([quiet.code]) == {quiet.code: 0}
 
 
+def test_joins_and_answers_bump_the_rooms_activity_and_heads_read_it_with_the_view(stores):
+    clock = Clock()
+    store, other_worker = stores(clock=clock), stores(clock=clock)
+    room, quiet = store.create_room(), store.create_room()
+    key = room.teacher_key
+    head = other_worker.heads([room.code, quiet.code])[room.code]
+    assert (head.version, head.activity, head.view) == (0, 0, None)
+    sid = store.join(room.code)
+    assert other_worker.heads([room.code])[room.code].activity == 1, "a join"
+    assert store.lead(room.code, key, "/heads?n_heads=2") == 1, "lead returns the room's version after it"
+    assert store.lead(room.code, key, "/heads?n_heads=2") == 1, "the same view again: the same version"
+    qid = store.ask(room.code, key, CHOICE)
+    head = other_worker.heads([room.code])[room.code]
+    assert (head.version, head.activity, head.view) == (2, 1, "/heads?n_heads=2"), "teacher actions are not activity"
+    store.answer(room.code, sid, qid, 0)
+    store.answer(room.code, sid, qid, 1)  # a changed answer changes the distribution the teacher sees
+    head = other_worker.heads([room.code])[room.code]
+    assert (head.version, head.activity) == (2, 3)
+    assert store.state(room.code).activity == 3
+    with pytest.raises(errors.UnknownQuestion):
+        store.answer(room.code, sid, qid + 1000, 0)
+    assert other_worker.heads([room.code])[room.code].activity == 3, "a refused answer is no activity"
+    assert other_worker.heads([quiet.code])[quiet.code].activity == 0
+    store.close(room.code, key)
+    assert other_worker.heads([room.code, "ZZZZZZ"]) == {}, "closed and unknown rooms are left out"
+    assert other_worker.heads([]) == {}
+
+
+def test_each_committed_write_of_a_store_calls_its_after_write_callbacks(stores):
+    store = stores()
+    calls = []
+    store.after_write.append(lambda: calls.append(1))
+    room = store.create_room()
+    store.join(room.code)
+    store.state(room.code)  # a read
+    assert len(calls) == 2
+    with pytest.raises(PermissionError):
+        store.pause(room.code, "not the key", True)
+    assert len(calls) == 2, "a refused write commits nothing"
+
+
 def test_versions_leave_out_closed_expired_and_unknown_rooms(stores):
     clock = Clock()
     store = stores(Limits(room_hours=1), clock)
@@ -482,9 +523,9 @@ def test_migrations_upgrade_an_old_database_and_keep_its_rooms(url):
     store = open_store(url)  # upgrades to the current version
     try:
         with store.engine.connect() as conn:
-            assert current_version(conn) == SCHEMA_VERSION == 3
+            assert current_version(conn) == SCHEMA_VERSION == 4
         state = store.state("ABCDEF")
-        assert (state.view, state.paused, state.gather, state.version) == ("/heads", False, 0, 0)
+        assert (state.view, state.paused, state.gather, state.version, state.activity) == ("/heads", False, 0, 0, 0)
         store.pause("ABCDEF", "key", True)
         assert store.state("ABCDEF").paused
         assert store.versions(["ABCDEF"]) == {"ABCDEF": 1}

@@ -1,99 +1,193 @@
-"""The teacher's actions pushed to the students' bars: one watcher per server process.
+"""The teacher's actions pushed to the students' screens, and the students' to the teacher's: one watcher per
+server process.
 
 A student's bar (ui/classroom_room._student_bar, an st.fragment) used to rerun every second to read the room
 from the store: about 6 ms of server CPU per student per second, whatever the teacher did, and any one-second
 timer fragment costs 2.2-2.4 ms a rerun (bench/fragment_floor.py), so 30 students could not stay within 15 %
-of the server's CPU by polling. Instead, every time a student's bar runs it tells this process's watcher which
-room it drew and at which version (classroom.store: every teacher action bumps it). The watcher, a daemon
-thread started with the first bar, asks the store once a second for the versions of the rooms its sessions
-are in (one small query, whichever the number of students) and has the bar of every session whose room
-changed rerun at once (ui/streamlit_internals/push.py). Workers on other machines see the same versions in
-the same database (PostgreSQL), so the teacher may be on any worker.
+of the server's CPU by polling. Instead, every time a room's screen runs (a student's bar, the teacher's bar or
+dashboard) it tells this process's watcher which room it drew and at which version (classroom.store: every
+teacher action bumps it; every join and answer bumps the room's activity, which only the teacher's screens
+show). The watcher, a daemon thread started with the first screen, asks the store for the heads of the rooms
+its sessions are in (version, activity, view: one small query, whichever the number of screens) every
+PUSH_EVERY_S, and at once after a write of this process (Store.after_write: the teacher's click, a student's
+answer), and then:
+- a following student whose room now shows another view runs that page at once (the browser follows, as it
+  follows Back): the move costs the server the page's run only, as a student's own click on that page would;
+- any other screen whose room changed reruns its fragment (ui/streamlit_internals/push.py): a student's bar
+  for a pause, a question, a reveal; the teacher's bar and dashboard for a join or an answer.
+Workers on other machines see the same heads in the same database (PostgreSQL), so the teacher may be on any
+worker; a worker learns of another's writes at its next look.
 
-A session leaves the watcher when its bar says so (it left the room, or became the teacher), when its browser
-is no longer connected to this server, and when its room closed or expired (its bar is rerun once, to say
-so). At most MAX_SESSIONS are watched; past that a bar relies on its safety timer.
+A session leaves the watcher when its screen says so (it left the room, or changed role), when its browser
+is no longer connected to this server, and when its room closed or expired (its screen is rerun once, to say
+so). At most MAX_SESSIONS are watched; past that a screen relies on its safety timer.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-PUSH_EVERY_S = 1.0  # how often the watcher asks the store: the teacher's move reaches a bar within about this
+PUSH_EVERY_S = 0.5  # how often the watcher asks the store (for writes made by other workers)
+RETRY_S = 10.0  # a screen asked to redraw that no run has redrawn since is asked again after this
 MAX_SESSIONS = 5000
 
 _LOGGER = logging.getLogger(__name__)
 
 
 @dataclass
-class _Bar:
+class _Screen:
     code: str
     fragment_id: str
-    version: int  # the room's version the bar drew
+    version: int  # the room's version the screen drew
+    activity: int | None = None  # a teacher's screen: the room's activity it drew; None: a student's bar
+    at: str | None = None  # a following student's: the view the page shows; None: not following (never moved)
+    asked: tuple | None = None  # the room's (version, activity) the screen was last asked to redraw for ...
+    asked_at: float = 0.0  # ... and when (time.monotonic())
 
 
 class Watcher:
-    """The sessions of this process that show a room's bar, and the room versions they drew.
+    """The sessions of this process that show a room, and what of the room they drew.
 
-    `versions(codes) -> {code: version}` reads the open rooms' versions (Store.versions); `rerun(session_id,
-    fragment_id) -> bool` asks a session to rerun its bar (False: the session is gone); `alive() -> set | None`
-    the ids of the sessions still connected (None: unknown)."""
+    `heads(codes) -> {code: Head}` reads the open rooms' heads (Store.heads: version, activity, view);
+    `rerun(session_id, fragment_id) -> bool` asks a session to rerun a fragment; `move(session_id, view,
+    fragment_id) -> bool` to run the page of `view` (False: the session is gone); `alive() -> set | None` the
+    ids of the sessions still connected (None: unknown)."""
 
     def __init__(
         self,
-        versions: Callable[[list[str]], dict[str, int]],
+        heads: Callable[[list[str]], dict],
         rerun: Callable[[str, str], bool],
+        move: Callable[[str, str, str], bool] | None = None,
         alive: Callable[[], set[str] | None] = lambda: None,
         every_s: float = PUSH_EVERY_S,
         max_sessions: int = MAX_SESSIONS,
+        retry_s: float = RETRY_S,
     ) -> None:
-        self.versions, self.rerun, self.alive = versions, rerun, alive
-        self.every_s, self.max_sessions = every_s, max_sessions
-        self.bars: dict[str, _Bar] = {}  # session id -> its bar
+        self.heads, self.rerun, self.move, self.alive = heads, rerun, move, alive
+        self.every_s, self.max_sessions, self.retry_s = every_s, max_sessions, retry_s
+        self.bars: dict[str, dict[str, _Screen]] = {}  # session id -> {fragment id: a screen of that session}
+        self.moves: dict[str, str] = {}  # session id -> the view it was sent to, until its run takes it (moved_here)
+        self.latest: dict = {}  # room code -> its head at the last look
+        self.states: dict = {}  # room code -> the room's state read at that head (room_state); bounded like latest
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
         self.stopped = threading.Event()
+        self.wake = threading.Event()
 
-    def follow(self, session_id: str, code: str, fragment_id: str, version: int) -> bool:
-        """The bar of `session_id` (fragment `fragment_id`) drew room `code` at `version`; False if the watcher
-        is full (the bar then relies on its timer)."""
+    def follow(
+        self,
+        session_id: str,
+        code: str,
+        fragment_id: str,
+        version: int,
+        activity: int | None = None,
+        at: str | None = None,
+    ) -> bool:
+        """The screen of `session_id` (fragment `fragment_id`) drew room `code` at `version` (a teacher's: and at
+        `activity`; a following student's: on view `at`); False if the watcher is full (the screen then relies on
+        its timer). A session has a few screens at most (the teacher's bar and dashboard): `forget` drops them
+        all before a full run draws its own."""
         with self.lock:
             if session_id not in self.bars and len(self.bars) >= self.max_sessions:
                 return False
-            self.bars[session_id] = _Bar(code, fragment_id, version)
+            self.bars.setdefault(session_id, {})[fragment_id] = _Screen(code, fragment_id, version, activity, at)
         return True
+
+    def has_room_for(self, session_id: str) -> bool:
+        """Whether a screen of `session_id` would be watched (else it keeps a timer)."""
+        with self.lock:
+            return session_id in self.bars or len(self.bars) < self.max_sessions
 
     def forget(self, session_id: str) -> None:
         with self.lock:
             self.bars.pop(session_id, None)
+            self.moves.pop(session_id, None)
+
+    def caught_up(self, session_id: str, version: int) -> None:
+        """The teacher of `session_id` made the room's version `version` itself (a move): its screen, which drew
+        the version before, has nothing new to show."""
+        with self.lock:
+            for screen in self.bars.get(session_id, {}).values():
+                if screen.activity is not None and screen.version == version - 1:
+                    screen.version = version
+
+    def room_state(self, code: str, read: Callable):
+        """The state of room `code` (RoomState), read with `read(code)` only when the room changed since it was
+        last read here: the students of a room on this worker (30 page runs per move) share one read. It may lag
+        the database by one look (a write of another worker): the screen that drew it registers that version, and
+        the look that finds the newer one pushes it again."""
+        with self.lock:
+            head, cached = self.latest.get(code), self.states.get(code)
+        if (
+            cached is not None
+            and head is not None
+            and (cached.version, cached.activity) == (head.version, head.activity)
+        ):
+            return cached
+        state = read(code)
+        with self.lock:
+            if code in self.latest:
+                self.states[code] = state
+        return state
+
+    def take_move(self, session_id: str) -> str | None:
+        with self.lock:
+            return self.moves.pop(session_id, None)
+
+    def poke(self) -> None:
+        """Look now, not at the next tick (a write of this process: Store.after_write)."""
+        self.wake.set()
 
     def check(self) -> list[str]:
-        """One look: rerun the bar of every session whose room changed since it drew it; returns their ids."""
+        """One look: push to every session whose room changed since its screen drew it; returns their ids. A screen
+        is asked once per change: its next run tells the watcher what it drew (follow); a screen that no run has
+        redrawn within `retry_s` (the push was lost in a race with a run of the browser) is asked again."""
+        now = time.monotonic()
         alive = self.alive()
         with self.lock:
             if alive is not None:
                 for sid in [sid for sid in self.bars if sid not in alive]:
                     del self.bars[sid]
-            bars = dict(self.bars)
+                for sid in [sid for sid in self.moves if sid not in alive]:
+                    del self.moves[sid]
+            bars = [(sid, bar) for sid, screens in self.bars.items() for bar in screens.values()]
+            if not bars:
+                self.latest, self.states = {}, {}
         if not bars:
             return []
-        found = self.versions(sorted({bar.code for bar in bars.values()}))
+        found = self.heads(sorted({bar.code for _, bar in bars}))
+        with self.lock:
+            self.latest = found
+            self.states = {code: state for code, state in self.states.items() if code in found}
         pushed = []
-        for sid, bar in bars.items():
-            now = found.get(bar.code)  # None: the room closed or expired
-            if now == bar.version:
+        for sid, bar in bars:
+            head = found.get(bar.code)  # None: the room closed or expired
+            if head is not None and head.version == bar.version and bar.activity in (None, head.activity):
                 continue
-            sent = self.rerun(sid, bar.fragment_id)
+            wanted = None if head is None else (head.version, head.activity)
+            if head is not None and bar.asked == wanted and now - bar.asked_at < self.retry_s:
+                continue
+            moving = head is not None and bar.at is not None and head.view is not None and head.view != bar.at
+            if moving and self.move is not None:
+                with self.lock:
+                    self.moves[sid] = head.view
+                sent = self.move(sid, head.view, bar.fragment_id)
+            else:
+                sent = self.rerun(sid, bar.fragment_id)
             with self.lock:
-                if self.bars.get(sid) is bar:  # not redrawn meanwhile
-                    if sent and now is not None:
-                        bar.version = now  # asked once: the bar's run says which version it drew
+                screens = self.bars.get(sid, {})
+                if screens.get(bar.fragment_id) is bar:  # not redrawn meanwhile
+                    if sent and head is not None:
+                        bar.asked, bar.asked_at = wanted, now  # the screen's run will say what it drew
                     else:
-                        del self.bars[sid]  # the session is gone, or its room is (its bar was told)
-            if sent:
+                        del screens[bar.fragment_id]  # the session is gone, or its room is (its screen was told)
+                        if not screens:
+                            del self.bars[sid]
+            if sent and sid not in pushed:
                 pushed.append(sid)
         return pushed
 
@@ -107,13 +201,18 @@ class Watcher:
 
     def stop(self) -> None:
         self.stopped.set()
+        self.wake.set()
 
     def _run(self) -> None:
-        while not self.stopped.wait(self.every_s):
+        while not self.stopped.is_set():
+            self.wake.wait(self.every_s)
+            self.wake.clear()
+            if self.stopped.is_set():
+                return
             try:
                 self.check()
-            except Exception:  # noqa: BLE001 - a database hiccup: the bars keep their timers; look again
-                _LOGGER.warning("the classroom watcher could not read the rooms' versions", exc_info=True)
+            except Exception:  # noqa: BLE001 - a database hiccup: the screens keep their timers; look again
+                _LOGGER.warning("the classroom watcher could not read the rooms' heads", exc_info=True)
 
 
 _watchers: dict[int, Watcher] = {}  # bounded: one per store, and stores come from classroom_room._open (one per URL)
@@ -127,25 +226,84 @@ def watcher_for(store) -> Watcher:
     with _watchers_lock:
         watcher = _watchers.get(id(store))
         if watcher is None:
-            watcher = _watchers[id(store)] = Watcher(store.versions, push.rerun_fragment, push.active_session_ids)
+            watcher = _watchers[id(store)] = Watcher(
+                store.heads, push.rerun_fragment, _move_page, push.active_session_ids
+            )
+            store.after_write.append(watcher.poke)
     watcher.start()
     return watcher
 
 
-def bar_drawn(store, code: str, version: int) -> bool:
-    """Called by a student's bar as it draws room `code` at `version`: the watcher reruns it when the room
-    changes. False outside a server (AppTest) or a fragment, or with the watcher full: the bar's timer only."""
+def _move_page(session_id: str, view: str, fragment_id: str) -> bool:
+    """Run the page of `view` ("/path?query", a link the store checked) in session `session_id`."""
+    from ui.streamlit_internals import push
+
+    path, _, query = view.partition("?")
+    return push.run_page(session_id, path.strip("/"), query, fragment_id)
+
+
+def moved_here() -> str | None:
+    """The view a watcher sent this session to, if it has not run since (taken once)."""
+    from ui.streamlit_internals import push
+
+    session_id = push.this_session()
+    if session_id is None:
+        return None
+    with _watchers_lock:
+        watchers = list(_watchers.values())
+    found = None
+    for watcher in watchers:
+        found = watcher.take_move(session_id) or found
+    return found
+
+
+def room_state(store, code: str):
+    """The state of room `code` for a student's screen: shared by the students of this worker (Watcher.room_state);
+    read from `store` outside a server. Never for a teacher, whose own clicks must show at once."""
+    from ui.streamlit_internals import push
+
+    if push.this_session() is None:
+        return store.state(code)
+    return watcher_for(store).room_state(code, store.state)
+
+
+def watched(store) -> bool:
+    """Whether the screens this session draws now are pushed by this process's watcher: False outside a server
+    (AppTest) or with the watcher full, where a screen keeps its safety timer."""
+    from ui.streamlit_internals import push
+
+    session_id = push.this_session()
+    return session_id is not None and watcher_for(store).has_room_for(session_id)
+
+
+def screen_drawn(store, code: str, version: int, activity: int | None = None, at: str | None = None) -> bool:
+    """Called by a room's screen (a fragment) as it draws room `code` at `version`: the watcher pushes to it
+    when the room changes (see Watcher.follow). False outside a server (AppTest) or a fragment, or with the
+    watcher full: the screen's timer only."""
     from ui.streamlit_internals import push
 
     here = push.this_fragment()
     if here is None:
         return False
     session_id, fragment_id = here
-    return watcher_for(store).follow(session_id, code, fragment_id, version)
+    return watcher_for(store).follow(session_id, code, fragment_id, version, activity, at)
+
+
+def caught_up(store, version: int) -> None:
+    """This session's teacher made `store`'s room version `version` by a move of its own (Watcher.caught_up)."""
+    from ui.streamlit_internals import push
+
+    session_id = push.this_session()
+    if session_id is not None:
+        with _watchers_lock:
+            watcher = _watchers.get(id(store))
+        if watcher is not None:
+            watcher.caught_up(session_id, version)
 
 
 def bar_gone() -> None:
-    """This session shows no student bar any more (it left the room, or became its teacher)."""
+    """This session shows no room screen any more (it left the room), or a full run is about to draw the ones it
+    shows (app.py's room_bar: a screen it does not draw again is not pushed to any more)."""
     from ui.streamlit_internals import push
 
     session_id = push.this_session()

@@ -16,6 +16,7 @@ Who is who, and how it survives a reload or the loss of a worker:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from classroom import errors
 from classroom.codes import normalise_code
 from ui.checks import check_box
 from ui.classroom_ask import ask_controls
-from ui.classroom_push import bar_drawn, bar_gone
+from ui.classroom_push import bar_gone, caught_up, moved_here, room_state, screen_drawn, watched
 from ui.classroom_questions import distribution_figure
 from ui.page_state import CURRENT_KEY, LOADED_KEY, PageState, stop
 from ui.safe_text import escape_markdown
@@ -49,6 +50,7 @@ ENTERED_KEY = "_class_entered"  # the link and cookie were read (first run of th
 MESSAGE_KEY = "class_message"  # why the session left a room or could not join, shown once
 MINE_KEY = "class_mine"  # {question id: this student's answer}
 MOVE_KEY = "_class_move"  # the view the follow fragment found: room_bar moves there
+MOVED_KEY = "_class_moved"  # this run is the watcher's move of this student: its link goes to the browser
 SHOWN_KEY = "_class_page_shown"  # the url_path of the page this student's last full run ran
 SEEN_KEY = "_class_pages_seen"  # {url_path: the PageState of that page}, for a student
 CLEAR_COOKIE_KEY = "_class_clear_cookie"  # this session left a room: its browser forgets it
@@ -66,11 +68,25 @@ def _safety_seconds() -> float:
     return min(max(seconds, 5.0), 3600.0) if seconds == seconds else 30.0
 
 
-# A student's bar reruns when the teacher acts: this process's watcher pushes it (ui/classroom_push.py). Its
-# timer is only a safety net: a bar the watcher does not hold (a full watcher, a session that reconnected
-# without a run yet) or a push lost in a race with the browser's own run is redrawn within this.
-STUDENT_SAFETY_S = _safety_seconds()
-TEACHER_POLL_S = 0.5  # the teacher's screen writes its view to the store within half a second
+# A room's screens rerun when the room changes: this process's watcher pushes them (ui/classroom_push.py): a
+# following student's page moves with the teacher, a student's bar redraws for a pause or a question, the
+# teacher's bar and dashboard for a join or an answer; a push lost in a race with the browser's own run is sent
+# again. A screen the watcher cannot hold (a full watcher; AppTest, without a server) reruns on this timer instead.
+SAFETY_S = _safety_seconds()
+
+
+def pushed_or_timed(body):
+    """Two fragments of `body`: pushed by the watcher (no timer: a screen that nothing changed costs nothing), and
+    the same on the safety timer. `fragment(watched)` is the one for this session now."""
+    pushed, timed = st.fragment(body), st.fragment(run_every=SAFETY_S)(body)
+
+    @functools.wraps(body)
+    def draw(*args, **kwargs):
+        return (pushed if watched(store()) else timed)(*args, **kwargs)
+
+    return draw
+
+
 NOT_LED = {"class"}  # the teacher's dashboard is not a view to send the class to
 _COOKIE_VALUE = re.compile(r"^(t|s)\.([A-Z0-9]{6})\.([A-Za-z0-9_-]{20,64})$")
 
@@ -159,12 +175,19 @@ def join(code: str, nickname: str | None = None) -> None:
 
 def enter_from_link_or_cookie() -> None:
     """On a session's first run: come back to the room the cookie names (a reload, another worker), or
-    join the room of a student link (?room=CODE)."""
+    join the room of a student link (?room=CODE).
+
+    The session counts as entered only once that is done. Streamlit stops a run at its next st call or
+    session-state access when a newer run is asked for, and a browser that reconnects to a live worker asks
+    for two at once (ui/reconnect.py's R, and Streamlit's own rerun of a run the lost worker cut off): a first
+    run stopped in here leaves the entry to the next run, instead of leaving the session outside its room."""
     if st.session_state.get(ENTERED_KEY):
         return
+    _enter(normalise_code(st.query_params.get("room", "")), _COOKIE_VALUE.match(browser_cookie()))
     st.session_state[ENTERED_KEY] = True
-    linked = normalise_code(st.query_params.get("room", ""))
-    found = _COOKIE_VALUE.match(_text(st.context.cookies.get(COOKIE)))
+
+
+def _enter(linked: str, found: re.Match | None) -> None:
     if found and (not linked or linked == found.group(2)):
         role, code, secret = found.groups()
         try:
@@ -181,6 +204,11 @@ def enter_from_link_or_cookie() -> None:
             join(linked)
         except errors.ClassroomError as err:
             st.session_state[MESSAGE_KEY] = f"Could not join room {linked[:12]}: {err}."
+
+
+def browser_cookie() -> str:
+    """This browser's class cookie as its connection to this server sent it ("" without one)."""
+    return _text(st.context.cookies.get(COOKIE))
 
 
 def _cookie_script() -> str:
@@ -232,10 +260,17 @@ def resolve(view: str, pages: dict[str, list[st.Page]]) -> Move | None:
 
 def go(view: str, pages: dict[str, list[st.Page]]) -> None:
     """Move this student's browser to `view`: the page reads its whole state from the new link."""
+    move = _arrive(view, pages)
+    if move is not None:
+        st.switch_page(move.page, query_params=move.query)
+
+
+def _arrive(view: str, pages: dict[str, list[st.Page]]) -> Move | None:
+    """Before this student's next run of the page of `view`: that page reads its whole state from the link."""
     st.session_state[APPLIED_KEY] = view
     move = resolve(view, pages)
     if move is None:
-        return
+        return None
     st.session_state[LOADED_KEY] = set()  # every page reads its link again on its next run
     page = st.session_state.get(SEEN_KEY, {}).get(move.page.url_path)
     if page is not None:
@@ -244,7 +279,7 @@ def go(view: str, pages: dict[str, list[st.Page]]) -> None:
         # link decides.
         for key in _state_keys(page):
             st.session_state.pop(key, None)
-    st.switch_page(move.page, query_params=move.query)
+    return move
 
 
 def _state_keys(page: PageState) -> list[str]:
@@ -268,16 +303,25 @@ def room_bar(url_path: str, pages: dict[str, list[st.Page]]) -> None:
         st.html(_cookie_script(), unsafe_allow_javascript=True)
     if not in_room():
         return
+    moved = moved_here()  # this run is the watcher's move of this student (taken before its screens are let go)
+    bar_gone()  # the screens this run draws tell the watcher again what they show
     if is_teacher():
         _teacher_bar(url_path)
         ask_controls(url_path, in_room(), st.session_state.get(TEACHER_KEY), store())
         return
     try:
-        st.session_state[PAUSED_KEY] = store().state(in_room()).paused
+        st.session_state[PAUSED_KEY] = room_state(store(), in_room()).paused
     except errors.ClassroomError as err:
         leave(f"You left room {in_room()}: {err}.")
         st.rerun()
     st.session_state[SHOWN_KEY] = url_path
+    if moved is not None and st.session_state.get(FOLLOW_KEY, True):
+        target = resolve(moved, pages)
+        if target is not None and target.page.url_path == url_path:
+            # This run is the watcher's move to the teacher's view (ui/classroom_push.py): its page and query are
+            # the view's; the page reads them as a link it was sent to, and the link goes to the browser after.
+            _arrive(moved, pages)
+            st.session_state[MOVED_KEY] = True
     _student_bar(pages)
     move = st.session_state.pop(MOVE_KEY, None)
     if move is not None:
@@ -289,18 +333,21 @@ def room_bar(url_path: str, pages: dict[str, list[st.Page]]) -> None:
         stop()
 
 
-@st.fragment(run_every=STUDENT_SAFETY_S)
+@pushed_or_timed
 def _student_bar(pages: dict[str, list[st.Page]]) -> None:
     code = in_room()
     if not code or is_teacher():
         bar_gone()
         return
     try:
-        state = store().state(code)
+        state = room_state(store(), code)
     except errors.ClassroomError as err:
         leave(f"You left room {code}: {err}.")
         st.rerun(scope="app")
-    bar_drawn(store(), code, state.version)  # the watcher reruns this bar when the teacher acts
+    following = st.session_state.get(FOLLOW_KEY, True)
+    # the watcher moves a following student's page when the room's view changes, and reruns this bar when
+    # anything else of the room does
+    screen_drawn(store(), code, state.version, at=(st.session_state.get(APPLIED_KEY) or "") if following else None)
     if state.paused != st.session_state.get(PAUSED_KEY):
         st.rerun(scope="app")  # the whole page: the pause card replaces it, or it comes back
     if st.session_state.get(GATHER_KEY) is None:
@@ -308,7 +355,7 @@ def _student_bar(pages: dict[str, list[st.Page]]) -> None:
     elif state.gather > st.session_state[GATHER_KEY]:
         st.session_state[GATHER_KEY] = state.gather
         st.session_state[FOLLOW_KEY] = True  # the teacher gathered the class
-    following = st.session_state.get(FOLLOW_KEY, True)
+        following = True
     if following and state.view and (state.view != st.session_state.get(APPLIED_KEY) or _move_lost(state.view)):
         if running_alone():
             # The browser moves itself, as its Back button would: a server-side switch requested from here
@@ -430,36 +477,42 @@ def class_after_page(url_path: str) -> None:
         return
     if isinstance(page := st.session_state.get(CURRENT_KEY), PageState):
         st.session_state.setdefault(SEEN_KEY, {})[url_path] = page
+    if st.session_state.pop(MOVED_KEY, False):
+        # The browser moved to this page without its link (a run the server started: Streamlit's client puts the
+        # page's path in the address with the query it had); the page's link goes to it now, even when it is the
+        # one the run was given.
+        st.query_params.from_dict(st.query_params.to_dict())
 
 
 def lead_class(url_path: str) -> None:
-    """A teacher's view becomes the room's, if it changed (after every page, and from the teacher's bar
-    every half second for what changed in a section of a page)."""
+    """A teacher's view becomes the room's, if it changed (after every page, and after a section of a page
+    ran alone: app.py)."""
     if url_path in NOT_LED:
         return
     view = teacher_view(url_path)
     if view != st.session_state.get(LED_KEY):
-        store().lead(in_room(), st.session_state.get(TEACHER_KEY), view)
+        try:
+            version = store().lead(in_room(), st.session_state.get(TEACHER_KEY), view)
+        except errors.InvalidView as err:
+            st.warning(f"The class cannot follow this view: {err}.", icon=":material/link_off:")
+            return
         st.session_state[LED_KEY] = view
+        caught_up(store(), version)  # the teacher's bar need not be pushed for the teacher's own move
 
 
-@st.fragment(run_every=TEACHER_POLL_S)
+@pushed_or_timed
 def _teacher_bar(url_path: str) -> None:
-    """Every half second: the teacher's view becomes the room's; the bar shows who is in and the question."""
+    """Who is in, the pause, the question asked now: redrawn by the watcher when a student joins or answers."""
     code, key = in_room(), st.session_state.get(TEACHER_KEY)
     if not code or not is_teacher():
         return
     try:
-        if running_alone():  # in a full run the page has not run yet: app.py leads after it (lead_class)
-            lead_class(url_path)
         state = store().state(code)
-    except errors.InvalidView as err:
-        st.warning(f"The class cannot follow this view: {err}.", icon=":material/link_off:")
-        return
     except (errors.ClassroomError, PermissionError) as err:
         leave(f"Room {code} ended: {err}.")
         st.rerun(scope="app")
     with st.container(border=True, key="class_teacher_bar"):
+        screen_drawn(store(), code, state.version, activity=state.activity)
         summary = f":material/co_present: **Room {code}** · {state.joined} joined · " + (
             "**paused**" if state.paused else "the class follows you"
         )

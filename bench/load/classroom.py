@@ -6,11 +6,12 @@ Prints figures; not a CI test.
 
 Who is who. Every session is a real session of `streamlit run app.py` (a server of its own, with a fresh SQLite
 store in --scratch): the teacher and the 28 browser-less students speak Streamlit's websocket protocol
-(bench/ws_client.py) as a browser does, including what a following student's browser does by itself: the timer
-reruns of an `st.fragment(run_every=...)` (the frontend's setInterval, one rerun per interval; a tick waits for the
-previous run to end, where the browser would send it anyway and the server would fold the two), and the move
-script the student's bar draws (ui/streamlit_internals/browser.move_script: a pushState and a popstate, i.e. a run
-of the new page marked as history navigation). The store API alone would leave out what following costs the
+(bench/ws_client.py) as a browser does, including what a following student's browser does by itself: reading the
+runs the server starts in its session (the teacher's new page, or the bar alone: ui/classroom_push.py), the timer
+reruns of an `st.fragment(run_every=...)` where one is drawn (the frontend's setInterval, one rerun per interval; a
+tick waits for the previous run to end, where the browser would send it anyway and the server would fold the two),
+and the move script a bar may draw (ui/streamlit_internals/browser.move_script: a pushState and a popstate, i.e. a
+run of the new page marked as history navigation). The store API alone would leave out what following costs the
 server (the fragment runs, the page runs), so the students go through the pages as a browser would. The 2
 Chromium students are real pages of one headless Chromium.
 
@@ -19,9 +20,10 @@ What it measures, in one run:
    the teacher goes to a page every `--every` s (`--moves` pages per phase, light pages, so that what following
    adds is not hidden behind heavy page runs); without class mode nobody is in a room and every student goes to
    the same page by its sidebar link right after the teacher; with class mode the teacher leads a room and the
-   students follow (the teacher's bar on its timer; the students' bars rerun when the server pushes the teacher's
-   action, ui/classroom_push.py, received as a browser would: bench/ws_client.ProtocolSession.pushed). Same
-   moves, same pages, same number of page runs: the difference is what following costs. CPU = the server
+   students follow (the server runs the teacher's new page in each following student's session,
+   ui/classroom_push.py, received as a browser would: bench/ws_client.ProtocolSession.pushed). Same moves, same
+   pages, same number of page runs: the difference is what following costs; the report counts, by kind, the runs
+   the sessions had without asking for them. CPU = the server
    process's utime+stime over the phase's moving window, which the machine's other work slows but does not add to;
 2. in the class phases, each move's delay to every following student: from the teacher's click (the BackMsg
    going to the page) to that student's run of the new page finished (browser-less) or the new page's title on
@@ -82,7 +84,10 @@ class Figures:
     ticks: list[float] = field(default_factory=list)  # ms of the students' timer reruns (class phases)
     reruns: list[float] = field(default_factory=list)  # time.monotonic() of every timer or pushed rerun, the
     # teacher's too
-    pushed: list[float] = field(default_factory=list)  # ms of the runs the server pushed to students' bars
+    pushed: list[float] = field(default_factory=list)  # ms of the runs the server pushed to students
+    runs: list[tuple[float, str, str]] = field(default_factory=list)  # (time.monotonic(), "student" or "teacher",
+    # kind) of every run a session had besides those it asked for itself: "timer", "pushed page" (the server ran
+    # the teacher's new view), "pushed bar" (the server reran a bar alone), "move script" (a history navigation)
 
 
 class WsStudent:
@@ -144,6 +149,7 @@ class WsStudent:
                     next_at[fid] = due + interval if due + interval > now else now + interval
                     result = await self.client.tick(fid)
                     self.figures.reruns.append(time.monotonic())
+                    self.note("timer")
                     if not self.check("a timer rerun", result):
                         continue
                     if self.counted:
@@ -151,20 +157,29 @@ class WsStudent:
                     link = self.after_run(result)
                     if link:
                         moved = await self.client.history_move(link)
+                        self.note("move script")
                         if self.check(f"following to {link}", moved):
                             self.after_run(moved)
             soonest = min(next_at.values(), default=time.monotonic() + 0.2)
             # meanwhile, a run the server pushes (a student's bar when the teacher acts: ui/classroom_push.py)
             pushed = await self.client.pushed(timeout=max(0.02, min(0.2, soonest - time.monotonic())))
+            if pushed is not None and pushed.status.startswith("closed"):
+                self.check("a pushed rerun", pushed)
+                return  # the connection is gone: nothing more will come
             if pushed is not None and self.check("a pushed rerun", pushed):
                 self.figures.reruns.append(time.monotonic())
+                self.note("pushed bar" if pushed.fragment else "pushed page")
                 if self.counted:
                     self.figures.pushed.append(pushed.ms)
                 link = self.after_run(pushed)
                 if link:
                     moved = await self.client.history_move(link)
+                    self.note("move script")
                     if self.check(f"following to {link}", moved):
                         self.after_run(moved)
+
+    def note(self, kind: str) -> None:
+        self.figures.runs.append((time.monotonic(), "student" if self.counted else "teacher", kind))
 
     async def go(self, path: str, move: Move | None = None) -> None:
         if self.check(f"going to /{path}", await self.client.goto(path)) and move is not None:
@@ -248,8 +263,11 @@ async def phase(args, url: str, browser, figures: Figures, server_pids: list[int
         await teacher.go("")  # the class's first view: the Playground
     else:
         await teacher.client.open("")
+    # the teacher's screen is read from now on, as a browser reads it: the server pushes it a run for every student
+    # who joins (ui/classroom_push.py)
+    timers = [asyncio.ensure_future(teacher.timers())]
     ws, chromium = await new_students(args, url, browser, figures, f"{kind}{rnd}", query)
-    timers = [asyncio.ensure_future(s.timers()) for s in [*ws, teacher]]  # the teacher's bar has a timer too
+    timers += [asyncio.ensure_future(s.timers()) for s in ws]
     if kind == "class":
         expected = args.students + args.browsers
         joined = await wait_joined(room[0], expected, args.timeout)
@@ -276,8 +294,20 @@ async def phase(args, url: str, browser, figures: Figures, server_pids: list[int
     cpu = cpu_seconds(server_pids) - cpu0
     wall = time.monotonic() - wall0
     reruns = sum(1 for t in figures.reruns if wall0 <= t <= wall0 + wall)
+    kinds: dict[str, int] = {}
+    for t, who, what in figures.runs:
+        if wall0 <= t <= wall0 + wall:
+            kinds[f"{who}: {what}"] = kinds.get(f"{who}: {what}", 0) + 1
     figures.cpu.append(
-        {"phase": kind, "round": rnd, "cpu_s": cpu, "wall_s": wall, "load": (load0, os.getloadavg()), "reruns": reruns}
+        {
+            "phase": kind,
+            "round": rnd,
+            "cpu_s": cpu,
+            "wall_s": wall,
+            "load": (load0, os.getloadavg()),
+            "reruns": reruns,
+            "kinds": kinds,
+        }
     )
     log(
         f"  {kind} round {rnd}: server CPU {cpu:.1f} s over {wall:.0f} s ({100 * cpu / wall:.0f} % of a core), "
@@ -473,13 +503,13 @@ def report(args, figures: Figures, log) -> int:
         )
     if figures.ticks:
         log(
-            "a following student's timer rerun (the bar polling the store): median "
+            "a following student's timer rerun (the bar's safety timer): median "
             f"{statistics.median(figures.ticks):.0f} ms, p95 {pct(figures.ticks, 95):.0f} ms "
             f"({len(figures.ticks)} reruns)"
         )
     if figures.pushed:
         log(
-            "a following student's pushed rerun (the server reran the bar: the teacher acted): median "
+            "a run the server pushed to a following student (the teacher's new page, or the bar alone): median "
             f"{statistics.median(figures.pushed):.0f} ms, p95 {pct(figures.pushed, 95):.0f} ms "
             f"({len(figures.pushed)} reruns)"
         )
@@ -501,11 +531,17 @@ def report(args, figures: Figures, log) -> int:
         ok &= ratio <= TARGET_CPU_RATIO
         reruns = sum(c["reruns"] for c in cpu["class"])
         extra = sum(c["cpu_s"] for c in cpu["class"]) - rate["alone"] * sum(c["wall_s"] for c in cpu["class"])
-        if reruns:
-            log(
-                f"    what class mode adds: {extra:.1f} CPU-s over {reruns} bar reruns, timed or pushed (students' "
-                f"and teacher's bars): {1000 * extra / reruns:.1f} ms of server CPU per rerun"
-            )
+        log(
+            f"    what class mode adds: {extra:.1f} CPU-s; the runs the sessions did not ask for in the class phases "
+            f"({reruns}, {args.moves * len(cpu['class'])} moves of {args.students} browser-less students):"
+        )
+        kinds: dict[str, int] = {}
+        for c in cpu["class"]:
+            for k, n in c["kinds"].items():
+                kinds[k] = kinds.get(k, 0) + n
+        per = args.moves * len(cpu["class"]) * max(1, args.students)
+        for k, n in sorted(kinds.items()):
+            log(f"      {k}: {n}" + (f" ({n / per:.2f} per move per student)" if k.startswith("student") else ""))
     for a in figures.answers:
         ok &= a["exact"] and a["answered"] == a["students"]
     if not figures.answers:

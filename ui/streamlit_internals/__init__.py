@@ -13,7 +13,8 @@ missing is said once by name: nothing falls back in silence.
     plotly_chart.py  a chart's JSON handed to st.plotly_chart as it is, its arrays encoded by plotly's rules
     session.py       what the pages read from Streamlit's script-run context and session state, and the legacy
                      multipage mode switched off
-    push.py          a session's fragment rerun asked for by the server (class mode's push to the students' bars)
+    push.py          a session's fragment rerun, or its run of another page, asked for by the server (class mode's
+                     push to the students' bars and pages)
     spawn.py         training children started without re-running the app's script
     browser.py       the scripts that rely on Streamlit's frontend (reconnect, browser history)
 
@@ -143,13 +144,16 @@ ENTRIES = (
         reads="reads the fragment running now (`ThreadState.get().fragment_id`) and the session's id; lists the "
         "connected sessions (`Runtime._session_mgr`); calls `AppSession.request_rerun` on the session's event loop "
         "(`_call_soon_on_event_loop`) with a copy of its last `_client_state`, named for the bar's fragment and "
-        "marked as a timer's rerun, as Streamlit's run-on-save asks for a run",
+        "marked as a timer's rerun, as Streamlit's run-on-save asks for a run; it waits while the session has a "
+        "script runner (`AppSession._scriptrunner`): a request during a run was merged into it, and a fragment's "
+        "output could be lost",
         why="a student's bar polled the store on a one-second timer: 6.0 ms of server CPU per student per second, "
         "and any one-second timer fragment costs 2.2-2.4 ms a rerun (bench/fragment_floor.py), so 30 students "
         "added x2.76 the server CPU (target x1.15); pushed, a bar reruns only when the teacher acts "
         "(docs/classroom.md, Measured)",
         without="students' bars follow the teacher only on their 30 s safety timer",
         sources=(
+            "streamlit.runtime.app_session:AppSession.__init__",
             "streamlit.runtime.scriptrunner_utils.script_run_context:ThreadState",
             "streamlit.runtime.fragment:_fragment",
             "streamlit.runtime.runtime:Runtime.__init__",
@@ -159,6 +163,32 @@ ENTRIES = (
             "streamlit.runtime.app_session:AppSession._call_soon_on_event_loop",
             "streamlit.runtime.app_session:AppSession._handle_scriptrunner_event_on_event_loop",
             "streamlit.runtime.scriptrunner.script_runner:ScriptRunner._run_script_thread",
+            FRONTEND,
+        ),
+    ),
+    Internal(
+        name="push-page-run",
+        where="push.run_page (ui/classroom_push.py)",
+        reads="calls `AppSession.request_rerun` on the session's event loop with a copy of its last `_client_state` "
+        "naming another page by its url path (`page_name`, the empty `page_script_hash` Streamlit's page resolver "
+        "then fills in), the view's query string, marked as history navigation, with the session's widget values "
+        "(`AppSession._session_state.get_widget_states()`), only while the session has no script runner "
+        "(`AppSession._scriptrunner` is None: no script thread touches its state); the client follows the run's "
+        "`navigation` message to the page",
+        why="a following student's move cost a pushed run of the bar (which drew a script that sent the browser to "
+        "the page) before the page's run: about 300 bar runs of some 7 ms per load-test run and a round trip to "
+        "the browser; run directly, the move costs the page's run only (docs/classroom.md, Measured)",
+        without="a following student moves by a pushed run of the bar and the browser's history navigation "
+        "(push-fragment-rerun): slower, and more server CPU per move",
+        sources=(
+            "streamlit.runtime.app_session:AppSession.__init__",
+            "streamlit.runtime.app_session:AppSession.request_rerun",
+            "streamlit.runtime.app_session:AppSession._call_soon_on_event_loop",
+            "streamlit.runtime.app_session:AppSession._handle_scriptrunner_event_on_event_loop",
+            "streamlit.runtime.state.session_state:SessionState.get_widget_states",
+            "streamlit.runtime.state.session_state:SessionState.on_script_will_rerun",
+            "streamlit.runtime.scriptrunner.script_runner:ScriptRunner._run_script",
+            "streamlit.runtime.pages_manager:PagesManager._resolve_page_script",
             FRONTEND,
         ),
     ),
@@ -312,6 +342,10 @@ PINNED_SOURCES = {
     "streamlit.runtime.app_session:AppSession.request_rerun": "52f29d8973368c8b",
     "streamlit.runtime.app_session:AppSession._handle_scriptrunner_event_on_event_loop": "ed8b8b01f1b6a039",
     "streamlit.runtime.scriptrunner.script_runner:ScriptRunner._run_script_thread": "4bf3d78818ffdd59",
+    "streamlit.runtime.app_session:AppSession.__init__": "64cab45766dcefc4",
+    "streamlit.runtime.state.session_state:SessionState.get_widget_states": "348b3f2dff9573be",
+    "streamlit.runtime.scriptrunner.script_runner:ScriptRunner._run_script": "b576d3acf1a5b905",
+    "streamlit.runtime.pages_manager:PagesManager._resolve_page_script": "5a321fe1d346f07f",
     "multiprocessing.spawn:get_preparation_data": "aa7367d450c4696c",
     "multiprocessing.spawn:prepare": "98c6610669e07383",
     "plotly.tools:return_figure_from_figure_or_data": "1aba798462646cdc",
