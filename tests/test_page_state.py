@@ -319,3 +319,26 @@ def test_a_page_keeps_its_records_in_a_fixed_number_of_session_entries():
 
     at = AppTest.from_function(_counting_page, default_timeout=30).run()
     assert at.session_state["records"] == ["_cnt_book"]
+
+
+def test_a_first_run_stopped_while_reading_the_link_reads_it_again_on_the_next(monkeypatch):
+    """A browser that reconnects to a live worker asks its new session for two runs at once, and Streamlit stops
+    the first at its next st call or session-state access: here while the page reads its link. The next run
+    must still take the link's values, and the stopped run must not have written the defaults into the link."""
+    import streamlit as st
+
+    import ui.page_state as page_state
+
+    real, calls = page_state.browser_widget_keys, []
+
+    def stopped_once():
+        calls.append(1)
+        if len(calls) == 2:  # the page's own state (app.py's shared state reads the link first)
+            st.rerun()  # what Streamlit raises at a yield point when a newer run is asked for
+        return real()
+
+    monkeypatch.setattr(page_state, "browser_widget_keys", stopped_once)
+    at = open_page("pages/heads.py", {"seed": "7", "n_heads": "2"})
+    assert not at.exception and len(calls) == 3  # stopped while the page read its link, which it read again
+    assert at.session_state["heads_seed"] == 7 and at.session_state["heads_n_heads"] == 2
+    assert at.query_params["seed"] == "7" and at.query_params["n_heads"] == "2"

@@ -279,11 +279,8 @@ class PageState:
         went Back or Forward to it (the link then says which view to restore, as it does for Streamlit's own
         bound widgets: what it leaves out goes back to its default); fill in missing values.
         A page's state becomes the one app.py writes into the link after the run."""
-        if self.prefix is not None:
-            st.session_state[CURRENT_KEY] = self
         loaded = st.session_state.setdefault(LOADED_KEY, set())
         first, navigated = self.prefix not in loaded, history_navigation()
-        loaded.add(self.prefix)
         link = st.query_params.to_dict() if first or navigated else {}
         sent = browser_widget_keys() if first and not navigated else set()
         self._records()["browser_sent"] = sent  # for widget(), in this run only
@@ -302,6 +299,12 @@ class PageState:
             values[name] = self._read(name, param, values)
         if first or navigated:
             self._records()["url_warnings"] = warnings
+        # Only now is the link read and this page the one app.py writes into the link after the run: a run stopped
+        # while reading it (a reconnecting browser asks for two runs at once, and Streamlit stops the first) leaves
+        # the link as it was, and the next run reads it again.
+        loaded.add(self.prefix)
+        if self.prefix is not None:
+            st.session_state[CURRENT_KEY] = self
 
     def show_warnings(self, where=st) -> None:
         """Show the warnings collected when the link was read (every run until the page is left)."""
