@@ -215,6 +215,24 @@ def test_a_bound_that_depends_on_another_box_refuses_beyond_it_and_clamps_when_i
     assert at.session_state["block_d_ff"] == 64 and number_box(at, "block_d_ff").value == "64"
 
 
+def test_a_refused_text_is_read_again_when_the_bound_it_broke_moves():
+    # d_ff 100 is refused while d_model = 16 allows 64. The student widens d_model: the message must name the
+    # bound the box has now, and once 100 fits it is taken (Enter on the unchanged text sends nothing).
+    at = open_page("pages/block.py")
+    type_number(at, "block_d_ff", "100")
+    type_number(at, "block_d_model", "20")  # at most 80: still refused, by today's bound
+    said = " ".join(e.value.replace("\\", "") for e in at.error)
+    assert "d_ff: '100' is more than 80. Allowed: a whole number from 1 to 80. The page still uses 64." in said
+    assert at.session_state["block_d_ff"] == 64 and number_box(at, "block_d_ff").value == "100"
+    type_number(at, "block_d_model", "32")  # at most 128: 100 fits
+    assert not at.exception and not at.error
+    assert at.session_state["block_d_ff"] == 100 and number_box(at, "block_d_ff").value == "100"
+    assert at.query_params["d_ff"] == "100"  # the link says the number the page computes with
+    assert any("d_ff: 100, as typed, is taken: it fits now" in c.value.replace("\\", "") for c in at.caption)
+    at.run()  # said once: the next run has nothing to say
+    assert not any("as typed, is taken" in c.value for c in at.caption) and at.session_state["block_d_ff"] == 100
+
+
 def test_the_generation_layers_box_refuses_what_the_core_cannot_take():
     at = open_page("pages/generation.py")
     type_number(at, "gen_layers", "49")
