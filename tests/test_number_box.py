@@ -68,6 +68,8 @@ def test_a_number_is_read_exactly_as_the_grid_reads_it(typed, lo, hi, value):
         ("   ", "Seed: the box is empty"),
         ("10000", "Seed: '10000' is more than 9999"),
         ("1e999999999", "is more than 9999"),
+        ("9" * 5000, f"Seed: '{'9' * 20}…' is more than 9999"),  # quoted cut, and said to be cut
+        ("7" * 21, f"Seed: '{'7' * 20}…' is more than 9999"),
         ("-1", "Seed: '-1' is less than 0"),
     ],
 )
@@ -279,6 +281,6 @@ def test_no_page_draws_streamlits_number_input():
 def test_a_refused_text_is_quoted_as_typed_never_as_markdown(one_box):
     typed = "![x](y) :red[1] $2$ and more words"
     at = type_number(one_box, "n", typed)
-    assert number_box(at, "n").value == typed  # the box keeps it whole; the message quotes its first 20 characters
+    assert number_box(at, "n").value == typed  # the box keeps it whole; the message quotes 20 characters and …
     message = at.error[0].value
-    assert "'!\\[x\\](y) \\:red\\[1\\] \\$2\\$ ' is not a number" in message
+    assert "'!\\[x\\](y) \\:red\\[1\\] \\$2\\$ …' is not a number" in message

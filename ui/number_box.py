@@ -30,7 +30,7 @@ import streamlit as st
 
 from ui.page_state import forget_values
 from ui.safe_text import escape_markdown
-from ui.sequence import format_number, number_text
+from ui.sequence import format_number, number_text, quoted
 
 Number = int | float
 
@@ -75,7 +75,7 @@ def read_number(text: str, label: str, lo: Number, hi: Number, *, optional: bool
         if optional:
             return None
         raise ValueError(f"{label}: the box is empty")
-    shown = text.strip()[:20]
+    shown = quoted(text)
     exact = Decimal(number_text(text, label))  # exact: 1.0000000000000001 is not a whole number
     whole = whole_numbers(lo, hi)
     if whole and exact != exact.to_integral_value():
