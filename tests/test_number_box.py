@@ -235,6 +235,15 @@ def test_a_refused_text_is_read_again_when_the_bound_it_broke_moves():
     assert not any("as typed, is taken" in c.value for c in at.caption) and at.session_state["block_d_ff"] == 100
 
 
+@pytest.mark.parametrize("page", ["pages/causal.py", "pages/pitfalls.py", "app.py"])
+def test_no_two_number_boxes_on_a_page_share_a_label(page):
+    # /causal drew the editor's preset seed and the page's own seed both as "seed": a refusal naming "seed",
+    # a screen reader or a finger on a label could not tell which box was meant.
+    at = run_page() if page == "app.py" else open_page(page)
+    labels = [x.label for x in at.text_input if str(x.key).endswith("_box")]
+    assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
+
+
 def test_the_generation_layers_box_refuses_what_the_core_cannot_take():
     at = open_page("pages/generation.py")
     type_number(at, "gen_layers", "49")
