@@ -162,6 +162,18 @@ def test_a_value_set_elsewhere_replaces_a_refused_text(one_box):
     assert shown(at) == ("42", "computed with 42", [])
 
 
+def test_a_refused_text_replaced_in_the_same_run_is_named(one_box):
+    # Type 2.5 and press a button without Enter: leaving the box refuses 2.5 and the button sets 42 in the same
+    # run, so the refusal was never on screen. The text must not vanish without a word.
+    at = one_box
+    number_box(at, "n").input("2.5")
+    at.button(key="set").click().run()
+    assert shown(at) == ("42", "computed with 42", [])
+    assert [c.value.replace("\\", "") for c in at.caption] == ["Seed: '2.5' was not taken; the page now uses 42."]
+    at.run()  # said once
+    assert not at.caption
+
+
 # ---------------------------------------------------------------- the box on the pages
 
 

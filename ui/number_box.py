@@ -17,7 +17,7 @@ rule of the grid and the paste box, so a number is read the same wherever it is 
 The value lives under `key` in session state, as a widget's would (a page's declared state reads it there:
 `STATE.widget(name)` gives the key, the bounds and the persistence); the text box has the key `box_key(key)`.
 A value changed by anything else (a link, a button, a bound that moved and clamped it) is written into the
-box on the next run, and the refusal it replaced is gone.
+box on the next run; a refused text it replaces is named once in a note under the box.
 """
 
 from __future__ import annotations
@@ -150,10 +150,15 @@ def number_box(
         st.session_state[key] = value if value is not None or optional else min_value
     current = st.session_state[key]
     text_key, shows_key = box_key(key), _shows_key(key)
+    dropped = None
     if text_key not in st.session_state or st.session_state.get(shows_key, _MISSING) != current:
+        if st.session_state.pop(_refused_key(key), None) and text_key in st.session_state:
+            # A refused text replaced by a value set elsewhere (a button pressed while the box still held it
+            # refused in the same run, a link, a clamp): say so, or the text vanishes without a word.
+            typed = quoted(st.session_state[text_key])
+            dropped = f"{label}: '{typed}' was not taken; the page now uses {written(current)}."
         st.session_state[text_key] = written(current)  # set elsewhere, or the box is new: show the value held
         st.session_state[shows_key] = current
-        st.session_state.pop(_refused_key(key), None)
     refused, taken = _refused_now(key, label, min_value, max_value, optional, on_change, args)
     rule = f"Type {allowed(min_value, max_value, optional=optional)}, then press Enter."
     where.text_input(
@@ -172,8 +177,8 @@ def number_box(
         # Below the row the box is in, at the width of what the page is drawing (a column is often too narrow
         # for a sentence): it names the box.
         st.error(escape_markdown(refused), icon=":material/block:")  # it quotes what was typed
-    if taken:
-        st.caption(escape_markdown(taken))
+    if taken or dropped:
+        st.caption(escape_markdown(taken or dropped))  # it may quote what was typed
     return st.session_state[key]
 
 
