@@ -68,6 +68,8 @@ def test_a_number_is_read_exactly_as_the_grid_reads_it(typed, lo, hi, value):
         ("   ", "Seed: the box is empty"),
         ("10000", "Seed: '10000' is more than 9999"),
         ("1e999999999", "is more than 9999"),
+        ("9" * 5000, f"Seed: '{'9' * 20}…' is more than 9999"),  # quoted cut, and said to be cut
+        ("7" * 21, f"Seed: '{'7' * 20}…' is more than 9999"),
         ("-1", "Seed: '-1' is less than 0"),
     ],
 )
@@ -160,6 +162,18 @@ def test_a_value_set_elsewhere_replaces_a_refused_text(one_box):
     assert shown(at) == ("42", "computed with 42", [])
 
 
+def test_a_refused_text_replaced_in_the_same_run_is_named(one_box):
+    # Type 2.5 and press a button without Enter: leaving the box refuses 2.5 and the button sets 42 in the same
+    # run, so the refusal was never on screen. The text must not vanish without a word.
+    at = one_box
+    number_box(at, "n").input("2.5")
+    at.button(key="set").click().run()
+    assert shown(at) == ("42", "computed with 42", [])
+    assert [c.value.replace("\\", "") for c in at.caption] == ["Seed: '2.5' was not taken; the page now uses 42."]
+    at.run()  # said once
+    assert not at.caption
+
+
 # ---------------------------------------------------------------- the box on the pages
 
 
@@ -215,6 +229,33 @@ def test_a_bound_that_depends_on_another_box_refuses_beyond_it_and_clamps_when_i
     assert at.session_state["block_d_ff"] == 64 and number_box(at, "block_d_ff").value == "64"
 
 
+def test_a_refused_text_is_read_again_when_the_bound_it_broke_moves():
+    # d_ff 100 is refused while d_model = 16 allows 64. The student widens d_model: the message must name the
+    # bound the box has now, and once 100 fits it is taken (Enter on the unchanged text sends nothing).
+    at = open_page("pages/block.py")
+    type_number(at, "block_d_ff", "100")
+    type_number(at, "block_d_model", "20")  # at most 80: still refused, by today's bound
+    said = " ".join(e.value.replace("\\", "") for e in at.error)
+    assert "d_ff: '100' is more than 80. Allowed: a whole number from 1 to 80. The page still uses 64." in said
+    assert at.session_state["block_d_ff"] == 64 and number_box(at, "block_d_ff").value == "100"
+    type_number(at, "block_d_model", "32")  # at most 128: 100 fits
+    assert not at.exception and not at.error
+    assert at.session_state["block_d_ff"] == 100 and number_box(at, "block_d_ff").value == "100"
+    assert at.query_params["d_ff"] == "100"  # the link says the number the page computes with
+    assert any("d_ff: 100, as typed, is taken: it fits now" in c.value.replace("\\", "") for c in at.caption)
+    at.run()  # said once: the next run has nothing to say
+    assert not any("as typed, is taken" in c.value for c in at.caption) and at.session_state["block_d_ff"] == 100
+
+
+@pytest.mark.parametrize("page", ["pages/causal.py", "pages/pitfalls.py", "app.py"])
+def test_no_two_number_boxes_on_a_page_share_a_label(page):
+    # /causal drew the editor's preset seed and the page's own seed both as "seed": a refusal naming "seed",
+    # a screen reader or a finger on a label could not tell which box was meant.
+    at = run_page() if page == "app.py" else open_page(page)
+    labels = [x.label for x in at.text_input if str(x.key).endswith("_box")]
+    assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
+
+
 def test_the_generation_layers_box_refuses_what_the_core_cannot_take():
     at = open_page("pages/generation.py")
     type_number(at, "gen_layers", "49")
@@ -261,6 +302,6 @@ def test_no_page_draws_streamlits_number_input():
 def test_a_refused_text_is_quoted_as_typed_never_as_markdown(one_box):
     typed = "![x](y) :red[1] $2$ and more words"
     at = type_number(one_box, "n", typed)
-    assert number_box(at, "n").value == typed  # the box keeps it whole; the message quotes its first 20 characters
+    assert number_box(at, "n").value == typed  # the box keeps it whole; the message quotes 20 characters and …
     message = at.error[0].value
-    assert "'!\\[x\\](y) \\:red\\[1\\] \\$2\\$ ' is not a number" in message
+    assert "'!\\[x\\](y) \\:red\\[1\\] \\$2\\$ …' is not a number" in message

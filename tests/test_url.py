@@ -59,13 +59,30 @@ def test_script_like_tokens_are_kept_as_plain_text():
     assert seq.tokens == ("<img",)  # split on spaces and kept verbatim; figures escape it on display
 
 
-def test_flags_ints_and_choices_validate_and_fall_back():
+def test_flags_and_ints_validate_and_fall_back():
     w = []
     assert decode_flag({"causal": "1"}, "causal", False, w) is True
     assert decode_flag({"causal": "off"}, "causal", True, w) is False
     assert decode_flag({"causal": "maybe"}, "causal", True, w) is True and "0 or 1" in w[-1]
     assert decode_int({"n": "12"}, "n", 4, 1, 16, w) == 12
     assert decode_int({"n": "99"}, "n", 4, 1, 16, w) == 4 and "outside 1..16" in w[-1]
-    assert decode_int({"n": "1e3"}, "n", 4, 1, 16, w) == 4 and "whole number" in w[-1]
+    assert decode_int({"n": "1e3"}, "n", 4, 1, 16, w) == 4 and "'n'=1e3 is outside 1..16" in w[-1]
+
+
+@pytest.mark.parametrize("text, value", [("1e3", 1000), ("1000.0", 1000), (" 7 ", 7), ("+5", 5), ("−0", 0)])
+def test_a_link_takes_a_whole_number_as_the_number_boxes_read_it(text, value):
+    w = []
+    assert decode_int({"seed": text}, "seed", 4, 0, 9999, w) == value and not w
+
+
+@pytest.mark.parametrize("text", ["1_000", "٣", "７", "2.5", "1,5", "0x10", "nan", "", "1e999999999"])
+def test_a_link_refuses_what_a_number_box_refuses(text):
+    # Python's int() took 1_000, Arabic-Indic 3 and a full-width 7: a link opened a value the box refuses.
+    w = []
+    assert decode_int({"seed": text}, "seed", 4, 0, 9999, w) == 4 and len(w) == 1
+
+
+def test_choices_validate_and_fall_back():
+    w = []
     assert decode_choice({"norm": "pre"}, "norm", ("post", "pre"), "post", w) == "pre"
     assert decode_choice({"norm": "<b>"}, "norm", ("post", "pre"), "post", w) == "post"

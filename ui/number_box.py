@@ -10,12 +10,14 @@ rule of the grid and the paste box, so a number is read the same wherever it is 
 - refused, with a message under the box's row naming the box, what was typed and the allowed range: not one number
   (`1,5`, `abc`, `0x10`), NaN and infinities, an empty box (unless the box is optional), a fraction in a
   box of whole numbers (`2.5`), a number outside the bounds. The box keeps what was typed, and the page
-  keeps computing with the last accepted value; the message says which.
+  keeps computing with the last accepted value; the message says which. A refused text is read again on each
+  run by the box's bounds then: when a bound that depends on another box moves, the message names the new
+  bounds, and a text that fits them now is taken, and the page says so.
 
 The value lives under `key` in session state, as a widget's would (a page's declared state reads it there:
 `STATE.widget(name)` gives the key, the bounds and the persistence); the text box has the key `box_key(key)`.
 A value changed by anything else (a link, a button, a bound that moved and clamped it) is written into the
-box on the next run, and the refusal it replaced is gone.
+box on the next run; a refused text it replaces is named once in a note under the box.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from typing import Any
 
 import streamlit as st
 
+from ui.page_state import forget_values
 from ui.safe_text import escape_markdown
-from ui.sequence import format_number, number_text
+from ui.sequence import format_number, number_text, quoted
 
 Number = int | float
 
@@ -72,7 +75,7 @@ def read_number(text: str, label: str, lo: Number, hi: Number, *, optional: bool
         if optional:
             return None
         raise ValueError(f"{label}: the box is empty")
-    shown = text.strip()[:20]
+    shown = quoted(text)
     exact = Decimal(number_text(text, label))  # exact: 1.0000000000000001 is not a whole number
     whole = whole_numbers(lo, hi)
     if whole and exact != exact.to_integral_value():
@@ -98,9 +101,13 @@ def _commit(
     before = st.session_state.get(key)
     try:
         value = read_number(text, label, lo, hi, optional=optional)
-    except ValueError as err:
-        st.session_state[_refused_key(key)] = refusal(err, lo, hi, before, optional=optional)
+    except ValueError:
+        st.session_state[_refused_key(key)] = True  # the message is written when the box is drawn, by its bounds then
         return
+    _take(key, value, before, on_change, args)
+
+
+def _take(key: str, value: Number | None, before: Number | None, on_change: Callable | None, args: tuple) -> None:
     st.session_state[key] = value
     st.session_state[box_key(key)] = written(value)
     st.session_state[_shows_key(key)] = value
@@ -143,12 +150,17 @@ def number_box(
         st.session_state[key] = value if value is not None or optional else min_value
     current = st.session_state[key]
     text_key, shows_key = box_key(key), _shows_key(key)
+    dropped = None
     if text_key not in st.session_state or st.session_state.get(shows_key, _MISSING) != current:
+        if st.session_state.pop(_refused_key(key), None) and text_key in st.session_state:
+            # A refused text replaced by a value set elsewhere (a button pressed while the box still held it
+            # refused in the same run, a link, a clamp): say so, or the text vanishes without a word.
+            typed = quoted(st.session_state[text_key])
+            dropped = f"{label}: '{typed}' was not taken; the page now uses {written(current)}."
         st.session_state[text_key] = written(current)  # set elsewhere, or the box is new: show the value held
         st.session_state[shows_key] = current
-        st.session_state.pop(_refused_key(key), None)
+    refused, taken = _refused_now(key, label, min_value, max_value, optional, on_change, args)
     rule = f"Type {allowed(min_value, max_value, optional=optional)}, then press Enter."
-    refused = st.session_state.get(_refused_key(key))
     where.text_input(
         label,
         key=text_key,
@@ -165,7 +177,31 @@ def number_box(
         # Below the row the box is in, at the width of what the page is drawing (a column is often too narrow
         # for a sentence): it names the box.
         st.error(escape_markdown(refused), icon=":material/block:")  # it quotes what was typed
+    if taken or dropped:
+        st.caption(escape_markdown(taken or dropped))  # it may quote what was typed
     return st.session_state[key]
+
+
+def _refused_now(
+    key: str, label: str, lo: Number, hi: Number, optional: bool, on_change: Callable | None, args: tuple
+) -> tuple[str | None, str | None]:
+    """(The refusal to show under the box, or None; what was taken, or None), read by today's bounds.
+
+    A refused text is read again on every run: a bound that depends on another box may have moved since
+    (d_ff 100 refused while d_model = 16 allows 64; then d_model = 32 allows 128). Still refused, the message
+    names the bounds the box has now. Fitting now, it is taken as typed (Enter on an unchanged text sends
+    nothing, so the student could not take it), the way a value a bound held back comes back when it fits,
+    and the page says so."""
+    if not st.session_state.get(_refused_key(key)):
+        return None, None
+    text, before = st.session_state[box_key(key)], st.session_state[key]
+    try:
+        value = read_number(text, label, lo, hi, optional=optional)
+    except ValueError as err:
+        return refusal(err, lo, hi, before, optional=optional), None
+    _take(key, value, before, on_change, args)
+    forget_values()  # the page's declared state read the old value in this run
+    return None, f"{label}: {written(value)}, as typed, is taken: it fits now ({allowed(lo, hi, optional=optional)})."
 
 
 _MISSING = object()

@@ -341,6 +341,12 @@ def _default(param: Param, values: Mapping[str, Any]) -> Any:
     return param.default_value(values)
 
 
+def forget_values() -> None:
+    """Read every page's declared values anew for the rest of this run: for code that wrote one of them into
+    session state itself, after the page read it (a number box that took a typed text, ui/number_box.py)."""
+    st.session_state.pop(MEMO_KEY, None)
+
+
 FINISH_KEY = "_page_state_finish"
 AFTER_SECTION_KEY = "_page_state_after_section"
 

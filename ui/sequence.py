@@ -89,6 +89,16 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 _NON_FINITE = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan", "+nan", "-nan"}
 
 
+QUOTED_CHARS = 20  # how much of a refused text a message quotes
+
+
+def quoted(text: str) -> str:
+    """What a message quotes of a typed text: all of it up to QUOTED_CHARS characters, else its start and '…'
+    (a 5,000-digit number quoted as its first 20 digits would read as a different number)."""
+    t = text.strip()
+    return t if len(t) <= QUOTED_CHARS else t[:QUOTED_CHARS] + "…"
+
+
 def parse_number(text: str, where: str, *, in_row: bool = False) -> float:
     """One number exactly as a student typed it, for the grid and the paste box alike.
 
@@ -97,7 +107,7 @@ def parse_number(text: str, where: str, *, in_row: bool = False) -> float:
     scripts), NaN and infinities, and values beyond ±MAX_ABS_VALUE (refused, never clamped). `in_row`: the
     value is one of a row's (the paste box), where the message also says how to write several numbers.
     """
-    shown = text.strip()[:20]
+    shown = quoted(text)
     x = float(number_text(text, where, in_row=in_row))
     if not np.isfinite(x) or abs(x) > MAX_ABS_VALUE:
         raise ValueError(
@@ -113,7 +123,7 @@ def number_text(text: str, where: str, *, in_row: bool = False) -> str:
     """The written form of one number as `parse_number` accepts it (spaces stripped, any minus sign made "-"),
     with no limit on its size: the number boxes (ui/number_box.py) read it exactly and check their own bounds.
     Refused, with the same `ValueError` as `parse_number`'s: anything that is not one number, NaN, infinities."""
-    shown = text.strip()[:20]
+    shown = quoted(text)
     t = text.strip().translate(_MINUS_SIGNS)
     if t.lower() in _NON_FINITE:
         raise ValueError(f"{where}: '{shown}' is not a finite number")

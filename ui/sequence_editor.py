@@ -131,7 +131,9 @@ def preset_controls(key: str) -> None:
         key=f"{key}_preset",
         help="Start from a known example: the hand-built one can be predicted on paper.",
     )
-    number_box(c2, "seed", key=f"{key}_seed", min_value=0, max_value=10_000, value=0, help="Seeds the random presets.")
+    number_box(
+        c2, "Preset seed", key=f"{key}_seed", min_value=0, max_value=10_000, value=0, help="Seeds the random presets."
+    )
     c3.button("Load", key=f"{key}_load", on_click=_on_preset, args=(key,), width="stretch")
     note = st.session_state.get(f"{key}_preset_note")
     if note:

@@ -8,10 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from attention.sequence import TokenSequence
-from ui.sequence import MAX_D, MAX_N, MAX_PARAM_CHARS, default_sequence, format_matrix, parse_matrix, parse_tokens
+from ui.sequence import (
+    MAX_D,
+    MAX_N,
+    MAX_PARAM_CHARS,
+    default_sequence,
+    format_matrix,
+    number_text,
+    parse_matrix,
+    parse_tokens,
+)
 
 TRUE_WORDS = {"1", "true", "on", "yes"}
 FALSE_WORDS = {"0", "false", "off", "no"}
@@ -36,7 +46,9 @@ def decode_flag(params: Mapping[str, str], name: str, default: bool, warnings: l
 
 
 def decode_int(params: Mapping[str, str], name: str, default: int, lo: int, hi: int, warnings: list[str]) -> int:
-    """Read a whole number in [lo, hi]; anything else warns and gives `default`."""
+    """Read a whole number in [lo, hi] by the number boxes' rule (`number_text`: `1e3` is 1000; `1_000`, `2.5`
+    and digits of other scripts are not whole numbers), so a link takes what the page's box takes; anything
+    else warns and gives `default`."""
     raw = params.get(name)
     if raw is None:
         return default
@@ -44,14 +56,16 @@ def decode_int(params: Mapping[str, str], name: str, default: int, lo: int, hi: 
     try:
         if len(text) > 12:  # refused whole, never cut: "5     junk" is not 5
             raise ValueError(text[:12])
-        value = int(text)
+        exact = Decimal(number_text(text, name))  # exact: read before any int() of a huge 1e999999999
+        if exact != exact.to_integral_value():
+            raise ValueError(text)
     except ValueError:
         warnings.append(f"URL parameter '{name}' should be a whole number from {lo} to {hi}; using {default}.")
         return default
-    if not lo <= value <= hi:
-        warnings.append(f"URL parameter '{name}'={value} is outside {lo}..{hi}; using {default}.")
+    if not lo <= exact <= hi:
+        warnings.append(f"URL parameter '{name}'={text} is outside {lo}..{hi}; using {default}.")
         return default
-    return value
+    return int(exact)
 
 
 def decode_choice(params: Mapping[str, str], name: str, choices, default, warnings: list[str]):
