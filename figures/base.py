@@ -157,6 +157,11 @@ def readable_width(spec: dict) -> float:
             if room < _lines(a) * 1.4 * _font_size(a) + longest + 16:  # no room for turned labels: level ones
                 per_tick = max(per_tick, longest + 6)
         need.append(side + len(labels) * per_tick / (x1 - x0))
+    for name in [k for k in layout if re.fullmatch(r"xaxis\d*", k)]:  # an x axis's title across its axis
+        axis = layout[name] or {}
+        x0, x1 = axis.get("domain", [0.0, 1.0])
+        title = axis.get("title") if isinstance(axis.get("title"), dict) else {}
+        need.append(side + _text_px(_axis_title(axis), _font_size(title)) / (x1 - x0))
     for trace in spec["data"]:
         numbers = _cell_numbers(trace)
         if numbers is not None:
@@ -272,6 +277,11 @@ def for_narrow_screen(spec: dict, max_columns: int = 2, width_px: float = PHONE_
         domain = axis.get("domain", [0.0, 1.0])
         if name.startswith("x"):
             axis = _thin_ticks(axis, max(2, int(width_px * (domain[1] - domain[0]) / TICK_PX)))
+            title = axis.get("title")
+            if _axis_title(axis):  # wrapped to the axis's width (plotly leaves a long one cut at the edge)
+                title = title if isinstance(title, dict) else {"text": title}
+                chars = int(width_px * (domain[1] - domain[0]) / (0.6 * _font_size(title)))
+                axis["title"] = {**title, "text": wrap_title(title["text"], chars)}
         axis["tickfont"] = {**axis.get("tickfont", {}), "size": min(axis.get("tickfont", {}).get("size", 10), 10)}
         layout[name] = axis
     annotations = []
@@ -290,9 +300,11 @@ def for_narrow_screen(spec: dict, max_columns: int = 2, width_px: float = PHONE_
         wrapped = wrap_title(text, int(width_px / 8))
         layout["title"] = {**(title if isinstance(title, dict) else {}), "text": wrapped}
         extra = 18 * (wrapped.count("<br>") - text.count("<br>"))  # each new line of the title, in px
-        if extra:  # sat on the plot, the margin growing with it (and plotly's automargin making sure of it in a
-            # chart whose height is the page's, a square one): the lines neither run into the plot nor off the top
-            layout["title"].update(y=1, yref="paper", yanchor="bottom", pad={"b": 8}, automargin=True)
+        if extra:  # hung from the top, the margin growing with it: the title does not run into what is under it
+            # (labels over the plot). Plotly anchors a title of several lines by its last line, so the lines
+            # above it would rise off the top: the pad lowers them by as much.
+            lines = wrapped.count("<br>")
+            layout["title"].update(y=1, yref="container", yanchor="top", pad={"t": 8 + 18 * lines})
             margin = layout.get("margin") or {}
             layout["margin"] = {**margin, "t": float(margin.get("t", 100)) + extra}
             layout["height"] = float(layout.get("height") or 450) + extra

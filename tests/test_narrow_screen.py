@@ -128,3 +128,16 @@ def test_a_grid_without_tick_labels_gets_none_where_it_reflows():
     fig = filmstrip_figure(np.full((6, 2, 1, 3, 3), 1 / 3), [0, 50, 100, 150, 200, 250], list("abc"))
     layout = for_narrow_screen(fig.spec)["layout"]
     assert not any(layout[k].get("showticklabels", True) for k in layout if k.startswith("yaxis"))
+
+
+def test_a_long_axis_title_wraps_to_its_axis_and_makes_the_figure_need_a_wider_chart():
+    from figures.base import NARROWEST_PX, readable_width
+
+    fig = heads_grid(np.full((1, 3, 3), 1 / 3), list("abc"), ["h"], columns=1)
+    long = "head (each thumbnail: 16 queries down × 16 keys across)"
+    spec = {"data": fig.spec["data"], "layout": {**fig.spec["layout"], "xaxis": {**fig.spec["layout"]["xaxis"]}}}
+    assert readable_width(spec) <= NARROWEST_PX
+    spec["layout"]["xaxis"]["title"] = long
+    assert readable_width(spec) > NARROWEST_PX  # 55 characters of 12 px: about 400 px
+    title = for_narrow_screen(spec, width_px=200)["layout"]["xaxis"]["title"]["text"]
+    assert title.replace("<br>", " ") == long and all(len(line) <= 200 / 7.2 for line in title.split("<br>"))

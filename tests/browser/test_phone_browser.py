@@ -138,3 +138,25 @@ def test_a_tap_on_a_chart_shows_its_toolbar(phone, app_url):
     chart.hover()  # what a tap gives a touch screen: :hover on the tapped element
     group = chart.locator(".modebar-group").first
     phone.wait_for_function("g => parseFloat(getComputedStyle(g).opacity) > 0.9", arg=group.element_handle())
+
+
+# The Playground grid's toolbar (Streamlit's, drawn above the grid's top right while it has focus) and the
+# sentence above the grid: how many px they overlap, or -1 while the toolbar is not shown yet.
+TOOLBAR_OVER_SENTENCE = """() => {
+  const grid = document.querySelector('[data-testid="stDataFrame"]').closest('[data-testid="stElementContainer"]');
+  const bar = grid.querySelector('[data-testid="stElementToolbar"]');
+  if (!bar || bar.getBoundingClientRect().height === 0 || parseFloat(getComputedStyle(bar).opacity) < 0.9) return -1;
+  let above = grid.previousElementSibling;
+  while (above && !above.innerText.trim()) above = above.previousElementSibling;  // past the spacer
+  return Math.max(0, above.getBoundingClientRect().bottom - bar.getBoundingClientRect().top);
+}"""
+
+
+def test_the_grid_toolbar_leaves_the_sentence_above_it_readable(phone, app_url):
+    phone.goto(f"{app_url}/")
+    wait_idle(phone, timeout=60_000)
+    grid = phone.locator('[data-testid="stDataFrame"]').first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    phone.mouse.click(box["x"] + 80, box["y"] + 50)  # a cell: the grid has focus and shows its toolbar
+    holds(phone, TOOLBAR_OVER_SENTENCE, "v === 0", "px of the sentence under the grid's toolbar")

@@ -11,7 +11,7 @@ from lessons.reading import LONG_EXAMPLE
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
 from tests.browser.test_presenter_layout_browser import CUT_GRIDS, CUT_TEXT
 
-POINTS = '[data-testid="stPlotlyChart"]'
+POINTS = '[data-testid="stPlotlyChart"] >> visible=true'  # not the hidden one of a pair (ui.charts)
 
 
 def points_chart(page, n_tokens: int):
