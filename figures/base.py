@@ -260,7 +260,8 @@ def for_narrow_screen(spec: dict, max_columns: int = 2, width_px: float = PHONE_
     """A figure's {"data", "layout"} for a chart whose plotting area is `width_px` wide: small multiples
     reflow to at most `max_columns` columns (in reading order, the figure taller, each subplot keeping its
     title), tick labels thin out so that each keeps about TICK_PX, titles above subplots wrap to their
-    subplot's width, and numbers in a heatmap's cells that no longer fit them are left to the hover.
+    subplot's width, and numbers in a heatmap's cells that no longer fit them get smaller or are left to
+    the hover.
     Returns new dicts where it changes something; `spec`'s own are never altered.
 
     Only a grid whose every subplot has axes and a title of its own reflows: in a grid whose rows mean
@@ -310,15 +311,22 @@ def for_narrow_screen(spec: dict, max_columns: int = 2, width_px: float = PHONE_
     return {"data": data, "layout": layout}
 
 
+MIN_CELL_FONT = 8  # the smallest font for a heatmap's numbers in a narrow chart
+
+
 def _numbers_that_fit(trace: dict, layout: dict, width_px: float) -> dict:
-    """A heatmap trace without the numbers in its cells when they do not fit its cells `width_px` wide in all
-    (the hover still shows them); any other trace as it is."""
+    """A heatmap trace whose numbers fit its cells `width_px` wide in all: smaller (down to MIN_CELL_FONT)
+    where they no longer fit, or left to the hover; any other trace as it is."""
     numbers = _cell_numbers(trace)
     if numbers is None:
         return trace
     x0, x1 = (layout.get(_axis_name("x", trace.get("xaxis", "x"))) or {}).get("domain", [0.0, 1.0])
-    if numbers[1] + 2 <= width_px * (x1 - x0) / max(numbers[0], 1):
+    cell = width_px * (x1 - x0) / max(numbers[0], 1)
+    if numbers[1] + 2 <= cell:
         return trace
+    size = _font_size(trace, "textfont") * (cell - 2) / numbers[1]
+    if size >= MIN_CELL_FONT:
+        return {**trace, "textfont": {**(trace.get("textfont") or {}), "size": int(size)}}
     return {k: v for k, v in trace.items() if k != "texttemplate"}
 
 

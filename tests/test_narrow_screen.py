@@ -91,13 +91,17 @@ def test_reflowed_rows_leave_room_for_the_tick_labels_above_and_the_titles_below
     assert gap_px >= lines * 16 + 28  # two lines of title under level tick labels with their tick marks
 
 
-def test_numbers_that_no_longer_fit_their_cells_are_left_to_the_hover():
+def test_numbers_that_no_longer_fit_their_cells_get_smaller_or_are_left_to_the_hover():
     from figures.heads import head_split_figure
 
     fig = head_split_figure(np.linspace(-1, 1, 64).reshape(4, 16), 4, list("abcd"))
     assert "texttemplate" in fig.spec["data"][0]
     assert "texttemplate" not in for_narrow_screen(fig.spec, width_px=220)["data"][0]  # 14 px cells, "-0.43"
-    assert "texttemplate" in for_narrow_screen(fig.spec, width_px=1000)["data"][0]
+    wide = for_narrow_screen(fig.spec, width_px=1000)["data"][0]  # 62 px cells: as they were
+    assert "texttemplate" in wide and wide["textfont"] == fig.spec["data"][0]["textfont"]
+    smaller = for_narrow_screen(fig.spec, width_px=480)["data"][0]  # 30 px cells: "-1.00" at 10 px is 30 px
+    assert "texttemplate" in smaller and 8 <= smaller["textfont"]["size"] < 10
+    assert 5 * 0.6 * smaller["textfont"]["size"] + 2 <= 480 / 16
     assert "texttemplate" in fig.spec["data"][0]  # the cached figure is not altered
 
 
