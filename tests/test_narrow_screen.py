@@ -145,3 +145,31 @@ def test_a_long_axis_title_wraps_to_its_axis_and_makes_the_figure_need_a_wider_c
     assert readable_width(spec) > NARROWEST_PX  # 55 characters of 12 px: about 400 px
     title = for_narrow_screen(spec, width_px=200)["layout"]["xaxis"]["title"]["text"]
     assert title.replace("<br>", " ") == long and all(len(line) <= 200 / 7.2 for line in title.split("<br>"))
+
+
+def test_a_chart_the_page_reads_clicks_from_is_drawn_once():
+    from streamlit.testing.v1 import AppTest
+
+    def app():
+        import numpy as np
+        import streamlit as st
+
+        import ui.charts as charts
+        from figures.heads import heads_grid
+
+        words = "the dog chased the cat up the tall tree".split()
+        grid = heads_grid(np.full((4, 9, 9), 1 / 9), words, ["previous token"] * 4)
+        charts.chart(st, grid, key="grid", on_select="rerun", selection_mode="points")
+
+    at = AppTest.from_function(app, default_timeout=60).run()
+    assert not at.exception
+    assert [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")] == ["grid"]
+
+
+def test_the_clickable_heads_overview_is_readable_in_the_narrowest_chart():
+    from figures.base import NARROWEST_PX, readable_width
+    from figures.pretrained import overview_figure
+
+    for n in (16, 256):
+        attentions = np.full((6, 12, n, n), 1 / n)
+        assert readable_width(overview_figure(attentions, [f"t{i}" for i in range(n)]).spec) <= NARROWEST_PX

@@ -83,7 +83,10 @@ def chart(
     }
     if merged.get("displayModeBar") is False:
         merged["displayModeBar"] = "hover"  # the export button must stay reachable
-    breakpoint = None if is_presenting() else width_breakpoint(spec)
+    # A chart the page reads clicks from (on_select) is drawn once: the page reads its selection by its key,
+    # and a click on a twin would go unseen.
+    selectable = kwargs.get("on_select", "ignore") != "ignore"
+    breakpoint = None if is_presenting() or selectable else width_breakpoint(spec)
     if breakpoint is None:
         variants = [(container, spec, key)]
     else:  # the layout as built from `breakpoint` px up, reflowed for a narrow screen below (WIDTH_CSS)
