@@ -123,15 +123,145 @@ def hline(y: float, line: dict, text: str | None = None, position: str = "top ri
 # ---------------------------------------------------------------- narrow screens (a phone, 390 px wide)
 
 PHONE_PLOT_PX = 220  # the plotting area of a chart on a 390 px phone: padding, margins and colour bar taken off
+NARROWEST_PX = 328  # the narrowest chart a page has: the main column of a 360 px phone (16 px padding each side)
 TICK_PX = 28  # room each tick label keeps on a narrow screen (turned labels need about this much)
 CHAR_PX = 6.5  # width of a character of a 11 px title
+COLORBAR_PX = 70  # a colour bar beside the plot: the bar, its numbers and its title
+
+
+def readable_width(spec: dict) -> float:
+    """The narrowest chart (in px, the whole figure) at which `spec`'s layout stays readable: every subplot's
+    title fits over its subplot, explicit tick labels keep room to stand turned, the x tick labels of a row
+    stay out of the titles under them (in a grid whose rows leave no room for turned labels, the labels must
+    fit unturned), and the figure's title fits across. An estimate from character widths, on the safe side.
+    """
+    layout = spec["layout"]
+    side = side_px(spec)
+    cells, _ = _cells(spec["data"], layout)
+    plot_h = _plot_height(layout)
+    need = [_text_px(_title_text(layout.get("title")), 17) + 20]
+    for a in layout.get("annotations") or []:
+        cell = _cell_under(a, cells)
+        if cell is not None and isinstance(a.get("text"), str):
+            need.append(side + (_text_px(a["text"], _font_size(a)) + 4) / (cell[0][1] - cell[0][0]))
+    for (x_name, _), ((x0, x1), (y0, _)) in cells.items():
+        axis = layout.get(x_name) or {}
+        labels = _tick_labels(axis)
+        if not labels:
+            continue
+        size = _font_size(axis, "tickfont")
+        per_tick = 1.4 * size  # turned labels, side by side
+        longest = max(_text_px(t, size) for t in labels)  # a label's width level, its height turned
+        for a, (_, top) in _titles_under(layout, cells, x0, x1, y0):  # a subplot's title under this one
+            room = (y0 - top) * plot_h  # px between this subplot and the title's subplot
+            if room < _lines(a) * 1.4 * _font_size(a) + longest + 16:  # no room for turned labels: level ones
+                per_tick = max(per_tick, longest + 6)
+        need.append(side + len(labels) * per_tick / (x1 - x0))
+    for name in [k for k in layout if re.fullmatch(r"xaxis\d*", k)]:  # an x axis's title across its axis
+        axis = layout[name] or {}
+        x0, x1 = axis.get("domain", [0.0, 1.0])
+        title = axis.get("title") if isinstance(axis.get("title"), dict) else {}
+        need.append(side + _text_px(_axis_title(axis), _font_size(title)) / (x1 - x0))
+    for trace in spec["data"]:
+        numbers = _cell_numbers(trace)
+        if numbers is not None:
+            (x0, x1), _ = cells[(_axis_name("x", trace.get("xaxis", "x")), _axis_name("y", trace.get("yaxis", "y")))]
+            need.append(side + numbers[0] * (numbers[1] + 4) / (x1 - x0))
+    return max(need)
+
+
+def _cell_numbers(trace: dict) -> tuple[int, float] | None:
+    """(columns, px of its widest number) of a heatmap that writes its numbers in its cells, or None."""
+    if trace.get("type") != "heatmap" or not trace.get("texttemplate") or trace.get("z") is None:
+        return None
+    z = trace["z"]
+    columns = int(str(z.get("shape", "0")).split(",")[-1]) if isinstance(z, dict) else len(z[0]) if len(z) else 0
+    text = trace.get("text")
+    rows = text if isinstance(text, list | tuple) and text and isinstance(text[0], list | tuple) else [["-0.00"]]
+    chars = max(len(_visible(str(t))) for row in rows for t in row)
+    return columns, chars * 0.6 * _font_size(trace, "textfont")
+
+
+def side_px(spec: dict) -> float:
+    """The px of a chart's width that are not its plotting area: the margins, each at least as wide as what
+    plotly puts in it (automargin): the y tick labels and title at the left, a colour bar at the right."""
+    layout = spec["layout"]
+    margin = layout.get("margin") or {}
+    y_axes = [layout.get(k) or {} for k in layout if re.fullmatch(r"yaxis\d*", k)] or [{}]
+    labels = [
+        max((_text_px(t, _font_size(a, "tickfont")) for t in _tick_labels(a) or ["0.00"]), default=0)
+        for a in y_axes
+        if a.get("showticklabels", True) and a.get("visible", True)
+    ]
+    left = max(labels, default=0) + 8 + (20 if any(_axis_title(a) for a in y_axes) else 0)
+    right = COLORBAR_PX if _has_colorbar(spec) else 0
+    return max(float(margin.get("l", 80)), left) + max(float(margin.get("r", 80)), right)
+
+
+def _has_colorbar(spec: dict) -> bool:
+    layout = spec["layout"]
+    for k, v in layout.items():
+        if k.startswith("coloraxis") and isinstance(v, dict) and v.get("showscale", True):
+            if any(t.get("coloraxis") == k for t in spec["data"]):
+                return True
+    return any(
+        t.get("type") in ("heatmap", "contour") and not t.get("coloraxis") and t.get("showscale", True)
+        for t in spec["data"]
+    )
+
+
+def _titles_under(layout: dict, cells: dict, x0: float, x1: float, y0: float):
+    """(annotation, its subplot's y domain) of each subplot title straight under the subplot at x0..x1 whose
+    bottom is y0."""
+    for a in layout.get("annotations") or []:
+        cell = _cell_under(a, cells)
+        if cell is not None and cell[1][1] < y0 - 1e-9 and cell[0][0] < x1 and x0 < cell[0][1]:
+            yield a, cell[1]
+
+
+def _plot_height(layout: dict) -> float:
+    margin = layout.get("margin") or {}
+    return float(layout.get("height") or 450) - float(margin.get("t", 100)) - float(margin.get("b", 80))
+
+
+def _tick_labels(axis: dict) -> list[str]:
+    """The explicit tick labels an x axis shows (tickmode "array"), or none."""
+    if axis.get("tickmode") != "array" or not axis.get("showticklabels", True) or not axis.get("visible", True):
+        return []
+    for labels in (axis.get("ticktext"), axis.get("tickvals")):
+        if isinstance(labels, list | tuple):
+            return [str(t) for t in labels]
+    return []
+
+
+def _font_size(item: dict, key: str = "font") -> float:
+    return float((item.get(key) or {}).get("size") or 12)
+
+
+def _title_text(title) -> str:
+    text = title.get("text") if isinstance(title, dict) else title
+    return text if isinstance(text, str) else ""
+
+
+def _axis_title(axis: dict) -> str:
+    return _title_text(axis.get("title"))
+
+
+def _lines(a: dict) -> int:
+    return str(a.get("text", "")).count("<br>") + 1
+
+
+def _text_px(text: str, size: float) -> float:
+    """About how wide `text` (plotly text, <br> lines) is at font `size`: its longest line."""
+    return max((len(_visible(line)) for line in text.split("<br>")), default=0) * 0.6 * size
 
 
 def for_narrow_screen(spec: dict, max_columns: int = 2, width_px: float = PHONE_PLOT_PX) -> dict:
     """A figure's {"data", "layout"} for a chart whose plotting area is `width_px` wide: small multiples
     reflow to at most `max_columns` columns (in reading order, the figure taller, each subplot keeping its
-    title), tick labels thin out so that each keeps about TICK_PX, and titles above subplots wrap to their
-    subplot's width.
+    title), tick labels thin out so that each keeps about TICK_PX, titles above subplots wrap to their
+    subplot's width, and numbers in a heatmap's cells that no longer fit them get smaller or are left to
+    the hover.
     Returns new dicts where it changes something; `spec`'s own are never altered.
 
     Only a grid whose every subplot has axes and a title of its own reflows: in a grid whose rows mean
@@ -142,12 +272,17 @@ def for_narrow_screen(spec: dict, max_columns: int = 2, width_px: float = PHONE_
     titles = _titles_of(layout.get("annotations") or [], cells)
     columns = len({round(x[0], 4) for x, _ in cells.values()})
     if own_axes and columns > max_columns and _is_grid(cells):
-        layout = _reflow(layout, cells, titles, max_columns)
+        layout = _reflow(layout, cells, titles, max_columns, width_px)
     for name in [k for k in layout if re.fullmatch(r"[xy]axis\d*", k)]:
         axis = dict(layout[name])
         domain = axis.get("domain", [0.0, 1.0])
         if name.startswith("x"):
             axis = _thin_ticks(axis, max(2, int(width_px * (domain[1] - domain[0]) / TICK_PX)))
+            title = axis.get("title")
+            if _axis_title(axis):  # wrapped to the axis's width (plotly leaves a long one cut at the edge)
+                title = title if isinstance(title, dict) else {"text": title}
+                chars = int(width_px * (domain[1] - domain[0]) / (0.6 * _font_size(title)))
+                axis["title"] = {**title, "text": wrap_title(title["text"], chars)}
         axis["tickfont"] = {**axis.get("tickfont", {}), "size": min(axis.get("tickfont", {}).get("size", 10), 10)}
         layout[name] = axis
     annotations = []
@@ -159,18 +294,40 @@ def for_narrow_screen(spec: dict, max_columns: int = 2, width_px: float = PHONE_
         annotations.append(a)
     if annotations:
         layout["annotations"] = annotations
+    data = [_numbers_that_fit(trace, layout, width_px) for trace in spec["data"]]
     title = layout.get("title")
     text = title.get("text") if isinstance(title, dict) else title
     if isinstance(text, str):
         wrapped = wrap_title(text, int(width_px / 8))
         layout["title"] = {**(title if isinstance(title, dict) else {}), "text": wrapped}
-        extra = 18 * (wrapped.count("<br>") - text.count("<br>"))  # each new line of the title, in px
+        extra = 22 * (wrapped.count("<br>") - text.count("<br>"))  # each new line of the title, in px
         if extra:  # hung from the top, the margin growing with it: the title does not run into what is under it
-            layout["title"].update(y=1, yref="container", yanchor="top", pad={"t": 8})
+            # (labels over the plot). Plotly draws a title of several lines anchored at its top about 16 px
+            # higher than the anchor (measured in Chromium, 2 and 3 lines alike): the pad lowers it by as much.
+            layout["title"].update(y=1, yref="container", yanchor="top", pad={"t": 8 + 16})
             margin = layout.get("margin") or {}
             layout["margin"] = {**margin, "t": float(margin.get("t", 100)) + extra}
             layout["height"] = float(layout.get("height") or 450) + extra
-    return {"data": spec["data"], "layout": layout}
+    return {"data": data, "layout": layout}
+
+
+MIN_CELL_FONT = 8  # the smallest font for a heatmap's numbers in a narrow chart
+
+
+def _numbers_that_fit(trace: dict, layout: dict, width_px: float) -> dict:
+    """A heatmap trace whose numbers fit its cells `width_px` wide in all: smaller (down to MIN_CELL_FONT)
+    where they no longer fit, or left to the hover; any other trace as it is."""
+    numbers = _cell_numbers(trace)
+    if numbers is None:
+        return trace
+    x0, x1 = (layout.get(_axis_name("x", trace.get("xaxis", "x"))) or {}).get("domain", [0.0, 1.0])
+    cell = width_px * (x1 - x0) / max(numbers[0], 1)
+    if numbers[1] + 2 <= cell:
+        return trace
+    size = _font_size(trace, "textfont") * (cell - 2) / numbers[1]
+    if size >= MIN_CELL_FONT:
+        return {**trace, "textfont": {**(trace.get("textfont") or {}), "size": int(size)}}
+    return {k: v for k, v in trace.items() if k != "texttemplate"}
 
 
 def _cells(data: list[dict], layout: dict) -> tuple[dict[tuple[str, str], tuple[list, list]], bool]:
@@ -218,8 +375,9 @@ def _titles_of(annotations: list[dict], cells: dict) -> dict:
     return out
 
 
-def _reflow(layout: dict, cells: dict, titles: dict, columns: int) -> dict:
-    """`layout` with its subplots in `columns` columns and each as tall as it was.
+def _reflow(layout: dict, cells: dict, titles: dict, columns: int, width_px: float) -> dict:
+    """`layout` with its subplots in `columns` columns and each as tall as it was, in a plotting area `width_px`
+    wide; between rows, room for the x tick labels of one row and the titles of the next (`_row_gap_px`).
 
     Every subplot titled (small multiples): in reading order. Otherwise a grid whose rows and columns mean
     something (heads by checkpoints): its columns in blocks of `columns`, each block under the one before with
@@ -236,13 +394,15 @@ def _reflow(layout: dict, cells: dict, titles: dict, columns: int) -> dict:
     height = float(layout.get("height") or 450)
     margin = layout.get("margin") or {}
     plot = height - float(margin.get("t", 80)) - float(margin.get("b", 80))
-    new_plot = plot * rows / len(tops)
-    layout["height"] = round(height + new_plot - plot)
     gap_x = 0.08
-    gap_y = min(0.3, 40 / max(new_plot, 1)) if titles else min(0.1, 8 / max(new_plot, 1))
     width = (1 - gap_x * (columns - 1)) / columns
-    tall = (1 - gap_y * (rows - 1)) / rows
+    cell_h = plot * min(y1 - y0 for _, (y0, y1) in cells.values())  # each subplot keeps its height
+    gap_px = _row_gap_px(layout, cells, titles, width * width_px) if titles else 8
+    new_plot = rows * cell_h + (rows - 1) * gap_px
+    layout["height"] = round(height + new_plot - plot)
+    gap_y, tall = gap_px / new_plot, cell_h / new_plot
     old_rows = {r: cells[axes][1] for axes, (r, c) in grid.items() if c == 0}
+    y_labels = any((layout.get(y) or {}).get("showticklabels", True) for _, y in cells)  # a grid that shows some
     annotations, moved = [], {}
     for axes, (r, c) in place.items():
         x0, y1 = c * (width + gap_x), 1 - r * (tall + gap_y)
@@ -250,7 +410,7 @@ def _reflow(layout: dict, cells: dict, titles: dict, columns: int) -> dict:
         y0 = max(0.0, y1 - tall)  # not -1e-16 at the bottom
         x1 = min(1.0, x0 + width)
         layout[x_name] = {**layout.get(x_name, {}), "domain": [x0, x1]}
-        layout[y_name] = {**layout.get(y_name, {}), "domain": [y0, y1], "showticklabels": c == 0}
+        layout[y_name] = {**layout.get(y_name, {}), "domain": [y0, y1], "showticklabels": c == 0 and y_labels}
         moved[axes] = ([x0, x1], [y0, y1])
     for i, a in enumerate(layout.get("annotations") or []):
         axes = next((axes for axes, j in titles.items() if j == i), None)
@@ -269,6 +429,26 @@ def _reflow(layout: dict, cells: dict, titles: dict, columns: int) -> dict:
     layout["annotations"] = annotations
     cells.update(moved)
     return layout
+
+
+def _row_gap_px(layout: dict, cells: dict, titles: dict, cell_px: float) -> float:
+    """The px between two rows of reflowed subplots `cell_px` wide: a title wrapped to the subplot's width
+    (11 px text, 16 px lines) over the x tick labels of the row above with their tick marks (28 px level),
+    thinned as for_narrow_screen thins them and turned when they do not fit level (10 px labels)."""
+    notes = layout.get("annotations") or []
+    lines = max(
+        (wrap_title(str(notes[i].get("text", "")), int(cell_px / CHAR_PX)).count("<br>") + 1 for i in titles.values()),
+        default=0,
+    )
+    ticks = 0.0
+    for x_name, _ in cells:
+        labels = _tick_labels(layout.get(x_name) or {})
+        if labels:
+            step = -(-len(labels) // max(2, int(cell_px / TICK_PX)))
+            shown = labels[::step]
+            longest = max(_text_px(t, 10) for t in shown)
+            ticks = max(ticks, 28 if longest + 4 <= cell_px / len(shown) else longest + 16)
+    return lines * 16 + ticks + 8
 
 
 def _row_label_of(a: dict, rows: dict[int, list[float]], left: float) -> int | None:

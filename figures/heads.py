@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from figures.base import colorscale as named_colorscale
 from figures.base import figure, subplot_title
-from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
+from figures.heatmaps import WEIGHT_COLORSCALE, fmt, safe_labels
 
 HEAD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 
@@ -78,12 +78,12 @@ def column_blocks_figure(
         zmax=bound,
         colorscale=named_colorscale("RdBu"),
         textfont=dict(size=10),
-        customdata=[list(owner) for _ in range(n)],
-        hovertemplate="row %{y}, column %{x} (%{customdata}): %{z:.3f}<extra></extra>",
+        customdata=[[[owner[j], fmt(v, 3)] for j, v in enumerate(row)] for row in matrix.tolist()],
+        hovertemplate="row %{y}, column %{x} (%{customdata[0]}): %{customdata[1]}<extra></extra>",
         showscale=False,
     )
     if annotate:
-        trace.update(text=[[f"{v:.2f}" for v in row] for row in matrix.tolist()], texttemplate="%{text}")
+        trace.update(text=[[fmt(v, 2) for v in row] for row in matrix.tolist()], texttemplate="%{text}")
     shapes, annotations = [], []
     for start, stop, name, colour in blocks:
         left, right = start - 0.5, stop - 0.5

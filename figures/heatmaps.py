@@ -20,12 +20,13 @@ MINUS_INF = "−∞"
 
 
 def fmt(x: float, digits: int = 3) -> str:
-    """A number for display; -inf shows as −∞."""
+    """A number for display; -inf shows as −∞, and a value that rounds to zero as 0.000, never -0.000."""
     if np.isneginf(x):
         return MINUS_INF
     if np.isposinf(x):
         return "∞"
-    return f"{x:.{digits}f}"
+    text = f"{x:.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 
 def safe_labels(labels: Sequence[str]) -> list[str]:

@@ -183,7 +183,7 @@ def overview_figure(
         selected=dict(marker=dict(opacity=0)),
         unselected=dict(marker=dict(opacity=0)),
     )
-    note = f", each shrunk to {m} × {m}" if m < n else ""
+    note = f",<br>each shrunk to {m} × {m}" if m < n else ""
     layout = dict(
         xaxis=dict(
             anchor="y",
@@ -191,7 +191,8 @@ def overview_figure(
             tickmode="array",
             tickvals=centres(n_heads),
             ticktext=[f"H{h + 1}" for h in range(n_heads)],
-            title=dict(text=f"head (each thumbnail: {n} queries down × {n} keys across{note})"),
+            # in lines that fit a phone's narrow chart: this chart is drawn once at every width (it is clicked)
+            title=dict(text=f"head (each thumbnail:<br>{n} queries down × {n} keys across{note})"),
             side="top",
             showgrid=False,
             zeroline=False,

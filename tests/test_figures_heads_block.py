@@ -33,7 +33,14 @@ def test_head_split_frames_every_head_and_its_columns(d_model, n_heads):
     assert [(r.x0, r.x1) for r in rects] == [(h * d_head - 0.5, (h + 1) * d_head - 0.5) for h in range(n_heads)]
     assert [t for t in annotation_texts(fig) if "head" in t] == [f"<b>head {h + 1}</b>" for h in range(n_heads)]
     np.testing.assert_array_equal(fig.data[0].z, m)
-    assert fig.data[0].customdata[0][d_model - 1] == f"head {n_heads}"
+    assert list(fig.data[0].customdata[0][d_model - 1]) == [f"head {n_heads}", f"{m[0, -1]:.3f}"]
+
+
+def test_a_value_that_rounds_to_zero_shows_no_minus_sign():
+    m = np.array([[-1e-17, -0.0004, -0.004, 2.0]])
+    fig = head_split_figure(m, 2, ["a"])
+    assert [c[1] for c in fig.data[0].customdata[0]] == ["0.000", "0.000", "-0.004", "2.000"]  # the hover
+    assert list(fig.data[0].text[0]) == ["0.00", "0.00", "0.00", "2.00"]  # the cells: -0.004 shows as 0.00
 
 
 def test_head_split_refuses_heads_that_do_not_divide():

@@ -1,6 +1,8 @@
-"""Figures on a phone (figures.base.for_narrow_screen): small multiples reflow, titles stay on their subplot."""
+"""Figures in a narrow chart (figures.base.for_narrow_screen): small multiples reflow, titles stay on their subplot;
+which figures need it (figures.base.readable_width) and how ui.charts.chart draws them for every width."""
 
 import copy
+import json
 
 import numpy as np
 
@@ -57,3 +59,117 @@ def test_explicit_ticks_thin_out_and_titles_wrap_at_spaces():
     assert len(axis["ticktext"]) == len(axis["tickvals"])
     assert wrap_title("scaled: softmax(q·k / √d_k)", 12) == "scaled:<br>softmax(q·k<br>/ √d_k)"
     assert wrap_title("<b>L1 H2</b> prev<br>x", 40) == "<b>L1 H2</b> prev<br>x"
+
+
+def test_a_small_heatmap_is_readable_at_every_width_and_small_multiples_are_not():
+    from figures.base import NARROWEST_PX, readable_width
+    from figures.positions import four_ways_figure
+    from ui.charts import WIDTH_BREAKPOINTS, width_breakpoint
+
+    words = "the dog chased the cat up the tall tree".split()
+    methods = ["no position information", "sinusoidal (added to X)", "RoPE (rotates q and k)", "ALiBi"]
+    four = four_ways_figure(np.full((4, 9, 9), 1 / 9), words, methods).spec
+    need = readable_width(four)
+    # four titles of about 23 characters (12 px) side by side, with the colour bar and word labels beside them
+    assert need > 4 * 23 * 0.6 * 12 / 0.97
+    assert width_breakpoint(four) == min(b for b in WIDTH_BREAKPOINTS if b >= need)
+    single = heads_grid(np.full((1, 4, 4), 0.25), list("abcd"), ["one head"], columns=1).spec
+    assert readable_width(single) <= NARROWEST_PX and width_breakpoint(single) is None
+
+
+def test_reflowed_rows_leave_room_for_the_tick_labels_above_and_the_titles_below():
+    words = ["the", "dog", "chased", "the", "cat", "up", "the", "tall", "tree"]
+    titles = ["no position information", "sinusoidal (added to X)", "RoPE (rotates q and k)", "ALiBi (bias)"]
+    fig = heads_grid(np.full((4, 9, 9), 1 / 9), words, titles, columns=4)
+    layout = for_narrow_screen(fig.spec, width_px=200)["layout"]
+    margin = layout["margin"]
+    plot_h = layout["height"] - margin["t"] - margin["b"]
+    first, second = layout["yaxis"]["domain"], layout["yaxis3"]["domain"]
+    gap_px = (first[0] - second[1]) * plot_h
+    lines = max(a["text"].count("<br>") + 1 for a in layout["annotations"])
+    assert lines == 2  # "no position<br>information" in a subplot 84 px wide
+    assert gap_px >= lines * 16 + 28  # two lines of title under level tick labels with their tick marks
+
+
+def test_numbers_that_no_longer_fit_their_cells_get_smaller_or_are_left_to_the_hover():
+    from figures.heads import head_split_figure
+
+    fig = head_split_figure(np.linspace(-1, 1, 64).reshape(4, 16), 4, list("abcd"))
+    assert "texttemplate" in fig.spec["data"][0]
+    assert "texttemplate" not in for_narrow_screen(fig.spec, width_px=220)["data"][0]  # 14 px cells, "-0.43"
+    wide = for_narrow_screen(fig.spec, width_px=1000)["data"][0]  # 62 px cells: as they were
+    assert "texttemplate" in wide and wide["textfont"] == fig.spec["data"][0]["textfont"]
+    smaller = for_narrow_screen(fig.spec, width_px=480)["data"][0]  # 30 px cells: "-1.00" at 10 px is 30 px
+    assert "texttemplate" in smaller and 8 <= smaller["textfont"]["size"] < 10
+    assert 5 * 0.6 * smaller["textfont"]["size"] + 2 <= 480 / 16
+    assert "texttemplate" in fig.spec["data"][0]  # the cached figure is not altered
+
+
+def test_a_figure_not_readable_in_a_narrow_column_is_drawn_twice_for_the_page_to_choose():
+    from streamlit.testing.v1 import AppTest
+
+    def app():
+        import numpy as np
+        import streamlit as st
+
+        import ui.charts as charts
+        from figures.heads import heads_grid
+
+        four = np.full((4, 9, 9), 1 / 9)
+        words = "the dog chased the cat up the tall tree".split()
+        charts.chart(st, heads_grid(four, words, ["previous token"] * 4), key="grid")
+        charts.chart(st, heads_grid(np.full((1, 4, 4), 0.25), list("abcd"), ["one"], columns=1), key="one")
+
+    at = AppTest.from_function(app, default_timeout=60).run()
+    assert not at.exception
+    ids = [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")]
+    assert ids == ["grid", "grid_narrow", "one"]
+    wide, narrow = (json.loads(c.proto.spec)["layout"] for c in at.get("plotly_chart")[:2])
+    assert len(columns_of(wide)) == 4 and len(columns_of(narrow)) == 2
+
+
+def test_a_grid_without_tick_labels_gets_none_where_it_reflows():
+    fig = filmstrip_figure(np.full((6, 2, 1, 3, 3), 1 / 3), [0, 50, 100, 150, 200, 250], list("abc"))
+    layout = for_narrow_screen(fig.spec)["layout"]
+    assert not any(layout[k].get("showticklabels", True) for k in layout if k.startswith("yaxis"))
+
+
+def test_a_long_axis_title_wraps_to_its_axis_and_makes_the_figure_need_a_wider_chart():
+    from figures.base import NARROWEST_PX, readable_width
+
+    fig = heads_grid(np.full((1, 3, 3), 1 / 3), list("abc"), ["h"], columns=1)
+    long = "head (each thumbnail: 16 queries down × 16 keys across)"
+    spec = {"data": fig.spec["data"], "layout": {**fig.spec["layout"], "xaxis": {**fig.spec["layout"]["xaxis"]}}}
+    assert readable_width(spec) <= NARROWEST_PX
+    spec["layout"]["xaxis"]["title"] = long
+    assert readable_width(spec) > NARROWEST_PX  # 55 characters of 12 px: about 400 px
+    title = for_narrow_screen(spec, width_px=200)["layout"]["xaxis"]["title"]["text"]
+    assert title.replace("<br>", " ") == long and all(len(line) <= 200 / 7.2 for line in title.split("<br>"))
+
+
+def test_a_chart_the_page_reads_clicks_from_is_drawn_once():
+    from streamlit.testing.v1 import AppTest
+
+    def app():
+        import numpy as np
+        import streamlit as st
+
+        import ui.charts as charts
+        from figures.heads import heads_grid
+
+        words = "the dog chased the cat up the tall tree".split()
+        grid = heads_grid(np.full((4, 9, 9), 1 / 9), words, ["previous token"] * 4)
+        charts.chart(st, grid, key="grid", on_select="rerun", selection_mode="points")
+
+    at = AppTest.from_function(app, default_timeout=60).run()
+    assert not at.exception
+    assert [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")] == ["grid"]
+
+
+def test_the_clickable_heads_overview_is_readable_in_the_narrowest_chart():
+    from figures.base import NARROWEST_PX, readable_width
+    from figures.pretrained import overview_figure
+
+    for n in (16, 256):
+        attentions = np.full((6, 12, n, n), 1 / n)
+        assert readable_width(overview_figure(attentions, [f"t{i}" for i in range(n)]).spec) <= NARROWEST_PX

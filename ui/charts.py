@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
 
-from figures.base import LazyFigure, for_narrow_screen
+from figures.base import NARROWEST_PX, LazyFigure, for_narrow_screen, readable_width, side_px
 from figures.export import figure_to_csv, figure_to_json, heatmap_tables
 from figures.steps import steps_heatmap
 from ui.state import chart_format, is_presenting
@@ -53,6 +53,7 @@ def chart(
     share: float | None = None,
     downloads: Sequence[Download] | None = None,
     downloads_note: str = "",
+    square: bool = False,
     **kwargs,
 ):
     """Draw `fig` in `container` (st, a column, a placeholder...) with the toolbar's image export in the
@@ -61,12 +62,14 @@ def chart(
 
     `share`: the fraction of the page's width the chart gets (1/2 in one of two columns...): the numbers in a
     heatmap's cells are then sized to fit its cells, or left to the hover when they cannot fit.
+    `square`: in a square box as wide as `container` (see `square_chart`).
+
+    A figure whose layout is not readable in a phone's narrow column is drawn twice, as laid out and reflowed
+    for a narrow screen, and the page shows the one that fits the chart's width (`WIDTH_CSS`).
     """
     spec = _spec(fig)
     if is_presenting():
         spec["layout"] = _presenter_layout(spec["layout"])
-    elif on_a_phone():
-        spec = for_narrow_screen(spec)
     if share is not None:
         spec["data"] = [_fit_cell_numbers(trace, share) for trace in spec["data"]]
     merged = {
@@ -80,18 +83,58 @@ def chart(
     }
     if merged.get("displayModeBar") is False:
         merged["displayModeBar"] = "hover"  # the export button must stay reachable
-    result = container.plotly_chart(chart_figure(spec), width=width, key=key, config=merged, **kwargs)
+    # A chart the page reads clicks from (on_select) is drawn once: the page reads its selection by its key,
+    # and a click on a twin would go unseen.
+    selectable = kwargs.get("on_select", "ignore") != "ignore"
+    breakpoint = None if is_presenting() or selectable else width_breakpoint(spec)
+    if breakpoint is None:
+        variants = [(container, spec, key)]
+    else:  # the layout as built from `breakpoint` px up, reflowed for a narrow screen below (WIDTH_CSS)
+        narrow = for_narrow_screen(spec, width_px=NARROWEST_PX - side_px(spec))
+        with container.container(key=f"fits_{key}"):
+            variants = [
+                (st.container(key=f"wide{breakpoint}_{key}"), spec, key),
+                (st.container(key=f"narrow{breakpoint}_{key}"), narrow, f"{key}_narrow"),
+            ]
+    results = []
+    for box, variant, name in variants:
+        if square:  # a square box as wide as the column (CSS in ui/presenter.py), the chart filling it
+            box = box.container(key=f"square_{name}")
+        results.append(box.plotly_chart(chart_figure(variant), width=width, key=name, config=merged, **kwargs))
     if export:
         _export_menu(container, fig, key, downloads, downloads_note)
         _numbers_box(container, fig, spec, key)
-    return result
+    return results[0]
 
 
-def on_a_phone() -> bool:
-    """Whether the browser says it is a phone: its User-Agent has "Mobi", as every phone browser's does
-    (MDN's advice for telling a phone from a desktop; a tablet has no "Mobi" and gets the desktop figures).
-    The server cannot know a window's width, and a figure's subplots can only be laid out on the server."""
-    return "Mobi" in (st.context.headers.get("User-Agent") or "")
+# Where a figure's layout stops being readable (ui.charts.width_breakpoint), the chart is drawn twice: as the
+# figure lays it out, for a chart at least that wide, and reflowed for a narrow screen (figures.base.
+# for_narrow_screen) for a narrower one; CSS shows the one that fits the width the chart is actually shown at.
+# A container query measures the chart's own box, so the choice follows the window, the sidebar open or
+# closed, and a chart's column (Streamlit's columns stack below 640 px). The server cannot know any of these:
+# Streamlit tells it no window width (st.context has headers, cookies, locale, theme, timezone, url), and a
+# User-Agent says phone or not, not how wide (a narrow desktop window, a phone turned sideways, a tablet).
+# The classes are Streamlit's public st-key-<key> classes of keyed containers.
+WIDTH_BREAKPOINTS = (400, 480, 560, 640, 720, 800, 960, 1120, 1280, 1440)
+WIDTH_CSS = "\n".join(
+    ['[class*="st-key-fits_"] { container-type: inline-size; }']
+    + [
+        f'@container (max-width: {b - 0.02}px) {{ [class*="st-key-wide{b}_"] {{ display: none; }} }}\n'
+        f'@container (min-width: {b}px) {{ [class*="st-key-narrow{b}_"] {{ display: none; }} }}'
+        for b in WIDTH_BREAKPOINTS
+    ]
+)
+
+
+def width_breakpoint(spec: dict) -> int | None:
+    """The chart width (px, one of WIDTH_BREAKPOINTS) under which `spec` is shown reflowed for a narrow screen
+    instead of as laid out, or None when its layout is readable in the narrowest chart a page has (the main
+    column of a 360 px phone, figures.base.NARROWEST_PX): then one chart serves every width.
+    A layout that needs more than the widest breakpoint is shown as laid out from there (a 1920 px screen)."""
+    need = readable_width(spec)
+    if need <= NARROWEST_PX:
+        return None
+    return next((b for b in WIDTH_BREAKPOINTS if b >= need), WIDTH_BREAKPOINTS[-1])
 
 
 def _spec(fig: go.Figure | dict) -> dict:
@@ -231,14 +274,9 @@ def _n_columns(z) -> int:
 
 def square_chart(container, fig: go.Figure | dict, *, key: str, **kwargs):
     """`chart` in a square box as wide as `container` (CSS in ui/presenter.py): with a figure built with
-    square=True, its cells are square and as large as the column allows, at any window size."""
-    export = kwargs.pop("export", True)
-    with container.container(key=f"square_{key}"):
-        result = chart(st, fig, key=key, height="stretch", export=False, **kwargs)
-    if export:  # outside the square box, which would otherwise squeeze it onto the chart
-        _export_menu(container, fig, key)
-        _numbers_box(container, fig, _spec(fig), key)
-    return result
+    square=True, its cells are square and as large as the column allows, at any window size. The Export menu
+    goes under the box, which would otherwise squeeze it onto the chart."""
+    return chart(container, fig, key=key, height="stretch", square=True, **kwargs)
 
 
 # ---------------------------------------------------------------- figures built once per inputs

@@ -7,19 +7,22 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
+from ui.charts import WIDTH_CSS
 from ui.state import FORMAT_KEY, PRESENTER_KEY, SHARED
 from ui.streamlit_internals.browser import HISTORY_JS
 from ui.url import decode_flag
 
 CHART_FORMATS = ("png", "svg")
 
-# Every page: a chart drawn by ui.charts.square_chart gets a square box as wide as its column; a display
+# Every page: a chart drawn twice by ui.charts.chart shows the one that fits its width (WIDTH_CSS);
+# a chart drawn by ui.charts.square_chart gets a square box as wide as its column; a display
 # formula wider than its column (on a phone) scrolls sideways instead of being cut at the edge.
 # On a touch screen plotly shows its toolbar (displayModeBar="hover") all the time, over the top row of a
 # heatmap: there it appears once the chart is tapped (a tap gives :hover), as it does on hover elsewhere.
 # Plotly's own class names (modebar-group, as in plotly.js's own rule for "hover"); without them the toolbar
 # is simply always shown again.
-BASE_CSS = """
+BASE_CSS = (
+    """
 <style>
 [class*="st-key-square_"] { aspect-ratio: 1 / 1; width: 100%; }
 .katex-display { overflow-x: auto; overflow-y: hidden; max-width: 100%; padding: 0.2em 0; }
@@ -27,8 +30,12 @@ BASE_CSS = """
   .js-plotly-plot .plotly .modebar-group { opacity: 0; transition: opacity .3s; }
   .js-plotly-plot .plotly:hover .modebar-group, .js-plotly-plot .plotly:focus-within .modebar-group { opacity: 1; }
 }
+"""
+    + WIDTH_CSS
+    + """
 </style>
 """
+)
 # Larger text everywhere, readable from the back of a room; Streamlit sizes most text in rem. A square chart
 # is no taller than the window, so its key labels and colour bar stay on the first screen.
 PRESENTER_CSS = """

@@ -280,6 +280,9 @@ def sequence_grid(key: str) -> TokenSequence:
         "one row per position. Double-click a cell (or press Enter on it) to edit it; "
         "a decimal point is '.', never ','."
     )
+    # Room for the grid's toolbar, which Streamlit draws over whatever is above the grid (44 px up from its top)
+    # while the grid is hovered or has focus: with the two gaps around it, the sentence's end stays readable.
+    st.space(16)
     _grid(key, seq)
     errors, notices = st.session_state.get(f"{key}_grid_messages", ([], []))
     for message in errors:

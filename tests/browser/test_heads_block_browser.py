@@ -6,7 +6,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
 
-CHART = '[data-testid="stPlotlyChart"]'
+CHART = '[data-testid="stPlotlyChart"] >> visible=true'  # not the hidden one of a pair (ui.charts)
 
 
 def test_heads_page_at_8_heads(page, app_url):

@@ -120,7 +120,7 @@ def test_settings_pages_with_script_like_parameters(guarded, app_url, path, para
 def test_pretrained_sentences_from_the_url_and_typed_in_stay_text(guarded, app_url):
     open_page(guarded, app_url, "pretrained", query(text=f"{IMG} {MD_IMG} and the cat", a=SCRIPT, layer=MD_IMG))
     guarded.check()
-    heatmap = guarded.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').nth(1)
+    heatmap = guarded.locator('[data-testid="stPlotlyChart"] .js-plotly-plot >> visible=true').nth(1)
     assert "1 · &lt;" in heatmap.evaluate("el => el.data[0].x")  # the model's token '<', escaped for plotly ...
     expect(guarded.locator(TICKS).filter(has_text=re.compile("[<>]")).first).to_be_attached()  # ... drawn as text
     assert "'layer'" in alert_texts(guarded)

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
 
-CHARTS = '[data-testid="stPlotlyChart"] .js-plotly-plot'
+CHARTS = '[data-testid="stPlotlyChart"] .js-plotly-plot >> visible=true'  # not the hidden one of a pair (ui.charts)
 PROGRESS = '[data-testid="stProgress"]'
 
 

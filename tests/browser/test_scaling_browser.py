@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 from lessons.scaling import DEFAULT_KEYS
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
 
-CHARTS = '[data-testid="stPlotlyChart"] .js-plotly-plot'
+CHARTS = '[data-testid="stPlotlyChart"] .js-plotly-plot >> visible=true'  # not the hidden one of a pair (ui.charts)
 N_CHARTS = 6  # weights, max weight, variance, Jacobian, loss, gradient norm
 
 
