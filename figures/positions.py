@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from figures.base import colorscale, figure
+from figures.base import colorscale, figure, wrap_title
 from figures.heads import heads_grid
 from figures.heatmaps import WEIGHT_COLORSCALE, matrix_heatmap, safe_labels, square_layout
 
@@ -30,10 +30,15 @@ def _position_axis(n: int, title: str | None, labels: Sequence[str] | None = Non
     return axis
 
 
+TITLE_CHARS = 15  # a panel title's line: 'ALiBi (bias on' / 'the scores)'
+
+
 def methods_grid(weights: np.ndarray, labels: Sequence[str], methods: Sequence[str], **kwargs) -> go.Figure:
     """One attention heatmap per way of adding position, side by side (heads_grid's layout): each panel's
-    hover and trace name say its method, not "head k". Shapes: weights (n_methods, n, n); kwargs as heads_grid."""
-    fig = heads_grid(weights, labels, methods, **kwargs)
+    hover and trace name say its method, not "head k"; its title is wrapped to two short lines, so that four
+    panels stand in a row in a laptop's column. Shapes: weights (n_methods, n, n); kwargs as heads_grid."""
+    titles = [wrap_title(m, TITLE_CHARS).replace("<br>", "\n") for m in methods]
+    fig = heads_grid(weights, labels, titles, **kwargs)
     for k, (trace, method) in enumerate(zip(fig.spec["data"], methods)):
         trace["name"] = method
         trace["customdata"] = [
