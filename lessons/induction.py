@@ -554,6 +554,25 @@ def check_input_fits(prompt_size: int, n_new: int, config: DecoderConfig) -> Non
         )
 
 
+def new_letters_room(text: str, config: DecoderConfig, most: int) -> int:
+    """How many new letters the model can add to the letters of `text` inside its trained positions
+    (`check_input_fits`), at most `most` and at least 1 (a prompt that leaves no room is refused by
+    check_input_fits, with its reason); `most` while `text` is not the model's letters (refused elsewhere)."""
+    try:
+        size = letters_to_ids(text, config.vocab_size).size
+    except ValueError:
+        return most
+    return max(1, min(most, trained_length(config) - size + 1))
+
+
+def new_letters_reason(config: DecoderConfig) -> str:
+    """Why new_letters_room bounds the new letters, in words."""
+    return (
+        f"the model was trained on inputs of at most {trained_length(config)} letters, and each new letter but "
+        "the last is fed back as an input"
+    )
+
+
 def letters_to_ids(text: str, vocab_size: int = 26) -> np.ndarray:
     """'a b c' or 'abc' -> [0, 1, 2]: one token per letter, spaces and commas ignored, case ignored.
     `ValueError` naming the first character that is not one of the model's letters."""

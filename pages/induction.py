@@ -44,6 +44,8 @@ from lessons.induction import (
     letters_to_ids,
     loss_fall,
     nearest_checkpoint,
+    new_letters_reason,
+    new_letters_room,
     sequence_scores,
     strip_indices,
 )
@@ -69,6 +71,14 @@ MAX_TEXT = 200
 MAX_NEW = 16
 GRID_ROW_HEIGHT = 400  # near-square cells for 19 tokens in half the page, labels readable in presenter mode
 DEFAULT_TEXT = "q w e r t y u q w"
+TRAINED = InductionConfig().decoder  # the model's shape, the shipped one's and any trained here (seed, steps vary)
+
+
+def room_why(values, asked) -> str:
+    """Why the number of new letters is lowered: it is bounded by the letters typed (new_letters_room)."""
+    return new_letters_reason(TRAINED)
+
+
 STATE = PageState(
     "induction",
     model=Choice("shipped", choices=MODELS),
@@ -76,7 +86,7 @@ STATE = PageState(
     steps=Choice(2000, choices=STEP_CHOICES),
     at=Int(250, lo=0, hi=MAX_STEPS),
     text=Text(DEFAULT_TEXT, max_chars=MAX_TEXT),
-    n_new=Int(5, lo=1, hi=MAX_NEW),
+    n_new=Int(5, lo=1, hi=lambda v: new_letters_room(v["text"], TRAINED, MAX_NEW), label="New letters", why=room_why),
 )
 
 
@@ -327,6 +337,7 @@ text = text_col.text_input(
     help="Letters a to z. Repeat a stretch of them (e.g. 'q w e r t y q w') and see whether the model goes on.",
 )
 n_new = number_box(new_col, "New letters", **STATE.widget("n_new"), help="How many letters the model adds.")
+STATE.notes(names=("n_new",))
 try:
     prompt = letters_to_ids(text)
     check_input_fits(prompt.size, int(n_new), run.params.config)

@@ -116,7 +116,6 @@ def test_your_own_sequence_is_completed_by_the_model():
         ("abc1", "'1' is not one of the model's tokens"),
         ("   ", "type at least one letter"),
         ("abcdefghijklmnopqrstuvwxyzabcdef", "positions"),
-        ("abcdefghijklmnopqrstuvwxyzabcde", "position 32 was never trained"),  # 31 letters + 5 new
         ("<img src=x>", "is not one of the model's tokens"),
     ],
 )
@@ -167,8 +166,22 @@ def test_the_numbers_in_the_help_texts_come_from_the_shipped_run(shipped):
 def test_the_longest_input_is_the_longest_training_fed():
     at = open_page(PAGE, {"text": "abcdefghijklmnopqrstuvwxyzabcde", "n_new": "1"})  # 31 letters, nothing fed back
     assert not at.exception and not at.error
-    type_number(at, "induction_n_new", "2")  # the first new letter would sit at position 32
+    type_number(at, "induction_n_new", "2")  # the first new letter would sit at position 32: the box's bound
+    assert "'2' is more than 1" in texts(at.error) and at.session_state["induction_n_new"] == 1
+    at.text_input(key="induction_text").set_value("abcdefghijklmnopqrstuvwxyzabcdef").run()  # 32: no room at all
     assert "need 32 positions" in texts(at.error) and "at most 31 tokens" in texts(at.error)
+
+
+def test_the_new_letters_are_held_inside_the_trained_positions_and_come_back():
+    """The core's limit (check_input_fits) is the box's: 31 letters leave room for 1 new letter, not 5."""
+    at = open_page(PAGE, {"text": "abcdefghijklmnopqrstuvwxyzabcde"})
+    assert not at.exception and not at.error and at.session_state["induction_n_new"] == 1
+    assert "New letters lowered from 5 to 1: the model was trained on inputs of at most 31 letters" in texts(at.caption)
+    assert at.query_params["n_new"] == "1" and number_box(at, "induction_n_new").help.endswith(
+        "from 1 to 1, then press Enter."
+    )
+    at.text_input(key="induction_text").set_value("abcdefghijklmnopqrstuvwxyz").run()  # 26 letters: room for 6
+    assert at.session_state["induction_n_new"] == 5 and "lowered" not in texts(at.caption)
 
 
 def test_a_training_stopped_by_leaving_is_said_to_be_cancelled_and_the_radio_shows_the_shipped_model():
