@@ -129,11 +129,12 @@ CHAR_PX = 6.5  # width of a character of a 11 px title
 COLORBAR_PX = 70  # a colour bar beside the plot: the bar, its numbers and its title
 
 
-def readable_width(spec: dict) -> float:
+def readable_width(spec: dict, numbers: bool = True) -> float:
     """The narrowest chart (in px, the whole figure) at which `spec`'s layout stays readable: every subplot's
     title fits over its subplot, explicit tick labels keep room to stand turned, the x tick labels of a row
     stay out of the titles under them (in a grid whose rows leave no room for turned labels, the labels must
-    fit unturned), and the figure's title fits across. An estimate from character widths, on the safe side.
+    fit unturned), the figure's title fits across, and (with `numbers`) the numbers written in a heatmap's
+    cells fit them. An estimate from character widths, on the safe side.
     """
     layout = spec["layout"]
     side = side_px(spec)
@@ -162,7 +163,7 @@ def readable_width(spec: dict) -> float:
         x0, x1 = axis.get("domain", [0.0, 1.0])
         title = axis.get("title") if isinstance(axis.get("title"), dict) else {}
         need.append(side + _text_px(_axis_title(axis), _font_size(title)) / (x1 - x0))
-    for trace in spec["data"]:
+    for trace in spec["data"] if numbers else ():
         numbers = _cell_numbers(trace)
         if numbers is not None:
             (x0, x1), _ = cells[(_axis_name("x", trace.get("xaxis", "x")), _axis_name("y", trace.get("yaxis", "y")))]

@@ -174,3 +174,18 @@ def test_the_clickable_heads_overview_is_readable_in_the_narrowest_chart():
     for n in (16, 256):
         attentions = np.full((6, 12, n, n), 1 / n)
         assert readable_width(overview_figure(attentions, [f"t{i}" for i in range(n)]).spec) <= NARROWEST_PX
+
+
+def test_numbers_alone_never_draw_a_chart_twice():
+    """A second chart costs the server as much as the first (server CPU per run +15 % over the load test's mix when
+    every annotated heatmap had a twin): a single heatmap whose numbers do not fit a phone's cells is drawn once,
+    its numbers on hover and in the numbers box; a grid that needs fewer columns still gets its twin."""
+    from figures.base import NARROWEST_PX, readable_width
+    from figures.heads import head_split_figure
+    from ui.charts import width_breakpoint
+
+    split = head_split_figure(np.linspace(-1, 1, 64).reshape(4, 16), 4, list("abcd")).spec
+    assert readable_width(split) > NARROWEST_PX >= readable_width(split, numbers=False)
+    assert width_breakpoint(split) is None
+    grid = heads_grid(np.full((4, 9, 9), 1 / 9), "the dog chased the cat up the tall tree".split(), ["t"] * 4).spec
+    assert width_breakpoint(grid) is not None

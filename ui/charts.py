@@ -130,8 +130,11 @@ def width_breakpoint(spec: dict) -> int | None:
     """The chart width (px, one of WIDTH_BREAKPOINTS) under which `spec` is shown reflowed for a narrow screen
     instead of as laid out, or None when its layout is readable in the narrowest chart a page has (the main
     column of a 360 px phone, figures.base.NARROWEST_PX): then one chart serves every width.
-    A layout that needs more than the widest breakpoint is shown as laid out from there (a 1920 px screen)."""
-    need = readable_width(spec)
+    A layout that needs more than the widest breakpoint is shown as laid out from there (a 1920 px screen).
+    The numbers in a heatmap's cells do not count: a second chart costs the server as much as the first, and
+    for a single heatmap it would only write its numbers smaller (they stay on hover and in the numbers box);
+    titles and tick labels that run into each other, and small multiples that need fewer columns, do count."""
+    need = readable_width(spec, numbers=False)
     if need <= NARROWEST_PX:
         return None
     return next((b for b in WIDTH_BREAKPOINTS if b >= need), WIDTH_BREAKPOINTS[-1])
