@@ -30,7 +30,7 @@ def _position_axis(n: int, title: str | None, labels: Sequence[str] | None = Non
     return axis
 
 
-TITLE_CHARS = 15  # a panel title's line: 'ALiBi (bias on' / 'the scores)'
+TITLE_CHARS = 14  # a panel title's lines: 'RoPE (rotates' / 'q and k)'
 
 
 def methods_grid(weights: np.ndarray, labels: Sequence[str], methods: Sequence[str], **kwargs) -> go.Figure:

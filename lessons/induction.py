@@ -549,7 +549,8 @@ def check_input_fits(prompt_size: int, n_new: int, config: DecoderConfig) -> Non
     need, limit = prompt_size + n_new - 1, trained_length(config)
     if need > limit:
         raise ValueError(
-            f"{prompt_size} letters + {n_new} new ones need {need} positions; training fed this model at most "
+            f"{prompt_size} letters + {n_new} new {'one' if n_new == 1 else 'ones'} need {need} positions; training "
+            "fed this model at most "
             f"{limit} tokens, so its position {limit + 1} was never trained (its row is still random)"
         )
 
@@ -565,11 +566,16 @@ def new_letters_room(text: str, config: DecoderConfig, most: int) -> int:
     return max(1, min(most, trained_length(config) - size + 1))
 
 
-def new_letters_reason(config: DecoderConfig) -> str:
-    """Why new_letters_room bounds the new letters, in words."""
+def new_letters_reason(text: str, config: DecoderConfig) -> str:
+    """Why new_letters_room bounds the new letters added to `text`, in words."""
+    try:
+        size = letters_to_ids(text, config.vocab_size).size
+        yours = f"your {size} letter{'s' * (size != 1)}"
+    except ValueError:
+        yours = "your letters"
     return (
-        f"the model was trained on inputs of at most {trained_length(config)} letters, and each new letter but "
-        "the last is fed back as an input"
+        f"{yours} and the new ones fed back (all but the last) must fit the {trained_length(config)} positions "
+        "the model was trained on"
     )
 
 

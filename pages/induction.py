@@ -76,7 +76,7 @@ TRAINED = InductionConfig().decoder  # the model's shape, the shipped one's and 
 
 def room_why(values, asked) -> str:
     """Why the number of new letters is lowered: it is bounded by the letters typed (new_letters_room)."""
-    return new_letters_reason(TRAINED)
+    return new_letters_reason(values["text"], TRAINED)
 
 
 STATE = PageState(

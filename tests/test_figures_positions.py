@@ -77,7 +77,7 @@ def test_methods_grid_hovers_name_the_method_of_each_panel():
         assert all("<img" not in c for c in hovers)  # the labels stay escaped
         np.testing.assert_allclose(plotly_values(trace["z"]), weights[k])
     titles = [a["text"] for a in fig["layout"]["annotations"]]
-    assert titles == ["RoPE (rotates q<br>and k)", "ALiBi (bias on<br>the scores)"]  # two short lines each
+    assert titles == ["RoPE (rotates<br>q and k)", "ALiBi (bias on<br>the scores)"]  # two short lines each
 
 
 def test_the_similarity_and_sinusoidal_tables_say_what_their_axes_and_hovers_are():

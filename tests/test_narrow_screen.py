@@ -70,9 +70,9 @@ def test_a_small_heatmap_is_readable_at_every_width_and_small_multiples_are_not(
     methods = ["no position information", "sinusoidal (added to X)", "RoPE (rotates q and k)", "ALiBi"]
     four = four_ways_figure(np.full((4, 9, 9), 1 / 9), words, methods).spec
     need = readable_width(four)
-    # four titles in lines of up to 15 characters (12 px) side by side, with the colour bar and word labels beside
+    # four titles in lines of up to 14 characters (12 px) side by side, with the colour bar and word labels beside
     # them: more than a phone's column, less than a laptop's (a 1280 px window with the sidebar open: about 820 px)
-    assert 4 * 15 * 0.6 * 12 / 0.97 < need < 800
+    assert 4 * 14 * 0.6 * 12 / 0.97 < need < 800
     assert width_breakpoint(four) == min(b for b in WIDTH_BREAKPOINTS if b >= need)
     single = heads_grid(np.full((1, 4, 4), 0.25), list("abcd"), ["one head"], columns=1).spec
     assert readable_width(single) <= NARROWEST_PX and width_breakpoint(single) is None

@@ -6,6 +6,7 @@ import pytest
 from attention.decoder import decoder_forward, generate
 from lessons.induction import (
     ROLE_THRESHOLD,
+    InductionConfig,
     chance_loss,
     evaluate,
     first_half_floor,
@@ -16,6 +17,7 @@ from lessons.induction import (
     load_induction_model,
     load_run,
     loss_fall,
+    trained_length,
 )
 from tests.apptest_helpers import (
     chart_by_key,
@@ -176,7 +178,9 @@ def test_the_new_letters_are_held_inside_the_trained_positions_and_come_back():
     """The core's limit (check_input_fits) is the box's: 31 letters leave room for 1 new letter, not 5."""
     at = open_page(PAGE, {"text": "abcdefghijklmnopqrstuvwxyzabcde"})
     assert not at.exception and not at.error and at.session_state["induction_n_new"] == 1
-    assert "New letters lowered from 5 to 1: the model was trained on inputs of at most 31 letters" in texts(at.caption)
+    lowered = "New letters lowered from 5 to 1: your 31 letters and the new ones fed back (all but the last) must fit "
+    positions = trained_length(InductionConfig().decoder)
+    assert lowered + f"the {positions} positions the model was trained on" in texts(at.caption)
     assert at.query_params["n_new"] == "1" and number_box(at, "induction_n_new").help.endswith(
         "from 1 to 1, then press Enter."
     )

@@ -12,7 +12,8 @@ rule of the grid and the paste box, so a number is read the same wherever it is 
   box of whole numbers (`2.5`), a number outside the bounds. The box keeps what was typed, and the page
   keeps computing with the last accepted value; the message says which. A refused text is read again on each
   run by the box's bounds then: when a bound that depends on another box moves, the message names the new
-  bounds, and a text that fits them now is taken, and the page says so.
+  bounds, and a text that fits them now is taken, and the page says so (unless the same move brought back a value the
+  bound had held down: that value returns, and the text is named as not taken).
 
 The value lives under `key` in session state, as a widget's would (a page's declared state reads it there:
 `STATE.widget(name)` gives the key, the bounds and the persistence); the text box has the key `box_key(key)`.
@@ -89,8 +90,8 @@ def read_number(text: str, label: str, lo: Number, hi: Number, *, optional: bool
 
 def refusal(err: ValueError, lo: Number, hi: Number, kept: Number | None, *, optional: bool = False) -> str:
     """The message under a box that refused what was typed: why, what it takes, what the page still uses."""
-    still = "nothing" if kept is None else written(kept)
-    return f"{err}. Allowed: {allowed(lo, hi, optional=optional)}. The page still uses {still}."
+    still = "The page still has no value" if kept is None else f"The page still uses {written(kept)}"
+    return f"{err}. Allowed: {allowed(lo, hi, optional=optional)}. {still}."
 
 
 def _commit(
