@@ -268,6 +268,13 @@ def for_narrow_screen(spec: dict, max_columns: int = 2, width_px: float = PHONE_
     Only a grid whose every subplot has axes and a title of its own reflows: in a grid whose rows mean
     something (a label at their left, an axis shared along a row) reading order would mix them up.
     """
+    layout = narrow_layout(spec, max_columns, width_px)
+    return {"data": numbers_that_fit(spec["data"], layout, width_px), "layout": layout}
+
+
+def narrow_layout(spec: dict, max_columns: int = 2, width_px: float = PHONE_PLOT_PX) -> dict:
+    """The layout of `for_narrow_screen(spec, ...)`: it reads of the traces only which axes and colour bar
+    each has (`trace_places`), so one narrow layout serves every figure of the same layout and places."""
     layout = dict(spec["layout"])
     cells, own_axes = _cells(spec["data"], layout)
     titles = _titles_of(layout.get("annotations") or [], cells)
@@ -295,7 +302,6 @@ def for_narrow_screen(spec: dict, max_columns: int = 2, width_px: float = PHONE_
         annotations.append(a)
     if annotations:
         layout["annotations"] = annotations
-    data = [_numbers_that_fit(trace, layout, width_px) for trace in spec["data"]]
     title = layout.get("title")
     text = title.get("text") if isinstance(title, dict) else title
     if isinstance(text, str):
@@ -309,7 +315,22 @@ def for_narrow_screen(spec: dict, max_columns: int = 2, width_px: float = PHONE_
             margin = layout.get("margin") or {}
             layout["margin"] = {**margin, "t": float(margin.get("t", 100)) + extra}
             layout["height"] = float(layout.get("height") or 450) + extra
-    return {"data": data, "layout": layout}
+    return layout
+
+
+def numbers_that_fit(data: list[dict], layout: dict, width_px: float) -> list[dict]:
+    """The traces of a figure laid out by `layout` in a plotting area `width_px` wide, each heatmap's numbers
+    sized to fit its cells or left to the hover (`_numbers_that_fit`)."""
+    return [_numbers_that_fit(trace, layout, width_px) for trace in data]
+
+
+def trace_places(data: list[dict]) -> list[tuple]:
+    """What `readable_width(numbers=False)`, `side_px` and `narrow_layout` read of each trace: its type, its
+    axes and its colour bar."""
+    return [
+        (t.get("type", "scatter"), t.get("xaxis", "x"), t.get("yaxis", "y"), t.get("coloraxis"), t.get("showscale"))
+        for t in data
+    ]
 
 
 MIN_CELL_FONT = 8  # the smallest font for a heatmap's numbers in a narrow chart

@@ -189,3 +189,66 @@ def test_numbers_alone_never_draw_a_chart_twice():
     assert width_breakpoint(split) is None
     grid = heads_grid(np.full((4, 9, 9), 1 / 9), "the dog chased the cat up the tall tree".split(), ["t"] * 4).spec
     assert width_breakpoint(grid) is not None
+
+
+def test_a_narrow_layout_is_worked_out_once_per_layout_and_serves_other_numbers(monkeypatch):
+    """Every run of every session showing the same figure had the server estimate its readable width and reflow
+    its layout (5-8 % of a page's run): now once per layout and trace places; the twin it gives is the one
+    for_narrow_screen gives, with the numbers of the figure drawn, and a caller changing its figure afterwards
+    changes nothing remembered."""
+    import figures.base as base
+    import ui.charts as charts
+    from figures.base import NARROWEST_PX, side_px
+
+    calls = []
+    real = base.readable_width
+    monkeypatch.setattr(charts, "readable_width", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(charts, "_narrow_fits", charts.OrderedDict())
+    words = "the dog chased the cat up the tall tree".split()
+    first = heads_grid(np.full((4, 9, 9), 1 / 9), words, ["previous token"] * 4).spec
+    rng = np.random.default_rng(0)
+    other = heads_grid(rng.dirichlet(np.ones(9), size=(4, 9)), words, ["previous token"] * 4).spec
+    breakpoint, layout, plot_px = charts._narrow_fit(first)
+    assert charts._narrow_fit(other)[1] is layout and len(calls) == 1  # other numbers, the same layout: no work
+    expected = for_narrow_screen(other, width_px=NARROWEST_PX - side_px(other))
+    assert plot_px == NARROWEST_PX - side_px(other)
+    assert breakpoint == charts.width_breakpoint(other)  # (its own estimate: one call more)
+    drawn = {"data": base.numbers_that_fit(other["data"], layout, plot_px), "layout": layout}
+    assert json.dumps(drawn, sort_keys=True, default=repr) == json.dumps(
+        {**expected, "layout": {k: v for k, v in expected["layout"].items() if k != "template"}},
+        sort_keys=True,
+        default=repr,
+    )
+    first["layout"]["xaxis"]["ticktext"][0] = "changed"  # the caller's figure, altered after it was drawn
+    assert "changed" not in json.dumps(layout["xaxis"])
+    renamed = heads_grid(np.full((4, 9, 9), 1 / 9), words, ["next token"] * 4).spec  # another layout: worked out
+    charts._narrow_fit(renamed)
+    assert len(calls) == 3
+    single = heads_grid(np.full((1, 4, 4), 0.25), list("abcd"), ["one"], columns=1).spec
+    assert charts._narrow_fit(single) is None and charts._narrow_fit(single) is None and len(calls) == 4
+
+
+def test_a_page_drawing_a_figure_again_sends_the_same_twin():
+    from streamlit.testing.v1 import AppTest
+
+    def app():
+        import numpy as np
+        import streamlit as st
+
+        import ui.charts as charts
+        from figures.heads import heads_grid
+
+        seed = st.session_state.setdefault("seed", 0)
+        weights = np.random.default_rng(seed).dirichlet(np.ones(9), size=(4, 9))
+        words = "the dog chased the cat up the tall tree".split()
+        charts.chart(st, heads_grid(weights, words, ["previous token"] * 4), key="grid")
+
+    at = AppTest.from_function(app, default_timeout=60).run()
+    first = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    at.session_state["seed"] = 1
+    at.run()
+    second = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert not at.exception and len(first) == len(second) == 2
+    assert first[1]["layout"] == second[1]["layout"] and len(columns_of(second[1]["layout"])) == 2
+    assert first[1]["data"][0]["z"] != second[1]["data"][0]["z"]  # the numbers drawn are this run's
+    assert second[1]["data"][0]["z"] == second[0]["data"][0]["z"]

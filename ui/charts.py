@@ -4,7 +4,11 @@ and presenter-mode sizes."""
 from __future__ import annotations
 
 import base64
+import copy
+import json
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -15,7 +19,15 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
 
-from figures.base import NARROWEST_PX, LazyFigure, for_narrow_screen, readable_width, side_px
+from figures.base import (
+    NARROWEST_PX,
+    LazyFigure,
+    narrow_layout,
+    numbers_that_fit,
+    readable_width,
+    side_px,
+    trace_places,
+)
 from figures.export import figure_to_csv, figure_to_json, heatmap_tables
 from figures.steps import steps_heatmap
 from ui.state import chart_format, is_presenting
@@ -86,11 +98,14 @@ def chart(
     # A chart the page reads clicks from (on_select) is drawn once: the page reads its selection by its key,
     # and a click on a twin would go unseen.
     selectable = kwargs.get("on_select", "ignore") != "ignore"
-    breakpoint = None if is_presenting() or selectable else width_breakpoint(spec)
-    if breakpoint is None:
+    fit = None if is_presenting() or selectable else _narrow_fit(spec)
+    if fit is None:
         variants = [(container, spec, key)]
     else:  # the layout as built from `breakpoint` px up, reflowed for a narrow screen below (WIDTH_CSS)
-        narrow = for_narrow_screen(spec, width_px=NARROWEST_PX - side_px(spec))
+        breakpoint, layout, plot_px = fit
+        if "template" in spec["layout"]:
+            layout = {**layout, "template": spec["layout"]["template"]}
+        narrow = {"data": numbers_that_fit(spec["data"], layout, plot_px), "layout": layout}
         with container.container(key=f"fits_{key}"):
             variants = [
                 (st.container(key=f"wide{breakpoint}_{key}"), spec, key),
@@ -138,6 +153,43 @@ def width_breakpoint(spec: dict) -> int | None:
     if need <= NARROWEST_PX:
         return None
     return next((b for b in WIDTH_BREAKPOINTS if b >= need), WIDTH_BREAKPOINTS[-1])
+
+
+NARROW_FITS = 1024  # layouts remembered by _narrow_fit (a narrow layout: a few kB)
+_narrow_fits: OrderedDict[str, tuple | None] = OrderedDict()
+_narrow_fits_lock = threading.Lock()
+
+
+def _narrow_fit(spec: dict) -> tuple[int, dict, float] | None:
+    """(`width_breakpoint(spec)`, the layout reflowed for the narrowest chart, that chart's plotting width in px),
+    or None when one chart serves every width.
+
+    Worked out once per layout and trace places (`trace_places`: all it depends on), not on every run: it is
+    the same for every session and every run that shows the same figure, whatever its numbers; a heatmap's
+    numbers are fitted to the narrow cells by the caller (`numbers_that_fit`, cheap). The template is left out
+    of the key (the caller puts its own back)."""
+    layout = spec["layout"]
+    key = json.dumps(
+        [{k: v for k, v in layout.items() if k != "template"}, trace_places(spec["data"])],
+        sort_keys=True,
+        default=repr,
+    )
+    with _narrow_fits_lock:
+        if key in _narrow_fits:
+            _narrow_fits.move_to_end(key)
+            return _narrow_fits[key]
+    breakpoint = width_breakpoint(spec)
+    if breakpoint is None:
+        fit = None
+    else:  # from a copy: the caller's figure may change after this run, the remembered layout must not
+        own = {"data": spec["data"], "layout": copy.deepcopy({k: v for k, v in layout.items() if k != "template"})}
+        plot_px = NARROWEST_PX - side_px(own)
+        fit = (breakpoint, narrow_layout(own, width_px=plot_px), plot_px)
+    with _narrow_fits_lock:
+        _narrow_fits[key] = fit
+        while len(_narrow_fits) > NARROW_FITS:
+            _narrow_fits.popitem(last=False)
+    return fit
 
 
 def _spec(fig: go.Figure | dict) -> dict:
