@@ -16,7 +16,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.apptest_helpers import chart_by_key, heatmap_z, number_box, open_page, reconnect, run_page, type_number
-from ui.number_box import allowed, read_number, written
+from ui.number_box import RECORDS, allowed, read_number, written
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -278,9 +278,9 @@ def test_the_predict_weight_is_an_optional_fraction():
     type_number(at, key, "")  # emptied: no weight guessed
     assert at.session_state[key] is None and not at.error
     type_number(at, key, "0.5")
-    assert key in at.session_state and f"_{key}_box_shows" in at.session_state
+    assert key in at.session_state and key in at.session_state[RECORDS]
     at.selectbox(key="predict_puzzle").set_value("length").run()  # a new round: new boxes, the old ones forgotten
-    assert not at.exception and key not in at.session_state and f"_{key}_box_shows" not in at.session_state
+    assert not at.exception and key not in at.session_state and key not in at.session_state[RECORDS]
 
 
 def test_a_typed_number_survives_a_reconnect_to_another_server():
@@ -305,3 +305,18 @@ def test_a_refused_text_is_quoted_as_typed_never_as_markdown(one_box):
     assert number_box(at, "n").value == typed  # the box keeps it whole; the message quotes 20 characters and …
     message = at.error[0].value
     assert "'!\\[x\\](y) \\:red\\[1\\] \\$2\\$ …' is not a number" in message
+
+
+def test_every_box_of_a_page_keeps_its_record_in_one_session_entry():
+    """Streamlit copies every session entry twice a run: a box adds its value and its text (as any widget
+    would), and its record (what its text was set to, whether it refused) goes into one entry for all boxes."""
+    at = open_page("pages/block.py")
+    boxes = [x.key.removesuffix("_box") for x in at.text_input if str(x.key).endswith("_box")]
+    assert len(boxes) >= 2
+    type_number(at, boxes[0], "abc")
+    type_number(at, boxes[1], "1e9")
+    assert len(at.error) == 2
+    assert set(boxes) <= set(at.session_state[RECORDS])
+    for key in boxes:
+        others = [k for k in at.session_state if k.startswith(f"_{key}") or (key in k and k not in (key, f"{key}_box"))]
+        assert others == [], others

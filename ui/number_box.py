@@ -41,12 +41,13 @@ def box_key(key: str) -> str:
     return f"{key}_box"
 
 
-def _refused_key(key: str) -> str:
-    return f"_{key}_box_refused"
+RECORDS = "_number_boxes"  # one session entry holds every box's record: Streamlit copies each entry twice a run
 
 
-def _shows_key(key: str) -> str:
-    return f"_{key}_box_shows"
+def _record(key: str) -> dict:
+    """The record of the box of `key`: "shows", the number its text was last set to; "refused", whether the
+    text it holds was refused."""
+    return st.session_state.setdefault(RECORDS, {}).setdefault(key, {})
 
 
 def whole_numbers(lo: Number, hi: Number) -> bool:
@@ -103,7 +104,7 @@ def _commit(
     try:
         value = read_number(text, label, lo, hi, optional=optional)
     except ValueError:
-        st.session_state[_refused_key(key)] = True  # the message is written when the box is drawn, by its bounds then
+        _record(key)["refused"] = True  # the message is written when the box is drawn, by its bounds then
         return
     _take(key, value, before, on_change, args)
 
@@ -111,8 +112,9 @@ def _commit(
 def _take(key: str, value: Number | None, before: Number | None, on_change: Callable | None, args: tuple) -> None:
     st.session_state[key] = value
     st.session_state[box_key(key)] = written(value)
-    st.session_state[_shows_key(key)] = value
-    st.session_state.pop(_refused_key(key), None)
+    record = _record(key)
+    record["shows"] = value
+    record.pop("refused", None)
     if on_change is not None and value != before:
         on_change(*args)
 
@@ -120,8 +122,9 @@ def _take(key: str, value: Number | None, before: Number | None, on_change: Call
 def forget_number(key: str) -> None:
     """Remove a box's number and text from the session (a widget's state goes when it is not drawn; a number
     box's stays, as a page's declared state must): for a box that will never be drawn again."""
-    for name in (key, box_key(key), _shows_key(key), _refused_key(key)):
+    for name in (key, box_key(key)):
         st.session_state.pop(name, None)
+    st.session_state.get(RECORDS, {}).pop(key, None)
 
 
 def number_box(
@@ -150,16 +153,16 @@ def number_box(
     if key not in st.session_state:
         st.session_state[key] = value if value is not None or optional else min_value
     current = st.session_state[key]
-    text_key, shows_key = box_key(key), _shows_key(key)
+    text_key, record = box_key(key), _record(key)
     dropped = None
-    if text_key not in st.session_state or st.session_state.get(shows_key, _MISSING) != current:
-        if st.session_state.pop(_refused_key(key), None) and text_key in st.session_state:
+    if text_key not in st.session_state or record.get("shows", _MISSING) != current:
+        if record.pop("refused", None) and text_key in st.session_state:
             # A refused text replaced by a value set elsewhere (a button pressed while the box still held it
             # refused in the same run, a link, a clamp): say so, or the text vanishes without a word.
             typed = quoted(st.session_state[text_key])
             dropped = f"{label}: '{typed}' was not taken; the page now uses {written(current)}."
         st.session_state[text_key] = written(current)  # set elsewhere, or the box is new: show the value held
-        st.session_state[shows_key] = current
+        record["shows"] = current
     refused, taken = _refused_now(key, label, min_value, max_value, optional, on_change, args)
     rule = f"Type {allowed(min_value, max_value, optional=optional)}, then press Enter."
     where.text_input(
@@ -193,7 +196,7 @@ def _refused_now(
     names the bounds the box has now. Fitting now, it is taken as typed (Enter on an unchanged text sends
     nothing, so the student could not take it), the way a value a bound held back comes back when it fits,
     and the page says so."""
-    if not st.session_state.get(_refused_key(key)):
+    if not _record(key).get("refused"):
         return None, None
     text, before = st.session_state[box_key(key)], st.session_state[key]
     try:
