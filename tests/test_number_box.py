@@ -53,7 +53,7 @@ def test_a_number_is_read_exactly_as_the_grid_reads_it(typed, lo, hi, value):
         ("2.5", "Seed: '2.5' is not a whole number"),
         ("1.0000000000000001", "is not a whole number"),  # read exactly: a float would call it 1
         ("1e-3", "is not a whole number"),
-        ("1,5", "Seed: '1,5' is not a number (a decimal point, not a comma: 1.5)"),
+        ("1,5", "Seed: '1,5' is not a number (a comma is not a digit, and 1.5 is not a whole number)"),
         (
             "10,000",
             "Seed: '10,000' is not a number (no thousands separators: 10000; or a decimal point, not a comma: 10.000)",
@@ -84,6 +84,8 @@ def test_a_fraction_box_takes_fractions_and_an_optional_box_takes_nothing():
         read_number("1.5", "w", 0.0, 1.0, optional=True)
     with pytest.raises(ValueError, match="not a number"):
         read_number("70%", "w", 0.0, 1.0)
+    with pytest.raises(ValueError, match=re.escape("w: '0,5' is not a number (a decimal point, not a comma: 0.5)")):
+        read_number("0,5", "w", 0.0, 1.0)  # a fraction box suggests the fraction; a whole-number box would not
     assert allowed(0.0, 1.0, optional=True) == "a number from 0 to 1, or nothing"
     assert allowed(0, 10_000) == "a whole number from 0 to 10000"  # no thousands comma: the box refuses one
     assert [written(x) for x in (1000, 0.7, 1.0, None)] == ["1000", "0.7", "1", ""]
@@ -137,7 +139,7 @@ def test_the_box_takes_1e3_as_1000_and_then_shows_1000(one_box):
     "typed, why",
     [
         ("2.5", "Seed: '2.5' is not a whole number."),
-        ("1,5", "Seed: '1,5' is not a number (a decimal point, not a comma: 1.5)."),
+        ("1,5", "Seed: '1,5' is not a number (a comma is not a digit, and 1.5 is not a whole number)."),
         ("abc", "Seed: 'abc' is not a number."),
         ("nan", "Seed: 'nan' is not a finite number."),
         ("", "Seed: the box is empty."),

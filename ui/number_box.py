@@ -78,8 +78,8 @@ def read_number(text: str, label: str, lo: Number, hi: Number, *, optional: bool
             return None
         raise ValueError(f"{label}: the box is empty")
     shown = quoted(text)
-    exact = Decimal(number_text(text, label))  # exact: 1.0000000000000001 is not a whole number
     whole = whole_numbers(lo, hi)
+    exact = Decimal(number_text(text, label, whole=whole))  # exact: 1.0000000000000001 is not a whole number
     if whole and exact != exact.to_integral_value():
         raise ValueError(f"{label}: '{shown}' is not a whole number")
     if exact < lo:

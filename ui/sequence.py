@@ -7,6 +7,7 @@ Pure Python and numpy (no streamlit), so every parsing and encoding rule is test
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 import numpy as np
 
@@ -119,10 +120,11 @@ def parse_number(text: str, where: str, *, in_row: bool = False) -> float:
 _THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+")  # digits grouped by commas, as 10,000 or 1,234,567
 
 
-def number_text(text: str, where: str, *, in_row: bool = False) -> str:
+def number_text(text: str, where: str, *, in_row: bool = False, whole: bool = False) -> str:
     """The written form of one number as `parse_number` accepts it (spaces stripped, any minus sign made "-"),
     with no limit on its size: the number boxes (ui/number_box.py) read it exactly and check their own bounds.
-    Refused, with the same `ValueError` as `parse_number`'s: anything that is not one number, NaN, infinities."""
+    Refused, with the same `ValueError` as `parse_number`'s: anything that is not one number, NaN, infinities.
+    `whole`: for a box of whole numbers, whose refusal must not suggest a fraction (`1,5`: not "1.5")."""
     shown = quoted(text)
     t = text.strip().translate(_MINUS_SIGNS)
     if t.lower() in _NON_FINITE:
@@ -133,6 +135,8 @@ def number_text(text: str, where: str, *, in_row: bool = False) -> str:
             pieces = [p for p in t.split(",") if p]
             dotted = t.replace(",", ".")
             hint = f"a decimal point, not a comma: {dotted}" if _NUMBER.fullmatch(dotted) else "a comma is not a digit"
+            if whole and "point" in hint and Decimal(dotted) != Decimal(dotted).to_integral_value():
+                hint = f"a comma is not a digit, and {dotted} is not a whole number"
             if _THOUSANDS.fullmatch(t):  # 10,000: a thousands separator or a decimal comma, the text cannot say
                 hint = f"no thousands separators: {t.replace(',', '')}" + ("; or " + hint if "point" in hint else "")
             if in_row and len(pieces) > 1:
