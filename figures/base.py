@@ -482,14 +482,20 @@ def _row_label_of(a: dict, rows: dict[int, list[float]], left: float) -> int | N
 
 
 def _thin_ticks(axis: dict, keep: int) -> dict:
-    """An axis with explicit ticks (tickvals/ticktext) showing at most `keep` of them, evenly spaced."""
+    """An axis with explicit ticks (tickvals/ticktext) showing at most `keep` of them, evenly spaced, from the
+    first tick whose choice shows no label twice: "the dog chased the cat up the tall tree" kept every third
+    word from the first shows "the the the", from the second "dog cat tall"."""
     values = axis.get("tickvals")
     if axis.get("tickmode") != "array" or not isinstance(values, list | tuple) or len(values) <= keep:
         return axis
     step = -(-len(values) // keep)
-    out = {**axis, "tickvals": list(values)[::step]}
-    if isinstance(axis.get("ticktext"), list | tuple):
-        out["ticktext"] = list(axis["ticktext"])[::step]
+    texts = list(axis["ticktext"]) if isinstance(axis.get("ticktext"), list | tuple) else None
+    start = 0
+    if texts is not None:
+        start = next((i for i in range(step) if len(set(texts[i::step])) == len(texts[i::step])), 0)
+    out = {**axis, "tickvals": list(values)[start::step]}
+    if texts is not None:
+        out["ticktext"] = texts[start::step]
     return out
 
 

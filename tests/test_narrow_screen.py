@@ -252,3 +252,16 @@ def test_a_page_drawing_a_figure_again_sends_the_same_twin():
     assert first[1]["layout"] == second[1]["layout"] and len(columns_of(second[1]["layout"])) == 2
     assert first[1]["data"][0]["z"] != second[1]["data"][0]["z"]  # the numbers drawn are this run's
     assert second[1]["data"][0]["z"] == second[0]["data"][0]["z"]
+
+
+def test_thinned_tick_labels_never_show_a_repeated_word_where_another_choice_shows_none():
+    words = "the dog chased the cat up the tall tree".split()
+    fig = heads_grid(np.full((4, 9, 9), 1 / 9), words, ["previous token"] * 4)
+    axis = for_narrow_screen(fig.spec, width_px=220)["layout"]["xaxis"]  # a 2-column reflow: about 3 labels each
+    shown = axis["ticktext"]
+    assert 2 <= len(shown) < len(words) and len(set(shown)) == len(shown), shown
+    assert [words[int(v)] for v in axis["tickvals"]] == shown  # each label still at its own word
+    steps = {b - a for a, b in zip(axis["tickvals"], axis["tickvals"][1:], strict=False)}
+    assert len(steps) == 1  # evenly spaced
+    same = heads_grid(np.full((1, 9, 9), 1 / 9), ["a"] * 9, ["one"], columns=1)  # no choice avoids repeats
+    assert for_narrow_screen(same.spec, width_px=120)["layout"]["xaxis"]["tickvals"][0] == 0
