@@ -281,6 +281,12 @@ async def phase(args, url: str, browser, figures: Figures, servers: Servers, kin
         expected = args.students + args.browsers
         joined = await wait_joined(room[0], expected, args.timeout)
         log(f"  room {room[0]}: {joined} of {expected} students in, following")
+    if args.workers:
+        on: dict[str, int] = {}
+        for s in ws:
+            on[s.client.worker or "?"] = on.get(s.client.worker or "?", 0) + 1
+        spread = ", ".join(f"worker {w}: {n}" for w, n in sorted(on.items()))
+        log(f"  browser-less students by worker (nginx's least_conn): {spread}; the teacher on {teacher.client.worker}")
     await asyncio.sleep(args.every)  # the timers settle into their rhythm before the window opens
     rng = random.Random(rnd)
     cpu0, proxy0 = cpu_seconds(servers.workers), cpu_seconds(servers.proxy)
