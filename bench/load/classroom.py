@@ -84,7 +84,8 @@ class Move:
 
 @dataclass
 class Figures:
-    delays: list[dict] = field(default_factory=list)  # {move, student, client, s, from_lead}
+    delays: list[dict] = field(default_factory=list)  # {move, student, client, s, at, led}: `led` is the Move,
+    # read at the report: a student may arrive before the teacher's own client has its run's end
     cpu: list[dict] = field(default_factory=list)  # {phase, round, cpu_s, wall_s, load, proxy_cpu_s}
     answers: list[dict] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -137,7 +138,8 @@ class WsStudent:
                     "student": self.name,
                     "client": "protocol",
                     "s": now - move.t0,
-                    "from_lead": now - move.led,
+                    "at": now,
+                    "led": move,
                 }
             )
         for script in result.scripts:
@@ -231,7 +233,8 @@ class ChromiumStudent:
                     "student": self.name,
                     "client": "chromium",
                     "s": at - move.t0,
-                    "from_lead": at - move.led,
+                    "at": at,
+                    "led": move,
                 }
             )
 
@@ -290,6 +293,7 @@ async def phase(args, url: str, browser, figures: Figures, servers: Servers, kin
     await asyncio.sleep(args.every)  # the timers settle into their rhythm before the window opens
     rng = random.Random(rnd)
     cpu0, proxy0 = cpu_seconds(servers.workers), cpu_seconds(servers.proxy)
+    each0 = [cpu_seconds(pids) for pids in servers.each]
     wall0, load0 = time.monotonic(), os.getloadavg()
     for n in range(args.moves):
         path = PAGES[TOUR[(n + rnd) % len(TOUR)]]
@@ -309,6 +313,7 @@ async def phase(args, url: str, browser, figures: Figures, servers: Servers, kin
         await asyncio.sleep(max(0.0, args.every * rng.uniform(0.9, 1.1) - (time.monotonic() - t_move)))
     cpu = cpu_seconds(servers.workers) - cpu0
     proxy_cpu = cpu_seconds(servers.proxy) - proxy0
+    each = [cpu_seconds(pids) - c0 for pids, c0 in zip(servers.each, each0, strict=True)]
     wall = time.monotonic() - wall0
     reruns = sum(1 for t in figures.reruns if wall0 <= t <= wall0 + wall)
     kinds: dict[str, int] = {}
@@ -330,6 +335,7 @@ async def phase(args, url: str, browser, figures: Figures, servers: Servers, kin
     log(
         f"  {kind} round {rnd}: server CPU {cpu:.1f} s over {wall:.0f} s ({100 * cpu / wall:.0f} % of a core), "
         f"load average {load0[0]:.1f} -> {os.getloadavg()[0]:.1f}"
+        + (f"; by worker {', '.join(f'{c:.1f}' for c in each)} s" if len(each) > 1 else "")
         + (f"; nginx and the supervisor {proxy_cpu:.1f} s" if servers.proxy else "")
     )
     if kind == "class" and rnd == args.rounds - 1:
@@ -454,6 +460,7 @@ class Servers:
 
     workers: list[int]
     proxy: list[int]
+    each: list[list[int]]  # the processes of each worker apart
     urls: list[str]  # each worker's own address, for the warm-up
 
 
@@ -465,7 +472,7 @@ def start(args, scratch: Path, log):
         log(f"app: a snapshot of commit {args.snapshot} ({app_dir})")
     if not args.workers:
         proc, url = serve_reading_output(serve, None, ())
-        return proc, url, Servers(process_tree(proc.pid), [], [url])
+        return proc, url, Servers(process_tree(proc.pid), [], [url], [process_tree(proc.pid)])
     args.port, args.ttl = None, 120  # start_proxy's settings: a free port, Streamlit's default session TTL
     proc, url = start_proxy(args, scratch, app_dir)
     tree = process_tree(proc.pid)
@@ -473,7 +480,8 @@ def start(args, scratch: Path, log):
     if None in pids:
         proc.terminate()
         raise SystemExit(f"--workers: not every worker found among {tree}")
-    workers = [p for pid in pids for p in process_tree(pid)]
+    each = [process_tree(pid) for pid in pids]
+    workers = [p for tree_of_one in each for p in tree_of_one]
     servers = Servers(
         workers, [p for p in tree if p not in workers], [f"http://127.0.0.1:{p}" for p in args.worker_ports]
     )
@@ -535,7 +543,7 @@ def report(args, figures: Figures, log) -> int:
     ok = True
     if delays:
         by = {c: [d["s"] for d in figures.delays if d["client"] == c] for c in ("protocol", "chromium")}
-        lead = [d["from_lead"] for d in figures.delays]
+        lead = [d["at"] - d["led"].led for d in figures.delays]
         log(
             f"teacher's move -> every following student: {len(delays)} of {expected} arrivals, "
             f"p50 {pct(delays, 50):.2f} s, p95 {pct(delays, 95):.2f} s, max {max(delays):.2f} s "
