@@ -483,7 +483,7 @@ def start(args, scratch: Path, log):
     each = [process_tree(pid) for pid in pids]
     workers = [p for tree_of_one in each for p in tree_of_one]
     servers = Servers(
-        workers, [p for p in tree if p not in workers], [f"http://127.0.0.1:{p}" for p in args.worker_ports]
+        workers, [p for p in tree if p not in workers], [f"http://127.0.0.1:{p}" for p in args.worker_ports], each
     )
     log(
         f"through deploy/serve.py (what deploy/serve.sh runs): nginx at {url} in front of {args.workers} worker(s) "
