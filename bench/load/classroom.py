@@ -472,7 +472,8 @@ def start(args, scratch: Path, log):
         log(f"app: a snapshot of commit {args.snapshot} ({app_dir})")
     if not args.workers:
         proc, url = serve_reading_output(serve, None, ())
-        return proc, url, Servers(process_tree(proc.pid), [], [url], [process_tree(proc.pid)])
+        tree = process_tree(proc.pid)
+        return proc, url, Servers(workers=tree, proxy=[], each=[tree], urls=[url])
     args.port, args.ttl = None, 120  # start_proxy's settings: a free port, Streamlit's default session TTL
     proc, url = start_proxy(args, scratch, app_dir)
     tree = process_tree(proc.pid)
@@ -483,7 +484,10 @@ def start(args, scratch: Path, log):
     each = [process_tree(pid) for pid in pids]
     workers = [p for tree_of_one in each for p in tree_of_one]
     servers = Servers(
-        workers, [p for p in tree if p not in workers], [f"http://127.0.0.1:{p}" for p in args.worker_ports], each
+        workers=workers,
+        proxy=[p for p in tree if p not in workers],
+        each=each,
+        urls=[f"http://127.0.0.1:{p}" for p in args.worker_ports],
     )
     log(
         f"through deploy/serve.py (what deploy/serve.sh runs): nginx at {url} in front of {args.workers} worker(s) "
