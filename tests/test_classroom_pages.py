@@ -26,7 +26,7 @@ CLASS = "pages/class.py"
 def database(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_DB_URL", f"sqlite:///{tmp_path / 'class.db'}")
     yield
-    classroom_room._open.clear()
+    classroom_room.forget_stores()
 
 
 def every_text(at) -> str:
@@ -77,6 +77,29 @@ def test_a_student_link_joins_the_room_and_follows_the_teacher():
     student.run()  # the follow fragment sees the new view and moves the student
     assert not student.exception
     assert [t.value for t in student.title] == ["Causal masking"]
+
+
+def test_page_runs_in_a_room_reach_the_store_without_its_cache_lookup(monkeypatch, tmp_path):
+    """A page run in a room asks for the store 4-6 times; after the first, none goes through st.cache_resource's
+    lookup (~35 µs each): classroom_room.store keeps the last one."""
+    teacher, code = start_room()
+    student = open_page("pages/playground.py", query={"room": code})
+    calls = []
+    real = classroom_room._open
+
+    def counting(url):
+        calls.append(url)
+        return real(url)
+
+    counting.clear = real.clear
+    monkeypatch.setattr(classroom_room, "_open", counting)
+    teacher.switch_page("pages/causal.py").run()
+    student.run()
+    assert not student.exception and [t.value for t in student.title] == ["Causal masking"]
+    assert calls == []
+    monkeypatch.setenv("ATTENTION_DB_URL", f"sqlite:///{tmp_path / 'other.db'}")
+    classroom_room.store()  # another database: opened through the cache, once
+    assert len(calls) == 1
 
 
 def test_the_followed_view_carries_the_teachers_state():

@@ -99,9 +99,28 @@ def _open(url: str | None):
     return open_store(url)
 
 
+# The store of the URL asked for last, in front of _open's cache: a room's page run asks for the store 4-6 times
+# (the bar, its fragment, the watcher's calls), and each call of an st.cache_resource function costs ~35 µs
+# (hashing its argument, the cache's lookup and statistics) where this costs a comparison.
+_last: tuple[str | None, object] | None = None
+
+
 def store():
     """The classroom store of this server: ATTENTION_DB_URL, or Streamlit's secrets, or the SQLite file."""
-    return _open(configured_url())
+    global _last
+    url, last = configured_url(), _last
+    if last is not None and last[0] == url:
+        return last[1]
+    found = _open(url)
+    _last = (url, found)  # one assignment: a thread reads the old pair or the new one, never half of each
+    return found
+
+
+def forget_stores() -> None:
+    """Drop the stores opened so far (a test that switches databases)."""
+    global _last
+    _last = None
+    _open.clear()
 
 
 def configured_url() -> str | None:

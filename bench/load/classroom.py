@@ -2,7 +2,16 @@
 Prints figures; not a CI test.
 
     python -m bench.load.classroom [--students 28] [--browsers 2] [--moves 6] [--every 10] [--rounds 2]
-                                   [--answer-rounds 2] [--scratch /tmp/classload] [--out FILE]   (--help: all)
+                                   [--answer-rounds 2] [--workers N] [--snapshot REV] [--scratch /tmp/classload]
+                                   [--out FILE]   (--help: all)
+
+Servers. By default one `streamlit run app.py`. With `--workers N`, the class is served the way the README serves
+one from one machine, `bash deploy/serve.sh` (deploy/serve.py: nginx in front of N workers, pinned one per core
+when N is the number of cores, started here by bench/servers.start_proxy): the teacher and every student connect
+through nginx, whose cookie keeps each browser on the worker that took its first request; the workers share the
+SQLite store. Both phases (with and without class mode) run on the same servers, and the server CPU is that of the
+N worker processes summed (nginx and the supervisor are reported apart). `--snapshot REV` serves a copy of that
+commit, so that edits in progress never reach a running server.
 
 Who is who. Every session is a real session of `streamlit run app.py` (a server of its own, with a fresh SQLite
 store in --scratch): the teacher and the 28 browser-less students speak Streamlit's websocket protocol
@@ -53,10 +62,10 @@ from pathlib import Path
 
 from bench.browser import CHROMIUM
 from bench.load.plan import PAGES
-from bench.load.processes import ServerOutput, cpu_seconds, process_tree
+from bench.load.processes import ServerOutput, cpu_seconds, process_tree, worker_pid
 from bench.load.report import pct, tee_log, uptime
 from bench.load.sessions import BROWSER_ARGS, H1_JS, WAIT_JS
-from bench.servers import serve_reading_output, start_server
+from bench.servers import ROOT, serve_reading_output, snapshot_of, start_proxy, start_server
 
 TOUR = ["causal", "heads", "positions", "block", "predict", "playground"]  # light pages, every one followable
 TARGET_P95_S = 2.0
@@ -75,8 +84,9 @@ class Move:
 
 @dataclass
 class Figures:
-    delays: list[dict] = field(default_factory=list)  # {move, student, client, s, from_lead}
-    cpu: list[dict] = field(default_factory=list)  # {phase, round, cpu_s, wall_s, load}
+    delays: list[dict] = field(default_factory=list)  # {move, student, client, s, at, led}: `led` is the Move,
+    # read at the report: a student may arrive before the teacher's own client has its run's end
+    cpu: list[dict] = field(default_factory=list)  # {phase, round, cpu_s, wall_s, load, proxy_cpu_s}
     answers: list[dict] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     by_hand: list[dict] = field(default_factory=list)  # {client, s}: without class mode, the teacher's move to
@@ -128,7 +138,8 @@ class WsStudent:
                     "student": self.name,
                     "client": "protocol",
                     "s": now - move.t0,
-                    "from_lead": now - move.led,
+                    "at": now,
+                    "led": move,
                 }
             )
         for script in result.scripts:
@@ -222,7 +233,8 @@ class ChromiumStudent:
                     "student": self.name,
                     "client": "chromium",
                     "s": at - move.t0,
-                    "from_lead": at - move.led,
+                    "at": at,
+                    "led": move,
                 }
             )
 
@@ -247,7 +259,7 @@ async def new_students(args, url: str, browser, figures: Figures, tag: str, quer
     return ws, chromium
 
 
-async def phase(args, url: str, browser, figures: Figures, server_pids: list[int], kind: str, rnd: int, log):
+async def phase(args, url: str, browser, figures: Figures, servers: Servers, kind: str, rnd: int, log):
     """One phase: open the teacher and the class (in a room for "class"), then the moves; CPU over the moves."""
     teacher = WsStudent(url, f"teacher-{kind}{rnd}", figures, args.timeout)  # a session with timers, as a student
     await teacher.client.connect("class" if kind == "class" else "")
@@ -272,9 +284,17 @@ async def phase(args, url: str, browser, figures: Figures, server_pids: list[int
         expected = args.students + args.browsers
         joined = await wait_joined(room[0], expected, args.timeout)
         log(f"  room {room[0]}: {joined} of {expected} students in, following")
+    if args.workers:
+        on: dict[str, int] = {}
+        for s in ws:
+            on[s.client.worker or "?"] = on.get(s.client.worker or "?", 0) + 1
+        spread = ", ".join(f"worker {w}: {n}" for w, n in sorted(on.items()))
+        log(f"  browser-less students by worker (nginx's least_conn): {spread}; the teacher on {teacher.client.worker}")
     await asyncio.sleep(args.every)  # the timers settle into their rhythm before the window opens
     rng = random.Random(rnd)
-    cpu0, wall0, load0 = cpu_seconds(server_pids), time.monotonic(), os.getloadavg()
+    cpu0, proxy0 = cpu_seconds(servers.workers), cpu_seconds(servers.proxy)
+    each0 = [cpu_seconds(pids) for pids in servers.each]
+    wall0, load0 = time.monotonic(), os.getloadavg()
     for n in range(args.moves):
         path = PAGES[TOUR[(n + rnd) % len(TOUR)]]
         before = {s.name: await s.page.evaluate(H1_JS) for s in chromium}
@@ -291,7 +311,9 @@ async def phase(args, url: str, browser, figures: Figures, server_pids: list[int
         else:
             await asyncio.gather(*followers)
         await asyncio.sleep(max(0.0, args.every * rng.uniform(0.9, 1.1) - (time.monotonic() - t_move)))
-    cpu = cpu_seconds(server_pids) - cpu0
+    cpu = cpu_seconds(servers.workers) - cpu0
+    proxy_cpu = cpu_seconds(servers.proxy) - proxy0
+    each = [cpu_seconds(pids) - c0 for pids, c0 in zip(servers.each, each0, strict=True)]
     wall = time.monotonic() - wall0
     reruns = sum(1 for t in figures.reruns if wall0 <= t <= wall0 + wall)
     kinds: dict[str, int] = {}
@@ -303,6 +325,7 @@ async def phase(args, url: str, browser, figures: Figures, server_pids: list[int
             "phase": kind,
             "round": rnd,
             "cpu_s": cpu,
+            "proxy_cpu_s": proxy_cpu,
             "wall_s": wall,
             "load": (load0, os.getloadavg()),
             "reruns": reruns,
@@ -312,6 +335,8 @@ async def phase(args, url: str, browser, figures: Figures, server_pids: list[int
     log(
         f"  {kind} round {rnd}: server CPU {cpu:.1f} s over {wall:.0f} s ({100 * cpu / wall:.0f} % of a core), "
         f"load average {load0[0]:.1f} -> {os.getloadavg()[0]:.1f}"
+        + (f"; by worker {', '.join(f'{c:.1f}' for c in each)} s" if len(each) > 1 else "")
+        + (f"; nginx and the supervisor {proxy_cpu:.1f} s" if servers.proxy else "")
     )
     if kind == "class" and rnd == args.rounds - 1:
         await ask_and_answer(args, teacher, room, ws, chromium, figures, log)
@@ -428,37 +453,80 @@ async def send_chromium(s: ChromiumStudent, at: float, figures: Figures) -> floa
     return pressed - at
 
 
+@dataclass
+class Servers:
+    """The processes serving the class: `workers`, whose CPU is the server's (the Streamlit processes), and `proxy`
+    (deploy/serve.py's supervisor and nginx, empty without --workers), measured apart."""
+
+    workers: list[int]
+    proxy: list[int]
+    each: list[list[int]]  # the processes of each worker apart
+    urls: list[str]  # each worker's own address, for the warm-up
+
+
+def start(args, scratch: Path, log):
+    """The server(s) of the run: (the process to stop, the class's URL, Servers)."""
+    app_dir, serve = ROOT, start_server
+    if args.snapshot:
+        app_dir, serve = snapshot_of(scratch, args.snapshot)
+        log(f"app: a snapshot of commit {args.snapshot} ({app_dir})")
+    if not args.workers:
+        proc, url = serve_reading_output(serve, None, ())
+        tree = process_tree(proc.pid)
+        return proc, url, Servers(workers=tree, proxy=[], each=[tree], urls=[url])
+    args.port, args.ttl = None, 120  # start_proxy's settings: a free port, Streamlit's default session TTL
+    proc, url = start_proxy(args, scratch, app_dir)
+    tree = process_tree(proc.pid)
+    pids = [worker_pid(proc.pid, port) for port in args.worker_ports]
+    if None in pids:
+        proc.terminate()
+        raise SystemExit(f"--workers: not every worker found among {tree}")
+    each = [process_tree(pid) for pid in pids]
+    workers = [p for tree_of_one in each for p in tree_of_one]
+    servers = Servers(
+        workers=workers,
+        proxy=[p for p in tree if p not in workers],
+        each=each,
+        urls=[f"http://127.0.0.1:{p}" for p in args.worker_ports],
+    )
+    log(
+        f"through deploy/serve.py (what deploy/serve.sh runs): nginx at {url} in front of {args.workers} worker(s) "
+        f"(pids {pids}); server CPU = the workers' summed"
+    )
+    return proc, url, servers
+
+
 async def main_async(args, log) -> int:
     from playwright.async_api import async_playwright
 
     scratch = Path(args.scratch)
     scratch.mkdir(parents=True, exist_ok=True)
     db = scratch / f"class-{os.getpid()}.db"
-    os.environ["ATTENTION_DB_URL"] = f"sqlite:///{db}"  # the server's store, which this script reads too
+    os.environ["ATTENTION_DB_URL"] = f"sqlite:///{db}"  # the servers' store, which this script reads too
     log(f"load at start: {uptime()}; cores: {os.cpu_count()}; store: {db}")
-    proc, url = serve_reading_output(start_server, None, ())
+    proc, url, servers = start(args, scratch, log)
     out = ServerOutput(proc, scratch / "server.log")
     out.start()
     figures = Figures()
     try:
-        server_pids = process_tree(proc.pid)
         log(f"server up at {url} (pid {proc.pid})")
         from bench.ws_client import ProtocolSession
 
-        warm = ProtocolSession(url, timeout=args.timeout)  # the first visit of each page fills the caches
-        await warm.connect("")
-        await warm.open("")
-        for name in TOUR:
-            await warm.goto(PAGES[name])
-        await warm.goto("class")
-        await warm.close()
+        for target in servers.urls:  # the first visit of each page fills the caches, each worker's own
+            warm = ProtocolSession(target, timeout=args.timeout)
+            await warm.connect("")
+            await warm.open("")
+            for name in TOUR:
+                await warm.goto(PAGES[name])
+            await warm.goto("class")
+            await warm.close()
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
             try:
                 for rnd in range(args.rounds):
                     for kind in ("alone", "class") if rnd % 2 == 0 else ("class", "alone"):
                         log(f"phase: {kind}, round {rnd + 1} of {args.rounds}")
-                        await phase(args, url, browser, figures, server_pids, kind, rnd, log)
+                        await phase(args, url, browser, figures, servers, kind, rnd, log)
             finally:
                 await browser.close()
     finally:
@@ -479,7 +547,7 @@ def report(args, figures: Figures, log) -> int:
     ok = True
     if delays:
         by = {c: [d["s"] for d in figures.delays if d["client"] == c] for c in ("protocol", "chromium")}
-        lead = [d["from_lead"] for d in figures.delays]
+        lead = [d["at"] - d["led"].led for d in figures.delays]
         log(
             f"teacher's move -> every following student: {len(delays)} of {expected} arrivals, "
             f"p50 {pct(delays, 50):.2f} s, p95 {pct(delays, 95):.2f} s, max {max(delays):.2f} s "
@@ -527,7 +595,14 @@ def report(args, figures: Figures, log) -> int:
             f"{args.students + args.browsers} following students {100 * rate['class']:.0f} %: x{ratio:.2f} (rounds: "
             + ", ".join(f"x{r:.2f}" for r in pairs)
             + f"; target <= x{TARGET_CPU_RATIO:g})"
+            + (f"; the {args.workers} workers summed" if args.workers else "")
         )
+        if args.workers:
+            proxy = {k: sum(c["proxy_cpu_s"] for c in v) / sum(c["wall_s"] for c in v) for k, v in cpu.items()}
+            log(
+                f"    nginx and the supervisor, apart: {100 * proxy['alone']:.1f} % of a core without class mode, "
+                f"{100 * proxy['class']:.1f} % with"
+            )
         ok &= ratio <= TARGET_CPU_RATIO
         reruns = sum(c["reruns"] for c in cpu["class"])
         extra = sum(c["cpu_s"] for c in cpu["class"]) - rate["alone"] * sum(c["wall_s"] for c in cpu["class"])
@@ -566,6 +641,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="phases of each kind, alternating")
     parser.add_argument("--answer-rounds", type=int, default=2, help="times the whole class answers at once")
     parser.add_argument("--timeout", type=float, default=60.0, help="s for any one step")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="serve through deploy/serve.py (deploy/serve.sh): nginx in front of N workers (default 0: one "
+        "`streamlit run app.py`, no nginx)",
+    )
+    parser.add_argument("--snapshot", help="serve a copy of this commit (e.g. HEAD), not the working tree")
     parser.add_argument("--scratch", default="/tmp/classload", help="the store and the server's log go here")
     parser.add_argument("--out", help="also write the output to this file")
     args = parser.parse_args()
