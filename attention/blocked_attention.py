@@ -147,12 +147,14 @@ def shifted_rows(q: np.ndarray, k: np.ndarray, causal: bool, bias) -> np.ndarray
     ones = np.ones(d_k, q.dtype)
     q_sq = (np.square(q).reshape(-1, d_k) @ ones).reshape(heads, n)  # (heads, n): |q_i|², one BLAS call
     k_sq = (np.square(k).reshape(-1, d_k) @ ones).reshape(heads, m)  # (heads, m): |k_j|²
+    limit = SHIFT_FREE_LIMIT if bias is None else SHIFT_FREE_LIMIT - float(np.abs(bias).max())
+    if q_sq.max() * k_sq.max() <= limit * abs(limit):  # no row's own bound can be larger: none shifts
+        return np.zeros((heads, n), bool)
     if causal:
         reach = np.maximum.accumulate(k_sq, axis=-1)  # (heads, m): max of |k_j|² over j <= i
         reach = reach[:, :n] if m >= n else reach[:, np.minimum(np.arange(n), m - 1)]  # (heads, n)
     else:
         reach = k_sq.max(axis=-1, keepdims=True)  # (heads, 1)
-    limit = SHIFT_FREE_LIMIT if bias is None else SHIFT_FREE_LIMIT - float(np.abs(bias).max())
     return ~(q_sq * reach <= limit * abs(limit))  # bound² against limit² (never, for a negative limit); NaN shifts
 
 
