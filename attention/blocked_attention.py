@@ -32,7 +32,6 @@ import numpy as np
 
 from .checks import check_result, result_dtype
 from .chunks import WORKERS, map_pieces, one_blas_thread, run_all
-from .masks import causal_mask
 from .stable_softmax import softmax_inplace
 
 BLOCK_ROWS = 64
@@ -131,7 +130,9 @@ def _unblocked(q, k, v, output, *, weights_out, bias):
 
 def _flat(a: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
     """`a` (..., r, c) broadcast to the batch and its batch axes flattened: (heads, r, c), a view where possible."""
-    return np.broadcast_to(a, (*batch, *a.shape[-2:])).reshape(-1, *a.shape[-2:])
+    if a.shape[:-2] != batch:
+        a = np.broadcast_to(a, (*batch, *a.shape[-2:]))
+    return a.reshape(-1, *a.shape[-2:])
 
 
 def shifted_rows(q: np.ndarray, k: np.ndarray, causal: bool, bias) -> np.ndarray:
@@ -141,34 +142,44 @@ def shifted_rows(q: np.ndarray, k: np.ndarray, causal: bool, bias) -> np.ndarray
     |q_i · k_j| <= |q_i| |k_j| (Cauchy-Schwarz); with causal=True query i only reaches keys 0..i, so the
     bound for row i never looks at a later key (a later token cannot change row i's arithmetic).
     """
-    n, m = q.shape[-2], k.shape[-2]
-    q_sq = np.einsum("hnd,hnd->hn", q, q)  # (heads, n): |q_i|²
-    k_sq = np.einsum("hmd,hmd->hm", k, k)  # (heads, m): |k_j|²
+    heads, n, d_k = q.shape
+    m = k.shape[-2]
+    ones = np.ones(d_k, q.dtype)
+    q_sq = (np.square(q).reshape(-1, d_k) @ ones).reshape(heads, n)  # (heads, n): |q_i|², one BLAS call
+    k_sq = (np.square(k).reshape(-1, d_k) @ ones).reshape(heads, m)  # (heads, m): |k_j|²
+    limit = SHIFT_FREE_LIMIT if bias is None else SHIFT_FREE_LIMIT - float(np.abs(bias).max())
+    if q_sq.max() * k_sq.max() <= limit * abs(limit):  # no row's own bound can be larger: none shifts
+        return np.zeros((heads, n), bool)
     if causal:
         reach = np.maximum.accumulate(k_sq, axis=-1)  # (heads, m): max of |k_j|² over j <= i
         reach = reach[:, :n] if m >= n else reach[:, np.minimum(np.arange(n), m - 1)]  # (heads, n)
     else:
         reach = k_sq.max(axis=-1, keepdims=True)  # (heads, 1)
-    limit = SHIFT_FREE_LIMIT if bias is None else SHIFT_FREE_LIMIT - float(np.abs(bias).max())
     return ~(q_sq * reach <= limit * abs(limit))  # bound² against limit² (never, for a negative limit); NaN shifts
 
 
-def plan_tasks(heads: int, n: int, m: int, causal: bool, min_tasks: int = 1) -> list[tuple[slice, slice, slice]]:
+def plan_tasks(heads: int, n: int, m: int, causal: bool, min_tasks: int = 1) -> tuple[tuple[slice, slice, slice], ...]:
     """(heads, rows, keys) for each task: a group of heads × one block of queries and the keys it needs.
 
     Groups of at most TASK_SCORES scores, and at least `min_tasks` tasks where there are heads to share
     (threads that each get a task of about the same size finish together). How the heads are grouped
     changes nothing in the results: every head's arithmetic is the same in any group.
     """
+    return _plan(heads, n, m, causal, min_tasks, BLOCK_ROWS, TASK_SCORES)
+
+
+@lru_cache(maxsize=256)
+def _plan(heads, n, m, causal, min_tasks, block_rows, task_scores) -> tuple[tuple[slice, slice, slice], ...]:
+    """plan_tasks for the module's sizes at the time (arguments, so that a cached plan never outlives them)."""
     blocks = query_blocks(n, m, causal)
-    most = max(1, TASK_SCORES // (BLOCK_ROWS * m))  # heads per task at most
+    most = max(1, task_scores // (block_rows * m))  # heads per task at most
     groups = min(heads, max(-(-heads // most), -(-min_tasks // len(blocks))))
     group = -(-heads // groups)  # as even as that allows: 12 heads in 2 groups are 6 and 6, not 8 and 4
-    return [
+    return tuple(
         (slice(first, min(first + group, heads)), rows, keys)
         for rows, keys in blocks
         for first in range(0, heads, group)
-    ]
+    )
 
 
 def query_blocks(n: int, m: int, causal: bool) -> list[tuple[slice, slice]]:
@@ -184,36 +195,44 @@ def query_blocks(n: int, m: int, causal: bool) -> list[tuple[slice, slice]]:
 
 
 def attend_block(work: Work, heads: slice, rows: slice, keys: slice) -> None:
-    """Steps 1-3 for one task: scores, softmax in place, weighted average of the values."""
-    scores = work.weights[heads, rows, keys]  # (g, r, keys), a view into the weights
+    """Steps 1-3 for one task: scores, softmax, weighted average of the values.
+
+    The scores are computed in a contiguous buffer of the task's own and the softmax writes its result into
+    the weights: numpy runs an elementwise operation on a contiguous array as one loop, on a block of the
+    weights (rows shorter than the weights' rows) as one loop per row (10-20 ns each, measured here).
+    """
+    weights = work.weights[heads, rows, keys]  # (g, r, keys), a view into the weights
+    scores = np.empty(weights.shape, weights.dtype)  # (g, r, keys), contiguous
     np.matmul(work.q[heads, rows], work.k[heads, keys].swapaxes(-1, -2), out=scores)  # (g, r, keys)
-    if keys.stop < work.weights.shape[-1]:
-        work.weights[heads, rows, keys.stop :] = 0.0  # the future this causal block skipped
     if work.bias is not None:
         scores += work.bias[heads, rows, keys]
     if work.hidden is not None:
         np.copyto(scores, -np.inf, where=work.hidden[heads, rows, keys])
-    elif work.causal and rows.start < keys.stop:  # only the block's last columns can lie in the future
-        corner = scores[..., rows.start :]  # (g, r, keys.stop - rows.start); above its diagonal: the future
-        np.copyto(corner, -np.inf, where=future(*corner.shape[-2:]))
-    softmax_rows(scores, work.shifted[heads, rows], rows)
+    elif work.causal and rows.start < keys.stop - 1:  # the block's last columns lie in some query's future
+        np.fmin(scores, future_cap(rows.start, *scores.shape[-2:]), out=scores)  # the future becomes -inf
+    softmax_rows(scores, work.shifted[heads, rows], rows, out=weights)
+    if keys.stop < work.weights.shape[-1]:
+        work.weights[heads, rows, keys.stop :] = 0.0  # the future this causal block skipped
     if work.output is not None:
-        np.matmul(scores, work.v[heads, keys], out=work.output[heads, rows])  # (g, r, d_v)
+        np.matmul(weights, work.v[heads, keys], out=work.output[heads, rows])  # (g, r, d_v)
 
 
 @lru_cache(maxsize=256)
-def future(n: int, m: int) -> np.ndarray:
-    """Bool (n, m), read-only: True above the diagonal, the keys a causal query must not see (one per shape)."""
-    hidden = ~causal_mask(n, m)  # (n, m)
-    hidden.flags.writeable = False
-    return hidden
+def future_cap(first: int, r: int, c: int) -> np.ndarray:
+    """Float32 (r, c), read-only: -inf where key j lies in the future of query first + i (j > first + i),
+    +inf elsewhere. np.fmin(scores, cap) writes -inf into the future and leaves every other score as it is
+    (fmin(s, +inf) = s), also where a future score overflowed or is NaN: a selection, not arithmetic."""
+    cap = np.where(np.tri(r, c, first, dtype=bool), np.float32(np.inf), np.float32(-np.inf))  # (r, c)
+    cap.flags.writeable = False
+    return cap
 
 
-def softmax_rows(scores: np.ndarray, shifted: np.ndarray, rows: slice) -> None:
-    """Softmax over the last axis in place; rows where `shifted` is True subtract their maximum first.
+def softmax_rows(scores: np.ndarray, shifted: np.ndarray, rows: slice, out: np.ndarray) -> None:
+    """Softmax over the last axis of `scores` (overwritten) into `out`; rows where `shifted` is True subtract
+    their maximum first.
 
-    Shapes: scores (g, r, keys), shifted (g, r). Row sums come from one matrix-vector product with a
-    vector of ones (BLAS), which has no per-row overhead.
+    Shapes: scores (g, r, keys) contiguous, shifted (g, r), out (g, r, keys). Row sums come from one
+    matrix-vector product with a vector of ones (BLAS), which has no per-row overhead.
     """
     if shifted.any():
         row_max = scores.max(axis=-1, keepdims=True)  # (g, r, 1)
@@ -224,8 +243,9 @@ def softmax_rows(scores: np.ndarray, shifted: np.ndarray, rows: slice) -> None:
             )
         scores -= np.where(shifted[..., None], row_max, 0.0)  # (g, r, keys)
     np.exp(scores, out=scores)
-    sums = scores @ np.ones(scores.shape[-1], scores.dtype)  # (g, r)
-    scores *= np.reciprocal(sums)[..., None]
+    g, r, c = scores.shape
+    sums = scores.reshape(g * r, c) @ np.ones(c, scores.dtype)  # (g·r,)
+    np.multiply(scores, np.reciprocal(sums).reshape(g, r, 1), out=out)
 
 
 def _softmax_checked(scores: np.ndarray, first: int, stop: int) -> None:

@@ -228,6 +228,59 @@ def test_a_row_left_unshifted_has_every_score_within_the_limit(n, m, d, spread, 
         assert shifted.any()  # huge scores: the shift is kept
 
 
+@pytest.mark.parametrize("largest", [0.5, 1.0, 1.5, 3.0, 40.0])  # the largest row bound, in SHIFT_FREE_LIMITs
+@pytest.mark.parametrize("causal", [True, False])
+def test_a_row_shifts_exactly_when_its_own_bound_exceeds_the_limit(largest, causal):
+    # The call skips the per-row bounds when the largest |q|² times the largest |k|² is within the limit:
+    # the answer must still be each row's own. Rows' bounds |q_i| · max |k_j| spread from 0 to `largest`
+    # limits, so that a shortcut taken too early (or never) shows.
+    rng = np.random.default_rng(int(largest * 10))
+    q, k = rng.standard_normal((3, 12, 5)), rng.standard_normal((3, 12, 5))
+    k *= 10 / np.linalg.norm(k, axis=-1, keepdims=True)  # |k_j| = 10
+    k[:, 6:] *= rng.uniform(0.5, 1.5, (3, 6, 1))  # later keys longer or shorter: a causal row's reach grows
+    q *= (largest * SHIFT_FREE_LIMIT / 10) * rng.uniform(0, 1, (3, 12, 1)) / np.linalg.norm(q, axis=-1, keepdims=True)
+    shifted = shifted_rows(q, k, causal, None)
+    for h in range(3):
+        for i in range(12):
+            keys = k[h, : i + 1] if causal else k[h]
+            bound = np.sqrt((q[h, i] ** 2).sum() * (keys**2).sum(axis=-1).max())  # |q_i| · max |k_j|
+            if abs(bound - SHIFT_FREE_LIMIT) > 1e-9 * SHIFT_FREE_LIMIT:
+                assert shifted[h, i] == (bound > SHIFT_FREE_LIMIT), (h, i, bound)
+    if largest in (1.5, 3.0):
+        assert shifted.any() and not shifted.all()  # rows either way: the shortcut must not be taken
+
+
+@pytest.mark.parametrize("first, r, c", [(0, 4, 4), (0, 3, 6), (2, 3, 6), (64, 64, 128), (5, 2, 5)])
+def test_the_future_cap_hides_the_future_even_where_a_score_overflowed(first, r, c):
+    # np.fmin(scores, cap) must select, as a mask does: -inf in every future score (an overflowed +inf or a
+    # NaN included), every other score untouched. np.minimum or an added -inf would leave NaN behind.
+    rng = np.random.default_rng(first + r + c)
+    scores = rng.standard_normal((2, r, c)).astype(np.float32)
+    allowed = causal_mask(r + first, c)[first:]  # (r, c): query first + i sees keys 0..first + i
+    future = np.broadcast_to(~allowed, scores.shape)
+    scores[future] = rng.choice(np.array([np.inf, -np.inf, np.nan, 3e38], np.float32), future.sum())
+    cap = blocked.future_cap(first, r, c)
+    masked = np.fmin(scores, cap)
+    assert np.array_equal(masked, np.where(allowed, scores, np.float32(-np.inf)))
+    assert masked.dtype == np.float32 and not cap.flags.writeable
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered", "ignore:invalid value encountered")  # numpy on 3e38²
+def test_a_later_key_that_overflows_a_score_leaves_earlier_rows_as_they_were():
+    # Query 0's score with key 2 overflows float32 (+inf, or NaN where BLAS sums inf - inf): it lies in query
+    # 0's future, so the mask must remove it by selection (an added -inf would leave NaN and spoil the row).
+    q = np.zeros((1, 3, 2), np.float32)
+    q[0, 0] = 2.0
+    k = np.ones((1, 3, 2), np.float32)
+    k[0, 2] = [3e38, -3e38]
+    v = np.arange(6, dtype=np.float32).reshape(1, 3, 2)
+    output, weights = scaled_dot_product_attention(q, k, v, causal=True)
+    prefix_output, prefix_weights = scaled_dot_product_attention(q[:, :2], k[:, :2], v[:, :2], causal=True)
+    np.testing.assert_allclose(output[:, :2], prefix_output, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(weights[:, :2, :2], prefix_weights, rtol=0, atol=1e-7)
+    assert np.all(weights[:, :2, 2] == 0.0) and np.isfinite(output).all()
+
+
 def test_a_causal_rows_choice_of_shift_ignores_later_keys():
     rng = np.random.default_rng(7)
     q, k = rng.standard_normal((1, 20, 8)) * 2, rng.standard_normal((1, 20, 8)) * 2
