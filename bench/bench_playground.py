@@ -23,7 +23,12 @@ or busier machine changes much less than the absolute figures.
    finished, no element is still loading, every chart drawn), the slowest page of each group printed
    with its ratio to the floor's first visit; for information, with where its time goes: the browser's
    own navigation (HTML, scripts, stylesheets: `performance` timing), the server's script run (app.py's
-   run_ms), and the number of elements and charts the page draws.
+   run_ms), and the number of elements and charts the page draws;
+6. with `--where`, instead of all the above: where a warm first visit's time goes in the browser, for both apps
+   (`--visits` visits each, the last one shown): when the first message of the run arrived, when the heatmap's
+   code (Streamlit's PlotlyChart chunk) was asked for and had arrived, the main thread's long tasks, when the
+   heatmap was drawn, and the other element code the page loaded before it; then, per click on the toggle, the
+   messages and bytes the server sent.
 """
 
 from __future__ import annotations
@@ -42,8 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _threads import print_machine  # noqa: E402  (bench/ is on sys.path)
-
+from bench._threads import print_machine  # noqa: E402
 from bench.browser import CHROMIUM, CHROMIUM_ARGS, wait_idle  # noqa: E402
 from bench.servers import free_port, streamlit_command, wait_until_healthy  # noqa: E402
 
@@ -291,6 +295,89 @@ def ratio_line(label: str, real: list[float], floor: list[float], unit: str, dig
     )
 
 
+# Installed before the page's own scripts (Playwright's add_init_script): the main thread's long tasks, the
+# time of every websocket message and its size, and when the heatmap was first drawn.
+WHERE_JS = r"""
+window.__where = {long: [], ws: [], drawn: null};
+try { new PerformanceObserver(l => { for (const e of l.getEntries()) __where.long.push([e.startTime, e.duration]); })
+  .observe({type: 'longtask', buffered: true}); } catch (e) {}
+const __drawn = () => { const h = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
+  if (h && h._fullData) __where.drawn = performance.now(); else requestAnimationFrame(__drawn); };
+requestAnimationFrame(__drawn);
+const __WS = window.WebSocket;
+window.WebSocket = function (...a) { const ws = new __WS(...a);
+  ws.addEventListener('message', ev => __where.ws.push([performance.now(), ev.data.size || ev.data.byteLength || 0]));
+  return ws; };
+window.WebSocket.prototype = __WS.prototype; Object.assign(window.WebSocket, __WS);
+"""
+WHERE_REPORT = """() => ({where: window.__where, resources: performance.getEntriesByType('resource')
+  .filter(r => r.name.endsWith('.js')).map(r => [r.name.split('/').pop(), r.startTime, r.responseEnd])})"""
+
+
+def where(visits: int, clicks: int) -> None:
+    """Item 6: where a warm first visit's and a click's time goes in the browser, both apps in turn."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        servers = {}
+        try:
+            for name, script in APPS.items():
+                servers[name] = start_app(script)
+                time_warm_visit(browser, servers[name], HEATMAP_DRAWN)  # warm: imports, caches, first run done
+            last = {}
+            for i in range(visits):
+                for name in ("real", "floor") if i % 2 == 0 else ("floor", "real"):
+                    context = browser.new_context(viewport=VIEWPORT)
+                    context.add_init_script(WHERE_JS)
+                    page = context.new_page()
+                    page.goto(servers[name].url)
+                    page.wait_for_function("() => window.__where && __where.drawn !== null", timeout=120_000)
+                    wait_idle(page)
+                    last[name] = page.evaluate(WHERE_REPORT)
+                    if i < visits - 1 or not clicks:
+                        context.close()
+                        continue
+                    last[name]["clicks"] = [click_messages(page) for _ in range(clicks)]
+                    context.close()
+            for name, report in last.items():
+                print_where(name, report)
+        finally:
+            for server in servers.values():
+                server.stop()
+            browser.close()
+
+
+def click_messages(page) -> tuple[int, int]:
+    """Click the toggle; the messages and bytes the server sent for it."""
+    page.evaluate("() => { __where.ws = []; }")
+    time_click(page)
+    return page.evaluate("() => [__where.ws.length, __where.ws.reduce((n, m) => n + m[1], 0)]")
+
+
+def print_where(name: str, report: dict) -> None:
+    w = report["where"]
+    chunks = {js.split(".")[0]: (start, end) for js, start, end in report["resources"]}
+    plotly = chunks.get("PlotlyChart", (float("nan"), float("nan")))
+    drawn = w["drawn"]
+    # element code (Checkbox, DataFrame...: capitalised names; the rest are shared helpers) asked for in between
+    before = sorted(
+        c for c, (start, _) in chunks.items() if c[:1].isupper() and w["ws"] and w["ws"][0][0] < start < drawn
+    )
+    print(
+        f"{name}: first message {w['ws'][0][0] if w['ws'] else float('nan'):5.0f} ms, {len(w['ws'])} messages; "
+        f"heatmap code asked {plotly[0]:5.0f}, arrived {plotly[1]:5.0f}; heatmap drawn {drawn:5.0f} ms; "
+        f"long tasks before it {sum(d for t, d in w['long'] if t < drawn):4.0f} ms"
+    )
+    print(f"  element code loaded after the first message, before the heatmap ({len(before)}): {' '.join(before)}")
+    clicks = report.get("clicks")
+    if clicks:
+        print(
+            f"  per click: {statistics.median(m for m, _ in clicks):.0f} messages, "
+            f"{statistics.median(b for _, b in clicks) / 1000:.1f} kB"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15, help="clicks per app (default 15)")
@@ -298,8 +385,12 @@ def main() -> None:
     parser.add_argument(
         "--visits", type=int, default=6, help="warm first visits per app, half that per page (default 6; 0: skip)"
     )
+    parser.add_argument("--where", action="store_true", help="only item 6: where a warm visit's time goes")
     args = parser.parse_args()
     print_machine()
+    if args.where:
+        where(max(1, args.visits), 5)
+        return
     print(f"{args.rounds} cold starts, {args.repeats} clicks and {args.visits} warm first visits per app; medians")
     figures, pages = measure(args.rounds, args.repeats, args.visits)
     real, floor = figures["real"], figures["floor"]

@@ -12,13 +12,14 @@ from figures.geometry import arrows_figure
 from figures.heatmaps import attention_heatmap, fmt, matrix_heatmap
 from figures.steps import steps_heatmap
 from lessons.why_attention import FIXED_LATEX, fixed_versus_attention
-from ui.charts import cell_font, chart, show_snippet, square_cells, square_chart
+from ui.charts import SNIPPET_KEY, cell_font, chart, show_snippet, square_cells, square_chart
 from ui.export import matrices_to_csv, matrices_to_json
-from ui.page_state import PageState, stop
+from ui.page_state import PageState, section, stop
 from ui.sequence import default_sequence, display_labels
 from ui.sequence_editor import sequence_controls, sequence_editor, sequence_grid
 from ui.snippets import attention_snippet
 from ui.state import SEQUENCE_KEY, is_presenting, require_app_entry
+from ui.streamlit_internals.session import running_alone
 from ui.url import Flag, Int, SequenceParam
 
 require_app_entry()
@@ -184,23 +185,40 @@ def presenter_layout():
     return st.session_state[STATE.key("seq")], causal, scale, steps
 
 
+# What else on the page shows the switches' result, each drawn only while its box is open (session keys of
+# the expanders below and of ui.charts.show_snippet's): a switch then reruns the whole page, not its section.
+FOLLOWS_THE_SWITCHES = ("pg_steps", "pg_downloads", SNIPPET_KEY)
+
+
+@section
+def weights_section(controls_col, figure_col) -> tuple[bool, bool, AttentionSteps]:
+    """The two switches and the heatmap they change, a section of the page: a click on a switch redraws these
+    alone (16 messages to the browser instead of the page's 66), not the grid and its controls, which do not
+    depend on the switches (docs/performance.md, "The Playground against Streamlit's floor")."""
+    with controls_col:
+        causal, scale = toggles()
+    if running_alone() and any(st.session_state.get(box) for box in FOLLOWS_THE_SWITCHES):
+        st.rerun()  # an open box below shows the switches' result too: the whole page runs
+    seq = st.session_state[STATE.key("seq")]
+    steps = compute(seq, causal, scale)
+    with figure_col:
+        square_chart(st, weights_figure(steps, seq.tokens), key="pg_heatmap")
+        st.caption("Rows are queries, columns are keys; each row sums to 1. Hover a cell for its arithmetic.")
+    return causal, scale, steps
+
+
 def normal_layout():
     """The controls beside a large heatmap, the grid full width underneath (so all its columns show)."""
     controls_col, figure_col = st.columns([2, 3], gap="large")
+    causal, scale, steps = weights_section(controls_col, figure_col)
     with controls_col:
-        causal, scale = toggles()
         sequence_controls(STATE.key("seq"))
-        seq = st.session_state[STATE.key("seq")]
-        steps = compute(seq, causal, scale)
         st.markdown("Each row of weights is the softmax of that query's row of scores $x$:")
         st.latex(SOFTMAX_LATEX)
         st.caption(
             "Subtracting the row's largest score changes nothing (it cancels above and below the line) and keeps "
             "$e^x$ from overflowing; it is how the core computes it. A masked score, $-\\infty$, becomes exactly 0."
         )
-    with figure_col:
-        square_chart(st, weights_figure(steps, seq.tokens), key="pg_heatmap")
-        st.caption("Rows are queries, columns are keys; each row sums to 1. Hover a cell for its arithmetic.")
     seq = sequence_grid(STATE.key("seq"))
     if seq.d_k == 2:
         box = st.expander(

@@ -1,6 +1,7 @@
 """The Playground in a real browser: editing, toggling, sharing a link, and a phone-sized screen."""
 
 import numpy as np
+from playwright.sync_api import expect
 
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, type_into_open_cell, wait_idle
 
@@ -120,3 +121,18 @@ def test_the_page_works_on_a_phone_sized_screen(browser, app_url):
         screenshot(phone, "playground_phone")
     finally:
         ctx.close()
+
+
+def test_a_switch_redraws_the_heatmap_and_an_open_step_by_step_box_alike(page, app_url):
+    # The switches and the heatmap are a section of the page (a click reruns them alone); the step tables below
+    # also show the mask, so while their box is open a switch must rerun the whole page.
+    open_page(page, app_url, "")
+    page.get_by_text("Step by step: the seven matrices from Q to the output").click()
+    wait_idle(page)
+    masked = page.locator('[data-testid="stMarkdownContainer"]', has_text="5. Masked scores")
+    expect(masked).to_contain_text("causal mask off")
+    page.get_by_text("Causal mask", exact=True).click()
+    wait_idle(page)
+    expect(masked).to_contain_text("−∞ above the diagonal")
+    assert np.all(np.triu(heatmap_weights(page), 1) == 0)
+    assert_no_exception(page)
