@@ -12,8 +12,9 @@ import numpy as np
 
 from .checks import as_real_array, check_not_empty
 
-SOFTMAX_LATEX = (
-    r"\mathrm{softmax}(x)_i = \frac{e^{x_i}}{\sum_k e^{x_k}} = \frac{e^{x_i - \max_j x_j}}{\sum_k e^{x_k - \max_j x_j}}"
+SOFTMAX_LATEX = (  # two lines: one is wider than the Playground's column of controls (300 px)
+    r"\begin{aligned} \mathrm{softmax}(x)_i &= \frac{e^{x_i}}{\sum_k e^{x_k}} \\"
+    r" &= \frac{e^{x_i - \max_j x_j}}{\sum_k e^{x_k - \max_j x_j}} \end{aligned}"
 )
 
 

@@ -87,3 +87,28 @@ def test_a_refused_label_over_an_accepted_one_keeps_the_accepted_label(session):
     edit(session, {0: {"token": "  "}})
     _, notices = session[f"{KEY}_grid_messages"]
     assert "keeps its previous name, 'east'" in notices[0] and session[KEY].tokens[0] == "east"
+
+
+def test_the_preset_picker_has_a_row_of_its_own_and_the_seed_and_load_button_share_one():
+    """In the Playground's 300 px column of controls, the picker, the seed and the button in one row left the
+    seed's label broken inside a word and the button's cut to "L…" (seen in Chromium at 1280 x 720)."""
+    from tests.apptest_helpers import open_page
+
+    at = open_page("pages/playground.py")
+
+    def innermost(has):  # the smallest column holding the widget `has` picks
+        holding = [c for c in at.columns if has(c)]
+        return min(holding, key=lambda c: len(c.selectbox) + len(c.text_input) + len(c.button))
+
+    def preset(c):
+        return any(str(s.key).endswith("_preset") for s in c.selectbox)
+
+    def seed(c):
+        return any(str(t.key).endswith("_seed_box") for t in c.text_input)
+
+    def load(c):
+        return any(b.label == "Load" for b in c.button)
+
+    assert seed(innermost(preset))  # the picker's own column is the column of controls: no row of its own
+    assert len(innermost(seed).text_input) == 1 and not load(innermost(seed))
+    assert len(innermost(load).button) == 1 and not seed(innermost(load))

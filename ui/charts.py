@@ -156,7 +156,7 @@ def width_breakpoint(spec: dict) -> int | None:
 
 
 NARROW_FITS = 1024  # layouts remembered by _narrow_fit (a narrow layout: a few kB)
-_narrow_fits: OrderedDict[str, tuple | None] = OrderedDict()
+_narrow_fits: OrderedDict[str, tuple | None] = OrderedDict()  # bounded: NARROW_FITS entries, the oldest dropped
 _narrow_fits_lock = threading.Lock()
 
 

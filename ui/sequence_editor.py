@@ -123,14 +123,16 @@ def size_controls(key: str) -> None:
 
 
 def preset_controls(key: str) -> None:
-    """A preset picker with a seed, and a button that loads it."""
-    c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
-    c1.selectbox(
+    """A preset picker with a seed, and a button that loads it. The picker has a row of its own: in a column of
+    controls 300 px wide (the Playground's at 1280 px with the sidebar open) a row of three leaves the seed's
+    label and the button's too little room ("Prese / t seed", "L…")."""
+    st.selectbox(
         "Preset",
         PRESETS,
         key=f"{key}_preset",
         help="Start from a known example: the hand-built one can be predicted on paper.",
     )
+    c2, c3 = st.columns(2, vertical_alignment="bottom")
     number_box(
         c2, "Preset seed", key=f"{key}_seed", min_value=0, max_value=10_000, value=0, help="Seeds the random presets."
     )
