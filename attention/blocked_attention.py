@@ -220,8 +220,9 @@ def attend_block(work: Work, heads: slice, rows: slice, keys: slice) -> None:
 @lru_cache(maxsize=256)
 def future_cap(first: int, r: int, c: int) -> np.ndarray:
     """Float32 (r, c), read-only: -inf where key j lies in the future of query first + i (j > first + i),
-    +inf elsewhere. np.fmin(scores, cap) writes -inf into the future and leaves every other score as it is
-    (fmin(s, +inf) = s), also where a future score overflowed or is NaN: a selection, not arithmetic."""
+    +inf elsewhere. np.fmin(scores, cap) writes -inf into the future, also where a future score overflowed or is
+    NaN (a selection, not arithmetic), and leaves every other score as it is (fmin(s, +inf) = s for every number s;
+    a NaN there becomes +inf, which the row's shift then refuses as an overflow)."""
     cap = np.where(np.tri(r, c, first, dtype=bool), np.float32(np.inf), np.float32(-np.inf))  # (r, c)
     cap.flags.writeable = False
     return cap

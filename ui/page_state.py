@@ -369,7 +369,8 @@ def section(body):
     A student's click on a widget inside it reruns only `body`, with the arguments of the page's last full
     run, instead of the whole page: on a long page the other sections cost the server most of such a run.
     `body` must read what its widgets change (session state, the page's PageState) inside itself and leave
-    nothing the rest of the page uses. After it ran alone, app.py's `after_section` writes the page's state
+    nothing the rest of the page uses, or rerun the whole page when something drawn outside it shows its result
+    (pages/playground.py's `weights_section`). After it ran alone, app.py's `after_section` writes the page's state
     into the link, as after a full run (the sidebar's share link follows the link in the browser: a fragment
     cannot redraw the sidebar), and the run holds the process's run slot, as a page's does. A full run of
     the page runs `body` inline, as a plain call.

@@ -1,4 +1,5 @@
-"""Load test of class mode (issue #33): one teacher, 28 browser-less students and 2 Chromium students on one server.
+"""Load test of class mode (issue #33): one teacher, 28 browser-less students and 2 Chromium students on one server,
+or through deploy/serve.py with `--workers N`.
 Prints figures; not a CI test.
 
     python -m bench.load.classroom [--students 28] [--browsers 2] [--moves 6] [--every 10] [--rounds 2]
@@ -8,9 +9,10 @@ Prints figures; not a CI test.
 Servers. By default one `streamlit run app.py`. With `--workers N`, the class is served the way the README serves
 one from one machine, `bash deploy/serve.sh` (deploy/serve.py: nginx in front of N workers, pinned one per core
 when N is the number of cores, started here by bench/servers.start_proxy): the teacher and every student connect
-through nginx, whose cookie keeps each browser on the worker that took its first request; the workers share the
-SQLite store. Both phases (with and without class mode) run on the same servers, and the server CPU is that of the
-N worker processes summed (nginx and the supervisor are reported apart). `--snapshot REV` serves a copy of that
+through nginx, which sends a new session's websocket to the worker with the fewest open ones (least_conn) and
+keeps that browser there with a cookie; the workers share the SQLite store. Both phases (with and without class
+mode) run on the same servers, and the server CPU is that of the N worker processes summed (nginx and the
+supervisor are reported apart). `--snapshot REV` serves a copy of that
 commit, so that edits in progress never reach a running server.
 
 Who is who. Every session is a real session of `streamlit run app.py` (a server of its own, with a fresh SQLite
@@ -33,7 +35,8 @@ What it measures, in one run:
    ui/classroom_push.py, received as a browser would: bench/ws_client.ProtocolSession.pushed). Same moves, same
    pages, same number of page runs: the difference is what following costs; the report counts, by kind, the runs
    the sessions had without asking for them. CPU = the server
-   process's utime+stime over the phase's moving window, which the machine's other work slows but does not add to;
+   process's utime+stime (with `--workers`, the workers' summed) over the phase's moving window, which the
+   machine's other work slows but does not add to;
 2. in the class phases, each move's delay to every following student: from the teacher's click (the BackMsg
    going to the page) to that student's run of the new page finished (browser-less) or the new page's title on
    screen with the app idle (Chromium);
