@@ -22,6 +22,7 @@ import pstats
 import statistics
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from urllib.parse import parse_qsl
 
@@ -36,29 +37,23 @@ PAGE_FILES = {name: f"pages/{name}.py" for name in TOUR}
 
 
 class Profiled:
-    """cProfile around every script run of the AppTests of this process while `on` is set (the run's own
-    thread: ScriptRunner._run_script), into the profile named `into`."""
+    """cProfile in the thread of each script run started by `run(at)` while `into` names a profile: AppTest runs
+    the script in a thread of its own, which `threading.setprofile` reaches (no Streamlit internal patched)."""
 
     def __init__(self):
-        from streamlit.runtime.scriptrunner import script_runner
-
         self.profiles: dict[str, cProfile.Profile] = {}
         self.into: str | None = None
-        original = script_runner.ScriptRunner._run_script
-        outer = self
 
-        def run_script(runner, request):
-            name = outer.into
-            if name is None:
-                return original(runner, request)
-            prof = outer.profiles.setdefault(name, cProfile.Profile())
-            prof.enable()
-            try:
-                return original(runner, request)
-            finally:
-                prof.disable()
-
-        script_runner.ScriptRunner._run_script = run_script
+    def run(self, at) -> None:
+        if self.into is None:
+            at.run()
+            return
+        prof = self.profiles.setdefault(self.into, cProfile.Profile())
+        threading.setprofile(lambda *_: prof.enable())  # the script's new thread profiles itself from its start
+        try:
+            at.run()
+        finally:
+            threading.setprofile(None)
 
 
 def main() -> None:
@@ -124,7 +119,7 @@ def main() -> None:
             if who == "class":
                 view["now"] = led
                 at.query_params.update(dict(parse_qsl(led.partition("?")[2])))
-            at.run()
+            profiled.run(at)
             profiled.into = None
             if at.exception:
                 raise SystemExit(f"{who} on {name}: {at.exception}")
