@@ -10,7 +10,7 @@ from figures.export import figure_to_csv, heatmap_tables
 from figures.heads import heads_grid
 from figures.heatmaps import attention_heatmap
 from tests.apptest_helpers import run_page
-from ui.charts import without_template
+from ui.charts import NUMBERS_LABEL, without_template
 
 
 def test_a_heatmap_becomes_a_described_table_of_its_exact_numbers():
@@ -46,7 +46,10 @@ def test_the_playground_heatmap_opens_its_numbers_as_a_table():
     )
     closed = run_page("pages/playground.py")
     assert not closed.table  # drawn only while open
-    assert any(e.label == "Numbers of this chart (a table)" for e in closed.expander)
+    assert any(e.label == NUMBERS_LABEL for e in closed.expander)
+    # one control under a heatmap: its numbers box holds the files, no Export menu beside it
+    assert [b.label for b in at.get("download_button")] == ["CSV", "JSON"]
+    assert [p.proto.popover.label for p in closed.get("popover")] == []
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if p not in ("class", "predict")])  # no chart until asked
@@ -54,15 +57,15 @@ def test_every_numbers_box_of_every_page_opens_as_tables_of_numbers(page):
     """Open every chart's "Numbers of this chart" box at once: each gives tables (or says why it cannot),
     whatever form the page's figures take (a plotly figure, or figure JSON with plotly's typed arrays)."""
     closed = run_page(f"pages/{page}.py")
-    keys = [e.key for e in closed.expander if e.label == "Numbers of this chart (a table)"]
+    keys = [e.key for e in closed.expander if e.label == NUMBERS_LABEL]
     assert keys, f"{page}: no chart with a numbers box"
     at = run_page(f"pages/{page}.py", state={k: True for k in keys})
     assert not at.exception, f"{page}: {[e.value for e in at.exception]}"
-    opened = [e for e in at.expander if e.label == "Numbers of this chart (a table)"]
+    opened = [e for e in at.expander if e.label == NUMBERS_LABEL]
     for box in opened:
         tables = [*box.table, *box.dataframe]
         said = [c.value for c in box.caption]
-        assert tables or any("Export menu has the numbers" in s for s in said), f"{page}: {box.key} is empty"
+        assert tables or any("the files above hold its numbers" in s for s in said), f"{page}: {box.key} is empty"
         for table in box.table:
             assert table.value.size and not table.value.isna().any().any(), f"{page}: {box.key}"
 

@@ -69,13 +69,15 @@ def test_the_share_link_carries_the_page_state():
     assert "causal=1" in link and "tokens=north+east+south+west" in link
 
 
-def test_every_chart_offers_its_numbers_when_its_export_menu_is_open():
+def test_every_chart_offers_its_numbers_as_files_when_its_box_or_menu_is_open():
     at = run_page()
     closed = [b.label for b in at.get("download_button")]
     assert "CSV" not in closed and "JSON" not in closed  # not drawn (nor registered) on every run
     at.session_state["pg_geometry_box"] = True  # the geometry view's own box, open
-    for key in ("pg_heatmap", "pg_geometry"):  # the heatmap and the geometry view
-        at.session_state[f"{key}_export"] = True  # what opening the menu in the browser does
+    # what opening them in the browser does: the heatmap's numbers box (its table and files), the geometry view's
+    # Export menu (a chart without heatmaps)
+    at.session_state["pg_heatmap_numbers"] = True
+    at.session_state["pg_geometry_export"] = True
     at.run()
     labels = [b.label for b in at.get("download_button")]
     assert not at.exception and labels.count("CSV") == 2 and labels.count("JSON") == 2

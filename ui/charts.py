@@ -45,8 +45,8 @@ PRESENTER_CELL_FONT = 22
 
 @dataclass(frozen=True)
 class Download:
-    """One file a chart's Export menu offers instead of the figure's own numbers (e.g. the exact weights
-    behind a downsampled image). `data` is called only when the menu is open and the button drawn."""
+    """One file a chart offers (in its numbers box or Export menu) instead of the figure's own numbers (e.g. the exact
+    weights behind a downsampled image). `data` is called only when the box or menu is open and the button drawn."""
 
     label: str
     data: Callable[[], bytes | str]
@@ -70,7 +70,8 @@ def chart(
 ):
     """Draw `fig` in `container` (st, a column, a placeholder...) with the toolbar's image export in the
     chosen format, larger text in presenter mode, and (with `export`) the numbers behind it as CSV/JSON,
-    or, with `downloads`, those files instead (`downloads_note` says what they hold).
+    or, with `downloads`, those files instead (`downloads_note` says what they hold): under a chart with
+    heatmaps in its numbers box, beside their tables; under any other chart in an Export menu.
 
     `share`: the fraction of the page's width the chart gets (1/2 in one of two columns...): the numbers in a
     heatmap's cells are then sized to fit its cells, or left to the hover when they cannot fit.
@@ -116,9 +117,11 @@ def chart(
         if square:  # a square box as wide as the column (CSS in ui/presenter.py), the chart filling it
             box = box.container(key=f"square_{name}")
         results.append(box.plotly_chart(chart_figure(variant), width=width, key=name, config=merged, **kwargs))
-    if export:
-        _export_menu(container, fig, key, downloads, downloads_note)
-        _numbers_box(container, fig, spec, key)
+    if export:  # a heatmap's numbers box holds its files too: one control under the chart, not two
+        if _has_numbers(spec):
+            _numbers_box(container, fig, key, downloads, downloads_note)
+        else:
+            _export_menu(container, fig, key, downloads, downloads_note)
     return results[0]
 
 
@@ -329,8 +332,8 @@ def _n_columns(z) -> int:
 
 def square_chart(container, fig: go.Figure | dict, *, key: str, **kwargs):
     """`chart` in a square box as wide as `container` (CSS in ui/presenter.py): with a figure built with
-    square=True, its cells are square and as large as the column allows, at any window size. The Export menu
-    goes under the box, which would otherwise squeeze it onto the chart."""
+    square=True, its cells are square and as large as the column allows, at any window size. The numbers box
+    (or Export menu) goes under the square box, which would otherwise squeeze it onto the chart."""
     return chart(container, fig, key=key, height="stretch", square=True, **kwargs)
 
 
@@ -394,65 +397,75 @@ def square_cells(n_cols: int, share: float = 1.0, font_size: int = 12) -> dict:
 def _export_menu(
     container, fig: go.Figure | dict, key: str, downloads: Sequence[Download] | None = None, note: str = ""
 ) -> None:
+    """The Export menu of a chart without heatmaps: its numbers as CSV and JSON (or `downloads`)."""
     # Its buttons are drawn only while it is open (opening it reruns the page): drawn on every run, 2 download
     # buttons per chart cost the server more than the chart itself when a class shares it.
     menu = container.popover(
         "Export", icon=":material/download:", type="tertiary", key=f"{key}_export", on_change="rerun"
     )
-    if not menu.open:
+    if menu.open:
+        with menu:
+            _export_buttons(fig, key, downloads, note or "The numbers behind the chart:")
+
+
+def _export_buttons(fig: go.Figure | dict, key: str, downloads: Sequence[Download] | None, note: str) -> None:
+    """What the image export is, then the chart's files: `downloads`, or its numbers as CSV and JSON."""
+    st.caption(
+        f"Image: the camera button in the chart's toolbar saves a {chart_format().upper()} "
+        f"(format in the sidebar). {note}"
+    )
+    row = st.container(horizontal=True)  # the files side by side
+    if downloads:
+        for i, item in enumerate(downloads):
+            row.download_button(
+                item.label,
+                item.data,
+                file_name=item.file_name,
+                mime=item.mime,
+                key=f"{key}_download_{i}",
+                on_click="ignore",
+            )
         return
-    with menu:
-        st.caption(
-            f"Image: the camera button in the chart's toolbar saves a {chart_format().upper()} "
-            "(format in the sidebar). " + (note or "The numbers behind the chart:")
-        )
-        if downloads:
-            for i, item in enumerate(downloads):
-                st.download_button(
-                    item.label,
-                    item.data,
-                    file_name=item.file_name,
-                    mime=item.mime,
-                    key=f"{key}_download_{i}",
-                    on_click="ignore",
-                )
-            return
-        st.download_button(
-            "CSV",
-            lambda: figure_to_csv(fig),
-            file_name=f"{key}.csv",
-            mime="text/csv",
-            key=f"{key}_csv",
-            on_click="ignore",
-        )
-        st.download_button(
-            "JSON",
-            lambda: figure_to_json(fig),
-            file_name=f"{key}.json",
-            mime="application/json",
-            key=f"{key}_json",
-            on_click="ignore",
-        )
+    row.download_button(
+        "CSV",
+        lambda: figure_to_csv(fig),
+        file_name=f"{key}.csv",
+        mime="text/csv",
+        key=f"{key}_csv",
+        on_click="ignore",
+    )
+    row.download_button(
+        "JSON",
+        lambda: figure_to_json(fig),
+        file_name=f"{key}.json",
+        mime="application/json",
+        key=f"{key}_json",
+        on_click="ignore",
+    )
 
 
 TABLE_CELLS = 400
+NUMBERS_LABEL = "Numbers of this chart: a table and files"
 
 
-def _numbers_box(container, fig: go.Figure | dict, spec: dict, key: str) -> None:
-    """The text alternative of a chart with heatmaps: a short description and the exact numbers as a table
-    that a keyboard or a screen reader reaches (a chart is a picture to them, its numbers on hover only).
-    Drawn only while open (opening it reruns the page), as the Export menu."""
-    if not any(trace.get("type") == "heatmap" and trace.get("z") is not None for trace in spec["data"]):
-        return
-    box = container.expander(
-        "Numbers of this chart (a table)", icon=":material/table:", key=f"{key}_numbers", on_change="rerun"
-    )
+def _has_numbers(spec: dict) -> bool:
+    return any(trace.get("type") == "heatmap" and trace.get("z") is not None for trace in spec["data"])
+
+
+def _numbers_box(
+    container, fig: go.Figure | dict, key: str, downloads: Sequence[Download] | None = None, note: str = ""
+) -> None:
+    """The text alternative of a chart with heatmaps, and its export: a short description and the exact numbers
+    as a table that a keyboard or a screen reader reaches (a chart is a picture to them, its numbers on hover
+    only), with the chart's files (`_export_buttons`). Drawn only while open (opening it reruns the page)."""
+    box = container.expander(NUMBERS_LABEL, icon=":material/table:", key=f"{key}_numbers", on_change="rerun")
     if not box.open:
         return
     with box:
         tables = heatmap_tables(fig)
+        _export_buttons(fig, key, downloads, note or "Its numbers as files:")
         if not tables:
-            st.caption("This chart is an image of many small heatmaps; its Export menu has the numbers as files.")
+            st.caption("This chart is an image of many small heatmaps; the files above hold its numbers.")
         for table in tables:
             st.caption(table["description"])
             frame = pd.DataFrame(table["values"], index=table["rows"], columns=table["columns"])

@@ -36,9 +36,9 @@ def test_share_link_and_csv_export(page, app_url):
     wait_idle(page)
     link = page.locator('[data-testid="stSidebar"] [data-testid="share-link"]').first.inner_text()
     assert "causal=1" in link.replace("\n", "")
-    page.get_by_role("button", name="Export").first.click()
+    page.get_by_text("Numbers of this chart", exact=False).first.click()  # the heatmap's table and files
     with page.expect_download() as info:
-        page.locator('[data-testid="stPopoverBody"]').get_by_role("button", name="CSV", exact=True).click()
+        page.locator('[data-testid="stExpanderDetails"]').get_by_role("button", name="CSV", exact=True).click()
     text = open(info.value.path(), encoding="utf-8").read()
     assert text.startswith("trace,type,name,field,row,column,value")
     z_rows = [line for line in text.splitlines() if ",z," in line]
