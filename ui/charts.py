@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import json
 import re
 import threading
@@ -426,22 +427,15 @@ def _export_buttons(fig: go.Figure | dict, key: str, downloads: Sequence[Downloa
                 on_click="ignore",
             )
         return
-    row.download_button(
-        "CSV",
-        lambda: figure_to_csv(fig),
-        file_name=f"{key}.csv",
-        mime="text/csv",
-        key=f"{key}_csv",
-        on_click="ignore",
-    )
-    row.download_button(
-        "JSON",
-        lambda: figure_to_json(fig),
-        file_name=f"{key}.json",
-        mime="application/json",
-        key=f"{key}_json",
-        on_click="ignore",
-    )
+    for kind, text, mime in (("CSV", figure_to_csv, "text/csv"), ("JSON", figure_to_json, "application/json")):
+        row.download_button(
+            kind,
+            functools.partial(text, fig),  # written only when asked for
+            file_name=f"{key}.{kind.lower()}",
+            mime=mime,
+            key=f"{key}_{kind.lower()}",
+            on_click="ignore",
+        )
 
 
 TABLE_CELLS = 400
