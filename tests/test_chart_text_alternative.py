@@ -65,9 +65,17 @@ def test_every_numbers_box_of_every_page_opens_as_tables_of_numbers(page):
     for box in opened:
         tables = [*box.table, *box.dataframe]
         said = [c.value for c in box.caption]
-        assert tables or any("the files above hold its numbers" in s for s in said), f"{page}: {box.key} is empty"
+        assert tables or any("no numbers to list" in s for s in said), f"{page}: {box.key} is empty"
         for table in box.table:
             assert table.value.size and not table.value.isna().any().any(), f"{page}: {box.key}"
+
+
+def test_the_heatmaps_of_an_untitled_chart_are_named_by_their_number():
+    w = np.eye(2)
+    fig = {"data": [{"type": "heatmap", "z": w}, {"type": "heatmap", "z": w}]}
+    assert [t["description"].split(":")[0] for t in heatmap_tables(fig)] == ["Heatmap 1", "Heatmap 2"]
+    fig["layout"] = {"title": {"text": "Two"}}
+    assert [t["description"].split(":")[0] for t in heatmap_tables(fig)] == ["Two, part 1", "Two, part 2"]
 
 
 def test_figure_json_with_typed_arrays_gives_the_same_numbers_as_the_figure():

@@ -459,7 +459,7 @@ def _numbers_box(
         tables = heatmap_tables(fig)
         _export_buttons(fig, key, downloads, note or "Its numbers as files:")
         if not tables:
-            st.caption("This chart is an image of many small heatmaps; the files above hold its numbers.")
+            st.caption("Its heatmaps are empty: there are no numbers to list.")
         for table in tables:
             st.caption(table["description"])
             frame = pd.DataFrame(table["values"], index=table["rows"], columns=table["columns"])
