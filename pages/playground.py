@@ -219,7 +219,7 @@ def normal_layout():
             "Subtracting the row's largest score changes nothing (it cancels above and below the line) and keeps "
             "$e^x$ from overflowing; it is how the core computes it. A masked score, $-\\infty$, becomes exactly 0."
         )
-    seq = sequence_grid(STATE.key("seq"))
+    seq = sequence_grid(STATE.key("seq"), after_charts=True)
     if seq.d_k == 2:
         box = st.expander(
             "Geometry (d_k = 2): the queries and keys as arrows",

@@ -199,3 +199,11 @@ def test_the_matrices_download_when_their_box_is_open():
     at.run()
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Matrices as CSV" in labels and "Matrices as JSON" in labels
+
+
+def test_without_a_browser_the_grid_is_drawn_in_the_first_run():
+    # ui.after_charts waits for a browser's word that the charts are drawn; AppTest has no browser (and no
+    # server), so the grid comes at once and the placeholder never shows.
+    at = run_page()
+    assert [grid for grid in at.dataframe if "token" in grid.value.columns]
+    assert not [c for c in at.caption if "on its way" in c.value]

@@ -13,6 +13,7 @@ import streamlit as st
 
 from attention.sequence import TokenSequence
 from lessons.examples import compass, dominant_key, identical_keys, random_example
+from ui.after_charts import after_charts as _after_charts
 from ui.number_box import number_box
 from ui.safe_text import escape_markdown
 from ui.sequence import (
@@ -140,6 +141,9 @@ def preset_controls(key: str) -> None:
     note = st.session_state.get(f"{key}_preset_note")
     if note:
         st.caption(note)
+
+
+GRID_ROW_PX = 35  # the height of a row of Streamlit's grid, and of its header
 
 
 def _grid_columns(seq: TokenSequence) -> dict[str, list[str]]:
@@ -273,8 +277,10 @@ def sequence_controls(key: str, *, presets: bool = True, sizes: bool = True) -> 
         size_controls(key)
 
 
-def sequence_grid(key: str) -> TokenSequence:
-    """The editor's grid, token labels and text boxes, with their messages; returns the current sequence."""
+def sequence_grid(key: str, *, after_charts: bool = False) -> TokenSequence:
+    """The editor's grid, token labels and text boxes, with their messages; returns the current sequence.
+    With `after_charts`, a browser's first run of the page draws a placeholder in the grid's place and the grid
+    once the page's charts are on screen (ui.after_charts): the grid's code no longer holds the charts back."""
     _ensure_widget_state(key)
     seq = st.session_state[key]
     st.markdown(
@@ -285,7 +291,12 @@ def sequence_grid(key: str) -> TokenSequence:
     # Room for the grid's toolbar, which Streamlit draws over whatever is above the grid (44 px up from its top)
     # while the grid is hovered or has focus: with the two gaps around it, the sentence's end stays readable.
     st.space(16)
-    _grid(key, seq)
+    if not after_charts or _after_charts(
+        f"{key}_grid",
+        waiting="The grid of Q, K and V is on its way: it comes once the heatmap is drawn.",
+        height=GRID_ROW_PX * (seq.n + 1) + 2,  # the grid's rows and its header
+    ):
+        _grid(key, seq)
     errors, notices = st.session_state.get(f"{key}_grid_messages", ([], []))
     for message in errors:
         st.error(escape_markdown(message), icon=":material/pin:")  # it quotes what was typed

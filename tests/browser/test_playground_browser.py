@@ -136,3 +136,71 @@ def test_a_switch_redraws_the_heatmap_and_an_open_step_by_step_box_alike(page, a
     expect(masked).to_contain_text("−∞ above the diagonal")
     assert np.all(np.triu(heatmap_weights(page), 1) == 0)
     assert_no_exception(page)
+
+
+# Records, from the page's first script on, when the heatmap was first drawn and when the grid and its
+# placeholder were first in the document (ms since navigation; null while not seen), and the distance from the
+# sentence above the grid to the token labels' box below it while the placeholder held the grid's place.
+ORDER_RECORDER = """
+window.__gap = () => {
+  const above = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+    .find((e) => e.innerText.includes('Double-click a cell'));
+  const below = [...document.querySelectorAll('[data-testid="stTextInput"]')]
+    .find((e) => e.innerText.includes('Token labels'));
+  return above && below ? below.getBoundingClientRect().top - above.getBoundingClientRect().top : null;
+};
+window.__order = {heatmap: null, grid: null, placeholder: null, gapWaiting: null};
+new MutationObserver(() => {
+  const o = window.__order, now = performance.now();
+  const chart = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
+  const grid = document.querySelector('[data-testid="stDataFrame"]');
+  const waiting = document.body.innerText.includes("The grid of Q, K and V is on its way");
+  if (o.heatmap === null && chart && chart._fullData) o.heatmap = now;
+  if (o.grid === null && grid) o.grid = now;
+  if (o.placeholder === null && waiting) o.placeholder = now;
+  if (waiting && !grid) o.gapWaiting = window.__gap();
+}).observe(document, {subtree: true, childList: true, attributes: true});
+"""
+PLACEHOLDER = "The grid of Q, K and V is on its way: it comes once the heatmap is drawn."
+GRID = '[data-testid="stDataFrame"]'
+
+
+def test_a_first_visit_draws_the_heatmap_before_the_grid_and_nothing_below_moves(page, app_url):
+    page.add_init_script(ORDER_RECORDER)
+    page.goto(app_url)
+    expect(page.locator(GRID)).to_be_visible(timeout=60_000)  # brought by the browser's signal
+    expect(page.get_by_text(PLACEHOLDER)).to_have_count(0)
+    wait_idle(page)
+    order = page.evaluate("() => window.__order")
+    assert None not in (order["placeholder"], order["heatmap"], order["grid"]), order
+    assert order["placeholder"] < order["heatmap"] < order["grid"], order  # the first run held a box, no grid
+    # The box was as tall as the grid: the token labels sit where they sat while it waited.
+    assert order["gapWaiting"] is not None, order
+    assert abs(page.evaluate("() => window.__gap()") - order["gapWaiting"]) <= 1, order
+    assert_no_exception(page)
+
+
+def test_the_grid_comes_at_once_once_a_session_has_had_it(page, app_url):
+    open_page(page, app_url, "")
+    expect(page.locator(GRID)).to_be_visible(timeout=30_000)
+    page.get_by_role("link", name="Predict, then check").click()
+    expect(page.get_by_role("heading", name="Predict, then check")).to_be_visible()
+    page.evaluate(ORDER_RECORDER)  # from here on: a page change in the app, not a new document
+    page.get_by_role("link", name="Playground").click()
+    expect(page.locator(GRID)).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    assert page.evaluate("() => window.__order.placeholder") is None  # never the box: the grid in the first run
+
+
+def test_the_grid_comes_even_when_the_heatmap_is_never_drawn(page, app_url):
+    # The chart's code refused (a network that drops it): the signal stops waiting after ui.after_charts's
+    # GIVE_UP_MS and asks for the grid all the same.
+    from ui.after_charts import GIVE_UP_MS
+
+    page.route("**/PlotlyChart.*.js", lambda route: route.abort())
+    page.add_init_script(ORDER_RECORDER)
+    page.goto(app_url)
+    expect(page.locator(GRID)).to_be_visible(timeout=GIVE_UP_MS + 60_000)
+    order = page.evaluate("() => window.__order")
+    assert order["placeholder"] is not None and order["heatmap"] is None, order  # it waited; no chart came
+    assert order["grid"] - order["placeholder"] >= GIVE_UP_MS - 500, order  # and it waited the time out

@@ -1,0 +1,67 @@
+"""Draw a heavy element once the page's charts are on screen, not before them.
+
+A browser's first visit loads each kind of element's code as the element first arrives. The Playground's grid
+(`st.data_editor`) brings the most of it, and while it loads, the heatmap waits for the same network and the
+same main thread: without the grid, a warm first visit reached its heatmap 1.23× the floor app's time instead of
+1.35× (docs/performance.md, "The Playground against Streamlit's floor"). So on a session's first run a page
+shows a placeholder where the grid goes, and a small script in the page (`st.components.v2`) waits until every
+chart on the page is drawn, then asks the server for a run: that run, and every one after it, draws the grid.
+
+Only a browser can say when its charts are drawn. Outside a server (AppTest) there is no browser, and the
+element is drawn at once.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+# How long the script waits for the charts before it asks anyway, ms: a page whose chart cannot be drawn
+# (or a browser that never draws it) still gets its grid.
+GIVE_UP_MS = 4000
+
+# Polls every 50 ms (timers keep running in a tab in the background, slower; animation frames stop there).
+# A chart counts as drawn once plotly has its data (`_fullData`); one animation frame more lets it paint.
+_JS = f"""
+export default function ({{ setTriggerValue }}) {{
+  const start = performance.now();
+  let done = false;
+  const drawn = () => {{
+    const charts = [...document.querySelectorAll('.js-plotly-plot')];
+    return charts.length > 0 && charts.every((c) => c._fullData);
+  }};
+  const poll = () => {{
+    if (done) return;
+    if (drawn() || performance.now() - start > {GIVE_UP_MS}) {{
+      done = true;
+      requestAnimationFrame(() => setTimeout(() => setTriggerValue("drawn", true), 0));
+    }} else {{
+      setTimeout(poll, 50);
+    }}
+  }};
+  poll();
+  return () => {{ done = true; }};
+}}
+"""
+
+_signal = st.components.v2.component("attention_after_charts", js=_JS)
+
+
+def drawn_key(key: str) -> str:
+    """The session key that says `key`'s element may be drawn at once (set by the browser's signal)."""
+    return f"{key}_after_charts"
+
+
+def after_charts(key: str, *, waiting: str, height: int) -> bool:
+    """True when the element named `key` is to be drawn in this run: always outside a server, and in a session
+    once its browser has said the page's charts are drawn. Otherwise draws, in the element's place, a box
+    `height` px tall (the element's own height, so nothing below it moves when it comes) holding the caption
+    `waiting` and the signal, and returns False: the signal's run (the whole page) draws the element."""
+    from ui.streamlit_internals import push
+
+    flag = drawn_key(key)
+    if st.session_state.get(flag) or push.this_session() is None:
+        return True
+    with st.container(height=height, border=False):
+        st.caption(waiting)
+        _signal(key=f"{flag}_signal", on_drawn_change=lambda: st.session_state.__setitem__(flag, True))
+    return False
