@@ -57,6 +57,7 @@ PAGE_READY = (  # the run is over, nothing is loading, and every chart the page 
     "() => { const app = document.querySelector('[data-testid=\"stApp\"]');"
     " if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;"
     " if (document.querySelector('[data-testid=\"stSkeleton\"]')) return false;"
+    " if (document.body.innerText.includes('is on its way')) return false;"  # ui.after_charts's box: not yet
     " const charts = [...document.querySelectorAll('.js-plotly-plot')];"
     " return charts.length > 0 && charts.every(c => c._fullData); }"
 )
