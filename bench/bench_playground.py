@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._threads import print_machine  # noqa: E402
-from bench.browser import CHROMIUM, CHROMIUM_ARGS, wait_idle  # noqa: E402
+from bench.browser import CHROMIUM, CHROMIUM_ARGS, WAITING, wait_idle  # noqa: E402
 from bench.servers import free_port, streamlit_command, wait_until_healthy  # noqa: E402
 
 HEATMAP = '[data-testid="stPlotlyChart"] .js-plotly-plot'
@@ -57,7 +57,7 @@ PAGE_READY = (  # the run is over, nothing is loading, and every chart the page 
     "() => { const app = document.querySelector('[data-testid=\"stApp\"]');"
     " if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;"
     " if (document.querySelector('[data-testid=\"stSkeleton\"]')) return false;"
-    " if (document.body.innerText.includes('is on its way')) return false;"  # ui.after_charts's box: not yet
+    f" if (document.body.innerText.includes('{WAITING}')) return false;"  # ui.after_charts's box: not yet
     " const charts = [...document.querySelectorAll('.js-plotly-plot')];"
     " return charts.length > 0 && charts.every(c => c._fullData); }"
 )

@@ -19,6 +19,7 @@ CHROMIUM_ARGS = [
 ]
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 SKELETON = '[data-testid="stSkeleton"]'  # placeholders of elements (charts, grids) still loading in the browser
+WAITING = "is on its way"  # ui.after_charts's box (the Playground's grid), there until its next run
 
 
 def wait_idle(page, timeout: float = 90_000, settle: float = 0.5) -> None:
@@ -32,7 +33,7 @@ def wait_idle(page, timeout: float = 90_000, settle: float = 0.5) -> None:
     deadline = time.time() + timeout / 1000
     idle_since = None
     while time.time() < deadline:
-        if page.locator(IDLE).count() and not page.locator(SKELETON).count():
+        if page.locator(IDLE).count() and not page.locator(SKELETON).count() and not page.get_by_text(WAITING).count():
             idle_since = idle_since or time.time()
             if time.time() - idle_since >= settle:
                 return

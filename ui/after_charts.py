@@ -3,9 +3,11 @@
 A browser's first visit loads each kind of element's code as the element first arrives. The Playground's grid
 (`st.data_editor`) brings the most of it, and while it loads, the heatmap waits for the same network and the
 same main thread: without the grid, a warm first visit reached its heatmap 1.23× the floor app's time instead of
-1.35× (docs/performance.md, "The Playground against Streamlit's floor"). So on a session's first run a page
-shows a placeholder where the grid goes, and a small script in the page (`st.components.v2`) waits until every
-chart on the page is drawn, then asks the server for a run: that run, and every one after it, draws the grid.
+1.35× (docs/performance.md, "The Playground against Streamlit's floor"). So on a session's first run a page (the
+Playground, outside presenter mode) shows a placeholder where the grid goes, and a small script in the page
+(`st.components.v2`) waits until every chart on the page is drawn, then asks the server for a run: that run, and
+every one after it, draws the grid. The session is marked as the box is drawn, so any later run of the page
+draws the grid even if the signal never comes (its code refused, a script blocked).
 
 Only a browser can say when its charts are drawn. Outside a server (AppTest) there is no browser, and the
 element is drawn at once.
@@ -20,7 +22,8 @@ import streamlit as st
 GIVE_UP_MS = 4000
 
 # Polls every 50 ms (timers keep running in a tab in the background, slower; animation frames stop there).
-# A chart counts as drawn once plotly has its data (`_fullData`); one animation frame more lets it paint.
+# A chart counts as drawn once plotly has its data (`_fullData`); one animation frame more lets it paint (not
+# in a hidden tab, where it would wait until the tab is shown).
 _JS = f"""
 export default function ({{ setTriggerValue }}) {{
   const start = performance.now();
@@ -33,7 +36,8 @@ export default function ({{ setTriggerValue }}) {{
     if (done) return;
     if (drawn() || performance.now() - start > {GIVE_UP_MS}) {{
       done = true;
-      requestAnimationFrame(() => setTimeout(() => setTriggerValue("drawn", true), 0));
+      const send = () => setTriggerValue("drawn", true);
+      if (document.hidden) send(); else requestAnimationFrame(() => setTimeout(send, 0));
     }} else {{
       setTimeout(poll, 50);
     }}
@@ -53,9 +57,9 @@ def drawn_key(key: str) -> str:
 
 def after_charts(key: str, *, waiting: str, height: int) -> bool:
     """True when the element named `key` is to be drawn in this run: always outside a server, and in a session
-    once its browser has said the page's charts are drawn. Otherwise draws, in the element's place, a box
-    `height` px tall (the element's own height, so nothing below it moves when it comes) holding the caption
-    `waiting` and the signal, and returns False: the signal's run (the whole page) draws the element."""
+    after its first run with the box (the browser's signal asks for the next). Otherwise draws, in the element's
+    place, a box `height` px tall (the element's own height, so nothing below it moves when it comes) holding the
+    caption `waiting` and the signal, and returns False: the signal's run (the whole page) draws the element."""
     from ui.streamlit_internals import push
 
     flag = drawn_key(key)
@@ -63,5 +67,6 @@ def after_charts(key: str, *, waiting: str, height: int) -> bool:
         return True
     with st.container(height=height, border=False):
         st.caption(waiting)
-        _signal(key=f"{flag}_signal", on_drawn_change=lambda: st.session_state.__setitem__(flag, True))
+        _signal(key=f"{flag}_signal", on_drawn_change=lambda: None)  # its trigger is the run that draws it
+    st.session_state[flag] = True  # any later run draws it, signal or not
     return False

@@ -144,6 +144,7 @@ def preset_controls(key: str) -> None:
 
 
 GRID_ROW_PX = 35  # the height of a row of Streamlit's grid, and of its header
+GRID_MAX_PX = 400  # the tallest Streamlit draws a grid without a height of its own (25rem); it scrolls inside
 
 
 def _grid_columns(seq: TokenSequence) -> dict[str, list[str]]:
@@ -279,8 +280,8 @@ def sequence_controls(key: str, *, presets: bool = True, sizes: bool = True) -> 
 
 def sequence_grid(key: str, *, after_charts: bool = False) -> TokenSequence:
     """The editor's grid, token labels and text boxes, with their messages; returns the current sequence.
-    With `after_charts`, a browser's first run of the page draws a placeholder in the grid's place and the grid
-    once the page's charts are on screen (ui.after_charts): the grid's code no longer holds the charts back."""
+    With `after_charts`, a session's first run of the page in a browser draws a placeholder in the grid's place,
+    and the grid once the page's charts are on screen (ui.after_charts): its code no longer holds them back."""
     _ensure_widget_state(key)
     seq = st.session_state[key]
     st.markdown(
@@ -293,8 +294,9 @@ def sequence_grid(key: str, *, after_charts: bool = False) -> TokenSequence:
     st.space(16)
     if not after_charts or _after_charts(
         f"{key}_grid",
-        waiting="The grid of Q, K and V is on its way: it comes once the heatmap is drawn.",
-        height=GRID_ROW_PX * (seq.n + 1) + 2,  # the grid's rows and its header
+        waiting="The grid of Q, K and V is on its way: it comes just after the heatmap.",
+        # the grid's rows, its header and its border, up to the 400 px (25rem) Streamlit starts a grid at
+        height=min(GRID_ROW_PX * (seq.n + 1) + 2, GRID_MAX_PX),
     ):
         _grid(key, seq)
     errors, notices = st.session_state.get(f"{key}_grid_messages", ([], []))
