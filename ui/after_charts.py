@@ -50,11 +50,6 @@ export default function ({{ setTriggerValue }}) {{
 _signal = st.components.v2.component("attention_after_charts", js=_JS)
 
 
-def drawn_key(key: str) -> str:
-    """The session key that says `key`'s element may be drawn at once (set by the browser's signal)."""
-    return f"{key}_after_charts"
-
-
 def after_charts(key: str, *, waiting: str, height: int) -> bool:
     """True when the element named `key` is to be drawn in this run: always outside a server, and in a session
     after its first run with the box (the browser's signal asks for the next). Otherwise draws, in the element's
@@ -62,7 +57,7 @@ def after_charts(key: str, *, waiting: str, height: int) -> bool:
     caption `waiting` and the signal, and returns False: the signal's run (the whole page) draws the element."""
     from ui.streamlit_internals import push
 
-    flag = drawn_key(key)
+    flag = f"{key}_after_charts"  # set as the box is drawn: the element may be drawn at once from then on
     if st.session_state.get(flag) or push.this_session() is None:
         return True
     with st.container(height=height, border=False):
