@@ -1,7 +1,6 @@
 """Playground: type query, key and value vectors and watch the attention weights change live."""
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -35,9 +34,12 @@ STATE = PageState(
 )
 
 
-def matrix_table(a: np.ndarray, row_labels, col_labels, digits: int = 3) -> pd.DataFrame:
-    """A matrix as a table of display strings (so −∞ shows as −∞); repeated labels are numbered
-    for display (the·2), since a table's headers must differ."""
+def matrix_table(a: np.ndarray, row_labels, col_labels, digits: int = 3):
+    """A matrix as a table of display strings (so −∞ shows as −∞), a pandas DataFrame; repeated labels are
+    numbered for display (the·2), since a table's headers must differ."""
+    # here, not above: the page's first run shows no table (docs/performance.md, "pandas when a table is drawn")
+    import pandas as pd
+
     return pd.DataFrame(
         [[fmt(x, digits) for x in row] for row in a],
         index=display_labels(row_labels),

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
@@ -455,6 +454,10 @@ def _numbers_box(
     box = container.expander(NUMBERS_LABEL, icon=":material/table:", key=f"{key}_numbers", on_change="rerun")
     if not box.open:
         return
+    # here, not above: a first run draws its charts with this box closed (docs/performance.md, "pandas when a
+    # table is drawn")
+    import pandas as pd
+
     with box:
         tables = heatmap_tables(fig)
         _export_buttons(fig, key, downloads, note or "Its numbers as files:")

@@ -8,7 +8,6 @@ own edits are never fed back as its input and never disappear.
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from attention.sequence import TokenSequence
@@ -159,6 +158,9 @@ def _grid(key: str, seq: TokenSequence) -> None:
     value again; an accepted cell shows the number it holds (1000 after `1e3`). Edits reach the canonical
     state in `_on_grid`; the text boxes follow the grid.
     """
+    # here, not above: the Playground's first run draws no grid (docs/performance.md, "pandas when a table is drawn")
+    import pandas as pd
+
     base: TokenSequence = st.session_state[f"{key}_base"]
     columns = _grid_columns(base)
     frame = pd.DataFrame(

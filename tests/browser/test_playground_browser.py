@@ -221,3 +221,40 @@ def test_the_grid_comes_with_the_next_run_when_the_signal_never_does(page, app_u
     expect(page.locator(GRID)).to_be_visible(timeout=30_000)
     expect(page.get_by_text(PLACEHOLDER)).to_have_count(0)
     assert_no_exception(page)
+
+
+def loaded_libraries(pid: int) -> str:
+    """The shared libraries process `pid` has loaded (Linux: /proc/PID/maps): an imported pandas shows there."""
+    with open(f"/proc/{pid}/maps") as maps:
+        return maps.read()
+
+
+def test_a_first_visit_to_a_fresh_server_draws_the_heatmap_without_importing_pandas(browser):
+    # pandas (with pyarrow, ~0.27 s to import) is needed by the grid and the tables, not by the first run's
+    # heatmap: a server's first visitor should not wait for it (docs/performance.md, "pandas when a table is
+    # drawn"). The signal's code refused, so the first run is the only one until the labels change.
+    from tests.browser.conftest import start_server
+
+    proc, url = start_server()
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.route("**/BidiComponent.*.js", lambda route: route.abort())
+        page.goto(url)
+        page.wait_for_function(
+            f"() => [...document.querySelectorAll('{HEATMAP}')].some(c => c._fullData)", timeout=60_000
+        )
+        expect(page.get_by_text(PLACEHOLDER)).to_be_attached()
+        # the run over (wait_idle would wait for the box to go, which here it never does)
+        expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning")
+        assert "pandas/_libs" not in loaded_libraries(proc.pid)
+        labels = page.get_by_label("Token labels", exact=True)
+        labels.fill("one two three four")
+        labels.press("Enter")
+        expect(page.locator(GRID)).to_be_visible(timeout=30_000)
+        assert "pandas/_libs" in loaded_libraries(proc.pid)  # the grid's run imports it: the check can see it
+        assert_no_exception(page)
+    finally:
+        context.close()
+        proc.terminate()
+        proc.wait(timeout=10)
