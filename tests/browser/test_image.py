@@ -120,3 +120,19 @@ def test_sigterm_stops_it_within_the_engines_grace(container):
     worker and exited by itself, inside the grace (a kill would leave 137)."""
     stopped = image_sh("stop", container["name"], timeout=120)
     assert stopped["exit_code"] == "0", stopped
+
+
+def test_the_apps_modules_are_compiled_at_build_time(container):
+    # The image sets PYTHONDONTWRITEBYTECODE: without the build's compileall, every worker would compile the
+    # app's modules again at its first visit. Python reads a module from __pycache__ only when it is current.
+    said = engine_run(
+        container["engine"],
+        "run",
+        "--rm",
+        container["image"],
+        "python",
+        "-c",
+        "import importlib.util, os, ui.charts as m; c = importlib.util.cache_from_source(m.__file__);"
+        " print(os.path.exists(c), m.__spec__.cached == c, sep='|')",
+    )
+    assert said.splitlines()[-1] == "True|True"
