@@ -21,6 +21,11 @@ websocket, and, when the connection drops (`reconnect=True`), reconnects as Stre
 with its widgets' values and the link's query string (what app.py's ui/reconnect.py makes the browser do; a
 run that the drop cut off is sent again the same way). Each recovery is recorded in `recoveries`.
 
+A page that waits for its charts before drawing a heavy element (ui/after_charts.py: the Playground's grid on a
+session's first visit) draws a small page script that asks for one more run once the browser has drawn the
+charts; this client has no charts to draw, so it asks for that run as soon as the first one has finished, as a
+browser on a fast machine would, and reports the two as one (`RunResult.signals`: the scripts it answered).
+
 A run is done at its `script_finished` message; its latency is from sending the BackMsg to receiving
 that message, so it holds the server's whole work (queueing, the script, serialising) and the transfer,
 but not the browser's rendering. Errors: an `exception` element, a run that did not finish successfully,
@@ -46,6 +51,12 @@ if _CHANGED:
     warn_once("browserless-session", f"{', '.join(_CHANGED)} is not the pinned one")
 
 
+# ui/after_charts.py's page script: its component's name (Streamlit may prefix it with the module's) and the event
+# it sends once the page's charts are drawn (`setTriggerValue("drawn", true)`), as the browser writes it.
+AFTER_CHARTS_COMPONENT = "attention_after_charts"
+AFTER_CHARTS_EVENT = '[{"event":"drawn","value":true}]'
+
+
 @dataclass
 class Widget:
     kind: str  # "checkbox" (toggles too), "button", "slider", "radio", ...
@@ -67,6 +78,8 @@ class RunResult:
     bytes: int = 0
     fragment: bool = False  # the run was a fragment's alone (st.fragment), not the whole page
     scripts: list[str] = field(default_factory=list)  # bodies of st.html elements drawn with JavaScript allowed
+    signals: list[str] = field(default_factory=list)  # ids of ui/after_charts.py's page scripts answered (above)
+    waiting: list[str] = field(default_factory=list)  # ids of those page scripts drawn by this run, not answered yet
 
 
 class ProtocolSession:
@@ -363,8 +376,33 @@ class ProtocolSession:
                 # the run was cut off: reconnect and send it again, as the browser does
                 # (open and goto name the page: the playground's name is "", so the hash says it was a page change)
                 result = await self._recover(lost_at=time.perf_counter(), cut_off=msg, navigating=page_hash is not None)
+            while result.waiting and result.status == "FINISHED_SUCCESSFULLY" and not self._closing:
+                then = await self._send_rerun(self._rerun_msg(extra=self.signals(result.waiting)))
+                result = self._merged(result, then)
             result.ms = (time.perf_counter() - t0) * 1000
             return result
+
+    @staticmethod
+    def signals(ids: list[str]) -> list[WidgetState]:
+        """What ui/after_charts.py's page script sends once the charts are drawn: its "drawn" event, a trigger
+        (`setTriggerValue`), which Streamlit's components v2 carry in one widget per component, named
+        `$$STREAMLIT_INTERNAL_KEY_<component id>__events`, as a JSON list of events."""
+        return [
+            WidgetState(id=f"$$STREAMLIT_INTERNAL_KEY_{i}__events", json_trigger_value=AFTER_CHARTS_EVENT) for i in ids
+        ]
+
+    @staticmethod
+    def _merged(first: RunResult, then: RunResult) -> RunResult:
+        """`first` and the run its page script asked for (`then`), as one: what the page ended with is `then`'s."""
+        then.signals = first.signals + first.waiting
+        then.exceptions = first.exceptions + then.exceptions
+        then.errors = first.errors + then.errors
+        then.messages += first.messages
+        then.bytes += first.bytes
+        then.scripts = first.scripts + then.scripts
+        then.page_hash = then.page_hash or first.page_hash
+        then.h1 = then.h1 or first.h1
+        return then
 
     async def _send_rerun(self, msg: BackMsg) -> RunResult:
         from websockets.exceptions import ConnectionClosed
@@ -441,6 +479,8 @@ class ProtocolSession:
             result.h1 = el.heading.body
         elif kind == "html" and el.html.unsafe_allow_javascript:
             result.scripts.append(el.html.body)
+        elif kind == "bidi_component" and el.bidi_component.component_name.endswith(AFTER_CHARTS_COMPONENT):
+            result.waiting.append(el.bidi_component.id)
         elif kind in ("checkbox", "button", "slider", "radio"):
             proto = getattr(el, kind)
             if proto.label not in widgets:
