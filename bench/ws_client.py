@@ -26,10 +26,11 @@ session's first visit) draws a small page script that asks for one more run once
 charts; this client has no charts to draw, so it asks for that run as soon as the first one has finished, as a
 browser on a fast machine would, and reports the two as one (`RunResult.signals`: the scripts it answered).
 
-A run is done at its `script_finished` message; its latency is from sending the BackMsg to receiving
-that message, so it holds the server's whole work (queueing, the script, serialising) and the transfer,
-but not the browser's rendering. Errors: an `exception` element, a run that did not finish successfully,
-the connection closing, or no answer within the timeout.
+A run is done at its `script_finished` message (with the signal above: the second run's); its latency is from
+sending the BackMsg to receiving that message (so a first Playground visit's holds both runs), so it holds the
+server's whole work (queueing, the script, serialising) and the transfer, but not the browser's rendering.
+Errors: an `exception` element, a run that did not finish successfully, the connection closing, or no answer
+within the timeout.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ if _CHANGED:
 # it sends once the page's charts are drawn (`setTriggerValue("drawn", true)`), as the browser writes it.
 AFTER_CHARTS_COMPONENT = "attention_after_charts"
 AFTER_CHARTS_EVENT = '[{"event":"drawn","value":true}]'
+SIGNAL_ROUNDS = 3  # at most this many signal runs after one run (a page drawing its box again and again stops)
 
 
 @dataclass
@@ -376,8 +378,13 @@ class ProtocolSession:
                 # the run was cut off: reconnect and send it again, as the browser does
                 # (open and goto name the page: the playground's name is "", so the hash says it was a page change)
                 result = await self._recover(lost_at=time.perf_counter(), cut_off=msg, navigating=page_hash is not None)
-            while result.waiting and result.status == "FINISHED_SUCCESSFULLY" and not self._closing:
-                then = await self._send_rerun(self._rerun_msg(extra=self.signals(result.waiting)))
+            for _ in range(SIGNAL_ROUNDS):  # the page draws its box once per session: one round, in practice
+                if not result.waiting or result.status != "FINISHED_SUCCESSFULLY" or self._closing:
+                    break
+                signal = self._rerun_msg(extra=self.signals(result.waiting))
+                then = await self._send_rerun(signal)
+                if self.reconnect and then.status.startswith("closed") and not self._closing:
+                    then = await self._recover(lost_at=time.perf_counter(), cut_off=signal)
                 result = self._merged(result, then)
             result.ms = (time.perf_counter() - t0) * 1000
             return result

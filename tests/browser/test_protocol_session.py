@@ -65,6 +65,47 @@ def test_protocol_session_opens_toggles_and_sends_state_back(app_url):
     assert again.status == "FINISHED_SUCCESSFULLY" and back is False and last["causal"] == ["0"]
 
 
+def test_it_answers_the_playgrounds_signal_with_the_message_a_browser_sends(app_url, browser):
+    # ui/after_charts.py: a first visit draws a box where the grid goes, and the page's script asks for the run
+    # that draws the grid once the charts are drawn. A browser-less session must ask for that run too, or a load
+    # test's students cost one run fewer, and a lighter one, than a class of browsers.
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    sent: list[bytes] = []
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(payload)))
+        page.goto(app_url)
+        page.wait_for_selector('[data-testid="stDataFrame"]', timeout=60_000)  # the grid: the signal has gone
+    finally:
+        context.close()
+    by_browser = []
+    for raw in sent:
+        msg = BackMsg()
+        msg.ParseFromString(raw if isinstance(raw, bytes) else raw.encode())
+        states = msg.rerun_script.widget_states.widgets
+        by_browser += [(w.id, w.json_trigger_value) for w in states if w.WhichOneof("value") == "json_trigger_value"]
+
+    async def scenario():
+        s = ProtocolSession(app_url)
+        await s.connect()
+        try:
+            opened = await s.open("")
+            await s.goto(PAGES["predict"])
+            back = await s.goto("")  # a whole run of the Playground again, in the same session
+            return opened, back, [(w.id, w.json_trigger_value) for w in s.signals(opened.signals)]
+        finally:
+            await s.close()
+
+    opened, back, by_client = _run(scenario())
+    assert len(by_browser) == 1 and by_browser == by_client  # the same widget, the same event
+    assert opened.status == "FINISHED_SUCCESSFULLY" and not opened.exceptions and opened.h1 == TITLES["playground"]
+    assert len(opened.signals) == 1 and not opened.waiting  # answered once, within open()
+    assert back.status == "FINISHED_SUCCESSFULLY" and back.h1 == TITLES["playground"]
+    assert back.signals == [] and not back.waiting  # the session has had its grid: no box, no signal again
+
+
 def test_protocol_session_visits_every_page_without_an_exception(app_url):
     async def scenario():
         s = ProtocolSession(app_url)
