@@ -373,21 +373,22 @@ class ProtocolSession:
         async with self._lock:
             t0 = time.perf_counter()
             msg = self._rerun_msg(page_name, page_hash, extra, fragment_id, auto, history)
-            result = await self._send_rerun(msg)
-            if self.reconnect and result.status.startswith("closed") and not self._closing:
-                # the run was cut off: reconnect and send it again, as the browser does
-                # (open and goto name the page: the playground's name is "", so the hash says it was a page change)
-                result = await self._recover(lost_at=time.perf_counter(), cut_off=msg, navigating=page_hash is not None)
+            # (open and goto name the page: the playground's name is "", so the hash says it was a page change)
+            result = await self._send_recovering(msg, navigating=page_hash is not None)
             for _ in range(SIGNAL_ROUNDS):  # the page draws its box once per session: one round, in practice
                 if not result.waiting or result.status != "FINISHED_SUCCESSFULLY" or self._closing:
                     break
-                signal = self._rerun_msg(extra=self.signals(result.waiting))
-                then = await self._send_rerun(signal)
-                if self.reconnect and then.status.startswith("closed") and not self._closing:
-                    then = await self._recover(lost_at=time.perf_counter(), cut_off=signal)
+                then = await self._send_recovering(self._rerun_msg(extra=self.signals(result.waiting)))
                 result = self._merged(result, then)
             result.ms = (time.perf_counter() - t0) * 1000
             return result
+
+    async def _send_recovering(self, msg: BackMsg, navigating: bool = False) -> RunResult:
+        """`_send_rerun`; if the connection drops during the run, reconnect and send it again, as the browser does."""
+        result = await self._send_rerun(msg)
+        if self.reconnect and result.status.startswith("closed") and not self._closing:
+            result = await self._recover(lost_at=time.perf_counter(), cut_off=msg, navigating=navigating)
+        return result
 
     @staticmethod
     def signals(ids: list[str]) -> list[WidgetState]:
