@@ -275,3 +275,29 @@ def test_a_first_run_stopped_while_coming_back_to_the_room_comes_back_on_the_nex
         assert back.session_state["class_sid"] == sid
         assert f"Room {code}** (anonymous) · following the teacher" in every_text(back)
     assert real_store().state(code).joined == (0 if role == "teacher" else 1)  # nobody joined twice
+
+
+def _join_on_every_run(nickname: str) -> None:
+    """A script that joins the room in session_state['code'] on every run: a Join delivered again."""
+    import streamlit as st
+
+    from ui.classroom_room import join
+
+    join(st.session_state["code"], nickname)
+
+
+def test_a_join_delivered_twice_seats_the_student_once():
+    _, code = start_room()
+    from streamlit.testing.v1 import AppTest
+
+    student = AppTest.from_function(_join_on_every_run, args=("ada",), default_timeout=60)
+    student.session_state["code"] = code
+    student.run()
+    seat = student.session_state["class_sid"]
+    student.run()  # the same click again (pressed twice, or sent back by a run that was cut short)
+    assert not student.exception
+    assert student.session_state["class_sid"] == seat and store().state(code).joined == 1
+    other = AppTest.from_function(_join_on_every_run, args=("bo",), default_timeout=60)
+    other.session_state["code"] = code
+    other.run()
+    assert store().state(code).joined == 2  # another session is another student

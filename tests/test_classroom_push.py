@@ -168,6 +168,8 @@ def test_a_push_that_no_run_answered_is_sent_again_after_the_retry_time_and_not_
     watcher.follow("s1", room.code, "bar", store.state(room.code).version, at="")
     store.lead(room.code, room.teacher_key, "/causal")
     assert watcher.check() == ["s1"] and watcher.check() == []
+    store.join(room.code)  # the teacher's screens show a join; a student's bar has nothing new: no second move
+    assert watcher.check() == [] and sessions.moved == [("s1", "/causal")]
     watcher.retry_s = 0  # as if the retry time had passed: the run that would have redrawn it was lost
     assert watcher.check() == ["s1"]
     assert sessions.moved == [("s1", "/causal"), ("s1", "/causal")]

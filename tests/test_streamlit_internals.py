@@ -508,3 +508,41 @@ def test_a_changed_chart_source_makes_plotly_build_the_figure_with_a_warning(mon
         fig = plotly_chart.chart_figure(spec)
     assert type(fig) is go.Figure and list(fig.data[0].y) == [1, 2]
     plotly_chart._prepared_figures_hold.cache_clear()
+
+
+def _button_then_stop():
+    import streamlit as st
+
+    st.text_input("Name", key="name")
+    st.button("Go", key="go")
+    st.stop()
+
+
+def test_a_move_sends_the_widgets_values_but_not_a_click_left_pressed_by_a_stopped_run():
+    """Streamlit resets a button after a run only if the run ends: after st.stop() it stays pressed in the session
+    (checked here, on Streamlit's own state), and a move that sent it back would press it again."""
+    from streamlit.proto.ClientState_pb2 import ClientState
+    from streamlit.testing.v1 import AppTest
+
+    from ui.streamlit_internals.push import page_run_state
+
+    at = AppTest.from_function(_button_then_stop)
+    at.run()
+    at.text_input(key="name").input("ada").run()
+    at.button(key="go").click().run()
+    states = at.session_state._state._state.get_widget_states()
+    pressed = [w.id for w in states if w.WhichOneof("value") == "trigger_value" and w.trigger_value]
+    assert len(pressed) == 1 and pressed[0].endswith("go")
+
+    last = ClientState(page_script_hash="abc", page_name="class", query_string="room=X", fragment_id="f")
+    sent = page_run_state(last, "causal", "causal=1", states)
+    assert (sent.page_name, sent.query_string, sent.page_script_hash, sent.fragment_id) == (
+        "causal",
+        "causal=1",
+        "",
+        "",
+    )
+    assert sent.is_history_navigation and not sent.is_auto_rerun
+    kinds = {w.id.rsplit("-", 1)[-1]: w.WhichOneof("value") for w in sent.widget_states.widgets}
+    assert kinds == {"name": "string_value"}  # the value kept, the click not
+    assert [w.string_value for w in sent.widget_states.widgets] == ["ada"]

@@ -168,7 +168,9 @@ class Watcher:
             head = found.get(bar.code)  # None: the room closed or expired
             if head is not None and head.version == bar.version and bar.activity in (None, head.activity):
                 continue
-            wanted = None if head is None else (head.version, head.activity)
+            # what the screen is asked to show: a student's bar shows the version only (a join or an answer,
+            # which bump the activity, is the teacher's news), so it is not asked again for one
+            wanted = None if head is None else (head.version, None if bar.activity is None else head.activity)
             if head is not None and bar.asked == wanted and now - bar.asked_at < self.retry_s:
                 continue
             moving = head is not None and bar.at is not None and head.view is not None and head.view != bar.at

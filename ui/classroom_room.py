@@ -186,8 +186,16 @@ def _leave_quietly() -> None:
 
 
 def join(code: str, nickname: str | None = None) -> None:
-    """Join room `code` as a student; the store's refusal (a ValueError naming why) goes to the caller."""
+    """Join room `code` as a student; the store's refusal (a ValueError naming why) goes to the caller. A session
+    already a student of that room keeps its seat: a Join pressed twice, or a click Streamlit delivers twice
+    (a run cut short keeps its button pressed: ui/streamlit_internals/push.py), counts one student, not two."""
     code = normalise_code(code)
+    if in_room() == code and st.session_state.get(ROLE_KEY) == "student":
+        try:
+            store().student(code, st.session_state.get(SID_KEY))
+            return
+        except errors.ClassroomError:
+            pass  # the room no longer knows this seat: a new one
     sid = store().join(code, nickname, client=client_id())
     become_student(code, sid, store().student(code, sid))
 

@@ -133,17 +133,7 @@ def run_page(session_id: str, page: str, query_string: str, fragment_id: str) ->
     connected to this server."""
 
     def client_state_of(session) -> ClientState:
-        client_state = ClientState()
-        client_state.CopyFrom(session._client_state)
-        client_state.page_script_hash = ""  # the page is named by its url path, as a typed link names it
-        client_state.page_name = page
-        client_state.query_string = query_string
-        client_state.fragment_id = ""
-        client_state.is_auto_rerun = False
-        client_state.is_history_navigation = True
-        client_state.ClearField("widget_states")
-        client_state.widget_states.widgets.extend(session._session_state.get_widget_states())
-        return client_state
+        return page_run_state(session._client_state, page, query_string, session._session_state.get_widget_states())
 
     return _request_when_idle(
         session_id,
@@ -152,3 +142,26 @@ def run_page(session_id: str, page: str, query_string: str, fragment_id: str) ->
         client_state_of,
         on_timeout=lambda: rerun_fragment(session_id, fragment_id),
     )
+
+
+# The kinds of widget value that are an event of one run (a click, a chat message), not a value the widget keeps.
+TRIGGERS = ("trigger_value", "string_trigger_value", "chat_input_value", "json_trigger_value")
+
+
+def page_run_state(last: ClientState, page: str, query_string: str, widget_states) -> ClientState:
+    """The request for a run of `page` with `query_string`, as Back to that link asks for it: the session's `last`
+    client state, its widgets' values (`widget_states`, WidgetState protos), and no event. A browser sends a click
+    once; a run cut short (st.stop(), an error) leaves its button pressed in the session's state (Streamlit resets
+    triggers only after a run that ends), and sending it back would press it again: a student's Join, pressed
+    again by the teacher's move, would seat the student twice."""
+    client_state = ClientState()
+    client_state.CopyFrom(last)
+    client_state.page_script_hash = ""  # the page is named by its url path, as a typed link names it
+    client_state.page_name = page
+    client_state.query_string = query_string
+    client_state.fragment_id = ""
+    client_state.is_auto_rerun = False
+    client_state.is_history_navigation = True
+    client_state.ClearField("widget_states")
+    client_state.widget_states.widgets.extend(w for w in widget_states if w.WhichOneof("value") not in TRIGGERS)
+    return client_state
