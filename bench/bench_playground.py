@@ -28,7 +28,13 @@ or busier machine changes much less than the absolute figures.
    (`--visits` visits each, the last one shown): when the first message of the run arrived, when the heatmap's
    code (Streamlit's PlotlyChart chunk) was asked for and had arrived, the main thread's long tasks, when the
    heatmap was drawn, and the other element code the page loaded before it; then, per click on the toggle, the
-   messages and bytes the server sent.
+   messages and bytes the server sent;
+7. with `--split`, instead of all the above: where a click's time goes between the server and the page, both apps
+   (`--repeats` clicks each): the server's part, seen by a browser-less client that does nothing else (the toggle's
+   request sent -> the run's last message received, bench/ws_client.py); and in Chromium, from the websocket frames
+   (the DevTools protocol's Network events, stamped as the page takes each frame in): the request's frame sent ->
+   the run's last frame taken in, then -> the heatmap repainted. The DevTools timestamps and `time.perf_counter()`
+   read the same clock (CLOCK_MONOTONIC, on Linux).
 """
 
 from __future__ import annotations
@@ -356,6 +362,100 @@ def click_messages(page) -> tuple[int, int]:
     return page.evaluate("() => [__where.ws.length, __where.ws.reduce((n, m) => n + m[1], 0)]")
 
 
+def split(clicks: int) -> None:
+    """Item 7: a click's time, split between the server's part and the page's, both apps in turn."""
+    import asyncio
+
+    from playwright.sync_api import sync_playwright
+
+    servers: dict[str, Server] = {}
+    rows: dict[str, list[tuple[float, float, float]]] = {name: [] for name in APPS}
+    try:
+        for name, script in APPS.items():
+            servers[name] = start_app(script)
+        served = {name: asyncio.run(served_clicks(server.url, clicks)) for name, server in servers.items()}
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            opened = {name: open_with_frames(browser, server.url) for name, server in servers.items()}
+            for i in range(clicks):
+                for name in ("real", "floor") if i % 2 == 0 else ("floor", "real"):
+                    page, frames = opened[name]
+                    rows[name].append(split_click(page, frames))
+            browser.close()
+    finally:
+        for server in servers.values():
+            server.stop()
+    for line in split_lines(served, rows):
+        print(line)
+
+
+async def served_clicks(url: str, clicks: int) -> list[float]:
+    """A browser-less client's clicks on the toggle: ms from the request sent to the run's last message."""
+    import asyncio
+
+    from bench.ws_client import ProtocolSession
+
+    session = ProtocolSession(url)
+    await session.connect()
+    await session.open("")
+    times = []
+    for _ in range(clicks):
+        result, _, _ = await session.toggle("Causal mask")
+        times.append(result.ms)
+        await asyncio.sleep(0.2)
+    await session.close()
+    return times
+
+
+def open_with_frames(browser, url: str):
+    """A page of `url`, first run done, whose websocket frames are recorded: (page, {"sent": [...], "got": [...]},
+    DevTools timestamps in seconds)."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    frames: dict[str, list[float]] = {"sent": [], "got": []}
+    devtools = context.new_cdp_session(page)
+    devtools.send("Network.enable")
+    devtools.on("Network.webSocketFrameSent", lambda event: frames["sent"].append(event["timestamp"]))
+    devtools.on("Network.webSocketFrameReceived", lambda event: frames["got"].append(event["timestamp"]))
+    page.goto(url)
+    page.wait_for_function(HEATMAP_DRAWN, timeout=90_000)
+    wait_idle(page)
+    return page, frames
+
+
+def split_click(page, frames: dict[str, list[float]]) -> tuple[float, float, float]:
+    """Click the toggle; ms from its request's frame sent to the run's last frame taken in, from that to the
+    heatmap repainted, and in all."""
+    page.bring_to_front()
+    wait_idle(page, settle=0.3)
+    frames["sent"].clear()
+    frames["got"].clear()
+    before = page.locator(HEATMAP).first.evaluate(UPPER_RIGHT)
+    page.get_by_text("Causal mask", exact=True).click()
+    page.wait_for_function(REPAINTED, arg=before, polling="raf", timeout=10_000)
+    repainted = time.perf_counter()
+    wait_idle(page, settle=0.2)
+    sent = frames["sent"][0]
+    last = max(t for t in frames["got"] if t <= repainted)
+    return (last - sent) * 1000, (repainted - last) * 1000, (repainted - sent) * 1000
+
+
+def split_lines(served: dict[str, list[float]], rows: dict[str, list[tuple[float, float, float]]]) -> list[str]:
+    """Item 7's report: the medians of each part, real against floor."""
+    med = statistics.median
+    lines = [f"a click, split ({len(rows['real'])} clicks per app, medians):"]
+    parts = [
+        ("server: request -> last message (browser-less)", served["real"], served["floor"]),
+        ("page: request sent -> last frame taken in", *[[r[0] for r in rows[n]] for n in ("real", "floor")]),
+        ("page: last frame taken in -> repainted", *[[r[1] for r in rows[n]] for n in ("real", "floor")]),
+        ("page: request sent -> repainted", *[[r[2] for r in rows[n]] for n in ("real", "floor")]),
+    ]
+    for label, real, floor in parts:
+        ratio = med(real) / med(floor)
+        lines.append(f"  {label:<48} real {med(real):6.1f} ms   floor {med(floor):6.1f} ms   ({ratio:.2f})")
+    return lines
+
+
 def print_where(name: str, report: dict) -> None:
     w = report["where"]
     chunks = {js.split(".")[0]: (start, end) for js, start, end in report["resources"]}
@@ -387,10 +487,14 @@ def main() -> None:
         "--visits", type=int, default=6, help="warm first visits per app, half that per page (default 6; 0: skip)"
     )
     parser.add_argument("--where", action="store_true", help="only item 6: where a warm visit's time goes")
+    parser.add_argument("--split", action="store_true", help="only item 7: a click, the server's part and the page's")
     args = parser.parse_args()
     print_machine()
     if args.where:
         where(max(1, args.visits), 5)
+        return
+    if args.split:
+        split(max(1, args.repeats))
         return
     print(f"{args.rounds} cold starts, {args.repeats} clicks and {args.visits} warm first visits per app; medians")
     figures, pages = measure(args.rounds, args.repeats, args.visits)
