@@ -31,10 +31,11 @@ or busier machine changes much less than the absolute figures.
    messages and bytes the server sent;
 7. with `--split`, instead of all the above: where a click's time goes between the server and the page, both apps
    (`--repeats` clicks each): the server's part, seen by a browser-less client that does nothing else (the toggle's
-   request sent -> the run's last message received, bench/ws_client.py); and in Chromium, from the websocket frames
-   (the DevTools protocol's Network events, stamped as the page takes each frame in): the request's frame sent ->
-   the run's last frame taken in, then -> the heatmap repainted. The DevTools timestamps and `time.perf_counter()`
-   read the same clock (CLOCK_MONOTONIC, on Linux).
+   request sent -> the run's last message received, bench/ws_client.py, the apps' clicks alternating); and in
+   Chromium, from the websocket frames (the DevTools protocol's Network events, stamped as the page takes each frame
+   in): the request's frame sent -> the last frame taken in before the repaint was seen -> the repaint seen (the
+   heatmap's data polled at each animation frame, so up to a frame late). The DevTools timestamps and
+   `time.perf_counter()` read the same clock (CLOCK_MONOTONIC, on Linux).
 """
 
 from __future__ import annotations
@@ -373,7 +374,7 @@ def split(clicks: int) -> None:
     try:
         for name, script in APPS.items():
             servers[name] = start_app(script)
-        served = {name: asyncio.run(served_clicks(server.url, clicks)) for name, server in servers.items()}
+        served = asyncio.run(served_clicks({name: server.url for name, server in servers.items()}, clicks))
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             opened = {name: open_with_frames(browser, server.url) for name, server in servers.items()}
@@ -389,21 +390,27 @@ def split(clicks: int) -> None:
         print(line)
 
 
-async def served_clicks(url: str, clicks: int) -> list[float]:
-    """A browser-less client's clicks on the toggle: ms from the request sent to the run's last message."""
+async def served_clicks(urls: dict[str, str], clicks: int) -> dict[str, list[float]]:
+    """A browser-less client's clicks on the toggle of each app (by name), the apps alternating: ms from the
+    request sent to the run's last message."""
     import asyncio
 
     from bench.ws_client import ProtocolSession
 
-    session = ProtocolSession(url)
-    await session.connect()
-    await session.open("")
-    times = []
-    for _ in range(clicks):
-        result, _, _ = await session.toggle("Causal mask")
-        times.append(result.ms)
-        await asyncio.sleep(0.2)
-    await session.close()
+    sessions = {name: ProtocolSession(url) for name, url in urls.items()}
+    times: dict[str, list[float]] = {name: [] for name in urls}
+    for session in sessions.values():
+        await session.connect()
+        await session.open("")
+    for i in range(clicks):
+        for name in list(sessions) if i % 2 == 0 else list(sessions)[::-1]:
+            result, _, _ = await sessions[name].toggle("Causal mask")
+            if result.status != "FINISHED_SUCCESSFULLY":
+                raise RuntimeError(f"{name}: the click's run ended {result.status}")
+            times[name].append(result.ms)
+            await asyncio.sleep(0.2)
+    for session in sessions.values():
+        await session.close()
     return times
 
 
@@ -424,8 +431,8 @@ def open_with_frames(browser, url: str):
 
 
 def split_click(page, frames: dict[str, list[float]]) -> tuple[float, float, float]:
-    """Click the toggle; ms from its request's frame sent to the run's last frame taken in, from that to the
-    heatmap repainted, and in all."""
+    """Click the toggle; ms from its request's frame sent to the last frame taken in before the repaint was seen,
+    from that to the repaint seen, and in all."""
     page.bring_to_front()
     wait_idle(page, settle=0.3)
     frames["sent"].clear()

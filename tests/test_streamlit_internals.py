@@ -546,3 +546,11 @@ def test_a_move_sends_the_widgets_values_but_not_a_click_left_pressed_by_a_stopp
     kinds = {w.id.rsplit("-", 1)[-1]: w.WhichOneof("value") for w in sent.widget_states.widgets}
     assert kinds == {"name": "string_value"}  # the value kept, the click not
     assert [w.string_value for w in sent.widget_states.widgets] == ["ada"]
+
+
+def test_the_move_leaves_out_every_kind_of_value_streamlit_resets_after_a_run():
+    from streamlit.runtime.state.session_state import _TRIGGER_PROTO_FIELDS
+
+    from ui.streamlit_internals.push import TRIGGERS
+
+    assert set(TRIGGERS) == set(_TRIGGER_PROTO_FIELDS)  # a Streamlit with a new kind of event: add it to TRIGGERS

@@ -188,7 +188,8 @@ def _leave_quietly() -> None:
 def join(code: str, nickname: str | None = None) -> None:
     """Join room `code` as a student; the store's refusal (a ValueError naming why) goes to the caller. A session
     already a student of that room keeps its seat: a Join pressed twice, or a click Streamlit delivers twice
-    (a run cut short keeps its button pressed: ui/streamlit_internals/push.py), counts one student, not two."""
+    (a run cut short keeps its button pressed: ui/streamlit_internals/push.py), counts one student, not two, with
+    the nickname it joined with."""
     code = normalise_code(code)
     if in_room() == code and st.session_state.get(ROLE_KEY) == "student":
         try:

@@ -151,9 +151,9 @@ TRIGGERS = ("trigger_value", "string_trigger_value", "chat_input_value", "json_t
 def page_run_state(last: ClientState, page: str, query_string: str, widget_states) -> ClientState:
     """The request for a run of `page` with `query_string`, as Back to that link asks for it: the session's `last`
     client state, its widgets' values (`widget_states`, WidgetState protos), and no event. A browser sends a click
-    once; a run cut short (st.stop(), an error) leaves its button pressed in the session's state (Streamlit resets
-    triggers only after a run that ends), and sending it back would press it again: a student's Join, pressed
-    again by the teacher's move, would seat the student twice."""
+    once; a run ended by st.stop() or an error leaves its button pressed in the session's state (Streamlit resets
+    triggers after a run that completes or is stopped for a rerun, not after those), and sending it back would press
+    it again: a student's Join, pressed again by the teacher's move, would seat the student twice."""
     client_state = ClientState()
     client_state.CopyFrom(last)
     client_state.page_script_hash = ""  # the page is named by its url path, as a typed link names it
