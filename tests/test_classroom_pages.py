@@ -208,6 +208,7 @@ def test_ask_a_weight_on_the_playground():
     teacher.radio(key="class_ask_kind").set_value("weight").run()
     teacher.selectbox(key=f"class_ask_query_{n}").set_value(2).run()
     teacher.selectbox(key=f"class_ask_key_{n}").set_value(1).run()
+    teacher.session_state["class_ask_box"] = True  # the popover open, as the teacher's click leaves it
     teacher.button(key="class_ask").click().run()
     assert not teacher.exception
     question = store().state(code).question
@@ -216,6 +217,7 @@ def test_ask_a_weight_on_the_playground():
     expected = attention_steps(seq.q, seq.k, seq.v, causal=False, scale=True).weights[2, 1]
     key = teacher.session_state["class_teacher_key"]
     assert store().results(code, key, question.id).question.truth == pytest.approx(expected, abs=1e-12)
+    assert teacher.session_state["class_ask_box"] is False  # asked: the popover closes, the page is in view again
     student.run()
     student.slider(key=f"class_answer_{question.id}").set_value(0.4)
     student.button(key=f"class_send_{question.id}").click().run()
@@ -301,3 +303,18 @@ def test_a_join_delivered_twice_seats_the_student_once():
     other.session_state["code"] = code
     other.run()
     assert store().state(code).joined == 2  # another session is another student
+
+
+def test_a_refused_question_is_said_in_the_open_popover():
+    teacher, code = start_room()
+    teacher.switch_page("pages/predict.py").run()
+    teacher.session_state["class_teacher_key"] = "not-the-key"  # as if the room had been taken back elsewhere
+    teacher.session_state["class_ask_box"] = True
+    teacher.run()
+    teacher.button(key="class_ask").click().run()
+    assert not teacher.exception and store().state(code).question is None
+    refused = [e.value for e in teacher.error if "Could not ask" in e.value]
+    assert len(refused) == 1 and "not the teacher key" in refused[0]
+    assert teacher.session_state["class_ask_box"] is True  # left open, with the reason in it
+    teacher.run()
+    assert not [e for e in teacher.error if "Could not ask" in e.value], "said once"

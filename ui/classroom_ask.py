@@ -46,30 +46,41 @@ def build(url_path: str, kind: str, query: int, key: int) -> tuple[dict, int | f
     return argmax_question(seq, query, causal=causal, scale=scale, source=source)
 
 
+ASK_BOX = "class_ask_box"  # the popover's open state: the Ask button closes it (programmatic close needs its key)
+ASK_ERROR = "_class_ask_error"  # why the last Ask was refused, shown once in the popover (which stays open)
+
+
 def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
     """On an asking page: a popover to pose one question about what the page shows now (to `store`, a
-    classroom.store.Store)."""
+    classroom.store.Store). Asking closes it, so the page and the answers arriving are in view again."""
     if url_path not in ASKING_PAGES:
         return
     seq, _ = page_sequence(url_path)
     if not isinstance(seq, TokenSequence):
         return
     n = len(seq.tokens)
-    with st.popover("Ask the class", icon=":material/quiz:"):
+    with st.popover("Ask the class", icon=":material/quiz:", key=ASK_BOX, on_change="rerun"):
         kinds = ["argmax"] if url_path == "predict" else list(KINDS)
         kind = st.radio("Question", kinds, format_func=KINDS.get, key="class_ask_kind")
         labels = [escape_markdown(label) for label in key_options(seq.tokens)]
-        query = st.selectbox(
-            "Query", range(n), format_func=lambda i: f"q_{i} {labels[i][4:]}", key=f"class_ask_query_{n}"
-        )
-        key = 0
+        st.selectbox("Query", range(n), format_func=lambda i: f"q_{i} {labels[i][4:]}", key=f"class_ask_query_{n}")
         if kind == "weight":
-            key = st.selectbox("Key", range(n), format_func=lambda j: labels[j], key=f"class_ask_key_{n}")
-        if st.button("Ask", key="class_ask", type="primary"):
-            try:
-                question, truth = build(url_path, kind, query, key)
-                store.ask(code, teacher_key, question, truth=truth)
-            except (errors.ClassroomError, PermissionError, ValueError) as err:
-                st.error(escape_markdown(f"Could not ask: {err}"))
-            else:
-                st.rerun()
+            st.selectbox("Key", range(n), format_func=lambda j: labels[j], key=f"class_ask_key_{n}")
+        error = st.session_state.pop(ASK_ERROR, None)
+        if error:
+            st.error(escape_markdown(f"Could not ask: {error}"))
+        st.button("Ask", key="class_ask", type="primary", on_click=_ask, args=(url_path, code, teacher_key, store, n))
+
+
+def _ask(url_path: str, code: str, teacher_key: str, store, n: int) -> None:
+    """The Ask button (a callback, before the run: the teacher's bar drawn by this run shows the question)."""
+    kind = st.session_state.get("class_ask_kind", "argmax")
+    query = st.session_state.get(f"class_ask_query_{n}", 0)
+    key = st.session_state.get(f"class_ask_key_{n}", 0) if kind == "weight" else 0
+    try:
+        question, truth = build(url_path, kind, query, key)
+        store.ask(code, teacher_key, question, truth=truth)
+    except (errors.ClassroomError, PermissionError, ValueError) as err:
+        st.session_state[ASK_ERROR] = str(err)
+    else:
+        st.session_state[ASK_BOX] = False

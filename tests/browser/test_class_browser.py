@@ -115,6 +115,7 @@ def _one_teacher_and_three_students(chromium, class_url, pages):
         expect(s).to_have_url(re.compile(r"/predict\?"))
     teacher.get_by_role("button", name="Ask the class").click()
     teacher.get_by_role("button", name="Ask", exact=True).click()
+    expect(teacher.get_by_role("button", name="Ask", exact=True)).to_have_count(0)  # asked: the popover closes
     answers = ["k_0 'east'", "k_0 'east'", "k_1 'north'"]  # puzzle 1, query 0 'east': k_0 is right
     for s, answer in zip(students, answers):
         expect(s.get_by_text("Question 1:")).to_be_visible()
