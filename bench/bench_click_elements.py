@@ -1,15 +1,15 @@
 """What each kind of element on a page costs a click that redraws something else. Prints figures; not a CI test.
 
-    python bench/bench_click_elements.py [--clicks 24] [--count 28]
+    python bench/bench_click_elements.py [--clicks 24] [--count 28] [--seed 0]
 
 The Playground's switches and heatmap are a section of the page (an `st.fragment`): a click reruns that section
 alone, yet the browser's work for the click grows with the rest of the page. This measures by how much, for
 each kind of element the Playground shows. Every variant is bench/floor_app.py's toggle and heatmap in a
 fragment, followed by `--count` elements of one kind that the click does not redraw (or, for "sidebar", inside a
-navigation of 13 pages in the sidebar, as app.py's; or that navigation hidden and its 13 pages as links in the
-sidebar). The floor app itself (its whole script reruns) is the reference, the Playground (app.py) the last
-line. Every app has its own server and page in one Chromium; the apps' clicks come in a shuffled order each
-round. Per click: bench/bench_playground.py's click ("Causal mask" -> the heatmap's upper-right cell
+navigation of 13 pages in two groups in the sidebar, app.py's has 13 in six; or that navigation hidden and its 13
+pages as links in the sidebar). The floor app itself (its whole script reruns) is the reference, the Playground
+(app.py) the last line. Every app has its own server and page in one Chromium; the apps' clicks come in a
+shuffled order each round. Per click: bench/bench_playground.py's click ("Causal mask" -> the heatmap's upper-right cell
 repainted), and the page's main thread busy for it (the DevTools protocol's TaskDuration, from the click to
 0.3 s after the run's end). Printed per app: the medians of both, their ratios to the floor's, and what one
 element adds to the busy time, against the fragment alone.
@@ -173,7 +173,8 @@ def main() -> None:
         }
         times = measure(scripts, max(1, args.clicks), args.seed)
     print(
-        f"{args.clicks} clicks per app, {args.count} elements of each kind; medians of the click -> repainted heatmap"
+        f"{args.clicks} clicks per app (seed {args.seed}), {args.count} elements of each kind; medians of the click ->"
+        " repainted heatmap"
         " and of the page's main thread busy for the click; what one element adds to the latter, against the"
         " fragment alone"
     )
