@@ -61,7 +61,7 @@ SIGNAL_ROUNDS = 3  # at most this many signal runs after one run (a page drawing
 
 @dataclass
 class Widget:
-    kind: str  # "checkbox" (toggles too), "button", "slider", "radio", ...
+    kind: str  # "checkbox" (toggles too), "button", "slider", "radio", "popover" (a keyed one), ...
     id: str
     label: str
     proto: object
@@ -246,6 +246,13 @@ class ProtocolSession:
         w = self._widget(label, "button")
         trigger = WidgetState(id=w.id, trigger_value=True)
         return await self._rerun(extra=[trigger], fragment_id=w.fragment_id)  # a trigger is sent once, not kept
+
+    async def open_popover(self, label: str) -> RunResult:
+        """Open a keyed popover whose content is drawn only while it is open (its on_change reruns the page, as
+        the browser's click on it does)."""
+        w = self._widget(label, "popover")
+        self.states[w.id] = WidgetState(id=w.id, bool_value=True)
+        return await self._rerun(fragment_id=w.fragment_id)
 
     async def slide(self, label: str, step: int) -> RunResult:
         """Move a numeric slider `step` steps (negative: left), staying within its range."""
@@ -448,6 +455,10 @@ class ProtocolSession:
             kind = fm.WhichOneof("type")
             if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                 self._read_element(fm.delta.new_element, widgets, result, fm.delta.fragment_id)
+            elif kind == "delta" and fm.delta.WhichOneof("type") == "add_block":
+                popover = fm.delta.add_block.popover if fm.delta.add_block.WhichOneof("type") == "popover" else None
+                if popover is not None and popover.id and popover.label not in widgets:  # a keyed popover
+                    widgets[popover.label] = Widget("popover", popover.id, popover.label, popover, fm.delta.fragment_id)
             elif kind == "new_session" and fm.new_session.initialize.session_id:
                 self.session_id = fm.new_session.initialize.session_id
             elif kind == "auto_rerun":

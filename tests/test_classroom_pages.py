@@ -162,6 +162,8 @@ def test_join_by_code_with_a_nickname_and_refusals_are_shown():
 def ask_on_predict(teacher, query: int = 1):
     teacher.switch_page("pages/predict.py").run()
     teacher.selectbox(key="predict_puzzle").set_value("aligned").run()
+    teacher.session_state["class_ask_box"] = True  # the teacher opens the popover (a rerun)
+    teacher.run()
     teacher.selectbox(key="class_ask_query_3").set_value(query).run()
     teacher.button(key="class_ask").click().run()
     assert not teacher.exception
@@ -205,10 +207,12 @@ def test_ask_a_weight_on_the_playground():
     student = open_page("pages/playground.py", query={"room": code})
     teacher.switch_page("pages/playground.py").run()
     n = len(teacher.session_state["seq"].tokens)
+    assert not [b for b in teacher.button if b.key == "class_ask"]  # the popover closed: its controls not drawn
+    teacher.session_state["class_ask_box"] = True  # the teacher opens the popover (a rerun)
+    teacher.run()
     teacher.radio(key="class_ask_kind").set_value("weight").run()
     teacher.selectbox(key=f"class_ask_query_{n}").set_value(2).run()
     teacher.selectbox(key=f"class_ask_key_{n}").set_value(1).run()
-    teacher.session_state["class_ask_box"] = True  # the popover open, as the teacher's click leaves it
     teacher.button(key="class_ask").click().run()
     assert not teacher.exception
     question = store().state(code).question
@@ -218,6 +222,7 @@ def test_ask_a_weight_on_the_playground():
     key = teacher.session_state["class_teacher_key"]
     assert store().results(code, key, question.id).question.truth == pytest.approx(expected, abs=1e-12)
     assert teacher.session_state["class_ask_box"] is False  # asked: the popover closes, the page is in view again
+    assert not [b for b in teacher.button if b.key == "class_ask"]  # and its controls are no longer drawn
     student.run()
     student.slider(key=f"class_answer_{question.id}").set_value(0.4)
     student.button(key=f"class_send_{question.id}").click().run()

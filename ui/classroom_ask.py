@@ -52,14 +52,20 @@ ASK_ERROR = "_class_ask_error"  # why the last Ask was refused, shown once in th
 
 def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
     """On an asking page: a popover to pose one question about what the page shows now (to `store`, a
-    classroom.store.Store). Asking closes it, so the page and the answers arriving are in view again."""
+    classroom.store.Store). Asking closes it, so the page and the answers arriving are in view again. Its
+    controls are drawn only while it is open (opening it reruns the page): every element a page draws costs each
+    of its runs, on the server and in the browser (docs/performance.md, "What the rest of the page costs a
+    click")."""
     if url_path not in ASKING_PAGES:
         return
     seq, _ = page_sequence(url_path)
     if not isinstance(seq, TokenSequence):
         return
     n = len(seq.tokens)
-    with st.popover("Ask the class", icon=":material/quiz:", key=ASK_BOX, on_change="rerun"):
+    box = st.popover("Ask the class", icon=":material/quiz:", key=ASK_BOX, on_change="rerun")
+    if not box.open:  # drawn only while open: each of the teacher's runs draws three or four elements fewer
+        return
+    with box:
         kinds = ["argmax"] if url_path == "predict" else list(KINDS)
         kind = st.radio("Question", kinds, format_func=KINDS.get, key="class_ask_kind")
         labels = [escape_markdown(label) for label in key_options(seq.tokens)]

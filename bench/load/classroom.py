@@ -373,6 +373,10 @@ async def ask_and_answer(args, teacher: WsStudent, room, ws, chromium, figures: 
     if teacher.client.page_path() != "":
         await teacher.go("")
         await asyncio.sleep(3)  # the class follows to the Playground
+    opened = await teacher.client.open_popover("Ask the class")  # its controls are drawn only while it is open
+    if opened.status != "FINISHED_SUCCESSFULLY" or opened.exceptions or opened.errors:
+        figures.errors.append(f"[teacher] opening Ask the class: {opened.status} {opened.exceptions} {opened.errors}")
+        return
     asked = await teacher.client.click("Ask")
     if asked.status != "FINISHED_SUCCESSFULLY" or asked.exceptions or asked.errors:
         figures.errors.append(f"[teacher] asking: {asked.status} {asked.exceptions} {asked.errors}")

@@ -287,3 +287,44 @@ def test_a_browserless_student_follows_the_teacher_and_answers_as_a_browser_does
     assert asked is not None and asked.fragment  # the bar alone; its answer box took the answers below
     assert (first.answered, first.values) == (1, [1])
     assert (last.answered, last.values) == (1, [0])  # changed in place: still one answer
+
+
+def test_a_browserless_teacher_opens_the_ask_popover_and_asks(monkeypatch, tmp_path):
+    """The class-mode load test's teacher (bench/load/classroom.py): the Ask popover's controls are drawn only
+    while it is open, so the client opens it first, as a browser's click does (a rerun with its open state)."""
+    from bench.load.classroom import TEACHER_COOKIE
+    from bench.servers import start_server
+    from classroom.store import open_store
+
+    db = f"sqlite:///{tmp_path / 'class.db'}"
+    monkeypatch.setenv("ATTENTION_DB_URL", db)
+    proc, url = start_server()
+    try:
+
+        async def scenario():
+            s = ProtocolSession(url)
+            await s.connect("class")
+            try:
+                await s.open("class")
+                started = await s.click("Start a room")
+                playground = await s.goto("")
+                closed = sorted(s.widgets)
+                opened = await s.open_popover("Ask the class")
+                opened_widgets = sorted(s.widgets)
+                asked = await s.click("Ask")
+                return started, playground, closed, opened, opened_widgets, asked, sorted(s.widgets)
+            finally:
+                await s.close()
+
+        started, playground, closed, opened, opened_widgets, asked, after = _run(scenario())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    for run in (started, playground, opened, asked):
+        assert run.status == "FINISHED_SUCCESSFULLY" and not run.exceptions and not run.errors
+    assert "Ask the class" in closed and "Ask" not in closed  # closed: the popover's button alone
+    assert "Ask" in opened_widgets
+    (code, _key) = next(m.groups() for x in started.scripts if (m := TEACHER_COOKIE.search(x)))
+    question = open_store(db).state(code).question
+    assert question is not None and question.body["source"]["query"] == 0  # the popover's first query
+    assert "Ask" not in after  # asked: the popover closed again, its controls gone
