@@ -31,27 +31,17 @@ from bench._threads import print_machine  # noqa: E402
 from bench.bench_playground import APPS, HEATMAP, REPAINTED, UPPER_RIGHT, open_for_clicks  # noqa: E402
 from bench.browser import CHROMIUM, CHROMIUM_ARGS, IDLE, wait_idle  # noqa: E402
 
-SECTION = """import numpy as np
+SECTION = f"""import sys
+
+sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+
+import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
+from bench.floor_app import draw
 
-@st.fragment
-def section():
-    causal = st.toggle("Causal mask")
-    weights = np.full((4, 4), 0.25)
-    if causal:
-        weights = np.tril(np.ones((4, 4)))
-        weights /= weights.sum(axis=1, keepdims=True)
-    fig = go.Figure(
-        go.Heatmap(
-            z=weights, zmin=0.0, zmax=1.0, colorscale="Blues",
-            text=[[f"{w:.2f}" for w in row] for row in weights], texttemplate="%{text}",
-        )
-    )
-    fig.update_layout(yaxis=dict(autorange="reversed"), height=302, margin=dict(l=10, r=10, t=10, b=10))
-    st.plotly_chart(fig, width="stretch")
+section = st.fragment(draw)  # the floor's toggle and heatmap, in a fragment
 
 
 """

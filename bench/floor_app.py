@@ -10,20 +10,27 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-causal = st.toggle("Causal mask")
-weights = np.full((4, 4), 0.25)
-if causal:
-    weights = np.tril(np.ones((4, 4)))
-    weights /= weights.sum(axis=1, keepdims=True)
-fig = go.Figure(
-    go.Heatmap(
-        z=weights,
-        zmin=0.0,
-        zmax=1.0,
-        colorscale="Blues",
-        text=[[f"{w:.2f}" for w in row] for row in weights],
-        texttemplate="%{text}",
+
+def draw() -> None:
+    """The whole app: a toggle, and the heatmap it changes (bench/bench_click_elements.py draws it in a fragment)."""
+    causal = st.toggle("Causal mask")
+    weights = np.full((4, 4), 0.25)
+    if causal:
+        weights = np.tril(np.ones((4, 4)))
+        weights /= weights.sum(axis=1, keepdims=True)
+    fig = go.Figure(
+        go.Heatmap(
+            z=weights,
+            zmin=0.0,
+            zmax=1.0,
+            colorscale="Blues",
+            text=[[f"{w:.2f}" for w in row] for row in weights],
+            texttemplate="%{text}",
+        )
     )
-)
-fig.update_layout(yaxis=dict(autorange="reversed"), height=302, margin=dict(l=10, r=10, t=10, b=10))
-st.plotly_chart(fig, width="stretch")
+    fig.update_layout(yaxis=dict(autorange="reversed"), height=302, margin=dict(l=10, r=10, t=10, b=10))
+    st.plotly_chart(fig, width="stretch")
+
+
+if __name__ == "__main__":  # as `streamlit run` runs it
+    draw()

@@ -5,6 +5,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bench.bench_click_elements import KINDS, write_variants
+from bench.bench_playground import APPS
 
 COUNT = 5
 DRAWN = {  # the kinds drawn once per element, and how AppTest lists them
@@ -45,3 +46,10 @@ def test_the_toggle_redraws_the_heatmap_masked(scripts):
     after = at.get("plotly_chart")[0].proto.spec
     assert after != before
     assert '"0.00"' in after and '"0.00"' not in before  # the future's weights are 0 once masked
+
+
+def test_the_floor_app_run_as_an_app_draws_its_toggle_and_heatmap():
+    """bench/floor_app.py draws when Streamlit runs it (as `__main__`), and only then: imported, it draws nothing."""
+    at = AppTest.from_file(str(APPS["floor"]), default_timeout=60).run()
+    assert not at.exception
+    assert [t.label for t in at.toggle] == ["Causal mask"] and len(at.get("plotly_chart")) == 1
