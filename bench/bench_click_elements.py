@@ -22,13 +22,12 @@ import random
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._threads import print_machine  # noqa: E402
-from bench.bench_playground import APPS, HEATMAP, REPAINTED, UPPER_RIGHT, open_for_clicks  # noqa: E402
+from bench.bench_playground import APPS, click_until_repainted, open_for_clicks  # noqa: E402
 from bench.browser import CHROMIUM, CHROMIUM_ARGS, IDLE, wait_idle  # noqa: E402
 
 SECTION = f"""import sys
@@ -101,23 +100,17 @@ def busy_ms(devtools) -> float:
 
 def click(page, devtools) -> tuple[float, float]:
     """Click "Causal mask": ms until the heatmap's upper-right cell has changed on screen (bench_playground's
-    time_click: Playwright finds the toggle by its text and clicks it), and the main thread's busy ms from the
-    click to 0.3 s after the run's end (the page's own work for the click; meanwhile nothing polls the page but a
-    frame-by-frame look at the heatmap and at the run's state)."""
+    time_click: Playwright finds the toggle by its text and clicks it), and the main thread's busy ms from just
+    before the click to 0.3 s after the run's end (the page's own work for the click; meanwhile nothing polls the
+    page but a frame-by-frame look at the heatmap and at the run's state)."""
     page.bring_to_front()
-    toggle = page.get_by_text("Causal mask", exact=True)
-    toggle.wait_for()
-    before = page.locator(HEATMAP).first.evaluate(UPPER_RIGHT)
     busy = busy_ms(devtools)
-    t0 = time.perf_counter()
-    toggle.click()
-    page.wait_for_function(REPAINTED, arg=before, polling="raf", timeout=10_000)
-    ms = (time.perf_counter() - t0) * 1000
+    t0, repainted = click_until_repainted(page)
     page.wait_for_selector(IDLE, state="attached", timeout=10_000)
     page.wait_for_timeout(300)  # the work the run's end leaves (layout, paint), with nothing polling the page
     busy = busy_ms(devtools) - busy
     wait_idle(page, settle=0.2)
-    return ms, busy
+    return (repainted - t0) * 1000, busy
 
 
 def measure(scripts: dict[str, Path], clicks: int, seed: int) -> dict[str, list[tuple[float, float]]]:

@@ -184,17 +184,23 @@ def open_for_clicks(browser, script: Path, opened: dict, name: str) -> None:
     wait_idle(page)
 
 
-def time_click(page) -> float:
-    """Click "Causal mask"; milliseconds until the heatmap's upper-right cell has changed on screen."""
-    page.bring_to_front()  # the two apps' pages take turns: never measure a page in the background
+def click_until_repainted(page) -> tuple[float, float]:
+    """Click "Causal mask" and wait until the heatmap's upper-right cell has changed on screen (looked at every
+    animation frame); `time.perf_counter()` just before the click and when the change was seen."""
     toggle = page.get_by_text("Causal mask", exact=True)
     before = page.locator(HEATMAP).first.evaluate(UPPER_RIGHT)
     t0 = time.perf_counter()
     toggle.click()
     page.wait_for_function(REPAINTED, arg=before, polling="raf", timeout=10_000)
-    ms = (time.perf_counter() - t0) * 1000
+    return t0, time.perf_counter()
+
+
+def time_click(page) -> float:
+    """Click "Causal mask"; milliseconds until the heatmap's upper-right cell has changed on screen."""
+    page.bring_to_front()  # the two apps' pages take turns: never measure a page in the background
+    t0, repainted = click_until_repainted(page)
     wait_idle(page, settle=0.2)
-    return ms
+    return (repainted - t0) * 1000
 
 
 def time_warm_visit(browser, server: Server, ready: str, path: str = "") -> tuple[float, dict]:
@@ -437,10 +443,7 @@ def split_click(page, frames: dict[str, list[float]]) -> tuple[float, float, flo
     wait_idle(page, settle=0.3)
     frames["sent"].clear()
     frames["got"].clear()
-    before = page.locator(HEATMAP).first.evaluate(UPPER_RIGHT)
-    page.get_by_text("Causal mask", exact=True).click()
-    page.wait_for_function(REPAINTED, arg=before, polling="raf", timeout=10_000)
-    repainted = time.perf_counter()
+    _, repainted = click_until_repainted(page)
     wait_idle(page, settle=0.2)
     sent = frames["sent"][0]
     last = max(t for t in frames["got"] if t <= repainted)
