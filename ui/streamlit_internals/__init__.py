@@ -17,6 +17,7 @@ missing is said once by name: nothing falls back in silence.
                      push to the students' bars and pages)
     spawn.py         training children started without re-running the app's script
     browser.py       the scripts that rely on Streamlit's frontend (reconnect, browser history)
+    imports.py       plotly never handed a module that another thread is still importing (a crash otherwise)
 
 One entry lives outside the app: bench/ws_client.py, the load test's browser-less session, speaks Streamlit's
 websocket protocol (entry "browserless-session"); its protocol messages are hashed here like the rest.
@@ -271,6 +272,22 @@ ENTRIES = (
     ),
 )
 
+ENTRIES += (
+    Internal(
+        name="half-imported-modules",
+        where="imports.hide_half_imported_modules",
+        reads="replaces `_plotly_utils.optional_imports.get_module` (and the same name in every plotly module that "
+        "imported it) with one that answers None for a module of `sys.modules` whose `__spec__._initializing` is "
+        "set, CPython's own test of an import under way",
+        why="plotly reads `sys.modules` to learn whether pandas is loaded; while one session's thread imports pandas "
+        "(imported where a table is drawn, so a page's first run does not wait 0.27 s for it), another session's "
+        "chart got the half-built module and the page crashed (AttributeError: partially initialized module "
+        "'pandas' has no attribute 'Series'; tests/test_import_race.py reproduces it without the fix)",
+        without="a page that draws a chart while another session imports pandas may crash, on the projector too",
+        sources=("_plotly_utils.optional_imports:get_module",),
+    ),
+)
+
 BY_NAME = {entry.name: entry for entry in ENTRIES}
 
 
@@ -360,6 +377,7 @@ PINNED_SOURCES = {
     "streamlit.proto.WidgetStates_pb2:DESCRIPTOR.serialized_pb": "44f922cc6eb40a56",
     "streamlit.proto.ForwardMsg_pb2:DESCRIPTOR.serialized_pb": "f576e406b23a0098",
     "streamlit.proto.Element_pb2:DESCRIPTOR.serialized_pb": "af1e05ba20074666",
+    "_plotly_utils.optional_imports:get_module": "db85f287c020b268",
 }
 
 
@@ -403,10 +421,11 @@ def apply_once() -> None:
     global _applied
     if _applied:
         return
-    from ui.streamlit_internals import server
+    from ui.streamlit_internals import imports, server
 
     check_versions()
     for name, apply in (
+        ("half-imported-modules", imports.hide_half_imported_modules),
         ("script-events-in-batches", server.batch_script_events),
         ("widgets-read-one-key", server.read_widget_keys_one_by_one),
     ):
