@@ -197,6 +197,18 @@ def softmax_jacobian_norm(p: np.ndarray) -> np.ndarray:
     return np.sqrt((p2 * (one_minus_p**2 + others2)).sum(axis=-1))
 
 
+def query_length_spread(d_k: int) -> float:
+    """The standard deviation of a random query's length |q| as a fraction of √d_k, for N(0, 1) components.
+
+    |q| follows the chi distribution with d_k degrees of freedom: variance d_k - 2 (Γ((d_k+1)/2) / Γ(d_k/2))².
+    About 0.60 at d_k = 1 and 1/sqrt(2 d_k) for large d_k: why the scaled weights depend on d_k only when it
+    is small (a short query scores every key alike).
+    """
+    d_k = check_positive_int(d_k, "d_k")
+    mean = math.sqrt(2) * math.exp(math.lgamma((d_k + 1) / 2) - math.lgamma(d_k / 2))
+    return math.sqrt(max(d_k - mean * mean, 0.0) / d_k)
+
+
 def random_dot_products(d_ks, n_keys: int, n_samples: int, seed: int) -> np.ndarray:
     """Real dot products of random q and k_j with N(0, 1) components, read at every d_k.
 

@@ -30,6 +30,10 @@ MAX_D_K = 1024  # the effect is total by here; at 4096 one comparison takes half
 MAX_STEPS = 1000
 MAX_LR = 100.0
 STUCK_WEIGHT = 0.99  # an example is stuck when the softmax puts more than this on a wrong position
+# A stuck example's softmax Jacobian diag(p) - p pᵀ has a Frobenius norm below 2 (1 - p_max), so below this: with
+# e = 1 - p_max, ‖J‖² <= e² (3 p_max² + 1 + e²) = e² (4 - 6e + 4e²) < 4e² for 0 < e < 1. The gradient that reaches
+# such an example's scores is at most this times the gradient on its weights.
+STUCK_JACOBIAN_BOUND = 2 * (1 - STUCK_WEIGHT)
 LOSS_LATEX = (
     r"L = \frac{1}{B}\sum_{b=1}^{B} \big\lVert\, \mathrm{softmax}(c\, q_b K_b^\top)\, V_b"
     r" - v_{t_b} \big\rVert^2"

@@ -4,6 +4,7 @@ from ui.state import require_app_entry
 
 require_app_entry()
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -24,7 +25,8 @@ from ui.url import Choice, Flag, Int
 
 MAX_HEADS, MAX_BLOCKS = 8, 12
 D_MODEL_MAX = 64
-NORM_LABELS = {"post": "post-norm (original paper, BERT)", "pre": "pre-norm (GPT-2 and most since)"}
+NORM_LABELS = {"post": "post-norm (the original Transformer, BERT)", "pre": "pre-norm (GPT-2)"}
+ORIGINAL = "the original Transformer (Vaswani et al. 2017, 'Attention Is All You Need')"
 STATE = PageState(
     "block",
     d_model=Int(16, lo=4, hi=D_MODEL_MAX),
@@ -56,8 +58,43 @@ def hidden_width_words(d_ff: int, d_model: int) -> str:
     if d_ff > d_model:
         return f"d_ff = {d_ff}, wider than d_model (expanded {d_ff / d_model:g}×)"
     if d_ff == d_model:
-        return f"d_ff = {d_ff}, here as wide as d_model (usually 4× wider)"
-    return f"d_ff = {d_ff}, here *narrower* than d_model = {d_model}: a bottleneck (usually it is 4× wider)"
+        return f"d_ff = {d_ff}, here as wide as d_model (4× wider in the original Transformer)"
+    return (
+        f"d_ff = {d_ff}, here *narrower* than d_model = {d_model}: a bottleneck (4× wider in the original Transformer)"
+    )
+
+
+def widths_sentence(d_ff: int, d_model: int) -> str:
+    """Which steps keep d_model columns, true whether the hidden layer is wider, as wide or narrower."""
+    same = "because a residual add needs both of its terms to have the same shape"
+    if d_ff == d_model:
+        hidden = hidden_width_words(d_ff, d_model)
+        return f"Every step keeps d_model columns, even the feed-forward hidden layer ({hidden}): {same}."
+    return (
+        f"Only the feed-forward hidden layer has another width, {hidden_width_words(d_ff, d_model)}; everything "
+        f"else keeps d_model columns, {same}."
+    )
+
+
+def residual_stream_text(runs: dict, d_model: int) -> str:
+    """Section 2's reading of the plot, in the numbers drawn: the post-norm lengths, how the pre-norm stream moved."""
+    post, pre = runs["post"].residual_norms, runs["pre"].residual_norms  # (N + 1,) each: the input, then each block
+    n_blocks = pre.size - 1
+    grew = int(np.count_nonzero(np.diff(pre) > 0))
+    low, high = f"{post[1:].min():.2f}", f"{post[1:].max():.2f}"
+    post_lengths = low if low == high else f"between {low} and {high}"
+    return (
+        "The same blocks (same weights) applied post-norm and pre-norm; the plot shows the average length of a "
+        "position's vector after each block. Post-norm ends every block with a layer norm, which (with γ = 1 and "
+        "β = 0, as here) leaves every vector with mean 0 and variance σ²/(σ² + ε), just under 1, so its length is "
+        f"just under √d_model = {np.sqrt(d_model):.2f}: here {post_lengths} after every block. Pre-norm only "
+        "normalises the copy that enters each sub-layer and *adds* the result to the stream, which nothing "
+        f"normalises: here its average length goes from {pre[0]:.2f} at the input to {pre[-1]:.2f} after block "
+        f"{n_blocks} (it grew in {grew} of the {n_blocks} block{'s' * (n_blocks != 1)}). GPT-2 (Radford et al. "
+        "2019, 'Language Models are Unsupervised Multitask Learners') moved the layer norm to the input of each "
+        "sub-block and added a layer norm after the final self-attention block; this page's pre-norm stack has no "
+        "such final layer norm, so the plot shows the stream itself."
+    )
 
 
 def stop_with(message: str) -> None:
@@ -90,10 +127,11 @@ st.title("The transformer block")
 st.markdown(
     "A transformer is the same block repeated. Each block does two things to every position's vector: "
     "**multi-head attention** (positions exchange information) and a **feed-forward network** (each position "
-    "is transformed on its own: mapped to a hidden layer of width d_ff, usually 4 × d_model, passed through a "
-    "non-linearity, and mapped back to d_model). Each of the "
-    "two is wrapped in a **residual add** (its result is added to its input, so information can skip it) and a "
-    "**layer norm** (each vector is rescaled to mean 0 and variance 1)."
+    "is transformed on its own: mapped to a hidden layer of width d_ff, 4 × d_model in " + ORIGINAL + ", passed "
+    "through a non-linearity, and mapped back to d_model). Each of the two is wrapped in a **residual add** (its "
+    "result is added to its input, so information can skip it) and a **layer norm** (each vector is shifted and "
+    "rescaled to mean 0 and variance 1, or just under 1 because of the ε in its formula, then multiplied by a "
+    "learned γ and shifted by a learned β; in this page's untrained blocks γ = 1 and β = 0)."
 )
 STATE.show_warnings()
 
@@ -113,14 +151,16 @@ d_ff = number_box(
     ff_col,
     "d_ff",
     **STATE.widget("d_ff"),
-    help="Width of the feed-forward hidden layer (1 to 4 × d_model). Usually 4 × d_model: the network expands "
-    "each vector, applies the non-linearity, and contracts it back; below d_model it squeezes it instead.",
+    help="Width of the feed-forward hidden layer (1 to 4 × d_model). 4 × d_model in the original Transformer "
+    "(Vaswani et al. 2017): the network expands each vector, applies the non-linearity, and contracts it back; "
+    "below d_model it squeezes it instead.",
 )
 STATE.notes(ff_col, ("d_ff",))
 activation = activation_col.selectbox(
     "Activation",
     **STATE.widget("activation"),
-    help="The feed-forward non-linearity: ReLU max(0, x), or GELU x·Φ(x) as in BERT and GPT.",
+    help="The feed-forward non-linearity: ReLU max(0, x), as in the original Transformer (Vaswani et al. 2017), or "
+    "GELU x·Φ(x), as in GPT (Radford et al. 2018) and BERT (Devlin et al. 2019).",
 )
 norm_col, blocks_col, seed_col, causal_col = st.columns(4)
 norm = norm_col.radio(
@@ -178,9 +218,7 @@ with left:
 with right:
     st.markdown(
         f"Every shape below is read from the block's own trace. The input X is {seq.n} × {d_model} (one row per "
-        f"token of the Playground, built as on the *Multi-head attention* page). Only the feed-forward hidden "
-        f"layer has another width, {hidden_width_words(d_ff, d_model)}; everything else keeps d_model columns, "
-        "because a residual add needs both of its terms to have the same shape."
+        f"token of the Playground, built as on the *Multi-head attention* page). {widths_sentence(d_ff, d_model)}"
     )
     st.table(  # wraps its text: the column it stands in is narrow
         pd.DataFrame(
@@ -195,13 +233,7 @@ with right:
     st.latex(FEED_FORWARD_LATEX)
 
 st.header("2 · Post-norm or pre-norm: the size of the residual stream")
-st.markdown(
-    "The same blocks (same weights) applied post-norm and pre-norm; the plot shows the average length of a "
-    "position's vector after each block. Post-norm ends every block with a layer norm, which resets every vector "
-    "to mean 0 and variance 1, so its length stays at √d_model; pre-norm only normalises the copy that enters "
-    "each sub-layer and *adds* the result to the stream, so the stream keeps growing (which is why GPT-2 puts one "
-    "last layer norm after its final block)."
-)
+st.markdown(residual_stream_text(runs, d_model))
 chart(
     st,
     residual_norm_figure({name: r.residual_norms for name, r in runs.items()}, d_model, highlight=norm),
@@ -235,9 +267,10 @@ inspect = st.selectbox(
 STATE.notes(names=("inspect",))
 weights = run.traces[inspect - 1].weights  # (n_heads, n, n)
 summaries = [summarise_head(w, causal, tokens) for w in weights]
+clean = sum(s.pattern != "mixed" for s in summaries)
 st.markdown(
-    f"Block {inspect}'s {n_heads} heads ({norm}-norm, random weights: untrained heads rarely show a "
-    "clean pattern; compare the hand-built ones on the *Multi-head attention* page)."
+    f"Block {inspect}'s {n_heads} heads ({norm}-norm, random weights, as in an untrained model): the captions find "
+    f"a single pattern in {clean} of them. Compare the hand-built ones on the *Multi-head attention* page."
 )
 chart(
     st,

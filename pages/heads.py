@@ -4,10 +4,11 @@ from ui.state import require_app_entry
 
 require_app_entry()
 
+import math
+
 import streamlit as st
 
 from attention import attention_steps, divisors, multi_head_steps
-from attention.dot_product import ATTENTION_LATEX
 from attention.heads import MULTI_HEAD_LATEX
 from figures.heads import column_blocks_figure, head_split_figure, heads_grid
 from figures.heatmaps import matrix_heatmap
@@ -52,6 +53,61 @@ STATE = PageState(
 )
 
 
+def attention_latex(causal: bool, scale: bool) -> str:
+    """One head's attention as the page's switches compute it: divided by √d_head or not, masked or not."""
+    scores = r"\frac{Q_h K_h^\top}{\sqrt{d_{head}}}" if scale else r"Q_h K_h^\top"
+    if not causal:
+        return rf"\mathrm{{head}}_h = \mathrm{{softmax}}\!\left({scores}\right) V_h"
+    return (
+        rf"\mathrm{{head}}_h = \mathrm{{softmax}}\!\left({scores} + M\right) V_h,\qquad "
+        r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}"
+    )
+
+
+def how_each_head_attends(causal: bool, scale: bool, d_head: int) -> str:
+    """Section 4's first sentence, true of the switches as they are."""
+    scaling = (
+        f"its scores divided by √d_head = √{d_head}"
+        if scale
+        else "its scores **not** divided by √d_head (the scaling is switched off)"
+    )
+    mask = ", and the causal mask: each position sees itself and the positions before it" if causal else ""
+    return f"Each head runs dot-product attention on its own chunk, {scaling}{mask}."
+
+
+def entropy_range(causal: bool, n: int) -> str:
+    """The entropy of a row, from one key to spread evenly, for the keys the mask lets a row see."""
+    if n == 1:
+        return "0 bits: one key, which gets all the weight"
+    if causal:
+        return (
+            "0 bits: all weight on one key; log₂(i + 1) bits for row i, which the causal mask lets see i + 1 keys: "
+            "spread evenly"
+        )
+    return f"0 bits: all weight on one key; log₂ {n} = {math.log2(n):.2f} bits: spread evenly over the {n} keys"
+
+
+def preset_bullets(causal: bool) -> str:
+    """The head library's presets, each said as it behaves with the mask as it is."""
+    uniform = (
+        "W_Q = W_K = 0, every score 0; the causal mask leaves row i its i + 1 keys, so each of them gets 1/(i + 1)"
+        if causal
+        else "W_Q = W_K = 0, every score 0, so every weight is 1/n"
+    )
+    copies = "every copy of itself at or before it" if causal else "every copy of itself"
+    return (
+        "- **previous token**: q_i is position i rotated back by one step, k_j is position j: the dot product is "
+        "largest at j = i − 1 (for every row but the first, which has no previous token).\n"
+        "- **first token**: every query is the position-0 vector (from the query bias b_Q): largest at j = 0.\n"
+        "- **itself**: q_i and k_j are positions i and j: largest at j = i, even for a repeated word.\n"
+        f"- **uniform**: {uniform}.\n"
+        "- **most similar word**: q and k read only the word columns (as many as the head has): a word attends to "
+        f"the words whose columns are most like its own: first of all itself, and {copies} equally (repeat "
+        "a word on the Playground to see it), but also other words that happen to look alike in those few columns.\n"
+        "- **random**: seeded random columns, like an untrained model."
+    )
+
+
 def or_list(values) -> str:
     """[1, 2, 4] -> '1, 2 or 4'."""
     words = [str(v) for v in values]
@@ -79,7 +135,9 @@ st.markdown(
     "One attention head compares every query with every key in **one** way. Multi-head attention runs "
     "**h heads side by side**: the d_model columns of Q, K and V are cut into h chunks of d_head = d_model / h "
     "columns, each head attends with its own chunk, and the h outputs are glued back together and mixed by W_O. "
-    "Different heads can learn to look for different things: the previous word, the first word, the same word..."
+    "Different heads can learn to look for different things: Clark et al. (2019, 'What Does BERT Look At? An "
+    "Analysis of BERT's Attention') found heads in BERT that attend to the previous token, to the next token, to "
+    "the separator token [SEP], or broadly over the whole sentence."
 )
 st.latex(MULTI_HEAD_LATEX)
 STATE.show_warnings()
@@ -135,8 +193,8 @@ st.markdown(
     "one step back, to the vectors X that a transformer starts from, and each head makes its *own* q, k and v "
     "from X. Each row of X is built from the token's **position** (sinusoids, so that a head can find "
     "'the previous position') and its **word** (random angles keyed by the word's text, so the same word always "
-    "gets the same columns). GPT adds the two; we put them side by side so that a head can read one and ignore "
-    "the other exactly."
+    "gets the same columns). The original Transformer (Vaswani et al. 2017, 'Attention Is All You Need') adds the "
+    "two; we put them side by side so that a head can read one and ignore the other exactly."
 )
 st.latex(EMBEDDING_LATEX)
 emb = embed_tokens(tokens, d_model, seed)
@@ -157,22 +215,13 @@ chart(
 st.header("2 · The head library")
 st.markdown(
     "Each head's columns of W_Q and W_K decide what it looks for. Pick a preset per head; the presets are built "
-    "by hand (no training) and really produce their pattern:\n"
-    "- **previous token**: q_i is position i rotated back by one step, k_j is position j: the dot product is "
-    "largest at j = i − 1.\n"
-    "- **first token**: every query is the position-0 vector (from the query bias b_Q): largest at j = 0.\n"
-    "- **itself**: q_i and k_j are positions i and j: largest at j = i, even for a repeated word.\n"
-    "- **uniform**: W_Q = W_K = 0, every score 0, every weight 1/n.\n"
-    "- **most similar word**: q and k read only the word columns (as many as the head has): a word attends to "
-    "the words whose columns are most like its own: first of all itself, and every copy of itself equally (repeat "
-    "a word on the Playground to see it), but also other words that happen to look alike in those few columns.\n"
-    "- **random**: seeded random columns, like an untrained model."
+    "by hand (no training) and really produce their pattern:\n" + preset_bullets(causal)
 )
 st.info(
     "**A clean pattern is evidence, not proof.** A heatmap that looks like 'previous token' says where a head "
     "*reads*; what it does with what it read depends on its values (W_V), on W_O and on everything after it. "
-    "These heads are tidy because they were built by hand to be; in a trained model, a pattern that looks the "
-    "same can serve very different purposes (see *Pitfalls*, section 3: one pattern, two different outputs).",
+    "These heads are tidy because they were built by hand to be; the same pattern can move very different "
+    "information, depending on the values (see *Pitfalls*, section 3: one pattern, two different outputs).",
     icon=":material/search:",
 )
 preset_cols = st.columns(min(n_heads, 4))
@@ -195,8 +244,9 @@ emb, hw, steps, summaries = compute(tokens, d_model, n_heads, presets, seed, cau
 st.header("3 · Split d_model into heads")
 st.markdown(
     f"Q = X W_Q (+ b_Q) has d_model = {d_model} columns. Head h takes its own {d_head} of them "
-    f"(d_head = {d_model} / {n_heads} = {d_head}); K and V are cut the same way. No numbers are copied or "
-    "changed: the split is only a reshape, (n, d_model) → (h, n, d_head)."
+    f"(d_head = {d_model} / {n_heads} = {d_head}); K and V are cut the same way. No number is changed: the split "
+    f"is a reshape, (n, d_model) = ({seq.n}, {d_model}) → (n, h, d_head) = ({seq.n}, {n_heads}, {d_head}), then a "
+    f"transpose of the first two axes → (h, n, d_head) = ({n_heads}, {seq.n}, {d_head})."
 )
 chart(
     st,
@@ -223,12 +273,11 @@ st.dataframe(
 
 st.header("4 · Every head attends on its own")
 st.markdown(
-    "Each head runs ordinary scaled dot-product attention on its chunk. The heatmaps share one colour scale "
-    "(0 to 1), so their colours can be compared. Each caption is computed from the head's weights alone: "
-    "the pattern it fits best, the entropy of its rows (0 bits: all weight on one key; log₂ n bits: spread "
-    "evenly) and how far from the diagonal it looks on average."
+    how_each_head_attends(causal, scale, d_head) + " The heatmaps share one colour scale (0 to 1), so their "
+    "colours can be compared. Each caption is computed from the head's weights alone: the pattern it fits best, "
+    f"the entropy of its rows ({entropy_range(causal, seq.n)}) and how far from the diagonal it looks on average."
 )
-st.latex(ATTENTION_LATEX)
+st.latex(attention_latex(causal, scale))
 st.latex(ENTROPY_LATEX)
 titles = [f"head {h + 1} · {PRESET_LABELS[p]}\n{s.looks}" for h, (p, s) in enumerate(zip(presets, summaries))]
 chart(st, heads_grid(steps.weights, tokens, titles), width="stretch", key="heads_grid_fig")

@@ -1,5 +1,6 @@
 """Pitfalls: the wrong transpose, masking after the softmax, and reading attention as explanation."""
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import streamlit as st
@@ -28,7 +29,7 @@ from ui.url import Int, SequenceParam
 require_app_entry()
 
 SEED_MAX = 10_000
-HAND_EXAMPLE, _ = transpose_hand_example()
+HAND_EXAMPLE, HAND_ANSWER = transpose_hand_example()
 STATE = PageState(
     "pitfalls",
     seq=SequenceParam(lambda _: HAND_EXAMPLE.seq, key="pitfalls_seq"),  # the transpose demo's vectors
@@ -41,6 +42,51 @@ def verdict(check) -> str:
     return f"{'✅ pass' if check.passed else '❌ fail'}: {check.detail}"
 
 
+def input_b_text(rotation: np.ndarray) -> str:
+    """How input B was made from A, true of the rotation drawn: with d_k = 1, R is ±1 and may leave q and k as
+    they were."""
+    if rotation.shape[0] > 1:
+        return (
+            "Input **B** has different queries and keys (A's, turned by a random rotation R: "
+            "$(QR)(KR)^\\top = QK^\\top$) and different values."
+        )
+    if rotation[0, 0] > 0:
+        return (
+            "Input **B** has A's queries and keys (with d_k = 1 the only rotation is R = 1, which leaves them as they "
+            "are) and different values."
+        )
+    return (
+        "Input **B** has A's queries and keys times R = −1 (with d_k = 1 the only rotation is R = 1; R = −1 flips "
+        "their sign and keeps every score: $(QR)(KR)^\\top = QK^\\top$) and different values."
+    )
+
+
+def rotation_latex(rotation: np.ndarray) -> str:
+    if rotation.shape[0] > 1:
+        return r"(Q R)(K R)^\top = Q R R^\top K^\top = Q K^\top \quad (R R^\top = I,\ \det R = +1)"
+    return rf"(Q R)(K R)^\top = R^2\, Q K^\top = Q K^\top \quad (R = {rotation[0, 0]:+g})"
+
+
+PAPER_TEXT = (
+    "**What this demo shows, and what the paper found.** The demo shows one direction: the *same* weights with "
+    "*different* outputs, because an output is the weights applied to the values, and B's values are different. "
+    "This section's title is the title of Jain & Wallace (2019, 'Attention is not Explanation'), who tested "
+    "attention in trained models, mostly an attention layer over a recurrent (BiLSTM) encoder, on text "
+    "classification, question answering and natural language inference. They found:\n"
+    "- **very different weights, the same prediction**: for many inputs they could find attention distributions "
+    "far from the learned ones (adversarial ones) that left the model's prediction practically unchanged, and "
+    "randomly permuting the learned weights often changed the prediction little;\n"
+    "- **weak agreement with other measures of importance**: the attention weights agreed only weakly with "
+    "gradient-based measures of how much each input word matters, and with leave-one-out measures (how much the "
+    "output changes when that word is removed).\n\n"
+    "Neither finding is computed on this page. Wiegreffe & Pinter (2019, 'Attention is not not Explanation') "
+    "replied that whether attention is an explanation depends on what one means by explanation, proposed four "
+    "tests of when it can serve as one, and found that adversarial distributions, even where they can be found, "
+    "do poorly on a simple diagnostic: in their reading, Jain & Wallace's results do not show that attention is "
+    "useless for explanation."
+)
+
+
 def vectors_table(tokens, **matrices) -> pa.Table:
     """token, then q, k, v side by side, one row per position (columns token, q1.., k1.., v1..)."""
     columns = {f"{name}{c + 1}": a[:, c] for name, a in matrices.items() for c in range(a.shape[1])}
@@ -50,8 +96,8 @@ def vectors_table(tokens, **matrices) -> pa.Table:
 STATE.load()
 st.title("Pitfalls")
 st.markdown(
-    "Three mistakes that *can* give numbers of the right shape, so that nothing stops the program, and the tests "
-    "that catch them."
+    "Two mistakes in the code that *can* give numbers of the right shape, so that nothing stops the program, and "
+    "the tests that catch them; then a mistake in reading the result."
 )
 STATE.show_warnings()
 
@@ -124,10 +170,11 @@ with kq_col:
     )
     say_if_it_looks_right(compared.kq_looks_right)
 
+picks = ", ".join(f"query {i} key {j}" for i, j in enumerate(HAND_ANSWER))
 st.markdown(
     "**How to catch it.** Two checks every implementation must pass, and the one that actually catches "
     "these bugs: a hand example whose answer you wrote down first. Query *i* looks for feature *i*; key *j* "
-    "carries feature *j*+1 (mod 3); so query 0 must pick key 2, query 1 key 0, query 2 key 1."
+    f"carries feature *j*+1 (mod 3); so each query must pick the key before it (mod 3): {picks}."
 )
 not_run = [f"🛑 caught: Q K does not run ({seq.n}×{seq.d_k} times {seq.n}×{seq.d_k})", "— (did not run)"]
 st.table(  # a table that wraps its text: the verdicts are sentences
@@ -149,9 +196,10 @@ st.caption(
 # ---------------------------------------------------------------- 2. masking after the softmax
 st.header("2 · Masking after the softmax")
 st.markdown(
-    "Zeroing the future's weights *after* the softmax leaves rows that no longer sum to 1: the future's scores "
-    "were already used to normalise the row. The missing mass, the leak, is exactly the weight the future had. "
-    "Here are the numbers for the causal page's sequence:"
+    "Zeroing the future's weights *after* the softmax leaves every row that had weight on the future summing to "
+    "less than 1: the future's scores were already used to normalise the row. The missing mass, the leak, is "
+    "exactly the weight the future had; the last row has no future, so it still sums to 1. Here are the numbers "
+    "for the *Causal masking* page's sequence (the one it starts with, until you edit it there):"
 )
 st.latex(MASK_AFTER_SOFTMAX_LATEX)
 causal_seq = st.session_state.get("causal_seq", None)
@@ -178,13 +226,19 @@ st.page_link(
 
 # ---------------------------------------------------------------- 3. attention is not explanation
 st.header("3 · Attention is not explanation")
+a_seq = st.session_state[SEQUENCE_KEY]
+try:
+    twin = same_pattern_different_output(a_seq.q, a_seq.k, a_seq.v, int(STATE["seed"]))
+except ValueError as err:
+    st.error(f"Cannot build the two inputs: {err}")
+    stop()
 st.markdown(
     "A heatmap shows which positions each position *read* from, and how much. It does not show what that "
-    "information meant, or why it mattered. Input **A** below is the Playground's sequence. Input **B** has "
-    "different queries and keys (A's, turned by a random rotation R: $(QR)(KR)^\\top = QK^\\top$) and "
-    "different values. Same attention pattern, different outputs."
+    "information meant, or why it mattered. Input **A** below is the Playground's sequence. "
+    + input_b_text(twin.rotation)
+    + " Same attention pattern, different outputs."
 )
-st.latex(r"(Q R)(K R)^\top = Q R R^\top K^\top = Q K^\top \quad (R R^\top = I,\ \det R = +1)")
+st.latex(rotation_latex(twin.rotation))
 number_box(
     st.columns([1, 3])[0],
     "seed for input B",
@@ -192,12 +246,6 @@ number_box(
     help="Picks the rotation R and B's values. Input A is the Playground's sequence: edit it there. "
     "(With d_k = 1 the only rotation is R = 1, so R is ±1 there: an orthogonal matrix, which keeps the scores too.)",
 )
-a_seq = st.session_state[SEQUENCE_KEY]
-try:
-    twin = same_pattern_different_output(a_seq.q, a_seq.k, a_seq.v, int(STATE["seed"]))
-except ValueError as err:
-    st.error(f"Cannot build the two inputs: {err}")
-    stop()
 tok = a_seq.tokens
 a_col, b_col = st.columns(2, gap="large")
 for col, name, (q, k, v), weights, output in (
@@ -249,6 +297,7 @@ st.info(
     "the values it moves and what happens to the output, not only at the heatmap.",
     icon=":material/search:",
 )
+st.markdown(PAPER_TEXT)
 
 show_snippet(
     attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=False, scale=True)

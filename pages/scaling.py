@@ -1,5 +1,8 @@
 """Why divide by √d_k: measure the saturation and the vanishing gradient, then watch an unscaled model train badly."""
 
+from dataclasses import replace
+
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -23,10 +26,18 @@ from lessons.scaling import (
     VARIANCE_LATEX,
     ScalingStats,
     check_sweep,
+    query_length_spread,
     sample_counts_within,
     sweep_stats,
 )
-from lessons.training import LOSS_LATEX, STUCK_WEIGHT, ScalingComparison, TrainingConfig, compare_scaling
+from lessons.training import (
+    LOSS_LATEX,
+    STUCK_JACOBIAN_BOUND,
+    STUCK_WEIGHT,
+    ScalingComparison,
+    TrainingConfig,
+    compare_scaling,
+)
 from lessons.training import MAX_D_K as MAX_TRAIN_D_K
 from ui.background import queue_message, queue_notice, run_niced
 from ui.charts import chart, show_snippet
@@ -40,6 +51,7 @@ require_app_entry()
 
 MAX_SHOWN = 6
 TRAIN_D_KS = tuple(d for d in SWEEP_D_KS if d <= MAX_TRAIN_D_K)
+TRAINING = TrainingConfig()  # the task's sizes (context, vocabulary, batch) the page does not let one change
 LR_OPTIONS = (0.1, 0.3, 1.0, 3.0)
 STEPS_MIN, STEPS_MAX, STEPS_STEP = 50, 1000, 50
 # steps x d_k above which a training leaves the server process (ui/background.py): 300 steps at d_k 256 take
@@ -156,11 +168,7 @@ def show_measurements(stats: ScalingStats, shown: list[int]) -> None:
             "With one key, its weight is 1 whatever the score: there is nothing to saturate, and the "
             "softmax Jacobian is exactly 0 (drawn at the bottom of its log axis)."
         )
-    st.markdown(
-        "**One sample at each d_k.** Each row is the same random query and keys cut to d_k dimensions: "
-        "unscaled, the weights pile onto one key as d_k grows (now and then onto two whose scores happen to "
-        "tie); divided by √d_k, they look alike at every d_k."
-    )
+    st.markdown(one_sample_text(stats, shown))
     chart(
         st,
         weights_by_d_k_figure(
@@ -180,7 +188,7 @@ def show_measurements(stats: ScalingStats, shown: list[int]) -> None:
         st.caption(max_weight_caption(stats))
     with right:
         chart(st, variance_figure(stats.d_k, stats.variance), width="stretch", key="scaling_variance")
-        st.caption("The measured variance of q·k sits on the line y = d_k: the spread that dividing by √d_k undoes.")
+        st.caption(variance_caption(stats))
     chart_col, note_col = st.columns([3, 2], gap="large")
     with chart_col:
         chart(
@@ -197,11 +205,7 @@ def show_measurements(stats: ScalingStats, shown: list[int]) -> None:
         )
     with note_col:
         st.latex(JACOBIAN_LATEX)
-        st.caption(
-            "The norm of diag(p) − p pᵀ, which every gradient is multiplied by on its way back through the "
-            "softmax: unscaled it collapses by orders of magnitude in a typical sample (median, solid); the "
-            "mean (dotted) falls less because rare samples where two keys nearly tie still pass gradient."
-        )
+        st.caption(jacobian_caption(stats))
     st.markdown(
         "**All the numbers** (entropy in nats; uniform weights have log n = "
         f"{stats.max_entropy:.2f}, one-hot weights 0)"
@@ -235,47 +239,140 @@ NUMBER_HEADERS = {  # the table's columns, with short headers so that all of the
 }
 
 
+def one_sample_text(stats: ScalingStats, shown: list[int]) -> str:
+    """What the one-sample heatmap shows: each row's largest weight, unscaled and scaled."""
+    rows = [stats.index(d) for d in shown]
+
+    def largest(weights: np.ndarray) -> str:
+        return ", ".join(f"{w:.2f} at d_k = {d}" for d, w in zip(shown, weights[rows].max(axis=1)))
+
+    return (
+        "**One sample at each d_k.** Each row is the same random query and keys cut to d_k dimensions. The "
+        f"largest weight of each row, unscaled: {largest(stats.example_unscaled)}; divided by √d_k: "
+        f"{largest(stats.example_scaled)}."
+    )
+
+
+def variance_caption(stats: ScalingStats) -> str:
+    """How close the measured variance is to the line y = d_k, in the numbers drawn."""
+    ratio = stats.variance / stats.predicted_variance
+    return (
+        f"The measured variance of q·k beside the line y = d_k: measured / d_k is between {ratio.min():.2f} and "
+        f"{ratio.max():.2f} at the {ratio.size} d_k values ({stats.n_samples * stats.n_keys:,} scores each). "
+        "Dividing the scores by √d_k divides their variance by d_k."
+    )
+
+
+def jacobian_caption(stats: ScalingStats) -> str:
+    """What the Jacobian chart shows, in the numbers it was drawn from."""
+    what = "The norm of diag(p) − p pᵀ, which every gradient is multiplied by on its way back through the softmax. "
+    if stats.n_keys == 1:
+        return what + "With one key it is 0 at every d_k, scaled or not (drawn at the bottom of the log axis)."
+    median, mean, scaled = stats.jacobian_median_unscaled, stats.jacobian_norm_unscaled, stats.jacobian_median_scaled
+    first, last = stats.d_k[0], stats.d_k[-1]
+    tie = (
+        ", higher than the median: the rare samples whose two largest scores nearly tie still pass gradient"
+        if mean[-1] > median[-1]
+        else ""
+    )
+    return what + (
+        f"Unscaled, the median over the samples (solid) goes from {median[0]:.2g} at d_k = {first} to "
+        f"{median[-1]:.2g} at d_k = {last}; the mean (dotted) ends at {mean[-1]:.2g}{tie}. Scaled, the median "
+        f"stays between {scaled.min():.2g} and {scaled.max():.2g}."
+    )
+
+
 def max_weight_caption(stats: ScalingStats) -> str:
     """What the max-weight chart shows, in the numbers it was drawn from."""
     unscaled, scaled = stats.max_weight_unscaled, stats.max_weight_scaled
     if stats.n_keys == 1:
         return "With one key the largest weight is 1 at every d_k, scaled or not."
     return (
-        f"The average largest weight over {stats.n_keys} keys. Unscaled it climbs towards 1 (one-hot): "
-        f"{unscaled[0]:.2f} at d_k = 1, {unscaled[stats.index(64)]:.2f} at 64, {unscaled[-1]:.2f} at "
-        f"{stats.d_k[-1]}. Scaled it stays between {scaled.min():.2f} and {scaled.max():.2f} at every d_k: "
-        f"{scaled[0]:.2f} at d_k = 1 (where both are the same), then about "
+        f"The average largest weight over {stats.n_keys} keys (1 would be one-hot, {1 / stats.n_keys:.2f} "
+        f"uniform). Unscaled: {unscaled[0]:.2f} at d_k = 1, {unscaled[stats.index(64)]:.2f} at 64, "
+        f"{unscaled[-1]:.2f} at {stats.d_k[-1]}. Scaled it stays between {scaled.min():.2f} and "
+        f"{scaled.max():.2f} at every d_k: {scaled[0]:.2f} at d_k = 1 (where both are the same), then about "
         f"{stats.settled_max_weight_scaled:.2f} from d_k = 64 on. It is lower at small d_k because there a "
-        "query's length varies a lot from one draw to the next (a short query scores every key alike); by "
-        f"d_k = 64 every query's length has settled near √d_k (uniform weights would be {1 / stats.n_keys:.2f})."
+        "query's length varies a lot from one draw to the next (a short query scores every key alike): its "
+        f"standard deviation is {query_length_spread(1):.2f} √d_k at d_k = 1 and {query_length_spread(64):.2f} "
+        "√d_k at d_k = 64."
+    )
+
+
+def times(ratio: float) -> str:
+    """A ratio of two losses, as a page says it: 1.04, 20, 3,017."""
+    return f"{ratio:.3g}" if ratio < 10 else f"{ratio:,.0f}"
+
+
+def loss_comparison(scaled: float, unscaled: float) -> str:
+    """Which run ends with the lower held-out loss, and by what factor: only what the two numbers say."""
+    if scaled == unscaled:
+        return "The two held-out losses are equal."
+    if min(scaled, unscaled) == 0:
+        lower = "scaled" if scaled == 0 else "unscaled"
+        return f"The {lower} run's held-out loss is exactly 0."
+    if unscaled > scaled:
+        return f"The unscaled run's held-out loss is {times(unscaled / scaled)} times the scaled run's."
+    return f"The unscaled run's held-out loss is the lower: the scaled run's is {times(scaled / unscaled)} times it."
+
+
+def stuck_sentence(c: ScalingComparison) -> str:
+    """The share of each run's held-out examples that are stuck, for each run that has any."""
+    runs = [(name, run.final_stuck) for name, run in (("scaled", c.scaled), ("unscaled", c.unscaled))]
+    stuck = [f"{share:.1%} of the {name} run's" for name, share in runs if share > 0]
+    if not stuck:
+        return (
+            f" No held-out example of either run is stuck (more than {STUCK_WEIGHT:.0%} of its weight on a wrong "
+            "position)."
+        )
+    return (
+        f" {' and '.join(stuck)} held-out examples are stuck: more than {STUCK_WEIGHT:.0%} of their weight on a "
+        f"wrong position, where the softmax's Jacobian has a norm below {STUCK_JACOBIAN_BOUND:.2g}, so the gradient "
+        f"that reaches their scores is less than {STUCK_JACOBIAN_BOUND:.2g} times the gradient on their weights."
     )
 
 
 def verdict(c: ScalingComparison) -> str:
-    s, u = c.scaled, c.unscaled
+    """What the two runs measured at the settings chosen, and nothing the numbers do not say."""
+    s, u, config = c.scaled, c.unscaled, c.config
     numbers = (
-        f"held-out loss **{s.final_loss:.4f}** scaled vs **{u.final_loss:.4f}** unscaled, accuracy "
-        f"**{s.final_accuracy:.0%}** vs **{u.final_accuracy:.0%}**"
+        f"held-out loss **{s.final_loss:.3g}** scaled vs **{u.final_loss:.3g}** unscaled, accuracy "
+        f"**{s.final_accuracy:.1%}** vs **{u.final_accuracy:.1%}**"
     )
-    if c.config.d_k == 1:
+    if config.d_k == 1:
         return f"At d_k = 1, √d_k = 1: the two runs are the same run ({numbers})."
-    if c.unscaled_trains_worse:
-        return (
-            f"At d_k = {c.config.d_k} the unscaled run trains worse: {numbers}. {u.final_stuck:.0%} of its "
-            f"held-out examples are stuck, with more than {STUCK_WEIGHT:.0%} of the weight on a wrong position "
-            f"and a softmax Jacobian too close to 0 to pass back the gradient that would fix them."
+    setting = f"d_k = {config.d_k}, learning rate {config.lr:g}, {config.steps} steps, seed {config.seed}"
+    return f"Measured at {setting}: {numbers}. {loss_comparison(s.final_loss, u.final_loss)}{stuck_sentence(c)}"
+
+
+def grad_norm_caption(c: ScalingComparison) -> str:
+    """What the gradient-norm chart shows, in the numbers it was drawn from."""
+    if c.config.d_k == 1:
+        return "The size of each step's gradient (log scale): at d_k = 1 the two runs are one run, drawn twice."
+    parts = []
+    for name, run in (("Scaled", c.scaled), ("Unscaled", c.unscaled)):
+        g = run.grad_norm
+        low = int(np.argmin(g))
+        zeros = int(np.count_nonzero(g == 0))
+        parts.append(
+            f"{name}: {g[0]:.2g} at step 1, {g[-1]:.2g} at step {g.size}, smallest {g[low]:.2g} at step {low + 1} "
+            f"(that step's batch loss {run.loss[low]:.3g})"
+            + (f"; {zeros} step{'s' * (zeros != 1)} exactly 0, drawn at the bottom" if zeros else "")
+            + "."
         )
-    return (
-        f"Honestly: at this setting the unscaled run does **not** train clearly worse ({numbers}). At small d_k "
-        "the unscaled scores barely saturate; try d_k = 256 or more."
-    )
+    return "The size of each step's gradient (log scale). " + " ".join(parts)
 
 
 def show_training(c: ScalingComparison) -> None:
     st.info(verdict(c))
+    if c.config.d_k > 1:
+        st.caption(
+            "One pair of runs at one setting: other learning rates, step counts and seeds give other numbers, and "
+            "at some settings the unscaled run ends with the lower loss."
+        )
     cols = st.columns(4)
-    cols[0].metric("loss, scaled", f"{c.scaled.final_loss:.4f}")
-    cols[1].metric("loss, unscaled", f"{c.unscaled.final_loss:.4f}")
+    cols[0].metric("loss, scaled", f"{c.scaled.final_loss:.3g}")
+    cols[1].metric("loss, unscaled", f"{c.unscaled.final_loss:.3g}")
     cols[2].metric("accuracy, scaled", f"{c.scaled.final_accuracy:.1%}")
     cols[3].metric("accuracy, unscaled", f"{c.unscaled.final_accuracy:.1%}")
     left, right = st.columns(2, gap="large")
@@ -286,10 +383,7 @@ def show_training(c: ScalingComparison) -> None:
         )
     with right:
         chart(st, grad_norm_figure(c.scaled.grad_norm, c.unscaled.grad_norm), width="stretch", key="scaling_grad_norm")
-        st.caption(
-            "The size of each step's gradient (log scale): scaled, it shrinks as the loss does; unscaled, it "
-            "collapses by many orders of magnitude while the loss is still high (exact zeros at the bottom)."
-        )
+        st.caption(grad_norm_caption(c))
 
 
 STATE.load()
@@ -301,7 +395,7 @@ st.markdown(
     "$\\mathbb{E}[q_i^2]\\,\\mathbb{E}[k_i^2] = 1$, so their sum has variance d_k: the "
     "scores spread out as d_k grows, the softmax turns almost one-hot, and almost no gradient gets back through "
     "it. Dividing by √d_k brings the variance back to 1 at every d_k. Below, the claim is measured on random "
-    "vectors, then shown on a model that learns."
+    "vectors, then tried on a model that learns."
 )
 st.latex(VARIANCE_LATEX)  # the whole width: half of it is too narrow for the derivation at 1400 px
 st.latex(SCALED_LATEX)
@@ -343,13 +437,14 @@ else:
     else:
         st.warning("Pick at least one d_k to compare.")
 
-st.header("2. The consequence: an unscaled model trains badly")
+st.header("2. One layer trained with and without 1/√d_k")
 st.markdown(
-    "A single attention layer learns to **retrieve**. Each example is a query token and a context of 8 distinct "
-    "tokens, one of which is the query token; the answer is that token's value vector, so the layer must put its "
-    "attention on that one position. It learns W_q and W_k (the embeddings and values stay fixed). Both runs "
-    "start from the same weights, whose q and k components have variance 1, see the same batches and take "
-    "plain gradient-descent steps with the same learning rate; the only difference is the 1/√d_k."
+    f"A single attention layer learns to **retrieve**. Each example is a query token and a context of "
+    f"{TRAINING.n_context} distinct tokens (out of {TRAINING.vocab}), one of which is the query token; the answer is "
+    "that token's value vector, so the layer must put its attention on that one position. It learns W_q and W_k "
+    "(the embeddings and values stay fixed). Both runs start from the same weights, which give q and k components "
+    "of expected variance 1, see the same batches and take plain gradient-descent steps with the same learning "
+    "rate; the only difference is the 1/√d_k."
 )
 st.latex(LOSS_LATEX)
 with st.expander("The backward pass, written by hand"):
@@ -378,10 +473,10 @@ steps = steps_col.slider(
     "steps",
     step=STEPS_STEP,
     **STATE.widget("steps"),
-    help="Gradient-descent steps per run, each on a fresh batch of 32 examples.",
+    help=f"Gradient-descent steps per run, each on a fresh batch of {TRAINING.batch} examples.",
 )
 try:
-    comparison = train_with_progress(TrainingConfig(d_k=train_d_k, steps=steps, lr=lr, seed=seed))
+    comparison = train_with_progress(replace(TRAINING, d_k=train_d_k, steps=steps, lr=lr, seed=seed))
 except ValueError as err:
     st.error(f"Cannot train: {err}")
 else:

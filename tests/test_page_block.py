@@ -163,3 +163,80 @@ def test_the_text_follows_d_ff_whether_it_expands_or_not(d_ff, words):
     assert words in prose and "Only the feed-forward hidden layer is wider" not in prose
     shapes = shapes_table(at)
     assert shapes.loc[shapes["step"] == "ffn_hidden", "shape"].item().endswith(f"{d_ff})")
+
+
+# ---------------------------------------------------------------- every sentence true (issue #50)
+
+
+def prose(at) -> str:
+    return " ".join(m.value for m in at.markdown)
+
+
+def test_layer_norm_is_said_with_its_gamma_and_beta_and_the_page_s_are_1_and_0(default_page):
+    text = prose(default_page)
+    assert "then multiplied by a learned γ and shifted by a learned β" in text
+    assert "in this page's untrained blocks γ = 1 and β = 0" in text
+    for params in stack_params(16, 64, 12, 0):  # what the page's blocks really hold
+        for gamma, beta in ((params.ln1_gamma, params.ln1_beta), (params.ln2_gamma, params.ln2_beta)):
+            assert np.all(gamma == 1) and np.all(beta == 0)
+
+
+@pytest.mark.parametrize(
+    "query, d_model, d_ff, n_heads, n_blocks, seed, activation",
+    [
+        ({}, 16, 64, 4, 4, 0, "relu"),
+        # a setting where the pre-norm stream shrinks after some block: "keeps growing" was untrue here
+        ({"d_ff": "16", "blocks": "12", "seed": "3", "act": "gelu"}, 16, 16, 4, 12, 3, "gelu"),
+    ],
+)
+def test_the_residual_stream_sentence_quotes_the_lengths_plotted(
+    query, d_model, d_ff, n_heads, n_blocks, seed, activation
+):
+    at = open_page(PAGE, query)
+    assert not at.exception
+    seq = at.session_state["seq"]
+    x = embed_tokens(seq.tokens, d_model, seed).x
+    blocks = stack_params(d_model, d_ff, n_blocks, seed)
+    post = run_stack(x, blocks, n_heads, activation=activation, norm="post").residual_norms
+    pre = run_stack(x, blocks, n_heads, activation=activation, norm="pre").residual_norms
+    text = next(m.value for m in at.markdown if m.value.startswith("The same blocks (same weights)"))
+    assert f"just under √d_model = {np.sqrt(d_model):.2f}: here {post[1]:.2f} after every block" in text
+    assert np.all(post[1:] < np.sqrt(d_model)) and np.allclose(post[1:], np.sqrt(d_model), rtol=1e-4)
+    grew = int((np.diff(pre) > 0).sum())
+    assert f"goes from {pre[0]:.2f} at the input to {pre[-1]:.2f} after block {n_blocks}" in text
+    assert f"(it grew in {grew} of the {n_blocks} blocks)" in text
+    if query:
+        assert grew < n_blocks  # the case the old "keeps growing" got wrong
+    assert "keeps growing" not in text and "which is why" not in text
+
+
+def test_gpt_2_is_said_to_do_what_its_paper_says_not_why(default_page):
+    text = prose(default_page)
+    assert (
+        "GPT-2 (Radford et al. 2019, 'Language Models are Unsupervised Multitask Learners') moved the layer norm to "
+        "the input of each sub-block and added a layer norm after the final self-attention block" in text
+    )
+    assert "this page's pre-norm stack has no such final layer norm" in text
+    assert "Vaswani et al. 2017, 'Attention Is All You Need'" in text
+    labels = default_page.radio(key="block_norm").options
+    assert labels == ["post-norm (the original Transformer, BERT)", "pre-norm (GPT-2)"]
+    help_text = default_page.selectbox(key="block_activation").help
+    assert "GPT (Radford et al. 2018) and BERT (Devlin et al. 2019)" in help_text
+
+
+def test_a_hidden_layer_as_wide_as_d_model_is_not_said_to_have_another_width():
+    at = open_page(PAGE, {"d_ff": "16"})
+    text = prose(at)
+    assert "Every step keeps d_model columns, even the feed-forward hidden layer (d_ff = 16, here as wide" in text
+    assert "Only the feed-forward hidden layer has another width" not in text
+
+
+@pytest.mark.parametrize("query", [{}, {"blocks": "12", "n_heads": "8", "causal": "1", "inspect": "12"}])
+def test_the_heads_sentence_counts_the_patterns_the_captions_find(query):
+    at = open_page(PAGE, query)
+    assert not at.exception
+    captions = list(table_with_column(at, "caption")["caption"])
+    clean = sum(not c.startswith("no single pattern") for c in captions)
+    text = next(m.value for m in at.markdown if "random weights, as in an untrained model" in m.value)
+    assert f"the captions find a single pattern in {clean} of them" in text
+    assert "rarely" not in text

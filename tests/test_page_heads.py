@@ -176,3 +176,76 @@ def test_preset_labels_are_shown(default_page):
         PRESET_LABELS["random"],
         PRESET_LABELS["previous"],
     ]
+
+
+# ---------------------------------------------------------------- every sentence true of the switches (issue #50)
+
+
+def markdown(at, start: str) -> str:
+    return next(m.value for m in at.markdown if start in m.value)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_uniform_preset_is_said_as_the_mask_makes_it(causal):
+    query = {"presets": "uniform,self,first,previous", "causal": "1" if causal else "0"}
+    at = open_page(PAGE, query)
+    assert not at.exception
+    n = at.session_state["seq"].n
+    w = heatmaps(chart_by_key(at, "heads_grid_fig"))[0]
+    bullets = markdown(at, "**uniform**")
+    if causal:  # row i gets 1/(i + 1) on each of its i + 1 keys, 0 after
+        assert "the causal mask leaves row i its i + 1 keys, so each of them gets 1/(i + 1)" in bullets
+        assert "every weight is 1/n" not in bullets and "every copy of itself at or before it" in bullets
+        expected = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]
+    else:
+        assert "every score 0, so every weight is 1/n" in bullets and "1/(i + 1)" not in bullets
+        assert "every copy of itself equally" in bullets
+        expected = np.full((n, n), 1 / n)
+    np.testing.assert_allclose(w, expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [True, False])
+@pytest.mark.parametrize("causal", [False, True])
+def test_each_head_is_said_to_run_what_the_switches_run(scale, causal):
+    at = open_page(PAGE, {"scale": "1" if scale else "0", "causal": "1" if causal else "0"})
+    assert not at.exception
+    seq = at.session_state["seq"]
+    text = markdown(at, "Each head runs dot-product attention")
+    formula = next(t.value for t in at.latex if r"\mathrm{head}_h =" in t.value)
+    if scale:
+        assert "its scores divided by √d_head = √4" in text and r"\sqrt{d_{head}}" in formula
+    else:
+        assert "its scores **not** divided by √d_head" in text and r"\sqrt" not in formula
+    assert "scaled dot-product" not in text  # untrue with the scaling off, redundant with it on
+    if causal:
+        assert "the causal mask" in text and "+ M" in formula and "log₂(i + 1) bits for row i" in text
+    else:
+        assert "causal" not in text and "+ M" not in formula
+        assert f"log₂ {seq.n} = {np.log2(seq.n):.2f} bits: spread evenly over the {seq.n} keys" in text
+    # and the weights shown are the core's with exactly these switches
+    steps = core_result(seq, presets=("previous", "first", "self", "similar"), causal=causal, scale=scale)
+    np.testing.assert_allclose(heatmaps(chart_by_key(at, "heads_grid_fig"))[0], steps.weights[0], atol=1e-12)
+
+
+def test_the_split_is_said_as_a_reshape_then_a_transpose_with_the_real_shapes():
+    at = open_page(PAGE, {"d_model": "24", "n_heads": "3"})
+    assert not at.exception
+    seq = at.session_state["seq"]
+    n = seq.n
+    text = markdown(at, "No number is changed")
+    assert f"(n, d_model) = ({n}, 24) → (n, h, d_head) = ({n}, 3, 8), then a transpose" in text
+    assert f"→ (h, n, d_head) = (3, {n}, 8)" in text
+    assert "only a reshape" not in text
+    emb = embed_tokens(seq.tokens, 24, 0)
+    hw = head_library_weights(emb, DEFAULT_PRESETS[:3], 0)
+    q = emb.x @ hw.w_q + hw.b_q  # (n, 24)
+    steps = core_result(seq, d_model=24, n_heads=3, presets=DEFAULT_PRESETS[:3])
+    np.testing.assert_array_equal(q.reshape(n, 3, 8).swapaxes(0, 1), steps.q_heads)  # reshape, then transpose
+    assert not np.array_equal(q.reshape(3, n, 8), steps.q_heads)  # a reshape alone would mix positions
+
+
+def test_paper_claims_name_their_paper(default_page):
+    texts = " ".join(m.value for m in default_page.markdown)
+    assert "Vaswani et al. 2017, 'Attention Is All You Need') adds the two" in texts
+    assert "Clark et al. (2019, 'What Does BERT Look At?" in texts
+    assert "GPT adds the two" not in texts

@@ -25,11 +25,13 @@ from figures.scaling import (
 from lessons.scaling import (
     MAX_DRAWS,
     SWEEP_D_KS,
+    query_length_spread,
     random_dot_products,
     scaling_stats,
     softmax_jacobian_norm,
     standard_normal_f32,
 )
+from lessons.training import STUCK_JACOBIAN_BOUND, STUCK_WEIGHT
 
 N_KEYS, N_SAMPLES = 16, 1000
 
@@ -256,3 +258,31 @@ def test_the_settled_scaled_max_weight_is_the_median_from_d_k_64_on():
     assert stats.settled_max_weight_scaled == np.median(stats.max_weight_scaled[2:])
     few = scaling_stats((1, 4), n_keys=8, n_samples=200, seed=1)  # 64 not measured: the last d_k's
     assert few.settled_max_weight_scaled == few.max_weight_scaled[-1]
+
+
+# ---------------------------------------------------------------- the numbers the page's sentences quote
+
+
+@settings(deadline=None, max_examples=200)
+@given(arrays(np.float64, st.integers(2, 12), elements=st.floats(-60, 60)))
+def test_the_jacobian_norm_is_below_twice_the_weight_off_the_largest(s):
+    """‖diag(p) − p pᵀ‖ < 2 (1 − p_max): the bound the scaling page quotes for a stuck example."""
+    p = softmax(s)
+    rest = np.sort(p)[:-1].sum()  # 1 − p_max, summed rather than subtracted
+    assert softmax_jacobian_norm(p) <= 2 * rest * (1 + 1e-12)
+
+
+def test_a_stuck_example_passes_back_less_than_the_quoted_fraction():
+    assert STUCK_JACOBIAN_BOUND == pytest.approx(2 * (1 - STUCK_WEIGHT)) and f"{STUCK_JACOBIAN_BOUND:.2g}" == "0.02"
+    for m in (3, 8, 64):  # the most a stuck row can keep: just over STUCK_WEIGHT, the rest spread over m - 1 keys
+        p = np.full(m, (1 - STUCK_WEIGHT) / (m - 1))
+        p[0] = STUCK_WEIGHT
+        assert softmax_jacobian_norm(p) < STUCK_JACOBIAN_BOUND
+        j = np.diag(p) - np.outer(p, p)
+        assert np.linalg.norm(j, 2) <= softmax_jacobian_norm(p)  # the gradient's factor is at most the norm
+
+
+@pytest.mark.parametrize("d_k", [1, 2, 3, 64, 4096])
+def test_query_length_spread_is_the_chi_distributions(d_k):
+    expected = scipy_stats.chi(d_k).std() / math.sqrt(d_k)
+    assert query_length_spread(d_k) == pytest.approx(expected, rel=1e-9)

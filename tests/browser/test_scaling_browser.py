@@ -21,7 +21,7 @@ def test_default_page_draws_every_chart_and_the_verdict(page, app_url):
     assert_no_exception(page)
     page.locator(CHARTS).nth(N_CHARTS - 1).wait_for()
     expect(page.locator(CHARTS)).to_have_count(N_CHARTS)
-    expect(page.get_by_text("the unscaled run trains worse")).to_be_visible()
+    expect(page.get_by_text("times the scaled run's")).to_be_visible()
     assert query(page)["dk"] == "4,64,1024"
     screenshot(page, "scaling")
 
