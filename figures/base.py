@@ -50,18 +50,24 @@ class LazyFigure(go.Figure):
     def __getattribute__(self, name: str):
         if name in _LAZY_OWN:
             return object.__getattribute__(self, name)
+        if getattr(_THIS_THREAD, "building", None) is self:  # plotly's __init__, reading the figure it builds
+            return go.Figure.__getattribute__(self, name)
         with _BUILDING:  # a figure cached for every session may be touched by two script threads at once
             own = object.__getattribute__(self, "__dict__")
             spec = own.pop("_lazy_spec", None)
             if spec is not None:
-                object.__setattr__(self, "__class__", go.Figure)  # first: plotly's __init__ reads attributes
+                # Built while it is still a LazyFigure, so that another thread's touch waits here for the lock,
+                # and a go.Figure only once whole: switched first, another thread would read it half-built.
+                _THIS_THREAD.building = self
                 try:
                     go.Figure.__init__(self, spec)
                 except BaseException:
-                    object.__setattr__(self, "__class__", LazyFigure)
                     own.clear()
                     own["_lazy_spec"] = spec
                     raise
+                finally:
+                    _THIS_THREAD.building = None
+                object.__setattr__(self, "__class__", go.Figure)
         return getattr(self, name)  # a go.Figure now (by this thread or the one the lock waited for)
 
     @property
@@ -73,6 +79,7 @@ class LazyFigure(go.Figure):
 
 _LAZY_OWN = frozenset({"__class__", "__dict__", "_lazy_spec", "spec"})
 _BUILDING = threading.Lock()
+_THIS_THREAD = threading.local()  # .building: the LazyFigure this thread is building, if any
 
 
 def validated(fig: go.Figure) -> go.Figure:
