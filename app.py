@@ -97,7 +97,7 @@ def _pages() -> dict[str, list[st.Page]]:
     }
 
 
-pg = st.navigation(navigation_pages())
+pg = st.navigation(navigation_pages(), expanded=True)  # every page listed: "Teach a class" is never under "View more"
 presenter_controls()
 share_slot = st.sidebar.empty()  # filled after the page has written its state into the URL
 st.sidebar.caption(
@@ -120,7 +120,9 @@ def after_section(started: float) -> None:
     It cannot redraw the sidebar: the share link there follows the browser's link
     (ui.streamlit_internals.browser.HISTORY_JS)."""
     save_current()
-    class_after_page(pg.url_path)  # class mode: a teacher's change within a section becomes the room's view
+    class_after_page(
+        pg.url_path, whole=False
+    )  # class mode: a teacher's change within a section becomes the room's view
     record_run_time((time.perf_counter() - started) * 1000)
 
 

@@ -70,7 +70,7 @@ def main() -> None:
     os.chdir(ROOT)
     from streamlit.testing.v1 import AppTest
 
-    from ui import classroom_room
+    from ui import classroom_session, classroom_student
     from ui.server_process import RUN_TIMES_MS
     from ui.streamlit_internals.session import run_app_py_on_every_apptest_run
 
@@ -87,7 +87,7 @@ def main() -> None:
     teacher.switch_page("pages/class.py").run()
     teacher.button(key="class_start").click().run()
     code = teacher.session_state["class_room"]
-    store = classroom_room.store()
+    store = classroom_session.store()
 
     read = {}  # the room's state read once per move, as the watcher's shared read (Watcher.room_state)
 
@@ -96,9 +96,9 @@ def main() -> None:
             read[room] = _store.state(room)
         return read[room]
 
-    classroom_room.room_state = shared_state
+    classroom_student.room_state = shared_state
     view: dict[str, str | None] = {"now": None}
-    classroom_room.moved_here = lambda: view.pop("now", None)
+    classroom_student.moved_here = lambda: view.pop("now", None)
 
     alone = app()
     alone.run()

@@ -1,12 +1,13 @@
-"""Room codes: six characters a class can read off a projector and type. No look-alikes: no 0/O, 1/I/L,
-and no U (it reads as V). Pure Python, no database: the app imports it on every page."""
+"""Room codes: six characters a class can read off a projector and type. Of each pair of look-alikes only one
+is used: no O (0), no I or L (1), no U (V), no Z (2), no S (5), no B (8); and no 0 or 1 either. Pure Python, no
+database: the app imports it on every page."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-CODE_ALPHABET = "ABCDEFGHJKMNPQRSTVWXYZ23456789"
+CODE_ALPHABET = "ACDEFGHJKMNPQRTVWXY23456789"  # 27 characters: 27**6, about 387 million codes
 CODE_LENGTH = 6
 
 

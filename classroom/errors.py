@@ -69,5 +69,11 @@ class SchemaTooNew(ClassroomError):
     pass
 
 
+class StoreUnavailable(ClassroomError):
+    """The classroom database cannot be used now (a bad URL, a wrong password, a server down or unreachable).
+    Its message names the database without its password, and the problem; nothing of class mode works until the
+    database answers again, and everything outside class mode goes on."""
+
+
 class TeacherKeyRejected(PermissionError):
     """The teacher key is missing or is not this room's."""

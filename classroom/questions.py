@@ -1,10 +1,12 @@
 """Questions a teacher asks the class, and the answers they accept. Pure functions, no database.
 
 A question is a dict the page builds, with a `kind`:
-- "choice": `options`, the labels a student picks from (2 to 64); an answer is the index of one.
-- "number": `lo` and `hi`; an answer is a number between them (a weight: 0 and 1).
+- "choice": `options`, the labels a student picks from (2 to 64); an answer is the index of one. Its true
+  value is the list of every right option (several on a tie: each is right).
+- "number": `lo` and `hi`; an answer is a number between them (a weight: 0 and 1). Its true value is a
+  number; an answer within the question's `tolerance` of it (0 if not given) is right.
 Both carry a `prompt` (plain text, shown as text). Anything else the page puts in (the puzzle, the
-cell, the query) is kept as it is, for the page and the CSV export.
+cell, the query, the view it was asked on) is kept as it is, for the page and the CSV export.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ def check_question(question: Any) -> dict:
         lo, hi = question.get("lo"), question.get("hi")
         if not (_finite(lo) and _finite(hi) and lo < hi):
             raise InvalidQuestion(f"a number question needs finite bounds lo < hi, got lo={lo!r}, hi={hi!r}")
+        tolerance = question.get("tolerance", 0)
+        if not (_finite(tolerance) and 0 <= tolerance <= hi - lo):
+            raise InvalidQuestion(f"a number question's tolerance must be from 0 to {hi - lo:g}, not {tolerance!r}")
     try:
         encoded = json.dumps(question, allow_nan=False)
     except (TypeError, ValueError) as err:
@@ -63,11 +68,42 @@ def check_answer(question: dict, value: Any) -> int | float:
     return float(value)
 
 
-def answer_label(question: dict, value: int | float | None) -> str:
-    """An answer as a person reads it: the option's label, or the number."""
+def check_truth(question: dict, truth: Any) -> list[int] | float:
+    """The true value as stored: every right option's index (a list, sorted, no repeats; one index is a list of
+    one), or a number within the bounds; InvalidAnswer naming the problem otherwise."""
+    if question["kind"] == "choice":
+        found = truth if isinstance(truth, (list, tuple)) else [truth]
+        if not found:
+            raise InvalidAnswer("a choice question's true value names at least one option")
+        return sorted({check_answer(question, value) for value in found})
+    return check_answer(question, truth)
+
+
+def right_options(question: dict, truth: Any) -> list[int]:
+    """The options a stored true value makes right (a choice question's; none for a number question)."""
+    if truth is None or question["kind"] != "choice":
+        return []
+    return [int(t) for t in (truth if isinstance(truth, list) else [truth])]
+
+
+def is_right(question: dict, truth: Any, value: Any) -> bool | None:
+    """Whether answer `value` is right by the true value `truth`: one of the right options, or a number within the
+    question's tolerance; None when there is nothing to judge (no true value, or no answer)."""
+    if truth is None or value is None:
+        return None
+    if question["kind"] == "choice":
+        return int(value) in right_options(question, truth)
+    return abs(float(value) - float(truth)) <= question.get("tolerance", 0) + 1e-12  # a tolerance's rounding
+
+
+def answer_label(question: dict, value: Any) -> str:
+    """An answer (or a true value) as a person reads it: the option's label, the labels of every right option
+    joined by "or", or the number."""
     if value is None:
         return ""
     if question["kind"] == "choice":
+        if isinstance(value, list):
+            return " or ".join(question["options"][int(v)] for v in value)
         return question["options"][int(value)]
     return f"{value:g}"
 

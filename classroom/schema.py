@@ -32,6 +32,8 @@ from classroom.errors import SchemaTooNew
 CODE_CHARS = 6
 NICKNAME_CHARS = 24
 VIEW_CHARS = 4000
+TOKEN_CHARS = 32
+LEADER_CHARS = 100
 
 # The tables as this version reads them (the steps below create them).
 metadata = MetaData()
@@ -50,6 +52,11 @@ rooms = Table(
     Column("gather", Integer, nullable=False),  # since version 2: bumped to bring every student back
     Column("version", Integer, nullable=False),  # since version 3: bumped by every teacher action
     Column("activity", Integer, nullable=False),  # since version 4: bumped by every join and answer
+    Column("ended_at", Float),  # since version 5: when its teacher closed it (None: open, or it expired)
+    Column("link_token", String(TOKEN_CHARS)),  # since version 5: the student link's token (joins never limited)
+    Column("leader", String(LEADER_CHARS)),  # since version 5: the teacher's tab the class follows (None: any)
+    Column("leader_seen_at", Float),  # since version 5: when that tab's worker last saw it connected
+    Column("removals", Integer, nullable=False),  # since version 5: bumped when the teacher removes a seat
 )
 students = Table(
     "classroom_students",
@@ -59,6 +66,7 @@ students = Table(
     Column("number", Integer, nullable=False),  # 1, 2, ... in the order they joined the room
     Column("nickname", String(NICKNAME_CHARS)),
     Column("joined_at", Float, nullable=False),
+    Column("seen_at", Float),  # since version 5: when a worker last saw the student's browser connected
 )
 questions = Table(
     "classroom_questions",
@@ -154,7 +162,24 @@ def _v4(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE classroom_rooms ADD COLUMN activity INTEGER NOT NULL DEFAULT 0"))
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
+def _v5(conn: Connection) -> None:
+    """What a whole lesson needs: a closed room's end (its answers are kept for a stated time after it), the
+    student link's token (a link's join is never held back by the limit on typed codes), the one tab of the
+    teacher's that the class follows, a seat's last sign of life (who is here now, not only who ever joined),
+    and a count of seats the teacher removed (a removed student's screen learns it)."""
+    for column in (
+        "ended_at FLOAT",
+        f"link_token VARCHAR({TOKEN_CHARS})",
+        f"leader VARCHAR({LEADER_CHARS})",
+        "leader_seen_at FLOAT",
+        "removals INTEGER NOT NULL DEFAULT 0",
+    ):
+        conn.execute(text(f"ALTER TABLE classroom_rooms ADD COLUMN {column}"))
+    conn.execute(text("ALTER TABLE classroom_students ADD COLUMN seen_at FLOAT"))
+    conn.execute(text("UPDATE classroom_students SET seen_at = joined_at"))
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5}
 SCHEMA_VERSION = max(MIGRATIONS)
 _LOCK_ID = 7_307_033  # PostgreSQL advisory lock held while a worker migrates
 

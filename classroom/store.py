@@ -14,10 +14,16 @@ with PostgreSQL) serves any call, and a restarted server finds every room. The r
   wrong or missing key raises PermissionError;
 - a student is a random id handed out by `join`; an answer counts only with the id of a student of that
   room, once per student and question (the last one counts), until the teacher reveals;
-- a closed or expired room accepts nobody; wrong join codes are counted per client in the database and
-  refused past a limit, whichever worker sees them;
+- a closed or expired room accepts nobody; its teacher still reads and downloads its answers for
+  Limits.keep_days, after which the room and everything in it is deleted (or at once, by its teacher);
+- wrong join codes are counted per browser and per address in the database and refused past a limit,
+  whichever worker sees them; the student link carries a token that joins without that limit;
+- while a question is open, the room's view stays the one it was asked on (`lead` leaves it);
 - nicknames and questions are length-limited and kept as the text typed (the UI shows them as text);
-- limits on students per room, open rooms and questions per room, each with its own error.
+- limits on students here now and seats ever made per room, open rooms and questions per room, each with its
+  own error.
+A database that cannot be used (a bad URL, a wrong password, a server down) raises errors.StoreUnavailable,
+whose message names it without its password.
 """
 
 from __future__ import annotations
@@ -37,12 +43,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, func, select, text
+from sqlalchemy import Connection, Engine, create_engine, event, exc, func, make_url, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 
 from classroom import errors
 from classroom.codes import CODE_ALPHABET, CODE_LENGTH, normalise_code
-from classroom.questions import answer_label, check_answer, check_question
+from classroom.questions import answer_label, check_answer, check_question, check_truth, is_right
 from classroom.schema import (
     NICKNAME_CHARS,
     VIEW_CHARS,
@@ -63,12 +69,17 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 class Limits:
     """What one room and one server allow; the defaults are a school's, tests pass smaller ones."""
 
-    students_per_room: int = 300
+    students_per_room: int = 300  # students here now (seen within here_s): what a room serves at once
+    seats_per_room: int = 2000  # seats ever handed out (a browser that clears its cookies gets a new one)
     open_rooms: int = 200
     questions_per_room: int = 200
     room_hours: float = 12.0
-    wrong_joins: int = 10  # wrong codes one client may type ...
-    wrong_join_window_s: float = 600.0  # ... within this many seconds
+    keep_days: float = 7.0  # a room's answers are kept this long after it ended (closed or expired), then deleted
+    here_s: float = 60.0  # a seat seen within this many seconds is a student here now
+    leader_stale_s: float = 30.0  # a leading tab whose worker has not seen it this long has gone
+    wrong_joins: int = 10  # wrong codes one browser may type ...
+    wrong_joins_per_address: int = 100  # ... and one address (a class behind one NAT shares it) ...
+    wrong_join_window_s: float = 600.0  # ... within this many seconds; a student link's join is never held back
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,7 @@ class Room:
     code: str
     teacher_key: str
     expires_at: float
+    link_token: str = ""  # the student link's token (room_link)
 
 
 @dataclass(frozen=True)
@@ -84,7 +96,7 @@ class Question:
     number: int  # 1, 2, ... in the room
     body: dict
     revealed: bool
-    truth: Any  # None until revealed (or revealed without a true value)
+    truth: Any  # None until revealed (or revealed without a true value); a choice question's: a list of options
 
 
 @dataclass(frozen=True)
@@ -96,10 +108,20 @@ class RoomState:
     paused: bool
     gather: int
     question: Question | None
-    joined: int
+    seats: int  # seats ever handed out
     expires_at: float
-    version: int  # bumped by every teacher action (Store.versions)
+    version: int  # bumped by every teacher action (Store.heads)
     activity: int = 0  # bumped by every join and answer (Store.heads)
+    here: int = 0  # seats seen within Limits.here_s
+    leader: str | None = None  # the teacher's tab the class follows (None: whichever leads first)
+    leader_seen_at: float | None = None
+    removals: int = 0  # bumped when the teacher removes a seat
+    link_token: str = ""
+
+    @property
+    def asking(self) -> bool:
+        """Whether a question is open: asked and not revealed yet."""
+        return self.question is not None and not self.question.revealed
 
 
 @dataclass(frozen=True)
@@ -114,10 +136,36 @@ class Head:
 @dataclass(frozen=True)
 class Results:
     question: Question
-    joined: int
+    seats: int  # seats ever handed out
+    here: int  # seats here now
     answered: int
     values: list  # one per student who answered, in the order they joined
     names: list | None  # their nicknames (None: anonymous), only when the teacher asks for them
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One seat of a room, as its teacher's list shows it (seats, not people: a browser that cleared its cookies
+    joined again as another seat)."""
+
+    number: int
+    nickname: str | None
+    joined_at: float
+    seen_at: float
+    here: bool
+    answers: int
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A room as its teacher sees it after it ended: closed or expired, its answers kept until `kept_until`."""
+
+    code: str
+    ended_at: float
+    closed: bool  # False: it expired
+    kept_until: float
+    questions: int
+    seats: int
 
 
 def default_url() -> str:
@@ -133,18 +181,71 @@ def default_url() -> str:
 
 
 def open_store(url: str | None = None, limits: Limits | None = None, clock: Callable[[], float] = time.time):
-    """The store at `url` (None: `default_url()`), its schema created or upgraded to this version."""
-    engine = make_engine(url or default_url())
-    migrate(engine)
+    """The store at `url` (None: `default_url()`), its schema created or upgraded to this version;
+    errors.StoreUnavailable naming the problem if the database cannot be used."""
+    try:
+        url = url or default_url()
+    except OSError as err:
+        raise errors.StoreUnavailable(f"the classroom's data folder cannot be made ({DATA_DIR_ENV}): {err}") from None
+    engine = make_engine(url)
+    try:
+        migrate(engine)
+    except DATABASE_DOWN as err:
+        engine.dispose()
+        raise unavailable(err, engine.url) from None
     return Store(engine, limits or Limits(), clock)
+
+
+def check_database(url: str | None = None) -> str:
+    """Open the store at `url` (None: the configured one) once, as the app will: the database it names, without
+    its password; errors.StoreUnavailable naming the problem otherwise (deploy/serve.py checks before serving)."""
+    store = open_store(url)
+    try:
+        with store._read() as conn:
+            conn.execute(select(func.count()).select_from(rooms)).scalar_one()
+        return safe_url(store.engine.url)
+    finally:
+        store.engine.dispose()
+
+
+# What a database that is down, unreachable, misnamed or refusing us raises (SQLAlchemy wraps the driver's error);
+# never a rule of ours, nor a bug (an IntegrityError, a programming error) that must not read as an outage.
+DATABASE_DOWN = (exc.OperationalError, exc.InterfaceError, exc.DisconnectionError, exc.TimeoutError)
+
+
+def safe_url(url) -> str:
+    """A database URL as it may be shown and logged: never its password."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def unavailable(err: BaseException, url) -> errors.StoreUnavailable:
+    """The outage `err` of the database at `url` as a message a teacher can act on: the database (no password)
+    and the driver's own first line (a refused connection, an unknown host, a failed password)."""
+    cause = getattr(err, "orig", None) or err
+    first = (str(cause).strip().splitlines() or [type(cause).__name__])[0][:200]
+    return errors.StoreUnavailable(f"the classroom database {safe_url(url)} cannot be used: {first}")
 
 
 def make_engine(url: str) -> Engine:
     """An engine for `url`. SQLite: WAL (readers never wait for the writer), a 10 s busy timeout, foreign
     keys on, and writes that take the write lock when they begin (BEGIN IMMEDIATE: a write that started as
     a read could otherwise fail at once instead of waiting). PostgreSQL: connections checked before use,
-    since a database restart must not cost a class its next click."""
-    if url.startswith("sqlite"):
+    since a database restart must not cost a class its next click, and a connection given up after
+    CONNECT_TIMEOUT_S (an unreachable host would otherwise hold a page run for minutes).
+    errors.StoreUnavailable if `url` is not a database URL this app can use (the URL itself is not repeated:
+    it may hold a password)."""
+    try:
+        parsed = make_url(url)
+        if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+            raise errors.StoreUnavailable(
+                f"the classroom database must be SQLite or PostgreSQL (postgresql+psycopg://...), "
+                f"not {parsed.get_backend_name()!r}: check {URL_ENV}"
+            )
+    except exc.ArgumentError:
+        raise errors.StoreUnavailable(
+            f"{URL_ENV} is not a database URL: it should read postgresql+psycopg://USER:PASSWORD@HOST:PORT/DATABASE"
+        ) from None
+    if parsed.get_backend_name() == "sqlite":
         engine = create_engine(url, connect_args={"timeout": 10})
 
         @event.listens_for(engine, "connect")
@@ -163,7 +264,15 @@ def make_engine(url: str) -> Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    try:
+        return create_engine(
+            url, pool_pre_ping=True, pool_size=5, max_overflow=5, connect_args={"connect_timeout": CONNECT_TIMEOUT_S}
+        )
+    except (exc.NoSuchModuleError, ImportError) as err:
+        raise errors.StoreUnavailable(f"the classroom database {safe_url(parsed)} needs a driver: {err}") from None
+
+
+CONNECT_TIMEOUT_S = 5
 
 
 def hash_key(key: str) -> str:
@@ -195,7 +304,7 @@ class Store:
             raise errors.RoomNotFound(f"there is no room with the code {normalise_code(code)[:12]!r}")
         return row
 
-    def _open(self, room) -> None:
+    def _check_open(self, room) -> None:
         if room["closed"]:
             raise errors.RoomClosed(f"room {room['code']} has been closed by its teacher")
         if room["expires_at"] <= self.clock():
@@ -206,13 +315,15 @@ class Store:
         if not isinstance(teacher_key, str) or not hmac.compare_digest(hash_key(teacher_key), room["teacher_hash"]):
             raise errors.TeacherKeyRejected(f"that is not the teacher key of room {room['code']}")
         if open_:
-            self._open(room)
+            self._check_open(room)
         return room
 
     # ------------------------------------------------------------ rooms
     def create_room(self) -> Room:
-        """A new room with a fresh join code and teacher key; TooManyRooms past the server's limit."""
+        """A new room with a fresh join code, teacher key and student link token; TooManyRooms past the
+        server's limit. Rooms whose keeping time has passed are deleted first."""
         now = self.clock()
+        self.purge()
         with self._write() as conn:
             if conn.dialect.name == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(7307034)"))  # one room count at a time
@@ -227,9 +338,9 @@ class Store:
                 code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
                 if conn.execute(select(rooms.c.code).where(rooms.c.code == code)).first() is None:
                     break
-            else:  # 30**6 codes: twenty collisions in a row means something else is wrong
+            else:  # 27**6 codes: twenty collisions in a row means something else is wrong
                 raise RuntimeError("could not find an unused room code")
-            key = secrets.token_urlsafe(24)
+            key, token = secrets.token_urlsafe(24), secrets.token_urlsafe(12)
             expires = now + self.limits.room_hours * 3600
             conn.execute(
                 rooms.insert().values(
@@ -244,59 +355,144 @@ class Store:
                     gather=0,
                     version=0,
                     activity=0,
+                    link_token=token,
+                    removals=0,
                 )
             )
-        return Room(code, key, expires)
+        return Room(code, key, expires, token)
 
     def check_teacher(self, code: str, teacher_key: str) -> None:
-        """Nothing if `teacher_key` is the key of the open room `code`; else why not."""
+        """Nothing if `teacher_key` is the key of the open room `code`; else why not (a closed or expired room:
+        RoomClosed or RoomExpired, whose results `ended` still gives its teacher)."""
         with self._read() as conn:
             self._teacher(conn, code, teacher_key)
 
     def close(self, code: str, teacher_key: str) -> None:
-        """Close the room: nobody can join or answer any more; its answers stay for the export."""
+        """Close the room: nobody can join or answer any more; its answers stay for its teacher (`ended`,
+        `export_csv`) for Limits.keep_days, then they are deleted."""
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key, open_=False)
-            conn.execute(_bumped(room).values(closed=True))
+            if not room["closed"]:
+                conn.execute(_bumped(room).values(closed=True, ended_at=self.clock()))
+
+    def ended(self, code: str, teacher_key: str) -> Ended:
+        """What is left of a closed or expired room for its teacher: when it ended and until when its answers are
+        kept. RoomNotFound once they were deleted; RoomClosed-like errors never (the room has ended)."""
+        with self._read() as conn:
+            room = self._teacher(conn, code, teacher_key, open_=False)
+            ended_at = self._ended_at(room)
+            if ended_at is None:
+                raise errors.ClassroomError(f"room {room['code']} is still open")
+            asked = conn.execute(
+                select(func.count()).select_from(questions).where(questions.c.room_code == room["code"])
+            ).scalar_one()
+            return Ended(
+                room["code"],
+                ended_at,
+                bool(room["closed"]),
+                ended_at + self.limits.keep_days * 86400,
+                int(asked),
+                _count_students(conn, room["code"]),
+            )
+
+    def _ended_at(self, room) -> float | None:
+        if room["closed"]:
+            return room["ended_at"] if room["ended_at"] is not None else room["expires_at"]
+        return room["expires_at"] if room["expires_at"] <= self.clock() else None
+
+    def delete_room(self, code: str, teacher_key: str) -> None:
+        """Delete the room and everything in it (its seats, questions and answers) now, open or ended."""
+        with self._write() as conn:
+            room = self._teacher(conn, code, teacher_key, open_=False)
+            _delete_rooms(conn, [room["code"]])
+
+    def purge(self) -> int:
+        """Delete every room that ended more than Limits.keep_days ago, with everything in it; how many."""
+        cutoff = self.clock() - self.limits.keep_days * 86400
+        ended = func.coalesce(rooms.c.ended_at, rooms.c.expires_at)
+        old = select(rooms.c.code).where((rooms.c.expires_at <= cutoff) | (rooms.c.closed & (ended <= cutoff)))
+        with self._read() as conn:
+            found = conn.execute(old).scalars().all()
+        if found:
+            with self._write() as conn:
+                found = conn.execute(old).scalars().all()  # again, in the write: another worker may have been first
+                _delete_rooms(conn, found)
+        return len(found)
+
+    # ------------------------------------------------------------ the teacher's leading tab
+    def take_lead(self, code: str, teacher_key: str, tab: str) -> None:
+        """Make `tab` (a teacher's browser tab, named by its worker and session) the one the class follows."""
+        with self._write() as conn:
+            room = self._teacher(conn, code, teacher_key)
+            if room["leader"] != tab:
+                conn.execute(_bumped(room).values(leader=str(tab)[:100], leader_seen_at=self.clock()))
+
+    def seen(self, sids=(), leaders=()) -> None:
+        """The students `sids` and the leading tabs `leaders` are connected now (a worker's watcher says so every
+        few seconds for the sessions it holds): who is here now, and whether the leading tab has gone."""
+        sids, leaders = sorted(set(sids)), sorted(set(leaders))
+        if not sids and not leaders:
+            return
+        now = self.clock()
+        with self._write() as conn:
+            if sids:
+                conn.execute(students.update().where(students.c.id.in_(sids)).values(seen_at=now))
+            if leaders:
+                conn.execute(rooms.update().where(rooms.c.leader.in_(leaders)).values(leader_seen_at=now))
 
     # ------------------------------------------------------------ students
-    def join(self, code: str, nickname: str | None = None, client: str = "") -> str:
-        """A new student id in the room `code`. `client` names who is typing (an address) for the rate
-        limit on wrong codes. Refused: unknown, closed, expired or full rooms, too many wrong codes,
-        a nickname too long or with control characters."""
+    def join(
+        self, code: str, nickname: str | None = None, client: str = "", browser: str = "", token: str | None = None
+    ) -> str:
+        """A new student id in the room `code`. `token`, the student link's, joins without the limit on wrong
+        codes; a typed code counts against it: `browser` (the session typing) and `client` (its address) each
+        have their number of wrong codes per window. Refused: unknown, closed, expired or full rooms, too many
+        wrong codes, a nickname too long or with control characters."""
         nickname = check_nickname(nickname)
-        client = str(client)[:64]
+        client, browser = "a:" + str(client)[:60], "b:" + str(browser)[:60]
         now = self.clock()
         with self._write() as conn:
             window = now - self.limits.wrong_join_window_s
-            wrong = conn.execute(
-                select(func.count())
-                .select_from(join_failures)
-                .where(join_failures.c.client == client, join_failures.c.at > window)
-            ).scalar_one()
-            if wrong >= self.limits.wrong_joins:
-                raise errors.JoinRateLimited(
-                    f"{wrong} wrong room codes in the last {self.limits.wrong_join_window_s / 60:g} minutes: "
-                    "wait a few minutes, then check the code on the teacher's screen"
-                )
+            room = conn.execute(select(rooms).where(rooms.c.code == normalise_code(code))).mappings().first()
+            linked = (
+                room is not None
+                and isinstance(token, str)
+                and room["link_token"] is not None
+                and hmac.compare_digest(token.encode(), str(room["link_token"]).encode())
+            )
+            if not linked:
+                self._check_guesses(conn, client, browser, window)
             try:
                 room = self._room(conn, code, lock=True)
             except errors.RoomNotFound as err:
                 conn.execute(join_failures.delete().where(join_failures.c.at <= window))
-                conn.execute(join_failures.insert().values(client=client, at=now))
+                conn.execute(join_failures.insert().values([{"client": c, "at": now} for c in (client, browser)]))
                 refused = err  # raised after the commit: the wrong code must be remembered
             else:
                 refused = None
-                self._open(room)
-                joined = _count_students(conn, room["code"])
-                if joined >= self.limits.students_per_room:
+                self._check_open(room)
+                seats = _count_students(conn, room["code"])
+                here = _count_here(conn, room["code"], now - self.limits.here_s)
+                if here >= self.limits.students_per_room:
                     raise errors.RoomFull(
-                        f"room {room['code']} is full: {joined} students, the limit is {self.limits.students_per_room}"
+                        f"room {room['code']} is full: {here} students are in it, the limit is "
+                        f"{self.limits.students_per_room}"
+                    )
+                if seats >= self.limits.seats_per_room:
+                    raise errors.RoomFull(
+                        f"room {room['code']} has handed out {seats} seats, its limit: ask the teacher to start a "
+                        "new room"
                     )
                 sid = secrets.token_urlsafe(24)
+                number = (
+                    conn.execute(
+                        select(func.max(students.c.number)).where(students.c.room_code == room["code"])
+                    ).scalar()
+                    or 0
+                ) + 1
                 conn.execute(
                     students.insert().values(
-                        id=sid, room_code=room["code"], number=joined + 1, nickname=nickname, joined_at=now
+                        id=sid, room_code=room["code"], number=number, nickname=nickname, joined_at=now, seen_at=now
                     )
                 )
                 conn.execute(_active(room))
@@ -304,13 +500,40 @@ class Store:
             raise refused
         return sid
 
+    def _check_guesses(self, conn: Connection, client: str, browser: str, window: float) -> None:
+        for who, limit, whose in (
+            (browser, self.limits.wrong_joins, "from this browser"),
+            (client, self.limits.wrong_joins_per_address, "from this network address"),
+        ):
+            wrong = conn.execute(
+                select(func.count())
+                .select_from(join_failures)
+                .where(join_failures.c.client == who, join_failures.c.at > window)
+            ).scalar_one()
+            if wrong >= limit:
+                raise errors.JoinRateLimited(
+                    f"{wrong} wrong room codes {whose} in the last {self.limits.wrong_join_window_s / 60:g} "
+                    "minutes: wait a few minutes, or open the student link (or scan the QR code), which always works"
+                )
+
     def student(self, code: str, sid: str) -> str | None:
         """The nickname of student `sid` of the open room `code` (None: anonymous); UnknownStudent if the
         room has no such student (a reloading student checks it is still in)."""
         with self._read() as conn:
             room = self._room(conn, code)
-            self._open(room)
+            self._check_open(room)
             return self._student(conn, room["code"], sid)["nickname"]
+
+    def rename(self, code: str, sid: str, nickname: str | None) -> str | None:
+        """Student `sid` takes `nickname` (None or blanks: anonymous again); the nickname as stored."""
+        nickname = check_nickname(nickname)
+        with self._write() as conn:
+            room = self._room(conn, code)
+            self._check_open(room)
+            self._student(conn, room["code"], sid)
+            conn.execute(students.update().where(students.c.id == sid).values(nickname=nickname))
+            conn.execute(_active(room))
+        return nickname
 
     def _student(self, conn: Connection, code: str, sid: Any):
         row = None
@@ -324,16 +547,70 @@ class Store:
             raise errors.UnknownStudent(f"this device is not a student of room {code}: join it again")
         return row
 
+    def seats(self, code: str, teacher_key: str) -> list[Seat]:
+        """Every seat of the room, in the order they joined: its number, nickname, whether it is here now and
+        how many questions it answered (for the teacher: seats, not people)."""
+        with self._read() as conn:
+            room = self._teacher(conn, code, teacher_key, open_=False)
+            here_since = self.clock() - self.limits.here_s
+            counted = select(answers.c.student_id, func.count().label("n")).group_by(answers.c.student_id).subquery()
+            rows = conn.execute(
+                select(students, counted.c.n)
+                .outerjoin(counted, counted.c.student_id == students.c.id)
+                .where(students.c.room_code == room["code"])
+                .order_by(students.c.number)
+            ).mappings()
+            return [
+                Seat(
+                    int(r["number"]),
+                    r["nickname"],
+                    float(r["joined_at"]),
+                    float(r["seen_at"] or r["joined_at"]),
+                    (r["seen_at"] or r["joined_at"]) > here_since,
+                    int(r["n"] or 0),
+                )
+                for r in rows
+            ]
+
+    def remove_seat(self, code: str, teacher_key: str, number: int) -> None:
+        """Remove seat `number` and its answers (a browser that joined twice, a student who left); its browser, if
+        still there, is told and may join again."""
+        with self._write() as conn:
+            room = self._teacher(conn, code, teacher_key, open_=False)
+            sid = conn.execute(
+                select(students.c.id).where(students.c.room_code == room["code"], students.c.number == number)
+            ).scalar()
+            if sid is None:
+                raise errors.UnknownStudent(f"room {room['code']} has no seat {number!r}")
+            conn.execute(answers.delete().where(answers.c.student_id == sid))
+            conn.execute(students.delete().where(students.c.id == sid))
+            conn.execute(_bumped(room).values(removals=rooms.c.removals + 1, activity=rooms.c.activity + 1))
+
     # ------------------------------------------------------------ following the teacher
-    def lead(self, code: str, teacher_key: str, view: str) -> int:
+    def lead(self, code: str, teacher_key: str, view: str, tab: str | None = None) -> int | None:
         """Make `view` (a relative link such as "/causal?causal=1") the room's current view; returns the room's
-        version after it."""
+        version after it. None, and the view stays, when another of the teacher's tabs leads (`tab`: this one; a
+        room nobody leads yet takes it) or while a question is open (its students stay on the view it was asked
+        on until the reveal)."""
         view = check_view(view)
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key)
-            if room["view"] == view:
+            if tab is not None and room["leader"] not in (None, tab):
+                return None
+            if room["question_id"] is not None:
+                revealed = conn.execute(
+                    select(questions.c.revealed).where(questions.c.id == room["question_id"])
+                ).scalar()
+                if revealed is False:
+                    return None
+            changes = {}
+            if room["view"] != view:
+                changes["view"] = view
+            if tab is not None and room["leader"] is None:
+                changes |= {"leader": str(tab)[:100], "leader_seen_at": self.clock()}
+            if not changes:
                 return int(room["version"])
-            conn.execute(_bumped(room).values(view=view))
+            conn.execute(_bumped(room).values(**changes))
             return int(room["version"]) + 1
 
     def current_view(self, code: str) -> str | None:
@@ -357,7 +634,7 @@ class Store:
         """Everything a screen in the room draws, in one read; the room's error if it is closed or expired."""
         with self._read() as conn:
             room = self._room(conn, code)
-            self._open(room)
+            self._check_open(room)
             question = None
             if room["question_id"] is not None:
                 question = _question(conn, room["code"], room["question_id"])
@@ -371,21 +648,12 @@ class Store:
                 room["expires_at"],
                 int(room["version"]),
                 int(room["activity"]),
+                _count_here(conn, room["code"], self.clock() - self.limits.here_s),
+                room["leader"],
+                room["leader_seen_at"],
+                int(room["removals"]),
+                room["link_token"] or "",
             )
-
-    def versions(self, codes) -> dict[str, int]:
-        """The version of each open room among `codes`, in one query: a worker compares them with the ones
-        its screens last drew to learn which rooms changed. A closed, expired or unknown room is left out."""
-        codes = sorted({normalise_code(c) for c in codes})
-        if not codes:
-            return {}
-        with self._read() as conn:
-            rows = conn.execute(
-                select(rooms.c.code, rooms.c.version).where(
-                    rooms.c.code.in_(codes), ~rooms.c.closed, rooms.c.expires_at > self.clock()
-                )
-            ).all()
-        return {r.code: int(r.version) for r in rows}
 
     def heads(self, codes) -> dict[str, Head]:
         """The version, activity and view of each open room among `codes`, in one query (what a worker's
@@ -401,12 +669,29 @@ class Store:
             ).all()
         return {r.code: Head(int(r.version), int(r.activity), r.view) for r in rows}
 
+    def here(self, codes) -> dict[str, int]:
+        """How many students are here now in each of the open rooms `codes` (one query)."""
+        codes = sorted({normalise_code(c) for c in codes})
+        if not codes:
+            return {}
+        since = self.clock() - self.limits.here_s
+        with self._read() as conn:
+            rows = conn.execute(
+                select(students.c.room_code, func.count())
+                .where(students.c.room_code.in_(codes), func.coalesce(students.c.seen_at, students.c.joined_at) > since)
+                .group_by(students.c.room_code)
+            ).all()
+        found = {code: int(n) for code, n in rows}
+        return {code: found.get(code, 0) for code in codes}
+
     # ------------------------------------------------------------ questions
     def ask(self, code: str, teacher_key: str, question: dict, truth: Any = None) -> int:
-        """Pose `question` to the room (it becomes the question asked now); returns its id. `truth`, the
-        true answer if the page knows it, is kept out of every student's sight until the reveal."""
+        """Pose `question` to the room (it becomes the question asked now, and every student follows the teacher
+        again: it is asked about the teacher's view); returns its id. `truth`, the true answer if the page knows it
+        (a choice question's: one option or the list of every right one), is kept out of every student's sight
+        until the reveal."""
         body = check_question(question)
-        hidden = None if truth is None else json.dumps(check_answer(body, truth))
+        hidden = None if truth is None else json.dumps(check_truth(body, truth))
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key, lock=True)
             asked = conn.execute(
@@ -428,16 +713,19 @@ class Store:
                 )
                 .returning(questions.c.id)
             ).scalar_one()
-            conn.execute(_bumped(room).values(question_id=qid))
+            changes = {"question_id": qid, "gather": rooms.c.gather + 1}
+            if isinstance(body.get("view"), str):
+                changes["view"] = check_view(body["view"])  # the students see what the question is about
+            conn.execute(_bumped(room).values(**changes))
             return int(qid)
 
     def reveal(self, code: str, teacher_key: str, qid: int, truth: Any = None) -> None:
-        """End the answers to question `qid` and show its true value: `truth` (checked like an answer), or
-        else the one given when it was asked (None: the question has none)."""
+        """End the answers to question `qid` and show its true value: `truth` (checked like the one given when it
+        was asked), or else the one given when it was asked (None: the question has none)."""
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key)
             question = _question(conn, room["code"], qid, teacher=True)
-            stored = question.truth if truth is None else check_answer(question.body, truth)
+            stored = question.truth if truth is None else check_truth(question.body, truth)
             conn.execute(
                 questions.update()
                 .where(questions.c.id == question.id)
@@ -456,7 +744,7 @@ class Store:
         the reveal. Refused: another room's student or question, a question no longer asked, a bad value."""
         with self._write() as conn:
             room = self._room(conn, code)
-            self._open(room)
+            self._check_open(room)
             student = self._student(conn, room["code"], sid)
             question = _question(conn, room["code"], qid)
             if question.revealed or room["question_id"] != question.id:
@@ -486,7 +774,7 @@ class Store:
             return None if found is None else json.loads(found)
 
     def results(self, code: str, teacher_key: str, qid: int, names: bool = False) -> Results:
-        """Joined, answered and the answers to `qid`; the nicknames too only when `names` is asked for."""
+        """Seats, here now, answered and the answers to `qid`; the nicknames too only when `names` is asked for."""
         with self._read() as conn:
             room = self._teacher(conn, code, teacher_key, open_=False)
             question = _question(conn, room["code"], qid, teacher=True)
@@ -499,6 +787,7 @@ class Store:
             return Results(
                 question,
                 _count_students(conn, room["code"]),
+                _count_here(conn, room["code"], self.clock() - self.limits.here_s),
                 len(rows),
                 [json.loads(r.value) for r in rows],
                 [r.nickname for r in rows] if names else None,
@@ -515,7 +804,9 @@ class Store:
     def export_csv(self, code: str, teacher_key: str) -> str:
         """Every question of the room and every answer, one row per answer (a question nobody answered:
         one row without a student), in the order the students joined: 'student 1', 'student 2' ...,
-        with their nickname beside it; a cell a spreadsheet would run as a formula starts with an apostrophe."""
+        with their nickname beside it, and whether it was right once revealed. Times in UTC (the column says
+        so); a byte-order mark first, so that spreadsheet programs read the file as UTF-8; a cell a spreadsheet
+        would run as a formula starts with an apostrophe."""
         with self._read() as conn:
             room = self._teacher(conn, code, teacher_key, open_=False)
             roster = conn.execute(
@@ -526,14 +817,17 @@ class Store:
             number = {r.id: r.number for r in roster}
             nick = {r.id: r.nickname or "" for r in roster}
             out = io.StringIO()
+            out.write("\ufeff")
             writer = csv.writer(out)
-            writer.writerow(["room", "question", "prompt", "kind", "truth", "student", "nickname", "answer", "at"])
+            writer.writerow(
+                ["room", "question", "prompt", "kind", "truth", "student", "nickname", "answer", "right", CSV_TIME]
+            )
             for qid in conn.execute(
                 select(questions.c.id).where(questions.c.room_code == room["code"]).order_by(questions.c.number)
             ).scalars():
-                q = _question(conn, room["code"], qid)
-                truth = answer_label(q.body, q.truth) if q.revealed else ""
-                head = [room["code"], q.number, q.body["prompt"], q.body["kind"], truth]
+                q = _question(conn, room["code"], qid, teacher=True)
+                truth = q.truth if q.revealed else None
+                head = [room["code"], q.number, q.body["prompt"], q.body["kind"], answer_label(q.body, truth)]
                 rows = conn.execute(
                     select(answers)
                     .join(students, students.c.id == answers.c.student_id)
@@ -543,15 +837,19 @@ class Store:
                 wrote = False
                 for a in rows:
                     value = json.loads(a["value"])
-                    when = datetime.fromtimestamp(a["answered_at"], UTC).isoformat(timespec="seconds")
+                    when = datetime.fromtimestamp(a["answered_at"], UTC).strftime("%Y-%m-%d %H:%M:%S")
                     sid = a["student_id"]
+                    right = {True: "yes", False: "no", None: ""}[is_right(q.body, truth, value)]
                     writer.writerow(
-                        _cells(head + [f"student {number[sid]}", nick[sid], answer_label(q.body, value), when])
+                        _cells(head + [f"student {number[sid]}", nick[sid], answer_label(q.body, value), right, when])
                     )
                     wrote = True
                 if not wrote:
-                    writer.writerow(_cells(head + ["", "", "", ""]))
+                    writer.writerow(_cells(head + ["", "", "", "", ""]))
             return out.getvalue()
+
+
+CSV_TIME = "answered at (UTC)"
 
 
 class _Tx:
@@ -561,20 +859,28 @@ class _Tx:
         self.engine, self.write, self.after = engine, write, after
 
     def __enter__(self) -> Connection:
-        self.conn = self.engine.connect()
-        if self.write:
-            self.conn.execution_options(classroom_write=True)
-        self.tx = self.conn.begin()
+        try:
+            self.conn = self.engine.connect()
+            if self.write:
+                self.conn.execution_options(classroom_write=True)
+            self.tx = self.conn.begin()
+        except DATABASE_DOWN as err:
+            raise unavailable(err, self.engine.url) from None
         return self.conn
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type, exc_value, tb) -> None:
         try:
-            if exc_type is None:
-                self.tx.commit()
-            else:
-                self.tx.rollback()
-        finally:
-            self.conn.close()
+            try:
+                if exc_type is None:
+                    self.tx.commit()
+                else:
+                    self.tx.rollback()
+            finally:
+                self.conn.close()
+        except DATABASE_DOWN as err:
+            raise unavailable(err, self.engine.url) from None
+        if isinstance(exc_value, DATABASE_DOWN):
+            raise unavailable(exc_value, self.engine.url) from None
         if exc_type is None:
             for callback in list(self.after):
                 callback()
@@ -592,6 +898,26 @@ def _active(room):
 
 def _count_students(conn: Connection, code: str) -> int:
     return conn.execute(select(func.count()).select_from(students).where(students.c.room_code == code)).scalar_one()
+
+
+def _count_here(conn: Connection, code: str, since: float) -> int:
+    """The seats of room `code` seen after `since` (a seat from before schema 5 counts from when it joined)."""
+    seen = func.coalesce(students.c.seen_at, students.c.joined_at)
+    return conn.execute(
+        select(func.count()).select_from(students).where(students.c.room_code == code, seen > since)
+    ).scalar_one()
+
+
+def _delete_rooms(conn: Connection, codes: list[str]) -> None:
+    """Delete rooms `codes` and everything in them (answers, questions, seats), children first."""
+    if not codes:
+        return
+    asked = select(questions.c.id).where(questions.c.room_code.in_(codes))
+    conn.execute(answers.delete().where(answers.c.question_id.in_(asked)))
+    conn.execute(rooms.update().where(rooms.c.code.in_(codes)).values(question_id=None))
+    conn.execute(questions.delete().where(questions.c.room_code.in_(codes)))
+    conn.execute(students.delete().where(students.c.room_code.in_(codes)))
+    conn.execute(rooms.delete().where(rooms.c.code.in_(codes)))
 
 
 def _question(conn: Connection, code: str, qid: Any, teacher: bool = False) -> Question:

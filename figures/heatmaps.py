@@ -18,14 +18,19 @@ from figures.base import figure
 
 WEIGHT_COLORSCALE = "Blues"
 MINUS_INF = "−∞"
+HIDDEN = "?"  # a value the page does not show yet (NaN in the arrays it draws): a class question's answer
+HIDDEN_HOVER = "hidden until the teacher reveals the answer"
 
 
 def fmt(x: float, digits: int = 3) -> str:
-    """A number for display; -inf shows as −∞, and a value that rounds to zero as 0.000, never -0.000."""
+    """A number for display; -inf shows as −∞, a hidden value (NaN) as ?, and a value that rounds to zero as 0.000,
+    never -0.000."""
     if x == -math.inf:  # not np.isneginf: two ufunc calls per number were ~1 ms of a heads page run (528 numbers)
         return MINUS_INF
     if x == math.inf:
         return "∞"
+    if x != x:
+        return HIDDEN
     text = f"{x:.{digits}f}"
     return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
@@ -84,7 +89,7 @@ def attention_heatmap(
     )
     if annotate:
         trace.update(
-            text=[[f"{w:.2f}" for w in row] for row in weights], texttemplate="%{text}", textfont=dict(size=font_size)
+            text=[[fmt(w, 2) for w in row] for row in weights], texttemplate="%{text}", textfont=dict(size=font_size)
         )
     layout = dict(
         title=dict(text=title) if title else None,
@@ -121,6 +126,9 @@ def _hover_text(weights, query_labels, key_labels, scores, scale_factor, allowed
     for i in range(n):
         for j in range(m):
             head = f"query {i} '{query_labels[i]}' → key {j} '{key_labels[j]}'"
+            if weights[i, j] != weights[i, j]:  # hidden: nothing of its arithmetic either
+                out[i, j] = f"{head}<br>{HIDDEN_HOVER}"
+                continue
             lines = [head]
             if scores is not None:
                 lines.append(f"q_{i} · k_{j} = {scores[i, j]:.3f}")

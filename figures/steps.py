@@ -6,8 +6,10 @@ hovering a cell shows the arithmetic from the same steps (q_i · k_j, the scale,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Collection, Sequence
 
+import numpy as np
 import plotly.graph_objects as go
 
 from attention.dot_product import AttentionSteps
@@ -30,4 +32,30 @@ def steps_heatmap(
         scale_factor=steps.scale_factor,
         allowed=steps.allowed,
         **style,
+    )
+
+
+def hidden_rows(steps: AttentionSteps, rows: Collection[int]) -> AttentionSteps:
+    """`steps` with the rows `rows` of everything computed from Q Kᵀ (scores, scaled, masked, weights, output) not
+    known (NaN): what a page draws while the class answers a question about those queries. Figures show such a
+    cell as ? (figures.heatmaps.fmt), with nothing of its arithmetic.
+
+    Shapes: as `steps`; rows index the queries (axis -2).
+    """
+    if not rows:
+        return steps
+    index = sorted(rows)
+
+    def blank(a: np.ndarray) -> np.ndarray:
+        out = np.array(a, dtype=float)
+        out[..., index, :] = np.nan
+        return out
+
+    return dataclasses.replace(
+        steps,
+        scores=blank(steps.scores),
+        scaled=blank(steps.scaled),
+        masked=blank(steps.masked),
+        weights=blank(steps.weights),
+        output=blank(steps.output),
     )

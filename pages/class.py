@@ -2,45 +2,71 @@
 
 import html
 import io
+import os
 
 import segno
 import streamlit as st
 
-from ui.state import require_app_entry
+from ui.state import is_presenting, require_app_entry
 
 require_app_entry()
 
 from classroom import errors
-from classroom.store import NICKNAME_CHARS
+from classroom.schema import NICKNAME_CHARS
 from ui.classroom_push import screen_drawn
-from ui.classroom_room import (
+from ui.classroom_session import (
+    ENDED_KEY,
     MESSAGE_KEY,
     NICK_KEY,
-    ROOM_KEY,
-    TEACHER_KEY,
+    become_ended_teacher,
     become_teacher,
     in_room,
     is_teacher,
     join,
     leave,
     pushed_or_timed,
-    results_panel,
     store,
+    teacher_key,
+)
+from ui.classroom_teacher import (
+    CONFIRM_KEY,
+    answers_button,
+    ask_to,
+    confirm_box,
+    keep_note,
+    key_file_button,
+    results_panel,
+    seats_list,
+    teacher_action,
+    when,
 )
 from ui.page_state import PageState
-from ui.presenter import page_link
 from ui.safe_text import escape_markdown
+from ui.student_link import LISTEN_ENV, PUBLIC_URL_ENV, lan_address, student_link
 
 # Nothing of this page goes into a link: a room is joined by its code, and the teacher's controls are not
-# shareable at all (ui/classroom_room.py says where they live).
+# shareable at all (ui/classroom_session.py says where they live).
 STATE = PageState("class")
 LINK_CSS = "<style>.class-link{word-break:break-all;font-size:1.1rem;user-select:all}</style>"
+# The join code and the QR code are read from the back of the room: large, and larger on the projector.
+CODE_CSS = (
+    "<style>.class-code{font-size:clamp(2.5rem,7vw,4.5rem);font-weight:700;letter-spacing:.18em;"
+    "font-family:monospace;line-height:1.1}</style>"
+)
+PRESENT_CODE_CSS = "<style>.class-code{font-size:clamp(3rem,14vh,7rem)}</style>"
 
 
-def student_link(code: str) -> str:
-    """The link a student opens: the app's first page, in the room. It names the room and nothing else."""
-    url = st.context.url if isinstance(st.context.url, str) else ""  # AppTest has no browser to ask
-    return page_link(url, "", {"room": code}, st.get_option("server.baseUrlPath"))
+def room_link(code: str, token: str):
+    """The student link (the app's first page, in the room, with the room's link token) and what it is."""
+    listen = os.environ.get(LISTEN_ENV, "") or str(st.get_option("server.address") or "")
+    return student_link(
+        st.context.url if isinstance(st.context.url, str) else "",  # AppTest has no browser to ask
+        {"room": code, "t": token} if token else {"room": code},
+        public_url=os.environ.get(PUBLIC_URL_ENV, ""),
+        listen=listen,
+        base_path=st.get_option("server.baseUrlPath"),
+        lan=lan_address(),
+    )
 
 
 def qr_png(link: str) -> bytes:
@@ -53,22 +79,27 @@ def qr_png(link: str) -> bytes:
 def start_room() -> None:
     try:
         room = store().create_room()
+        become_teacher(room.code, room.teacher_key)
     except errors.ClassroomError as err:
         st.session_state[MESSAGE_KEY] = f"Could not start a room: {err}."
-        return
-    become_teacher(room.code, room.teacher_key)
 
 
 def take_back() -> None:
-    code, key = st.session_state.get("class_reclaim_code", ""), st.session_state.get("class_reclaim_key", "")
+    from classroom.codes import normalise_code
+
+    code = normalise_code(st.session_state.get("class_reclaim_code", ""))
+    key = st.session_state.get("class_reclaim_key", "").strip()
     try:
-        store().check_teacher(code, key.strip())
+        store().check_teacher(code, key)
+        become_teacher(code, key)
+    except (errors.RoomClosed, errors.RoomExpired):
+        try:
+            store().ended(code, key)
+            become_ended_teacher(code, key)
+        except (errors.ClassroomError, PermissionError) as err:
+            st.session_state[MESSAGE_KEY] = f"Could not take back the room: {err}."
     except (errors.ClassroomError, PermissionError) as err:
         st.session_state[MESSAGE_KEY] = f"Could not take back the room: {err}."
-        return
-    from classroom.store import normalise_code
-
-    become_teacher(normalise_code(code), key.strip())
 
 
 def join_room() -> None:
@@ -76,20 +107,6 @@ def join_room() -> None:
         join(st.session_state.get("class_join_code", ""), st.session_state.get("class_join_nickname") or None)
     except errors.ClassroomError as err:
         st.session_state[MESSAGE_KEY] = f"Could not join: {err}."
-
-
-def teacher_action(action: str) -> None:
-    code, key = in_room(), st.session_state.get(TEACHER_KEY)
-    try:
-        if action == "close":
-            store().close(code, key)
-            leave(f"Room {code} is closed.")
-        elif action in ("pause", "resume"):
-            store().pause(code, key, action == "pause")
-        elif action == "gather":
-            store().gather(code, key)
-    except (errors.ClassroomError, PermissionError) as err:
-        st.session_state[MESSAGE_KEY] = f"That did not work: {err}."
 
 
 def outside_a_room() -> None:
@@ -102,8 +119,11 @@ def outside_a_room() -> None:
     with teach:
         st.subheader("Teach")
         st.button("Start a room", key="class_start", type="primary", icon=":material/add:", on_click=start_room)
-        with st.expander("Take back a room (after switching browsers)"):
-            st.caption("Type the room's code and the teacher key from the file you downloaded when you started it.")
+        with st.expander("Take back a room (after switching browsers, or after it ended)"):
+            st.caption(
+                "Type the room's code and the teacher key from the file you downloaded when you started it. A room "
+                "that has ended gives back its answers while they are kept."
+            )
             st.text_input("Your room's code", key="class_reclaim_code", max_chars=12)
             st.text_input("Teacher key", key="class_reclaim_key", type="password", max_chars=64)
             st.button("Take back the room", key="class_reclaim", on_click=take_back)
@@ -114,21 +134,29 @@ def outside_a_room() -> None:
             "Nickname (optional)",
             key="class_join_nickname",
             max_chars=NICKNAME_CHARS,
-            help="Leave it empty to stay anonymous. Only the teacher can see nicknames, and only on their screen.",
+            help="Leave it empty to stay anonymous. Your teacher sees nicknames beside the answers (on their screen "
+            "when they choose, and in the answers file they download); other students never do.",
         )
         st.button("Join", key="class_join", type="primary", icon=":material/login:", on_click=join_room)
 
 
 def teacher_dashboard(code: str) -> None:
-    link = student_link(code)
+    key = teacher_key()
+    state = store().state(code)
+    link = room_link(code, state.link_token)
+    st.html(CODE_CSS + (PRESENT_CODE_CSS if is_presenting() else ""))
     left, right = st.columns([3, 2], gap="large")
     with left:
-        st.metric("Join code", code)
+        st.markdown("**Join code**")
+        st.html(f"<div class='class-code' data-testid='class-join-code'>{html.escape(code)}</div>")
         st.markdown("**Student link** (opens the app in this room)")
-        st.html(f"{LINK_CSS}<div class='class-link' data-testid='class-student-link'>{html.escape(link)}</div>")
-        st.caption("Students open the link or scan the code, or type the join code on this page.")
+        st.html(f"{LINK_CSS}<div class='class-link' data-testid='class-student-link'>{html.escape(link.url)}</div>")
+        st.caption(
+            escape_markdown(link.note) + " Students open the link or scan the code, or type the join code on this page."
+        )
+        if link.problem:
+            st.warning(escape_markdown(link.problem), icon=":material/wifi_off:")
         buttons = st.container(horizontal=True)
-        state = store().state(code)
         if state.paused:
             buttons.button(
                 "Resume the class", key="class_dash_resume", type="primary", on_click=teacher_action, args=("resume",)
@@ -136,42 +164,51 @@ def teacher_dashboard(code: str) -> None:
         else:
             buttons.button("Pause the class", key="class_dash_pause", on_click=teacher_action, args=("pause",))
         buttons.button("Gather everyone", key="class_dash_gather", on_click=teacher_action, args=("gather",))
-        buttons.download_button(
-            "Answers as CSV",
-            store().export_csv(code, st.session_state[TEACHER_KEY]),
-            file_name=f"room-{code}-answers.csv",
-            mime="text/csv",
-            key="class_csv",
-            icon=":material/download:",
-        )
-        buttons.button("Close the room", key="class_close", on_click=teacher_action, args=("close",))
+        with buttons:
+            answers_button(code, key)
+        buttons.button("Close the room…", key="class_close", on_click=ask_to, args=("close",))
+        buttons.button("Sign out…", key="class_sign_out", on_click=ask_to, args=("sign_out",))
     with right:
-        png = qr_png(link)
-        st.image(png, width=300, caption="Scan to join")
+        png = qr_png(link.url)
+        st.image(png, width=360 if is_presenting() else 300, caption="Scan to join")
         st.download_button("QR code as PNG", png, file_name=f"room-{code}.png", mime="image/png", key="class_qr_png")
+    confirm = st.session_state.get(CONFIRM_KEY)
+    if confirm == "close":
+        confirm_box(
+            "close",
+            f"**Close room {code}?** Students can no longer follow you or answer. Download the answers first if you "
+            "want them now; they also stay downloadable here (or with the key file) for a while after.",
+            "Close the room",
+            extra=lambda: answers_button(code, key, "Download the answers first", "class_csv_before_close"),
+        )
+    elif confirm == "sign_out":
+        confirm_box(
+            "sign_out",
+            f"**Sign out of room {code} in this browser?** The room goes on and the class keeps its place; this "
+            "browser forgets the teacher key. To take the room back, here or on another computer, you need the "
+            "teacher key file.",
+            "Sign out",
+            extra=lambda: key_file_button(code, key, "class_key_file_before_sign_out"),
+        )
     with st.expander("Your teacher key (keep it; never project it)"):
         st.markdown(
             "This browser keeps your controls over a reload. To take the room back from another browser, you need "
-            "the teacher key: download it now. It is never shown on screen or put in a link."
+            "the teacher key: download it now. It is never shown on screen or put in a link. On a shared computer, "
+            "**Sign out…** when you are done."
         )
-        st.download_button(
-            "Download the teacher key",
-            f"Room {code}\nTeacher key: {st.session_state[TEACHER_KEY]}\n"
-            "Take back the room on the app's 'Teach a class' page.\n",
-            file_name=f"room-{code}-teacher-key.txt",
-            key="class_key_file",
-            icon=":material/key:",
-        )
+        key_file_button(code, key)
+    with st.expander(f"Seats ({state.seats})"):
+        seats_list(code, key)
+    st.caption(keep_note())
     st.subheader("Answers")
     live_answers(code)
 
 
-@pushed_or_timed
-def live_answers(code: str) -> None:
+def _live_answers(code: str) -> None:
     """The question asked now, redrawn when a student joins or answers or the room changes (the watcher
     pushes it: ui/classroom_push.py); earlier questions below."""
-    key = st.session_state.get(TEACHER_KEY)
-    if not is_teacher():
+    key = teacher_key()
+    if not is_teacher() or st.session_state.get(ENDED_KEY):
         return
     try:
         asked = store().questions(code, key)
@@ -180,7 +217,6 @@ def live_answers(code: str) -> None:
         st.warning(escape_markdown(str(err)))
         return
     screen_drawn(store(), code, state.version, activity=state.activity)
-    st.caption(f"{state.joined} students joined.")
     if state.question is not None:
         results_panel(code, key, state.question.id)
     else:
@@ -189,11 +225,50 @@ def live_answers(code: str) -> None:
             "in the room bar.",
             icon=":material/quiz:",
         )
-    earlier = [q for q in asked if state.question is None or q.id != state.question.id]
+    earlier_questions([q for q in asked if state.question is None or q.id != state.question.id])
+
+
+live_answers = pushed_or_timed(_live_answers)
+
+
+def earlier_questions(earlier) -> None:
     if earlier:
         with st.expander(f"Earlier questions ({len(earlier)})"):
             for q in reversed(earlier):
                 st.markdown(f"{q.number}. {escape_markdown(q.body['prompt'])}" + (" (revealed)" if q.revealed else ""))
+
+
+def ended_room(code: str) -> None:
+    """A room that has ended, for its teacher: when, until when its answers are kept, and what is left to do."""
+    key = teacher_key()
+    try:
+        ended = store().ended(code, key)
+        asked = store().questions(code, key)
+    except (errors.ClassroomError, PermissionError) as err:
+        leave(f"Room {code} is gone: {err}.")
+        st.rerun()
+    how = "closed" if ended.closed else "expired"
+    st.markdown(
+        f"Room **{code}** has ended ({how} at {when(ended.ended_at)}): nobody can join or answer any more. Its "
+        f"{ended.questions} questions and the answers of its {ended.seats} seats are kept for you until "
+        f"**{when(ended.kept_until)}**, then deleted."
+    )
+    with st.container(horizontal=True):
+        answers_button(code, key)
+        st.button("Delete them now…", key="class_delete", on_click=ask_to, args=("delete",))
+        st.button(
+            "Done", key="class_done", on_click=leave, help="Leave this room's results (the key file takes you back)."
+        )
+    if st.session_state.get(CONFIRM_KEY) == "delete":
+        confirm_box(
+            "delete",
+            f"**Delete room {code} and every answer in it, now?** This cannot be undone.",
+            "Delete everything",
+            extra=lambda: answers_button(code, key, "Download the answers first", "class_csv_before_delete"),
+        )
+    for q in asked:
+        with st.expander(f"Question {q.number}: {q.body['prompt']}"[:200]):
+            results_panel(code, key, q.id, compact=True)
 
 
 def student_panel(code: str) -> None:
@@ -207,10 +282,15 @@ def student_panel(code: str) -> None:
 
 STATE.load()
 st.title("Teach a class")
-code = st.session_state.get(ROOM_KEY)
-if code and is_teacher():
-    teacher_dashboard(code)
-elif code:
-    student_panel(code)
-else:
-    outside_a_room()
+code = in_room()
+try:
+    if code and is_teacher() and st.session_state.get(ENDED_KEY):
+        ended_room(code)
+    elif code and is_teacher():
+        teacher_dashboard(code)
+    elif code:
+        student_panel(code)
+    else:
+        outside_a_room()
+except errors.StoreUnavailable as err:
+    st.warning(f"Class mode cannot reach its database: {escape_markdown(str(err))}.", icon=":material/cloud_off:")

@@ -9,9 +9,10 @@ from attention.dot_product import ATTENTION_LATEX
 from attention.stable_softmax import SOFTMAX_LATEX
 from figures.geometry import arrows_figure
 from figures.heatmaps import attention_heatmap, fmt, matrix_heatmap
-from figures.steps import steps_heatmap
+from figures.steps import hidden_rows, steps_heatmap
 from lessons.why_attention import FIXED_LATEX, fixed_versus_attention
 from ui.charts import SNIPPET_KEY, cell_font, chart, show_snippet, square_cells, square_chart
+from ui.classroom_session import asked_here
 from ui.export import matrices_to_csv, matrices_to_json
 from ui.page_state import PageState, section, stop
 from ui.sequence import default_sequence, display_labels
@@ -61,12 +62,14 @@ def toggles(*, horizontal: bool = True) -> tuple[bool, bool]:
             persist_state="session",
             help="Each position may only attend to itself and earlier positions: scores above the "
             "diagonal become −∞ before the softmax, so their weights are exactly 0.",
+            disabled=STATE.held,
         )
         scale = st.toggle(
             "Divide by √d_k",
             key=STATE.key("scale"),
             persist_state="session",
             help="Scale the scores by 1/√d_k before the softmax. Off: raw dot products.",
+            disabled=STATE.held,
         )
     return causal, scale
 
@@ -158,11 +161,28 @@ def step_buttons(step: int) -> None:
 
 
 def compute(seq, causal: bool, scale: bool) -> AttentionSteps:
+    """The attention steps the page shows: without the rows of the queries a class question asks about, while it is
+    open (figures.steps.hidden_rows: every figure and table then shows ? there)."""
     try:
-        return attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale)
+        steps = attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale)
     except ValueError as err:
         st.error(f"Cannot compute attention: {err}")
         stop()
+    return hidden_rows(steps, asked_queries())
+
+
+def asked_queries() -> set[int]:
+    """The queries whose rows are the answer of the class question open about this page (none outside class mode)."""
+    asked = asked_here()
+    return {int(asked["query"])} if asked and asked.get("page") == "playground" else set()
+
+
+def held_vectors(seq) -> None:
+    """Q, K and V as a table that cannot be edited: the page is held while a class question is open."""
+    import pandas as pd
+
+    columns = {f"{m}{j + 1}": seq.matrix(m)[:, j] for m in "qkv" for j in range(seq.matrix(m).shape[1])}
+    st.dataframe(pd.DataFrame({"token": list(seq.tokens), **columns}), hide_index=True, width="content")
 
 
 def presenter_layout():
@@ -183,7 +203,10 @@ def presenter_layout():
         square_chart(st, fig, key="pg_heatmap" if step == WEIGHTS_STEP else "pg_step_figure")
     st.latex(ATTENTION_LATEX)
     with st.expander("Edit Q, K and V: sizes, presets, the grid, text", icon=":material/edit:"):
-        sequence_editor(STATE.key("seq"))
+        if STATE.held:
+            held_vectors(seq)
+        else:
+            sequence_editor(STATE.key("seq"))
     return st.session_state[STATE.key("seq")], causal, scale, steps
 
 
@@ -214,14 +237,20 @@ def normal_layout():
     controls_col, figure_col = st.columns([2, 3], gap="large")
     causal, scale, steps = weights_section(controls_col, figure_col)
     with controls_col:
-        sequence_controls(STATE.key("seq"))
+        if not STATE.held:
+            sequence_controls(STATE.key("seq"))
         st.markdown("Each row of weights is the softmax of that query's row of scores $x$:")
         st.latex(SOFTMAX_LATEX)
         st.caption(
             "Subtracting the row's largest score changes nothing (it cancels above and below the line) and keeps "
             "$e^x$ from overflowing; it is how the core computes it. A masked score, $-\\infty$, becomes exactly 0."
         )
-    seq = sequence_grid(STATE.key("seq"), after_charts=True)
+    if STATE.held:
+        seq = st.session_state[STATE.key("seq")]
+        st.markdown(f"**Q** ({seq.n} × {seq.d_k}), **K** ({seq.n} × {seq.d_k}) and **V** ({seq.n} × {seq.d_v})")
+        held_vectors(seq)
+    else:
+        seq = sequence_grid(STATE.key("seq"), after_charts=True)
     if seq.d_k == 2:
         box = st.expander(
             "Geometry (d_k = 2): the queries and keys as arrows",
@@ -290,6 +319,9 @@ def why_attention(seq) -> None:
     if not box.open:
         return
     with box:
+        if asked_queries():
+            st.caption("Hidden while the class answers the teacher's question: it shows the same weights.")
+            return
         fixed_against_attention(seq)
 
 
@@ -329,6 +361,9 @@ def downloads(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
         "Download the matrices (CSV, JSON)", icon=":material/download:", key="pg_downloads", on_change="rerun"
     )
     if not box.open:
+        return
+    if asked_queries():
+        box.caption("The downloads come back once the teacher reveals the answer to the class's question.")
         return
     matrices = {
         "Q": steps.q,

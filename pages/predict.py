@@ -9,6 +9,7 @@ from figures.predict import guess_heatmap
 from lessons.puzzles import PREDICT_LATEX, PUZZLES, PUZZLES_BY_ID, Puzzle, custom_puzzle, score_guesses
 from ui.charts import chart, show_snippet
 from ui.checks import check_box
+from ui.classroom_session import asked_here
 from ui.number_box import forget_number, number_box
 from ui.page_state import PageState, stop
 from ui.safe_text import escape_markdown
@@ -71,8 +72,8 @@ st.session_state.setdefault("predict_round", 0)
 st.title("Predict, then check")
 st.markdown(
     "Before you look at a heatmap, say what it will show. For every **query** below, pick the **key** you expect "
-    "to get the largest weight (and, if you like, guess that weight). Only then press **Reveal**: the page draws "
-    "the weights, scores your guesses and explains every miss with the actual dot products."
+    "to get the largest weight (and, if you like, guess that weight). Only then press **Check my guesses**: the page "
+    "draws the weights, scores your guesses and explains every miss with the actual dot products."
 )
 st.info(
     "**The rule of this lesson:** if you cannot predict the output, you are testing nothing. A test is a "
@@ -93,19 +94,23 @@ choice = st.selectbox(
     key=STATE.key("puzzle"),
     on_change=on_puzzle_change,
     persist_state="session",
+    disabled=STATE.held,
     help="Built-in puzzles get harder from 1 to 5. 'Make your own' copies the Playground's "
     "vectors, which you can then edit here.",
 )
 if choice == OWN:
-    st.button(
-        "Copy the Playground's vectors again",
-        key="predict_copy",
-        on_click=copy_playground,
-        help="Replace the vectors below with the Playground's current ones (your guesses are cleared).",
-    )
-    st.markdown("**Your vectors** (the Playground's editor: change them, then predict again)")
-    with editor_box("Edit the sequence: q, k, v and labels"):
-        seq = sequence_editor(EDIT_KEY, presets=False)
+    if STATE.held:
+        seq = st.session_state[EDIT_KEY]  # the class's question is about these: they cannot change until the reveal
+    else:
+        st.button(
+            "Copy the Playground's vectors again",
+            key="predict_copy",
+            on_click=copy_playground,
+            help="Replace the vectors below with the Playground's current ones (your guesses are cleared).",
+        )
+        st.markdown("**Your vectors** (the Playground's editor: change them, then predict again)")
+        with editor_box("Edit the sequence: q, k, v and labels"):
+            seq = sequence_editor(EDIT_KEY, presets=False)
     try:
         puzzle = custom_puzzle(seq)
     except ValueError as err:
@@ -121,8 +126,12 @@ key_names = [f"k_{j} '{tok}'" for j, tok in enumerate(puzzle.seq.tokens)]
 rnd = st.session_state["predict_round"]
 guess_keys = [f"predict_guess_{rnd}_{n}_{i}" for i in range(n)]
 weight_keys = [f"predict_weight_{rnd}_{n}_{i}" for i in range(n)]
-revealed = st.session_state.get("predict_revealed") == fingerprint(puzzle) and all(
-    st.session_state.get(k) is not None for k in guess_keys
+# While the class answers a question about this puzzle, the page's own check waits for the teacher's reveal.
+class_asks = (asked_here() or {}).get("page") == "predict"
+revealed = (
+    not class_asks
+    and st.session_state.get("predict_revealed") == fingerprint(puzzle)
+    and all(st.session_state.get(k) is not None for k in guess_keys)
 )
 
 left, right = st.columns([5, 4], gap="large")
@@ -178,22 +187,27 @@ with left:
         )
     else:
         st.button(
-            "Reveal",
+            "Check my guesses",
             key="predict_reveal",
             type="primary",
-            disabled=missing > 0,
+            disabled=missing > 0 or class_asks,
             icon=":material/visibility:",
             on_click=lambda: st.session_state.update(predict_revealed=fingerprint(puzzle)),
             help="Show the weights and score your guesses (unlocked once every query has a guess).",
         )
-        if missing:
-            st.caption(f"Pick a key for {missing} more quer{'y' if missing == 1 else 'ies'} to unlock Reveal.")
+        if class_asks:
+            st.caption(
+                f"Your own check waits for the class's: it opens once the teacher reveals the answer to question "
+                f"{asked_here()['number']}."
+            )
+        elif missing:
+            st.caption(f"Pick a key for {missing} more quer{'y' if missing == 1 else 'ies'} to unlock the check.")
 
 with right:
     st.subheader("The check")
     if not revealed:
         st.info(
-            "The weights stay hidden until you have made a guess for every query and pressed **Reveal**.",
+            "The weights stay hidden until you have made a guess for every query and pressed **Check my guesses**.",
             icon=":material/visibility_off:",
         )
     else:

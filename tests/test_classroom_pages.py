@@ -17,7 +17,7 @@ import pytest
 from attention import attention_steps
 from lessons.puzzles import PUZZLES_BY_ID
 from tests.apptest_helpers import chart_by_key, open_page
-from ui import classroom_room
+from ui import classroom_session
 
 CLASS = "pages/class.py"
 
@@ -26,7 +26,7 @@ CLASS = "pages/class.py"
 def database(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_DB_URL", f"sqlite:///{tmp_path / 'class.db'}")
     yield
-    classroom_room.forget_stores()
+    classroom_session.forget_stores()
 
 
 def every_text(at) -> str:
@@ -49,13 +49,13 @@ def start_room():
 
 
 def store():
-    return classroom_room.store()
+    return classroom_session.store()
 
 
 def test_start_a_room_shows_the_code_and_never_the_teacher_key():
     teacher, code = start_room()
     key = teacher.session_state["class_teacher_key"]
-    assert [m.value for m in teacher.metric] == [code] and len(code) == 6
+    assert len(code) == 6 and any(f">{code}</div>" in h.proto.body for h in teacher.get("html"))
     assert key not in every_text(teacher)
     assert not any(key in str(v) for v in teacher.query_params.values())  # nor in the teacher's link
     link = next(h.proto.body for h in teacher.get("html") if "class-student-link" in h.proto.body)
@@ -70,7 +70,7 @@ def test_a_student_link_joins_the_room_and_follows_the_teacher():
     assert not student.exception
     assert student.session_state["class_room"] == code and student.session_state["class_role"] == "student"
     assert f"Room {code}** (anonymous) · following the teacher" in every_text(student)
-    assert store().state(code).joined == 1
+    assert store().state(code).seats == 1
     teacher.switch_page("pages/causal.py").run()
     view = store().current_view(code)
     assert view.startswith("/causal?")
@@ -81,24 +81,24 @@ def test_a_student_link_joins_the_room_and_follows_the_teacher():
 
 def test_page_runs_in_a_room_reach_the_store_without_its_cache_lookup(monkeypatch, tmp_path):
     """A page run in a room asks for the store 4-6 times; after the first, none goes through st.cache_resource's
-    lookup (~35 µs each): classroom_room.store keeps the last one."""
+    lookup (~35 µs each): classroom_session.store keeps the last one."""
     teacher, code = start_room()
     student = open_page("pages/playground.py", query={"room": code})
     calls = []
-    real = classroom_room._open
+    real = classroom_session._opened
 
     def counting(url):
         calls.append(url)
         return real(url)
 
     counting.clear = real.clear
-    monkeypatch.setattr(classroom_room, "_open", counting)
+    monkeypatch.setattr(classroom_session, "_opened", counting)
     teacher.switch_page("pages/causal.py").run()
     student.run()
     assert not student.exception and [t.value for t in student.title] == ["Causal masking"]
     assert calls == []
     monkeypatch.setenv("ATTENTION_DB_URL", f"sqlite:///{tmp_path / 'other.db'}")
-    classroom_room.store()  # another database: opened through the cache, once
+    classroom_session.store()  # another database: opened through the cache, once
     assert len(calls) == 1
 
 
@@ -185,7 +185,7 @@ def test_ask_answer_reveal_from_the_predict_page():
     students[2].radio(key=f"class_answer_{question.id}").set_value(2)  # a change of mind, before the reveal
     students[2].button(key=f"class_send_{question.id}").click().run()
     teacher.run()
-    assert "**3** of 3 answered" in every_text(teacher)
+    assert "**3** answered · 3 here" in every_text(teacher)
     bars = chart_by_key(teacher, f"class_dist_{question.id}")["data"][0]["y"]
     expected = [0, 0, 0]
     for choice in [truth, truth, 2]:
@@ -224,9 +224,12 @@ def test_ask_a_weight_on_the_playground():
     assert teacher.session_state["class_ask_box"] is False  # asked: the popover closes, the page is in view again
     assert not [b for b in teacher.button if b.key == "class_ask"]  # and its controls are no longer drawn
     student.run()
-    student.slider(key=f"class_answer_{question.id}").set_value(0.4)
+    student.button(key=f"class_send_{question.id}").click().run()  # nothing typed: nothing sent
+    assert store().results(code, key, question.id).values == []
+    assert "nothing was sent" in every_text(student)
+    student.text_input(key=f"class_answer_{question.id}_box").input("4e-1").run()
     student.button(key=f"class_send_{question.id}").click().run()
-    assert store().results(code, key, question.id).values == [pytest.approx(0.4)]
+    assert store().results(code, key, question.id).values == [0.4]  # as typed: 4e-1 is 0.4
 
 
 def test_a_forged_cookie_or_link_gives_no_teacher_controls():
@@ -240,7 +243,9 @@ def test_a_closed_room_sends_its_students_out_with_a_message():
     teacher, code = start_room()
     student = open_page("pages/playground.py", query={"room": code})
     teacher.button(key="class_close").click().run()
-    assert "class_room" not in teacher.session_state
+    assert store().state(code).version >= 0, "asked first: nothing closed yet"
+    teacher.button(key="class_confirm_close_yes").click().run()
+    assert teacher.session_state["class_ended"] is True  # its teacher keeps the results
     student.run()
     assert not student.exception and "class_room" not in student.session_state
     assert "closed" in every_text(student)
@@ -262,7 +267,7 @@ def test_a_first_run_stopped_while_coming_back_to_the_room_comes_back_on_the_nex
     else:
         sid = store().join(code)
         cookie = f"s.{code}.{sid}"
-    real_store, calls = classroom_room.store, []
+    real_store, calls = classroom_session.store, []
 
     def store_stopped_once():
         calls.append(1)
@@ -270,8 +275,8 @@ def test_a_first_run_stopped_while_coming_back_to_the_room_comes_back_on_the_nex
             st.rerun()  # what Streamlit raises at a yield point when a newer run is asked for
         return real_store()
 
-    monkeypatch.setattr(classroom_room, "browser_cookie", lambda: cookie)
-    monkeypatch.setattr(classroom_room, "store", store_stopped_once)
+    monkeypatch.setattr(classroom_session, "browser_cookie", lambda: cookie)
+    monkeypatch.setattr(classroom_session, "store", store_stopped_once)
     back = open_page("pages/predict.py")
     assert not back.exception and calls  # the first run was stopped where it read the store
     entered = {k: back.session_state[k] for k in ("class_room", "class_role") if k in back.session_state}
@@ -281,14 +286,14 @@ def test_a_first_run_stopped_while_coming_back_to_the_room_comes_back_on_the_nex
     else:
         assert back.session_state["class_sid"] == sid
         assert f"Room {code}** (anonymous) · following the teacher" in every_text(back)
-    assert real_store().state(code).joined == (0 if role == "teacher" else 1)  # nobody joined twice
+    assert real_store().state(code).seats == (0 if role == "teacher" else 1)  # nobody joined twice
 
 
 def _join_on_every_run(nickname: str) -> None:
     """A script that joins the room in session_state['code'] on every run: a Join delivered again."""
     import streamlit as st
 
-    from ui.classroom_room import join
+    from ui.classroom_session import join
 
     join(st.session_state["code"], nickname)
 
@@ -303,11 +308,11 @@ def test_a_join_delivered_twice_seats_the_student_once():
     seat = student.session_state["class_sid"]
     student.run()  # the same click again (pressed twice, or sent back by a run that was cut short)
     assert not student.exception
-    assert student.session_state["class_sid"] == seat and store().state(code).joined == 1
+    assert student.session_state["class_sid"] == seat and store().state(code).seats == 1
     other = AppTest.from_function(_join_on_every_run, args=("bo",), default_timeout=60)
     other.session_state["code"] = code
     other.run()
-    assert store().state(code).joined == 2  # another session is another student
+    assert store().state(code).seats == 2  # another session is another student
 
 
 def test_a_refused_question_is_said_in_the_open_popover():

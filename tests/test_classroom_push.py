@@ -199,7 +199,7 @@ def test_the_students_of_a_worker_share_one_read_of_the_room_until_a_look_finds_
     assert watcher.room_state(room.code, read).view == "/causal" and len(reads) == 3
     store.join(room.code)  # activity
     watcher.check()
-    assert watcher.room_state(room.code, read).joined == 1 and len(reads) == 4
+    assert watcher.room_state(room.code, read).seats == 1 and len(reads) == 4
     store.close(room.code, room.teacher_key)
     watcher.check()
     with pytest.raises(ClassroomError):
@@ -227,10 +227,63 @@ def test_a_write_of_this_process_wakes_the_watcher_at_once(store):
     [(None, 30.0), ("3600", 3600.0), ("90", 90.0), ("1", 5.0), ("1e9", 3600.0), ("soon", 30.0), ("nan", 30.0)],
 )
 def test_the_bars_safety_timer_is_read_from_the_environment_within_bounds(monkeypatch, value, seconds):
-    from ui.classroom_room import _safety_seconds
+    from ui.classroom_session import _safety_seconds
 
     if value is None:
         monkeypatch.delenv("ATTENTION_CLASS_SAFETY_S", raising=False)
     else:
         monkeypatch.setenv("ATTENTION_CLASS_SAFETY_S", value)
     assert _safety_seconds() == seconds
+
+
+def test_the_heartbeat_tells_the_store_who_is_connected_and_pushes_the_teacher_when_the_count_changes(tmp_path):
+    from classroom.store import Limits
+
+    now = [1_800_000_000.0]
+    store = open_store(f"sqlite:///{tmp_path / 'beat.db'}", Limits(here_s=60), clock=lambda: now[0])
+    room = store.create_room()
+    ada, bob = store.join(room.code, "ada"), store.join(room.code, "bob")
+    sessions = Sessions()
+    watcher = Watcher(
+        store.heads, sessions.rerun, alive=sessions.alive, seen=store.seen, here=store.here, heartbeat_s=15
+    )
+    version = store.state(room.code).version
+    watcher.follow("teacher", room.code, "bar-t", version, activity=2, leader="w/teacher")
+    watcher.follow("s-ada", room.code, "bar-a", version, seat=ada)
+    watcher.follow("s-bob", room.code, "bar-b", version, seat=bob)
+    store.take_lead(room.code, room.teacher_key, "w/teacher")
+    assert watcher.heartbeat(now=100.0) == []  # the first beat: nothing to compare the count with
+    assert watcher.heartbeat(now=110.0) == [], "not before heartbeat_s"
+    now[0] += 61
+    sessions.connected = {"teacher", "s-ada"}  # bob's browser went away
+    assert watcher.heartbeat(now=116.0) == ["teacher"], "one student fewer here: the teacher's screen redraws"
+    state = store.state(room.code)
+    assert (state.here, state.seats, state.leader_seen_at) == (1, 2, now[0])
+    assert watcher.heartbeat(now=131.0) == [], "the same count: nothing to redraw"
+    store.engine.dispose()
+
+
+def test_a_database_that_stops_answering_is_logged_once_a_minute_not_at_every_look(caplog):
+    from classroom.errors import StoreUnavailable
+    from ui import classroom_push
+
+    calls = []
+
+    def heads(codes):
+        calls.append(codes)
+        raise StoreUnavailable("the classroom database postgresql+psycopg://u:***@db/x cannot be used: refused")
+
+    watcher = Watcher(heads, lambda *_: True, every_s=0.01)
+    watcher.follow("s1", "ABCDEF", "bar", 0)
+    classroom_push._logged.clear()
+    with caplog.at_level("WARNING", logger="ui.classroom_push"):
+        watcher.start()
+        import time
+
+        give_up = time.monotonic() + 30
+        while len(calls) < 20 and time.monotonic() < give_up:
+            threading.Event().wait(0.01)  # the watcher's looks, counted until there are twenty
+        watcher.stop()
+    lines = [r for r in caplog.records if "cannot be used" in r.getMessage()]
+    assert len(calls) >= 20 and len(lines) == 1, "one line for twenty looks"
+    assert lines[0].exc_info is None, "a known outage is one line, no traceback"

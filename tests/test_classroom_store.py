@@ -10,11 +10,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, select, text
+from sqlalchemy import create_engine, func, select, text
 
 from classroom import errors
 from classroom.codes import CODE_ALPHABET
-from classroom.schema import SCHEMA_VERSION, current_version, migrate, rooms, version_table
+from classroom.schema import SCHEMA_VERSION, answers, current_version, migrate, rooms, students, version_table
 from classroom.store import Limits, default_url, open_store
 from tests.classroom_postgres import Postgres
 
@@ -70,7 +70,7 @@ def test_the_issue_api_round_trip(stores):
     qid = store.ask(room.code, room.teacher_key, CHOICE)
     store.answer(room.code, sid, qid, 1)
     res = store.results(room.code, room.teacher_key, qid)
-    assert (res.joined, res.answered, res.values, res.names) == (1, 1, [1], None)
+    assert (res.seats, res.answered, res.values, res.names) == (1, 1, [1], None)
     store.close(room.code, room.teacher_key)
     with pytest.raises(errors.RoomClosed):
         store.join(room.code)
@@ -120,8 +120,8 @@ def test_a_forged_or_missing_teacher_key_is_refused(stores, action):
     for key in ["forged", "", None, other.teacher_key, sid, room.teacher_key.upper()]:
         with pytest.raises(PermissionError):
             TEACHER_ACTIONS[action](store, room.code, key, qid)
-    state = store.state(room.code)  # nothing changed
-    assert (state.view, state.paused, state.gather, state.question.id) == (None, False, 0, qid)
+    state = store.state(room.code)  # nothing changed (asking gathered the class once)
+    assert (state.view, state.paused, state.gather, state.question.id) == (None, False, 1, qid)
     assert not state.question.revealed
     TEACHER_ACTIONS[action](store, room.code, room.teacher_key, qid)  # the real key works
 
@@ -189,9 +189,9 @@ def test_a_full_room_refuses_the_next_student(stores):
     room = store.create_room()
     for _ in range(3):
         store.join(room.code)
-    with pytest.raises(errors.RoomFull, match="full: 3 students, the limit is 3"):
+    with pytest.raises(errors.RoomFull, match="full: 3 students are in it, the limit is 3"):
         store.join(room.code)
-    assert store.state(room.code).joined == 3
+    assert store.state(room.code).seats == 3
     assert Limits().students_per_room == 300
 
 
@@ -236,22 +236,25 @@ def test_markup_in_a_nickname_is_kept_as_text_and_names_are_the_teachers_choice(
         store.join(room.code, "x" * 25)
     with pytest.raises(errors.NicknameRefused, match="control"):
         store.join(room.code, "a\nb")
-    assert store.state(room.code).joined == 2
+    assert store.state(room.code).seats == 2
 
 
-def test_wrong_join_codes_are_rate_limited_across_workers(stores):
+def test_wrong_join_codes_are_rate_limited_per_browser_across_workers(stores):
     clock = Clock()
     limits = Limits(wrong_joins=3, wrong_join_window_s=600)
     worker_a, worker_b = stores(limits, clock), stores(limits, clock)
     room = worker_a.create_room()
-    for store, code in [(worker_a, "AAAAAA"), (worker_b, "BBBBBB"), (worker_a, "CCCCCC")]:
+    for store, code in [(worker_a, "AAAAAA"), (worker_b, "CCCCCC"), (worker_a, "DDDDDD")]:
         with pytest.raises(errors.RoomNotFound):
-            store.join(code, client="10.0.0.7")
-    with pytest.raises(errors.JoinRateLimited, match="3 wrong room codes"):
-        worker_b.join(room.code, client="10.0.0.7")  # even the right code, until the window has passed
-    assert worker_b.join(room.code, client="10.0.0.8")  # another device is not held back
+            store.join(code, client="10.0.0.7", browser="guesser")
+    with pytest.raises(errors.JoinRateLimited, match="3 wrong room codes from this browser"):
+        worker_b.join(room.code, client="10.0.0.7", browser="guesser")  # even the right code, typed
+    # another student behind the same address (one NAT, one front proxy) with the right code is not held back
+    assert worker_b.join(room.code, client="10.0.0.7", browser="student")
+    # nor is the guesser's own browser when it opens the student link (its token)
+    assert worker_a.join(room.code, client="10.0.0.7", browser="guesser", token=room.link_token)
     clock.now += 601
-    assert worker_a.join(room.code, client="10.0.0.7")
+    assert worker_a.join(room.code, client="10.0.0.7", browser="guesser")
 
 
 def test_the_last_answer_counts_once_and_the_reveal_ends_answers(stores):
@@ -267,7 +270,7 @@ def test_the_last_answer_counts_once_and_the_reveal_ends_answers(stores):
     with pytest.raises(errors.AnswersClosed):
         store.answer(room.code, sid, qid, 1)
     question = store.state(room.code).question
-    assert question.revealed and question.truth == 1
+    assert question.revealed and question.truth == [1]
     assert store.my_answer(room.code, sid, qid) == 2
 
 
@@ -277,10 +280,10 @@ def test_the_true_value_stays_hidden_from_students_until_the_reveal(stores):
     sid = store.join(room.code)
     qid = store.ask(room.code, room.teacher_key, CHOICE, truth=2)
     assert store.state(room.code).question.truth is None
-    assert store.results(room.code, room.teacher_key, qid).question.truth == 2  # the teacher's screen
+    assert store.results(room.code, room.teacher_key, qid).question.truth == [2]  # the teacher's screen
     store.answer(room.code, sid, qid, 2)
     store.reveal(room.code, room.teacher_key, qid)
-    assert store.state(room.code).question.truth == 2
+    assert store.state(room.code).question.truth == [2]
     with pytest.raises(errors.InvalidAnswer):
         store.ask(room.code, room.teacher_key, CHOICE, truth=7)
 
@@ -360,7 +363,7 @@ def test_every_teacher_action_bumps_the_room_version_and_nothing_else_does(store
     room, quiet = store.create_room(), store.create_room()
     key = room.teacher_key
     sid = store.join(room.code)
-    seen = [other_worker.versions([room.code, quiet.code])[room.code]]
+    seen = [other_worker.heads([room.code, quiet.code])[room.code].version]
     qid = None
 
     def ask():
@@ -378,16 +381,16 @@ def test_every_teacher_action_bumps_the_room_version_and_nothing_else_does(store
     ]
     for action in actions:
         action()
-        seen.append(other_worker.versions([room.code])[room.code])
+        seen.append(other_worker.heads([room.code])[room.code].version)
         assert seen[-1] > seen[-2], action
         assert store.state(room.code).version == seen[-1]
     store.lead(room.code, key, "/heads")  # the same view again: nothing for the screens to redraw
     store.join(room.code)
     store.ask(room.code, key, CHOICE)
-    before = other_worker.versions([room.code])[room.code]
+    before = other_worker.heads([room.code])[room.code].version
     store.answer(room.code, sid, store.state(room.code).question.id, 0)
-    assert other_worker.versions([room.code])[room.code] == before, "answers are not teacher actions"
-    assert other_worker.versions([quiet.code]) == {quiet.code: 0}
+    assert other_worker.heads([room.code])[room.code].version == before, "answers are not teacher actions"
+    assert other_worker.heads([quiet.code])[quiet.code].version == 0
 
 
 def test_joins_and_answers_bump_the_rooms_activity_and_heads_read_it_with_the_view(stores):
@@ -431,7 +434,7 @@ def test_each_committed_write_of_a_store_calls_its_after_write_callbacks(stores)
     assert len(calls) == 2, "a refused write commits nothing"
 
 
-def test_versions_leave_out_closed_expired_and_unknown_rooms(stores):
+def test_heads_leave_out_closed_expired_and_unknown_rooms(stores):
     clock = Clock()
     store = stores(Limits(room_hours=1), clock)
     closed, expiring, open_ = store.create_room(), store.create_room(), store.create_room()
@@ -439,9 +442,9 @@ def test_versions_leave_out_closed_expired_and_unknown_rooms(stores):
     clock.now += 1800
     later = store.create_room()
     clock.now += 1801  # the first three are past their hour
-    assert store.versions([closed.code, expiring.code, open_.code, later.code, "ZZZZZZ"]) == {later.code: 0}
-    assert store.versions([]) == {}
-    assert store.versions([later.code.lower()]) == {later.code: 0}
+    assert list(store.heads([closed.code, expiring.code, open_.code, later.code, "ZZZZZZ"])) == [later.code]
+    assert store.heads([]) == {}
+    assert list(store.heads([later.code.lower()])) == [later.code]
 
 
 def test_a_restarted_server_finds_its_rooms_and_answers(stores):
@@ -481,7 +484,7 @@ def test_thirty_students_answering_at_once_are_each_counted_once(stores):
         t.join()
     assert failures == []
     res = workers[1].results(room.code, room.teacher_key, qid, names=True)
-    assert res.answered == 30 and res.joined == 30
+    assert res.answered == 30 and res.seats == 30
     assert sorted(zip(res.names, res.values)) == sorted((f"s{i}", i % 3) for i in range(30))
 
 
@@ -523,12 +526,12 @@ def test_migrations_upgrade_an_old_database_and_keep_its_rooms(url):
     store = open_store(url)  # upgrades to the current version
     try:
         with store.engine.connect() as conn:
-            assert current_version(conn) == SCHEMA_VERSION == 4
+            assert current_version(conn) == SCHEMA_VERSION == 5
         state = store.state("ABCDEF")
         assert (state.view, state.paused, state.gather, state.version, state.activity) == ("/heads", False, 0, 0, 0)
         store.pause("ABCDEF", "key", True)
         assert store.state("ABCDEF").paused
-        assert store.versions(["ABCDEF"]) == {"ABCDEF": 1}
+        assert store.heads(["ABCDEF"])["ABCDEF"].version == 1
         assert migrate(store.engine) == SCHEMA_VERSION  # a second worker finds nothing to do
     finally:
         store.engine.dispose()
@@ -568,3 +571,295 @@ def test_classroom_imports_no_streamlit_and_the_app_no_sqlalchemy_until_a_room_i
     )
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+# ---------------------------------------------------------------- a whole lesson (issue #44, #50)
+def test_a_closed_room_keeps_its_answers_for_its_teacher_for_the_stated_time(stores):
+    clock = Clock()
+    store = stores(Limits(keep_days=7), clock)
+    room = store.create_room()
+    sid = store.join(room.code, "ada")
+    qid = store.ask(room.code, room.teacher_key, CHOICE, truth=1)
+    store.answer(room.code, sid, qid, 1)
+    store.close(room.code, room.teacher_key)
+    with pytest.raises(errors.RoomClosed):
+        store.check_teacher(room.code, room.teacher_key)  # no more controls ...
+    ended = store.ended(room.code, room.teacher_key)  # ... but its results
+    assert (ended.closed, ended.ended_at, ended.kept_until) == (True, clock.now, clock.now + 7 * 86400)
+    assert (ended.questions, ended.seats) == (1, 1)
+    assert "ada" in store.export_csv(room.code, room.teacher_key)
+    assert store.results(room.code, room.teacher_key, qid).values == [1]
+    with pytest.raises(PermissionError):
+        store.ended(room.code, "not the key")
+    clock.now += 7 * 86400 - 1
+    store.create_room()  # a new room purges what is past its keeping time: not this one yet
+    assert "ada" in store.export_csv(room.code, room.teacher_key)
+    clock.now += 2
+    store.create_room()
+    with pytest.raises(errors.RoomNotFound):
+        store.export_csv(room.code, room.teacher_key)
+    with store.engine.connect() as conn:  # nothing of it is left in any table
+        for table in (students, answers):
+            assert conn.execute(select(func.count()).select_from(table)).scalar_one() == 0
+
+
+def test_an_expired_room_keeps_its_answers_from_its_expiry(stores):
+    clock = Clock()
+    store = stores(Limits(room_hours=1, keep_days=1), clock)
+    room = store.create_room()
+    clock.now += 3600
+    ended = store.ended(room.code, room.teacher_key)
+    assert (ended.closed, ended.ended_at) == (False, room.expires_at)
+    assert ended.kept_until == room.expires_at + 86400
+    still_open = store.create_room()
+    with pytest.raises(errors.ClassroomError, match="still open"):
+        store.ended(still_open.code, still_open.teacher_key)
+    assert store.purge() == 0
+    clock.now += 86400 + 1
+    assert store.purge() >= 1
+
+
+def test_its_teacher_deletes_a_rooms_answers_at_once(stores):
+    store = stores()
+    room, other = store.create_room(), store.create_room()
+    sid, kept = store.join(room.code, "ada"), store.join(other.code, "bob")
+    qid = store.ask(room.code, room.teacher_key, CHOICE)
+    store.answer(room.code, sid, qid, 0)
+    other_q = store.ask(other.code, other.teacher_key, CHOICE)
+    store.answer(other.code, kept, other_q, 2)
+    with pytest.raises(PermissionError):
+        store.delete_room(room.code, other.teacher_key)
+    store.delete_room(room.code, room.teacher_key)
+    with pytest.raises(errors.RoomNotFound):
+        store.results(room.code, room.teacher_key, qid)
+    assert store.results(other.code, other.teacher_key, other_q).values == [2], "another room is untouched"
+
+
+def test_a_tie_makes_every_tied_key_right(stores):
+    from classroom.questions import is_right
+
+    store = stores()
+    room = store.create_room()
+    ada, bob, cy = (store.join(room.code, n) for n in ("ada", "bob", "cy"))
+    qid = store.ask(room.code, room.teacher_key, CHOICE, truth=[2, 0])
+    for sid, value in ((ada, 0), (bob, 2), (cy, 1)):
+        store.answer(room.code, sid, qid, value)
+    store.reveal(room.code, room.teacher_key, qid)
+    question = store.state(room.code).question
+    assert question.truth == [0, 2]
+    assert [is_right(question.body, question.truth, v) for v in (0, 1, 2)] == [True, False, True]
+    rows = list(csv.DictReader(io.StringIO(store.export_csv(room.code, room.teacher_key))))
+    assert [(r["nickname"], r["answer"], r["truth"], r["right"]) for r in rows] == [
+        ("ada", "k_0", "k_0 or k_2", "yes"),
+        ("bob", "k_2", "k_0 or k_2", "yes"),
+        ("cy", "k_1", "k_0 or k_2", "no"),
+    ]
+    with pytest.raises(errors.InvalidAnswer):
+        store.ask(room.code, room.teacher_key, CHOICE, truth=[0, 3])
+    with pytest.raises(errors.InvalidAnswer):
+        store.ask(room.code, room.teacher_key, CHOICE, truth=[])
+
+
+def test_a_number_answer_is_right_within_the_questions_tolerance_and_refused_outside_its_bounds(stores):
+    from classroom.questions import is_right
+
+    store = stores()
+    room = store.create_room()
+    sid = store.join(room.code)
+    body = {**WEIGHT, "lo": 0.2, "hi": 0.9, "tolerance": 0.05}
+    qid = store.ask(room.code, room.teacher_key, body, truth=0.5)
+    for bad in (0.19, 0.0, -0.5, 0.91, float("nan"), float("inf"), True, "0.5"):
+        with pytest.raises(errors.InvalidAnswer):
+            store.answer(room.code, sid, qid, bad)
+    store.answer(room.code, sid, qid, 0.2)  # the bounds themselves are answers
+    store.answer(room.code, sid, qid, 0.9)
+    assert [is_right(body, 0.5, v) for v in (0.45, 0.55, 0.449, 0.551)] == [True, True, False, False]
+    with pytest.raises(errors.InvalidQuestion, match="tolerance"):
+        store.ask(room.code, room.teacher_key, {**body, "tolerance": -0.1})
+
+
+def test_results_count_the_seats_of_their_own_room_only(stores):
+    store = stores()
+    room, other = store.create_room(), store.create_room()
+    store.join(room.code)
+    for _ in range(3):
+        store.join(other.code)
+    qid = store.ask(room.code, room.teacher_key, CHOICE)
+    res = store.results(room.code, room.teacher_key, qid)
+    assert (res.seats, res.here, res.answered) == (1, 1, 0)
+    assert (store.state(other.code).seats, store.state(other.code).here) == (3, 3)
+
+
+@pytest.mark.parametrize("nickname", ["=1+1", "+1", "-cmd", "@SUM(A1)", "-2+3"])
+def test_no_nickname_reaches_a_spreadsheet_as_a_formula(stores, nickname):
+    store = stores()
+    room = store.create_room()
+    sid = store.join(room.code, nickname)
+    qid = store.ask(room.code, room.teacher_key, CHOICE)
+    store.answer(room.code, sid, qid, 0)
+    rows = list(csv.DictReader(io.StringIO(store.export_csv(room.code, room.teacher_key))))
+    cell = rows[0]["nickname"]
+    assert cell.startswith("'") and cell[1:] == nickname, cell
+
+
+def test_the_export_says_its_times_are_utc_and_starts_with_a_byte_order_mark(stores):
+    clock = Clock(1_800_000_000.0)  # 2027-01-15 08:00:00 UTC
+    store = stores(clock=clock)
+    room = store.create_room()
+    sid = store.join(room.code, "Zoë 张")
+    qid = store.ask(room.code, room.teacher_key, WEIGHT)
+    store.answer(room.code, sid, qid, 0.25)
+    text = store.export_csv(room.code, room.teacher_key)
+    assert text.startswith("\ufeffroom,")
+    rows = list(csv.DictReader(io.StringIO(text[1:])))
+    assert rows[0]["answered at (UTC)"] == "2027-01-15 08:00:00"
+    assert rows[0]["nickname"] == "Zoë 张" and rows[0]["answer"] == "0.25"
+    assert text.encode("utf-8").startswith(b"\xef\xbb\xbf")
+
+
+def test_here_now_counts_the_seats_seen_lately_beside_every_seat_ever(stores):
+    clock = Clock()
+    store = stores(Limits(here_s=60), clock)
+    room = store.create_room()
+    ada, bob, cy = (store.join(room.code, n) for n in ("ada", "bob", "cy"))
+    assert (store.state(room.code).here, store.state(room.code).seats) == (3, 3)
+    clock.now += 61
+    store.seen([ada, bob])  # their workers still hold their browsers; cy's is gone
+    state = store.state(room.code)
+    assert (state.here, state.seats) == (2, 3)
+    assert store.here([room.code, "ZZZZZZ"]) == {room.code: 2, "ZZZZZZ": 0}
+    seats = store.seats(room.code, room.teacher_key)
+    assert [(s.number, s.nickname, s.here) for s in seats] == [(1, "ada", True), (2, "bob", True), (3, "cy", False)]
+    clock.now += 61
+    assert store.state(room.code).here == 0
+
+
+def test_the_room_limit_counts_students_here_and_the_seat_limit_every_seat(stores):
+    clock = Clock()
+    store = stores(Limits(students_per_room=2, seats_per_room=4, here_s=60), clock)
+    room = store.create_room()
+    store.join(room.code), store.join(room.code)
+    with pytest.raises(errors.RoomFull, match="2 students are in it"):
+        store.join(room.code)
+    clock.now += 61  # both left (or reloaded after clearing their cookies): their seats are not here now
+    store.join(room.code), store.join(room.code)
+    clock.now += 61
+    with pytest.raises(errors.RoomFull, match="handed out 4 seats"):
+        store.join(room.code)
+
+
+def test_the_teacher_removes_a_seat_and_its_answers(stores):
+    store = stores()
+    room = store.create_room()
+    ada, twice, bob = store.join(room.code, "ada"), store.join(room.code, "ada"), store.join(room.code, "bob")
+    qid = store.ask(room.code, room.teacher_key, CHOICE)
+    for sid in (ada, twice, bob):
+        store.answer(room.code, sid, qid, 1)
+    before = store.state(room.code)
+    with pytest.raises(PermissionError):
+        store.remove_seat(room.code, "not the key", 2)
+    store.remove_seat(room.code, room.teacher_key, 2)
+    after = store.state(room.code)
+    assert (after.seats, after.removals, after.version > before.version) == (2, before.removals + 1, True)
+    assert store.results(room.code, room.teacher_key, qid).values == [1, 1]
+    with pytest.raises(errors.UnknownStudent):
+        store.answer(room.code, twice, qid, 0)
+    with pytest.raises(errors.UnknownStudent):
+        store.remove_seat(room.code, room.teacher_key, 2)
+    assert store.join(room.code, "cy") and [s.number for s in store.seats(room.code, room.teacher_key)] == [1, 3, 4]
+
+
+def test_a_student_renames_or_becomes_anonymous(stores):
+    store = stores()
+    room = store.create_room()
+    sid = store.join(room.code)
+    assert store.rename(room.code, sid, "  ada ") == "ada" and store.student(room.code, sid) == "ada"
+    assert store.rename(room.code, sid, "") is None and store.student(room.code, sid) is None
+    with pytest.raises(errors.NicknameRefused):
+        store.rename(room.code, sid, "x" * 25)
+    with pytest.raises(errors.UnknownStudent):
+        store.rename(room.code, "not a student", "eve")
+
+
+def test_one_tab_leads_and_the_class_stays_on_an_open_questions_view(stores):
+    store = stores()
+    room = store.create_room()
+    key = room.teacher_key
+    assert store.lead(room.code, key, "/causal", tab="projector") == 1  # the first tab to lead leads
+    assert store.state(room.code).leader == "projector"
+    assert store.lead(room.code, key, "/heads", tab="laptop") is None, "another tab does not move the class"
+    assert store.current_view(room.code) == "/causal"
+    store.take_lead(room.code, key, "laptop")
+    assert store.lead(room.code, key, "/heads", tab="laptop") is not None
+    assert store.lead(room.code, key, "/block", tab="projector") is None
+    qid = store.ask(room.code, key, {**CHOICE, "view": "/?causal=1"}, truth=0)
+    assert store.current_view(room.code) == "/?causal=1", "asking shows the class what it asks about"
+    assert store.lead(room.code, key, "/block", tab="laptop") is None, "held while the question is open"
+    assert store.current_view(room.code) == "/?causal=1"
+    store.reveal(room.code, key, qid)
+    assert store.lead(room.code, key, "/block", tab="laptop") is not None
+    assert store.current_view(room.code) == "/block"
+
+
+def test_asking_gathers_every_student(stores):
+    store = stores()
+    room = store.create_room()
+    gathered = store.state(room.code).gather
+    store.ask(room.code, room.teacher_key, CHOICE)
+    assert store.state(room.code).gather == gathered + 1
+
+
+def test_a_leading_tab_is_seen_by_its_worker(stores):
+    clock = Clock()
+    store = stores(clock=clock)
+    room = store.create_room()
+    store.take_lead(room.code, room.teacher_key, "w1/session")
+    clock.now += 10
+    store.seen(leaders=["w1/session", "w2/other"])
+    assert store.state(room.code).leader_seen_at == clock.now
+
+
+@pytest.mark.parametrize(
+    "url, says",
+    [
+        ("garbage", "ATTENTION_DB_URL is not a database URL"),
+        ("mysql://u:secretpw@127.0.0.1/db", "must be SQLite or PostgreSQL"),
+        ("postgresql+psycopg://u:secretpw@127.0.0.1:{closed}/db", "Connection refused"),
+    ],
+)
+def test_a_database_that_cannot_be_used_is_named_without_its_password(url, says):
+    from bench.servers import free_port
+    from classroom.store import check_database
+
+    url = url.format(closed=free_port())
+    with pytest.raises(errors.StoreUnavailable, match=says) as caught:
+        open_store(url)
+    assert "secretpw" not in str(caught.value)
+    with pytest.raises(errors.StoreUnavailable):
+        check_database(url)
+
+
+def test_a_postgresql_stopped_mid_class_then_started_again(tmp_path):
+    """The database goes away during a question and comes back: every call in between says so (never a raw
+    driver error), and once it is back the same store carries on where the class was."""
+    server = Postgres()
+    try:
+        store = open_store(server.new_database())
+        room = store.create_room()
+        sid = store.join(room.code)
+        qid = store.ask(room.code, room.teacher_key, CHOICE)
+        server.pg_ctl("stop")
+        for call in (
+            lambda: store.state(room.code),
+            lambda: store.answer(room.code, sid, qid, 1),
+            lambda: store.heads([room.code]),
+            lambda: store.seen([sid]),
+        ):
+            with pytest.raises(errors.StoreUnavailable, match="cannot be used"):
+                call()
+        server.pg_ctl("start")
+        store.answer(room.code, sid, qid, 1)
+        assert store.results(room.code, room.teacher_key, qid).values == [1]
+        store.engine.dispose()
+    finally:
+        server.stop()

@@ -1,11 +1,10 @@
 """The teacher's actions pushed to the students' screens, and the students' to the teacher's: one watcher per
 server process.
 
-A student's bar (ui/classroom_room._student_bar, an st.fragment) used to rerun every second to read the room
-from the store: about 6 ms of server CPU per student per second, whatever the teacher did, and any one-second
-timer fragment costs 2.2-2.4 ms a rerun (bench/fragment_floor.py), so 30 students could not stay within 15 %
-of the server's CPU by polling. Instead, every time a room's screen runs (a student's bar, the teacher's bar or
-dashboard) it tells this process's watcher which room it drew and at which version (classroom.store: every
+No screen polls the store: a timer fragment costs 2.2-2.4 ms a rerun (bench/fragment_floor.py), and 30 students
+polling every second would double the server's CPU. Instead, every time a room's screen runs (a student's bar,
+the teacher's bar or dashboard) it tells this process's watcher which room it drew and at which version
+(classroom.store: every
 teacher action bumps it; every join and answer bumps the room's activity, which only the teacher's screens
 show). The watcher, a daemon thread started with the first screen, asks the store for the heads of the rooms
 its sessions are in (version, activity, view: one small query, whichever the number of screens) every
@@ -18,9 +17,14 @@ answer), and then:
 Workers on other machines see the same heads in the same database (PostgreSQL), so the teacher may be on any
 worker; a worker learns of another's writes at its next look.
 
+Every HEARTBEAT_S the watcher also tells the store which students' and leading teacher tabs' browsers it holds
+connected (Store.seen: who is here now, and whether the tab the class follows has gone), and pushes a teacher's
+screens when the number of students here in their room changed.
+
 A session leaves the watcher when its screen says so (it left the room, or changed role), when its browser
 is no longer connected to this server, and when its room closed or expired (its screen is rerun once, to say
-so). At most MAX_SESSIONS are watched; past that a screen relies on its safety timer.
+so). At most MAX_SESSIONS are watched; past that a screen relies on its safety timer. A database that does not
+answer is logged once a minute (`log_once`), not at every look.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 PUSH_EVERY_S = 0.5  # how often the watcher asks the store (for writes made by other workers)
+HEARTBEAT_S = 15.0  # how often it tells the store which students and leading tabs it holds connected
 RETRY_S = 10.0  # a screen asked to redraw that no run has redrawn since is asked again after this
 MAX_SESSIONS = 5000
 
@@ -47,6 +52,8 @@ class _Screen:
     at: str | None = None  # a following student's: the view the page shows; None: not following (never moved)
     asked: tuple | None = None  # the room's (version, activity) the screen was last asked to redraw for ...
     asked_at: float = 0.0  # ... and when (time.monotonic())
+    seat: str | None = None  # a student's bar: the student's id (who is here now)
+    leader: str | None = None  # a teacher's screen in the tab the class follows: that tab's name
 
 
 class Watcher:
@@ -55,7 +62,8 @@ class Watcher:
     `heads(codes) -> {code: Head}` reads the open rooms' heads (Store.heads: version, activity, view);
     `rerun(session_id, fragment_id) -> bool` asks a session to rerun a fragment; `move(session_id, view,
     fragment_id) -> bool` to run the page of `view` (False: the session is gone); `alive() -> set | None` the
-    ids of the sessions still connected (None: unknown)."""
+    ids of the sessions still connected (None: unknown); `seen(seats, leaders)` tells the store who is connected
+    and `here(codes) -> {code: students here}` reads who is here (Store.seen, Store.here), every `heartbeat_s`."""
 
     def __init__(
         self,
@@ -66,9 +74,15 @@ class Watcher:
         every_s: float = PUSH_EVERY_S,
         max_sessions: int = MAX_SESSIONS,
         retry_s: float = RETRY_S,
+        seen: Callable[[list[str], list[str]], None] | None = None,
+        here: Callable[[list[str]], dict[str, int]] | None = None,
+        heartbeat_s: float = HEARTBEAT_S,
     ) -> None:
         self.heads, self.rerun, self.move, self.alive = heads, rerun, move, alive
         self.every_s, self.max_sessions, self.retry_s = every_s, max_sessions, retry_s
+        self.seen, self.here, self.heartbeat_s = seen, here, heartbeat_s
+        self.last_beat = -heartbeat_s  # time.monotonic() of the last heartbeat: the first look sends one
+        self.here_counts: dict[str, int] = {}  # room code -> students here at the last heartbeat (teachers' rooms)
         self.bars: dict[str, dict[str, _Screen]] = {}  # session id -> {fragment id: a screen of that session}
         self.moves: dict[str, str] = {}  # session id -> the view it was sent to, until its run takes it (moved_here)
         self.latest: dict = {}  # room code -> its head at the last look
@@ -86,15 +100,19 @@ class Watcher:
         version: int,
         activity: int | None = None,
         at: str | None = None,
+        seat: str | None = None,
+        leader: str | None = None,
     ) -> bool:
         """The screen of `session_id` (fragment `fragment_id`) drew room `code` at `version` (a teacher's: and at
-        `activity`; a following student's: on view `at`); False if the watcher is full (the screen then relies on
-        its timer). A session has a few screens at most (the teacher's bar and dashboard): `forget` drops them
-        all before a full run draws its own."""
+        `activity`, and `leader`, its tab's name if the class follows it; a student's: its `seat`, and for a
+        following student the view `at`); False if the watcher is full (the screen then relies on its timer). A
+        session has a few screens at most (the teacher's bar and dashboard): `forget` drops them all before a full
+        run draws its own."""
         with self.lock:
             if session_id not in self.bars and len(self.bars) >= self.max_sessions:
                 return False
-            self.bars.setdefault(session_id, {})[fragment_id] = _Screen(code, fragment_id, version, activity, at)
+            screen = _Screen(code, fragment_id, version, activity, at, seat=seat, leader=leader)
+            self.bars.setdefault(session_id, {})[fragment_id] = screen
         return True
 
     def has_room_for(self, session_id: str) -> bool:
@@ -141,6 +159,31 @@ class Watcher:
     def poke(self) -> None:
         """Look now, not at the next tick (a write of this process: Store.after_write)."""
         self.wake.set()
+
+    def heartbeat(self, now: float | None = None) -> list[str]:
+        """Every `heartbeat_s`: tell the store which students and leading tabs this process holds connected, and
+        push the teachers' screens of the rooms whose number of students here changed; returns those sessions."""
+        now = time.monotonic() if now is None else now
+        if self.seen is None or now - self.last_beat < self.heartbeat_s:
+            return []
+        self.last_beat = now
+        alive = self.alive()
+        with self.lock:
+            screens = [
+                (sid, bar) for sid, held in self.bars.items() if alive is None or sid in alive for bar in held.values()
+            ]
+        self.seen(sorted({b.seat for _, b in screens if b.seat}), sorted({b.leader for _, b in screens if b.leader}))
+        teachers = [(sid, bar) for sid, bar in screens if bar.activity is not None]
+        if self.here is None or not teachers:
+            return []
+        counts = self.here(sorted({bar.code for _, bar in teachers}))
+        changed = {code for code, n in counts.items() if self.here_counts.get(code, n) != n}
+        self.here_counts = counts
+        pushed = []
+        for sid, bar in teachers:
+            if bar.code in changed and self.rerun(sid, bar.fragment_id) and sid not in pushed:
+                pushed.append(sid)
+        return pushed
 
     def check(self) -> list[str]:
         """One look: push to every session whose room changed since its screen drew it; returns their ids. A screen
@@ -213,11 +256,35 @@ class Watcher:
                 return
             try:
                 self.check()
-            except Exception:  # noqa: BLE001 - a database hiccup: the screens keep their timers; look again
-                _LOGGER.warning("the classroom watcher could not read the rooms' heads", exc_info=True)
+                self.heartbeat()
+            except Exception as err:  # noqa: BLE001 - a database that does not answer: look again, say it once a minute
+                log_once(f"the classroom watcher could not read its rooms: {err}", exc=err)
 
 
-_watchers: dict[int, Watcher] = {}  # bounded: one per store, and stores come from classroom_room._open (one per URL)
+_logged: dict[str, float] = {}  # bounded: cleared past 100 problems; a problem -> when it was last logged
+_logged_lock = threading.Lock()
+LOG_EVERY_S = 60.0
+
+
+def log_once(problem: str, every_s: float = LOG_EVERY_S, exc: BaseException | None = None) -> bool:
+    """Log `problem` (a message without a password) as one line, at most once per `every_s` per problem, whichever
+    thread meets it (every student's run, the watcher); whether it was logged now. An error that is not the
+    database's known kind (`exc`, not a ClassroomError) is logged with its traceback, still once a minute."""
+    now = time.monotonic()
+    with _logged_lock:
+        if now - _logged.get(problem, -every_s) < every_s:
+            return False
+        if len(_logged) > 100:
+            _logged.clear()
+        _logged[problem] = now
+    from classroom.errors import ClassroomError
+
+    trace = exc is not None and not isinstance(exc, ClassroomError)
+    _LOGGER.warning("class mode: %s", problem, exc_info=exc if trace else None)
+    return True
+
+
+_watchers: dict[int, Watcher] = {}  # bounded: one per store (classroom_session._opened: one per URL)
 _watchers_lock = threading.Lock()
 
 
@@ -229,7 +296,7 @@ def watcher_for(store) -> Watcher:
         watcher = _watchers.get(id(store))
         if watcher is None:
             watcher = _watchers[id(store)] = Watcher(
-                store.heads, push.rerun_fragment, _move_page, push.active_session_ids
+                store.heads, push.rerun_fragment, _move_page, push.active_session_ids, seen=store.seen, here=store.here
             )
             store.after_write.append(watcher.poke)
     watcher.start()
@@ -278,17 +345,26 @@ def watched(store) -> bool:
     return session_id is not None and watcher_for(store).has_room_for(session_id)
 
 
-def screen_drawn(store, code: str, version: int, activity: int | None = None, at: str | None = None) -> bool:
+def screen_drawn(
+    store,
+    code: str,
+    version: int,
+    activity: int | None = None,
+    at: str | None = None,
+    seat: str | None = None,
+    leader: str | None = None,
+) -> bool:
     """Called by a room's screen (a fragment) as it draws room `code` at `version`: the watcher pushes to it
-    when the room changes (see Watcher.follow). False outside a server (AppTest) or a fragment, or with the
-    watcher full: the screen's timer only."""
+    when the room changes, and tells the store the screen's `seat` or `leader` tab is connected (see
+    Watcher.follow). False outside a server (AppTest) or a fragment, or with the watcher full: the screen's timer
+    only."""
     from ui.streamlit_internals import push
 
     here = push.this_fragment()
     if here is None:
         return False
     session_id, fragment_id = here
-    return watcher_for(store).follow(session_id, code, fragment_id, version, activity, at)
+    return watcher_for(store).follow(session_id, code, fragment_id, version, activity, at, seat, leader)
 
 
 def caught_up(store, version: int) -> None:

@@ -1,7 +1,9 @@
 """The questions a teacher asks from the Predict page and the Playground, and the chart of a class's answers.
 
 Pure functions (no Streamlit): a question is the dict classroom.store.ask takes, its true value computed
-by the project's own attention core; the chart is a plotly figure dict.
+by the project's own attention core from exactly the state the students see; its prompt names that state
+(the puzzle, or the mask and the scaling), since the true value is fixed when it is asked. The chart is a
+plotly figure dict.
 """
 
 from __future__ import annotations
@@ -13,51 +15,72 @@ import plotly.graph_objects as go
 
 from attention import attention_steps
 from attention.sequence import TokenSequence
-from lessons.puzzles import PUZZLES_BY_ID, custom_puzzle
+from classroom.questions import right_options
+from lessons.puzzles import PUZZLES_BY_ID, TIE_TOLERANCE, custom_puzzle
 
-WEIGHT_STEP = 0.05  # the width of a bar of the weight histogram, and the step of a student's slider
+WEIGHT_TOLERANCE = 0.05  # a weight answer this close to the true weight counts as right (the reveal says so)
+BAR_WIDTH = 0.05  # the width of a bar of a number question's histogram
 
 
 def key_options(tokens) -> list[str]:
     return [f"k_{j} '{tok}'"[:80] for j, tok in enumerate(tokens)]
 
 
-def argmax_question(seq: TokenSequence, query: int, *, causal: bool, scale: bool, source: dict) -> tuple[dict, int]:
-    """'Which key will query i attend to most?' for `seq`, and its answer (the first key on a tie)."""
+def settings_text(causal: bool, scale: bool) -> str:
+    """The Playground's two switches in words, as a prompt names them."""
+    return ("causal mask on" if causal else "no mask") + ", " + ("scaled by 1/√d_k" if scale else "not scaled")
+
+
+def top_keys(row: np.ndarray) -> list[int]:
+    """Every key whose weight is the row's largest, within the Predict page's tie tolerance (several on a tie)."""
+    return [int(j) for j in np.flatnonzero(row >= row.max() - TIE_TOLERANCE)]
+
+
+def argmax_question(
+    seq: TokenSequence, query: int, *, causal: bool, scale: bool, source: dict, where: str = ""
+) -> tuple[dict, list[int]]:
+    """'Which key will query i attend to most?' for `seq`, and its answer: every key with the largest weight (on a
+    tie each is right). `where` names the state the answer depends on (a page and its settings)."""
     n = len(seq.tokens)
     if not 0 <= query < n:
         raise ValueError(f"query {query} is outside 0..{n - 1}")
     if n < 2:
         raise ValueError("a sequence of one token has only one key: nothing to ask")
     weights = attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale).weights  # (n, n)
+    where = where or settings_text(causal, scale)
     question = {
         "kind": "choice",
-        "prompt": f"Which key will query {query} '{seq.tokens[query]}' attend to most?"[:300],
+        "prompt": f"{where}: which key will query {query} '{seq.tokens[query]}' attend to most?"[:300],
         "options": key_options(seq.tokens),
-        "source": {**source, "query": query, "causal": causal, "scale": scale},
+        "source": {**source, "kind": "argmax", "query": query, "causal": causal, "scale": scale},
     }
-    return question, int(np.argmax(weights[query]))
+    return question, top_keys(weights[query])
 
 
 def weight_question(
     seq: TokenSequence, query: int, key: int, *, causal: bool, scale: bool, source: dict
 ) -> tuple[dict, float]:
-    """'What weight will query i give key j?' for `seq`, and its answer (a number in [0, 1])."""
+    """'What weight will query i give key j?' for `seq`, and its answer (a number in [0, 1]); an answer within
+    WEIGHT_TOLERANCE of it counts as right."""
     n = len(seq.tokens)
     if not (0 <= query < n and 0 <= key < n):
         raise ValueError(f"query {query} and key {key} must be in 0..{n - 1}")
     weights = attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale).weights  # (n, n)
     question = {
         "kind": "number",
-        "prompt": f"What weight will query {query} '{seq.tokens[query]}' give key {key} '{seq.tokens[key]}'?"[:300],
+        "prompt": (
+            f"{settings_text(causal, scale)}: what weight will query {query} '{seq.tokens[query]}' "
+            f"give key {key} '{seq.tokens[key]}'?"
+        )[:300],
         "lo": 0.0,
         "hi": 1.0,
-        "source": {**source, "query": query, "key": key, "causal": causal, "scale": scale},
+        "tolerance": WEIGHT_TOLERANCE,
+        "source": {**source, "kind": "weight", "query": query, "key": key, "causal": causal, "scale": scale},
     }
     return question, float(weights[query, key])
 
 
-def predict_question(puzzle_id: str, query: int, own: TokenSequence | None = None) -> tuple[dict, int]:
+def predict_question(puzzle_id: str, query: int, own: TokenSequence | None = None) -> tuple[dict, list[int]]:
     """The Predict page's question for one query of a puzzle (`own`: the vectors of 'Make your own')."""
     if puzzle_id in PUZZLES_BY_ID:
         puzzle = PUZZLES_BY_ID[puzzle_id]
@@ -66,51 +89,54 @@ def predict_question(puzzle_id: str, query: int, own: TokenSequence | None = Non
     else:
         raise ValueError(f"no puzzle {puzzle_id!r}")
     # The Predict page scores with scaling on and no mask (pages/predict.py).
-    return argmax_question(puzzle.seq, query, causal=False, scale=True, source={"page": "predict", "puzzle": puzzle.id})
+    return argmax_question(
+        puzzle.seq,
+        query,
+        causal=False,
+        scale=True,
+        source={"page": "predict", "puzzle": puzzle.id},
+        where=f"Puzzle '{puzzle.title}' ({settings_text(False, True)})",
+    )
 
 
 def counts(question: dict, values: list) -> tuple[list[str], list[int]]:
-    """Bars of the distribution: one per option, or per WEIGHT_STEP-wide bin of a number question."""
+    """Bars of the distribution: one per option, or per BAR_WIDTH-wide bin of a number question."""
     if question["kind"] == "choice":
         found = Counter(int(v) for v in values)
         return list(question["options"]), [found.get(i, 0) for i in range(len(question["options"]))]
     lo, hi = question["lo"], question["hi"]
-    bins = max(1, int(round((hi - lo) / WEIGHT_STEP)))
+    bins = max(1, int(round((hi - lo) / BAR_WIDTH)))
     edges = np.linspace(lo, hi, bins + 1)
     found = np.histogram(np.asarray(values, dtype=float), bins=edges)[0] if values else np.zeros(bins, int)
     return [f"{a:.2f}–{b:.2f}" for a, b in zip(edges[:-1], edges[1:])], [int(c) for c in found]
 
 
-def truth_bar(question: dict, truth) -> int | None:
-    """The bar the true value falls in (None: no true value)."""
+def truth_bars(question: dict, truth) -> list[int]:
+    """The bars the true value falls in: every right option of a choice question, the bin of a number's."""
     if truth is None:
-        return None
+        return []
     if question["kind"] == "choice":
-        return int(truth)
+        return right_options(question, truth)
     lo, hi = question["lo"], question["hi"]
-    bins = max(1, int(round((hi - lo) / WEIGHT_STEP)))
-    return min(bins - 1, int((truth - lo) / (hi - lo) * bins))
+    bins = max(1, int(round((hi - lo) / BAR_WIDTH)))
+    return [min(bins - 1, int((truth - lo) / (hi - lo) * bins))]
 
 
-def distribution_figure(question: dict, values: list, truth=None, mine=None) -> dict:
-    """The class's answers as bars; after the reveal the true value's bar in green and named, and
-    `mine` (a student's own answer) marked."""
+def distribution_figure(question: dict, values: list, truth=None) -> dict:
+    """The class's answers as bars; after the reveal the bars of the true value (every tied key) in green, named."""
     labels, heights = counts(question, values)
-    right, own = truth_bar(question, truth), truth_bar(question, mine)
-    colours = ["#2e7d32" if i == right else "#4c78a8" for i in range(len(labels))]
+    right = truth_bars(question, truth)
     fig = go.Figure(
         go.Bar(
             x=labels,
             y=heights,
-            marker_color=colours,
-            marker_line_color=["#000" if i == own else "rgba(0,0,0,0)" for i in range(len(labels))],
-            marker_line_width=3,
+            marker_color=["#2e7d32" if i in right else "#4c78a8" for i in range(len(labels))],
             hovertemplate="%{x}: %{y} answers<extra></extra>",
         )
     )
-    if right is not None:
-        shown = labels[right] if question["kind"] == "choice" else f"{truth:.3f}"
-        fig.add_annotation(x=labels[right], y=heights[right], text=f"true: {shown}", showarrow=True, arrowhead=2)
+    for i in right:
+        shown = labels[i] if question["kind"] == "choice" else f"{truth:.3f}"
+        fig.add_annotation(x=labels[i], y=heights[i], text=f"true: {shown}", showarrow=True, arrowhead=2)
     fig.update_layout(
         height=260,
         margin={"l": 40, "r": 10, "t": 30, "b": 40},

@@ -46,6 +46,8 @@ from ui.streamlit_internals.session import browser_widget_keys, history_navigati
 from ui.url import Param, SequenceParam, Slots, value_text
 
 LOADED_KEY = "_page_state_loaded"  # the pages whose link was read in this session
+DECLARED_KEY = "_page_state_declared"  # {prefix: PageState} of every page that ran in this session
+HOLD_KEY = "_page_state_hold"  # (query, note): the view the page running now is held to (class mode sets it)
 CURRENT_KEY = "_page_state_current"  # the PageState of the page running now (app.py writes its link)
 MEMO_KEY = "_page_state_memo"  # (this run's token, {prefix: the values read so far this run, in declared order})
 
@@ -282,6 +284,9 @@ class PageState:
         loaded = st.session_state.setdefault(LOADED_KEY, set())
         first, navigated = self.prefix not in loaded, history_navigation()
         link = st.query_params.to_dict() if first or navigated else {}
+        held = held_to() if self.prefix is not None else None
+        if held is not None and (first or self.full_query() != held[0]):
+            first, navigated, link = False, True, dict(held[0])  # the view it is held to, as Back would restore it
         sent = browser_widget_keys() if first and not navigated else set()
         self._records()["browser_sent"] = sent  # for widget(), in this run only
         if sent and (memos := self._memos()) is not None:
@@ -305,26 +310,66 @@ class PageState:
         loaded.add(self.prefix)
         if self.prefix is not None:
             st.session_state[CURRENT_KEY] = self
+            st.session_state.setdefault(DECLARED_KEY, {})[self.prefix] = self
 
     def show_warnings(self, where=st) -> None:
-        """Show the warnings collected when the link was read (every run until the page is left)."""
+        """Show the warnings collected when the link was read (every run until the page is left), and why the page
+        is held, while it is."""
         for warning in self._book("url_warnings"):
             where.warning(escape_markdown(warning), icon=":material/link:")  # it may quote the link's text
+        held = held_to()
+        if held is not None and self.prefix is not None:
+            where.info(held[1], icon=":material/lock:")  # class mode's own words
+
+    @property
+    def held(self) -> bool:
+        """Whether this page is held to a view now (a class question about it is open): its controls are shown
+        but not changed (a page passes `disabled=STATE.held`; a change that gets through is undone on the next
+        run)."""
+        return held_to() is not None and self.prefix is not None
 
     @property
     def _book_key(self) -> str:
         return f"_{self.prefix}_book"
 
-    def encode(self) -> dict[str, str]:
-        """The link's query for the current values (parameters whose `when` holds)."""
+    def encode(self, every: bool = False) -> dict[str, str]:
+        """The link's query for the current values: of the parameters whose `when` holds, or of `every` one (a
+        view another browser takes whole, defaults included: class mode)."""
         values, query = self.values(), {}
         for name, param in self.params.items():
-            if param.when is None or param.when(values):
+            if every or param.when is None or param.when(values):
                 value = values[name]
                 if isinstance(param, Slots) and param.count is not None:
                     value = value[: param.count(values)]
                 query |= param.encode(value, name)
         return query
+
+    def state_keys(self) -> list[str]:
+        """The session (and widget) keys of the declared state: one per parameter, one per slot of a Slots."""
+        return [key for name, param in self.params.items() for key in self._session_keys(name, param)]
+
+    def full_query(self) -> dict[str, str]:
+        """The query of every parameter, defaults included: the view as another browser must take it whole."""
+        return self.encode(every=True)
+
+
+def declared(prefix: str) -> PageState | None:
+    """The declared state of the page `prefix` as it last ran in this session (None: it has not run yet): what
+    another part of the app reads of a page's state, by its parameters' names."""
+    return st.session_state.get(DECLARED_KEY, {}).get(prefix)
+
+
+def hold(query: dict[str, str] | None, note: str = "") -> None:
+    """Hold the page that runs next to the view `query` (every parameter of its declared state, as `full_query`
+    gives them), saying `note` on it; None lets it go. Class mode holds the page a question is about."""
+    if query is None:
+        st.session_state.pop(HOLD_KEY, None)
+    else:
+        st.session_state[HOLD_KEY] = (dict(query), note)
+
+
+def held_to() -> tuple[dict[str, str], str] | None:
+    return st.session_state.get(HOLD_KEY)
 
 
 def _repeated(names: tuple[str, ...] | list[str], link: Mapping[str, str]) -> list[str]:

@@ -355,10 +355,10 @@ async def wait_joined(code: str, expected: int, timeout: float) -> int:
 
     store = open_store(os.environ["ATTENTION_DB_URL"])
     deadline = time.monotonic() + timeout
-    joined = store.state(code).joined
+    joined = store.state(code).seats
     while joined < expected and time.monotonic() < deadline:
         await asyncio.sleep(0.5)
-        joined = store.state(code).joined
+        joined = store.state(code).seats
     return joined
 
 
@@ -403,7 +403,7 @@ async def ask_and_answer(args, teacher: WsStudent, room, ws, chromium, figures: 
         entry = {
             "round": rnd,
             "students": len(expected),
-            "joined": res.joined,
+            "joined": res.seats,
             "answered": res.answered,
             "exact": res.answered == len(expected) and sorted(res.values) == expected,
             "press_spread_s": spread,
@@ -412,7 +412,7 @@ async def ask_and_answer(args, teacher: WsStudent, room, ws, chromium, figures: 
         figures.answers.append(entry)
         log(
             f"  answers round {rnd + 1}: {len(expected)} students pressed Send within {spread:.2f} s; the store "
-            f"counts {res.answered} answers of {res.joined} joined, "
+            f"counts {res.answered} answers of {res.seats} joined, "
             + ("each student's once, with the value sent" if entry["exact"] else "NOT the answers sent")
             + f" (all in {counted:.1f} s after the second began)"
         )

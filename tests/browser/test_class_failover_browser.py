@@ -73,7 +73,7 @@ def _half_the_class_loses_its_worker(browser, proxy: Proxy, db_url: str, pages: 
     teacher.context.add_cookies([{"name": "attn_worker", "value": "0", "url": proxy.url}])
     teacher.goto(f"{proxy.url}/class")
     teacher.get_by_role("button", name="Start a room").click()
-    code_box = teacher.locator('[data-testid="stMetricValue"]')
+    code_box = teacher.locator('[data-testid="class-join-code"]')
     expect(code_box).to_have_text(re.compile(r"^[A-Z0-9]{6}$"))
     code = code_box.inner_text()
     key = next(c["value"] for c in teacher.context.cookies() if c["name"] == "attention_class").split(".")[2]
@@ -87,7 +87,7 @@ def _half_the_class_loses_its_worker(browser, proxy: Proxy, db_url: str, pages: 
         s.context.add_cookies([{"name": "attn_worker", "value": str(i % 2), "url": proxy.url}])
         s.goto(f"{proxy.url}/?room={code}")
         expect(s.get_by_text(f"Room {code}").first).to_be_visible()
-    expect(teacher.get_by_text(f"Room {code} · {STUDENTS} joined").first).to_be_visible()
+    expect(teacher.get_by_text(f"Room {code} · {STUDENTS} here").first).to_be_visible()
 
     teacher.goto(f"{proxy.url}/predict")
     for s in students:
@@ -107,7 +107,7 @@ def _half_the_class_loses_its_worker(browser, proxy: Proxy, db_url: str, pages: 
         expect(s.get_by_text("Question 1:")).to_be_visible()
         if s is not late:
             _answer(s, answer)
-    expect(teacher.get_by_text(f"{STUDENTS - 1} of {STUDENTS} answered")).to_be_visible()
+    expect(teacher.get_by_text(f"{STUDENTS - 1} answered · {STUDENTS} here")).to_be_visible()
     os.kill(proxy.worker_pid(int(victim)), signal.SIGKILL)
 
     # Each moved page reconnects through the proxy to the live worker and reruns there (ui/reconnect.py).
@@ -129,7 +129,7 @@ def _half_the_class_loses_its_worker(browser, proxy: Proxy, db_url: str, pages: 
     store = open_store(db_url)
     qid = store.state(code).question.id
     res = store.results(code, key, qid)
-    assert (res.joined, res.answered) == (STUDENTS, STUDENTS)  # nobody joined twice, no answer lost
+    assert (res.seats, res.answered) == (STUDENTS, STUDENTS)  # nobody joined twice, no answer lost
     labels = res.question.body["options"]
     assert sorted(res.values) == sorted(labels.index(a) for a in ANSWERS)
 
@@ -141,10 +141,14 @@ def _half_the_class_loses_its_worker(browser, proxy: Proxy, db_url: str, pages: 
     res = store.results(code, key, qid)
     assert res.answered == STUDENTS and sorted(res.values) == sorted(labels.index(a) for a in now)
     # The teacher's screen still counts every student once.
-    expect(teacher.get_by_text(f"{STUDENTS} of {STUDENTS} answered")).to_be_visible()
+    expect(teacher.get_by_text(f"{STUDENTS} answered · {STUDENTS} here")).to_be_visible()
 
     # The class still follows the teacher: the students who came to the live worker are in its watcher, which
-    # pushes the teacher's next move to them as to the others.
+    # pushes the teacher's next move to them as to the others (once the question is revealed: until then the class
+    # stays on the page it was asked on).
+    teacher.get_by_role("button", name="Reveal the answer to the class").first.click()
+    for s in students:
+        expect(s.get_by_text("The answer:").first).to_be_visible()
     teacher.goto(f"{proxy.url}/causal")
     expect(teacher.get_by_role("heading", name="Causal masking").first).to_be_visible()
     for s in students:

@@ -84,7 +84,7 @@ def test_predict_own_labels_in_questions_and_verdicts(guarded, app_url):
     guarded.check()
     for i, label in enumerate([MD_IMG, ":red[b]", "$c$", "<img"]):
         pick(guarded, f"q_{i} '{label}' attends most to", f"k_0 '{MD_IMG}'")
-    guarded.get_by_role("button", name=re.compile("Reveal")).click()
+    guarded.get_by_role("button", name=re.compile("Check my guesses")).click()
     guarded.check()
     verdicts = alert_texts(guarded)
     assert f"q_0 '{MD_IMG}'" in verdicts and "q_1 ':red[b]'" in verdicts and "q_3 '<img'" in verdicts

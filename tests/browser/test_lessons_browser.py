@@ -48,7 +48,7 @@ def test_each_lesson_page_loads_without_exception(page, app_url, path):
 def test_predict_flow_by_clicking(page, app_url):
     open_page(page, app_url, "predict")
     expect(page.get_by_text("The weights stay hidden")).to_be_visible()
-    reveal = page.get_by_role("button", name=re.compile("Reveal"))
+    reveal = page.get_by_role("button", name=re.compile("Check my guesses"))
     expect(reveal).to_be_disabled()
     assert heatmap_count(page) == 0  # no heatmap before the guesses
     pick(page, "q_0 'east' attends most to", "k_0 'east'")

@@ -277,8 +277,8 @@ def test_a_browserless_student_follows_the_teacher_and_answers_as_a_browser_does
         proc.terminate()
         proc.wait(timeout=10)
     assert joined.status == "FINISHED_SUCCESSFULLY" and not joined.exceptions
-    assert store.state(room.code).joined == 1
-    assert timers == {}  # a screen the watcher holds has no timer (ui/classroom_room.py): it is pushed
+    assert store.state(room.code).seats == 1
+    assert timers == {}  # a screen the watcher holds has no timer (ui/classroom_session.pushed_or_timed): it is pushed
     assert quiet is None
     assert moved is not None and not moved.fragment and moved.status == "FINISHED_SUCCESSFULLY"  # the page, whole
     assert moved.h1 == TITLES["causal"] and path_after == "causal"

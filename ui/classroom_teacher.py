@@ -1,0 +1,340 @@
+"""Class mode, the teacher's screens: the room's bar on every page (who is here, the lead, the pause, the question
+asked now and its answers), the one place a teacher's action is carried out, the results panel, and leading the
+class from the tab that leads. The dashboard on /class (pages/class.py) draws its parts from here too.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+import streamlit as st
+
+from classroom import errors
+from classroom.questions import answer_label, is_right
+from ui.classroom_ask import ASKING_PAGES, ask_controls
+from ui.classroom_push import caught_up, screen_drawn
+from ui.classroom_questions import distribution_figure
+from ui.classroom_session import (
+    ENDED_KEY,
+    LEFT_BEHIND,
+    MESSAGE_KEY,
+    asked_now,
+    become_ended_teacher,
+    drawn_question,
+    in_room,
+    is_teacher,
+    leave,
+    outage,
+    pushed_or_timed,
+    store,
+    tab_id,
+    teacher_key,
+    teacher_view,
+)
+from ui.safe_text import escape_markdown
+from ui.streamlit_internals.session import running_alone
+
+LED_KEY = "class_view_led"  # the view this teacher last made the room's
+LEADS_KEY = "_class_leads"  # whether this tab may move the class now (it leads, and no question holds the view)
+NAMES_KEY = "class_show_names"
+CONFIRM_KEY = "class_confirm"  # "close", "sign_out" or "delete": the action waiting for the teacher's yes
+ASK_SLOT_KEY = "_class_ask_slot"  # where this run draws 'Ask the class', after the page
+LEAD_NOW_KEY = "_class_lead_now"  # this tab has just taken the lead: its page runs whole, and leads
+LEFT_BEHIND += [LED_KEY, LEADS_KEY, CONFIRM_KEY, ASK_SLOT_KEY]
+NOT_LED = {"class"}  # the teacher's dashboard is not a view to send the class to
+
+
+def teacher_screens(url_path: str):
+    """A teacher's part of every page: the room's bar, and on the pages that ask, 'Ask the class'. Returns the
+    room's state as the bar drew it (None: the room has ended, or this session is no longer its teacher)."""
+    if st.session_state.get(ENDED_KEY):
+        st.info(f"Room {in_room()} has ended: its answers are on *Teach a class*.", icon=":material/history:")
+        return None
+    state = teacher_bar(url_path)
+    if is_teacher() and url_path in ASKING_PAGES:
+        # filled after the page (ask_after_page): the question is built from the page's declared state, which a
+        # session's first run of the page has read only then
+        st.session_state[ASK_SLOT_KEY] = st.empty()
+    return state
+
+
+def ask_after_page(url_path: str) -> None:
+    """'Ask the class' in its place under the bar, once the page has run (a full run of an asking page)."""
+    slot = st.session_state.pop(ASK_SLOT_KEY, None)
+    if slot is not None and is_teacher() and not st.session_state.get(ENDED_KEY):
+        with slot.container():
+            ask_controls(url_path, in_room(), teacher_key(), store())
+
+
+def _teacher_bar(url_path: str):
+    """Who is here, the lead, the pause, the question asked now: redrawn by the watcher when a student joins or
+    answers or the room changes."""
+    code, key = in_room(), teacher_key()
+    if not code or not is_teacher() or st.session_state.get(ENDED_KEY):
+        return None
+    try:
+        state = store().state(code)
+    except errors.StoreUnavailable as err:
+        outage(err)
+        st.rerun(scope="app")
+    except (errors.RoomClosed, errors.RoomExpired):
+        become_ended_teacher(code, key)
+        st.rerun(scope="app")
+    except (errors.ClassroomError, PermissionError) as err:
+        leave(f"Room {code} ended: {err}.")
+        st.rerun(scope="app")
+    leads = state.leader in (None, tab_id())
+    st.session_state[LEADS_KEY] = leads and not state.asking
+    if st.session_state.pop(LEAD_NOW_KEY, False) and running_alone():
+        st.rerun(scope="app")  # this tab took the lead from its bar: the whole page runs, and leads (lead_class)
+    if running_alone() and asked_now(state) != drawn_question():
+        st.rerun(scope="app")  # a question opened or was revealed: the page holds or shows its answer
+    with st.container(border=True, key="class_teacher_bar"):
+        screen_drawn(store(), code, state.version, activity=state.activity, leader=tab_id() if leads else None)
+        message = st.session_state.pop(MESSAGE_KEY, None)
+        if message:
+            st.warning(escape_markdown(message), icon=":material/groups:")
+        summary = f":material/co_present: **Room {code}** · {here_text(state.here, state.seats)} · " + (
+            "**paused**" if state.paused else ("the class follows this tab" if leads else "**another tab leads**")
+        )
+        if url_path in NOT_LED:  # the dashboard below has the controls
+            st.markdown(summary)
+            lead_button(leads)
+            return state
+        left, mid, right = st.columns([3, 1, 1], vertical_alignment="center")
+        left.markdown(summary)
+        if state.paused:
+            mid.button("Resume", key="class_resume", type="primary", on_click=teacher_action, args=("resume",))
+        else:
+            mid.button("Pause", key="class_pause", on_click=teacher_action, args=("pause",))
+        right.button(
+            "Gather",
+            key="class_gather",
+            on_click=teacher_action,
+            args=("gather",),
+            help="Bring every student back to following you (those who stopped following too).",
+        )
+        lead_button(leads)
+        if state.asking:
+            st.caption(
+                f"Question {state.question.number} is open: the class stays on the page it was asked on, as it was "
+                "asked, until you reveal the answer or end the question."
+            )
+        if state.question is not None:
+            results_panel(code, key, state.question.id, compact=True)
+    return state
+
+
+teacher_bar = pushed_or_timed(_teacher_bar)
+
+
+def here_text(here: int, seats: int) -> str:
+    """Who is in the room, as the teacher reads it: students here now, and seats ever made when there are more."""
+    text = f"{here} here"
+    return text if seats == here else f"{text} ({seats} seats in all)"
+
+
+def lead_button(leads: bool) -> None:
+    if not leads:
+        st.caption("The class follows another of your tabs (the one you started the room in or took it back in).")
+        st.button(
+            "Lead from this tab",
+            key="class_take_lead",
+            on_click=teacher_action,
+            args=("lead",),
+            help="The class will follow this tab from now on; your other tabs keep their controls but stop moving "
+            "the class.",
+        )
+
+
+def teacher_action(action: str) -> None:
+    """Every action of a teacher's, from the bar or the dashboard (a button's callback)."""
+    code, key = in_room(), teacher_key()
+    try:
+        if action in ("pause", "resume"):
+            store().pause(code, key, action == "pause")
+        elif action == "gather":
+            store().gather(code, key)
+        elif action == "end":
+            store().end_question(code, key)
+        elif action == "lead":
+            store().take_lead(code, key, tab_id())
+            st.session_state.pop(LED_KEY, None)  # this tab's view becomes the room's on the page's next run ...
+            st.session_state[LEAD_NOW_KEY] = True  # ... which the bar asks for at once
+        elif action == "close":
+            store().close(code, key)
+            become_ended_teacher(code, key)
+        elif action == "sign_out":
+            if not st.session_state.get(ENDED_KEY):
+                store().take_lead(code, key, None)  # no tab leads: the next to come back takes the lead
+            leave(f"You signed out of room {code} in this browser. The room goes on; the key file takes it back.")
+        elif action == "delete":
+            store().delete_room(code, key)
+            leave(f"Room {code} and all its answers are deleted.")
+        st.session_state.pop(CONFIRM_KEY, None)
+    except (errors.ClassroomError, PermissionError) as err:
+        st.session_state[MESSAGE_KEY] = f"That did not work: {err}."
+
+
+def results_panel(code: str, key: str, qid: int, compact: bool = False) -> None:
+    """Here, answered, the distribution (anonymous), Reveal, and the nicknames only if the teacher asks."""
+    try:
+        res = store().results(code, key, qid, names=st.session_state.get(NAMES_KEY, False))
+    except (errors.ClassroomError, PermissionError) as err:
+        st.warning(escape_markdown(str(err)))
+        return
+    q = res.question
+    summary = f"**Question {q.number}:** {escape_markdown(q.body['prompt'])} · **{res.answered}** answered · "
+    summary += here_text(res.here, res.seats)
+    if q.revealed and q.truth is not None:
+        right = sum(bool(is_right(q.body, q.truth, v)) for v in res.values)
+        summary += f" · revealed: **{right}** of {res.answered} right"
+    st.markdown(summary)
+    from ui.charts import chart  # here: ui.charts imports plotly helpers only pages with charts need
+
+    truth = q.truth if q.revealed else None
+    chart(st, distribution_figure(q.body, res.values, truth), key=f"class_dist_{qid}", export=False)
+    with st.container(horizontal=True):
+        if not q.revealed:
+            st.button(
+                "Reveal the answer to the class",
+                key=f"class_reveal_{qid}",
+                type="primary",
+                on_click=_reveal,
+                args=(code, key, qid),
+                help="End the answers and show the true value on every screen, and on the page the question is about.",
+            )
+        st.button(
+            "End question",
+            key=f"class_end_{qid}",
+            on_click=teacher_action,
+            args=("end",),
+            help="Take the question off the students' screens (its answers stay in the CSV).",
+        )
+    if not compact:
+        st.toggle(
+            "Show nicknames",
+            key=NAMES_KEY,
+            help="Nicknames beside the answers, on this screen: if this screen is projected, the class sees them. "
+            "Students' screens never show them; the answers file always has them.",
+        )
+        if res.names is not None:
+            st.dataframe(
+                {
+                    "student": [n or "(anonymous)" for n in res.names],
+                    "answer": [answer_label(q.body, v) for v in res.values],
+                },
+                hide_index=True,
+            )
+
+
+def _reveal(code: str, key: str, qid: int) -> None:
+    try:
+        store().reveal(code, key, qid)
+    except (errors.ClassroomError, PermissionError) as err:
+        st.session_state[MESSAGE_KEY] = f"Could not reveal: {err}."
+
+
+# ------------------------------------------------------------------ leading the class
+def lead_class(url_path: str) -> None:
+    """A teacher's view becomes the room's, if it changed and this tab leads (after every page, and after a section
+    of a page ran alone: app.py). While a question is open the class stays on its view (the store keeps it)."""
+    if url_path in NOT_LED or st.session_state.get(ENDED_KEY) or not st.session_state.get(LEADS_KEY, True):
+        return
+    view = teacher_view(url_path)
+    if view == st.session_state.get(LED_KEY):
+        return
+    try:
+        version = store().lead(in_room(), teacher_key(), view, tab_id())
+    except errors.InvalidView as err:
+        st.warning(f"The class cannot follow this view: {err}.", icon=":material/link_off:")
+        return
+    except errors.StoreUnavailable as err:
+        outage(err)
+        return
+    except (errors.ClassroomError, PermissionError):
+        return  # the room ended meanwhile: the bar says so on the next run
+    if version is not None:
+        st.session_state[LED_KEY] = view
+        caught_up(store(), version)  # the teacher's bar need not be pushed for the teacher's own move
+
+
+# ------------------------------------------------------------------ the dashboard's parts (pages/class.py)
+def when(seconds: float) -> str:
+    """A time as the dashboard says it: UTC, named as such."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def keep_note() -> str:
+    days = store().limits.keep_days
+    return (
+        f"A room's answers are kept for {days:g} days after it ends (closed, or expired {store().limits.room_hours:g} "
+        "hours after it started), then deleted with everything else of the room."
+    )
+
+
+def confirm_box(action: str, question: str, yes: str, extra=None) -> None:
+    """The teacher's yes to an action that cannot be undone, with what to do first (`extra`, drawn in the box)."""
+    with st.container(border=True, key=f"class_confirm_{action}"):
+        st.markdown(question)
+        if extra is not None:
+            extra()
+        with st.container(horizontal=True):
+            st.button(yes, key=f"class_confirm_{action}_yes", type="primary", on_click=teacher_action, args=(action,))
+            st.button("Cancel", key=f"class_confirm_{action}_no", on_click=lambda: st.session_state.pop(CONFIRM_KEY))
+
+
+def ask_to(action: str) -> None:
+    st.session_state[CONFIRM_KEY] = action
+
+
+def answers_button(code: str, key: str, label: str = "Answers as CSV", button_key: str = "class_csv") -> None:
+    st.download_button(
+        label,
+        lambda: store().export_csv(code, key),
+        file_name=f"room-{code}-answers.csv",
+        mime="text/csv",
+        key=button_key,
+        icon=":material/download:",
+        on_click="ignore",
+        help="Every question and every answer, with nicknames and seat numbers; times in UTC.",
+    )
+
+
+def key_file_button(code: str, key: str, button_key: str = "class_key_file") -> None:
+    st.download_button(
+        "Download the teacher key",
+        f"Room {code}\nTeacher key: {key}\nTake back the room on the app's 'Teach a class' page.\n",
+        file_name=f"room-{code}-teacher-key.txt",
+        key=button_key,
+        icon=":material/key:",
+        on_click="ignore",
+    )
+
+
+def seats_list(code: str, key: str) -> None:
+    """Every seat of the room: seats, not people (a browser that cleared its cookies joined again as another seat),
+    each with a button to remove it and its answers."""
+    seats = store().seats(code, key)
+    names = st.session_state.get(NAMES_KEY, False)
+    st.caption(
+        "One line per seat. A browser that cleared its cookies, or a student on two devices, has two seats: remove "
+        "the one left empty (its answers go with it). A removed student can join again."
+    )
+    if not seats:
+        st.markdown("Nobody has joined yet.")
+    now = time.time()
+    for seat in seats:
+        left, right = st.columns([4, 1], vertical_alignment="center")
+        name = f" · {escape_markdown(seat.nickname)}" if names and seat.nickname else ""
+        where = "here now" if seat.here else f"last seen {max(0, round((now - seat.seen_at) / 60))} min ago"
+        left.markdown(f"Seat {seat.number}{name} · {where} · {seat.answers} answered")
+        right.button("Remove", key=f"class_remove_{seat.number}", on_click=_remove, args=(code, key, seat.number))
+
+
+def _remove(code: str, key: str, number: int) -> None:
+    try:
+        store().remove_seat(code, key, number)
+    except (errors.ClassroomError, PermissionError) as err:
+        st.session_state[MESSAGE_KEY] = f"Could not remove seat {number}: {err}."
