@@ -100,3 +100,15 @@ def number_box(at: AppTest, key: str):
 def type_number(at: AppTest, key: str, text: str) -> AppTest:
     """Type `text` into the number box of `key` and press Enter (the page runs again)."""
     return number_box(at, key).input(text).run()
+
+
+def every_text(at: AppTest) -> str:
+    """Every text element's text on the page (markdown, captions, alerts, metrics), one per line."""
+    parts = [
+        e.value
+        for kind in ("markdown", "caption", "text", "info", "warning", "error", "success")
+        for e in at.get(kind)
+        if isinstance(getattr(e, "value", None), str)
+    ]
+    parts += [str(m.value) for m in at.metric]
+    return "\n".join(parts)

@@ -15,7 +15,7 @@ from sqlalchemy import update
 from attention import attention_steps
 from classroom.schema import students
 from lessons.puzzles import PUZZLES_BY_ID
-from tests.apptest_helpers import chart_by_key, open_page, plotly_values
+from tests.apptest_helpers import chart_by_key, every_text, open_page, plotly_values
 from tests.classroom_postgres import Postgres
 from ui import classroom_session
 
@@ -32,16 +32,6 @@ def database(tmp_path, monkeypatch):
 
 def store():
     return classroom_session.store()
-
-
-def every_text(at) -> str:
-    parts = [
-        e.value
-        for kind in ("markdown", "caption", "text", "info", "warning", "error", "success")
-        for e in at.get(kind)
-        if isinstance(getattr(e, "value", None), str)
-    ]
-    return "\n".join(parts)
 
 
 def start_room():

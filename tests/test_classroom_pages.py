@@ -16,7 +16,7 @@ import pytest
 
 from attention import attention_steps
 from lessons.puzzles import PUZZLES_BY_ID
-from tests.apptest_helpers import chart_by_key, open_page
+from tests.apptest_helpers import chart_by_key, every_text, open_page
 from ui import classroom_session
 
 CLASS = "pages/class.py"
@@ -27,17 +27,6 @@ def database(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_DB_URL", f"sqlite:///{tmp_path / 'class.db'}")
     yield
     classroom_session.forget_stores()
-
-
-def every_text(at) -> str:
-    parts = [
-        e.value
-        for kind in ("markdown", "caption", "text", "info", "warning", "error", "success")
-        for e in at.get(kind)
-        if isinstance(getattr(e, "value", None), str)
-    ]
-    parts += [str(m.value) for m in at.metric]
-    return "\n".join(parts)
 
 
 def start_room():

@@ -44,20 +44,40 @@ def _missing_browser_reason() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def app_url():
+@contextlib.contextmanager
+def served(*extra_args: str, **variables: str):
+    """`streamlit run app.py` on a free local port, with `variables` in its environment, for the browser tests (failed,
+    not skipped, where a browser is required but missing); yields its URL and stops it after."""
     reason = _missing_browser_reason()
     if reason:
         if browser_required():
             pytest.fail(f"browser tests are required here but {reason}")
         pytest.skip(reason)
-    proc, url = start_server()
-    yield url
-    proc.terminate()
+    with environment(**variables):
+        proc, url = start_server(extra_args=extra_args)
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def class_server(*extra_args: str):
+    """A server for class mode's browser tests: its own fresh SQLite store, and the bars' safety timer at an hour, so
+    that a student who follows within a test's wait can only have been pushed (ui/classroom_push.py)."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="attention-class-"))
+    return served(*extra_args, ATTENTION_DB_URL=f"sqlite:///{folder / 'class.db'}", ATTENTION_CLASS_SAFETY_S="3600")
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    with served() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

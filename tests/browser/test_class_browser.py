@@ -8,41 +8,18 @@ The server has its own temporary SQLite store (ATTENTION_DB_URL), so nothing her
 from __future__ import annotations
 
 import re
-import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import (
-    _missing_browser_reason,
-    browser_required,
-    closing_pages,
-    environment,
-    screenshot,
-    start_server,
-)
+from tests.browser.conftest import class_server, closing_pages, screenshot
 
 WAIT = 60_000  # ms: the server pushes a move within a second; a machine shared with other work may take long
 
 
 @pytest.fixture(scope="module")
 def class_url():
-    reason = _missing_browser_reason()
-    if reason:
-        if browser_required():
-            pytest.fail(f"browser tests are required here but {reason}")
-        pytest.skip(reason)
-    folder = Path(tempfile.mkdtemp(prefix="attention-class-"))
-    # the bars' safety timer set to an hour: a student who follows within WAIT was pushed (ui/classroom_push.py)
-    with environment(ATTENTION_DB_URL=f"sqlite:///{folder / 'class.db'}", ATTENTION_CLASS_SAFETY_S="3600"):
-        proc, url = start_server()
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with class_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -10,39 +10,19 @@ there five seconds later.
 from __future__ import annotations
 
 import re
-import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
-from bench.servers import start_server
-from tests.browser.conftest import _missing_browser_reason, browser_required, closing_pages, environment
+from tests.browser.conftest import class_server, closing_pages
 from ui.student_link import lan_address
 
 WAIT = 60_000
 
 
-def _server(*extra: str):
-    reason = _missing_browser_reason()
-    if reason:
-        if browser_required():
-            pytest.fail(f"browser tests are required here but {reason}")
-        pytest.skip(reason)
-    folder = Path(tempfile.mkdtemp(prefix="attention-lesson-"))
-    with environment(ATTENTION_DB_URL=f"sqlite:///{folder / 'class.db'}", ATTENTION_CLASS_SAFETY_S="3600"):
-        return start_server(extra_args=extra)
-
-
 @pytest.fixture(scope="module")
 def lesson_url():
-    proc, url = _server()
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with class_server() as url:
+        yield url
 
 
 def new_page(browser, context=None, width: int = 1280, height: int = 900):
@@ -70,18 +50,27 @@ def start_room(page, url: str) -> tuple[str, str]:
     return code_box.inner_text(), shown.partition("?")[2]
 
 
+def room_with_student(browser, url: str, pages: list):
+    """A teacher's page with a room started, and a student's page in it by the student link: (teacher, student,
+    code)."""
+    from playwright.sync_api import expect
+
+    teacher = new_page(browser)
+    pages.append(teacher)
+    code, query = start_room(teacher, url)
+    student = new_page(browser, width=1100)
+    pages.append(student)
+    student.goto(f"{url}/?{query}")
+    expect(student.get_by_text(f"Room {code}").first).to_be_visible()
+    return teacher, student, code
+
+
 def test_nothing_on_a_students_screen_nor_the_projected_tab_shows_an_open_questions_answer(browser, lesson_url):
     from playwright.sync_api import expect
 
     expect.set_options(timeout=WAIT)
     with closing_pages("class_hidden_answer") as pages:
-        teacher = new_page(browser)
-        pages.append(teacher)
-        code, query = start_room(teacher, lesson_url)
-        student = new_page(browser, width=1100)
-        pages.append(student)
-        student.goto(f"{lesson_url}/?{query}")
-        expect(student.get_by_text(f"Room {code}").first).to_be_visible()
+        teacher, student, _ = room_with_student(browser, lesson_url, pages)
         teacher.goto(f"{lesson_url}/")
         expect(student.get_by_role("heading", name="Attention playground")).to_be_visible()
         teacher.get_by_role("button", name="Ask the class").click()
@@ -110,13 +99,7 @@ def test_one_of_the_teachers_tabs_leads_and_a_reload_of_it_keeps_the_lead(browse
 
     expect.set_options(timeout=WAIT)
     with closing_pages("class_leading_tab") as pages:
-        projector = new_page(browser)
-        pages.append(projector)
-        code, query = start_room(projector, lesson_url)
-        student = new_page(browser, width=1100)
-        pages.append(student)
-        student.goto(f"{lesson_url}/?{query}")
-        expect(student.get_by_text(f"Room {code}").first).to_be_visible()
+        projector, student, _ = room_with_student(browser, lesson_url, pages)
         laptop = new_page(browser, context=projector.context)  # the teacher's second tab: same cookie
         laptop.goto(f"{lesson_url}/causal")
         expect(laptop.get_by_text("another tab leads").first).to_be_visible()
@@ -162,8 +145,7 @@ def test_the_student_link_names_an_address_the_students_can_open(browser, lesson
     from playwright.sync_api import expect
 
     expect.set_options(timeout=WAIT)
-    proc, url = _server("--server.address", "0.0.0.0")
-    try:
+    with class_server("--server.address", "0.0.0.0") as url:
         port = url.rsplit(":", 1)[1]
         with closing_pages("class_student_link") as pages:
             teacher = new_page(browser)
@@ -182,6 +164,3 @@ def test_the_student_link_names_an_address_the_students_can_open(browser, lesson
             pages.append(local)
             start_room(local, lesson_url)
             expect(local.get_by_text("listens on this computer only").first).to_be_visible()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
