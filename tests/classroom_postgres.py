@@ -63,10 +63,25 @@ class Postgres:
             pytest.fail(f"{' '.join(cmd)} failed: {done.stdout}{done.stderr}{tail}")
 
     def pg_ctl(self, action: str) -> None:
-        """Stop or start the server ("stop", "start"), as a database that goes away mid-class and comes back."""
+        """Stop, start or reload the server ("stop", "start", "reload"): a database that goes away mid-class and
+        comes back, or a new pg_hba.conf."""
         options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
-        extra = ["-m", "fast"] if action == "stop" else ["-o", options, "-l", self.dir / "log"]
+        extra = {"stop": ["-m", "fast"], "reload": []}.get(action, ["-o", options, "-l", self.dir / "log"])
         self._run([self.bin / "pg_ctl", "-D", self.data, *extra, "-w", action])
+
+    def psql(self, sql: str) -> None:
+        """Run `sql` as the superuser (a statement of the test's own, never user text)."""
+        import psycopg
+
+        with psycopg.connect(f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres", autocommit=True) as c:
+            c.execute(sql)
+
+    def as_owner(self, path: Path, text: str) -> None:
+        """Write one of the server's files (pg_hba.conf), owned as the server needs it."""
+        path.write_text(text)
+        if self.user:
+            entry = pwd.getpwnam(self.user)
+            os.chown(path, entry.pw_uid, entry.pw_gid)
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"

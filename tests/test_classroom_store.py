@@ -863,3 +863,24 @@ def test_a_postgresql_stopped_mid_class_then_started_again(tmp_path):
         store.engine.dispose()
     finally:
         server.stop()
+
+
+def test_a_wrong_password_is_named_as_such_and_never_shown():
+    """A PostgreSQL that asks a password of one role (scram-sha-256): the wrong one is refused with the server's own
+    reason, the password itself appears nowhere; the right one opens the store."""
+    server = Postgres()
+    try:
+        hba = server.data / "pg_hba.conf"
+        server.psql("CREATE ROLE teacher LOGIN PASSWORD 'right-secret'")
+        server.psql("CREATE DATABASE lessons OWNER teacher")
+        server.as_owner(hba, "host all teacher 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
+        server.pg_ctl("reload")
+        wrong = f"postgresql+psycopg://teacher:wrong-secret@127.0.0.1:{server.port}/lessons"
+        with pytest.raises(errors.StoreUnavailable, match="password authentication failed") as caught:
+            open_store(wrong)
+        assert "wrong-secret" not in str(caught.value) and "teacher:***@" in str(caught.value)
+        store = open_store(wrong.replace("wrong-secret", "right-secret"))
+        assert store.create_room().code
+        store.engine.dispose()
+    finally:
+        server.stop()
