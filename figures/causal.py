@@ -32,7 +32,7 @@ def difference_bars(diff: np.ndarray, t: int, tokens: Sequence[str], *, height: 
         textposition="outside",
         hovertemplate="position %{x}: max |Δ output| = %{y:.3e}<extra></extra>",
     )
-    boundary = t + 0.5  # a dashed vertical line there, labelled on its left at the top (fig.add_vline's shape)
+    boundary = t + 0.5  # a dashed vertical line there, labelled at the top on its wider side (so never cut off)
     top = float(np.max(diff)) if n and np.max(diff) > 0 else 1.0
     layout = dict(
         shapes=[
@@ -53,7 +53,7 @@ def difference_bars(diff: np.ndarray, t: int, tokens: Sequence[str], *, height: 
                 showarrow=False,
                 xref="x",
                 x=boundary,
-                xanchor="right",
+                xanchor="right" if boundary > n / 2 else "left",
                 yref="y domain",
                 y=1,
                 yanchor="top",

@@ -143,7 +143,7 @@ else:
     if before.q.shape != seq.q.shape or before.v.shape != seq.v.shape:
         st.session_state["causal_before"] = before = seq
         st.info("The sequence changed size, so the snapshot was taken again from the current vectors.")
-    t_col, seed_col, randomise_col, snapshot_col = st.columns([3, 1, 2, 2], vertical_alignment="bottom")
+    t_col, seed_col = st.columns([3, 1], vertical_alignment="bottom")
     if seq.n > 2:
         t = t_col.slider(
             "position t",
@@ -160,31 +160,29 @@ else:
         **STATE.widget("seed"),
         help="Seed for the random later tokens (goes up by one after each press).",
     )
-    randomise_col.button(
+    # the buttons on a row of their own, each as wide as its label: beside the slider and the seed, on a
+    # projector (1280 px, presenter mode), they read "Randomise later …" and "Snaps…"
+    buttons = st.container(horizontal=True)
+    buttons.button(
         "Randomise later tokens",
         key="causal_randomise",
         on_click=randomise_later,
         type="primary",
         icon=":material/casino:",
-        width="stretch",
         help="Take a snapshot, then replace q, k and v of every position after t with random numbers.",
     )
-    with snapshot_col:
-        snapshot_button_col, restore_button_col = st.columns(2)
-        snapshot_button_col.button(
-            "Snapshot",
-            key="causal_snapshot",
-            on_click=take_snapshot,
-            width="stretch",
-            help="Use the current vectors as 'before'; then edit a later row in the editor above.",
-        )
-        restore_button_col.button(
-            "Restore",
-            key="causal_restore",
-            on_click=restore_snapshot,
-            width="stretch",
-            help="Put the snapshot's vectors back into the editor.",
-        )
+    buttons.button(
+        "Snapshot",
+        key="causal_snapshot",
+        on_click=take_snapshot,
+        help="Use the current vectors as 'before'; then edit a later row in the editor above.",
+    )
+    buttons.button(
+        "Restore",
+        key="causal_restore",
+        on_click=restore_snapshot,
+        help="Put the snapshot's vectors back into the editor.",
+    )
     try:
         inv = invariance_check((before.q, before.k, before.v), (seq.q, seq.k, seq.v), t)
     except ValueError as err:

@@ -167,7 +167,9 @@ def points_view(run: MiniLMRun, layer: int, head: int, rows: list[int]) -> None:
             f"Query {STATE['query']} is past this text's {n} tokens: no query is chosen.", icon=":material/touch_app:"
         )
         STATE.set("query", -1)
-    picture_col, side_col = st.columns([5, 2], gap="medium")
+    # a third of the width beside the picture: at 2/7 the toggle read "Normalise as Atten…" on a projector
+    # (1280 px, presenter mode)
+    picture_col, side_col = st.columns([2, 1], gap="medium")
     viz = side_col.toggle(
         "Normalise as AttentionViz",
         **STATE.widget("viz"),

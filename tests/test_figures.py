@@ -317,7 +317,11 @@ def test_lessons_figures_are_valid_plotly():
     (line,) = fig.layout.shapes  # what fig.add_vline(x=t + 0.5) would draw
     assert (line.xref, line.x0, line.x1, line.yref, line.y0, line.y1) == ("x", t + 0.5, t + 0.5, "y domain", 0, 1)
     (label,) = fig.layout.annotations
-    assert (label.x, label.xanchor, label.yref, label.y, label.yanchor) == (t + 0.5, "right", "y domain", 1, "top")
+    side = "right" if t + 0.5 > len(ex.tokens) / 2 else "left"  # the wider side of the line: the label is never cut
+    assert (label.x, label.xanchor, label.yref, label.y, label.yanchor) == (t + 0.5, side, "y domain", 1, "top")
+    n = len(ex.tokens)
+    assert difference_bars(inv.diff, 0, ex.tokens).layout.annotations[0].xanchor == "left"
+    assert difference_bars(inv.diff, n - 2, ex.tokens).layout.annotations[0].xanchor == "right"
     validated(difference_bars(np.zeros(3), 0, ["a", "<b>", "c"], height=200))
     bug = mask_after_softmax(ex.q, ex.k, ex.v)
     fig = validated(leak_bars(bug.row_sums, bug.leak, ex.tokens))
