@@ -2,7 +2,8 @@
 # Check deploy/ as far as this machine allows, and say what was and was not run (docs/deploying.md).
 #   bash deploy/check.sh            (after the README's test command, which installs what it needs)
 #   bash deploy/check.sh --image    also build and run the container (deploy/image.sh check: minutes)
-# - serve.sh's shell syntax; the nginx configuration serve.py writes for 2 workers, checked by `nginx -t`;
+# - serve.sh's shell syntax; the nginx configurations serve.py writes for 2 workers (plain HTTP, and HTTPS with a
+#   self-signed pair made for the check), checked by `nginx -t`;
 # - the Kubernetes manifests against the Kubernetes schema, strictly (unknown fields fail), with
 #   kubernetes-validate (pinned in requirements-dev.txt, so the test command installs it into .venv);
 # - with --image, the image built, run, answering its health check and stopped by SIGTERM (deploy/image.sh).
@@ -32,19 +33,33 @@ else say FAIL "deploy/serve.sh, deploy/image.sh: shell syntax"; status=1; fi
 
 if command -v nginx >/dev/null 2>&1; then
     dir=$(mktemp -d)
+    # the plain configuration in $dir, and the HTTPS one (a self-signed pair made in $dir/tls) in $dir/https
     if "$PYTHON" - "$dir" <<'PY'
 import sys
 from pathlib import Path
 sys.path.insert(0, "deploy")
 import serve
 run = Path(sys.argv[1])
-serve.render_config(run, "127.0.0.1:8501", [8502, 8503], serve.compressed_static(run.parent / "attention-serve-cache"))
+static = serve.compressed_static(run.parent / "attention-serve-cache")
+serve.render_config(run, "127.0.0.1:8501", [8502, 8503], static)
+try:
+    cert, key, _ = serve.self_signed_pair(run / "tls", serve.certificate_names(None, "127.0.0.1"))
+except serve.CannotMakeCertificate as err:  # no openssl, no cryptography: said below as not run
+    print(err, file=sys.stderr)
+else:
+    (run / "https").mkdir()
+    serve.render_config(run / "https", "127.0.0.1:8501", [8502, 8503], static, cert, key)
 PY
     then
         if nginx -t -q -p "$dir" -c "$dir/nginx.conf"; then say PASS "nginx -t on the configuration for 2 workers"
         else say FAIL "nginx -t on the configuration for 2 workers"; status=1; fi
+        if [ ! -f "$dir/https/nginx.conf" ]; then
+            say "NOT RUN" "nginx -t on the HTTPS configuration: no openssl, nor Python's cryptography, to make a certificate"
+        elif nginx -t -q -p "$dir/https" -c "$dir/https/nginx.conf"; then
+            say PASS "nginx -t on the HTTPS configuration (serve.py --self-signed)"
+        else say FAIL "nginx -t on the HTTPS configuration (serve.py --self-signed)"; status=1; fi
     else
-        say FAIL "could not write the nginx configuration with $PYTHON (the README's test command installs .venv)"
+        say FAIL "could not write the nginx configurations with $PYTHON (the README's test command installs .venv)"
         status=1
     fi
     rm -rf "$dir"

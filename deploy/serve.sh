@@ -2,8 +2,12 @@
 # Serve the app to a class: nginx in front of K Streamlit workers (docs/deploying.md).
 #
 #   bash deploy/serve.sh [--workers K] [--port P] [--address A]     (python deploy/serve.py --help: all)
+#   bash deploy/serve.sh --self-signed                   HTTPS with a certificate made here (browsers warn once)
+#   bash deploy/serve.sh --cert FILE --key FILE          HTTPS with your certificate (a DNS name's: no warning)
+#   bash deploy/serve.sh --public-url https://class.example.org    behind a reverse proxy or in a container
 #
-# Defaults: one worker per core, port 8501 on every interface; the workers listen on 127.0.0.1 only.
+# Defaults: one worker per core, plain HTTP on port 8501 on every interface; the workers listen on 127.0.0.1
+# only. It checks the classroom database first, and once serving prints the address to give the students.
 # Installs nothing: it says what is missing and how to install it. Ctrl-C stops nginx and every worker.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -326,15 +326,21 @@ def test_serve_sh_says_serving_once_a_request_through_it_succeeds_and_logs_no_er
         proc = subprocess.Popen(cmd, env={**os.environ, "PYTHON": sys.executable}, stdout=log, stderr=log)
     try:
         deadline = time.time() + 120
-        while "serving http://" not in out.read_text() and proc.poll() is None and time.time() < deadline:
+        while "] serving" not in out.read_text() and proc.poll() is None and time.time() < deadline:
             asked += 1
             try:
                 _get(url + "/heads")
             except OSError:  # refused (nginx not started) or 502: either way the user was not told to come yet
                 pass
             time.sleep(0.05)
+        while "(docs/deploying.md)" not in out.read_text() and time.time() < deadline:  # the block's last line
+            time.sleep(0.05)
         said = out.read_text()
-        assert "serving http://localhost:" + str(port) in said, said
+        assert "serving with 1 worker(s)" in said and f"on this machine:    http://localhost:{port}\n" in said, said
+        # the classroom database was checked before anything started, and the teacher told which it is
+        assert said.index("classroom database: sqlite:///") < said.index("worker(s) starting"), said
+        assert "students cannot reach it: it listens on 127.0.0.1 only" in said  # the test listens on loopback
+        assert "plain HTTP: anyone on this network who listens can read the teacher's key" in said
         health, page = _get(url + "/healthz"), _get(url + "/heads")  # right after the line: both answer
         assert health[0] == 200 and health[2] == b"ok"
         assert page[0] == 200 and b"<!DOCTYPE html>" in page[2]
@@ -382,6 +388,7 @@ def test_check_sh_passes_in_the_project_environment():
     lines = out.stdout.splitlines()
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"INFO     Python: {sys.prefix}/bin/python" in lines
-    assert any(line.startswith("PASS     nginx -t") for line in lines), out.stdout
+    assert any(line.startswith("PASS     nginx -t on the configuration for 2 workers") for line in lines), out.stdout
+    assert any(line.startswith("PASS     nginx -t on the HTTPS configuration") for line in lines), out.stdout
     assert any(line.startswith("PASS     deploy/kubernetes/*.yaml against the Kubernetes schema") for line in lines)
     assert not [line for line in lines if line.startswith("FAIL")]
