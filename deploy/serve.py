@@ -93,68 +93,16 @@ def worker_cores(workers: int, pin: str, cores: list[int]) -> list[set[int] | No
 
 # ---------------------------------------------------------------- the address students open
 
-# TEST-NET-2 (RFC 5737): reserved for documentation, in no local network and routed nowhere, so the kernel
-# answers with the default route for it. A UDP socket "connected" to it only asks the kernel for that route
-# (UDP has no handshake): no packet leaves the machine.
-OFF_NETWORK = ("198.51.100.1", 9)
-PUBLIC_URL_ENV = "ATTENTION_PUBLIC_URL"
-LISTEN_ENV = "ATTENTION_LISTEN_ADDRESS"  # as ui/student_link.py reads them (this file imports nothing of the app)
-
-
-def route_ip(target: tuple[str, int] = OFF_NETWORK) -> str | None:
-    """The address this machine would send a packet to `target` from (for OFF_NETWORK: the IP of the default
-    route's interface), found without sending anything; None when there is no route (no network)."""
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.connect(target)
-            return s.getsockname()[0]
-    except OSError:
-        return None
-
-
-def listed_ips() -> list[str]:
-    """This machine's addresses as `hostname -I` lists them (Linux), else the IPv4 ones its name resolves to."""
-    try:
-        out = subprocess.run(["hostname", "-I"], capture_output=True, text=True, timeout=5)
-        if out.returncode == 0 and out.stdout.strip():
-            return out.stdout.split()
-    except (OSError, subprocess.TimeoutExpired):
-        pass
-    try:
-        return [info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)]
-    except OSError:
-        return []
-
-
-def reachable(ip: str | None) -> bool:
-    """`ip` is an IPv4 address other machines of a network can reach (not loopback, link-local or 0.0.0.0)."""
-    try:
-        a = ipaddress.ip_address(ip or "")
-    except ValueError:
-        return False
-    return a.version == 4 and not (a.is_loopback or a.is_link_local or a.is_unspecified or a.is_multicast)
-
-
-def lan_ip(route=route_ip, listed=listed_ips) -> str | None:
-    """This machine's address on the network of its default route (the classroom's, usually): the route's
-    interface, else the first reachable address the machine lists; None when it has none (no network)."""
-    ip = route()
-    if reachable(ip):
-        return ip
-    return next((a for a in listed() if reachable(a)), None)
+# Where the students' laptops reach this machine: one rule for the printed address and the class page's student link
+# (ui/student_link.py, which imports nothing but the standard library).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ui.student_link import LISTEN_ENV, PUBLIC_URL_ENV, is_loopback, lan_ip  # noqa: E402
 
 
 def in_container() -> bool:
     """Running in a container (docker's /.dockerenv, podman's /run/.containerenv): its own address is not the
     one students reach."""
     return Path("/.dockerenv").exists() or Path("/run/.containerenv").exists()
-
-
-def is_loopback(address: str) -> bool:
-    try:
-        return address == "localhost" or ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return False
 
 
 def url_of(scheme: str, host: str, port: int) -> str:

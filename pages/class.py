@@ -42,7 +42,7 @@ from ui.classroom_teacher import (
 )
 from ui.page_state import PageState
 from ui.safe_text import escape_markdown
-from ui.student_link import LISTEN_ENV, PUBLIC_URL_ENV, lan_address, student_link
+from ui.student_link import LISTEN_ENV, PUBLIC_URL_ENV, lan_ip, student_link
 
 # Nothing of this page goes into a link: a room is joined by its code, and the teacher's controls are not
 # shareable at all (ui/classroom_session.py says where they live).
@@ -65,7 +65,7 @@ def room_link(code: str, token: str):
         public_url=os.environ.get(PUBLIC_URL_ENV, ""),
         listen=listen,
         base_path=st.get_option("server.baseUrlPath"),
-        lan=lan_address(),
+        lan=lan_ip(),
     )
 
 

@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from ui.student_link import is_loopback, lan_address, student_link
+from ui.student_link import OFF_NETWORK, is_loopback, lan_ip, student_link
 
 PARAMS = {"room": "K7PX3M", "t": "tok"}
 
@@ -65,6 +65,6 @@ def test_the_machines_address_is_found_without_sending_anything(monkeypatch):
         send = sendall = sendto
 
     monkeypatch.setattr(socket, "socket", Probe)
-    found = lan_address()
-    assert sent == [("192.0.2.1", 9)]  # a documentation address: routed, never contacted (UDP connect sends nothing)
+    found = lan_ip(listed=lambda: [])
+    assert sent == [OFF_NETWORK]  # a documentation address: routed, never contacted (UDP connect sends nothing)
     assert found is None or not is_loopback(found)

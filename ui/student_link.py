@@ -5,8 +5,9 @@ link is built, in this order, on:
 1. ATTENTION_PUBLIC_URL, the address the server is known by (a DNS name, a reverse proxy, a container's
    published port): deploy/serve.sh's --public-url sets it;
 2. the teacher's own address, when it is not a loopback one (the teacher opened the app by its network name);
-3. this machine's network address (the interface of its default route, found without sending anything) with the
-   teacher's scheme and port.
+3. this machine's network address (`lan_ip`: the interface of its default route, found without sending anything,
+   else the first reachable address it lists) with the teacher's scheme and port.
+deploy/serve.py prints the same address, found by the same functions.
 Whichever is used, `StudentLink.note` says what it is and what to do when students cannot open it; `problem`
 says when no address the students can open is known (only loopback, or a server that listens on loopback only).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import subprocess
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -40,17 +42,53 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def lan_address(probe: str = "192.0.2.1") -> str | None:
-    """This machine's address on its network: the source address of its default route (a UDP socket's connect()
-    picks the route and sends nothing; 192.0.2.1 is a documentation address, never contacted), or None when there
-    is only loopback."""
+# TEST-NET-2 (RFC 5737): reserved for documentation, in no local network and routed nowhere, so the kernel
+# answers with the default route for it. A UDP socket "connected" to it only asks the kernel for that route
+# (UDP has no handshake): no packet leaves the machine.
+OFF_NETWORK = ("198.51.100.1", 9)
+
+
+def route_ip(target: tuple[str, int] = OFF_NETWORK) -> str | None:
+    """The address this machine would send a packet to `target` from (for OFF_NETWORK: the IP of the default
+    route's interface), found without sending anything; None when there is no route (no network)."""
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.connect((probe, 9))
-            found = s.getsockname()[0]
+            s.connect(target)
+            return s.getsockname()[0]
     except OSError:
         return None
-    return None if not found or is_loopback(found) or found == "0.0.0.0" else found
+
+
+def listed_ips() -> list[str]:
+    """This machine's addresses as `hostname -I` lists them (Linux), else the IPv4 ones its name resolves to."""
+    try:
+        out = subprocess.run(["hostname", "-I"], capture_output=True, text=True, timeout=5)
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.split()
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    try:
+        return [info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)]
+    except OSError:
+        return []
+
+
+def reachable(ip: str | None) -> bool:
+    """`ip` is an IPv4 address other machines of a network can reach (not loopback, link-local or 0.0.0.0)."""
+    try:
+        a = ipaddress.ip_address(ip or "")
+    except ValueError:
+        return False
+    return a.version == 4 and not (a.is_loopback or a.is_link_local or a.is_unspecified or a.is_multicast)
+
+
+def lan_ip(route=route_ip, listed=listed_ips) -> str | None:
+    """This machine's address on the network of its default route (the classroom's, usually): the route's
+    interface, else the first reachable address the machine lists; None when it has none (no network)."""
+    ip = route()
+    if reachable(ip):
+        return ip
+    return next((a for a in listed() if reachable(a)), None)
 
 
 def _with_host(url: str, host: str) -> str:

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from tests.browser.conftest import class_server, closing_pages
-from ui.student_link import lan_address
+from ui.student_link import lan_ip
 
 WAIT = 60_000
 
@@ -152,7 +152,7 @@ def test_the_student_link_names_an_address_the_students_can_open(browser, lesson
             pages.append(teacher)
             code, _ = start_room(teacher, f"http://localhost:{port}")
             shown = teacher.locator('[data-testid="class-student-link"]').inner_text()
-            lan = lan_address()
+            lan = lan_ip()
             if lan is None:
                 assert shown.startswith(f"http://localhost:{port}/?room={code}")
                 expect(teacher.get_by_text("each student's own laptop").first).to_be_visible()
