@@ -427,6 +427,35 @@ class Store:
             if room["leader"] != tab:
                 conn.execute(_bumped(room).values(leader=str(tab)[:100], leader_seen_at=self.clock()))
 
+    def release_leads(
+        self, tabs=(), codes=(), stale_s: float | None = None, successors: dict[str, str] | None = None
+    ) -> list[str]:
+        """Let go the lead of the tabs `tabs` (their browsers have gone: a reload, a closed tab): the next of the
+        teacher's tabs whose page runs leads. And among the rooms `codes`, the lead of a tab no worker has seen for
+        `stale_s` (its worker died) goes to the room's tab in `successors` ({code: tab}, a teacher's tab the caller
+        holds connected), or to none. Returns the rooms whose lead changed (their version bumped)."""
+        tabs, codes = sorted(set(tabs)), sorted({normalise_code(c) for c in codes})
+        gone = rooms.c.leader.in_(tabs) if tabs else None
+        stale = None
+        if codes and stale_s is not None:
+            stale = rooms.c.code.in_(codes) & (func.coalesce(rooms.c.leader_seen_at, 0) < self.clock() - stale_s)
+        where = [w for w in (gone, stale) if w is not None]
+        if not where:
+            return []
+        either = rooms.c.leader.is_not(None) & (where[0] if len(where) == 1 else where[0] | where[1])
+        with self._read() as conn:
+            if not conn.execute(select(rooms.c.code).where(either)).first():
+                return []  # nothing to let go: no write (a watcher asks every few seconds)
+        successors = successors or {}
+        changed = []
+        with self._write() as conn:
+            for code, leader in conn.execute(select(rooms.c.code, rooms.c.leader).where(either)).all():
+                heir = successors.get(code) if stale is not None and leader not in tabs else None
+                values = {"leader": heir, "leader_seen_at": self.clock() if heir else None}
+                conn.execute(rooms.update().where(rooms.c.code == code).values(version=rooms.c.version + 1, **values))
+                changed.append(code)
+        return changed
+
     def seen(self, sids=(), leaders=()) -> None:
         """The students `sids` and the leading tabs `leaders` are connected now (a worker's watcher says so every
         few seconds for the sessions it holds): who is here now, and whether the leading tab has gone."""

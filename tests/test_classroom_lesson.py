@@ -329,3 +329,59 @@ def test_students_come_back_by_themselves_after_postgresql_restarts(monkeypatch)
     finally:
         classroom_session.forget_stores()
         server.stop()
+
+
+def test_the_revealed_count_of_right_answers_is_the_right_ones_only():
+    teacher, code = start_room()
+    students = [open_page("pages/playground.py", query={"room": code}) for _ in range(3)]
+    question = ask(teacher, "pages/playground.py", query=0)  # query 0 'north': its truth, one key
+    truth = store().results(code, teacher.session_state["class_teacher_key"], question.id).question.truth
+    wrong = next(j for j in range(4) if j not in truth)
+    for student, pick in zip(students, [truth[0], wrong, wrong]):
+        student.run()
+        student.radio(key=f"class_answer_{question.id}").set_value(pick)
+        student.button(key=f"class_send_{question.id}").click().run()
+    teacher.run()
+    teacher.button(key=f"class_reveal_{question.id}").click().run()
+    assert "revealed: **1** of 3 right" in every_text(teacher)
+
+
+def test_an_answer_the_store_refuses_is_never_shown_as_sent():
+    teacher, code = start_room()
+    student = open_page("pages/playground.py", query={"room": code})
+    question = ask(teacher, "pages/playground.py", query=0)
+    student.run()
+    store().reveal(code, teacher.session_state["class_teacher_key"], question.id)  # behind the student's back
+    student.radio(key=f"class_answer_{question.id}").set_value(1)
+    student.button(key=f"class_send_{question.id}").click().run()
+    text = every_text(student)
+    assert "Sent:" not in text and ("not taken" in text or "The answer:" in text)
+
+
+def test_a_teacher_whose_class_is_held_by_a_question_writes_no_lead(monkeypatch):
+    from classroom.store import Store
+
+    teacher, code = start_room()
+    ask(teacher, "pages/playground.py", query=0)
+    calls = []
+    real = Store.lead
+
+    def spy(self, *args, **kwargs):
+        calls.append(args)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "lead", spy)
+    teacher.switch_page("pages/heads.py").run()
+    teacher.run()
+    assert calls == [] and teacher.session_state["_class_leads"] is False
+
+
+def test_a_student_who_had_stopped_following_still_follows_while_a_question_is_open():
+    teacher, code = start_room()
+    student = open_page("pages/playground.py", query={"room": code})
+    question = ask(teacher, "pages/playground.py", query=0)
+    student.run()
+    student.session_state["class_following"] = False  # a late 'Stop following' that got through
+    student.run()
+    assert "following the teacher" in every_text(student) and f"Question {question.number}" in every_text(student)
+    assert [t.value for t in student.title] == ["Attention playground"]

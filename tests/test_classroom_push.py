@@ -287,3 +287,19 @@ def test_a_database_that_stops_answering_is_logged_once_a_minute_not_at_every_lo
     lines = [r for r in caplog.records if "cannot be used" in r.getMessage()]
     assert len(calls) >= 20 and len(lines) == 1, "one line for twenty looks"
     assert lines[0].exc_info is None, "a known outage is one line, no traceback"
+
+
+def test_a_leading_tab_that_goes_away_lets_go_of_the_lead_at_the_next_look(store):
+    room = store.create_room()
+    store.take_lead(room.code, room.teacher_key, "w/projector")
+    sessions = Sessions()
+    watcher = Watcher(store.heads, sessions.rerun, alive=sessions.alive, release=store.release_leads)
+    version = store.state(room.code).version
+    watcher.follow("projector", room.code, "bar", version, activity=0, leader="w/projector")
+    watcher.follow("laptop", room.code, "bar-l", version, activity=0)
+    sessions.connected = {"projector", "laptop"}
+    watcher.check()
+    assert store.state(room.code).leader == "w/projector"
+    sessions.connected = {"laptop"}  # the projected tab reloaded: its old session has gone
+    assert watcher.check() == ["laptop"], "the other tab's bar is told (the room's version moved)"
+    assert store.state(room.code).leader is None

@@ -108,3 +108,26 @@ def test_the_reveal_marks_every_tied_bar():
     colours = fig["data"][0]["marker"]["color"]
     assert colours[0] == colours[2] != colours[1]
     assert [a["text"] for a in fig["layout"]["annotations"]] == ["true: a", "true: c"]
+
+
+def test_a_tie_is_within_the_tolerance_and_no_wider():
+    from lessons.puzzles import TIE_TOLERANCE
+    from ui.classroom_questions import top_keys
+
+    assert top_keys(np.array([0.5, 0.5 - TIE_TOLERANCE / 10, 0.0])) == [0, 1], "a hair below is a tie (rounding)"
+    assert top_keys(np.array([0.5, 0.5 - TIE_TOLERANCE * 10, 0.0])) == [0], "clearly below is not"
+
+
+def test_hidden_rows_hide_every_matrix_computed_from_the_scores_and_nothing_else():
+    from figures.steps import hidden_rows
+
+    rng = np.random.default_rng(0)
+    q, k, v = rng.standard_normal((4, 3)), rng.standard_normal((4, 3)), rng.standard_normal((4, 2))
+    steps = attention_steps(q, k, v, causal=True)
+    shown = hidden_rows(steps, {1})
+    for name in ("scores", "scaled", "masked", "weights", "output"):
+        hidden, full = getattr(shown, name), getattr(steps, name)
+        assert np.isnan(hidden[1]).all(), name  # the output row gives the weights away (V known)
+        np.testing.assert_array_equal(np.delete(hidden, 1, axis=0), np.delete(full, 1, axis=0))
+    np.testing.assert_array_equal(shown.q, steps.q)
+    assert hidden_rows(steps, set()) is steps

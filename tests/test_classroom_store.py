@@ -884,3 +884,84 @@ def test_a_wrong_password_is_named_as_such_and_never_shown():
         store.engine.dispose()
     finally:
         server.stop()
+
+
+def test_the_address_limit_holds_back_many_browsers_behind_one_address(stores):
+    clock = Clock()
+    store = stores(Limits(wrong_joins=100, wrong_joins_per_address=3), clock)
+    room = store.create_room()
+    for browser in ("b1", "b2", "b3"):
+        with pytest.raises(errors.RoomNotFound):
+            store.join("AAAAAA", client="10.0.0.7", browser=browser)
+    with pytest.raises(errors.JoinRateLimited, match="from this network address"):
+        store.join(room.code, client="10.0.0.7", browser="b4")
+    assert store.join(room.code, client="10.0.0.8", browser="b4"), "another address is not held back"
+    assert store.join(room.code, client="10.0.0.7", browser="b4", token=room.link_token), "the link always joins"
+
+
+def test_only_the_rooms_own_link_token_skips_the_limit(stores):
+    store = stores(Limits(wrong_joins=1))
+    room, other = store.create_room(), store.create_room()
+    with pytest.raises(errors.RoomNotFound):
+        store.join("AAAAAA", client="10.0.0.7", browser="b")
+    for token in ("wrong-token", other.link_token, "", None):
+        with pytest.raises(errors.JoinRateLimited):
+            store.join(room.code, client="10.0.0.7", browser="b", token=token)
+    assert store.join(room.code, client="10.0.0.7", browser="b", token=room.link_token)
+
+
+def test_removing_a_seat_touches_no_other_room(stores):
+    store = stores()
+    a, b = store.create_room(), store.create_room()
+    store.join(a.code)
+    kept = store.join(b.code)
+    b_before = store.state(b.code)
+    store.remove_seat(a.code, a.teacher_key, 1)
+    assert store.student(b.code, kept) is None and store.state(b.code).removals == b_before.removals
+    store.join(b.code)  # B has a seat 2, A has none
+    with pytest.raises(errors.UnknownStudent):
+        store.remove_seat(a.code, a.teacher_key, 2)
+    assert store.state(b.code).seats == 2
+
+
+def test_the_exports_times_are_utc_whatever_the_servers_time_zone(stores, monkeypatch):
+    import time
+
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        clock = Clock(1_800_000_000.0)  # 2027-01-15 08:00:00 UTC, 03:00 in New York
+        store = stores(clock=clock)
+        room = store.create_room()
+        sid = store.join(room.code)
+        qid = store.ask(room.code, room.teacher_key, CHOICE)
+        store.answer(room.code, sid, qid, 0)
+        rows = list(csv.DictReader(io.StringIO(store.export_csv(room.code, room.teacher_key)[1:])))
+        assert rows[0]["answered at (UTC)"] == "2027-01-15 08:00:00"
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_a_lead_is_let_go_when_its_tab_has_gone_or_no_worker_has_seen_it(stores):
+    clock = Clock()
+    store = stores(clock=clock)
+    room, other = store.create_room(), store.create_room()
+    store.take_lead(room.code, room.teacher_key, "w1/projector")
+    store.take_lead(other.code, other.teacher_key, "w2/laptop")
+    before = store.state(room.code).version
+    assert store.release_leads(tabs=["w9/unknown"]) == [], "nothing to let go: nothing written"
+    assert store.release_leads(tabs=["w1/projector"]) == [room.code]
+    state = store.state(room.code)
+    assert (state.leader, state.version) == (None, before + 1) and store.state(other.code).leader == "w2/laptop"
+    assert store.lead(room.code, room.teacher_key, "/heads", tab="w3/reloaded") is not None  # the next tab leads
+    assert store.state(room.code).leader == "w3/reloaded"
+    clock.now += 20
+    store.seen(leaders=["w3/reloaded"])  # its worker still sees it; the laptop's worker died 20 s ago
+    clock.now += 15
+    assert store.release_leads(codes=[room.code, other.code], stale_s=30) == [other.code]
+    assert store.state(room.code).leader == "w3/reloaded" and store.state(other.code).leader is None
+    store.take_lead(other.code, other.teacher_key, "w2/laptop")
+    clock.now += 31  # the laptop's worker died; a worker that holds another tab of that teacher's hands it the lead
+    assert store.release_leads(codes=[other.code], stale_s=30, successors={other.code: "w4/tab"}) == [other.code]
+    assert store.state(other.code).leader == "w4/tab"

@@ -54,6 +54,7 @@ class _Screen:
     asked_at: float = 0.0  # ... and when (time.monotonic())
     seat: str | None = None  # a student's bar: the student's id (who is here now)
     leader: str | None = None  # a teacher's screen in the tab the class follows: that tab's name
+    tab: str | None = None  # a teacher's screen: its tab's name (the one to lead if the leading tab's worker died)
 
 
 class Watcher:
@@ -63,7 +64,9 @@ class Watcher:
     `rerun(session_id, fragment_id) -> bool` asks a session to rerun a fragment; `move(session_id, view,
     fragment_id) -> bool` to run the page of `view` (False: the session is gone); `alive() -> set | None` the
     ids of the sessions still connected (None: unknown); `seen(seats, leaders)` tells the store who is connected
-    and `here(codes) -> {code: students here}` reads who is here (Store.seen, Store.here), every `heartbeat_s`."""
+    and `here(codes) -> {code: students here}` reads who is here (Store.seen, Store.here), every `heartbeat_s`;
+    `release(tabs=, codes=, stale_s=)` lets go the lead of a teacher's tab whose browser has gone, or that no worker
+    has seen for `leader_stale_s` (Store.release_leads)."""
 
     def __init__(
         self,
@@ -77,10 +80,13 @@ class Watcher:
         seen: Callable[[list[str], list[str]], None] | None = None,
         here: Callable[[list[str]], dict[str, int]] | None = None,
         heartbeat_s: float = HEARTBEAT_S,
+        release: Callable[..., list[str]] | None = None,
+        leader_stale_s: float = 30.0,
     ) -> None:
         self.heads, self.rerun, self.move, self.alive = heads, rerun, move, alive
         self.every_s, self.max_sessions, self.retry_s = every_s, max_sessions, retry_s
         self.seen, self.here, self.heartbeat_s = seen, here, heartbeat_s
+        self.release, self.leader_stale_s = release, leader_stale_s
         self.last_beat = -heartbeat_s  # time.monotonic() of the last heartbeat: the first look sends one
         self.here_counts: dict[str, int] = {}  # room code -> students here at the last heartbeat (teachers' rooms)
         self.bars: dict[str, dict[str, _Screen]] = {}  # session id -> {fragment id: a screen of that session}
@@ -102,16 +108,17 @@ class Watcher:
         at: str | None = None,
         seat: str | None = None,
         leader: str | None = None,
+        tab: str | None = None,
     ) -> bool:
         """The screen of `session_id` (fragment `fragment_id`) drew room `code` at `version` (a teacher's: and at
-        `activity`, and `leader`, its tab's name if the class follows it; a student's: its `seat`, and for a
-        following student the view `at`); False if the watcher is full (the screen then relies on its timer). A
-        session has a few screens at most (the teacher's bar and dashboard): `forget` drops them all before a full
-        run draws its own."""
+        `activity`, its `tab`'s name, and `leader`, that name again if the class follows it; a student's: its
+        `seat`, and for a following student the view `at`); False if the watcher is full (the screen then relies on
+        its timer). A session has a few screens at most (the teacher's bar and dashboard): `forget` drops them all
+        before a full run draws its own."""
         with self.lock:
             if session_id not in self.bars and len(self.bars) >= self.max_sessions:
                 return False
-            screen = _Screen(code, fragment_id, version, activity, at, seat=seat, leader=leader)
+            screen = _Screen(code, fragment_id, version, activity, at, seat=seat, leader=leader, tab=tab)
             self.bars.setdefault(session_id, {})[fragment_id] = screen
         return True
 
@@ -176,7 +183,11 @@ class Watcher:
         teachers = [(sid, bar) for sid, bar in screens if bar.activity is not None]
         if self.here is None or not teachers:
             return []
-        counts = self.here(sorted({bar.code for _, bar in teachers}))
+        codes = sorted({bar.code for _, bar in teachers})
+        if self.release is not None:  # a leading tab whose worker died: a teacher's tab here takes the lead
+            successors = {bar.code: bar.tab for _, bar in teachers if bar.tab}
+            self.release(codes=codes, stale_s=self.leader_stale_s, successors=successors)
+        counts = self.here(codes)
         changed = {code for code, n in counts.items() if self.here_counts.get(code, n) != n}
         self.here_counts = counts
         pushed = []
@@ -192,14 +203,18 @@ class Watcher:
         now = time.monotonic()
         alive = self.alive()
         with self.lock:
+            gone_leaders = []
             if alive is not None:
                 for sid in [sid for sid in self.bars if sid not in alive]:
+                    gone_leaders += [b.leader for b in self.bars[sid].values() if b.leader]
                     del self.bars[sid]
                 for sid in [sid for sid in self.moves if sid not in alive]:
                     del self.moves[sid]
             bars = [(sid, bar) for sid, screens in self.bars.items() for bar in screens.values()]
             if not bars:
                 self.latest, self.states = {}, {}
+        if gone_leaders and self.release is not None:
+            self.release(tabs=gone_leaders)  # a reload of the leading tab, or its tab closed: the next tab leads
         if not bars:
             return []
         found = self.heads(sorted({bar.code for _, bar in bars}))
@@ -296,7 +311,14 @@ def watcher_for(store) -> Watcher:
         watcher = _watchers.get(id(store))
         if watcher is None:
             watcher = _watchers[id(store)] = Watcher(
-                store.heads, push.rerun_fragment, _move_page, push.active_session_ids, seen=store.seen, here=store.here
+                store.heads,
+                push.rerun_fragment,
+                _move_page,
+                push.active_session_ids,
+                seen=store.seen,
+                here=store.here,
+                release=store.release_leads,
+                leader_stale_s=store.limits.leader_stale_s,
             )
             store.after_write.append(watcher.poke)
     watcher.start()
@@ -353,6 +375,7 @@ def screen_drawn(
     at: str | None = None,
     seat: str | None = None,
     leader: str | None = None,
+    tab: str | None = None,
 ) -> bool:
     """Called by a room's screen (a fragment) as it draws room `code` at `version`: the watcher pushes to it
     when the room changes, and tells the store the screen's `seat` or `leader` tab is connected (see
@@ -364,7 +387,7 @@ def screen_drawn(
     if here is None:
         return False
     session_id, fragment_id = here
-    return watcher_for(store).follow(session_id, code, fragment_id, version, activity, at, seat, leader)
+    return watcher_for(store).follow(session_id, code, fragment_id, version, activity, at, seat, leader, tab)
 
 
 def caught_up(store, version: int) -> None:

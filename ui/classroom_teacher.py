@@ -41,7 +41,8 @@ NAMES_KEY = "class_show_names"
 CONFIRM_KEY = "class_confirm"  # "close", "sign_out" or "delete": the action waiting for the teacher's yes
 ASK_SLOT_KEY = "_class_ask_slot"  # where this run draws 'Ask the class', after the page
 LEAD_NOW_KEY = "_class_lead_now"  # this tab has just taken the lead: its page runs whole, and leads
-LEFT_BEHIND += [LED_KEY, LEADS_KEY, CONFIRM_KEY, ASK_SLOT_KEY]
+WAS_LEADER_KEY = "_class_was_leader"  # the store named this tab the leader at the bar's last run
+LEFT_BEHIND += [LED_KEY, LEADS_KEY, CONFIRM_KEY, ASK_SLOT_KEY, WAS_LEADER_KEY]
 NOT_LED = {"class"}  # the teacher's dashboard is not a view to send the class to
 
 
@@ -84,14 +85,20 @@ def _teacher_bar(url_path: str):
     except (errors.ClassroomError, PermissionError) as err:
         leave(f"Room {code} ended: {err}.")
         st.rerun(scope="app")
+    # None: the tab that led has gone (a reload, a closed tab, its worker died); the next of the teacher's tabs whose
+    # page runs leads (a reload's new session, at once; another tab, at its next click)
     leads = state.leader in (None, tab_id())
     st.session_state[LEADS_KEY] = leads and not state.asking
-    if st.session_state.pop(LEAD_NOW_KEY, False) and running_alone():
-        st.rerun(scope="app")  # this tab took the lead from its bar: the whole page runs, and leads (lead_class)
+    handed = state.leader == tab_id() and not st.session_state.get(WAS_LEADER_KEY)  # the store gave it the lead
+    st.session_state[WAS_LEADER_KEY] = state.leader == tab_id()
+    if running_alone() and (st.session_state.pop(LEAD_NOW_KEY, False) or handed):
+        st.rerun(scope="app")  # this tab now leads: the whole page runs, and its view becomes the room's
     if running_alone() and asked_now(state) != drawn_question():
         st.rerun(scope="app")  # a question opened or was revealed: the page holds or shows its answer
     with st.container(border=True, key="class_teacher_bar"):
-        screen_drawn(store(), code, state.version, activity=state.activity, leader=tab_id() if leads else None)
+        screen_drawn(
+            store(), code, state.version, activity=state.activity, leader=tab_id() if leads else None, tab=tab_id()
+        )
         message = st.session_state.pop(MESSAGE_KEY, None)
         if message:
             st.warning(escape_markdown(message), icon=":material/groups:")
