@@ -193,7 +193,9 @@ def open_store(url: str | None = None, limits: Limits | None = None, clock: Call
     except DATABASE_DOWN as err:
         engine.dispose()
         raise unavailable(err, engine.url) from None
-    return Store(engine, limits or Limits(), clock)
+    store = Store(engine, limits or Limits(), clock)
+    store.purge()  # a worker that starts deletes what is past its keeping time (so do new rooms and the watchers)
+    return store
 
 
 def check_database(url: str | None = None) -> str:
@@ -316,6 +318,13 @@ class Store:
             raise errors.TeacherKeyRejected(f"that is not the teacher key of room {room['code']}")
         if open_:
             self._check_open(room)
+        ended_at = self._ended_at(room)
+        if ended_at is not None and ended_at + self.limits.keep_days * 86400 <= self.clock():
+            # past its keeping time: gone for its teacher at once, deleted at the next purge
+            raise errors.RoomNotFound(
+                f"room {room['code']}'s answers were deleted: they are kept {self.limits.keep_days:g} "
+                f"day{'s' * (self.limits.keep_days != 1)} after it ends"
+            )
         return room
 
     # ------------------------------------------------------------ rooms
@@ -420,12 +429,14 @@ class Store:
         return len(found)
 
     # ------------------------------------------------------------ the teacher's leading tab
-    def take_lead(self, code: str, teacher_key: str, tab: str) -> None:
-        """Make `tab` (a teacher's browser tab, named by its worker and session) the one the class follows."""
+    def take_lead(self, code: str, teacher_key: str, tab: str | None) -> None:
+        """Make `tab` (a teacher's browser tab, named by its worker and session) the one the class follows; None:
+        no tab (the next of the teacher's tabs whose page runs takes it)."""
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key)
             if room["leader"] != tab:
-                conn.execute(_bumped(room).values(leader=str(tab)[:100], leader_seen_at=self.clock()))
+                leader = None if tab is None else str(tab)[:100]  # None: no tab leads (the next to run takes it)
+                conn.execute(_bumped(room).values(leader=leader, leader_seen_at=self.clock() if leader else None))
 
     def release_leads(
         self, tabs=(), codes=(), stale_s: float | None = None, successors: dict[str, str] | None = None
@@ -531,7 +542,7 @@ class Store:
 
     def _check_guesses(self, conn: Connection, client: str, browser: str, window: float) -> None:
         for who, limit, whose in (
-            (browser, self.limits.wrong_joins, "from this browser"),
+            (browser, self.limits.wrong_joins, "from this browser tab"),
             (client, self.limits.wrong_joins_per_address, "from this network address"),
         ):
             wrong = conn.execute(

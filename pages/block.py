@@ -69,7 +69,10 @@ def widths_sentence(d_ff: int, d_model: int) -> str:
     same = "because a residual add needs both of its terms to have the same shape"
     if d_ff == d_model:
         hidden = hidden_width_words(d_ff, d_model)
-        return f"Every step keeps d_model columns, even the feed-forward hidden layer ({hidden}): {same}."
+        return (
+            f"Every step keeps d_model columns, {same}; the feed-forward hidden layer too, but only because d_ff was "
+            f"chosen equal to d_model here ({hidden}): no residual add constrains it."
+        )
     return (
         f"Only the feed-forward hidden layer has another width, {hidden_width_words(d_ff, d_model)}; everything "
         f"else keeps d_model columns, {same}."

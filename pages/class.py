@@ -15,6 +15,7 @@ from classroom import errors
 from classroom.schema import NICKNAME_CHARS
 from ui.classroom_push import screen_drawn
 from ui.classroom_session import (
+    COOKIE_HOURS,
     ENDED_KEY,
     MESSAGE_KEY,
     NICK_KEY,
@@ -54,6 +55,10 @@ CODE_CSS = (
     "font-family:monospace;line-height:1.1}</style>"
 )
 PRESENT_CODE_CSS = "<style>.class-code{font-size:clamp(3rem,14vh,7rem)}</style>"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def room_link(code: str, token: str):
@@ -135,7 +140,8 @@ def outside_a_room() -> None:
             key="class_join_nickname",
             max_chars=NICKNAME_CHARS,
             help="Leave it empty to stay anonymous. Your teacher sees nicknames beside the answers (on their screen "
-            "when they choose, and in the answers file they download); other students never do.",
+            "when they choose, and in the answers file they download); other students do not, unless the teacher "
+            "shows nicknames on a screen the class can see.",
         )
         st.button("Join", key="class_join", type="primary", icon=":material/login:", on_click=join_room)
 
@@ -177,7 +183,8 @@ def teacher_dashboard(code: str) -> None:
         confirm_box(
             "close",
             f"**Close room {code}?** Students can no longer follow you or answer. Download the answers first if you "
-            "want them now; they also stay downloadable here (or with the key file) for a while after.",
+            f"want them now; they also stay downloadable for {store().limits.keep_days:g} days after: from this "
+            f"browser for its cookie's {COOKIE_HOURS} hours, then with the teacher key file.",
             "Close the room",
             extra=lambda: answers_button(code, key, "Download the answers first", "class_csv_before_close"),
         )
@@ -185,8 +192,9 @@ def teacher_dashboard(code: str) -> None:
         confirm_box(
             "sign_out",
             f"**Sign out of room {code} in this browser?** The room goes on and the class keeps its place; this "
-            "browser forgets the teacher key. To take the room back, here or on another computer, you need the "
-            "teacher key file.",
+            "tab forgets the teacher key and the browser's cookie goes. Another tab of this room that is still open "
+            "keeps its controls until you sign out there too, or close it. To take the room back, here or on another "
+            "computer, you need the teacher key file.",
             "Sign out",
             extra=lambda: key_file_button(code, key, "class_key_file_before_sign_out"),
         )
@@ -197,16 +205,13 @@ def teacher_dashboard(code: str) -> None:
             "**Sign out…** when you are done."
         )
         key_file_button(code, key)
-    with st.expander(f"Seats ({state.seats})"):
-        seats_list(code, key)
     st.caption(keep_note())
-    st.subheader("Answers")
     live_answers(code)
 
 
 def _live_answers(code: str) -> None:
-    """The question asked now, redrawn when a student joins or answers or the room changes (the watcher
-    pushes it: ui/classroom_push.py); earlier questions below."""
+    """The seats, and the question asked now, redrawn when a student joins or answers or the room changes (the
+    watcher pushes it: ui/classroom_push.py); earlier questions below."""
     key = teacher_key()
     if not is_teacher() or st.session_state.get(ENDED_KEY):
         return
@@ -217,12 +222,15 @@ def _live_answers(code: str) -> None:
         st.warning(escape_markdown(str(err)))
         return
     screen_drawn(store(), code, state.version, activity=state.activity)
+    with st.expander(f"Seats ({state.seats}; {state.here} here now)"):
+        seats_list(code, key)
+    st.subheader("Answers")
     if state.question is not None:
         results_panel(code, key, state.question.id)
     else:
         st.info(
-            "No question is open. Go to the Predict page or the Playground and press **Ask the class** "
-            "in the room bar.",
+            "No question is open. Go to the Predict page or the Playground and press **Ask the class**, "
+            "under the room bar.",
             icon=":material/quiz:",
         )
     earlier_questions([q for q in asked if state.question is None or q.id != state.question.id])
@@ -250,8 +258,8 @@ def ended_room(code: str) -> None:
     how = "closed" if ended.closed else "expired"
     st.markdown(
         f"Room **{code}** has ended ({how} at {when(ended.ended_at)}): nobody can join or answer any more. Its "
-        f"{ended.questions} questions and the answers of its {ended.seats} seats are kept for you until "
-        f"**{when(ended.kept_until)}**, then deleted."
+        f"{plural(ended.questions, 'question')} and the answers of its {plural(ended.seats, 'seat')} are kept for you "
+        f"until **{when(ended.kept_until)}**, then deleted."
     )
     with st.container(horizontal=True):
         answers_button(code, key)

@@ -274,7 +274,8 @@ st.dataframe(
 st.header("4 · Every head attends on its own")
 st.markdown(
     how_each_head_attends(causal, scale, d_head) + " The heatmaps share one colour scale (0 to 1), so their "
-    "colours can be compared. Each caption is computed from the head's weights alone: the pattern it fits best, "
+    "colours can be compared. Each caption is computed from the head's weights (and, for the same-word pattern, the "
+    "tokens' texts): the pattern it fits best, "
     f"the entropy of its rows ({entropy_range(causal, seq.n)}) and how far from the diagonal it looks on average."
 )
 st.latex(attention_latex(causal, scale))

@@ -113,7 +113,8 @@ st.markdown(
 )
 st.latex(WRONG_TRANSPOSE_LATEX)
 st.markdown(
-    "**The vectors** (the Playground's editor; they start at the 3×3 hand example: query *i* looks for "
+    "**The vectors** (the same editor as the Playground's, for this page's own vectors; they start at the 3×3 hand "
+    "example: query *i* looks for "
     "feature *i*, key *j* carries feature *j*+1)"
 )
 with editor_box("Edit the sequence: q, k, v and labels"):
@@ -244,7 +245,8 @@ number_box(
     "seed for input B",
     **STATE.widget("seed"),
     help="Picks the rotation R and B's values. Input A is the Playground's sequence: edit it there. "
-    "(With d_k = 1 the only rotation is R = 1, so R is ±1 there: an orthogonal matrix, which keeps the scores too.)",
+    "(With d_k = 1 the only rotation is R = 1; the page then also draws R = −1, which is not a rotation but is "
+    "orthogonal, and keeps the scores too.)",
 )
 tok = a_seq.tokens
 a_col, b_col = st.columns(2, gap="large")

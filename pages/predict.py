@@ -108,7 +108,7 @@ if choice == OWN:
             on_click=copy_playground,
             help="Replace the vectors below with the Playground's current ones (your guesses are cleared).",
         )
-        st.markdown("**Your vectors** (the Playground's editor: change them, then predict again)")
+        st.markdown("**Your vectors** (the same editor as the Playground's: change them here, then predict again)")
         with editor_box("Edit the sequence: q, k, v and labels"):
             seq = sequence_editor(EDIT_KEY, presets=False)
     try:

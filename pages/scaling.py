@@ -287,16 +287,21 @@ def max_weight_caption(stats: ScalingStats) -> str:
     unscaled, scaled = stats.max_weight_unscaled, stats.max_weight_scaled
     if stats.n_keys == 1:
         return "With one key the largest weight is 1 at every d_k, scaled or not."
-    return (
-        f"The average largest weight over {stats.n_keys} keys (1 would be one-hot, {1 / stats.n_keys:.2f} "
-        f"uniform). Unscaled: {unscaled[0]:.2f} at d_k = 1, {unscaled[stats.index(64)]:.2f} at 64, "
-        f"{unscaled[-1]:.2f} at {stats.d_k[-1]}. Scaled it stays between {scaled.min():.2f} and "
+    settled = stats.settled_max_weight_scaled
+    text = (
+        f"The average largest weight over {stats.n_keys} keys (1 would be one-hot, 1/{stats.n_keys} = "
+        f"{1 / stats.n_keys:.3g} uniform). Unscaled: {unscaled[0]:.2f} at d_k = 1, {unscaled[stats.index(64)]:.2f} "
+        f"at 64, {unscaled[-1]:.2f} at {stats.d_k[-1]}. Scaled it stays between {scaled.min():.2f} and "
         f"{scaled.max():.2f} at every d_k: {scaled[0]:.2f} at d_k = 1 (where both are the same), then about "
-        f"{stats.settled_max_weight_scaled:.2f} from d_k = 64 on. It is lower at small d_k because there a "
-        "query's length varies a lot from one draw to the next (a short query scores every key alike): its "
-        f"standard deviation is {query_length_spread(1):.2f} √d_k at d_k = 1 and {query_length_spread(64):.2f} "
-        "√d_k at d_k = 64."
+        f"{settled:.2f} from d_k = 64 on."
     )
+    if round(scaled[0], 2) < round(settled, 2):  # said only when the two numbers shown say it
+        text += (
+            " It is lower at small d_k because there a query's length varies a lot from one draw to the next (a "
+            f"short query scores every key alike): its standard deviation is {query_length_spread(1):.2f} √d_k at "
+            f"d_k = 1 and {query_length_spread(64):.2f} √d_k at d_k = 64."
+        )
+    return text
 
 
 def times(ratio: float) -> str:
@@ -379,7 +384,12 @@ def show_training(c: ScalingComparison) -> None:
     with left:
         chart(st, loss_curves_figure(c.scaled.loss, c.unscaled.loss), width="stretch", key="scaling_loss")
         st.caption(
-            "The loss on each step's batch: same start, same batches, same learning rate; only the 1/√d_k differs."
+            "The loss on each step's batch: same start, same batches, same learning rate; "
+            + (
+                "at d_k = 1 the 1/√d_k is 1, so the two curves are one."
+                if c.config.d_k == 1
+                else "only the 1/√d_k differs."
+            )
         )
     with right:
         chart(st, grad_norm_figure(c.scaled.grad_norm, c.unscaled.grad_norm), width="stretch", key="scaling_grad_norm")

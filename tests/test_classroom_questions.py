@@ -131,3 +131,11 @@ def test_hidden_rows_hide_every_matrix_computed_from_the_scores_and_nothing_else
         np.testing.assert_array_equal(np.delete(hidden, 1, axis=0), np.delete(full, 1, axis=0))
     np.testing.assert_array_equal(shown.q, steps.q)
     assert hidden_rows(steps, set()) is steps
+
+
+@pytest.mark.parametrize("value", [0.0, 0.05, 0.3, 0.35, 0.7, 0.95, 1.0, 0.123])
+def test_an_answer_equal_to_the_true_value_is_counted_in_the_bar_drawn_green(value):
+    number = {"kind": "number", "prompt": "?", "lo": 0.0, "hi": 1.0}
+    _, heights = counts(number, [value])
+    (green,) = truth_bars(number, value)
+    assert heights[green] == 1, (value, heights)

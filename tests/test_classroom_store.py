@@ -965,3 +965,25 @@ def test_a_lead_is_let_go_when_its_tab_has_gone_or_no_worker_has_seen_it(stores)
     clock.now += 31  # the laptop's worker died; a worker that holds another tab of that teacher's hands it the lead
     assert store.release_leads(codes=[other.code], stale_s=30, successors={other.code: "w4/tab"}) == [other.code]
     assert store.state(other.code).leader == "w4/tab"
+
+
+def test_an_ended_rooms_answers_are_gone_for_its_teacher_the_moment_they_pass_their_keeping_time(stores):
+    clock = Clock()
+    store = stores(Limits(keep_days=1), clock)
+    room = store.create_room()
+    store.close(room.code, room.teacher_key)
+    clock.now += 86400 + 1  # nothing has purged yet (no room started, no worker started)
+    for read in (store.ended, store.export_csv, store.questions, store.seats):
+        with pytest.raises(errors.RoomNotFound, match="kept 1 day after it ends"):
+            read(room.code, room.teacher_key)
+    assert store.purge() == 1
+
+
+def test_signing_out_leaves_no_tab_leading_and_the_next_tab_to_run_leads(stores):
+    store = stores()
+    room = store.create_room()
+    store.take_lead(room.code, room.teacher_key, "w/projector")
+    store.take_lead(room.code, room.teacher_key, None)  # the leading tab signed out
+    assert store.state(room.code).leader is None  # no tab, not the text 'None'
+    assert store.lead(room.code, room.teacher_key, "/heads", tab="w/laptop") is not None
+    assert store.state(room.code).leader == "w/laptop"

@@ -227,7 +227,8 @@ def test_gpt_2_is_said_to_do_what_its_paper_says_not_why(default_page):
 def test_a_hidden_layer_as_wide_as_d_model_is_not_said_to_have_another_width():
     at = open_page(PAGE, {"d_ff": "16"})
     text = prose(at)
-    assert "Every step keeps d_model columns, even the feed-forward hidden layer (d_ff = 16, here as wide" in text
+    assert "hidden layer too, but only because d_ff was chosen equal to d_model here (d_ff = 16" in text
+    assert "no residual add constrains it" in text
     assert "Only the feed-forward hidden layer has another width" not in text
 
 

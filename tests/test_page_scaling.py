@@ -275,3 +275,30 @@ def test_a_large_sweep_is_measured_in_a_niced_child_and_a_small_one_here(monkeyp
     calls.clear()
     at = open_scaling({"keys": "8", "samples": "1000", "seed": "4243"})  # the default size: 8,000 draws
     assert not at.exception and not at.error and calls == []
+
+
+def test_the_max_weight_caption_explains_a_dip_only_where_the_numbers_show_one():
+    """'It is lower at small d_k' is said only when the scaled largest weight at d_k = 1, as shown, is below the
+    settled one; and the uniform weight is 1/n to three digits (1/256 is 0.00391, not 0.00)."""
+    seen = set()
+    for query in ({}, {"keys": "256", "samples": "100", "seed": "1"}):
+        at = open_scaling(query)
+        assert not at.exception
+        stats = scaling_stats(
+            n_keys=int(query.get("keys", DEFAULT_KEYS)),
+            n_samples=int(query.get("samples", 1000)),
+            seed=int(query.get("seed", 0)),
+        )
+        dips = round(stats.max_weight_scaled[0], 2) < round(stats.settled_max_weight_scaled, 2)
+        caption = next(c.value for c in at.caption if c.value.startswith("The average largest weight"))
+        assert ("It is lower at small d_k" in caption) == dips
+        seen.add(dips)
+        n = stats.n_keys
+        assert f"1/{n} = {1 / n:.3g} uniform" in caption
+    assert seen == {True, False}, "one setting with the dip, one without (the review's seed 1 at 256 keys)"
+
+
+def test_at_d_k_1_the_loss_caption_says_the_two_curves_are_one():
+    at = open_scaling({"tdk": "1", "steps": "50"})
+    assert any("the two curves are one" in c.value for c in at.caption)
+    assert not any("only the 1/√d_k differs" in c.value for c in at.caption)

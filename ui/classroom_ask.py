@@ -114,7 +114,10 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
                 on_change=_keep,
                 args=(n,),
             )
-        st.caption("The answer is computed from the page as it is now; the page stays so until you reveal it.")
+        st.caption(
+            "The answer is computed from the page as it is now. From Ask until you reveal it (or end the question), "
+            "the page stays so on every screen and hides the asked row; before Ask, every screen shows it."
+        )
         error = st.session_state.pop(ASK_ERROR, None)
         if error:
             st.error(escape_markdown(f"Could not ask: {error}"))

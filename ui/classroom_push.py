@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 PUSH_EVERY_S = 0.5  # how often the watcher asks the store (for writes made by other workers)
 HEARTBEAT_S = 15.0  # how often it tells the store which students and leading tabs it holds connected
+PURGE_EVERY_S = 3600.0  # how often it deletes the rooms past their keeping time (Store.purge)
 RETRY_S = 10.0  # a screen asked to redraw that no run has redrawn since is asked again after this
 MAX_SESSIONS = 5000
 
@@ -66,7 +67,8 @@ class Watcher:
     ids of the sessions still connected (None: unknown); `seen(seats, leaders)` tells the store who is connected
     and `here(codes) -> {code: students here}` reads who is here (Store.seen, Store.here), every `heartbeat_s`;
     `release(tabs=, codes=, stale_s=)` lets go the lead of a teacher's tab whose browser has gone, or that no worker
-    has seen for `leader_stale_s` (Store.release_leads)."""
+    has seen for `leader_stale_s` (Store.release_leads); `purge()` deletes the rooms past their keeping time, every
+    PURGE_EVERY_S (Store.purge)."""
 
     def __init__(
         self,
@@ -82,11 +84,13 @@ class Watcher:
         heartbeat_s: float = HEARTBEAT_S,
         release: Callable[..., list[str]] | None = None,
         leader_stale_s: float = 30.0,
+        purge: Callable[[], int] | None = None,
     ) -> None:
         self.heads, self.rerun, self.move, self.alive = heads, rerun, move, alive
         self.every_s, self.max_sessions, self.retry_s = every_s, max_sessions, retry_s
         self.seen, self.here, self.heartbeat_s = seen, here, heartbeat_s
         self.release, self.leader_stale_s = release, leader_stale_s
+        self.purge, self.last_purge = purge, -PURGE_EVERY_S
         self.last_beat = -heartbeat_s  # time.monotonic() of the last heartbeat: the first look sends one
         self.here_counts: dict[str, int] = {}  # room code -> students here at the last heartbeat (teachers' rooms)
         self.bars: dict[str, dict[str, _Screen]] = {}  # session id -> {fragment id: a screen of that session}
@@ -174,6 +178,9 @@ class Watcher:
         if self.seen is None or now - self.last_beat < self.heartbeat_s:
             return []
         self.last_beat = now
+        if self.purge is not None and now - self.last_purge >= PURGE_EVERY_S:
+            self.last_purge = now
+            self.purge()
         alive = self.alive()
         with self.lock:
             screens = [
@@ -319,6 +326,7 @@ def watcher_for(store) -> Watcher:
                 here=store.here,
                 release=store.release_leads,
                 leader_stale_s=store.limits.leader_stale_s,
+                purge=store.purge,
             )
             store.after_write.append(watcher.poke)
     watcher.start()

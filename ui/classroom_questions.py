@@ -99,16 +99,27 @@ def predict_question(puzzle_id: str, query: int, own: TokenSequence | None = Non
     )
 
 
+def _edges(question: dict) -> np.ndarray:
+    """The edges of a number question's bars: BAR_WIDTH wide from lo to hi."""
+    lo, hi = question["lo"], question["hi"]
+    return np.linspace(lo, hi, max(1, int(round((hi - lo) / BAR_WIDTH))) + 1)
+
+
+def bar_of(question: dict, value: float) -> int:
+    """The bar a number falls in: [a, b) for each bar, the last one [a, hi]. One rule for the answers and the true
+    value, so that an answer equal to the true value is counted in the bar drawn green."""
+    edges = _edges(question)
+    return min(max(int(np.searchsorted(edges, value, side="right")) - 1, 0), len(edges) - 2)
+
+
 def counts(question: dict, values: list) -> tuple[list[str], list[int]]:
     """Bars of the distribution: one per option, or per BAR_WIDTH-wide bin of a number question."""
     if question["kind"] == "choice":
         found = Counter(int(v) for v in values)
         return list(question["options"]), [found.get(i, 0) for i in range(len(question["options"]))]
-    lo, hi = question["lo"], question["hi"]
-    bins = max(1, int(round((hi - lo) / BAR_WIDTH)))
-    edges = np.linspace(lo, hi, bins + 1)
-    found = np.histogram(np.asarray(values, dtype=float), bins=edges)[0] if values else np.zeros(bins, int)
-    return [f"{a:.2f}–{b:.2f}" for a, b in zip(edges[:-1], edges[1:])], [int(c) for c in found]
+    edges = _edges(question)
+    found = Counter(bar_of(question, float(v)) for v in values)
+    return [f"{a:.2f}–{b:.2f}" for a, b in zip(edges[:-1], edges[1:])], [found.get(i, 0) for i in range(len(edges) - 1)]
 
 
 def truth_bars(question: dict, truth) -> list[int]:
@@ -117,9 +128,7 @@ def truth_bars(question: dict, truth) -> list[int]:
         return []
     if question["kind"] == "choice":
         return right_options(question, truth)
-    lo, hi = question["lo"], question["hi"]
-    bins = max(1, int(round((hi - lo) / BAR_WIDTH)))
-    return [min(bins - 1, int((truth - lo) / (hi - lo) * bins))]
+    return [bar_of(question, float(truth))]
 
 
 def distribution_figure(question: dict, values: list, truth=None) -> dict:

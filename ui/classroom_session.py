@@ -384,7 +384,7 @@ def hold_for_question(state, url_path: str, teacher: bool) -> None:
     else:
         note = (
             f"Question {question.number} is open: this page stays as the teacher asked it, and hides the answer, "
-            "until the teacher reveals it."
+            "until the teacher reveals it (or ends the question)."
         )
     hold({k: v for k, v in parse_qsl(query) if k not in ("room", "t", "present")}, note)
     st.session_state[ASKED_KEY] = {**question.body.get("source", {}), "number": question.number}

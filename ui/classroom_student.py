@@ -238,7 +238,7 @@ def _name_card(code: str) -> None:
         max_chars=NICKNAME_CHARS,
         placeholder="stay anonymous: leave it empty",
         help="Your teacher sees it beside your answers, on their screen when they choose and in the answers file "
-        "they download; other students never see it.",
+        "they download; other students do not, unless the teacher shows nicknames on a screen the class can see.",
     )
     with right.container(horizontal=True):
         st.button("Save", key="class_rename_save", on_click=_rename, args=(code,))

@@ -16,6 +16,7 @@ from ui.classroom_ask import ASKING_PAGES, ask_controls
 from ui.classroom_push import caught_up, screen_drawn
 from ui.classroom_questions import distribution_figure
 from ui.classroom_session import (
+    COOKIE_HOURS,
     ENDED_KEY,
     LEFT_BEHIND,
     MESSAGE_KEY,
@@ -144,7 +145,10 @@ def here_text(here: int, seats: int) -> str:
 
 def lead_button(leads: bool) -> None:
     if not leads:
-        st.caption("The class follows another of your tabs (the one you started the room in or took it back in).")
+        st.caption(
+            "The class follows another of your tabs: the one that started the room, took it back, or last pressed "
+            "'Lead from this tab' (or reloaded while it led)."
+        )
         st.button(
             "Lead from this tab",
             key="class_take_lead",
@@ -217,7 +221,8 @@ def results_panel(code: str, key: str, qid: int, compact: bool = False) -> None:
             key=f"class_end_{qid}",
             on_click=teacher_action,
             args=("end",),
-            help="Take the question off the students' screens (its answers stay in the CSV).",
+            help="Take the question off the students' screens without revealing it: the page shows its answer again "
+            "on every screen; its answers stay in the CSV, without a true value.",
         )
     if not compact:
         st.toggle(
@@ -277,7 +282,8 @@ def keep_note() -> str:
     days = store().limits.keep_days
     return (
         f"A room's answers are kept for {days:g} days after it ends (closed, or expired {store().limits.room_hours:g} "
-        "hours after it started), then deleted with everything else of the room."
+        f"hours after it started), then deleted with everything else of the room. This browser remembers the room "
+        f"for {COOKIE_HOURS} hours; after that, the teacher key file takes you back to it."
     )
 
 

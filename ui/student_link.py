@@ -145,10 +145,10 @@ def student_link(
             or f"'{host}' means each student's own laptop, and this computer has no other network address: connect "
             f"it to the students' network, or set {PUBLIC_URL_ENV} to the address they can open.",
         )
-    return StudentLink(
-        f"{_with_host(teacher_url or 'http://localhost:8501', lan)}{base}/{query}",
-        f"This computer's network address ({lan}), in place of '{host}', which would mean each student's own laptop. "
-        f"Students on the same network open it; behind a proxy, a firewall or in a container, set {PUBLIC_URL_ENV} "
-        "to the address they can open.",
-        problem,
-    )
+    note = f"This computer's network address ({lan}), in place of '{host}', which would mean each student's own laptop."
+    if problem is None:
+        note += (
+            " Students on the same network open it; behind a proxy, a firewall or in a container, set "
+            f"{PUBLIC_URL_ENV} to the address they can open."
+        )
+    return StudentLink(f"{_with_host(teacher_url or 'http://localhost:8501', lan)}{base}/{query}", note, problem)
