@@ -129,21 +129,25 @@ def outside_a_room() -> None:
                 "Type the room's code and the teacher key from the file you downloaded when you started it. A room "
                 "that has ended gives back its answers while they are kept."
             )
-            st.text_input("Your room's code", key="class_reclaim_code", max_chars=12)
-            st.text_input("Teacher key", key="class_reclaim_key", type="password", max_chars=64)
-            st.button("Take back the room", key="class_reclaim", on_click=take_back)
+            # a form: both boxes are sent with the click, wherever the focus was (a password box's eye button
+            # keeps the focus inside the box, and its text would not be sent before the click)
+            with st.form("class_reclaim_form", border=False):
+                st.text_input("Your room's code", key="class_reclaim_code", max_chars=12)
+                st.text_input("Teacher key", key="class_reclaim_key", type="password", max_chars=64)
+                st.form_submit_button("Take back the room", key="class_reclaim", on_click=take_back)
     with learn:
         st.subheader("Join a class")
-        st.text_input("Room code", key="class_join_code", max_chars=12, placeholder="e.g. K7PX3M")
-        st.text_input(
-            "Nickname (optional)",
-            key="class_join_nickname",
-            max_chars=NICKNAME_CHARS,
-            help="Leave it empty to stay anonymous. Your teacher sees nicknames beside the answers (on their screen "
-            "when they choose, and in the answers file they download); other students do not, unless the teacher "
-            "shows nicknames on a screen the class can see.",
-        )
-        st.button("Join", key="class_join", type="primary", icon=":material/login:", on_click=join_room)
+        with st.form("class_join_form", border=False):  # Enter in a box joins; both boxes go with the click
+            st.text_input("Room code", key="class_join_code", max_chars=12, placeholder="e.g. K7PX3M")
+            st.text_input(
+                "Nickname (optional)",
+                key="class_join_nickname",
+                max_chars=NICKNAME_CHARS,
+                help="Leave it empty to stay anonymous. Your teacher sees nicknames beside the answers (on their "
+                "screen when they choose, and in the answers file they download); other students do not, unless the "
+                "teacher shows nicknames on a screen the class can see.",
+            )
+            st.form_submit_button("Join", key="class_join", type="primary", icon=":material/login:", on_click=join_room)
 
 
 def teacher_dashboard(code: str) -> None:
@@ -265,7 +269,10 @@ def ended_room(code: str) -> None:
         answers_button(code, key)
         st.button("Delete them now…", key="class_delete", on_click=ask_to, args=("delete",))
         st.button(
-            "Done", key="class_done", on_click=leave, help="Leave this room's results (the key file takes you back)."
+            "Forget this room here",
+            key="class_done",
+            on_click=leave,
+            help="This browser leaves the room's results (its cookie goes); the teacher key file takes you back.",
         )
     if st.session_state.get(CONFIRM_KEY) == "delete":
         confirm_box(

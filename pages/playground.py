@@ -135,6 +135,7 @@ def step_selector() -> int:
         key=STATE.key("step"),
         format_func=lambda s: f"{s} · {STEPS[s - 1]}",
         persist_state="session",
+        disabled=STATE.held,
         help="What the big figure shows: the seven steps from the vectors to the output.",
     )
     return STATE["step"]
@@ -146,7 +147,7 @@ def step_buttons(step: int) -> None:
             "◀ previous",
             key="pg_step_back",
             shortcut="Left",
-            disabled=step == 1,
+            disabled=step == 1 or STATE.held,
             help="The step before (←)",
             on_click=lambda: STATE.set("step", max(1, STATE["step"] - 1)),
         )
@@ -154,7 +155,7 @@ def step_buttons(step: int) -> None:
             "next ▶",
             key="pg_step_next",
             shortcut="Right",
-            disabled=step == len(STEPS),
+            disabled=step == len(STEPS) or STATE.held,
             help="The step after (→)",
             on_click=lambda: STATE.set("step", min(len(STEPS), STATE["step"] + 1)),
         )
@@ -174,7 +175,11 @@ def compute(seq, causal: bool, scale: bool) -> AttentionSteps:
 def asked_queries() -> set[int]:
     """The queries whose rows are the answer of the class question open about this page (none outside class mode)."""
     asked = asked_here()
-    return {int(asked["query"])} if asked and asked.get("page") == "playground" else set()
+    if not asked or asked.get("page") != "playground":
+        return set()
+    if asked.get("unknown"):  # class mode cannot tell which question is open (its database does not answer)
+        return set(range(st.session_state[STATE.key("seq")].n))
+    return {int(asked["query"])}
 
 
 def held_vectors(seq) -> None:

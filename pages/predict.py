@@ -196,9 +196,10 @@ with left:
             help="Show the weights and score your guesses (unlocked once every query has a guess).",
         )
         if class_asks:
+            number = asked_here().get("number")
             st.caption(
-                f"Your own check waits for the class's: it opens once the teacher reveals the answer to question "
-                f"{asked_here()['number']}."
+                "Your own check waits for the class's: it opens once the teacher reveals the answer"
+                + (f" to question {number}." if number else " (and the class's connection is back).")
             )
         elif missing:
             st.caption(f"Pick a key for {missing} more quer{'y' if missing == 1 else 'ies'} to unlock the check.")
@@ -207,7 +208,10 @@ with right:
     st.subheader("The check")
     if not revealed:
         st.info(
-            "The weights stay hidden until you have made a guess for every query and pressed **Check my guesses**.",
+            "The weights stay hidden until the teacher reveals the class's answer."
+            if class_asks
+            else "The weights stay hidden until you have made a guess for every query and pressed **Check my "
+            "guesses**.",
             icon=":material/visibility_off:",
         )
     else:

@@ -306,6 +306,9 @@ def test_a_database_that_cannot_be_used_leaves_every_page_working(monkeypatch):
 
 
 def test_students_come_back_by_themselves_after_postgresql_restarts(monkeypatch):
+    """PostgreSQL stops mid-question and starts again: no screen crashes, none shows the open question's answer while
+    nobody can tell whether a question is open (a reloaded student's included), an answer sent meanwhile is said to
+    be unsent until it is, and everyone is back in the room by themselves."""
     server = Postgres()
     try:
         monkeypatch.setenv("ATTENTION_DB_URL", server.new_database())
@@ -313,19 +316,30 @@ def test_students_come_back_by_themselves_after_postgresql_restarts(monkeypatch)
         teacher, code = start_room()
         student = open_page("pages/playground.py", query={"room": code})
         question = ask(teacher, "pages/playground.py", query=1)
-        server.pg_ctl("stop")
         student.run()
+        sid = student.session_state["class_sid"]
+        server.pg_ctl("stop")
+        student.radio(key=f"class_answer_{question.id}").set_value(0)
+        student.button(key=f"class_send_{question.id}").click().run()
         assert not student.exception and [t.value for t in student.title] == ["Attention playground"]
         assert "connection to room" in every_text(student) and student.session_state["class_room"] == code
+        assert np.isnan(heatmap_rows(student)[0]).all(), "every row hidden: nobody can tell which is asked"
         teacher.run()
         assert not teacher.exception and "cannot reach its database" in every_text(teacher)
+        assert np.isnan(heatmap_rows(teacher)[0]).all()
+        monkeypatch.setattr(classroom_session, "browser_cookie", lambda: f"s.{code}.{sid}")
+        reloaded = open_page("pages/playground.py")  # the student reloads while the database is down
+        assert not reloaded.exception and np.isnan(heatmap_rows(reloaded)[0]).all()
+        assert "connection to room" in every_text(reloaded) and "postgresql" not in every_text(reloaded)
         server.pg_ctl("start")
         student.run()  # the card's look finds the database again: the page runs in the room again
         assert "connection to room" not in every_text(student)
-        assert f"Question {question.number}" in every_text(student)
-        student.radio(key=f"class_answer_{question.id}").set_value(0)
+        assert f"Question {question.number}" in every_text(student) and "Not sent: k_0" in every_text(student)
+        z = heatmap_rows(student)[0]
+        assert np.isnan(z[1]).all() and not np.isnan(np.delete(z, 1, axis=0)).any(), "the asked row only, again"
         student.button(key=f"class_send_{question.id}").click().run()
         assert store().results(code, teacher.session_state["class_teacher_key"], question.id).values == [0]
+        assert "Not sent" not in every_text(student) and "Sent: k_0" in every_text(student)
     finally:
         classroom_session.forget_stores()
         server.stop()

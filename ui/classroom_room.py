@@ -11,9 +11,12 @@ import streamlit as st
 from classroom import errors
 from ui.classroom_push import bar_gone
 from ui.classroom_session import (
+    ASKED_KEY,
     CLEAR_COOKIE_KEY,
     MESSAGE_KEY,
     OUTAGE_KEY,
+    cookie_role,
+    cookie_room,
     cookie_script,
     enter_from_link_or_cookie,
     hold_for_question,
@@ -34,7 +37,6 @@ RETRY_S = 5  # how often a session in a room looks whether the database answers 
 def room_bar(url_path: str, pages: dict[str, list[st.Page]]) -> None:
     """Class mode on every page (app.py calls it before the page): nothing outside a room; in a room, the room's
     bar, and for a student of a paused class the 'eyes on the teacher' card instead of the page."""
-    hold(None)  # a page is held only while a question about it is open (hold_for_question, below)
     try:
         enter_from_link_or_cookie()
     except errors.StoreUnavailable as err:
@@ -46,8 +48,11 @@ def room_bar(url_path: str, pages: dict[str, list[st.Page]]) -> None:
     if in_room() or st.session_state.pop(CLEAR_COOKIE_KEY, False):
         st.html(cookie_script(), unsafe_allow_javascript=True)
     if st.session_state.get(OUTAGE_KEY):
+        blind_while_unreachable(url_path)
         outage_card()
         return
+    hold(None)  # a page is held only while a question about it is open (hold_for_question, below)
+    st.session_state.pop(ASKED_KEY, None)
     if not in_room():
         return
     bar_gone()  # the screens this run draws tell the watcher again what they show
@@ -56,9 +61,21 @@ def room_bar(url_path: str, pages: dict[str, list[st.Page]]) -> None:
         state = teacher_screens(url_path) if teacher else student_screens(url_path, pages)
     except errors.StoreUnavailable as err:
         outage(err)
+        blind_while_unreachable(url_path)
         outage_card()
         return
     hold_for_question(state, url_path, teacher)
+
+
+def blind_while_unreachable(url_path: str) -> None:
+    """While the database does not answer, nobody can tell whether a question is open: a session of a room (or one
+    whose cookie names a room: a reload, another worker) keeps the page as it was held, and an asking page hides
+    every row that could be an answer, so that no screen shows an open question's answer early."""
+    if not (in_room() or cookie_room()):
+        return
+    page = {"": "playground", "predict": "predict"}.get(url_path)
+    if page is not None:
+        st.session_state[ASKED_KEY] = {"page": page, "query": None, "unknown": True, "number": None}
 
 
 def class_after_page(url_path: str, whole: bool = True) -> None:
@@ -83,7 +100,7 @@ def outage_card() -> None:
     the room comes back), keep the page, and look again every RETRY_S seconds until it answers."""
     problem = st.session_state.get(OUTAGE_KEY, "")
     with st.container(border=True, key="class_outage"):
-        if in_room() and is_teacher() or not in_room():
+        if is_teacher() or not in_room() and cookie_role() != "s":
             st.warning(
                 f"Class mode cannot reach its database: {escape_markdown(problem)}. This page works as usual; the room "
                 "comes back here by itself once the database answers.",
@@ -91,9 +108,9 @@ def outage_card() -> None:
             )
         else:
             st.warning(
-                f"The class's connection to room {in_room()} is lost for now (the classroom's database does not "
-                "answer). This page works as usual; you will be back in the room, following the teacher, as soon as "
-                "it answers.",
+                f"The class's connection to room {in_room() or cookie_room()} is lost for now (the classroom's "
+                "database does not answer). This page works as usual, and hides what a question could be asking; you "
+                "will be back in the room, following the teacher, as soon as it answers.",
                 icon=":material/cloud_off:",
             )
         _look_again()
@@ -106,7 +123,7 @@ def _look_again() -> None:
         return
     try:
         found = store()
-        found.heads([in_room()] if in_room() else [])
+        found.heads([in_room() or cookie_room() or ""])  # a query whatever the room: does the database answer?
         if in_room() and is_teacher():
             found.check_teacher(in_room(), teacher_key())
     except errors.StoreUnavailable as err:

@@ -297,6 +297,18 @@ def browser_cookie() -> str:
     return text_of(st.context.cookies.get(COOKIE))
 
 
+def cookie_room() -> str | None:
+    """The room this browser's class cookie names (None: none), whether or not the session could enter it yet."""
+    found = _COOKIE_VALUE.match(browser_cookie())
+    return found.group(2) if found else None
+
+
+def cookie_role() -> str | None:
+    """'t' or 's': the role this browser's class cookie names (None: no cookie)."""
+    found = _COOKIE_VALUE.match(browser_cookie())
+    return found.group(1) if found else None
+
+
 def over_https() -> bool:
     """Whether the browser reached the app over HTTPS (directly, or through a proxy that says so)."""
     url = text_of(st.context.url)

@@ -46,11 +46,12 @@ APPLIED_KEY = "class_view_applied"  # the room view this student last moved to: 
 PAUSED_KEY = "class_paused"
 REMOVALS_KEY = "_class_removals_seen"  # the room's count of removed seats this student last checked its own against
 MINE_KEY = "class_mine"  # {question id: this student's answer}
+UNSENT_KEY = "class_unsent"  # {question id: an answer the store could not take}: said until it is sent
 MOVE_KEY = "_class_move"  # the view the bar found: room_bar moves there after it
 MOVED_KEY = "_class_moved"  # this run is the watcher's move of this student: its link goes to the browser
 SHOWN_KEY = "_class_page_shown"  # the url_path of the page this student's last full run ran
 SEEN_KEY = "_class_pages_seen"  # {url_path: the PageState of that page}
-LEFT_BEHIND += [FOLLOW_KEY, GATHER_KEY, APPLIED_KEY, PAUSED_KEY, REMOVALS_KEY, MINE_KEY, NAME_CARD_KEY]
+LEFT_BEHIND += [FOLLOW_KEY, GATHER_KEY, APPLIED_KEY, PAUSED_KEY, REMOVALS_KEY, MINE_KEY, NAME_CARD_KEY, UNSENT_KEY]
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def _room_or_leave(code: str):
         st.session_state[JOIN_CARD_KEY] = (code, "the teacher removed this seat from the room")
         st.rerun(scope="app")
     except errors.ClassroomError as err:
-        leave(f"You left room {code}: {err}.")
+        leave(f"You are no longer in room {code}: {err}.")
         st.rerun(scope="app")
 
 
@@ -269,20 +270,22 @@ def answer_box(code: str, question) -> None:
         show_reveal(body, question.truth, mine[question.id])
         return
     key = f"class_answer_{question.id}"
+    unsent = st.session_state.get(UNSENT_KEY, {}).get(question.id)
+    chosen = unsent if unsent is not None else mine[question.id]  # what the box shows when it is drawn anew
     if body["kind"] == "choice":
         options = list(range(len(body["options"])))
         st.radio(
             "Your answer",
             options,
-            index=None if mine[question.id] is None else int(mine[question.id]),
+            index=None if chosen is None else int(chosen),
             format_func=lambda i: body["options"][i],
             key=key,
             horizontal=True,
         )
     else:
         lo, hi = float(body["lo"]), float(body["hi"])
-        if key not in st.session_state and mine[question.id] is not None:
-            st.session_state[key] = float(mine[question.id])
+        if key not in st.session_state and chosen is not None:
+            st.session_state[key] = float(chosen)
         number_box(
             st,
             f"Your answer (a number from {lo:g} to {hi:g})",
@@ -294,6 +297,15 @@ def answer_box(code: str, question) -> None:
             help=f"Type the number you predict; within {body.get('tolerance', 0):g} of the true value counts as right.",
         )
     st.button("Send my answer", key=f"class_send_{question.id}", on_click=_send, args=(code, question.id, key))
+    if unsent is not None:
+        st.warning(
+            f"Not sent: {escape_markdown(answer_label(body, unsent))}. Press **Send my answer** again"
+            + (
+                f" (the teacher has {escape_markdown(answer_label(body, mine[question.id]))})."
+                if mine[question.id] is not None
+                else "."
+            )
+        )
     if mine[question.id] is not None:
         said = escape_markdown(answer_label(body, mine[question.id]))
         st.caption(f"Sent: {said}. You can change it until the reveal.")
@@ -306,10 +318,16 @@ def _send(code: str, qid: int, key: str) -> None:
         return
     try:
         store().answer(code, st.session_state.get(SID_KEY), qid, value)
+    except errors.StoreUnavailable:
+        # kept under the box until it is sent: a message alone would be gone with the next redraw of the bar
+        st.session_state.setdefault(UNSENT_KEY, {})[qid] = value
+        st.session_state[MESSAGE_KEY] = "Your answer was not sent: the class's connection is lost for now."
+        return
     except errors.ClassroomError as err:
         st.session_state[MESSAGE_KEY] = f"Your answer was not taken: {err}."
         return
     st.session_state.setdefault(MINE_KEY, {})[qid] = value
+    st.session_state.get(UNSENT_KEY, {}).pop(qid, None)
 
 
 def show_reveal(body: dict, truth, mine) -> None:

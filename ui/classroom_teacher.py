@@ -147,7 +147,8 @@ def lead_button(leads: bool) -> None:
     if not leads:
         st.caption(
             "The class follows another of your tabs: the one that started the room, took it back, or last pressed "
-            "'Lead from this tab' (or reloaded while it led)."
+            "'Lead from this tab' (or reloaded while it led). If that tab's server process has just stopped, this "
+            "tab takes over within half a minute."
         )
         st.button(
             "Lead from this tab",
