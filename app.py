@@ -22,7 +22,7 @@ from ui.state import init_defaults, mark_app_entry, save_current
 FAVICON = Path(__file__).parent / "docs" / "favicon.png"
 _run_started = time.perf_counter()
 limit_blas_threads()
-streamlit_internals.apply_once()  # the speed patches to Streamlit's server (ui/streamlit_internals)
+streamlit_internals.apply_once()  # the patches to Streamlit's server (ui/streamlit_internals)
 freeze_long_lived()  # what the last run imported stays: the garbage collector stops walking it
 st.set_page_config(
     page_title="Attention from scratch",

@@ -82,6 +82,8 @@ class RunResult:
     scripts: list[str] = field(default_factory=list)  # bodies of st.html elements drawn with JavaScript allowed
     signals: list[str] = field(default_factory=list)  # ids of ui/after_charts.py's page scripts answered (above)
     waiting: list[str] = field(default_factory=list)  # ids of those page scripts drawn by this run, not answered yet
+    # label -> (id, the value the server sent for the browser to show, or None when it sent none: the box keeps its own)
+    text_boxes: dict[str, tuple[str, str | None]] = field(default_factory=dict)
 
 
 class ProtocolSession:
@@ -500,6 +502,9 @@ class ProtocolSession:
             result.scripts.append(el.html.body)
         elif kind == "bidi_component" and el.bidi_component.component_name.endswith(AFTER_CHARTS_COMPONENT):
             result.waiting.append(el.bidi_component.id)
+        elif kind == "text_input":
+            box = el.text_input
+            result.text_boxes.setdefault(box.label, (box.id, box.value if box.set_value else None))
         elif kind in ("checkbox", "button", "slider", "radio"):
             proto = getattr(el, kind)
             if proto.label not in widgets:

@@ -17,6 +17,7 @@ from ui.classroom_push import screen_drawn
 from ui.classroom_session import (
     COOKIE_HOURS,
     ENDED_KEY,
+    LINK_TOKEN,
     MESSAGE_KEY,
     NICK_KEY,
     become_ended_teacher,
@@ -66,7 +67,7 @@ def room_link(code: str, token: str):
     listen = os.environ.get(LISTEN_ENV, "") or str(st.get_option("server.address") or "")
     return student_link(
         st.context.url if isinstance(st.context.url, str) else "",  # AppTest has no browser to ask
-        {"room": code, "t": token} if token else {"room": code},
+        {"room": code, LINK_TOKEN: token} if token else {"room": code},
         public_url=os.environ.get(PUBLIC_URL_ENV, ""),
         listen=listen,
         base_path=st.get_option("server.baseUrlPath"),

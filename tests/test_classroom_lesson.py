@@ -400,3 +400,14 @@ def test_a_student_who_had_stopped_following_still_follows_while_a_question_is_o
     student.run()
     assert "following the teacher" in every_text(student) and f"Question {question.number}" in every_text(student)
     assert [t.value for t in student.title] == ["Attention playground"]
+
+
+def test_a_page_parameter_named_like_a_class_link_parameter_follows_the_teacher():
+    """The causal page's own `t` (the position after which tokens change) reaches a following student: only the
+    student link's own parameters (room, join) are left out of a view."""
+    teacher, code = start_room()
+    student = open_page("pages/playground.py", query={"room": code})
+    store().lead(code, teacher.session_state["class_teacher_key"], "/causal?t=1&seed=3")
+    student.run()
+    assert [t.value for t in student.title] == ["Causal masking"]
+    assert (student.session_state["causal_t"], student.session_state["causal_seed"]) == (1, 3)

@@ -85,34 +85,39 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
     with box:
         kinds = ["argmax"] if url_path == "predict" else list(KINDS)
         kind = chosen.get("kind") if chosen.get("kind") in kinds else kinds[0]
-        kind = st.radio(
-            "Question",
+        kind = picked(
+            st.radio(
+                "Question",
+                kinds,
+                index=kinds.index(kind),
+                format_func=KINDS.get,
+                key="class_ask_kind",
+                on_change=_keep,
+                args=(url_path, n),
+            ),
             kinds,
-            index=kinds.index(kind),
-            format_func=KINDS.get,
-            key="class_ask_kind",
-            on_change=_keep,
-            args=(n,),
+            [KINDS[k] for k in kinds],
+            "question",
         )
-        labels = [escape_markdown(label) for label in key_options(seq.tokens)]
+        queries, keys = ask_labels(seq.tokens)
         st.selectbox(
             "Query",
             range(n),
             index=min(chosen.get("query", 0), n - 1),
-            format_func=lambda i: f"q_{i} {labels[i][4:]}",
+            format_func=queries.__getitem__,
             key=f"class_ask_query_{n}",
             on_change=_keep,
-            args=(n,),
+            args=(url_path, n),
         )
         if kind == "weight":
             st.selectbox(
                 "Key",
                 range(n),
                 index=min(chosen.get("key", 0), n - 1),
-                format_func=lambda j: labels[j],
+                format_func=keys.__getitem__,
                 key=f"class_ask_key_{n}",
                 on_change=_keep,
-                args=(n,),
+                args=(url_path, n),
             )
         st.caption(
             "The answer is computed from the page as it is now. From Ask until you reveal it (or end the question), "
@@ -124,23 +129,63 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
         st.button("Ask", key="class_ask", type="primary", on_click=_ask, args=(url_path, code, teacher_key, store, n))
 
 
-def _keep(n: int) -> None:
+def ask_labels(tokens) -> tuple[list[str], list[str]]:
+    """The Query and Key boxes' labels, one per position ("q_2 'north'", "k_2 'north'"): distinct even for
+    repeated words (each names its position)."""
+    keys = [escape_markdown(label) for label in key_options(tokens)]
+    return ["q" + label[1:] for label in keys], keys
+
+
+def picked(value, options: list, labels: list[str], what: str):
+    """The option a box holds: `value` itself, or, when a click overtook the run that draws the box (Streamlit then
+    hands a callback the box's raw value from the browser, its label: "q_2 'north'", not 2), the option of that
+    label. ValueError naming it if it is neither."""
+    for option in options:
+        if type(value) is type(option) and value == option:  # 2, not True or 2.0
+            return option
+    if isinstance(value, str) and value in labels:
+        return options[labels.index(value)]
+    raise ValueError(f"pick a {what} from the list (the box holds {str(value)[:40]!r})")
+
+
+def _boxes(url_path: str, n: int) -> dict:
+    """The Ask box's widgets: pick name -> (widget key, options, their labels)."""
+    seq, _ = page_sequence(url_path)
+    queries, keys = ask_labels(seq.tokens if isinstance(seq, TokenSequence) and len(seq.tokens) == n else [""] * n)
+    return {
+        "kind": ("class_ask_kind", list(KINDS), list(KINDS.values())),
+        "query": (f"class_ask_query_{n}", list(range(n)), queries),
+        "key": (f"class_ask_key_{n}", list(range(n)), keys),
+    }
+
+
+def _keep(url_path: str, n: int) -> None:
     """Keep the teacher's choices while the box is closed (its widgets are not drawn then, and Streamlit forgets
     the values of widgets it does not draw)."""
     chosen = st.session_state.setdefault(CHOSEN, {})
-    for name, widget in (("kind", "class_ask_kind"), ("query", f"class_ask_query_{n}"), ("key", f"class_ask_key_{n}")):
+    for name, (widget, options, labels) in _boxes(url_path, n).items():
         if st.session_state.get(widget) is not None:
-            chosen[name] = st.session_state[widget]
+            try:
+                chosen[name] = picked(st.session_state[widget], options, labels, name)
+            except ValueError:
+                pass  # _ask says so; the box opens with the last good choice
 
 
 def _ask(url_path: str, code: str, teacher_key: str, store, n: int) -> None:
     """The Ask button (a callback, before the run: the teacher's bar drawn by this run shows the question)."""
-    _keep(n)
-    kind = st.session_state.get("class_ask_kind", "argmax")
-    query = st.session_state.get(f"class_ask_query_{n}", 0)
-    key = st.session_state.get(f"class_ask_key_{n}", 0) if kind == "weight" else 0
+    _keep(url_path, n)
+    chosen = st.session_state[CHOSEN]
     try:
-        question, truth = build(url_path, kind, query, key)
+        picks = {}
+        for name, (widget, options, labels) in _boxes(url_path, n).items():
+            value = st.session_state.get(widget)
+            if value is not None:
+                picks[name] = picked(value, options, labels, name)
+            else:  # a box not drawn yet (a click on Ask overtook the run that draws it): what it would have shown
+                shown = chosen.get(name, options[0])
+                picks[name] = shown if name == "kind" else min(shown, n - 1)
+        kind = picks["kind"] if url_path != "predict" else "argmax"
+        question, truth = build(url_path, kind, picks["query"], picks["key"] if kind == "weight" else 0)
         question["view"] = teacher_view(url_path)  # what the students' pages are held to until the reveal
         store.ask(code, teacher_key, question, truth=truth)
     except (errors.ClassroomError, PermissionError, ValueError) as err:

@@ -16,8 +16,8 @@ Who is who, and how it survives:
 - One of the teacher's tabs leads (the class follows it): the one that started or took back the room, or
   pressed "Lead from this tab"; another tab that reads the cookie leads only if the leading one has gone.
 - A student's browser keeps its student id in the same cookie, so a reload rejoins as the same student
-  (one answer each still holds). The student link carries the room's code and its link token (which joins
-  without the limit on typed codes), nothing else.
+  (one answer each still holds). The student link (`/?room=CODE&join=TOKEN`) carries the room's code and its link
+  token (which joins without the limit on typed codes), nothing else.
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ ASKED_KEY = "_class_asked"  # what the open question asks about the page running
 DRAWN_QUESTION_KEY = "_class_drawn_question"  # the open question the last full run drew its page for
 CLEAR_COOKIE_KEY = "_class_clear_cookie"  # this session left a room: its browser forgets it
 OUTAGE_KEY = "_class_outage"  # the database's problem while it does not answer
+LINK_TOKEN = "join"  # the student link's query parameter that carries the room's link token (no page uses it)
+NOT_A_VIEW = ("room", LINK_TOKEN, "present")  # a link's parameters that are no page's state
 COOKIE = "attention_class"
 COOKIE_HOURS = 12
 # this process, as a teacher's tab names it: which worker holds a leading session (Store.take_lead)
@@ -228,7 +230,7 @@ def join(code: str, nickname: str | None = None, token: str | None = None) -> No
 
 def enter_from_link_or_cookie() -> None:
     """On a session's first run: come back to the room the cookie names (a reload, another worker), or join the
-    room of a student link (?room=CODE&t=TOKEN). errors.StoreUnavailable leaves it to a later run.
+    room of a student link (?room=CODE&join=TOKEN). errors.StoreUnavailable leaves it to a later run.
 
     The session counts as entered only once that is done. Streamlit stops a run at its next st call or
     session-state access when a newer run is asked for, and a browser that reconnects to a live worker asks
@@ -237,7 +239,7 @@ def enter_from_link_or_cookie() -> None:
     if st.session_state.get(ENTERED_KEY):
         return
     linked = normalise_code(st.query_params.get("room", ""))
-    _enter(linked, text_of(st.query_params.get("t")) or None, _COOKIE_VALUE.match(browser_cookie()))
+    _enter(linked, text_of(st.query_params.get(LINK_TOKEN)) or None, _COOKIE_VALUE.match(browser_cookie()))
     st.session_state[ENTERED_KEY] = True
 
 
@@ -364,11 +366,12 @@ def pushed_or_timed(body):
 
 # ------------------------------------------------------------------ the open question and the page it is about
 def asked_now(state) -> tuple | None:
-    """What a page must hold for the room `state`: the open question's (id, view), None when none is open."""
+    """What a page must hold for the room `state`: the open question's (id, view); None when none is open or the
+    open one names no view (then no page is held, and a question arriving redraws the room's bar alone)."""
     if state is None or not state.asking:
         return None
     view = state.question.body.get("view")
-    return (state.question.id, view if isinstance(view, str) else None)
+    return (state.question.id, view) if isinstance(view, str) else None
 
 
 def drawn_question() -> tuple | None:
@@ -382,7 +385,7 @@ def hold_for_question(state, url_path: str, teacher: bool) -> None:
     st.session_state[DRAWN_QUESTION_KEY] = asked
     st.session_state.pop(ASKED_KEY, None)
     hold(None)
-    if asked is None or asked[1] is None:
+    if asked is None:
         return
     path, _, query = asked[1].partition("?")
     if path.strip("/") != url_path:
@@ -398,7 +401,7 @@ def hold_for_question(state, url_path: str, teacher: bool) -> None:
             f"Question {question.number} is open: this page stays as the teacher asked it, and hides the answer, "
             "until the teacher reveals it (or ends the question)."
         )
-    hold({k: v for k, v in parse_qsl(query) if k not in ("room", "t", "present")}, note)
+    hold({k: v for k, v in parse_qsl(query) if k not in NOT_A_VIEW}, note)
     st.session_state[ASKED_KEY] = {**question.body.get("source", {}), "number": question.number}
 
 

@@ -23,6 +23,7 @@ from ui.classroom_session import (
     MESSAGE_KEY,
     NAME_CARD_KEY,
     NICK_KEY,
+    NOT_A_VIEW,
     SID_KEY,
     asked_now,
     drawn_question,
@@ -66,7 +67,7 @@ def resolve(view: str, pages: dict[str, list[st.Page]]) -> Move | None:
     url_path = path.strip("/")
     for page in (p for section in pages.values() for p in section):
         if page.url_path == url_path:
-            return Move(page, {k: v for k, v in parse_qsl(query) if k not in ("room", "t", "present")})
+            return Move(page, {k: v for k, v in parse_qsl(query) if k not in NOT_A_VIEW})
     return None
 
 

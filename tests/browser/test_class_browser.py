@@ -52,7 +52,7 @@ def _one_teacher_and_three_students(chromium, class_url, pages):
     expect(code_box).to_have_text(re.compile(r"^[A-Z0-9]{6}$"))
     code = code_box.inner_text()
     shown = teacher.locator('[data-testid="class-student-link"]').inner_text()
-    found = re.search(rf"/\?(room={code}&t=[A-Za-z0-9_-]+)$", shown)
+    found = re.search(rf"/\?(room={code}&join=[A-Za-z0-9_-]+)$", shown)
     assert found, shown
     # The projected link names this machine's network address (tests/browser/test_class_lesson_browser.py checks
     # it); this server listens on loopback only, so the students here open the same query on its loopback address.

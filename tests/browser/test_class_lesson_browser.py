@@ -157,7 +157,7 @@ def test_the_student_link_names_an_address_the_students_can_open(browser, lesson
                 assert shown.startswith(f"http://localhost:{port}/?room={code}")
                 expect(teacher.get_by_text("each student's own laptop").first).to_be_visible()
             else:
-                assert shown.startswith(f"http://{lan}:{port}/?room={code}&t=")
+                assert shown.startswith(f"http://{lan}:{port}/?room={code}&join=")
                 expect(teacher.get_by_text(f"This computer's network address ({lan})").first).to_be_visible()
                 expect(teacher.get_by_text("listens on this computer only")).to_have_count(0)
             local = new_page(browser)

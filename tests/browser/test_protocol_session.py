@@ -166,6 +166,35 @@ def test_a_reconnecting_browsers_widget_values_win_over_the_link_on_its_first_ru
     assert reconnected["q"] == link["q"]  # the rest of the view still comes from the link
 
 
+def test_a_value_the_app_set_is_sent_again_until_the_browser_reports_it(app_url):
+    """The Playground's number boxes get their text from the app (session state). A browser that clicked before it
+    drew the first run (the teacher opening "Ask the class" as the page arrives) has none of them: the next run must
+    send each value again, or the browser mounts the boxes empty and sends the empty texts back (seen on the
+    projector: every box empty, tokens t0..t3). A box the browser reports is sent nothing, so typing in it is
+    never overwritten (ui/streamlit_internals/widget_sync.py)."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    async def scenario():
+        s = ProtocolSession(app_url)
+        await s.connect()
+        try:
+            first = await s.open("")
+            unseen = await s._rerun()  # this client reports no text box: it has drawn none
+            box_id, _ = unseen.text_boxes["Preset seed"]
+            s.states = {box_id: WidgetState(id=box_id, string_value="0")}  # now it has drawn the seed box
+            seen = await s._rerun()
+            return first, unseen, seen
+        finally:
+            await s.close()
+
+    first, unseen, seen = _run(scenario())
+    assert first.status == unseen.status == "FINISHED_SUCCESSFULLY" and not first.exceptions
+    assert unseen.status == "FINISHED_SUCCESSFULLY" and not unseen.exceptions
+    assert unseen.text_boxes["Preset seed"][1] == "0" and unseen.text_boxes["d_k"][1] == "2"  # sent again
+    assert seen.text_boxes["Preset seed"][1] is None  # reported: left as the browser has it
+    assert seen.text_boxes["d_k"][1] == "2"  # still unreported: still sent
+
+
 def test_a_widget_inside_a_section_reruns_that_section_alone_as_the_browser_asks(app_url):
     """The position page's shuffle and padding switch sit in sections (ui.page_state.section, st.fragment):
     the client names the widget's fragment as the browser does, the server then sends only that section,

@@ -18,6 +18,7 @@ missing is said once by name: nothing falls back in silence.
     spawn.py         training children started without re-running the app's script
     browser.py       the scripts that rely on Streamlit's frontend (reconnect, browser history)
     imports.py       plotly never handed a module that another thread is still importing (a crash otherwise)
+    widget_sync.py   a widget's value set by the app sent again until the browser has it (empty boxes otherwise)
 
 One entry lives outside the app: bench/ws_client.py, the load test's browser-less session, speaks Streamlit's
 websocket protocol (entry "browserless-session"); its protocol messages are hashed here like the rest.
@@ -288,6 +289,23 @@ ENTRIES += (
     ),
 )
 
+ENTRIES += (
+    Internal(
+        name="values-sent-until-the-browser-has-them",
+        where="widget_sync.send_until_confirmed",
+        reads="wraps `SessionState.register_widget`: reads whether the browser sent the widget's value with this "
+        "run (`_new_widget_state.states`), and answers `value_changed` (Streamlit then sends the value with the "
+        "element) for a widget whose value Streamlit sent and the browser has not reported since",
+        why="Streamlit sends a value the app set once; a run that starts before the browser drew it (a quick "
+        "second click) left the browser's widget at its default, which it then sent back as a change: the "
+        "Playground's number boxes empty and its tokens t0, t1, ... on the teacher's projected page, 3 of 6 tries "
+        "of opening Ask the class and picking a question at once (tests/browser/test_class_lesson_browser.py)",
+        without="a quick click after a page loads or follows the teacher can empty its boxes and put back "
+        "defaults nobody chose",
+        sources=("streamlit.runtime.state.session_state:SessionState.register_widget",),
+    ),
+)
+
 BY_NAME = {entry.name: entry for entry in ENTRIES}
 
 
@@ -378,6 +396,7 @@ PINNED_SOURCES = {
     "streamlit.proto.ForwardMsg_pb2:DESCRIPTOR.serialized_pb": "f576e406b23a0098",
     "streamlit.proto.Element_pb2:DESCRIPTOR.serialized_pb": "af1e05ba20074666",
     "_plotly_utils.optional_imports:get_module": "db85f287c020b268",
+    "streamlit.runtime.state.session_state:SessionState.register_widget": "4529c7d6a01d0a70",
 }
 
 
@@ -416,18 +435,20 @@ def check_versions() -> None:
 
 
 def apply_once() -> None:
-    """The speed patches, on the first run of the process (app.py calls it on every run: later calls cost a
-    lookup). A patch whose Streamlit source changed is left out, with a warning naming it."""
+    """The patches to Streamlit's server (speed, and the fixes), on the first run of the process (app.py calls it
+    on every run: later calls cost a lookup). A patch whose Streamlit source changed is left out, with a warning
+    naming it."""
     global _applied
     if _applied:
         return
-    from ui.streamlit_internals import imports, server
+    from ui.streamlit_internals import imports, server, widget_sync
 
     check_versions()
     for name, apply in (
         ("half-imported-modules", imports.hide_half_imported_modules),
         ("script-events-in-batches", server.batch_script_events),
         ("widgets-read-one-key", server.read_widget_keys_one_by_one),
+        ("values-sent-until-the-browser-has-them", widget_sync.send_until_confirmed),
     ):
         changed = changed_sources(name)
         if changed:
