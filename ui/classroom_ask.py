@@ -100,22 +100,13 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
             "question",
         )
         queries, keys = ask_labels(seq.tokens)
-        st.selectbox(
-            "Query",
-            range(n),
-            index=min(chosen.get("query", 0), n - 1),
-            format_func=queries.__getitem__,
-            key=f"class_ask_query_{n}",
-            on_change=_keep,
-            args=(url_path, n),
-        )
-        if kind == "weight":
+        for name, labels in (("query", queries), ("key", keys)) if kind == "weight" else (("query", queries),):
             st.selectbox(
-                "Key",
+                name.capitalize(),
                 range(n),
-                index=min(chosen.get("key", 0), n - 1),
-                format_func=keys.__getitem__,
-                key=f"class_ask_key_{n}",
+                index=min(chosen.get(name, 0), n - 1),
+                format_func=labels.__getitem__,
+                key=f"class_ask_{name}_{n}",
                 on_change=_keep,
                 args=(url_path, n),
             )
