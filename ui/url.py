@@ -89,11 +89,6 @@ def encode_sequence(seq: TokenSequence) -> dict[str, str]:
     return out
 
 
-def names_a_sequence(params: Mapping[str, str]) -> bool:
-    """Whether the URL says anything about the sequence (its vectors, or only its labels)."""
-    return any(name in params for name in ("q", "k", "v", "tokens"))
-
-
 def decode_sequence(
     params: Mapping[str, str], warnings: list[str], default: TokenSequence | None = None
 ) -> TokenSequence:
@@ -355,9 +350,6 @@ class SequenceParam(Param):
 
     def url_names(self, name):
         return ("tokens", "q", "k", "v")
-
-    def names_it(self, params: Mapping[str, str]) -> bool:
-        return names_a_sequence(params)
 
     def decode(self, params, name, values, warnings):
         return decode_sequence(params, warnings, self.default_value(values))
