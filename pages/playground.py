@@ -19,6 +19,7 @@ from ui.sequence import default_sequence, display_labels
 from ui.sequence_editor import sequence_controls, sequence_editor, sequence_grid
 from ui.snippets import attention_snippet
 from ui.state import SEQUENCE_KEY, is_presenting, require_app_entry
+from ui.streamlit_internals.imports import pandas
 from ui.streamlit_internals.session import running_alone
 from ui.url import Flag, Int, SequenceParam
 
@@ -38,8 +39,7 @@ STATE = PageState(
 def matrix_table(a: np.ndarray, row_labels, col_labels, digits: int = 3):
     """A matrix as a table of display strings (so −∞ shows as −∞), a pandas DataFrame; repeated labels are
     numbered for display (the·2), since a table's headers must differ."""
-    # here, not above: the page's first run shows no table (docs/performance.md, "pandas when a table is drawn")
-    import pandas as pd
+    pd = pandas()  # the page's first run shows no table
 
     return pd.DataFrame(
         [[fmt(x, digits) for x in row] for row in a],
@@ -184,7 +184,7 @@ def asked_queries() -> set[int]:
 
 def held_vectors(seq) -> None:
     """Q, K and V as a table that cannot be edited: the page is held while a class question is open."""
-    import pandas as pd
+    pd = pandas()
 
     columns = {f"{m}{j + 1}": seq.matrix(m)[:, j] for m in "qkv" for j in range(seq.matrix(m).shape[1])}
     st.dataframe(pd.DataFrame({"token": list(seq.tokens), **columns}), hide_index=True, width="content")

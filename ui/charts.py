@@ -31,6 +31,7 @@ from figures.base import (
 from figures.export import figure_to_csv, figure_to_json, heatmap_tables
 from figures.steps import steps_heatmap
 from ui.state import chart_format, is_presenting
+from ui.streamlit_internals.imports import pandas
 from ui.streamlit_internals.plotly_chart import (
     chart_figure,
     is_homogeneous_array,
@@ -454,9 +455,7 @@ def _numbers_box(
     box = container.expander(NUMBERS_LABEL, icon=":material/table:", key=f"{key}_numbers", on_change="rerun")
     if not box.open:
         return
-    # here, not above: a first run draws its charts with this box closed (docs/performance.md, "pandas when a
-    # table is drawn")
-    import pandas as pd
+    pd = pandas()  # a first run draws its charts with this box closed
 
     with box:
         tables = heatmap_tables(fig)

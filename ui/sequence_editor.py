@@ -28,6 +28,7 @@ from ui.sequence import (
 )
 from ui.sequence_state import reset_sequence
 from ui.state import is_presenting
+from ui.streamlit_internals.imports import pandas
 
 MATRIX_HELP = {
     "q": "Queries: what each position is looking for. One row per position, one column per dimension (d_k).",
@@ -158,8 +159,7 @@ def _grid(key: str, seq: TokenSequence) -> None:
     value again; an accepted cell shows the number it holds (1000 after `1e3`). Edits reach the canonical
     state in `_on_grid`; the text boxes follow the grid.
     """
-    # here, not above: the Playground's first run draws no grid (docs/performance.md, "pandas when a table is drawn")
-    import pandas as pd
+    pd = pandas()  # the Playground's first run draws no grid
 
     base: TokenSequence = st.session_state[f"{key}_base"]
     columns = _grid_columns(base)

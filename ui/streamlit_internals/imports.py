@@ -42,3 +42,13 @@ def hide_half_imported_modules() -> None:
         if getattr(module, "__name__", "").startswith(("plotly", "_plotly_utils")):
             if getattr(module, "get_module", None) is original:
                 module.get_module = get_module
+
+
+def pandas():
+    """pandas, imported on first use (a page's first run draws no table and does not wait 0.27 s for it;
+    docs/performance.md, "pandas when a table is drawn"). Race-free: CPython's per-module import lock makes a second
+    thread's import wait until the first has finished, and plotly, the one reader of `sys.modules` that did not
+    wait, is answered by `get_module` above (tests/test_import_race.py)."""
+    import pandas as pd
+
+    return pd
