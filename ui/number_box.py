@@ -29,7 +29,6 @@ from typing import Any
 
 import streamlit as st
 
-from ui.page_state import forget_values
 from ui.safe_text import escape_markdown
 from ui.sequence import format_number, number_text, quoted
 
@@ -204,7 +203,6 @@ def _refused_now(
     except ValueError as err:
         return refusal(err, lo, hi, before, optional=optional), None
     _take(key, value, before, on_change, args)
-    forget_values()  # the page's declared state read the old value in this run
     return None, f"{label}: {written(value)}, as typed, is taken: it fits now ({allowed(lo, hi, optional=optional)})."
 
 

@@ -42,14 +42,13 @@ import streamlit as st
 from ui.run_gate import run_gate
 from ui.safe_text import escape_markdown
 from ui.sequence_state import reset_sequence
-from ui.streamlit_internals.session import browser_widget_keys, history_navigation, run_token, running_alone
+from ui.streamlit_internals.session import browser_widget_keys, history_navigation, running_alone
 from ui.url import Param, SequenceParam, Slots, value_text
 
 LOADED_KEY = "_page_state_loaded"  # the pages whose link was read in this session
 DECLARED_KEY = "_page_state_declared"  # {prefix: PageState} of every page that ran in this session
 HOLD_KEY = "_page_state_hold"  # (query, note): the view the page running now is held to (class mode sets it)
 CURRENT_KEY = "_page_state_current"  # the PageState of the page running now (app.py writes its link)
-MEMO_KEY = "_page_state_memo"  # (this run's token, {prefix: the values read so far this run, in declared order})
 
 
 class PageState:
@@ -62,8 +61,6 @@ class PageState:
     def __init__(self, prefix: str | None, **params: Param) -> None:
         self.prefix = prefix
         self.params: dict[str, Param] = params
-        # A sequence or slots are written by the editors' own code as well as here: their state is read anew.
-        self._memoised = not any(isinstance(p, (SequenceParam, Slots)) for p in params.values())
 
     # ------------------------------------------------------------ names
     def key(self, name: str) -> str:
@@ -100,7 +97,6 @@ class PageState:
         elif drawn.get(key) != args:
             st.session_state[key] = value
             drawn[key] = args
-            self._forget()
         return {"key": self.key(name), **args, "persist_state": "session"}
 
     def _param(self, name: str) -> Param:
@@ -121,52 +117,14 @@ class PageState:
         """The current values in declared order, all of them or up to and including `through`.
 
         A default or a bound may depend on the values declared before it, never after, so stopping at
-        `through` gives the same values: a page reads its parameters one by one, and reading all of them
-        for each one would cost the position page 6 % of its run.
+        `through` gives the same values and reads only those.
         """
-        memo = self._memo()
-        if memo is not None and (through in memo or len(memo) == len(self.params)):
-            values = {}
-            for name, value in memo.items():  # in declared order
-                values[name] = value
-                if name == through:
-                    break
-            return values
-        values = dict(memo or {})
+        values: dict[str, Any] = {}
         for name, param in self.params.items():
-            if name not in values:
-                values[name] = self._read(name, param, values)
+            values[name] = self._read(name, param, values)
             if name == through:
                 break
-        if memo is not None:
-            memo.update(values)
         return values
-
-    def _memo(self) -> dict[str, Any] | None:
-        """The values read so far in this run (a later read in the same run returns them), or None where they
-        must be read anew: outside a run, state with a sequence or slots, and a run in which a reconnecting
-        browser sent widget values (session state shows them only once their widgets are drawn). Every write
-        through this object empties it (`_forget`); session state changes between runs, never inside one
-        except through here."""
-        memos = self._memos()
-        return None if memos is None else memos.setdefault(self.prefix, {})
-
-    def _memos(self) -> dict[str | None, dict | None] | None:
-        """This run's memos, by prefix; None where this state is never memoised or outside a run."""
-        token = run_token() if self._memoised else None
-        if token is None:
-            return None
-        holder = st.session_state.get(MEMO_KEY)
-        if holder is None or holder[0] is not token:  # the first read of this run
-            holder = (token, {})
-            st.session_state[MEMO_KEY] = holder
-        return holder[1]
-
-    def _forget(self) -> None:
-        """Empty this run's memo of the values (after a write)."""
-        memos = self._memos()
-        if memos is not None and memos.get(self.prefix):
-            memos[self.prefix] = {}
 
     def _read(self, name: str, param: Param, values: Mapping[str, Any]) -> Any:
         default = _default(param, values)
@@ -187,7 +145,6 @@ class PageState:
                 st.session_state[slot_key] = item
         else:
             st.session_state[key] = value
-        self._forget()
 
     # ------------------------------------------------------------ dependent bounds
     def fit(self, name: str) -> Any:
@@ -221,7 +178,6 @@ class PageState:
             del st.session_state[asked_key]
         if fitted != value:
             st.session_state[key] = fitted
-            self._forget()
         values[name] = fitted
         return fitted
 
@@ -289,8 +245,6 @@ class PageState:
             first, navigated, link = False, True, dict(held[0])  # the view it is held to, as Back would restore it
         sent = browser_widget_keys() if first and not navigated else set()
         self._records()["browser_sent"] = sent  # for widget(), in this run only
-        if sent and (memos := self._memos()) is not None:
-            memos[self.prefix] = None  # read anew all this run: the browser's values show once drawn
         warnings: list[str] = []
         values: dict[str, Any] = {}
         for name, param in self.params.items():
@@ -384,12 +338,6 @@ def _repeated(names: tuple[str, ...] | list[str], link: Mapping[str, str]) -> li
 
 def _default(param: Param, values: Mapping[str, Any]) -> Any:
     return param.default_value(values)
-
-
-def forget_values() -> None:
-    """Read every page's declared values anew for the rest of this run: for code that wrote one of them into
-    session state itself, after the page read it (a number box that took a typed text, ui/number_box.py)."""
-    st.session_state.pop(MEMO_KEY, None)
 
 
 FINISH_KEY = "_page_state_finish"

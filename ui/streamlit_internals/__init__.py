@@ -129,14 +129,11 @@ ENTRIES = (
     ),
     Internal(
         name="script-run-context",
-        where="session.running_alone, session.history_navigation, session.run_token",
-        reads="reads `get_script_run_ctx().fragment_ids_this_run`, `.is_history_navigation` and `.cursors` (made anew "
-        "by `reset()` at the start of every run)",
+        where="session.running_alone, session.history_navigation",
+        reads="reads `get_script_run_ctx().fragment_ids_this_run` and `.is_history_navigation`",
         why="a section (st.fragment) running alone holds the run slot and writes the link after itself; a run from "
-        "the browser's Back or Forward restores the view the link names; a page's declared values are read once a "
-        "run (PageState's memo)",
-        without="a fragment's rerun skips the run slot and the link; Back and Forward keep the current view; every "
-        "read of a declared value reads every value declared before it again",
+        "the browser's Back or Forward restores the view the link names",
+        without="a fragment's rerun skips the run slot and the link; Back and Forward keep the current view",
         sources=("streamlit.runtime.scriptrunner_utils.script_run_context:ScriptRunContext",),
     ),
     Internal(

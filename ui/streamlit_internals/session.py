@@ -51,17 +51,6 @@ def running_alone() -> bool:
         return False
 
 
-def run_token() -> object | None:
-    """An object that is the same for the whole of one script run (a page's, or a section's alone) and new in the
-    next: the context's cursors, which Streamlit makes anew when a run starts. None outside a run."""
-    ctx = get_script_run_ctx()
-    try:
-        return None if ctx is None else ctx.cursors
-    except AttributeError:
-        warn_once("script-run-context", "the script-run context has no cursors")
-        return None
-
-
 def leave_legacy_pages_mode() -> None:
     """Turn off Streamlit's old multipage mode for this process, as st.navigation does once it has run."""
     if not hasattr(PagesManager, "uses_pages_directory"):
