@@ -110,8 +110,8 @@ class RoomState:
     question: Question | None
     seats: int  # seats ever handed out
     expires_at: float
-    version: int  # bumped by every teacher action (Store.heads)
-    activity: int = 0  # bumped by every join and answer (Store.heads)
+    version: int  # bumped by every teacher action (Store.pulses)
+    activity: int = 0  # bumped by every join and answer (Store.pulses)
     here: int = 0  # seats seen within Limits.here_s
     leader: str | None = None  # the teacher's tab the class follows (None: whichever leads first)
     leader_seen_at: float | None = None
@@ -125,8 +125,9 @@ class RoomState:
 
 
 @dataclass(frozen=True)
-class Head:
-    """What a worker's watcher reads of an open room, for all its rooms in one query (Store.heads)."""
+class RoomPulse:
+    """What a worker's watcher reads of an open room to see that it changed, for all its rooms in one query
+    (Store.pulses)."""
 
     version: int  # bumped by every teacher action
     activity: int  # bumped by every join and answer: what a teacher's dashboard counts
@@ -695,7 +696,7 @@ class Store:
                 room["link_token"] or "",
             )
 
-    def heads(self, codes) -> dict[str, Head]:
+    def pulses(self, codes) -> dict[str, RoomPulse]:
         """The version, activity and view of each open room among `codes`, in one query (what a worker's
         watcher compares with what its screens last drew). A closed, expired or unknown room is left out."""
         codes = sorted({normalise_code(c) for c in codes})
@@ -707,7 +708,7 @@ class Store:
                     rooms.c.code.in_(codes), ~rooms.c.closed, rooms.c.expires_at > self.clock()
                 )
             ).all()
-        return {r.code: Head(int(r.version), int(r.activity), r.view) for r in rows}
+        return {r.code: RoomPulse(int(r.version), int(r.activity), r.view) for r in rows}
 
     def here(self, codes) -> dict[str, int]:
         """How many students are here now in each of the open rooms `codes` (one query)."""

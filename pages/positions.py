@@ -23,7 +23,7 @@ from figures.positions import (
     slopes_figure,
 )
 from ui.charts import cached_figure, cached_weights_figure, cell_font, chart, show_snippet, square_chart
-from ui.checks import check_box
+from ui.checks import outcome_box
 from ui.minilm import learned_table, minilm_checks, model_or_reason
 from ui.number_box import number_box
 from ui.page_state import PageState, section, stop
@@ -272,7 +272,7 @@ def sinusoidal() -> tuple[int, int]:
     square_chart(rotation_col, figure, key="pos_shift_matrix", share=0.5)
     rotation_col.caption(text.shift_matrix_caption(shift, table_d, small_d))
     shift_ok, sentence = lesson.shift_sentence(SINUSOIDAL_POSITIONS, table_d, shift)
-    check_box(check_col, shift_ok, escape_markdown(sentence))
+    outcome_box(check_col, shift_ok, escape_markdown(sentence))
     check_col.markdown(text.row_length_paragraph(shift, table_d))
     return table_d, shift
 
@@ -293,7 +293,7 @@ def rotary(toy: lesson.Toy) -> int:
     offset, words, n_words = STATE["offset"], toy.words, len(toy.words)
     q, k = lesson.toy_queries_keys(toy.x, toy.head)
     rope_check = lesson.rope_offset_check(q, k, offset)
-    check_box(rope_result_col, rope_check.passed, rope_check.sentence())
+    outcome_box(rope_result_col, rope_check.passed, rope_check.sentence())
     scores_col, moved_col = st.columns(2, gap="large")
     for col, scores, title, key in (
         (scores_col, rope_check.scores, f"scores at positions 0…{n_words - 1}", "pos_rope_scores"),
@@ -383,7 +383,7 @@ def sliding_window() -> tuple[int, int, int]:
     reach_col, reach_text_col = st.columns(2, gap="large")
     square_chart(reach_col, cached_figure(reach_heatmap, first, layers, square=True), key="pos_window_reach", share=0.5)
     reach_text_col.markdown(text.reach_paragraph(window, layers))
-    check_box(reach_text_col, *lesson.reach_sentence(n, window, layers, lesson.last_query_reach(first)))
+    outcome_box(reach_text_col, *lesson.reach_sentence(n, window, layers, lesson.last_query_reach(first)))
     reach_text_col.caption(lesson.mistral_sentence())
     return n, window, layers
 
@@ -420,7 +420,7 @@ def padding_section(toy: lesson.Toy, n: int, window: int, layers: int) -> None:
         col.markdown(text.sequence_heading(b + 1, length, n_padded))
         figure = cached_figure(padded_heatmap, padding.result.weights[b], padding.result.used[b], padding.labels[b])
         chart(col, figure, key=f"pos_padding_{b + 1}", share=0.5)
-    check_box(st, padding.passed, padding.sentence())
+    outcome_box(st, padding.passed, padding.sentence())
     snippet = masks_snippet(
         n=n, window=window, layers=layers, sequences=sequences, d_model=toy.d_model, seed=toy.seed, causal=pad_causal
     )

@@ -8,7 +8,7 @@ from figures.geometry import arrows_figure
 from figures.predict import guess_heatmap
 from lessons.puzzles import PREDICT_LATEX, PUZZLES, PUZZLES_BY_ID, Puzzle, custom_puzzle, score_guesses
 from ui.charts import chart, show_snippet
-from ui.checks import check_box
+from ui.checks import outcome_box
 from ui.classroom_session import asked_here
 from ui.number_box import forget_number, number_box
 from ui.page_state import PageState, stop
@@ -249,7 +249,7 @@ with right:
         st.caption("Rows are queries, columns keys; your guess is boxed. Hover a cell for q·k and the weight.")
         for r in results:
             label = escape_markdown(puzzle.seq.tokens[r.query])
-            check_box(st, r.correct, f"**q_{r.query} '{label}'**: {r.explanation}")
+            outcome_box(st, r.correct, f"**q_{r.query} '{label}'**: {r.explanation}")
         st.info(puzzle.lesson, icon=":material/lightbulb:")
         show_snippet(
             attention_snippet(puzzle.seq.tokens, puzzle.seq.q, puzzle.seq.k, puzzle.seq.v, causal=False, scale=True)

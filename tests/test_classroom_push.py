@@ -51,7 +51,7 @@ class Sessions:
 def test_a_teacher_action_reruns_once_the_bars_of_that_room_and_no_other(store):
     a, b = store.create_room(), store.create_room()
     sessions = Sessions()
-    watcher = Watcher(store.heads, sessions.rerun, alive=sessions.alive)
+    watcher = Watcher(store.pulses, sessions.rerun, alive=sessions.alive)
     for sid, room in (("s1", a), ("s2", a), ("s3", b)):
         watcher.follow(sid, room.code, f"bar-{sid}", store.state(room.code).version)
     assert watcher.check() == [] and sessions.asked == []
@@ -74,7 +74,7 @@ def test_a_teacher_action_reruns_once_the_bars_of_that_room_and_no_other(store):
 def test_sessions_that_left_closed_or_whose_room_ended_are_let_go(store):
     a, b = store.create_room(), store.create_room()
     sessions = Sessions()
-    watcher = Watcher(store.heads, sessions.rerun, alive=sessions.alive, max_sessions=4)
+    watcher = Watcher(store.pulses, sessions.rerun, alive=sessions.alive, max_sessions=4)
     for sid, room in (("left", a), ("closed", a), ("gone", a), ("ended", b)):
         assert watcher.follow(sid, room.code, "bar", 0)
     assert not watcher.follow("fifth", a.code, "bar", 0), "the watcher is bounded"
@@ -84,7 +84,7 @@ def test_sessions_that_left_closed_or_whose_room_ended_are_let_go(store):
     store.lead(a.code, a.teacher_key, "/heads")
     store.close(b.code, b.teacher_key)
     assert watcher.check() == ["ended"], "the bar of a closed room is told once"
-    assert watcher.bars == {}
+    assert watcher.screens == {}
     assert watcher.follow("fifth", a.code, "bar", 1)
 
 
@@ -92,7 +92,7 @@ def test_the_watching_thread_pushes_a_move_made_by_another_worker(tmp_path, stor
     room = store.create_room()
     other_worker = open_store(store.engine.url.render_as_string(hide_password=False))
     sessions = Sessions()
-    watcher = Watcher(store.heads, sessions.rerun, alive=sessions.alive, every_s=0.05)
+    watcher = Watcher(store.pulses, sessions.rerun, alive=sessions.alive, every_s=0.05)
     try:
         watcher.follow("s1", room.code, "bar", store.state(room.code).version)
         watcher.start()
@@ -109,7 +109,7 @@ def test_a_following_student_is_moved_to_the_new_view_and_every_other_change_rer
     room = store.create_room()
     key = room.teacher_key
     sessions = Sessions()
-    watcher = Watcher(store.heads, sessions.rerun, sessions.move, sessions.alive)
+    watcher = Watcher(store.pulses, sessions.rerun, sessions.move, sessions.alive)
     version = store.state(room.code).version
     watcher.follow("new", room.code, "bar", version, at="")  # following, not yet sent anywhere
     watcher.follow("explorer", room.code, "bar", version)  # not following: never moved
@@ -129,14 +129,14 @@ def test_a_following_student_is_moved_to_the_new_view_and_every_other_change_rer
     assert "new" in watcher.check() and sessions.moved[-1] == ("new", "/causal"), "a move and a question at once"
     assert watcher.moves == {"new": "/causal"}
     watcher.forget("new")
-    assert watcher.moves == {} and set(watcher.bars) == {"explorer"}
+    assert watcher.moves == {} and set(watcher.screens) == {"explorer"}
 
 
 def test_a_teachers_screens_are_redrawn_when_a_student_joins_or_answers_and_not_for_the_teachers_own_move(store):
     room = store.create_room()
     key = room.teacher_key
     sessions = Sessions()
-    watcher = Watcher(store.heads, sessions.rerun, sessions.move, sessions.alive)
+    watcher = Watcher(store.pulses, sessions.rerun, sessions.move, sessions.alive)
     state = store.state(room.code)
     for screen in ("bar", "dashboard"):  # the teacher's bar and, on /class, the dashboard: both pushed
         watcher.follow("teacher", room.code, screen, state.version, activity=state.activity)
@@ -164,7 +164,7 @@ def test_a_teachers_screens_are_redrawn_when_a_student_joins_or_answers_and_not_
 def test_a_push_that_no_run_answered_is_sent_again_after_the_retry_time_and_not_before(store):
     room = store.create_room()
     sessions = Sessions()
-    watcher = Watcher(store.heads, sessions.rerun, sessions.move, sessions.alive, retry_s=3600)
+    watcher = Watcher(store.pulses, sessions.rerun, sessions.move, sessions.alive, retry_s=3600)
     watcher.follow("s1", room.code, "bar", store.state(room.code).version, at="")
     store.lead(room.code, room.teacher_key, "/causal")
     assert watcher.check() == ["s1"] and watcher.check() == []
@@ -180,7 +180,7 @@ def test_a_push_that_no_run_answered_is_sent_again_after_the_retry_time_and_not_
 def test_the_students_of_a_worker_share_one_read_of_the_room_until_a_look_finds_it_changed(store):
     room = store.create_room()
     sessions = Sessions()
-    watcher = Watcher(store.heads, sessions.rerun, sessions.move, sessions.alive)
+    watcher = Watcher(store.pulses, sessions.rerun, sessions.move, sessions.alive)
     reads = []
 
     def read(code):
@@ -210,7 +210,7 @@ def test_the_students_of_a_worker_share_one_read_of_the_room_until_a_look_finds_
 def test_a_write_of_this_process_wakes_the_watcher_at_once(store):
     room = store.create_room()
     sessions = Sessions()
-    watcher = Watcher(store.heads, sessions.rerun, sessions.move, sessions.alive, every_s=3600)
+    watcher = Watcher(store.pulses, sessions.rerun, sessions.move, sessions.alive, every_s=3600)
     store.after_write.append(watcher.poke)
     try:
         watcher.follow("s1", room.code, "bar", store.state(room.code).version, at="")
@@ -245,7 +245,7 @@ def test_the_heartbeat_tells_the_store_who_is_connected_and_pushes_the_teacher_w
     ada, bob = store.join(room.code, "ada"), store.join(room.code, "bob")
     sessions = Sessions()
     watcher = Watcher(
-        store.heads, sessions.rerun, alive=sessions.alive, seen=store.seen, here=store.here, heartbeat_s=15
+        store.pulses, sessions.rerun, alive=sessions.alive, seen=store.seen, here=store.here, heartbeat_s=15
     )
     version = store.state(room.code).version
     watcher.follow("teacher", room.code, "bar-t", version, activity=2, leader="w/teacher")
@@ -293,7 +293,7 @@ def test_a_leading_tab_that_goes_away_lets_go_of_the_lead_at_the_next_look(store
     room = store.create_room()
     store.take_lead(room.code, room.teacher_key, "w/projector")
     sessions = Sessions()
-    watcher = Watcher(store.heads, sessions.rerun, alive=sessions.alive, release=store.release_leads)
+    watcher = Watcher(store.pulses, sessions.rerun, alive=sessions.alive, release=store.release_leads)
     version = store.state(room.code).version
     watcher.follow("projector", room.code, "bar", version, activity=0, leader="w/projector")
     watcher.follow("laptop", room.code, "bar-l", version, activity=0)

@@ -363,7 +363,7 @@ def test_every_teacher_action_bumps_the_room_version_and_nothing_else_does(store
     room, quiet = store.create_room(), store.create_room()
     key = room.teacher_key
     sid = store.join(room.code)
-    seen = [other_worker.heads([room.code, quiet.code])[room.code].version]
+    seen = [other_worker.pulses([room.code, quiet.code])[room.code].version]
     qid = None
 
     def ask():
@@ -381,44 +381,44 @@ def test_every_teacher_action_bumps_the_room_version_and_nothing_else_does(store
     ]
     for action in actions:
         action()
-        seen.append(other_worker.heads([room.code])[room.code].version)
+        seen.append(other_worker.pulses([room.code])[room.code].version)
         assert seen[-1] > seen[-2], action
         assert store.state(room.code).version == seen[-1]
     store.lead(room.code, key, "/heads")  # the same view again: nothing for the screens to redraw
     store.join(room.code)
     store.ask(room.code, key, CHOICE)
-    before = other_worker.heads([room.code])[room.code].version
+    before = other_worker.pulses([room.code])[room.code].version
     store.answer(room.code, sid, store.state(room.code).question.id, 0)
-    assert other_worker.heads([room.code])[room.code].version == before, "answers are not teacher actions"
-    assert other_worker.heads([quiet.code])[quiet.code].version == 0
+    assert other_worker.pulses([room.code])[room.code].version == before, "answers are not teacher actions"
+    assert other_worker.pulses([quiet.code])[quiet.code].version == 0
 
 
-def test_joins_and_answers_bump_the_rooms_activity_and_heads_read_it_with_the_view(stores):
+def test_joins_and_answers_bump_the_rooms_activity_and_pulses_read_it_with_the_view(stores):
     clock = Clock()
     store, other_worker = stores(clock=clock), stores(clock=clock)
     room, quiet = store.create_room(), store.create_room()
     key = room.teacher_key
-    head = other_worker.heads([room.code, quiet.code])[room.code]
-    assert (head.version, head.activity, head.view) == (0, 0, None)
+    pulse = other_worker.pulses([room.code, quiet.code])[room.code]
+    assert (pulse.version, pulse.activity, pulse.view) == (0, 0, None)
     sid = store.join(room.code)
-    assert other_worker.heads([room.code])[room.code].activity == 1, "a join"
+    assert other_worker.pulses([room.code])[room.code].activity == 1, "a join"
     assert store.lead(room.code, key, "/heads?n_heads=2") == 1, "lead returns the room's version after it"
     assert store.lead(room.code, key, "/heads?n_heads=2") == 1, "the same view again: the same version"
     qid = store.ask(room.code, key, CHOICE)
-    head = other_worker.heads([room.code])[room.code]
-    assert (head.version, head.activity, head.view) == (2, 1, "/heads?n_heads=2"), "teacher actions are not activity"
+    pulse = other_worker.pulses([room.code])[room.code]
+    assert (pulse.version, pulse.activity, pulse.view) == (2, 1, "/heads?n_heads=2"), "teacher actions are not activity"
     store.answer(room.code, sid, qid, 0)
     store.answer(room.code, sid, qid, 1)  # a changed answer changes the distribution the teacher sees
-    head = other_worker.heads([room.code])[room.code]
-    assert (head.version, head.activity) == (2, 3)
+    pulse = other_worker.pulses([room.code])[room.code]
+    assert (pulse.version, pulse.activity) == (2, 3)
     assert store.state(room.code).activity == 3
     with pytest.raises(errors.UnknownQuestion):
         store.answer(room.code, sid, qid + 1000, 0)
-    assert other_worker.heads([room.code])[room.code].activity == 3, "a refused answer is no activity"
-    assert other_worker.heads([quiet.code])[quiet.code].activity == 0
+    assert other_worker.pulses([room.code])[room.code].activity == 3, "a refused answer is no activity"
+    assert other_worker.pulses([quiet.code])[quiet.code].activity == 0
     store.close(room.code, key)
-    assert other_worker.heads([room.code, "ZZZZZZ"]) == {}, "closed and unknown rooms are left out"
-    assert other_worker.heads([]) == {}
+    assert other_worker.pulses([room.code, "ZZZZZZ"]) == {}, "closed and unknown rooms are left out"
+    assert other_worker.pulses([]) == {}
 
 
 def test_each_committed_write_of_a_store_calls_its_after_write_callbacks(stores):
@@ -434,7 +434,7 @@ def test_each_committed_write_of_a_store_calls_its_after_write_callbacks(stores)
     assert len(calls) == 2, "a refused write commits nothing"
 
 
-def test_heads_leave_out_closed_expired_and_unknown_rooms(stores):
+def test_pulses_leave_out_closed_expired_and_unknown_rooms(stores):
     clock = Clock()
     store = stores(Limits(room_hours=1), clock)
     closed, expiring, open_ = store.create_room(), store.create_room(), store.create_room()
@@ -442,9 +442,9 @@ def test_heads_leave_out_closed_expired_and_unknown_rooms(stores):
     clock.now += 1800
     later = store.create_room()
     clock.now += 1801  # the first three are past their hour
-    assert list(store.heads([closed.code, expiring.code, open_.code, later.code, "ZZZZZZ"])) == [later.code]
-    assert store.heads([]) == {}
-    assert list(store.heads([later.code.lower()])) == [later.code]
+    assert list(store.pulses([closed.code, expiring.code, open_.code, later.code, "ZZZZZZ"])) == [later.code]
+    assert store.pulses([]) == {}
+    assert list(store.pulses([later.code.lower()])) == [later.code]
 
 
 def test_a_restarted_server_finds_its_rooms_and_answers(stores):
@@ -531,7 +531,7 @@ def test_migrations_upgrade_an_old_database_and_keep_its_rooms(url):
         assert (state.view, state.paused, state.gather, state.version, state.activity) == ("/heads", False, 0, 0, 0)
         store.pause("ABCDEF", "key", True)
         assert store.state("ABCDEF").paused
-        assert store.heads(["ABCDEF"])["ABCDEF"].version == 1
+        assert store.pulses(["ABCDEF"])["ABCDEF"].version == 1
         assert migrate(store.engine) == SCHEMA_VERSION  # a second worker finds nothing to do
     finally:
         store.engine.dispose()
@@ -852,7 +852,7 @@ def test_a_postgresql_stopped_mid_class_then_started_again(tmp_path):
         for call in (
             lambda: store.state(room.code),
             lambda: store.answer(room.code, sid, qid, 1),
-            lambda: store.heads([room.code]),
+            lambda: store.pulses([room.code]),
             lambda: store.seen([sid]),
         ):
             with pytest.raises(errors.StoreUnavailable, match="cannot be used"):

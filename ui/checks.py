@@ -3,7 +3,7 @@
 PASS, FAIL = ":material/check_circle:", ":material/cancel:"
 
 
-def check_box(where, passed: bool, sentence: str) -> None:
+def outcome_box(where, passed: bool, sentence: str) -> None:
     """`sentence` (markdown the caller made safe) in a success box if `passed`, else an error box, each with its
     icon, in `where` (st or a container)."""
     (where.success if passed else where.error)(sentence, icon=PASS if passed else FAIL)

@@ -6,7 +6,7 @@ polling every second would double the server's CPU. Instead, every time a room's
 the teacher's bar or dashboard) it tells this process's watcher which room it drew and at which version
 (classroom.store: every
 teacher action bumps it; every join and answer bumps the room's activity, which only the teacher's screens
-show). The watcher, a daemon thread started with the first screen, asks the store for the heads of the rooms
+show). The watcher, a daemon thread started with the first screen, asks the store for the pulses of the rooms
 its sessions are in (version, activity, view: one small query, whichever the number of screens) every
 PUSH_EVERY_S, and at once after a write of this process (Store.after_write: the teacher's click, a student's
 answer), and then:
@@ -14,7 +14,7 @@ answer), and then:
   follows Back): the move costs the server the page's run only, as a student's own click on that page would;
 - any other screen whose room changed reruns its fragment (ui/streamlit_internals/push.py): a student's bar
   for a pause, a question, a reveal; the teacher's bar and dashboard for a join or an answer.
-Workers on other machines see the same heads in the same database (PostgreSQL), so the teacher may be on any
+Workers on other machines see the same pulses in the same database (PostgreSQL), so the teacher may be on any
 worker; a worker learns of another's writes at its next look.
 
 Every HEARTBEAT_S the watcher also tells the store which students' and leading teacher tabs' browsers it holds
@@ -61,7 +61,7 @@ class _Screen:
 class Watcher:
     """The sessions of this process that show a room, and what of the room they drew.
 
-    `heads(codes) -> {code: Head}` reads the open rooms' heads (Store.heads: version, activity, view);
+    `pulses(codes) -> {code: RoomPulse}` reads the open rooms' pulses (Store.pulses: version, activity, view);
     `rerun(session_id, fragment_id) -> bool` asks a session to rerun a fragment; `move(session_id, view,
     fragment_id) -> bool` to run the page of `view` (False: the session is gone); `alive() -> set | None` the
     ids of the sessions still connected (None: unknown); `seen(seats, leaders)` tells the store who is connected
@@ -72,7 +72,7 @@ class Watcher:
 
     def __init__(
         self,
-        heads: Callable[[list[str]], dict],
+        pulses: Callable[[list[str]], dict],
         rerun: Callable[[str, str], bool],
         move: Callable[[str, str, str], bool] | None = None,
         alive: Callable[[], set[str] | None] = lambda: None,
@@ -86,17 +86,17 @@ class Watcher:
         leader_stale_s: float = 30.0,
         purge: Callable[[], int] | None = None,
     ) -> None:
-        self.heads, self.rerun, self.move, self.alive = heads, rerun, move, alive
+        self.pulses, self.rerun, self.move, self.alive = pulses, rerun, move, alive
         self.every_s, self.max_sessions, self.retry_s = every_s, max_sessions, retry_s
         self.seen, self.here, self.heartbeat_s = seen, here, heartbeat_s
         self.release, self.leader_stale_s = release, leader_stale_s
         self.purge, self.last_purge = purge, -PURGE_EVERY_S
         self.last_beat = -heartbeat_s  # time.monotonic() of the last heartbeat: the first look sends one
         self.here_counts: dict[str, int] = {}  # room code -> students here at the last heartbeat (teachers' rooms)
-        self.bars: dict[str, dict[str, _Screen]] = {}  # session id -> {fragment id: a screen of that session}
+        self.screens: dict[str, dict[str, _Screen]] = {}  # session id -> {fragment id: a screen of that session}
         self.moves: dict[str, str] = {}  # session id -> the view it was sent to, until its run takes it (moved_here)
-        self.latest: dict = {}  # room code -> its head at the last look
-        self.states: dict = {}  # room code -> the room's state read at that head (room_state); bounded like latest
+        self.latest: dict = {}  # room code -> its pulse at the last look
+        self.states: dict = {}  # room code -> the room's state read at that pulse (room_state); bounded like latest
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
         self.stopped = threading.Event()
@@ -120,27 +120,27 @@ class Watcher:
         its timer). A session has a few screens at most (the teacher's bar and dashboard): `forget` drops them all
         before a full run draws its own."""
         with self.lock:
-            if session_id not in self.bars and len(self.bars) >= self.max_sessions:
+            if session_id not in self.screens and len(self.screens) >= self.max_sessions:
                 return False
             screen = _Screen(code, fragment_id, version, activity, at, seat=seat, leader=leader, tab=tab)
-            self.bars.setdefault(session_id, {})[fragment_id] = screen
+            self.screens.setdefault(session_id, {})[fragment_id] = screen
         return True
 
     def has_room_for(self, session_id: str) -> bool:
         """Whether a screen of `session_id` would be watched (else it keeps a timer)."""
         with self.lock:
-            return session_id in self.bars or len(self.bars) < self.max_sessions
+            return session_id in self.screens or len(self.screens) < self.max_sessions
 
     def forget(self, session_id: str) -> None:
         with self.lock:
-            self.bars.pop(session_id, None)
+            self.screens.pop(session_id, None)
             self.moves.pop(session_id, None)
 
     def caught_up(self, session_id: str, version: int) -> None:
         """The teacher of `session_id` made the room's version `version` itself (a move): its screen, which drew
         the version before, has nothing new to show."""
         with self.lock:
-            for screen in self.bars.get(session_id, {}).values():
+            for screen in self.screens.get(session_id, {}).values():
                 if screen.activity is not None and screen.version == version - 1:
                     screen.version = version
 
@@ -150,11 +150,11 @@ class Watcher:
         the database by one look (a write of another worker): the screen that drew it registers that version, and
         the look that finds the newer one pushes it again."""
         with self.lock:
-            head, cached = self.latest.get(code), self.states.get(code)
+            pulse, cached = self.latest.get(code), self.states.get(code)
         if (
             cached is not None
-            and head is not None
-            and (cached.version, cached.activity) == (head.version, head.activity)
+            and pulse is not None
+            and (cached.version, cached.activity) == (pulse.version, pulse.activity)
         ):
             return cached
         state = read(code)
@@ -184,22 +184,25 @@ class Watcher:
         alive = self.alive()
         with self.lock:
             screens = [
-                (sid, bar) for sid, held in self.bars.items() if alive is None or sid in alive for bar in held.values()
+                (sid, screen)
+                for sid, held in self.screens.items()
+                if alive is None or sid in alive
+                for screen in held.values()
             ]
-        self.seen(sorted({b.seat for _, b in screens if b.seat}), sorted({b.leader for _, b in screens if b.leader}))
-        teachers = [(sid, bar) for sid, bar in screens if bar.activity is not None]
+        self.seen(sorted({s.seat for _, s in screens if s.seat}), sorted({s.leader for _, s in screens if s.leader}))
+        teachers = [(sid, screen) for sid, screen in screens if screen.activity is not None]
         if self.here is None or not teachers:
             return []
-        codes = sorted({bar.code for _, bar in teachers})
+        codes = sorted({screen.code for _, screen in teachers})
         if self.release is not None:  # a leading tab whose worker died: a teacher's tab here takes the lead
-            successors = {bar.code: bar.tab for _, bar in teachers if bar.tab}
+            successors = {screen.code: screen.tab for _, screen in teachers if screen.tab}
             self.release(codes=codes, stale_s=self.leader_stale_s, successors=successors)
         counts = self.here(codes)
         changed = {code for code, n in counts.items() if self.here_counts.get(code, n) != n}
         self.here_counts = counts
         pushed = []
-        for sid, bar in teachers:
-            if bar.code in changed and self.rerun(sid, bar.fragment_id) and sid not in pushed:
+        for sid, screen in teachers:
+            if screen.code in changed and self.rerun(sid, screen.fragment_id) and sid not in pushed:
                 pushed.append(sid)
         return pushed
 
@@ -212,48 +215,48 @@ class Watcher:
         with self.lock:
             gone_leaders = []
             if alive is not None:
-                for sid in [sid for sid in self.bars if sid not in alive]:
-                    gone_leaders += [b.leader for b in self.bars[sid].values() if b.leader]
-                    del self.bars[sid]
+                for sid in [sid for sid in self.screens if sid not in alive]:
+                    gone_leaders += [s.leader for s in self.screens[sid].values() if s.leader]
+                    del self.screens[sid]
                 for sid in [sid for sid in self.moves if sid not in alive]:
                     del self.moves[sid]
-            bars = [(sid, bar) for sid, screens in self.bars.items() for bar in screens.values()]
-            if not bars:
+            drawn = [(sid, screen) for sid, held in self.screens.items() for screen in held.values()]
+            if not drawn:
                 self.latest, self.states = {}, {}
         if gone_leaders and self.release is not None:
             self.release(tabs=gone_leaders)  # a reload of the leading tab, or its tab closed: the next tab leads
-        if not bars:
+        if not drawn:
             return []
-        found = self.heads(sorted({bar.code for _, bar in bars}))
+        found = self.pulses(sorted({screen.code for _, screen in drawn}))
         with self.lock:
             self.latest = found
             self.states = {code: state for code, state in self.states.items() if code in found}
         pushed = []
-        for sid, bar in bars:
-            head = found.get(bar.code)  # None: the room closed or expired
-            if head is not None and head.version == bar.version and bar.activity in (None, head.activity):
+        for sid, screen in drawn:
+            pulse = found.get(screen.code)  # None: the room closed or expired
+            if pulse is not None and pulse.version == screen.version and screen.activity in (None, pulse.activity):
                 continue
-            # what the screen is asked to show: a student's bar shows the version only (a join or an answer,
+            # what the screen is asked to show: a student's screen shows the version only (a join or an answer,
             # which bump the activity, is the teacher's news), so it is not asked again for one
-            wanted = None if head is None else (head.version, None if bar.activity is None else head.activity)
-            if head is not None and bar.asked == wanted and now - bar.asked_at < self.retry_s:
+            wanted = None if pulse is None else (pulse.version, None if screen.activity is None else pulse.activity)
+            if pulse is not None and screen.asked == wanted and now - screen.asked_at < self.retry_s:
                 continue
-            moving = head is not None and bar.at is not None and head.view is not None and head.view != bar.at
+            moving = pulse is not None and screen.at is not None and pulse.view is not None and pulse.view != screen.at
             if moving and self.move is not None:
                 with self.lock:
-                    self.moves[sid] = head.view
-                sent = self.move(sid, head.view, bar.fragment_id)
+                    self.moves[sid] = pulse.view
+                sent = self.move(sid, pulse.view, screen.fragment_id)
             else:
-                sent = self.rerun(sid, bar.fragment_id)
+                sent = self.rerun(sid, screen.fragment_id)
             with self.lock:
-                screens = self.bars.get(sid, {})
-                if screens.get(bar.fragment_id) is bar:  # not redrawn meanwhile
-                    if sent and head is not None:
-                        bar.asked, bar.asked_at = wanted, now  # the screen's run will say what it drew
+                held = self.screens.get(sid, {})
+                if held.get(screen.fragment_id) is screen:  # not redrawn meanwhile
+                    if sent and pulse is not None:
+                        screen.asked, screen.asked_at = wanted, now  # the screen's run will say what it drew
                     else:
-                        del screens[bar.fragment_id]  # the session is gone, or its room is (its screen was told)
-                        if not screens:
-                            del self.bars[sid]
+                        del held[screen.fragment_id]  # the session is gone, or its room is (its screen was told)
+                        if not held:
+                            del self.screens[sid]
             if sent and sid not in pushed:
                 pushed.append(sid)
         return pushed
@@ -318,7 +321,7 @@ def watcher_for(store) -> Watcher:
         watcher = _watchers.get(id(store))
         if watcher is None:
             watcher = _watchers[id(store)] = Watcher(
-                store.heads,
+                store.pulses,
                 push.rerun_fragment,
                 _move_page,
                 push.active_session_ids,

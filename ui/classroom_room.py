@@ -123,7 +123,7 @@ def _look_again() -> None:
         return
     try:
         found = store()
-        found.heads([in_room() or cookie_room() or ""])  # a query whatever the room: does the database answer?
+        found.pulses([in_room() or cookie_room() or ""])  # a query whatever the room: does the database answer?
         if in_room() and is_teacher():
             found.check_teacher(in_room(), teacher_key())
     except errors.StoreUnavailable as err:

@@ -15,7 +15,7 @@ import streamlit as st
 
 from classroom import errors
 from classroom.questions import answer_label, is_right
-from ui.checks import check_box
+from ui.checks import outcome_box
 from ui.classroom_push import moved_here, room_state, screen_drawn
 from ui.classroom_session import (
     JOIN_CARD_KEY,
@@ -342,7 +342,7 @@ def show_reveal(body: dict, truth, mine) -> None:
     elif body["kind"] == "number":
         shown = f"{truth:.3f} (within {body.get('tolerance', 0):g} counts as right)"
     text = f"The answer: **{escape_markdown(shown)}**. You said {escape_markdown(said)}."
-    check_box(st, bool(is_right(body, truth, mine)), text)
+    outcome_box(st, bool(is_right(body, truth, mine)), text)
 
 
 def after_student_page(url_path: str) -> None:
