@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))  # run from anywhere without installing
 
 from attention import BlockParams, attention_steps, scaled_dot_product_attention, transformer_block  # noqa: E402
 from attention.checks import as_real_array  # noqa: E402
-from bench._children import ask, read_reply  # noqa: E402
+from harness.children import ask, read_reply  # noqa: E402
 
 SHAPES = ((8, 512, 64), (12, 128, 32))  # (heads, n, d_head)
 MIN_CEILING_SHARE = {(8, 512, 64): 0.30, (12, 128, 32): 0.25}  # the public call's

@@ -20,10 +20,11 @@ import sys
 import time
 from pathlib import Path
 
-from _threads import start  # noqa: E402  (bench/ is on sys.path)
-from _timing import timed
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.machine import start  # noqa: E402
+from harness.timing import timed  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
@@ -110,7 +111,7 @@ def bench_cache_sizes() -> None:
 
 def main() -> int:
     args = parse_args()
-    start(args.threads, ROOT)
+    start(args.threads)
     bench_training(args.repeats, args.quick)
     bench_decoding(args.repeats)
     bench_cache_sizes()

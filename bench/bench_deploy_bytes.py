@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.browser import CHROMIUM, CHROMIUM_ARGS, wait_idle  # noqa: E402
-from bench.servers import free_port, serve_dirs, start_server, wait_until_healthy  # noqa: E402
+from harness.browser import CHROMIUM, CHROMIUM_ARGS, wait_idle  # noqa: E402
+from harness.servers import free_port, serve_dirs, start_server, wait_until_healthy  # noqa: E402
 
 TARGET_FIRST_MB = 3.5
 

@@ -2,8 +2,8 @@
 
     python bench/bench_heavy.py
 
-One server (`streamlit run app.py`), one browser-less session (bench/ws_client.py). For every entry of
-bench/load/plan.py's mischief_plan (the link a mischievous student can type, at every limit, plus the
+One server (`streamlit run app.py`), one browser-less session (harness/protocol.py). For every entry of
+harness/load/plan.py's mischief_plan (the link a mischievous student can type, at every limit, plus the
 button where the work needs one), first with seed 1000 (a cold run: nothing cached) and then again with
 seed 1001 (a new seed defeats the cross-session cache: what a student changing the seed costs):
 the server process's own CPU time for the run (utime + stime from /proc, its threads included) and, apart,
@@ -22,9 +22,9 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.load.plan import PAGES, mischief_plan  # noqa: E402
-from bench.servers import start_server  # noqa: E402
-from bench.ws_client import ProtocolSession  # noqa: E402
+from harness.load.plan import PAGES, mischief_plan  # noqa: E402
+from harness.protocol import ProtocolSession  # noqa: E402
+from harness.servers import start_server  # noqa: E402
 
 BUDGET_S = 2.0
 

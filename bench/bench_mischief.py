@@ -4,7 +4,7 @@
 
 Starts `--workers` servers (`streamlit run app.py`, as deploy/serve.sh's workers: separate processes with the
 same environment, so the same pool of ATTENTION_BACKGROUND_SLOTS slots, in a scratch ATTENTION_DATA_DIR), and
-`--students` of the load test's mischievous students (bench/load/sessions.py's MischiefSession: every page's
+`--students` of the load test's mischievous students (harness/load/sessions.py's MischiefSession: every page's
 heaviest work, a fresh seed on every visit, so no cache helps; each student its own seeds, so no two ask for the
 same work), spread over the workers, for `--minutes`.
 Every 0.2 s it counts the servers' niced children (the trainings and large sweeps of ui/background.py) and reads
@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.load.plan import mischief_plan  # noqa: E402
-from bench.load.processes import process_tree, rss_kib  # noqa: E402
-from bench.load.sessions import MischiefSession, Stats  # noqa: E402
-from bench.servers import ROOT, free_port, snapshot_of, streamlit_command, wait_until_healthy  # noqa: E402
+from harness.load.plan import mischief_plan  # noqa: E402
+from harness.load.processes import process_tree, rss_kib  # noqa: E402
+from harness.load.sessions import MischiefSession, Stats  # noqa: E402
+from harness.servers import ROOT, free_port, snapshot_of, streamlit_command, wait_until_healthy  # noqa: E402
 
 
 def nice_of(pid: int) -> int | None:

@@ -23,19 +23,7 @@ or busier machine changes much less than the absolute figures.
    finished, no element is still loading, every chart drawn), the slowest page of each group printed
    with its ratio to the floor's first visit; for information, with where its time goes: the browser's
    own navigation (HTML, scripts, stylesheets: `performance` timing), the server's script run (app.py's
-   run_ms), and the number of elements and charts the page draws;
-6. with `--where`, instead of all the above: where a warm first visit's time goes in the browser, for both apps
-   (`--visits` visits each, the last one shown): when the first message of the run arrived, when the heatmap's
-   code (Streamlit's PlotlyChart chunk) was asked for and had arrived, the main thread's long tasks, when the
-   heatmap was drawn, and the other element code the page loaded before it; then, per click on the toggle, the
-   messages and bytes the server sent;
-7. with `--split`, instead of all the above: where a click's time goes between the server and the page, both apps
-   (`--repeats` clicks each): the server's part, seen by a browser-less client that does nothing else (the toggle's
-   request sent -> the run's last message received, bench/ws_client.py, the apps' clicks alternating); and in
-   Chromium, from the websocket frames (the DevTools protocol's Network events, stamped as the page takes each frame
-   in): the request's frame sent -> the last frame taken in before the repaint was seen -> the repaint seen (the
-   heatmap's data polled at each animation frame, so up to a frame late). The DevTools timestamps and
-   `time.perf_counter()` read the same clock (CLOCK_MONOTONIC, on Linux).
+   run_ms), and the number of elements and charts the page draws.
 """
 
 from __future__ import annotations
@@ -54,9 +42,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._threads import print_machine  # noqa: E402
-from bench.browser import CHROMIUM, CHROMIUM_ARGS, WAITING, wait_idle  # noqa: E402
-from bench.servers import free_port, streamlit_command, wait_until_healthy  # noqa: E402
+from harness.browser import CHROMIUM, CHROMIUM_ARGS, WAITING, wait_idle  # noqa: E402
+from harness.machine import print_machine  # noqa: E402
+from harness.servers import free_port, streamlit_command, wait_until_healthy  # noqa: E402
 
 HEATMAP = '[data-testid="stPlotlyChart"] .js-plotly-plot'
 HEATMAP_DRAWN = f"() => document.querySelector('{HEATMAP}') && document.querySelector('{HEATMAP}')._fullData"
@@ -117,7 +105,7 @@ class Server:
 
 
 def start_app(script: Path) -> Server:
-    """`streamlit run <script>` with the flags bench/servers.py's start_server gives app.py, from the
+    """`streamlit run <script>` with the flags harness/servers.py's start_server gives app.py, from the
     project folder (so both apps read the same .streamlit/config.toml); output goes to a file, never a pipe
     that could fill up."""
     port = free_port()
@@ -309,186 +297,6 @@ def ratio_line(label: str, real: list[float], floor: list[float], unit: str, dig
     )
 
 
-# Installed before the page's own scripts (Playwright's add_init_script): the main thread's long tasks, the
-# time of every websocket message and its size, and when the heatmap was first drawn.
-WHERE_JS = r"""
-window.__where = {long: [], ws: [], drawn: null};
-try { new PerformanceObserver(l => { for (const e of l.getEntries()) __where.long.push([e.startTime, e.duration]); })
-  .observe({type: 'longtask', buffered: true}); } catch (e) {}
-const __drawn = () => { const h = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
-  if (h && h._fullData) __where.drawn = performance.now(); else requestAnimationFrame(__drawn); };
-requestAnimationFrame(__drawn);
-const __WS = window.WebSocket;
-window.WebSocket = function (...a) { const ws = new __WS(...a);
-  ws.addEventListener('message', ev => __where.ws.push([performance.now(), ev.data.size || ev.data.byteLength || 0]));
-  return ws; };
-window.WebSocket.prototype = __WS.prototype; Object.assign(window.WebSocket, __WS);
-"""
-WHERE_REPORT = """() => ({where: window.__where, resources: performance.getEntriesByType('resource')
-  .filter(r => r.name.endsWith('.js')).map(r => [r.name.split('/').pop(), r.startTime, r.responseEnd])})"""
-
-
-def where(visits: int, clicks: int) -> None:
-    """Item 6: where a warm first visit's and a click's time goes in the browser, both apps in turn."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        servers = {}
-        try:
-            for name, script in APPS.items():
-                servers[name] = start_app(script)
-                time_warm_visit(browser, servers[name], HEATMAP_DRAWN)  # warm: imports, caches, first run done
-            last = {}
-            for i in range(visits):
-                for name in ("real", "floor") if i % 2 == 0 else ("floor", "real"):
-                    context = browser.new_context(viewport=VIEWPORT)
-                    context.add_init_script(WHERE_JS)
-                    page = context.new_page()
-                    page.goto(servers[name].url)
-                    page.wait_for_function("() => window.__where && __where.drawn !== null", timeout=120_000)
-                    wait_idle(page)
-                    last[name] = page.evaluate(WHERE_REPORT)
-                    if i < visits - 1 or not clicks:
-                        context.close()
-                        continue
-                    last[name]["clicks"] = [click_messages(page) for _ in range(clicks)]
-                    context.close()
-            for name, report in last.items():
-                print_where(name, report)
-        finally:
-            for server in servers.values():
-                server.stop()
-            browser.close()
-
-
-def click_messages(page) -> tuple[int, int]:
-    """Click the toggle; the messages and bytes the server sent for it."""
-    page.evaluate("() => { __where.ws = []; }")
-    time_click(page)
-    return page.evaluate("() => [__where.ws.length, __where.ws.reduce((n, m) => n + m[1], 0)]")
-
-
-def split(clicks: int) -> None:
-    """Item 7: a click's time, split between the server's part and the page's, both apps in turn."""
-    import asyncio
-
-    from playwright.sync_api import sync_playwright
-
-    servers: dict[str, Server] = {}
-    rows: dict[str, list[tuple[float, float, float]]] = {name: [] for name in APPS}
-    try:
-        for name, script in APPS.items():
-            servers[name] = start_app(script)
-        served = asyncio.run(served_clicks({name: server.url for name, server in servers.items()}, clicks))
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            opened = {name: open_with_frames(browser, server.url) for name, server in servers.items()}
-            for i in range(clicks):
-                for name in ("real", "floor") if i % 2 == 0 else ("floor", "real"):
-                    page, frames = opened[name]
-                    rows[name].append(split_click(page, frames))
-            browser.close()
-    finally:
-        for server in servers.values():
-            server.stop()
-    for line in split_lines(served, rows):
-        print(line)
-
-
-async def served_clicks(urls: dict[str, str], clicks: int) -> dict[str, list[float]]:
-    """A browser-less client's clicks on the toggle of each app (by name), the apps alternating: ms from the
-    request sent to the run's last message."""
-    import asyncio
-
-    from bench.ws_client import ProtocolSession
-
-    sessions = {name: ProtocolSession(url) for name, url in urls.items()}
-    times: dict[str, list[float]] = {name: [] for name in urls}
-    for session in sessions.values():
-        await session.connect()
-        await session.open("")
-    for i in range(clicks):
-        for name in list(sessions) if i % 2 == 0 else list(sessions)[::-1]:
-            result, _, _ = await sessions[name].toggle("Causal mask")
-            if result.status != "FINISHED_SUCCESSFULLY":
-                raise RuntimeError(f"{name}: the click's run ended {result.status}")
-            times[name].append(result.ms)
-            await asyncio.sleep(0.2)
-    for session in sessions.values():
-        await session.close()
-    return times
-
-
-def open_with_frames(browser, url: str):
-    """A page of `url`, first run done, whose websocket frames are recorded: (page, {"sent": [...], "got": [...]},
-    DevTools timestamps in seconds)."""
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    frames: dict[str, list[float]] = {"sent": [], "got": []}
-    devtools = context.new_cdp_session(page)
-    devtools.send("Network.enable")
-    devtools.on("Network.webSocketFrameSent", lambda event: frames["sent"].append(event["timestamp"]))
-    devtools.on("Network.webSocketFrameReceived", lambda event: frames["got"].append(event["timestamp"]))
-    page.goto(url)
-    page.wait_for_function(HEATMAP_DRAWN, timeout=90_000)
-    wait_idle(page)
-    return page, frames
-
-
-def split_click(page, frames: dict[str, list[float]]) -> tuple[float, float, float]:
-    """Click the toggle; ms from its request's frame sent to the last frame taken in before the repaint was seen,
-    from that to the repaint seen, and in all."""
-    page.bring_to_front()
-    wait_idle(page, settle=0.3)
-    frames["sent"].clear()
-    frames["got"].clear()
-    _, repainted = click_until_repainted(page)
-    wait_idle(page, settle=0.2)
-    sent = frames["sent"][0]
-    last = max(t for t in frames["got"] if t <= repainted)
-    return (last - sent) * 1000, (repainted - last) * 1000, (repainted - sent) * 1000
-
-
-def split_lines(served: dict[str, list[float]], rows: dict[str, list[tuple[float, float, float]]]) -> list[str]:
-    """Item 7's report: the medians of each part, real against floor."""
-    med = statistics.median
-    lines = [f"a click, split ({len(rows['real'])} clicks per app, medians):"]
-    parts = [
-        ("server: request -> last message (browser-less)", served["real"], served["floor"]),
-        ("page: request sent -> last frame taken in", *[[r[0] for r in rows[n]] for n in ("real", "floor")]),
-        ("page: last frame taken in -> repainted", *[[r[1] for r in rows[n]] for n in ("real", "floor")]),
-        ("page: request sent -> repainted", *[[r[2] for r in rows[n]] for n in ("real", "floor")]),
-    ]
-    for label, real, floor in parts:
-        ratio = med(real) / med(floor)
-        lines.append(f"  {label:<48} real {med(real):6.1f} ms   floor {med(floor):6.1f} ms   ({ratio:.2f})")
-    return lines
-
-
-def print_where(name: str, report: dict) -> None:
-    w = report["where"]
-    chunks = {js.split(".")[0]: (start, end) for js, start, end in report["resources"]}
-    plotly = chunks.get("PlotlyChart", (float("nan"), float("nan")))
-    drawn = w["drawn"]
-    # element code (Checkbox, DataFrame...: capitalised names; the rest are shared helpers) asked for in between
-    before = sorted(
-        c for c, (start, _) in chunks.items() if c[:1].isupper() and w["ws"] and w["ws"][0][0] < start < drawn
-    )
-    print(
-        f"{name}: first message {w['ws'][0][0] if w['ws'] else float('nan'):5.0f} ms, {len(w['ws'])} messages; "
-        f"heatmap code asked {plotly[0]:5.0f}, arrived {plotly[1]:5.0f}; heatmap drawn {drawn:5.0f} ms; "
-        f"long tasks before it {sum(d for t, d in w['long'] if t < drawn):4.0f} ms"
-    )
-    print(f"  element code loaded after the first message, before the heatmap ({len(before)}): {' '.join(before)}")
-    clicks = report.get("clicks")
-    if clicks:
-        print(
-            f"  per click: {statistics.median(m for m, _ in clicks):.0f} messages, "
-            f"{statistics.median(b for _, b in clicks) / 1000:.1f} kB"
-        )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15, help="clicks per app (default 15)")
@@ -496,16 +304,8 @@ def main() -> None:
     parser.add_argument(
         "--visits", type=int, default=6, help="warm first visits per app, half that per page (default 6; 0: skip)"
     )
-    parser.add_argument("--where", action="store_true", help="only item 6: where a warm visit's time goes")
-    parser.add_argument("--split", action="store_true", help="only item 7: a click, the server's part and the page's")
     args = parser.parse_args()
     print_machine()
-    if args.where:
-        where(max(1, args.visits), 5)
-        return
-    if args.split:
-        split(max(1, args.repeats))
-        return
     print(f"{args.rounds} cold starts, {args.repeats} clicks and {args.visits} warm first visits per app; medians")
     figures, pages = measure(args.rounds, args.repeats, args.visits)
     real, floor = figures["real"], figures["floor"]

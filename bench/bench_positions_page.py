@@ -4,7 +4,7 @@
     python bench/bench_positions_page.py --check        # exit 1 if the median rerun is over the target
 
 One `streamlit run` server (app.py prints each script run's duration with ATTENTION_LOG_RUN_MS=1) and
-browser-less sessions speaking Streamlit's own protocol (bench/ws_client.py), so no browser competes with
+browser-less sessions speaking Streamlit's own protocol (harness/protocol.py), so no browser competes with
 the server for the CPU. Interactions: the shuffle button, the ALiBi heads slider, the padding's causal
 toggle. For each: the script run as app.py records it (the page's rerun; target <= 100 ms median) and the
 round trip from sending the widget change to the server's `script_finished` (run + serialising + transfer).
@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._threads import print_machine  # noqa: E402
-from bench.servers import start_server  # noqa: E402
-from bench.ws_client import ProtocolSession  # noqa: E402
+from harness.machine import print_machine  # noqa: E402
+from harness.protocol import ProtocolSession  # noqa: E402
+from harness.servers import start_server  # noqa: E402
 
 TARGET_MS = 100.0
 

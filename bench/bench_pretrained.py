@@ -40,10 +40,12 @@ import time
 from functools import partial
 from pathlib import Path
 
-from _children import ask, read_reply  # noqa: E402  (bench/ is on sys.path)
-from _threads import print_machine, rerun_with_threads, thread_settings  # noqa: E402  (bench/ is on sys.path)
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.children import ask, read_reply  # noqa: E402
+from harness.machine import print_machine, rerun_with_threads, thread_settings  # noqa: E402
+
 LENGTHS = (32, 256)
 TARGETS_MS = {32: 30.0, 256: 150.0}
 MAX_RATIO = 1.0  # ours / torch eager
@@ -81,7 +83,6 @@ def main() -> int:
     args = parse_args()
     if args.threads is not None:
         rerun_with_threads(args.threads)  # before numpy (or torch) is imported: they read the variables once
-    sys.path.insert(0, str(ROOT))
     if args.side:
         return child_main(args)
     import numpy as np  # noqa: F401  (after the thread variables are final)

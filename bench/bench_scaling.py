@@ -18,10 +18,12 @@ import sys
 import time
 from pathlib import Path
 
-from _threads import start  # noqa: E402  (bench/ is on sys.path)
-from _timing import timed
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.machine import start  # noqa: E402
+from harness.timing import timed  # noqa: E402
+
 SWEEP_TARGET_S = 0.5
 TRAIN_TARGET_S = 5.0
 
@@ -110,7 +112,7 @@ def bench_training(quick: bool) -> float:
 
 def main() -> int:
     args = parse_args()
-    start(args.threads, ROOT)
+    start(args.threads)
     print("normal generators, 4M float32 numbers:")
     bench_generators()
     sweep = bench_sweep(args.repeats)

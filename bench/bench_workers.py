@@ -9,10 +9,10 @@ runs says little on a shared machine (CPU per run drifts by about 10 % from one 
 this runs `--pairs` pairs, alternating which goes first (1-2, 2-1, 1-2, ...) so that a drift favours
 neither, and compares wave i of one with wave i of the other, over the whole wave (the stricter figure: the
 start and the tail of a shorter 2-worker wave weigh more); its steady state (every session loaded, none
-finished: bench/load/report.py's steady_window) is printed beside it.
+finished: harness/load/report.py's steady_window) is printed beside it.
 
 The machine's own speed changes under the runs: at idle, a fixed piece of work takes 10 ms in one moment and
-17-18 ms a few seconds later (bench/speed_probe.py), and a wave of 15-30 s averages such states. So the load test
+17-18 ms a few seconds later (harness/speed_probe.py), and a wave of 15-30 s averages such states. So the load test
 samples that work beside the server, and each ratio is also given at the same machine speed: the raw ratio times
 (the probe's time in the 2-worker wave / in the 1-worker wave). A 2-worker wave that ran on a faster moment of the
 machine gets a lower ratio, one that ran on a slower moment a higher one. Judged: that ratio in every wave, the

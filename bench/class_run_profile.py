@@ -31,7 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.load.classroom import TOUR  # noqa: E402
-from bench.load.plan import PAGES  # noqa: E402
+from harness.load.plan import PAGES  # noqa: E402
 
 PAGE_FILES = {name: f"pages/{name}.py" for name in TOUR}
 

@@ -3,11 +3,11 @@
     python bench/compare_revisions.py --base <commit>               # that commit against the working tree
     python bench/compare_revisions.py --base HEAD~1 --new HEAD --rounds 8
 
-This machine's speed changes from second to second (bench/speed_probe.py: the same loop takes 10 ms, then
+This machine's speed changes from second to second (harness/speed_probe.py: the same loop takes 10 ms, then
 17 ms), which hides a 5-10 % change between two load tests run one after the other. Here both versions
-serve at once, each on its own server, and one browser-less session (bench/ws_client.py) takes every step
+serve at once, each on its own server, and one browser-less session (harness/protocol.py) takes every step
 on one and then on the other (the order alternating by round): go to a page, then use its first option
-(bench/load/plan.py's ACTIONS), page after page, as the load test's class does. Each run's CPU is read from the
+(harness/load/plan.py's ACTIONS), page after page, as the load test's class does. Each run's CPU is read from the
 server's process tree (/proc) before and after it. What differs between the two columns is the code.
 
 Prints, per page and for the whole mix, the mean server CPU per run of each version and their ratio, and
@@ -28,10 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.load.plan import ACTIONS, PAGES  # noqa: E402
-from bench.load.processes import cpu_seconds, process_tree  # noqa: E402
-from bench.servers import snapshot_of, start_server  # noqa: E402
-from bench.ws_client import ProtocolSession  # noqa: E402
+from harness.load.plan import ACTIONS, PAGES  # noqa: E402
+from harness.load.processes import cpu_seconds, process_tree  # noqa: E402
+from harness.protocol import ProtocolSession  # noqa: E402
+from harness.servers import snapshot_of, start_server  # noqa: E402
 
 
 async def step(

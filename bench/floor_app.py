@@ -12,7 +12,7 @@ import streamlit as st
 
 
 def draw() -> None:
-    """The whole app: a toggle, and the heatmap it changes (bench/bench_click_elements.py draws it in a fragment)."""
+    """The whole app: a toggle, and the heatmap it changes."""
     causal = st.toggle("Causal mask")
     weights = np.full((4, 4), 0.25)
     if causal:

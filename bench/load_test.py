@@ -1,4 +1,4 @@
-"""Load test: N concurrent browser sessions against one local `streamlit run app.py` (bench/load/ says what it does
+"""Load test: N concurrent browser sessions against one local `streamlit run app.py` (harness/load/ says what it does
 and how it counts). Prints figures; not a CI test.
 
     python bench/load_test.py [--sessions 30] [--interactions 10] [--pages playground,causal,heads,...]
@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.load.run import main  # noqa: E402
+from harness.load.run import main  # noqa: E402
 
 if __name__ == "__main__":
     main()

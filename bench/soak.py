@@ -3,8 +3,8 @@
     python bench/soak.py [--minutes 30] [--warm 5] [--sessions 6] [--interactions 20] [--think 1.0]
                          [--every 10] [--ttl 10] [--mischief] [--snapshot [REV]] [--out FILE]
 
-One `streamlit run app.py` (bench/servers.py) serves `--sessions` browser-less sessions at a time
-(bench/ws_client.py, the load test's BrowserlessSession: its page plan and its options, `--think` s apart).
+One `streamlit run app.py` (harness/servers.py) serves `--sessions` browser-less sessions at a time
+(harness/protocol.py, the load test's BrowserlessSession: its page plan and its options, `--think` s apart).
 Each session does `--interactions` interactions, closes, and a new one takes its place, so that over the run
 the server sees hundreds of sessions come and go, as over a school day; closed sessions are dropped
 `--ttl` s later (Streamlit's server.disconnectedSessionTTL). `--mischief` adds the load test's mischievous
@@ -30,11 +30,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.load.plan import PAGES, session_plan  # noqa: E402
-from bench.load.processes import process_tree, rss_kib  # noqa: E402
-from bench.load.report import tee_log  # noqa: E402
-from bench.load.sessions import BrowserlessSession, MischiefSession, Stats  # noqa: E402
-from bench.servers import ROOT, snapshot_of, start_server  # noqa: E402
+from harness.load.plan import PAGES, session_plan  # noqa: E402
+from harness.load.processes import process_tree, rss_kib  # noqa: E402
+from harness.load.report import tee_log  # noqa: E402
+from harness.load.sessions import BrowserlessSession, MischiefSession, Stats  # noqa: E402
+from harness.servers import ROOT, snapshot_of, start_server  # noqa: E402
 
 
 class RssSampler(threading.Thread):

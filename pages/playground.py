@@ -223,8 +223,8 @@ FOLLOWS_THE_SWITCHES = ("pg_steps", "pg_downloads", SNIPPET_KEY)
 @section
 def weights_section(controls_col, figure_col) -> tuple[bool, bool, AttentionSteps]:
     """The two switches and the heatmap they change, a section of the page: a click on a switch redraws these
-    alone (16 messages to the browser instead of the page's 66), not the grid and its controls, which do not
-    depend on the switches (docs/performance.md, "The Playground against Streamlit's floor")."""
+    alone, not the grid and its controls, which do not depend on the switches (a quarter of the page's messages
+    to the browser: docs/performance.md, "The Playground against Streamlit's floor")."""
     with controls_col:
         causal, scale = toggles()
     if running_alone() and any(st.session_state.get(box) for box in FOLLOWS_THE_SWITCHES):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.servers import free_port
+from harness.servers import free_port
 
 
 def _bin_dir() -> Path:

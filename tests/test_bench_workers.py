@@ -1,14 +1,14 @@
 """bench/bench_workers.py compares wave i of a 1-worker load test with wave i of a 2-worker one, and judges every
-wave; bench/load/report.py's summary is what it reads (load_test.py --json)."""
+wave; harness/load/report.py's summary is what it reads (load_test.py --json)."""
 
 from __future__ import annotations
 
 import json
 
 from bench.bench_workers import verdict, wave_ratios
-from bench.load.report import summary
-from bench.load.sessions import Stats
-from bench.speed_probe import mean_speed_ms, sample, work
+from harness.load.report import summary
+from harness.load.sessions import Stats
+from harness.speed_probe import mean_speed_ms, sample, work
 
 
 def _wave(n: int, runs_per_s: float, p95: float, steady: float | None = None, probe: float | None = 10.0) -> dict:
@@ -125,8 +125,8 @@ def test_the_probe_times_its_own_fixed_work():
 def test_a_failover_counts_only_the_sessions_still_connected_to_the_worker_it_kills():
     from types import SimpleNamespace
 
-    from bench.load.report import connected_sessions_by_worker
-    from bench.ws_client import ProtocolSession
+    from harness.load.report import connected_sessions_by_worker
+    from harness.protocol import ProtocolSession
 
     def session(name: str, worker: str, open_: bool):
         client = ProtocolSession("http://127.0.0.1:1")

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from attention import attention_steps
-from bench.load.plan import PAGES
 from figures.export import figure_to_csv, heatmap_tables
 from figures.heads import heads_grid
 from figures.heatmaps import attention_heatmap
+from harness.load.plan import PAGES
 from tests.apptest_helpers import run_page
 from ui.charts import NUMBERS_LABEL, without_template
 

@@ -828,8 +828,8 @@ def test_a_leading_tab_is_seen_by_its_worker(stores):
     ],
 )
 def test_a_database_that_cannot_be_used_is_named_without_its_password(url, says):
-    from bench.servers import free_port
     from classroom.store import check_database
+    from harness.servers import free_port
 
     url = url.format(closed=free_port())
     with pytest.raises(errors.StoreUnavailable, match=says) as caught:

@@ -1,5 +1,6 @@
 """The product's imports: attention/ imports no UI library and no lesson, no module imports another in a circle,
-bench/ never imports tests/, every imported name exists; and every public function of attention/ keeps float32."""
+harness/ and bench/ never import tests/, harness/ never imports bench/, every imported name exists; and every
+public function of attention/ keeps float32."""
 
 import ast
 import inspect
@@ -129,7 +130,7 @@ def test_no_public_function_shadows_a_module_of_the_package():
 
 # Every module of the product: a circle among them (even one held apart by an import inside a function) means
 # that neither module can be read, tested or moved without the other.
-PRODUCT = ("app.py", "attention", "lessons", "figures", "ui", "classroom", "pages", "bench", "deploy")
+PRODUCT = ("app.py", "attention", "lessons", "figures", "ui", "classroom", "pages", "harness", "bench", "deploy")
 
 
 def module_files(root: Path = ROOT, product=PRODUCT) -> dict[str, Path]:
@@ -201,10 +202,10 @@ def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_product_has_no_import_cycle():
     graph = import_graph()
-    assert {"ui.page_state", "ui.sequence_editor", "ui.presenter", "ui.state", "app", "bench.load.run"} <= set(graph)
+    assert {"ui.page_state", "ui.sequence_editor", "ui.presenter", "ui.state", "app", "harness.load.run"} <= set(graph)
     assert "ui.sequence_state" in graph["ui.page_state"], "the graph sees the imports"
     assert "attention.masks" in graph["attention.dot_product"], "and the relative ones"
-    assert "bench._threads" in graph["bench.bench_decoder"], "and a bench script's sibling"
+    assert "harness.machine" in graph["bench.bench_decoder"], "and a bench script's import of the harness"
     assert "ui.streamlit_internals.server" in graph["ui.streamlit_internals"], "and those inside a function"
     cycle = import_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
@@ -212,7 +213,8 @@ def test_the_product_has_no_import_cycle():
 
 # Imports point one way (the layout of the conventions): a module imports its own package and those of lower layers.
 LAYERS = {"attention": 0, "lessons": 1, "classroom": 1, "figures": 2, "ui": 3, "pages": 4, "app": 4}
-LAYERS |= {"bench": 5, "deploy": 5}  # they run the app; tests may import bench, bench never imports tests
+# harness and deploy run the app; bench runs it through the harness. Tests may import all three; none imports tests.
+LAYERS |= {"harness": 5, "deploy": 5, "bench": 6}
 
 
 def upward_imports(graph: dict[str, set[str]]) -> list[str]:
@@ -253,10 +255,11 @@ def test_the_cycle_finder_finds_a_cycle():
     assert import_cycle({"a": {"b"}, "b": set()}) is None
 
 
-def test_bench_never_imports_the_tests():
-    """Tests may import bench (the server start-up, the load test's plan); bench imports nothing from tests."""
+def test_the_harness_and_bench_never_import_the_tests():
+    """Tests may import the harness (the server start-up, the load test's plan) and bench (a script's verdict);
+    neither imports anything from tests."""
     found = []
-    for path in sorted((ROOT / "bench").rglob("*.py")):
+    for path in sorted([*(ROOT / "harness").rglob("*.py"), *(ROOT / "bench").rglob("*.py")]):
         for node in ast.walk(ast.parse(path.read_text())):
             names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
@@ -265,6 +268,15 @@ def test_bench_never_imports_the_tests():
             if "tests/browser/conftest" in text:
                 found.append(f"{path.relative_to(ROOT)}: loads {text}")
     assert not found
+
+
+def test_the_harness_never_imports_bench():
+    """bench/ (scripts that print figures) imports the harness; the harness, which the tests use, imports no script."""
+    graph = import_graph()
+    assert {"harness.servers", "harness.protocol", "harness.load.run", "bench.load.classroom"} <= set(graph)
+    assert "harness.load.run" in graph["bench.load_test"], "the graph sees bench import the harness"
+    found = [f"{name} imports {target}" for name, targets in sorted(graph.items()) for target in sorted(targets)]
+    assert [f for f in found if f.startswith("harness") and " imports bench" in f] == []
 
 
 def missing_imports(paths, root: Path = ROOT) -> list[str]:

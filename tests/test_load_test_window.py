@@ -1,4 +1,4 @@
-"""The load test's steady-state window (bench/load/report.py's steady_window): what it counts and what it leaves out.
+"""The load test's steady-state window (harness/load/report.py's steady_window): what it counts and what it leaves out.
 
 A wave's throughput over its whole length counts the start (every session loading the app, which is not an
 interaction) and the tail (the last sessions clicking alone while a worker idles). The steady window starts
@@ -7,9 +7,9 @@ when the last session has loaded and ends when the first session has finished.
 
 from __future__ import annotations
 
-from bench.load.processes import MemorySampler
-from bench.load.report import steady_window
-from bench.load.sessions import Stats
+from harness.load.processes import MemorySampler
+from harness.load.report import steady_window
+from harness.load.sessions import Stats
 
 
 def _sampler(cpu: list[tuple[float, float, float]]) -> MemorySampler:

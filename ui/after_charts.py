@@ -17,37 +17,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.streamlit_internals.browser import charts_drawn_script
+
 # How long the script waits for the charts before it asks anyway, ms: a page whose chart cannot be drawn
 # (or a browser that never draws it) still gets its grid.
 GIVE_UP_MS = 4000
 
-# Polls every 50 ms (timers keep running in a tab in the background, slower; animation frames stop there).
-# A chart counts as drawn once plotly has its data (`_fullData`); one animation frame more lets it paint (not
-# in a hidden tab, where it would wait until the tab is shown).
-_JS = f"""
-export default function ({{ setTriggerValue }}) {{
-  const start = performance.now();
-  let done = false;
-  const drawn = () => {{
-    const charts = [...document.querySelectorAll('.js-plotly-plot')];
-    return charts.length > 0 && charts.every((c) => c._fullData);
-  }};
-  const poll = () => {{
-    if (done) return;
-    if (drawn() || performance.now() - start > {GIVE_UP_MS}) {{
-      done = true;
-      const send = () => setTriggerValue("drawn", true);
-      if (document.hidden) send(); else requestAnimationFrame(() => setTimeout(send, 0));
-    }} else {{
-      setTimeout(poll, 50);
-    }}
-  }};
-  poll();
-  return () => {{ done = true; }};
-}}
-"""
-
-_signal = st.components.v2.component("attention_after_charts", js=_JS)
+_signal = st.components.v2.component("attention_after_charts", js=charts_drawn_script(GIVE_UP_MS))
 
 
 def after_charts(key: str, *, waiting: str, height: int) -> bool:

@@ -1,7 +1,7 @@
 """The teacher's actions pushed to the students' screens, and the students' to the teacher's: one watcher per
 server process.
 
-No screen polls the store: a timer fragment costs 2.2-2.4 ms a rerun (bench/fragment_floor.py), and 30 students
+No screen polls the store: a timer fragment costs 2.2-2.4 ms a rerun (docs/classroom.md), and 30 students
 polling every second would double the server's CPU. Instead, every time a room's screen runs (a student's bar,
 the teacher's bar or dashboard) it tells this process's watcher which room it drew and at which version
 (classroom.store: every

@@ -54,7 +54,7 @@ def freeze_long_lived() -> None:
 
     Modules, classes, plotly's validators: about 160,000 objects that live as long as the server. Unfrozen, every full
     collection walks them all again, 70-170 ms with the whole server stopped; over a class's load test that
-    is 2.9 ms of every script run (Python's gc callbacks, bench/load/). `gc.freeze()` moves every
+    is 2.9 ms of every script run (Python's gc callbacks, harness/load/). `gc.freeze()` moves every
     object alive now into a generation the collector never visits. A full collection first leaves only live
     objects to freeze; objects freed later by their reference counts are still freed. What it can keep is a
     reference cycle that was alive at a freeze and becomes garbage later (a session open at that moment): a

@@ -8,7 +8,7 @@ Prints figures; not a CI test.
 
 Servers. By default one `streamlit run app.py`. With `--workers N`, the class is served the way the README serves
 one from one machine, `bash deploy/serve.sh` (deploy/serve.py: nginx in front of N workers, pinned one per core
-when N is the number of cores, started here by bench/servers.start_proxy): the teacher and every student connect
+when N is the number of cores, started here by harness/servers.start_proxy): the teacher and every student connect
 through nginx, which sends a new session's websocket to the worker with the fewest open ones (least_conn) and
 keeps that browser there with a cookie; the workers share the SQLite store. Both phases (with and without class
 mode) run on the same servers, and the server CPU is that of the N worker processes summed (nginx and the
@@ -17,7 +17,7 @@ commit, so that edits in progress never reach a running server.
 
 Who is who. Every session is a real session of `streamlit run app.py` (a server of its own, with a fresh SQLite
 store in --scratch): the teacher and the 28 browser-less students speak Streamlit's websocket protocol
-(bench/ws_client.py) as a browser does, including what a following student's browser does by itself: reading the
+(harness/protocol.py) as a browser does, including what a following student's browser does by itself: reading the
 runs the server starts in its session (the teacher's new page, or the bar alone: ui/classroom_push.py), the timer
 reruns of an `st.fragment(run_every=...)` where one is drawn (the frontend's setInterval, one rerun per interval; a
 tick waits for the previous run to end, where the browser would send it anyway and the server would fold the two),
@@ -32,7 +32,7 @@ What it measures, in one run:
    adds is not hidden behind heavy page runs); without class mode nobody is in a room and every student goes to
    the same page by its sidebar link right after the teacher; with class mode the teacher leads a room and the
    students follow (the server runs the teacher's new page in each following student's session,
-   ui/classroom_push.py, received as a browser would: bench/ws_client.ProtocolSession.pushed). Same moves, same
+   ui/classroom_push.py, received as a browser would: harness/protocol.ProtocolSession.pushed). Same moves, same
    pages, same number of page runs: the difference is what following costs; the report counts, by kind, the runs
    the sessions had without asking for them. CPU = the server
    process's utime+stime (with `--workers`, the workers' summed) over the phase's moving window, which the
@@ -56,25 +56,22 @@ import asyncio
 import json
 import os
 import random
-import re
 import statistics
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.browser import CHROMIUM
-from bench.load.plan import PAGES
-from bench.load.processes import ServerOutput, cpu_seconds, process_tree, worker_pid
-from bench.load.report import pct, tee_log, uptime
-from bench.load.sessions import BROWSER_ARGS, H1_JS, WAIT_JS
-from bench.servers import ROOT, serve_reading_output, snapshot_of, start_proxy, start_server
+from harness.browser import CHROMIUM
+from harness.load.plan import PAGES
+from harness.load.processes import ServerOutput, cpu_seconds, process_tree, worker_pid
+from harness.load.report import pct, tee_log, uptime
+from harness.load.sessions import BROWSER_ARGS, H1_JS, MOVE_URL, TEACHER_COOKIE, WAIT_JS
+from harness.servers import ROOT, serve_reading_output, snapshot_of, start_proxy, start_server
 
 TOUR = ["causal", "heads", "positions", "block", "predict", "playground"]  # light pages, every one followable
 TARGET_P95_S = 2.0
 TARGET_CPU_RATIO = 1.15
-MOVE_URL = re.compile(r"const url = (\"[^\"]*\")")  # the link in ui/streamlit_internals/browser.move_script
-TEACHER_COOKIE = re.compile(r"attention_class=t\.([A-Z0-9]{6})\.([A-Za-z0-9_-]+);")
 
 
 @dataclass
@@ -109,7 +106,7 @@ class WsStudent:
     goes to the teacher's page by its sidebar link."""
 
     def __init__(self, url: str, name: str, figures: Figures, timeout: float):
-        from bench.ws_client import ProtocolSession
+        from harness.protocol import ProtocolSession
 
         self.name, self.figures = name, figures
         self.client = ProtocolSession(url, timeout=timeout)
@@ -517,7 +514,7 @@ async def main_async(args, log) -> int:
     figures = Figures()
     try:
         log(f"server up at {url} (pid {proc.pid})")
-        from bench.ws_client import ProtocolSession
+        from harness.protocol import ProtocolSession
 
         for target in servers.urls:  # the first visit of each page fills the caches, each worker's own
             warm = ProtocolSession(target, timeout=args.timeout)

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.browser import CHROMIUM, CHROMIUM_ARGS, wait_idle
-from bench.load.plan import PAGES as LOAD_TEST_PAGES
-from bench.servers import ROOT, start_server
+from harness.browser import CHROMIUM, CHROMIUM_ARGS, wait_idle
+from harness.load.plan import PAGES as LOAD_TEST_PAGES
+from harness.servers import ROOT, start_server
 
 __all__ = ["CHROMIUM", "CHROMIUM_ARGS", "ROOT", "start_server", "wait_idle"]  # what the browser tests import from here
 ARTIFACTS = ROOT / "artifacts" / "screenshots"

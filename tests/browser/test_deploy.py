@@ -24,9 +24,9 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from bench.browser import wait_idle
-from bench.servers import ROOT, proxy_ports, serve_dirs
-from bench.ws_client import ProtocolSession
+from harness.browser import wait_idle
+from harness.protocol import ProtocolSession
+from harness.servers import ROOT, proxy_ports, serve_dirs
 from tests.browser.conftest import WAIT_MS, browser_required
 from tests.browser.test_protocol_session import _run
 

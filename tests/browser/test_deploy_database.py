@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from bench.servers import ROOT, _can_bind, free_port, proxy_ports, serve_dirs
+from harness.servers import ROOT, _can_bind, free_port, proxy_ports, serve_dirs
 from tests.browser.conftest import browser_required
 
 SERVE = ROOT / "deploy" / "serve.py"

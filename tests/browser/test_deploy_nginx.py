@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.servers import free_port
 from deploy.serve import render_config, self_signed_pair
+from harness.servers import free_port
 from tests.browser.conftest import browser_required
 
 

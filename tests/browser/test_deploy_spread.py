@@ -19,8 +19,8 @@ import time
 
 import pytest
 
-from bench.browser import wait_idle
-from bench.ws_client import ProtocolSession
+from harness.browser import wait_idle
+from harness.protocol import ProtocolSession
 from tests.browser.conftest import WAIT_MS
 from tests.browser.test_deploy import COLD_RUN_MS, Proxy, _get
 from tests.browser.test_protocol_session import _run

@@ -22,9 +22,9 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
-from bench.browser import wait_idle
-from bench.servers import ROOT, proxy_ports, serve_dirs
 from deploy.serve import fingerprint, lan_ip
+from harness.browser import wait_idle
+from harness.servers import ROOT, proxy_ports, serve_dirs
 from tests.browser.conftest import WAIT_MS
 from tests.browser.test_deploy import _children
 

@@ -16,7 +16,7 @@ import urllib.request
 import pytest
 from playwright.sync_api import expect
 
-from bench.servers import ROOT, free_port
+from harness.servers import ROOT, free_port
 from tests.browser.conftest import WAIT_MS, assert_no_exception, browser_required, wait_idle
 
 IMAGE_SH = ROOT / "deploy" / "image.sh"

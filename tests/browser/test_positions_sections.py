@@ -7,7 +7,7 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs
 
-from bench.ws_client import ProtocolSession
+from harness.protocol import ProtocolSession
 
 
 def _run(coro):

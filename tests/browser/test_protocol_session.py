@@ -1,4 +1,4 @@
-"""The load test's browser-less client (bench/ws_client.py) against the real server.
+"""The load test's browser-less client (harness/protocol.py) against the real server.
 
 It must do what a browser does, or the load test's figures for 30 sessions measure something else:
 open a page, change a widget (the app then runs with the new value: it writes it into the URL), go to
@@ -11,8 +11,8 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs
 
-from bench.load.plan import PAGES
-from bench.ws_client import ProtocolSession
+from harness.load.plan import PAGES
+from harness.protocol import ProtocolSession
 
 # The h1 of each page, as a reader sees it first.
 TITLES = {
@@ -229,7 +229,7 @@ def test_a_widget_inside_a_section_reruns_that_section_alone_as_the_browser_asks
 def test_a_server_started_for_a_benchmark_reports_each_runs_time_on_its_output(monkeypatch):
     """The load test counts script runs (CPU per run, runs per second) from the server's output: with a pipe
     asked for, start_server hands it over (it once went to a file only, and the load test counted 0 runs)."""
-    from bench.servers import serve_reading_output, start_server
+    from harness.servers import serve_reading_output, start_server
 
     monkeypatch.setenv("ATTENTION_LOG_RUN_MS", "1")
     proc, url = serve_reading_output(start_server, None, ())
@@ -259,9 +259,9 @@ def test_a_browserless_student_follows_the_teacher_and_answers_as_a_browser_does
     runs the teacher's new view in the student's session when the teacher moves (ui/classroom_push.py; the client
     sends nothing): the new page, with the view's state, and the view's link sent to the client; a question
     reruns the bar alone; and a radio answer reaches the store once, changed in place."""
-    from bench.load.classroom import MOVE_URL
-    from bench.servers import start_server
     from classroom.store import open_store
+    from harness.load.sessions import MOVE_URL
+    from harness.servers import start_server
 
     db = f"sqlite:///{tmp_path / 'class.db'}"
     monkeypatch.setenv("ATTENTION_DB_URL", db)
@@ -321,9 +321,9 @@ def test_a_browserless_student_follows_the_teacher_and_answers_as_a_browser_does
 def test_a_browserless_teacher_opens_the_ask_popover_and_asks(monkeypatch, tmp_path):
     """The class-mode load test's teacher (bench/load/classroom.py): the Ask popover's controls are drawn only
     while it is open, so the client opens it first, as a browser's click does (a rerun with its open state)."""
-    from bench.load.classroom import TEACHER_COOKIE
-    from bench.servers import start_server
     from classroom.store import open_store
+    from harness.load.sessions import TEACHER_COOKIE
+    from harness.servers import start_server
 
     db = f"sqlite:///{tmp_path / 'class.db'}"
     monkeypatch.setenv("ATTENTION_DB_URL", db)

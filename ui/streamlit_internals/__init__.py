@@ -16,11 +16,11 @@ missing is said once by name: nothing falls back in silence.
     push.py          a session's fragment rerun, or its run of another page, asked for by the server (class mode's
                      push to the students' bars and pages)
     spawn.py         training children started without re-running the app's script
-    browser.py       the scripts that rely on Streamlit's frontend (reconnect, browser history)
+    browser.py       the scripts that rely on Streamlit's frontend (reconnect, browser history, a chart drawn)
     imports.py       plotly never handed a module that another thread is still importing (a crash otherwise)
     widget_sync.py   a widget's value set by the app sent again until the browser has it (empty boxes otherwise)
 
-One entry lives outside the app: bench/ws_client.py, the load test's browser-less session, speaks Streamlit's
+One entry lives outside the app: harness/protocol.py, the load test's browser-less session, speaks Streamlit's
 websocket protocol (entry "browserless-session"); its protocol messages are hashed here like the rest.
 """
 
@@ -46,10 +46,11 @@ class Internal:
     reads: str  # what it replaces or reads
     why: str  # why, with the measured gain for a speed patch
     without: str  # what breaks without it
-    sources: tuple[str, ...]  # "module:qualname" (or "streamlit-frontend") whose text the entry depends on
+    sources: tuple[str, ...]  # "module:qualname" (or "streamlit-frontend[:chunk]") whose text the entry depends on
 
 
 FRONTEND = "streamlit-frontend"  # Streamlit's compiled frontend (static/static/js/index.*.js), hashed whole
+FRONTEND_PLOTLY = "streamlit-frontend:PlotlyChart"  # its chart element with the plotly.js it bundles (PlotlyChart.*.js)
 
 ENTRIES = (
     Internal(
@@ -146,10 +147,9 @@ ENTRIES = (
         "marked as a timer's rerun, as Streamlit's run-on-save asks for a run; it waits while the session has a "
         "script runner (`AppSession._scriptrunner`): a request during a run was merged into it, and a fragment's "
         "output could be lost",
-        why="a student's bar polled the store on a one-second timer: 6.0 ms of server CPU per student per second, "
-        "and any one-second timer fragment costs 2.2-2.4 ms a rerun (bench/fragment_floor.py), so 30 students "
-        "added x2.76 the server CPU (target x1.15); pushed, a bar reruns only when the teacher acts "
-        "(docs/classroom.md, Measured)",
+        why="a bar that polled the store would rerun on a timer: a one-second timer fragment costs 2.2-2.4 ms a "
+        "rerun, so 30 polling students take x2.76 the server CPU (target x1.15); pushed, a bar reruns only when "
+        "the teacher acts (docs/classroom.md, Measured)",
         without="students' bars follow the teacher only on their 30 s safety timer",
         sources=(
             "streamlit.runtime.app_session:AppSession.__init__",
@@ -242,7 +242,7 @@ ENTRIES = (
     ),
     Internal(
         name="browserless-session",
-        where="bench/ws_client.py (the load test's and bench/compare_revisions.py's sessions; not the app)",
+        where="harness/protocol.py (the load test's and bench/compare_revisions.py's sessions; not the app)",
         reads="speaks Streamlit's websocket protocol as the frontend does: builds `BackMsg.rerun_script` (page, "
         "query string, widget states, fragment id, `is_history_navigation`) and reads `ForwardMsg`s (new_session, "
         "delta elements, navigation, page_info_changed, auto_rerun, script_finished); "
@@ -258,6 +258,18 @@ ENTRIES = (
             "streamlit.proto.ForwardMsg_pb2:DESCRIPTOR.serialized_pb",
             "streamlit.proto.Element_pb2:DESCRIPTOR.serialized_pb",
         ),
+    ),
+    Internal(
+        name="plotly-chart-drawn",
+        where="browser.charts_drawn_script (ui/after_charts.py); harness/load/sessions.py and "
+        "bench/bench_playground.py read a chart's data from it in Chromium",
+        reads="polls each chart element (`.js-plotly-plot`) for the `_fullData` that plotly.js sets once it has laid "
+        "out the chart's data",
+        why="only the browser knows when its charts are drawn: the Playground's grid, whose code loads for a while "
+        "on a first visit, is drawn after the heatmap (a warm first visit reached its heatmap 1.23x the floor app's "
+        "time instead of 1.35x: docs/performance.md)",
+        without="the grid waits for the script's 4 s give-up on every first visit",
+        sources=(FRONTEND_PLOTLY,),
     ),
     Internal(
         name="one-history-entry-per-page",
@@ -322,22 +334,23 @@ def resolve(source: str):
     return getattr(obj, "replaced", obj)
 
 
-def frontend_bundle() -> Path:
-    """Streamlit's main frontend script (the one that holds the app shell, its attributes and its keys)."""
+def frontend_bundle(chunk: str = "index") -> Path:
+    """A script of Streamlit's frontend: its main one (the app shell, its attributes and its keys), or the chunk of
+    one element ("PlotlyChart")."""
     import streamlit
 
     folder = Path(streamlit.__file__).parent / "static" / "static" / "js"
-    bundles = sorted(b for b in folder.glob("index.*.js") if b.name.count(".") == 2)  # not index.esm.*.js
+    bundles = sorted(b for b in folder.glob(f"{chunk}.*.js") if b.name.count(".") == 2)  # not index.esm.*.js
     if len(bundles) != 1:
-        raise LookupError(f"expected one index.*.js in Streamlit's frontend, found {[b.name for b in bundles]}")
+        raise LookupError(f"expected one {chunk}.*.js in Streamlit's frontend, found {[b.name for b in bundles]}")
     return bundles[0]
 
 
 def source_hash(source: str) -> str:
     """The first 16 hex digits of the sha256 of the source's whole text (a constant's repr, the frontend bundle's
     bytes)."""
-    if source == FRONTEND:
-        data = frontend_bundle().read_bytes()
+    if source.startswith(FRONTEND):
+        data = frontend_bundle(source.partition(":")[2] or "index").read_bytes()
     else:
         obj = resolve(source)
         is_code = inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismethod(obj)
@@ -387,6 +400,7 @@ PINNED_SOURCES = {
     "_plotly_utils.utils:is_skipped_key": "9dae894984dc9ed7",
     "_plotly_utils.utils:plotlyjsShortTypes": "56adfecff884ee79",
     "streamlit-frontend": "b5764588a0b92c01",
+    "streamlit-frontend:PlotlyChart": "8cb9b72292d50f4a",
     "streamlit.proto.BackMsg_pb2:DESCRIPTOR.serialized_pb": "02fd354c9dddf33e",
     "streamlit.proto.ClientState_pb2:DESCRIPTOR.serialized_pb": "1a2b7cbd38d243fe",
     "streamlit.proto.WidgetStates_pb2:DESCRIPTOR.serialized_pb": "44f922cc6eb40a56",

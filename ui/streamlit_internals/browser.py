@@ -1,6 +1,7 @@
-"""The scripts that rely on Streamlit's frontend (entries "reconnect-rerun" and "one-history-entry-per-page"
-of ui/streamlit_internals): an attribute its app shell sets, its rerun key, and its calls to the browser's
-history API. Both are fixed texts: nothing from the user goes into them.
+"""The scripts that rely on Streamlit's frontend (entries "reconnect-rerun", "one-history-entry-per-page" and
+"plotly-chart-drawn" of ui/streamlit_internals): an attribute its app shell sets, its rerun key, its calls to the
+browser's history API, and the property plotly.js sets on a chart it has drawn. All are fixed texts: nothing from
+the user goes into them.
 """
 
 import json
@@ -110,3 +111,33 @@ def move_script(view: str) -> str:
         " setTimeout(go, 50);"
         " })();</script>"
     )
+
+
+def charts_drawn_script(give_up_ms: int) -> str:
+    """A component's script (st.components.v2) that sends its trigger "drawn" once every chart on the page is drawn,
+    or after `give_up_ms` whatever they are (ui/after_charts.py). A chart counts as drawn once plotly.js has laid out
+    its data (the `_fullData` it sets on the chart's element, in the plotly.js that Streamlit's frontend bundles);
+    one animation frame more lets it paint (not in a hidden tab, where it would wait until the tab is shown). It
+    polls every 50 ms: timers keep running in a background tab (slower), animation frames stop there."""
+    return f"""
+export default function ({{ setTriggerValue }}) {{
+  const start = performance.now();
+  let done = false;
+  const drawn = () => {{
+    const charts = [...document.querySelectorAll('.js-plotly-plot')];
+    return charts.length > 0 && charts.every((c) => c._fullData);
+  }};
+  const poll = () => {{
+    if (done) return;
+    if (drawn() || performance.now() - start > {int(give_up_ms)}) {{
+      done = true;
+      const send = () => setTriggerValue("drawn", true);
+      if (document.hidden) send(); else requestAnimationFrame(() => setTimeout(send, 0));
+    }} else {{
+      setTimeout(poll, 50);
+    }}
+  }};
+  poll();
+  return () => {{ done = true; }};
+}}
+"""

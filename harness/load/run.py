@@ -13,10 +13,10 @@ import threading
 import time
 from pathlib import Path
 
-from bench.browser import CHROMIUM
-from bench.load import __doc__ as load_doc
-from bench.load.plan import PAGES, session_plan
-from bench.load.processes import (
+from harness.browser import CHROMIUM
+from harness.load import __doc__ as load_doc
+from harness.load.plan import PAGES, session_plan
+from harness.load.processes import (
     MemorySampler,
     ServerOutput,
     SpeedProbe,
@@ -26,7 +26,7 @@ from bench.load.processes import (
     process_tree,
     worker_pid,
 )
-from bench.load.report import (
+from harness.load.report import (
     connected_sessions_by_worker,
     mib,
     report,
@@ -34,7 +34,7 @@ from bench.load.report import (
     tee_log,
     uptime,
 )
-from bench.load.sessions import (
+from harness.load.sessions import (
     BROWSER_ARGS,
     BrowserlessSession,
     MischiefSession,
@@ -43,7 +43,7 @@ from bench.load.sessions import (
     reap,
     warm_up,
 )
-from bench.servers import (
+from harness.servers import (
     ROOT,
     serve_reading_output,
     snapshot_of,
@@ -286,7 +286,7 @@ def main() -> None:
         type=int,
         default=None,
         help="how many of the sessions are Chromium pages (default: all); the others speak "
-        "Streamlit's websocket protocol without a browser (bench/ws_client.py), as a "
+        "Streamlit's websocket protocol without a browser (harness/protocol.py), as a "
         "classroom's browsers on their own laptops would, so that 30 sessions can load one "
         "server on a machine that cannot also render 30 pages",
     )

@@ -1,5 +1,5 @@
 """The one-line JSON conversation with a benchmark child (ours or PyTorch's side of a side-by-side run), shared by
-bench_core.py and bench_pretrained.py."""
+bench/bench_core.py and bench/bench_pretrained.py."""
 
 from __future__ import annotations
 

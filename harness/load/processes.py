@@ -12,8 +12,8 @@ import threading
 import time
 from pathlib import Path
 
-from bench.servers import ROOT
-from bench.speed_probe import mean_speed_ms
+from harness.servers import ROOT
+from harness.speed_probe import mean_speed_ms
 
 
 def _children_map() -> dict[int, list[int]]:
@@ -128,14 +128,14 @@ class MemorySampler(threading.Thread):
 
 
 class SpeedProbe(threading.Thread):
-    """bench/speed_probe.py in a process of its own beside the server: the machine's speed over the run, as
+    """harness/speed_probe.py in a process of its own beside the server: the machine's speed over the run, as
     (monotonic time, ms of the probe's fixed work) samples. Its CPU (2 % of a core) is not the server's."""
 
     def __init__(self, every: float = 0.5):
         super().__init__(daemon=True)
         self.samples: list[tuple[float, float]] = []
         self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "bench" / "speed_probe.py"), "--every", str(every)],
+            [sys.executable, str(ROOT / "harness" / "speed_probe.py"), "--every", str(every)],
             stdout=subprocess.PIPE,
             text=True,
         )

@@ -323,7 +323,7 @@ class ProtocolSession:
         return next((path for path, h in self.pages.items() if h == self.page_hash), None)
 
     async def use(self, kind: str, label: str, step: int = 1) -> tuple[RunResult, bool | None, bool | None]:
-        """Use one of bench/load/plan.py's ACTIONS: flip a toggle, click a button or move a slider `step` steps.
+        """Use one of harness/load/plan.py's ACTIONS: flip a toggle, click a button or move a slider `step` steps.
         Returns the run and, for a toggle, its value before and after (None otherwise)."""
         if kind == "toggle":
             return await self.toggle(label)

@@ -16,12 +16,11 @@ def rerun_with_threads(threads: int) -> None:
     os.execve(sys.executable, [sys.executable, *sys.argv], env)
 
 
-def start(threads: int | None, root) -> None:
+def start(threads: int | None) -> None:
     """A benchmark's first steps: with `threads`, run again with that many BLAS threads (before numpy loads);
-    then put the repository `root` on sys.path and print the machine."""
+    then print the machine."""
     if threads is not None:
         rerun_with_threads(threads)
-    sys.path.insert(0, str(root))
     print_machine()
 
 

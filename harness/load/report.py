@@ -9,11 +9,11 @@ import re
 import subprocess
 from pathlib import Path
 
-from bench.load.processes import (
+from harness.load.processes import (
     MemorySampler,
     SpeedProbe,
 )
-from bench.load.sessions import (
+from harness.load.sessions import (
     Stats,
 )
 
@@ -152,7 +152,7 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
     if n_browsers < args.sessions:
         log(
             f"clients: {n_browsers} Chromium page(s) and {args.sessions - n_browsers} browser-less sessions "
-            "(Streamlit's websocket protocol, bench/ws_client.py)"
+            "(Streamlit's websocket protocol, harness/protocol.py)"
         )
     log(
         f"LOAD TEST  {args.sessions} sessions x {args.interactions} interactions x {len(figures['waves'])} "
@@ -182,7 +182,7 @@ def report(args, pages, all_stats: list[Stats], figures: dict, log) -> int:
         full = full_speed_cpu_ms(w, figures.get("probe_fast_ms"))
         if full is not None:
             log(
-                f"          the machine's speed (bench/speed_probe.py beside the server): its fixed work took "
+                f"          the machine's speed (harness/speed_probe.py beside the server): its fixed work took "
                 f"{w['probe_ms']:.1f} ms at the wave's mean speed, {figures['probe_fast_ms']:.1f} ms at the run's "
                 f"fastest; at that speed the server CPU per run would be {full:.0f} ms"
             )

@@ -1,6 +1,6 @@
 """How fast this machine is right now: the CPU time of one fixed piece of pure-Python work, sampled over time.
 
-    python bench/speed_probe.py [--every 0.5] [--seconds 30]     # prints "<monotonic s> <ms>" per sample
+    python harness/speed_probe.py [--every 0.5] [--seconds 30]     # prints "<monotonic s> <ms>" per sample
 
 On this 2-core virtual machine the same work takes 10 ms in one moment and 17-18 ms a few seconds later, at idle
 (the host's other tenants share the physical cores): a load test's wave of 15-30 s sees an average of such states,

@@ -1,5 +1,5 @@
 """The load test's sessions: a Chromium page (Session), a browser-less one speaking Streamlit's websocket protocol
-(BrowserlessSession, bench/ws_client.py) and the mischievous student (MischiefSession); what each records (Stats)."""
+(BrowserlessSession, harness/protocol.py) and the mischievous student (MischiefSession); what each records (Stats)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from bench.browser import CHROMIUM_ARGS
-from bench.load.plan import ACTIONS, PAGES, mischief_plan
+from harness.browser import CHROMIUM_ARGS
+from harness.load.plan import ACTIONS, PAGES, mischief_plan
 
 BASE_PATH_PROBE = re.compile(
     r"/(?:%s)/_stcore/(?:health|host-config)(?:\?.*)?$" % "|".join(p for p in PAGES.values() if p)
@@ -18,6 +18,11 @@ BASE_PATH_PROBE = re.compile(
 # The browser resolves no host name but the server's: nothing leaves the machine. (Streamlit sets a page's
 # favicon to https://fonts.gstatic.com/... when the page's icon is ":material/...", as app.py's are.)
 BROWSER_ARGS = [*CHROMIUM_ARGS, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+# What class mode writes into the scripts a run draws (harness/protocol.py's RunResult.scripts), as a class's
+# sessions read them: the link of a bar's move script (ui/streamlit_internals/browser.move_script) and the teacher's
+# room cookie (its room code and teacher key).
+MOVE_URL = re.compile(r"const url = (\"[^\"]*\")")
+TEACHER_COOKIE = re.compile(r"attention_class=t\.([A-Z0-9]{6})\.([A-Za-z0-9_-]+);")
 
 # Set in every page before its scripts: the time of the last click / key press, in the page's clock.
 INIT_JS = """
@@ -330,7 +335,7 @@ async def follow_plan(
 
 
 class BrowserlessSession:
-    """A session without a browser (bench/ws_client.py): the same plan, over Streamlit's websocket protocol.
+    """A session without a browser (harness/protocol.py): the same plan, over Streamlit's websocket protocol.
     Its latency is BackMsg sent -> script_finished received: the server's whole work and the transfer,
     not the rendering, which a student's own laptop does."""
 
@@ -377,7 +382,7 @@ class BrowserlessSession:
             self.record(kind, label, result)
 
     async def run(self, plan: list[str], interactions: int, per_visit: int | None = 1, think: float = 0.0) -> None:
-        from bench.ws_client import ProtocolSession
+        from harness.protocol import ProtocolSession
 
         rng = random.Random(f"{self.wave}-{self.name}")
         client = ProtocolSession(
@@ -436,7 +441,7 @@ class MischiefSession(BrowserlessSession):
                     self.error(f"mischief on {page}: {type(exc).__name__}: {str(exc)[:200]}")
 
     async def one_visit(self, page: str, query: str, button: str | None) -> None:
-        from bench.ws_client import ProtocolSession
+        from harness.protocol import ProtocolSession
 
         client = ProtocolSession(self.url, timeout=max(self.args.interaction_timeout, 120.0), reconnect=True)
         try:
