@@ -16,7 +16,7 @@ from ui.presenter import presenter_controls, presenter_from_url, share_link
 from ui.reconnect import rerun_after_reconnect
 from ui.run_gate import run_gate
 from ui.server_process import data_url, freeze_long_lived, limit_blas_threads, record_run_time
-from ui.state import init_defaults, mark_app_entry, save_current
+from ui.shared_state import init_defaults, mark_app_entry, save_current
 
 # A local file: a material-symbol favicon would be fetched from the internet by every browser.
 FAVICON = Path(__file__).parent / "docs" / "favicon.png"

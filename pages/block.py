@@ -1,6 +1,6 @@
 """The transformer block: its stages with the shape at every arrow, post- vs pre-norm, and stacks of blocks."""
 
-from ui.state import require_app_entry
+from ui.shared_state import require_app_entry
 
 require_app_entry()
 
@@ -18,8 +18,8 @@ from lessons.head_library import MAX_POSITIONS, embed_tokens, residual_sources, 
 from ui.charts import chart, show_snippet
 from ui.number_box import number_box
 from ui.page_state import PageState, stop
+from ui.shared_state import SEQUENCE_KEY
 from ui.snippets import block_snippet
-from ui.state import SEQUENCE_KEY
 from ui.tables import arrow_table
 from ui.url import Choice, Flag, Int
 

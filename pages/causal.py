@@ -23,8 +23,8 @@ from ui.charts import chart, show_snippet
 from ui.number_box import number_box
 from ui.page_state import PageState, stop
 from ui.sequence_editor import editor_box, reset_sequence, sequence_editor
+from ui.shared_state import require_app_entry
 from ui.snippets import attention_snippet
-from ui.state import require_app_entry
 from ui.tables import arrow_rows, arrow_table
 from ui.url import Int, SequenceParam
 

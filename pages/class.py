@@ -7,7 +7,7 @@ import os
 import segno
 import streamlit as st
 
-from ui.state import is_presenting, require_app_entry
+from ui.shared_state import is_presenting, require_app_entry
 
 require_app_entry()
 

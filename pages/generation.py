@@ -1,7 +1,7 @@
 """Generation and the KV cache: token-by-token decoding of the trained induction model, each step's attention row,
 the cache growing, the work per new token with and without it, the cache checked live, and MHA vs GQA vs MQA."""
 
-from ui.state import require_app_entry
+from ui.shared_state import require_app_entry
 
 require_app_entry()
 

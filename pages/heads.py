@@ -1,6 +1,6 @@
 """Multi-head attention: d_model split into heads, one heatmap per head, concatenation, output projection."""
 
-from ui.state import require_app_entry
+from ui.shared_state import require_app_entry
 
 require_app_entry()
 
@@ -27,8 +27,8 @@ from lessons.head_library import (
 from ui.charts import chart, show_snippet
 from ui.number_box import number_box
 from ui.page_state import PageState, stop
+from ui.shared_state import SEQUENCE_KEY
 from ui.snippets import heads_snippet
-from ui.state import SEQUENCE_KEY
 from ui.tables import arrow_table
 from ui.url import Choice, Flag, Int, Slots
 

@@ -1,7 +1,7 @@
 """Watch an induction head form: a 2-layer attention-only decoder, trained by our own numpy code, learns to
 continue repeated random tokens; its loss, its heads' patterns over training, their scores, and your sequence."""
 
-from ui.state import require_app_entry
+from ui.shared_state import require_app_entry
 
 require_app_entry()
 

@@ -21,8 +21,8 @@ from ui.charts import chart, show_snippet
 from ui.number_box import number_box
 from ui.page_state import PageState, stop
 from ui.sequence_editor import editor_box, sequence_editor
+from ui.shared_state import SEQUENCE_KEY, require_app_entry
 from ui.snippets import attention_snippet
-from ui.state import SEQUENCE_KEY, require_app_entry
 from ui.tables import arrow_table
 from ui.url import Int, SequenceParam
 

@@ -17,8 +17,8 @@ from ui.export import matrices_to_csv, matrices_to_json
 from ui.page_state import PageState, section, stop
 from ui.sequence import default_sequence, display_labels
 from ui.sequence_editor import sequence_controls, sequence_editor, sequence_grid
+from ui.shared_state import SEQUENCE_KEY, is_presenting, require_app_entry
 from ui.snippets import attention_snippet
-from ui.state import SEQUENCE_KEY, is_presenting, require_app_entry
 from ui.streamlit_internals.imports import pandas
 from ui.streamlit_internals.session import running_alone
 from ui.url import Flag, Int, SequenceParam

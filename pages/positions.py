@@ -1,6 +1,6 @@
 """Where is position? Attention cannot see order; four ways to add it; masks beyond causal."""
 
-from ui.state import require_app_entry
+from ui.shared_state import require_app_entry
 
 require_app_entry()
 

@@ -14,8 +14,8 @@ from ui.number_box import forget_number, number_box
 from ui.page_state import PageState, stop
 from ui.safe_text import escape_markdown
 from ui.sequence_editor import editor_box, reset_sequence, sequence_editor
+from ui.shared_state import SEQUENCE_KEY, require_app_entry
 from ui.snippets import attention_snippet
-from ui.state import SEQUENCE_KEY, require_app_entry
 from ui.url import Choice, SequenceParam
 
 require_app_entry()

@@ -30,8 +30,8 @@ from ui.export import CSV_MAX_WEIGHTS, attentions_csv, attentions_npz
 from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
 from ui.minilm_inputs import example_menu, pair_menu, tokens_strip
 from ui.page_state import PageState, stop
+from ui.shared_state import is_presenting, require_app_entry
 from ui.snippets import pretrained_snippet
-from ui.state import is_presenting, require_app_entry
 from ui.url import Choice, Flag, Int, Text
 
 require_app_entry()

@@ -42,8 +42,8 @@ from ui.minilm_inputs import example_menu, pair_menu
 from ui.number_box import number_box
 from ui.page_state import PageState, stop
 from ui.safe_text import escape_markdown
+from ui.shared_state import require_app_entry
 from ui.snippets import deeper_snippet
-from ui.state import require_app_entry
 from ui.tables import arrow_table
 from ui.url import Choice, Flag, Int, Text
 

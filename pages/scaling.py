@@ -43,8 +43,8 @@ from ui.background import queue_message, queue_notice, run_niced
 from ui.charts import chart, show_snippet
 from ui.number_box import number_box
 from ui.page_state import PageState
+from ui.shared_state import require_app_entry
 from ui.snippets import scaling_snippet
-from ui.state import require_app_entry
 from ui.url import Choice, ChoiceList, Int
 
 require_app_entry()

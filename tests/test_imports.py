@@ -202,8 +202,10 @@ def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_product_has_no_import_cycle():
     graph = import_graph()
-    assert {"ui.page_state", "ui.sequence_editor", "ui.presenter", "ui.state", "app", "harness.load.run"} <= set(graph)
-    assert "ui.sequence_state" in graph["ui.page_state"], "the graph sees the imports"
+    assert {"ui.page_state", "ui.sequence_editor", "ui.presenter", "ui.shared_state", "app", "harness.load.run"} <= set(
+        graph
+    )
+    assert "ui.sequence_reset" in graph["ui.page_state"], "the graph sees the imports"
     assert "attention.masks" in graph["attention.dot_product"], "and the relative ones"
     assert "harness.machine" in graph["bench.bench_decoder"], "and a bench script's import of the harness"
     assert "ui.streamlit_internals.server" in graph["ui.streamlit_internals"], "and those inside a function"
@@ -308,5 +310,5 @@ def test_every_name_a_page_or_the_app_imports_exists():
 
 def test_the_import_check_finds_a_moved_name(tmp_path):
     page = tmp_path / "page.py"
-    page.write_text("from ui.presenter import is_presenting_nowhere\nfrom ui.state import is_presenting\n")
+    page.write_text("from ui.presenter import is_presenting_nowhere\nfrom ui.shared_state import is_presenting\n")
     assert missing_imports([page], tmp_path) == ["page.py:1: ui.presenter.is_presenting_nowhere"]

@@ -30,7 +30,7 @@ from figures.base import (
 )
 from figures.export import figure_to_csv, figure_to_json, heatmap_tables
 from figures.steps import steps_heatmap
-from ui.state import chart_format, is_presenting
+from ui.shared_state import chart_format, is_presenting
 from ui.streamlit_internals.imports import pandas
 from ui.streamlit_internals.plotly_chart import (
     chart_figure,

@@ -19,7 +19,7 @@
 - The session key (and the widget key) of `name` is "<prefix>_<name>", unless the declaration gives
   its own `key=` (the shared sequence "seq", or a key that links and tests name). A number box keeps its
   typed text under its own key beside it (ui/number_box.py); the number stays under this one.
-- After the page has run, app.py calls `ui.state.save_current()`, which writes exactly this page's state
+- After the page has run, app.py calls `ui.shared_state.save_current()`, which writes exactly this page's state
   (and the shared state) into the link, also after a page's `stop()`. No page reads or writes
   st.query_params.
 - A part of a page whose widgets change nothing else can be a `section` (an st.fragment): those widgets
@@ -41,7 +41,7 @@ import streamlit as st
 
 from ui.run_gate import run_gate
 from ui.safe_text import escape_markdown
-from ui.sequence_state import reset_sequence
+from ui.sequence_reset import reset_sequence
 from ui.streamlit_internals.session import browser_widget_keys, history_navigation, running_alone
 from ui.url import Param, SequenceParam, Slots, value_text
 

@@ -8,7 +8,7 @@ from urllib.parse import urlencode, urlsplit
 import streamlit as st
 
 from ui.charts import WIDTH_CSS
-from ui.state import FORMAT_KEY, PRESENTER_KEY, SHARED
+from ui.shared_state import FORMAT_KEY, PRESENTER_KEY, SHARED
 from ui.streamlit_internals.browser import HISTORY_JS
 from ui.url import decode_flag
 

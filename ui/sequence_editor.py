@@ -26,8 +26,8 @@ from ui.sequence import (
     parse_number,
     parse_tokens,
 )
-from ui.sequence_state import reset_sequence
-from ui.state import is_presenting
+from ui.sequence_reset import reset_sequence
+from ui.shared_state import is_presenting
 from ui.streamlit_internals.imports import pandas
 
 MATRIX_HELP = {

@@ -1,4 +1,4 @@
-"""The shared token sequence's session state, without drawing anything: what the editor (ui/sequence_editor.py)
+"""Setting the shared token sequence anew, without drawing anything: what the editor (ui/sequence_editor.py)
 and the declared page state (ui/page_state.py) both set.
 
 Canonical state: st.session_state[key] is a TokenSequence. The editor's grids are given a *base* snapshot
