@@ -7,8 +7,6 @@ require_app_entry()
 import numpy as np
 import streamlit as st
 
-import lessons.positions as lesson
-import lessons.positions_text as text
 from attention.positions import ALIBI_LATEX, ROPE_LATEX, ROPE_OFFSET_LATEX, SINUSOIDAL_LATEX, alibi_slopes
 from attention.positions import sinusoidal_encoding as sinusoidal_table
 from attention.pretrained import MODEL_NAME
@@ -22,6 +20,7 @@ from figures.positions import (
     sinusoidal_figure,
     slopes_figure,
 )
+from lessons.positions import alibi, learned, masks, rope, shuffle, sinusoidal, toy
 from ui.charts import cached_figure, cached_weights_figure, cell_font, chart, show_snippet, square_chart
 from ui.checks import outcome_box
 from ui.minilm import learned_table, minilm_checks, model_or_reason
@@ -42,7 +41,7 @@ OFFSETS = np.arange(-32, 33)  # the RoPE score curve's x axis
 
 STATE = PageState(
     "pos",
-    text=Text(lesson.DEFAULT_TEXT, max_chars=MAX_TEXT_CHARS),
+    text=Text(toy.DEFAULT_TEXT, max_chars=MAX_TEXT_CHARS),
     d_model=Choice(16, choices=(8, 16, 32, 64)),
     seed=Int(0, lo=0, hi=SEED_MAX),
     shuffle=Int(1, lo=0, hi=SHUFFLE_MAX),  # 0: the original order
@@ -55,10 +54,10 @@ STATE = PageState(
     heads=Int(8, lo=1, hi=16),
     alibi_scores=Flag(False),
     n=Int(16, lo=2, hi=32),
-    window=Int(lambda v: min(3, v["n"]), lo=1, hi=lambda v: v["n"], label="Window w", why=text.window_why),
+    window=Int(lambda v: min(3, v["n"]), lo=1, hi=lambda v: v["n"], label="Window w", why=masks.window_why),
     layers=Int(3, lo=1, hi=8),
-    len_a=Int(lesson.word_count, lo=1, hi=lesson.word_count, label="Sequence 1's length", why=text.length_why),
-    len_b=Int(lesson.half_the_words, lo=1, hi=lesson.word_count, label="Sequence 2's length", why=text.length_why),
+    len_a=Int(toy.word_count, lo=1, hi=toy.word_count, label="Sequence 1's length", why=masks.length_why),
+    len_b=Int(toy.half_the_words, lo=1, hi=toy.word_count, label="Sequence 2's length", why=masks.length_why),
     pad_causal=Flag(False),
 )
 
@@ -68,7 +67,7 @@ def weights_chart(where, steps, labels, key: str) -> None:
     square_chart(where, cached_weights_figure(steps, labels, 0.5), key=key, share=0.5)
 
 
-def the_words() -> lesson.Toy:
+def the_words() -> toy.Toy:
     """The words every section uses, their width and seed: the toy they make (the page stops on bad words)."""
     st.markdown("**The words** (every section below uses them)")
     text_col, width_col, seed_col = st.columns([6, 2, 2], vertical_alignment="bottom")
@@ -76,7 +75,7 @@ def the_words() -> lesson.Toy:
         "Words, separated by spaces",
         **STATE.widget("text"),
         max_chars=MAX_TEXT_CHARS,
-        help=f"2 to {lesson.MAX_WORDS} words. Each word gets its own random vector (the same word, the same vector), "
+        help=f"2 to {toy.MAX_WORDS} words. Each word gets its own random vector (the same word, the same vector), "
         "with no position in it.",
     )
     width_col.selectbox(
@@ -88,35 +87,35 @@ def the_words() -> lesson.Toy:
         **STATE.widget("seed"),
         help="Seeds the word vectors and the toy head's W_Q, W_K and W_V, the matrices that make q, k and v.",
     )
-    words, problem = lesson.parse_words(STATE["text"])
+    words, problem = toy.parse_words(STATE["text"])
     if problem:
         st.error(f"The words cannot be used: {escape_markdown(problem)}. Change the text above.")
         stop()
-    return lesson.Toy.build(words, STATE["d_model"], STATE["seed"])
+    return toy.Toy.build(words, STATE["d_model"], STATE["seed"])
 
 
 # ---------------------------------------------------------------- 1 · order is invisible
 @section
-def order_is_invisible(toy: lesson.Toy, model, alibi_heads: int) -> None:
+def order_is_invisible(example: toy.Toy, model, alibi_heads: int) -> None:
     """Section 1, redrawn alone when its shuffle, order or method changes: nothing below reads them."""
     st.header("1 · Order is invisible")
-    st.markdown(text.SHUFFLE_INTRO)
-    st.latex(lesson.SHUFFLE_LATEX)
+    st.markdown(shuffle.SHUFFLE_INTRO)
+    st.latex(shuffle.SHUFFLE_LATEX)
     shuffle_controls()
-    shuffle, words = STATE["shuffle"], toy.words
-    perm = lesson.permutation(len(words), shuffle)
-    shuffled = lesson.apply_permutation(words, perm)
-    toy_checks = lesson.toy_shuffle_checks(toy.x, toy.head, perm, alibi_heads)
-    st.markdown(text.the_two_orders(escape_markdown(" ".join(words)), shuffle, escape_markdown(" ".join(shuffled))))
-    if lesson.is_original_order(perm):
+    number, words = STATE["shuffle"], example.words
+    perm = shuffle.permutation(len(words), number)
+    shuffled = shuffle.apply_permutation(words, perm)
+    toy_checks = shuffle.toy_shuffle_checks(example.x, example.head, perm, alibi_heads)
+    st.markdown(shuffle.the_two_orders(escape_markdown(" ".join(words)), number, escape_markdown(" ".join(shuffled))))
+    if shuffle.is_original_order(perm):
         st.info("This is the original order: press **Shuffle the words** to move them.", icon=":material/touch_app:")
     side_by_side(toy_checks, words, shuffled, model)
-    real = () if model is None else minilm_checks(words, shuffle, STATE["head"])
-    rows = lesson.check_rows(toy_checks, real, f"{MODEL_NAME.split('/')[-1]}, layer 1 head {STATE['head']}")
-    st.dataframe(arrow_table(lesson.check_table(rows)), hide_index=True, width="stretch", key="pos_check_table")
-    st.caption(text.rounding_caption(lesson.rounding_bound(rows), alibi_heads))
+    real = () if model is None else minilm_checks(words, number, STATE["head"])
+    rows = shuffle.check_rows(toy_checks, real, f"{MODEL_NAME.split('/')[-1]}, layer 1 head {STATE['head']}")
+    st.dataframe(arrow_table(shuffle.check_table(rows)), hide_index=True, width="stretch", key="pos_check_table")
+    st.caption(shuffle.rounding_caption(shuffle.rounding_bound(rows), alibi_heads))
     snippet = shuffle_snippet(
-        words, d_model=toy.d_model, seed=toy.seed, shuffle=shuffle, alibi_heads=alibi_heads, head=STATE["head"]
+        words, d_model=example.d_model, seed=example.seed, shuffle=number, alibi_heads=alibi_heads, head=STATE["head"]
     )
     show_snippet(snippet, key="pos_snippet_shuffle")
 
@@ -150,7 +149,7 @@ def shuffle_controls() -> None:
     method_col.selectbox(
         "Position information on the right",
         **STATE.widget("method"),
-        format_func=lesson.METHOD_LABELS.get,
+        format_func=toy.METHOD_LABELS.get,
         help="The right-hand column repeats the check with this way of adding position (section 2 explains each).",
     )
 
@@ -158,67 +157,67 @@ def shuffle_controls() -> None:
 def side_by_side(toy_checks, words, shuffled, model) -> None:
     """The check without positions and with the chosen method, each before and after the shuffle; with the
     learned table, both columns on the real model, so that they compare like with like."""
-    shuffle, method = STATE["shuffle"], STATE["method"]
+    number, method = STATE["shuffle"], STATE["method"]
     left, right = toy_checks["none"], toy_checks.get(method)
     labels, shuffled_labels = words, shuffled
     if method == "learned" and model is not None:
-        left, right = minilm_checks(words, shuffle, STATE["head"])
-        labels, shuffled_labels = (lesson.minilm_pieces(model, w).tokens for w in (words, shuffled))
-        st.caption(text.learned_columns_caption(STATE["head"]))
-        if unknown := lesson.unknown_note(model, MODEL_NAME, words):
+        left, right = minilm_checks(words, number, STATE["head"])
+        labels, shuffled_labels = (learned.minilm_pieces(model, w).tokens for w in (words, shuffled))
+        st.caption(learned.learned_columns_caption(STATE["head"]))
+        if unknown := learned.unknown_note(model, MODEL_NAME, words):
             st.info(escape_markdown(unknown), icon=":material/help:")
     none_col, with_col = st.columns(2, gap="large")
     none_col.subheader("No position information")
-    with_col.subheader(f"With {lesson.METHOD_LABELS[method]}")
+    with_col.subheader(f"With {toy.METHOD_LABELS[method]}")
     for col, check, key in ((none_col, left, "none"), (with_col, right, "with")):
         if check is None:
-            col.info(text.LEARNED_COLUMN_MISSING)
+            col.info(learned.LEARNED_COLUMN_MISSING)
             continue
         col.markdown("**Original order**")
         weights_chart(col, check.before, labels, key=f"pos_shuffle_{key}_before")
-        col.markdown(f"**Shuffle {shuffle}**: {lesson.OUTCOME_HEADINGS[check.outcome]}")
+        col.markdown(f"**Shuffle {number}**: {shuffle.OUTCOME_HEADINGS[check.outcome]}")
         weights_chart(col, check.after, shuffled_labels, key=f"pos_shuffle_{key}_after")
-        col.container(border=True).markdown(text.shuffle_verdict(check, "none" if key == "none" else method))
+        col.container(border=True).markdown(shuffle.shuffle_verdict(check, "none" if key == "none" else method))
 
 
 # ---------------------------------------------------------------- 2 · four ways to add position
-def four_ways(toy: lesson.Toy, alibi_heads: int) -> None:
+def four_ways(example: toy.Toy, alibi_heads: int) -> None:
     """The toy head without position and with the three ways that need no training, side by side."""
     st.header("2 · Four ways to add position")
-    st.markdown(text.FOUR_WAYS_INTRO)
-    weights = lesson.methods_weights(toy.x, toy.head, alibi_heads)
-    labels = [lesson.METHOD_LABELS[m] for m in lesson.TOY_METHODS]
-    chart(st, cached_figure(four_ways_figure, weights, toy.words, labels), key="pos_four_ways")
-    st.caption(lesson.alibi_unmasked(alibi_heads))
+    st.markdown(toy.FOUR_WAYS_INTRO)
+    weights = toy.methods_weights(example.x, example.head, alibi_heads)
+    labels = [toy.METHOD_LABELS[m] for m in toy.TOY_METHODS]
+    chart(st, cached_figure(four_ways_figure, weights, example.words, labels), key="pos_four_ways")
+    st.caption(alibi.alibi_unmasked(alibi_heads))
 
 
 def learned_absolute(model, missing, words) -> None:
     """The real model's learned table, and one of its first layer's heads with it and without it."""
     st.subheader("Learned absolute: the real model's own table")
-    st.markdown(text.LEARNED_INTRO)
+    st.markdown(learned.LEARNED_INTRO)
     if model is None:
-        st.info(text.LEARNED_NOT_INSTALLED, icon=":material/inventory_2:")
+        st.info(learned.LEARNED_NOT_INSTALLED, icon=":material/inventory_2:")
         st.caption(f"Details: {missing}")
         return
     the_learned_table(model.config.max_positions)
-    st.markdown(text.LEARNED_HEAD_INTRO)
-    if unknown := lesson.unknown_note(model, MODEL_NAME, words):
+    st.markdown(learned.LEARNED_HEAD_INTRO)
+    if unknown := learned.unknown_note(model, MODEL_NAME, words):
         st.caption(escape_markdown(unknown))
     st.slider(
         "Head of layer 1",
         **STATE.widget("head"),
         help=f"One of the {model.config.n_heads} heads of the first layer (head 3 attends to the previous token).",
     )
-    pieces = lesson.minilm_pieces(model, words)
+    pieces = learned.minilm_pieces(model, words)
     for col, positions, title, key in zip(
         st.columns(2, gap="large"),
         (True, False),
         ("with E_pos (as trained)", "without E_pos"),
         ("pos_learned_with", "pos_learned_without"),
     ):
-        steps = lesson.minilm_head(model, pieces.ids, STATE["head"] - 1, positions=positions)
+        steps = learned.minilm_head(model, pieces.ids, STATE["head"] - 1, positions=positions)
         col.markdown(
-            f"**{title}**: mean weight on the previous token {lesson.previous_token_weight(steps.weights):.2f}"
+            f"**{title}**: mean weight on the previous token {learned.previous_token_weight(steps.weights):.2f}"
         )
         weights_chart(col, steps, pieces.tokens, key=key)
 
@@ -239,13 +238,13 @@ def the_learned_table(max_positions: int) -> None:
     with reading_col:
         st.latex(r"\cos(p, q) = \frac{E_{pos}[p] \cdot E_{pos}[q]}{\lVert E_{pos}[p] \rVert\,\lVert E_{pos}[q] \rVert}")
         st.dataframe(by_distance, hide_index=True, key="pos_learned_distances")
-        st.markdown(text.learned_table_reading(reading))
+        st.markdown(learned.learned_table_reading(reading))
 
 
-def sinusoidal() -> tuple[int, int]:
+def sinusoidal_section() -> tuple[int, int]:
     """The sinusoidal table and its shift; returns the table's width and the shift (the snippet reads them)."""
     st.subheader("Sinusoidal (Vaswani et al. 2017)")
-    st.markdown(text.SINUSOIDAL_INTRO)
+    st.markdown(sinusoidal.SINUSOIDAL_INTRO)
     st.latex(SINUSOIDAL_LATEX)
     table_d_col, shift_col = st.columns(2)
     table_d_col.selectbox(
@@ -262,25 +261,25 @@ def sinusoidal() -> tuple[int, int]:
     table_d, shift = STATE["table_d"], STATE["shift"]
     table = sinusoidal_table(SINUSOIDAL_POSITIONS, table_d)
     chart(st, cached_figure(sinusoidal_figure, table), key="pos_sinusoidal_table")
-    st.markdown(text.SHIFT_IS_ROTATION)
-    st.latex(lesson.SHIFT_LATEX)
+    st.markdown(sinusoidal.SHIFT_IS_ROTATION)
+    st.latex(sinusoidal.SHIFT_LATEX)
     rotation_col, check_col = st.columns(2, gap="large")
     small_d = min(table_d, 16)
-    corner = lesson.shift_matrix(shift, table_d)[:small_d, :small_d]  # the corner of the matrix checked on the right
+    corner = sinusoidal.shift_matrix(shift, table_d)[:small_d, :small_d]  # corner of the matrix checked on the right
     ticks = [str(i) for i in range(small_d)]
     figure = cached_figure(numbered_matrix, corner, ticks, ticks, cell_font(small_d, 0.5))
     square_chart(rotation_col, figure, key="pos_shift_matrix", share=0.5)
-    rotation_col.caption(text.shift_matrix_caption(shift, table_d, small_d))
-    shift_ok, sentence = lesson.shift_sentence(SINUSOIDAL_POSITIONS, table_d, shift)
+    rotation_col.caption(sinusoidal.shift_matrix_caption(shift, table_d, small_d))
+    shift_ok, sentence = sinusoidal.shift_sentence(SINUSOIDAL_POSITIONS, table_d, shift)
     outcome_box(check_col, shift_ok, escape_markdown(sentence))
-    check_col.markdown(text.row_length_paragraph(shift, table_d))
+    check_col.markdown(sinusoidal.row_length_paragraph(shift, table_d))
     return table_d, shift
 
 
-def rotary(toy: lesson.Toy) -> int:
+def rotary(example: toy.Toy) -> int:
     """RoPE: its formula, the check that moving every position keeps the scores; returns the offset."""
     st.subheader("RoPE, rotary position embedding (Su et al. 2021, RoFormer)")
-    st.markdown(text.ROPE_INTRO)
+    st.markdown(rope.ROPE_INTRO)
     st.latex(ROPE_LATEX)
     st.latex(ROPE_OFFSET_LATEX)
     offset_col, rope_result_col = st.columns([1, 2], vertical_alignment="bottom")
@@ -290,9 +289,9 @@ def rotary(toy: lesson.Toy) -> int:
         **STATE.widget("offset"),
         help="The words keep their order but start at this position instead of 0: every offset m − n is the same.",
     )
-    offset, words, n_words = STATE["offset"], toy.words, len(toy.words)
-    q, k = lesson.toy_queries_keys(toy.x, toy.head)
-    rope_check = lesson.rope_offset_check(q, k, offset)
+    offset, words, n_words = STATE["offset"], example.words, len(example.words)
+    q, k = toy.toy_queries_keys(example.x, example.head)
+    rope_check = rope.rope_offset_check(q, k, offset)
     outcome_box(rope_result_col, rope_check.passed, rope_check.sentence())
     scores_col, moved_col = st.columns(2, gap="large")
     for col, scores, title, key in (
@@ -302,16 +301,16 @@ def rotary(toy: lesson.Toy) -> int:
         col.markdown(f"**{title}** (q·k after rotation; rows: queries, columns: keys)")
         figure = cached_figure(numbered_matrix, scores, words, words, cell_font(n_words, 0.5), digits=1)
         square_chart(col, figure, key=key, share=0.5)
-    st.markdown(text.rope_offset_paragraph(escape_markdown(words[0])))
-    by_offset = lesson.rope_score_by_offset(q[0], k[0], OFFSETS)
+    st.markdown(rope.rope_offset_paragraph(escape_markdown(words[0])))
+    by_offset = rope.rope_score_by_offset(q[0], k[0], OFFSETS)
     chart(st, cached_figure(offset_figure, OFFSETS, by_offset), key="pos_rope_offsets")
     return offset
 
 
-def alibi(toy: lesson.Toy) -> np.ndarray:
+def alibi_section(example: toy.Toy) -> np.ndarray:
     """ALiBi: each head's slope and the window it makes; returns the slopes."""
     st.subheader("ALiBi, attention with linear biases (Press et al. 2022)")
-    st.markdown(text.ALIBI_INTRO)
+    st.markdown(alibi.ALIBI_INTRO)
     st.latex(ALIBI_LATEX)
     heads_col, slopes_col = st.columns([2, 3], gap="large")
     heads_col.slider(
@@ -322,7 +321,7 @@ def alibi(toy: lesson.Toy) -> np.ndarray:
     )
     slopes = alibi_slopes(STATE["heads"])
     heads_col.dataframe(
-        arrow_table(lesson.slope_table(slopes)),
+        arrow_table(alibi.slope_table(slopes)),
         hide_index=True,
         width="stretch",
         column_config={
@@ -335,13 +334,13 @@ def alibi(toy: lesson.Toy) -> np.ndarray:
         key="pos_alibi_slopes_table",
     )
     chart(slopes_col, cached_figure(slopes_figure, slopes), key="pos_alibi_slopes")
-    st.markdown(" ".join(lesson.alibi_reading(slopes, len(toy.words))))
-    alibi_windows_grid(toy, slopes)
+    st.markdown(" ".join(alibi.alibi_reading(slopes, len(example.words))))
+    alibi_windows_grid(example, slopes)
     return slopes
 
 
 @section
-def alibi_windows_grid(toy: lesson.Toy, slopes: np.ndarray) -> None:
+def alibi_windows_grid(example: toy.Toy, slopes: np.ndarray) -> None:
     """Each ALiBi head's weights, its penalty alone or added to the toy head's scores: redrawn alone by its switch."""
     st.toggle(
         "Add the toy head's scores",
@@ -350,20 +349,20 @@ def alibi_windows_grid(toy: lesson.Toy, slopes: np.ndarray) -> None:
         "head's scores on your words plus each head's penalty.",
     )
     if STATE["alibi_scores"]:
-        weights = lesson.alibi_head_weights(toy.x, toy.head, len(slopes))
+        weights = alibi.alibi_head_weights(example.x, example.head, len(slopes))
         st.caption("The toy head's scores on your words, plus each ALiBi head's penalty, with the causal mask.")
     else:
-        weights = lesson.alibi_windows(len(toy.words), len(slopes))
-        st.caption(text.ALIBI_PENALTY_ALONE)
-    chart(st, cached_figure(alibi_heads_figure, weights, toy.words, slopes), key="pos_alibi_heads")
+        weights = alibi.alibi_windows(len(example.words), len(slopes))
+        st.caption(alibi.ALIBI_PENALTY_ALONE)
+    chart(st, cached_figure(alibi_heads_figure, weights, example.words, slopes), key="pos_alibi_heads")
 
 
 # ---------------------------------------------------------------- 3 · masks beyond causal
 def sliding_window() -> tuple[int, int, int]:
     """The sliding window's reach over layers; returns n, the window and the layers (the snippet reads them)."""
     st.subheader("A sliding window")
-    st.markdown(text.SLIDING_WINDOW_INTRO)
-    st.latex(lesson.REACH_LATEX)
+    st.markdown(masks.SLIDING_WINDOW_INTRO)
+    st.latex(masks.REACH_LATEX)
     n_col, window_col, layers_col = st.columns(3)
     n_col.slider(
         "Sequence length n",
@@ -379,20 +378,20 @@ def sliding_window() -> tuple[int, int, int]:
     if window_note := STATE.note("window"):
         st.info(window_note, icon=":material/straighten:")
     n, window, layers = STATE["n"], STATE["window"], STATE["layers"]
-    first = lesson.window_reach(n, window, layers)
+    first = masks.window_reach(n, window, layers)
     reach_col, reach_text_col = st.columns(2, gap="large")
     square_chart(reach_col, cached_figure(reach_heatmap, first, layers, square=True), key="pos_window_reach", share=0.5)
-    reach_text_col.markdown(text.reach_paragraph(window, layers))
-    outcome_box(reach_text_col, *lesson.reach_sentence(n, window, layers, lesson.last_query_reach(first)))
-    reach_text_col.caption(lesson.mistral_sentence())
+    reach_text_col.markdown(masks.reach_paragraph(window, layers))
+    outcome_box(reach_text_col, *masks.reach_sentence(n, window, layers, masks.last_query_reach(first)))
+    reach_text_col.caption(masks.mistral_sentence())
     return n, window, layers
 
 
 @section
-def padding_section(toy: lesson.Toy, n: int, window: int, layers: int) -> None:
+def padding_section(example: toy.Toy, n: int, window: int, layers: int) -> None:
     """The padding mask, redrawn alone when its lengths or its causal switch change."""
     st.subheader("Padding: a batch of two sequences of different lengths")
-    st.markdown(text.PADDING_INTRO)
+    st.markdown(masks.PADDING_INTRO)
     len_a_col, len_b_col = st.columns(2, gap="large")
     len_a_col.slider(
         "Sequence 1: the first words",
@@ -413,16 +412,22 @@ def padding_section(toy: lesson.Toy, n: int, window: int, layers: int) -> None:
         help="Apply the causal mask as well as the padding mask (both apply).",
     )
     pad_causal = STATE["pad_causal"]
-    sequences = lesson.padding_sequences(toy.words, STATE["len_a"], STATE["len_b"])
-    padding = lesson.padding_check(sequences, toy.head, toy.d_model, toy.seed, causal=pad_causal)
+    sequences = masks.padding_sequences(example.words, STATE["len_a"], STATE["len_b"])
+    padding = masks.padding_check(sequences, example.head, example.d_model, example.seed, causal=pad_causal)
     for b, col in enumerate(st.columns(2, gap="large")):
         length, n_padded = padding.lengths[b], len(padding.labels[b])
-        col.markdown(text.sequence_heading(b + 1, length, n_padded))
+        col.markdown(masks.sequence_heading(b + 1, length, n_padded))
         figure = cached_figure(padded_heatmap, padding.result.weights[b], padding.result.used[b], padding.labels[b])
         chart(col, figure, key=f"pos_padding_{b + 1}", share=0.5)
     outcome_box(st, padding.passed, padding.sentence())
     snippet = masks_snippet(
-        n=n, window=window, layers=layers, sequences=sequences, d_model=toy.d_model, seed=toy.seed, causal=pad_causal
+        n=n,
+        window=window,
+        layers=layers,
+        sequences=sequences,
+        d_model=example.d_model,
+        seed=example.seed,
+        causal=pad_causal,
     )
     show_snippet(snippet, key="pos_snippet_masks")
 
@@ -430,19 +435,21 @@ def padding_section(toy: lesson.Toy, n: int, window: int, layers: int) -> None:
 # ---------------------------------------------------------------- the page
 STATE.load()
 st.title("Where is position?")
-st.markdown(text.INTRODUCTION)
+st.markdown(shuffle.INTRODUCTION)
 STATE.show_warnings()
-toy = the_words()
+example = the_words()
 model, missing = model_or_reason()
 alibi_heads = STATE["heads"]  # set in section 2, read by sections 1 and 2
-order_is_invisible(toy, model, alibi_heads)
-four_ways(toy, alibi_heads)
-learned_absolute(model, missing, toy.words)
-table_d, shift = sinusoidal()
-offset = rotary(toy)
-slopes = alibi(toy)
-four = dict(d_model=toy.d_model, seed=toy.seed, table_d=table_d, shift=shift, offset=offset, alibi_heads=len(slopes))
-show_snippet(four_ways_snippet(toy.words, **four), key="pos_snippet_four_ways")
+order_is_invisible(example, model, alibi_heads)
+four_ways(example, alibi_heads)
+learned_absolute(model, missing, example.words)
+table_d, shift = sinusoidal_section()
+offset = rotary(example)
+slopes = alibi_section(example)
+four = dict(
+    d_model=example.d_model, seed=example.seed, table_d=table_d, shift=shift, offset=offset, alibi_heads=len(slopes)
+)
+show_snippet(four_ways_snippet(example.words, **four), key="pos_snippet_four_ways")
 st.header("3 · Masks beyond causal")
 n, window, layers = sliding_window()
-padding_section(toy, n, window, layers)
+padding_section(example, n, window, layers)

@@ -16,30 +16,13 @@ from attention.positions import (
     sinusoidal_encoding,
 )
 from attention.pretrained import load_minilm
-from lessons.positions import (
-    METHOD_LABELS,
-    REACH_LATEX,
-    SHIFT_LATEX,
-    SHUFFLE_LATEX,
-    WORD_PIECES,
-    alibi_reading,
-    alibi_windows,
-    attend,
-    minilm_head,
-    minilm_pieces,
-    padded_batch,
-    parse_words,
-    permutation,
-    position_similarity,
-    reach_span,
-    ripple_peaks,
-    rope_offset_check,
-    shift_matrix,
-    shuffle_check,
-    toy_head,
-    window_reach,
-    word_vectors,
-)
+from lessons.positions.alibi import alibi_reading, alibi_windows
+from lessons.positions.learned import WORD_PIECES, minilm_head, minilm_pieces, position_similarity, ripple_peaks
+from lessons.positions.masks import REACH_LATEX, padded_batch, reach_span, window_reach
+from lessons.positions.rope import rope_offset_check
+from lessons.positions.shuffle import SHUFFLE_LATEX, permutation, shuffle_check
+from lessons.positions.sinusoidal import SHIFT_LATEX, shift_matrix
+from lessons.positions.toy import METHOD_LABELS, attend, parse_words, toy_head, word_vectors
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, plotly_values, type_number
 from tests.apptest_helpers import table_with_column as frame
 

@@ -159,7 +159,8 @@ POSITION_WORDS = ["the", "dog", "bit", "the", "man", "');import os;print('"]
 
 
 def test_the_shuffle_snippet_runs_the_pages_check():
-    from lessons.positions import permutation, shuffle_check, toy_head, word_vectors
+    from lessons.positions.shuffle import permutation, shuffle_check
+    from lessons.positions.toy import toy_head, word_vectors
 
     ns = run(shuffle_snippet(POSITION_WORDS, d_model=8, seed=4, shuffle=3, alibi_heads=4, head=2))
     assert ns["words"] == POSITION_WORDS and "os" not in ns
@@ -173,7 +174,9 @@ def test_the_shuffle_snippet_runs_the_pages_check():
 
 
 def test_the_four_ways_snippet_checks_what_the_page_checks():
-    from lessons.positions import rope_offset_check, shift_error, toy_head, word_vectors
+    from lessons.positions.rope import rope_offset_check
+    from lessons.positions.sinusoidal import shift_error
+    from lessons.positions.toy import toy_head, word_vectors
 
     ns = run(four_ways_snippet(POSITION_WORDS, d_model=16, seed=1, table_d=32, shift=5, offset=300, alibi_heads=6))
     assert float(np.abs(ns["pe"][5:] - ns["pe"][:-5] @ ns["m_k"]).max()) == shift_error(95, 32, 5)
@@ -184,7 +187,8 @@ def test_the_four_ways_snippet_checks_what_the_page_checks():
 
 def test_the_masks_snippet_runs_the_pages_padded_batch():
     from attention import padded_attention
-    from lessons.positions import padded_batch, toy_head, window_reach
+    from lessons.positions.masks import padded_batch, window_reach
+    from lessons.positions.toy import toy_head
 
     sequences = [["a", "b", "c"], ["<img src=x>"]]
     ns = run(masks_snippet(n=9, window=3, layers=2, sequences=sequences, d_model=8, seed=2, causal=True))

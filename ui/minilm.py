@@ -9,7 +9,8 @@ import streamlit as st
 
 from attention.pretrained import MAX_TOKENS, MODEL_NAME, MiniLMRun, load_minilm, read_model_config
 from figures.positions import similarity_figure
-from lessons.positions import ShuffleCheck, TableReading, minilm_shuffle_check, permutation, read_table
+from lessons.positions.learned import TableReading, read_table
+from lessons.positions.shuffle import ShuffleCheck, minilm_shuffle_check, permutation
 from ui.charts import without_template
 
 MAX_TEXT_CHARS = 2000  # a typed or linked text longer than this is refused (256 tokens fit easily)

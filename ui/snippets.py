@@ -152,7 +152,8 @@ def shuffle_snippet(words: Sequence[str], *, d_model: int, seed: int, shuffle: i
     return "\n".join(
         [
             "from attention.pretrained import load_minilm",
-            "from lessons.positions import minilm_shuffle_check, permutation, shuffle_check, toy_head, word_vectors",
+            "from lessons.positions.shuffle import minilm_shuffle_check, permutation, shuffle_check",
+            "from lessons.positions.toy import toy_head, word_vectors",
             "",
             f"words = {list(words)!r}",
             f"x = word_vectors(words, d_model={d_model}, seed={seed})  # (n, d_model): no position in it",
@@ -178,7 +179,9 @@ def four_ways_snippet(
         [
             "import numpy as np",
             "from attention import alibi_bias, alibi_slopes, sinusoidal_encoding",
-            "from lessons.positions import rope_offset_check, shift_matrix, toy_head, word_vectors",
+            "from lessons.positions.rope import rope_offset_check",
+            "from lessons.positions.sinusoidal import shift_matrix",
+            "from lessons.positions.toy import toy_head, word_vectors",
             "",
             f"pe = sinusoidal_encoding(100, {table_d})  # (positions, d): added to the embeddings",
             f"m_k = shift_matrix({shift}, {table_d})  # PE[p + {shift}] = PE[p] @ m_k, the same matrix for every p",
@@ -255,7 +258,8 @@ def masks_snippet(
     return "\n".join(
         [
             "from attention import padded_attention, sliding_window_mask",
-            "from lessons.positions import padded_batch, reach_span, toy_head, window_reach",
+            "from lessons.positions.masks import padded_batch, reach_span, window_reach",
+            "from lessons.positions.toy import toy_head",
             "",
             f"print(sliding_window_mask({n}, {window}).astype(int))  # True = may attend: i - {window} < j <= i",
             f"first = window_reach({n}, {window}, {layers})  # first layer by which key j reaches query i (0: none)",

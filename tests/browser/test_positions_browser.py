@@ -5,7 +5,8 @@ import re
 import numpy as np
 from playwright.sync_api import expect
 
-from lessons.positions import parse_words, permutation, shuffle_check, toy_head, word_vectors
+from lessons.positions.shuffle import permutation, shuffle_check
+from lessons.positions.toy import parse_words, toy_head, word_vectors
 from tests.browser.conftest import assert_no_exception, open_page, screenshot, wait_idle
 
 WAIT = 30_000  # ms: a loaded machine draws this long page slowly
