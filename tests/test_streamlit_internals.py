@@ -72,7 +72,7 @@ def _view_script():
 
 
 def test_the_view_answers_as_filtered_state_for_set_unset_widget_and_missing_keys():
-    at = AppTest.from_function(_view_script).run()
+    at = AppTest.from_function(_view_script, default_timeout=TIMEOUT).run()
     assert not at.exception
     assert {"plain", "none_value", "keyed", "n"} <= set(at.session_state["checked"])
     at.selectbox(key="keyed").select("b").run()
@@ -114,7 +114,7 @@ def test_widgets_set_to_none_through_the_session_stay_empty_with_the_fix(fixed):
     """The one thing the widgets ask filtered_state: a key set to None empties the widget. A view that
     said 'not set' would show each widget's default instead."""
     assert server.WIDGET_MODULES  # the fixture applied it
-    at = AppTest.from_function(_none_script).run()
+    at = AppTest.from_function(_none_script, default_timeout=TIMEOUT).run()
     assert not at.exception
     assert _values(at) == (None, None, None, None, None, 5)
     at.run()  # and on the next run
@@ -493,7 +493,7 @@ def test_the_scan_finds_each_kind_of_internal_the_package_uses():
         "fragment_ids_this_run",
     ):
         assert example in found, example
-    assert not [u for u in private_uses(ROOT / "ui" / "state.py")], "a module that only uses the package"
+    assert not [u for u in private_uses(ROOT / "ui" / "shared_state.py")], "a module that only uses the package"
 
 
 def test_a_source_with_another_text_is_reported_changed(monkeypatch):
@@ -537,7 +537,7 @@ def test_a_move_sends_the_widgets_values_but_not_a_click_left_pressed_by_a_stopp
 
     from ui.streamlit_internals.push import page_run_state
 
-    at = AppTest.from_function(_button_then_stop)
+    at = AppTest.from_function(_button_then_stop, default_timeout=TIMEOUT)
     at.run()
     at.text_input(key="name").input("ada").run()
     at.button(key="go").click().run()

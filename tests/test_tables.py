@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.apptest_helpers import TIMEOUT
 from ui.tables import arrow_rows, arrow_table
 
 COLUMNS = {
@@ -27,7 +28,7 @@ def _shown(make):
 
         st.dataframe(make(), hide_index=True)
 
-    at = AppTest.from_function(app, args=(make,)).run()
+    at = AppTest.from_function(app, args=(make,), default_timeout=TIMEOUT).run()
     assert not at.exception
     return at.dataframe[0].value
 
