@@ -14,7 +14,9 @@ from lessons.why_attention import FIXED_LATEX, fixed_versus_attention
 from ui.charts import SNIPPET_KEY, cell_font, chart, show_snippet, square_cells, square_chart
 from ui.classroom_session import asked_here
 from ui.export import matrices_to_csv, matrices_to_json
+from ui.page_questions import ask_from
 from ui.page_state import PageState, section, stop
+from ui.questions import playground
 from ui.sequence import default_sequence, display_labels
 from ui.sequence_editor import sequence_controls, sequence_editor, sequence_grid
 from ui.shared_state import SEQUENCE_KEY, is_presenting, require_app_entry
@@ -34,6 +36,7 @@ STATE = PageState(
     # the step the presenter's big figure shows (1..7); in the link only when it is not the weights
     step=Int(WEIGHTS_STEP, lo=1, hi=len(STEPS), when=lambda v: v["step"] != WEIGHTS_STEP),
 )
+QUESTIONS = ask_from(STATE, "playground", *playground.questions())
 
 
 def matrix_table(a: np.ndarray, row_labels, col_labels, digits: int = 3):

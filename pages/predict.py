@@ -11,7 +11,9 @@ from ui.charts import chart, show_snippet
 from ui.checks import outcome_box
 from ui.classroom_session import asked_here
 from ui.number_box import forget_number, number_box
+from ui.page_questions import ask_from
 from ui.page_state import PageState, stop
+from ui.questions import predict
 from ui.safe_text import escape_markdown
 from ui.sequence_editor import editor_box, reset_sequence, sequence_editor
 from ui.shared_state import SEQUENCE_KEY, require_app_entry
@@ -28,6 +30,7 @@ STATE = PageState(
     # the "make your own" vectors (in the link only then); they start as the Playground's
     seq=SequenceParam(lambda _: st.session_state[SEQUENCE_KEY], key="predict_seq", when=lambda v: v["puzzle"] == OWN),
 )
+QUESTIONS = ask_from(STATE, "predict", *predict.questions(OWN))
 EDIT_KEY = STATE.key("seq")
 
 

@@ -41,8 +41,11 @@ from lessons.training import (
 from lessons.training import MAX_D_K as MAX_TRAIN_D_K
 from ui.background import queue_message, queue_notice, run_niced
 from ui.charts import chart, show_snippet
+from ui.classroom_session import answer_hidden, hidden_answer_card
 from ui.number_box import number_box
+from ui.page_questions import ask_from
 from ui.page_state import PageState
+from ui.questions import scaling
 from ui.shared_state import require_app_entry
 from ui.snippets import scaling_snippet
 from ui.url import Choice, ChoiceList, Int
@@ -104,6 +107,17 @@ def measured(n_keys: int, n_samples: int, seed: int) -> ScalingStats:
 
 class NotTrainedYet(Exception):
     """Raised by `stored_comparison` on a cache miss (exceptions are never cached)."""
+
+
+def shown_stats(values) -> ScalingStats:
+    """The measurement the page shows for `values` (a class question's true value is read from it)."""
+    try:
+        return measure(values["keys"], values["samples"], values["seed"])
+    except NotTrainedYet:
+        raise ValueError("the page is still measuring: ask again once it shows the measurements") from None
+
+
+QUESTIONS = ask_from(STATE, "scaling", *scaling.questions(shown_stats))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -442,7 +456,9 @@ try:
 except ValueError as err:
     st.error(f"Cannot measure: {err}")
 else:
-    if shown:
+    if answer_hidden("scaling"):
+        hidden_answer_card(st, "What the measurements show (the weights, the largest weight, the table)")
+    elif shown:
         show_measurements(stats, sorted(shown))
     else:
         st.warning("Pick at least one d_k to compare.")

@@ -48,3 +48,13 @@ def run_counter(monkeypatch):
 
     monkeypatch.setattr(MiniLM, "run", counting_run)
     return calls
+
+
+@pytest.fixture
+def room(tmp_path, monkeypatch):
+    """(teacher, student, code) in a class room on a fresh SQLite store (tests/classroom_asking.py)."""
+    from tests.classroom_asking import start_room
+    from ui import classroom_session
+
+    yield start_room(tmp_path, monkeypatch)
+    classroom_session.forget_stores()

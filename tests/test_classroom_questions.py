@@ -144,7 +144,11 @@ def test_an_answer_equal_to_the_true_value_is_counted_in_the_bar_drawn_green(val
 def test_a_box_is_read_as_its_option_or_from_its_label_or_refused():
     """A click on Ask can overtake the run that draws the Ask box: the callback then reads a box's raw value from the
     browser, its label, not its option (the crash this replaced compared "q_2 'north'" with an int)."""
-    from ui.classroom_ask import KINDS, ask_labels, picked
+    from ui.classroom_ask import picked
+    from ui.page_questions import ask_labels
+    from ui.questions import playground
+
+    kinds = {q.kind: q.title for q in playground.questions()}
 
     queries, keys = ask_labels(["the", "cat", "the", "x" * 200])
     assert queries[:3] == ["q_0 'the'", "q_1 'cat'", "q_2 'the'"] and keys[2] == "k_2 'the'"
@@ -152,7 +156,7 @@ def test_a_box_is_read_as_its_option_or_from_its_label_or_refused():
     positions = list(range(4))
     assert picked(2, positions, queries, "query") == 2
     assert picked("q_2 'the'", positions, queries, "query") == 2 and picked("k_0 'the'", positions, keys, "key") == 0
-    assert picked(KINDS["weight"], list(KINDS), list(KINDS.values()), "question") == "weight"
+    assert picked(kinds["weight"], list(kinds), list(kinds.values()), "question") == "weight"
     for bad in (4, -1, "2", "x", None, True, 2.0, "", "k_2 'the'"):
         with pytest.raises(ValueError, match="pick a query from the list"):
             picked(bad, positions, queries, "query")

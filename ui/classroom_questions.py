@@ -17,13 +17,10 @@ from attention import attention_steps
 from attention.sequence import TokenSequence
 from classroom.questions import right_options
 from lessons.puzzles import PUZZLES_BY_ID, TIE_TOLERANCE, custom_puzzle
+from ui.page_questions import key_options
 
 WEIGHT_TOLERANCE = 0.05  # a weight answer this close to the true weight counts as right (the reveal says so)
 BAR_WIDTH = 0.05  # the width of a bar of a number question's histogram
-
-
-def key_options(tokens) -> list[str]:
-    return [f"k_{j} '{tok}'"[:80] for j, tok in enumerate(tokens)]
 
 
 def settings_text(causal: bool, scale: bool) -> str:

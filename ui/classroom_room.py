@@ -23,6 +23,7 @@ from ui.classroom_session import (
     in_room,
     is_teacher,
     outage,
+    page_name,
     store,
     teacher_key,
 )
@@ -70,12 +71,10 @@ def room_bar(url_path: str, pages: dict[str, list[st.Page]]) -> None:
 def blind_while_unreachable(url_path: str) -> None:
     """While the database does not answer, nobody can tell whether a question is open: a session of a room (or one
     whose cookie names a room: a reload, another worker) keeps the page as it was held, and an asking page hides
-    every row that could be an answer, so that no screen shows an open question's answer early."""
+    everything that could be an answer, so that no screen shows an open question's answer early."""
     if not (in_room() or cookie_room()):
         return
-    page = {"": "playground", "predict": "predict"}.get(url_path)
-    if page is not None:
-        st.session_state[ASKED_KEY] = {"page": page, "query": None, "unknown": True, "number": None}
+    st.session_state[ASKED_KEY] = {"page": page_name(url_path), "query": None, "unknown": True, "number": None}
 
 
 def class_after_page(url_path: str, whole: bool = True) -> None:

@@ -411,6 +411,29 @@ def asked_here() -> dict | None:
     return st.session_state.get(ASKED_KEY)
 
 
+def page_name(url_path: str) -> str:
+    """The name a question's source gives the page at `url_path` (the Playground is at /)."""
+    return url_path.strip("/") or "playground"
+
+
+def answer_hidden(page: str) -> bool:
+    """Whether the page `page` hides what answers the class's question now: one about it is open (or might be:
+    the classroom's database does not answer)."""
+    asked = asked_here()
+    return asked is not None and asked.get("page") == page
+
+
+def hidden_answer_card(where, what: str) -> None:
+    """In `where` (st or a container), instead of `what` (the part of the page that holds the answer): that it comes
+    back with the reveal."""
+    number = (asked_here() or {}).get("number")
+    question = f"question {number}" if number else "the open question"
+    where.info(
+        f"{what} stays hidden while the class answers {question}: it comes back when the teacher reveals the answer.",
+        icon=":material/visibility_off:",
+    )
+
+
 def teacher_view(url_path: str) -> str:
     """The teacher's view as a link: the page and every parameter of its declared state, defaults included
     (so a student's page takes all of them, not only those the teacher's link happens to carry)."""

@@ -12,7 +12,7 @@ import streamlit as st
 
 from classroom import errors
 from classroom.questions import answer_label, is_right
-from ui.classroom_ask import ASKING_PAGES, ask_controls
+from ui.classroom_ask import ask_controls
 from ui.classroom_push import caught_up, screen_drawn
 from ui.classroom_questions import distribution_figure
 from ui.classroom_session import (
@@ -48,15 +48,16 @@ NOT_LED = {"class"}  # the teacher's dashboard is not a view to send the class t
 
 
 def teacher_screens(url_path: str):
-    """A teacher's part of every page: the room's bar, and on the pages that ask, 'Ask the class'. Returns the
-    room's state as the bar drew it (None: the room has ended, or this session is no longer its teacher)."""
+    """A teacher's part of every page: the room's bar, and on a page that declares questions, 'Ask the class'.
+    Returns the room's state as the bar drew it (None: the room has ended, or this session is no longer its
+    teacher)."""
     if st.session_state.get(ENDED_KEY):
         st.info(f"Room {in_room()} has ended: its answers are on *Teach a class*.", icon=":material/history:")
         return None
     state = teacher_bar(url_path)
-    if is_teacher() and url_path in ASKING_PAGES:
-        # filled after the page (ask_after_page): the question is built from the page's declared state, which a
-        # session's first run of the page has read only then
+    if is_teacher():
+        # filled after the page (ask_after_page), if it declares questions: they are built from the page's declared
+        # state, which a session's first run of the page has read only then
         st.session_state[ASK_SLOT_KEY] = st.empty()
     return state
 

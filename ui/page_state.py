@@ -82,11 +82,13 @@ class PageState:
 
     def widget(self, name: str, slot: int | None = None) -> dict:
         """Everything the declaration fixes for the widget of `name`: its key, its bounds or options (the
-        value brought inside them first) and its persistence across pages. For a Slots, the widget of `slot`."""
+        value brought inside them first), its persistence across pages, and `disabled` while the page is held (a
+        class question about it is open). For a Slots, the widget of `slot`."""
         param = self._param(name)
         values = self.values(through=name)
+        held = {"disabled": True} if self.held else {}  # a class question about this page is open
         if isinstance(param, Slots):
-            return {"key": f"{self.key(name)}_{slot}", "options": param.choices, "persist_state": "session"}
+            return {"key": f"{self.key(name)}_{slot}", "options": param.choices, "persist_state": "session", **held}
         value = self._fit(name, param, values)
         args = param.widget_args(values)
         key, drawn = self.key(name), self._book("drawn_with")
@@ -97,7 +99,7 @@ class PageState:
         elif drawn.get(key) != args:
             st.session_state[key] = value
             drawn[key] = args
-        return {"key": self.key(name), **args, "persist_state": "session"}
+        return {"key": self.key(name), **args, "persist_state": "session", **held}
 
     def _param(self, name: str) -> Param:
         try:

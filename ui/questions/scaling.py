@@ -1,0 +1,43 @@
+"""The scaling page's question: how close to 1 the largest weight is at one d_k, unscaled or scaled, in exactly the
+measurement the page shows (its declared `d_ks`, `keys`, `samples` and `seed`)."""
+
+from __future__ import annotations
+
+from ui.page_questions import Pick, Question
+
+TOLERANCE = 0.05  # an answer this close to the measured average counts as right
+SCALINGS = ("unscaled (raw q·k)", "scaled by 1/√d_k")
+
+
+def largest_weight(stats, d_k: int, scaled: bool) -> tuple[dict, float]:
+    """'What is the average largest weight at d_k?' for the measurement `stats` (lessons.scaling.ScalingStats), and
+    its true value: the page's own average over the same draws. ValueError where there is nothing to ask."""
+    n = stats.n_keys
+    if n == 1:
+        raise ValueError("with one key its weight is 1 whatever d_k: pick more keys to ask this")
+    row = stats.index(d_k)
+    truth = float((stats.max_weight_scaled if scaled else stats.max_weight_unscaled)[row])
+    prompt = (
+        f"Random q and k, {n} keys, {SCALINGS[int(scaled)]}, averaged over {stats.n_samples:,} draws (seed "
+        f"{stats.seed}): at d_k = {d_k}, what is the average largest weight? (1: all on one key; {1 / n:.3g}: uniform)"
+    )
+    body = {
+        "kind": "number",
+        "prompt": prompt,
+        "lo": 0.0,
+        "hi": 1.0,
+        "tolerance": TOLERANCE,
+        "source": {"keys": n, "samples": stats.n_samples, "seed": stats.seed},
+    }
+    return body, truth
+
+
+def questions(stats_of) -> tuple[Question, ...]:
+    """`stats_of(values)`: the measurement the page shows for its declared values."""
+
+    def build(values, picks):
+        return largest_weight(stats_of(values), picks["d_k"], bool(picks["scaled"]))
+
+    d_k = Pick("d_k", "d_k", lambda v: sorted(v["d_ks"]), lambda v: [f"d_k = {d}" for d in sorted(v["d_ks"])])
+    scaled = Pick("scaled", "Scaling", lambda v: [0, 1], lambda v: list(SCALINGS))
+    return (Question("largest", "How close to 1 is the largest weight?", build, (d_k, scaled)),)
