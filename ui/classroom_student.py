@@ -267,6 +267,8 @@ def answer_box(code: str, question) -> None:
         except errors.ClassroomError:
             mine[question.id] = None
     st.markdown(f"**Question {question.number}:** {escape_markdown(body['prompt'])}")
+    if isinstance(body.get("again_of"), int) and not question.revealed:
+        st.caption("Asked again, after the class discussed it: answer again (your first answer still counts there).")
     if question.revealed:
         show_reveal(body, question.truth, mine[question.id])
         return

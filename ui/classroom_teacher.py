@@ -207,7 +207,15 @@ def results_panel(code: str, key: str, qid: int, compact: bool = False) -> None:
     from ui.charts import chart  # here: ui.charts imports plotly helpers only pages with charts need
 
     truth = q.truth if q.revealed else None
-    chart(st, distribution_figure(q.body, res.values, truth), key=f"class_dist_{qid}", export=False)
+    first = _first_vote(code, key, q.body)
+    if first is None:
+        chart(st, distribution_figure(q.body, res.values, truth), key=f"class_dist_{qid}", export=False)
+    else:  # asked again: the first vote beside this one, on the same scale
+        before, after = st.columns(2)
+        before.markdown(f"**First vote** (question {first.question.number}): {first.answered} answered")
+        chart(before, distribution_figure(q.body, first.values, truth), key=f"class_dist_first_{qid}", export=False)
+        after.markdown(f"**After discussion**: {res.answered} answered")
+        chart(after, distribution_figure(q.body, res.values, truth), key=f"class_dist_{qid}", export=False)
     with st.container(horizontal=True):
         if not q.revealed:
             st.button(
@@ -218,6 +226,15 @@ def results_panel(code: str, key: str, qid: int, compact: bool = False) -> None:
                 args=(code, key, qid),
                 help="End the answers and show the true value on every screen, and on the page the question is about.",
             )
+            if first is None and res.answered:
+                st.button(
+                    "Ask again",
+                    key=f"class_again_{qid}",
+                    on_click=_ask_again,
+                    args=(code, key, qid),
+                    help="Peer instruction: let the class discuss, then ask the same question again, without "
+                    "revealing it. You see the two votes side by side; the first one stays in the answers file.",
+                )
         st.button(
             "End question",
             key=f"class_end_{qid}",
@@ -241,6 +258,28 @@ def results_panel(code: str, key: str, qid: int, compact: bool = False) -> None:
                 },
                 hide_index=True,
             )
+
+
+def _first_vote(code: str, key: str, body: dict):
+    """The results of the question this one asks again (None: it is asked for the first time, or they cannot be
+    read)."""
+    first = body.get("again_of")
+    if not isinstance(first, int) or isinstance(first, bool):
+        return None
+    try:
+        return store().results(code, key, first)
+    except (errors.ClassroomError, PermissionError):
+        return None
+
+
+def _ask_again(code: str, key: str, qid: int) -> None:
+    """The same question again (its prompt, its view and its true value), as a new question: the class answers it
+    afresh, and the first vote stays with the first."""
+    try:
+        asked = store().results(code, key, qid).question
+        store().ask(code, key, {**asked.body, "again_of": qid}, truth=asked.truth)
+    except (errors.ClassroomError, PermissionError, ValueError) as err:
+        st.session_state[MESSAGE_KEY] = f"Could not ask again: {err}."
 
 
 def _reveal(code: str, key: str, qid: int) -> None:

@@ -1,0 +1,59 @@
+"""Ask again (peer instruction): after the class has voted and discussed, the teacher asks the same question again;
+the students answer afresh, and the teacher sees the first vote beside the second, on the same bars."""
+
+from __future__ import annotations
+
+from tests.apptest_helpers import chart_by_key, every_text, open_page
+from tests.classroom_asking import ask, reveal, store
+
+
+def bars(at, key: str) -> list[int]:
+    return list(chart_by_key(at, key)["data"][0]["y"])
+
+
+def answer(student, question, choice: int) -> None:
+    student.run()
+    student.radio(key=f"class_answer_{question.id}").set_value(choice)
+    student.button(key=f"class_send_{question.id}").click().run()
+    assert not student.exception
+
+
+def test_asked_again_the_class_answers_afresh_and_the_teacher_sees_both_votes(room):
+    teacher, student, code = room
+    other = open_page("pages/playground.py", query={"room": code})
+    teacher.switch_page("pages/predict.py").run()
+    teacher.selectbox(key="predict_puzzle").set_value("aligned").run()
+    first = ask(teacher, "argmax", query=1)
+    right = first.truth[0]
+    wrong = (right + 1) % len(first.body["options"])
+    answer(student, first, wrong)
+    answer(other, first, wrong)
+    teacher.run()
+    teacher.button(key=f"class_again_{first.id}").click().run()
+    assert not teacher.exception
+    key = teacher.session_state["class_teacher_key"]
+    again = store().state(code).question
+    assert again.id != first.id and again.body["again_of"] == first.id
+    assert again.body["prompt"] == first.body["prompt"] and again.body["view"] == first.body["view"]
+    assert store().results(code, key, again.id).question.truth == first.truth
+    student.run()
+    assert "Asked again" in every_text(student)
+    assert student.radio(key=f"class_answer_{again.id}").value is None  # nothing chosen for the new vote
+    answer(student, again, right)
+    answer(other, again, wrong)
+    teacher.run()
+    expected_first = [0] * len(first.body["options"])
+    expected_first[wrong] = 2
+    expected_again = [0] * len(first.body["options"])
+    expected_again[right] += 1
+    expected_again[wrong] += 1
+    assert bars(teacher, f"class_dist_first_{again.id}") == expected_first
+    assert bars(teacher, f"class_dist_{again.id}") == expected_again
+    assert "**First vote** (question 1): 2 answered" in every_text(teacher)
+    assert not [b for b in teacher.button if b.key == f"class_again_{again.id}"]  # once: the second vote is the last
+    assert store().results(code, key, first.id).values == [wrong, wrong]  # the first vote is kept as it was
+    reveal(teacher, again)
+    student.run()
+    assert len(student.success) == 1
+    csv_text = store().export_csv(code, key)
+    assert csv_text.count(first.body["prompt"][:40]) == 4  # two answers to each vote
