@@ -22,6 +22,7 @@ MAX_OPTIONS = 64
 OPTION_CHARS = 80
 PROMPT_CHARS = 300
 BODY_CHARS = 8000
+MIN_SECONDS, MAX_SECONDS = 10, 3600  # a question's optional time for answers ("seconds")
 
 
 def check_question(question: Any) -> dict:
@@ -46,6 +47,11 @@ def check_question(question: Any) -> dict:
         tolerance = question.get("tolerance", 0)
         if not (_finite(tolerance) and 0 <= tolerance <= hi - lo):
             raise InvalidQuestion(f"a number question's tolerance must be from 0 to {hi - lo:g}, not {tolerance!r}")
+    seconds = question.get("seconds")
+    if seconds is not None and (
+        isinstance(seconds, bool) or not isinstance(seconds, int) or not MIN_SECONDS <= seconds <= MAX_SECONDS
+    ):
+        raise InvalidQuestion(f"a question's time for answers is {MIN_SECONDS} to {MAX_SECONDS} s, not {seconds!r}")
     try:
         encoded = json.dumps(question, allow_nan=False)
     except (TypeError, ValueError) as err:

@@ -97,6 +97,7 @@ class Question:
     body: dict
     revealed: bool
     truth: Any  # None until revealed (or revealed without a true value); a choice question's: a list of options
+    closes_at: float | None = None  # when its answers close by themselves (the store's clock), if it has a time
 
 
 @dataclass(frozen=True)
@@ -782,7 +783,8 @@ class Store:
 
     def answer(self, code: str, sid: str, qid: int, value: Any) -> None:
         """Student `sid`'s answer to the question asked now; a later answer replaces an earlier one, until
-        the reveal. Refused: another room's student or question, a question no longer asked, a bad value."""
+        the reveal. Refused: another room's student or question, a question no longer asked or whose time is up,
+        a bad value."""
         with self._write() as conn:
             room = self._room(conn, code)
             self._check_open(room)
@@ -790,6 +792,8 @@ class Store:
             question = _question(conn, room["code"], qid)
             if question.revealed or room["question_id"] != question.id:
                 raise errors.AnswersClosed(f"question {question.number} is no longer taking answers")
+            if question.closes_at is not None and self.clock() > question.closes_at:
+                raise errors.AnswersClosed(f"the time for answers to question {question.number} is up")
             stored = json.dumps(check_answer(question.body, value))
             values = {"question_id": question.id, "student_id": student["id"], "value": stored}
             values["answered_at"] = self.clock()
@@ -972,12 +976,15 @@ def _question(conn: Connection, code: str, qid: Any, teacher: bool = False) -> Q
         )
     if row is None:
         raise errors.UnknownQuestion(f"room {code} has no question {qid!r}")
+    body = json.loads(row["body"])
+    seconds = body.get("seconds")
     return Question(
         int(row["id"]),
         int(row["number"]),
-        json.loads(row["body"]),
+        body,
         bool(row["revealed"]),
         None if row["truth"] is None or not (row["revealed"] or teacher) else json.loads(row["truth"]),
+        float(row["asked_at"]) + seconds if isinstance(seconds, int) else None,
     )
 
 

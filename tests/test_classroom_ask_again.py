@@ -57,3 +57,42 @@ def test_asked_again_the_class_answers_afresh_and_the_teacher_sees_both_votes(ro
     assert len(student.success) == 1
     csv_text = store().export_csv(code, key)
     assert csv_text.count(first.body["prompt"][:40]) == 4  # two answers to each vote
+
+
+def test_a_timed_question_takes_answers_until_its_time_and_refuses_later_ones(room, monkeypatch):
+    """The store closes a question's answers `seconds` after it was asked (its own clock: never the browser's
+    word); the student's box then says the time is up, and the teacher's panel too."""
+    teacher, student, code = room
+    teacher.switch_page("pages/predict.py").run()
+    teacher.session_state["class_ask_box"] = True
+    teacher.run()
+    teacher.selectbox(key="class_ask_seconds").set_value(30).run()
+    first = ask(teacher, "argmax", query=1)
+    assert first.body["seconds"] == 30 and first.closes_at is not None
+    student.run()
+    assert any("Answers close in" in h.proto.body for h in student.get("html"))
+    answer(student, first, 0)
+    key = teacher.session_state["class_teacher_key"]
+    assert store().results(code, key, first.id).values == [0]
+    clock = store().clock
+    monkeypatch.setattr(store(), "clock", lambda: clock() + 31)  # the same store, half a minute later
+    student.radio(key=f"class_answer_{first.id}").set_value(1)
+    student.button(key=f"class_send_{first.id}").click().run()
+    assert store().results(code, key, first.id).values == [0]  # the late answer was refused
+    assert "Time is up" in every_text(student) and not [b for b in student.button if b.key == f"class_send_{first.id}"]
+    assert "Sent: k_0" in every_text(student)  # what counts: the answer sent in time
+    teacher.run()
+    assert "Time is up" in every_text(teacher)
+
+
+def test_a_question_refuses_a_time_outside_its_bounds():
+    import pytest
+
+    from classroom.errors import InvalidQuestion
+    from classroom.questions import check_question
+
+    base = {"kind": "choice", "prompt": "p", "options": ["a", "b"]}
+    assert check_question({**base, "seconds": 30})["seconds"] == 30
+    for bad in (0, 9, 3601, 30.0, True, "30", -5):
+        with pytest.raises(InvalidQuestion, match="time for answers"):
+            check_question({**base, "seconds": bad})

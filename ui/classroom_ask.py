@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom import errors
-from ui.classroom_session import teacher_view
+from ui.classroom_session import TIMES, teacher_view, time_text
 from ui.page_questions import PageQuestions, questions_of
 from ui.page_state import CURRENT_KEY, PageState
 from ui.safe_text import escape_markdown
@@ -76,6 +76,17 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
                 key=widget,
                 on_change=_keep,
             )
+        shown = chosen.get("seconds", 0)
+        st.selectbox(
+            "Time for answers",
+            TIMES,
+            index=TIMES.index(shown) if shown in TIMES else 0,
+            format_func=time_text,
+            key="class_ask_seconds",
+            on_change=_keep,
+            help="The answers close by themselves after this time (the server refuses later ones); you reveal the "
+            "answer when you choose.",
+        )
         st.caption(
             "The answer is computed from the page as it is now. From Ask until you reveal it (or end the question), "
             "the page stays so on every screen and hides the answer; before Ask, every screen shows it."
@@ -121,6 +132,11 @@ def _keep() -> None:
         chosen["kind"] = picked(st.session_state.get("class_ask_kind"), kinds, titles, "question")
     except ValueError:
         pass  # _ask says so; the box opens with the last good choice
+    try:
+        raw, times = st.session_state.get("class_ask_seconds"), list(TIMES)
+        chosen["seconds"] = picked(raw, times, list(map(time_text, times)), "time")
+    except ValueError:
+        pass
     for question in declared.questions:
         for widget, pick, options, labels in _boxes(question, values):
             if st.session_state.get(widget) is not None:
@@ -151,6 +167,9 @@ def _ask(url_path: str, code: str, teacher_key: str, store) -> None:
                 shown = chosen.get(pick.name)
                 picks[pick.name] = shown if shown in options else options[0]
         question, truth = declared.ask(kind, values, picks)
+        seconds = st.session_state.get("class_ask_seconds", chosen.get("seconds", 0))
+        if seconds:
+            question["seconds"] = picked(seconds, list(TIMES), [time_text(t) for t in TIMES], "time")
         question["view"] = teacher_view(url_path)  # what the students' pages are held to until the reveal
         store.ask(code, teacher_key, question, truth=truth)
     except (errors.ClassroomError, PermissionError, ValueError) as err:

@@ -434,6 +434,37 @@ def hidden_answer_card(where, what: str) -> None:
     )
 
 
+TIMES = (0, 30, 60, 120, 300)  # the Ask box's choices of a time for answers, s (0: none)
+
+
+def time_text(seconds: int) -> str:
+    return "no time limit" if not seconds else (f"{seconds} s" if seconds < 60 else f"{seconds // 60} min")
+
+
+def answers_open(where, question, key: str) -> bool:
+    """Whether `question`'s answers are still open by its time (always, without one). With a time, says so in
+    `where`: a line counting down in the browser while it runs, "time is up" after."""
+    if question.closes_at is None:
+        return True
+    left = question.closes_at - store().clock()
+    if left <= 0:
+        where.caption(":material/timer_off: Time is up: the answers to this question are closed.")
+        return False
+    ident = f"attn-timer-{re.sub(r'[^A-Za-z0-9_-]', '', key)}"
+    where.html(
+        f'<div id="{ident}" style="font-size:0.9rem">⏱ Answers close in <b>{int(left) // 60}:{int(left) % 60:02d}</b>'
+        "</div><script>(() => { const end = Date.now() + "
+        f"{int(left * 1000)}; const el = document.getElementById('{ident}');"
+        " const tick = () => { if (!el || !el.isConnected) return; const s = Math.max(0, Math.round((end - Date.now())"
+        " / 1000)); el.querySelector('b').textContent = Math.floor(s / 60) + ':' + String(s % 60).padStart(2, '0');"
+        " if (s > 0) setTimeout(tick, 1000); else el.textContent = 'Time is up: the answers are closed.'; };"
+        " tick(); })();"
+        "</script>",
+        unsafe_allow_javascript=True,
+    )
+    return True
+
+
 def teacher_view(url_path: str) -> str:
     """The teacher's view as a link: the page and every parameter of its declared state, defaults included
     (so a student's page takes all of them, not only those the teacher's link happens to carry)."""

@@ -25,6 +25,7 @@ from ui.classroom_session import (
     NICK_KEY,
     NOT_A_VIEW,
     SID_KEY,
+    answers_open,
     asked_now,
     drawn_question,
     in_room,
@@ -271,6 +272,10 @@ def answer_box(code: str, question) -> None:
         st.caption("Asked again, after the class discussed it: answer again (your first answer still counts there).")
     if question.revealed:
         show_reveal(body, question.truth, mine[question.id])
+        return
+    if not answers_open(st, question, f"s{question.id}"):
+        if mine[question.id] is not None:
+            st.caption(f"Sent: {escape_markdown(answer_label(body, mine[question.id]))}.")
         return
     key = f"class_answer_{question.id}"
     unsent = st.session_state.get(UNSENT_KEY, {}).get(question.id)

@@ -20,6 +20,7 @@ from ui.classroom_session import (
     ENDED_KEY,
     LEFT_BEHIND,
     MESSAGE_KEY,
+    answers_open,
     asked_now,
     become_ended_teacher,
     drawn_question,
@@ -206,6 +207,8 @@ def results_panel(code: str, key: str, qid: int, compact: bool = False) -> None:
     st.markdown(summary)
     from ui.charts import chart  # here: ui.charts imports plotly helpers only pages with charts need
 
+    if not q.revealed:
+        answers_open(st, q, f"t{qid}")
     truth = q.truth if q.revealed else None
     first = _first_vote(code, key, q.body)
     if first is None:
