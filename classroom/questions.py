@@ -5,7 +5,10 @@ A question is a dict the page builds, with a `kind`:
   value is the list of every right option (several on a tie: each is right).
 - "number": `lo` and `hi`; an answer is a number between them (a weight: 0 and 1). Its true value is a
   number; an answer within the question's `tolerance` of it (0 if not given) is right.
-Both carry a `prompt` (plain text, shown as text). Anything else the page puts in (the puzzle, the
+- "row": `n` (2 to 64) and optional `labels` (one per key); an answer is a row of attention weights: n finite
+  numbers in [0, 1] that sum to 1 (within ROW_SUM). Its true value is a row too; an answer whose every weight is
+  within the question's `tolerance` of the true one is right.
+All carry a `prompt` (plain text, shown as text). Anything else the page puts in (the puzzle, the
 cell, the query, the view it was asked on) is kept as it is, for the page and the CSV export.
 """
 
@@ -17,7 +20,8 @@ from typing import Any
 
 from classroom.errors import InvalidAnswer, InvalidQuestion
 
-KINDS = ("choice", "number")
+KINDS = ("choice", "number", "row")
+ROW_SUM = 1e-6  # how far from 1 a row's weights may sum
 MAX_OPTIONS = 64
 OPTION_CHARS = 80
 PROMPT_CHARS = 300
@@ -40,6 +44,19 @@ def check_question(question: Any) -> dict:
             raise InvalidQuestion(f"a choice question needs a list of 2 to {MAX_OPTIONS} options")
         if not all(isinstance(o, str) and 0 < len(o) <= OPTION_CHARS for o in options):
             raise InvalidQuestion(f"every option must be text of 1 to {OPTION_CHARS} characters")
+    elif kind == "row":
+        n, labels = question.get("n"), question.get("labels")
+        if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= MAX_OPTIONS:
+            raise InvalidQuestion(f"a row question needs n, its number of keys, from 2 to {MAX_OPTIONS}, not {n!r}")
+        if labels is not None and not (
+            isinstance(labels, list)
+            and len(labels) == n
+            and all(isinstance(o, str) and 0 < len(o) <= OPTION_CHARS for o in labels)
+        ):
+            raise InvalidQuestion(f"a row question's labels are {n} texts of 1 to {OPTION_CHARS} characters")
+        tolerance = question.get("tolerance", 0)
+        if not (_finite(tolerance) and 0 <= tolerance <= 1):
+            raise InvalidQuestion(f"a row question's tolerance must be from 0 to 1, not {tolerance!r}")
     else:
         lo, hi = question.get("lo"), question.get("hi")
         if not (_finite(lo) and _finite(hi) and lo < hi):
@@ -61,8 +78,11 @@ def check_question(question: Any) -> dict:
     return json.loads(encoded)
 
 
-def check_answer(question: dict, value: Any) -> int | float:
-    """The answer as stored: an option's index, or a number within the bounds; InvalidAnswer otherwise."""
+def check_answer(question: dict, value: Any) -> int | float | list[float]:
+    """The answer as stored: an option's index, a number within the bounds, or a row of weights; InvalidAnswer
+    naming the problem otherwise."""
+    if question["kind"] == "row":
+        return check_row(value, question["n"])
     if question["kind"] == "choice":
         n = len(question["options"])
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
@@ -74,7 +94,29 @@ def check_answer(question: dict, value: Any) -> int | float:
     return float(value)
 
 
-def check_truth(question: dict, truth: Any) -> list[int] | float:
+def check_row(value: Any, n: int) -> list[float]:
+    """A row of n attention weights as stored; InvalidAnswer naming the first problem."""
+    if not isinstance(value, (list, tuple)):
+        raise InvalidAnswer(f"a row is a list of {n} weights, not {type(value).__name__}")
+    if len(value) != n:
+        raise InvalidAnswer(f"a row has {n} weights, one per key; this one has {len(value)}")
+    for j, w in enumerate(value):
+        if not _finite(w):
+            raise InvalidAnswer(f"weight {j} of the row is {w!r}, not a finite number")
+        if not 0 <= w <= 1:
+            raise InvalidAnswer(f"weight {j} of the row is {w:g}: a weight is from 0 to 1")
+    total = math.fsum(value)
+    if abs(total - 1) > ROW_SUM:
+        raise InvalidAnswer(f"the row's weights sum to {total:.6g}: a row of attention weights sums to 1")
+    return [float(w) for w in value]
+
+
+def row_labels(question: dict) -> list[str]:
+    """A row question's key labels, as the page named them, or "key 0", "key 1"..."""
+    return list(question.get("labels") or [f"key {j}" for j in range(question["n"])])
+
+
+def check_truth(question: dict, truth: Any) -> list[int] | float | list[float]:
     """The true value as stored: every right option's index (a list, sorted, no repeats; one index is a list of
     one), or a number within the bounds; InvalidAnswer naming the problem otherwise."""
     if question["kind"] == "choice":
@@ -99,6 +141,9 @@ def is_right(question: dict, truth: Any, value: Any) -> bool | None:
         return None
     if question["kind"] == "choice":
         return int(value) in right_options(question, truth)
+    if question["kind"] == "row":
+        slack = question.get("tolerance", 0) + 1e-12
+        return all(abs(float(a) - float(t)) <= slack for a, t in zip(value, truth, strict=True))
     return abs(float(value) - float(truth)) <= question.get("tolerance", 0) + 1e-12  # a tolerance's rounding
 
 
@@ -111,6 +156,8 @@ def answer_label(question: dict, value: Any) -> str:
         if isinstance(value, list):
             return " or ".join(question["options"][int(v)] for v in value)
         return question["options"][int(value)]
+    if question["kind"] == "row":
+        return ", ".join(f"{float(w):.2f}" for w in value)
     return f"{value:g}"
 
 

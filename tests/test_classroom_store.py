@@ -987,3 +987,91 @@ def test_signing_out_leaves_no_tab_leading_and_the_next_tab_to_run_leads(stores)
     assert store.state(room.code).leader is None  # no tab, not the text 'None'
     assert store.lead(room.code, room.teacher_key, "/heads", tab="w/laptop") is not None
     assert store.state(room.code).leader == "w/laptop"
+
+
+ROW = {"kind": "row", "prompt": "Predict query 1's row", "n": 3, "labels": ["k_0 'a'", "k_1 'b'", "k_2 'c'"]}
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ([0.5, 0.5], "has 3 weights, one per key; this one has 2"),
+        ([0.2, 0.2, 0.2, 0.4], "this one has 4"),
+        ([0.5, float("nan"), 0.5], "weight 1 of the row is nan, not a finite number"),
+        ([float("inf"), 0.0, 0.0], "weight 0 of the row is inf"),
+        ([1.2, -0.2, 0.0], "weight 0 of the row is 1.2: a weight is from 0 to 1"),
+        ([0.6, -0.1, 0.5], "weight 1 of the row is -0.1"),
+        ([0.5, 0.3, 0.1], "sum to 0.9: a row of attention weights sums to 1"),
+        ([0.5, 0.5, 1e-5], "sum to 1.00001"),
+        ([True, 0.0, 0.0], "weight 0 of the row is True"),
+        (["0.5", 0.5, 0.0], "weight 0 of the row is '0.5'"),
+        (0.5, "a row is a list of 3 weights, not float"),
+        (None, "a row is a list of 3 weights, not NoneType"),
+    ],
+)
+def test_a_row_answer_that_is_not_a_row_of_weights_is_refused_by_name(stores, value, says):
+    store = stores()
+    room = store.create_room()
+    sid = store.join(room.code)
+    qid = store.ask(room.code, room.teacher_key, ROW, truth=[0.2, 0.5, 0.3])
+    with pytest.raises(errors.InvalidAnswer) as refused:
+        store.answer(room.code, sid, qid, value)
+    assert says in str(refused.value)
+    assert store.results(room.code, room.teacher_key, qid).values == []
+    store.answer(room.code, sid, qid, [0.2, 0.5 + 5e-7, 0.3])  # within ROW_SUM of 1: taken as sent
+    assert store.results(room.code, room.teacher_key, qid).values == [[0.2, 0.5 + 5e-7, 0.3]]
+
+
+def test_a_row_question_checks_its_size_labels_and_true_row(stores):
+    store = stores()
+    room = store.create_room()
+    bad_rows = [{**ROW, "n": 1}, {**ROW, "n": 65}, {**ROW, "n": 3.0}, {**ROW, "labels": ["a", "b"]}]
+    for bad in [*bad_rows, {**ROW, "labels": ["", "b", "c"]}, {**ROW, "tolerance": 2}]:
+        with pytest.raises(errors.InvalidQuestion):
+            store.ask(room.code, room.teacher_key, bad)
+    with pytest.raises(errors.InvalidAnswer, match="sum to 0.9"):
+        store.ask(room.code, room.teacher_key, ROW, truth=[0.3, 0.3, 0.3])
+
+
+def test_thirty_students_predicting_a_row_at_once_are_each_counted_once_with_their_last_row(stores):
+    workers = [stores(), stores()]  # two workers, one database
+    room = workers[0].create_room()
+    sids = [workers[i % 2].join(room.code) for i in range(30)]
+    qid = workers[0].ask(room.code, room.teacher_key, ROW, truth=[0.2, 0.5, 0.3])
+    start, failures = threading.Barrier(30), []
+
+    def row(i: int) -> list[float]:
+        return [i / 29, 1 - i / 29, 0.0]
+
+    def student(i: int) -> None:
+        try:
+            start.wait()
+            store = workers[i % 2]
+            store.answer(room.code, sids[i], qid, [1.0, 0.0, 0.0])  # a first row ...
+            store.answer(room.code, sids[i], qid, row(i))  # ... changed: this one counts
+        except Exception as err:  # noqa: BLE001 - reported below
+            failures.append(err)
+
+    threads = [threading.Thread(target=student, args=(i,)) for i in range(30)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    res = workers[1].results(room.code, room.teacher_key, qid)
+    assert res.answered == 30 and sorted(res.values) == sorted(row(i) for i in range(30))
+    workers[0].reveal(room.code, room.teacher_key, qid)
+    exported = list(csv.DictReader(io.StringIO(workers[0].export_csv(room.code, room.teacher_key))))
+    assert {r["truth"] for r in exported} == {"0.20, 0.50, 0.30"}
+    assert sorted(r["answer"] for r in exported) == sorted(", ".join(f"{w:.2f}" for w in row(i)) for i in range(30))
+    assert {r["right"] for r in exported} == {"no"}  # every row gives k_2 0, not 0.3
+
+
+def test_a_row_is_right_when_every_weight_is_within_the_tolerance():
+    from classroom.questions import is_right
+
+    question = {**ROW, "tolerance": 0.1}
+    truth = [0.2, 0.5, 0.3]
+    assert is_right(question, truth, [0.25, 0.45, 0.3]) and is_right(question, truth, [0.3, 0.4, 0.3])
+    assert not is_right(question, truth, [0.31, 0.39, 0.3]) and not is_right(question, truth, [0.0, 0.7, 0.3])
+    assert is_right(ROW, truth, truth) and not is_right(ROW, truth, [0.2, 0.49, 0.31])

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from attention import attention_steps
 from attention.sequence import TokenSequence
-from classroom.questions import right_options
+from classroom.questions import right_options, row_labels
 from lessons.puzzles import PUZZLES_BY_ID, TIE_TOLERANCE, custom_puzzle
 from ui.page_questions import key_options
 
@@ -77,6 +77,35 @@ def weight_question(
     return question, float(weights[query, key])
 
 
+ROW_TOLERANCE = 0.1  # a predicted row counts as right when every weight is this close to the true one
+
+
+def row_question(
+    seq: TokenSequence, query: int, *, causal: bool, scale: bool, source: dict
+) -> tuple[dict, list[float]]:
+    """'Predict query i's whole row of weights' for `seq`, and its answer (the row, summing to 1). The body keeps
+    the row's scores as the softmax sees them (None where the mask set −∞), for the reveal's words."""
+    n = len(seq.tokens)
+    if not 0 <= query < n:
+        raise ValueError(f"query {query} is outside 0..{n - 1}")
+    if n < 2:
+        raise ValueError("a sequence of one token has a row of one weight, 1: nothing to predict")
+    steps = attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale)
+    scores = [round(float(x), 6) if np.isfinite(x) else None for x in steps.masked[query]]
+    question = {
+        "kind": "row",
+        "prompt": (
+            f"{settings_text(causal, scale)}: predict the whole row of query {query} '{seq.tokens[query]}', the "
+            "weight it gives each key (they sum to 1)"
+        )[:300],
+        "n": n,
+        "labels": key_options(seq.tokens),
+        "tolerance": ROW_TOLERANCE,
+        "source": {**source, "kind": "row", "query": query, "causal": causal, "scale": scale, "scores": scores},
+    }
+    return question, [float(w) for w in steps.weights[query]]
+
+
 def predict_question(puzzle_id: str, query: int, own: TokenSequence | None = None) -> tuple[dict, list[int]]:
     """The Predict page's question for one query of a puzzle (`own`: the vectors of 'Make your own')."""
     if puzzle_id in PUZZLES_BY_ID:
@@ -128,8 +157,78 @@ def truth_bars(question: dict, truth) -> list[int]:
     return [bar_of(question, float(truth))]
 
 
+def rows_figure(question: dict, values: list, truth=None) -> dict:
+    """The class's predicted rows as a small heatmap, one row per student (anonymous, in the order they joined),
+    then the class's mean row and, after the reveal, the true row."""
+    rows = [list(map(float, v)) for v in values]
+    names = [f"student {i + 1}" for i in range(len(rows))]
+    if rows:
+        rows.append(list(np.mean(rows, axis=0)))
+        names.append("class mean")
+    if truth is not None:
+        rows.append(list(map(float, truth)))
+        names.append("true row")
+    keys = row_labels(question)
+    fig = go.Figure(
+        go.Heatmap(
+            z=rows or [[0.0] * len(keys)],
+            x=keys,
+            y=names or ["no answers yet"],
+            zmin=0,
+            zmax=1,
+            colorscale="Blues",
+            texttemplate="%{z:.2f}",
+            hovertemplate="%{y}, %{x}: %{z:.2f}<extra></extra>",
+            showscale=False,
+        )
+    )
+    fig.update_layout(
+        height=min(120 + 24 * max(len(rows), 1), 520),
+        margin={"l": 90, "r": 10, "t": 10, "b": 40},
+        yaxis={"autorange": "reversed", "type": "category"},
+        xaxis={"type": "category", "side": "top"},
+    )
+    return fig.to_dict()
+
+
+def common_miss(question: dict, values: list, truth) -> str | None:
+    """The class's most common miss of a row, in words: the key whose mean predicted weight is farthest from its
+    true weight, how many students missed it the same way, and why, from the row's scores when the question kept
+    them (None: no answers, or the class's mean row is within the question's tolerance everywhere)."""
+    if not values or truth is None:
+        return None
+    rows, true = np.asarray(values, dtype=float), np.asarray(truth, dtype=float)  # (students, n), (n,)
+    gaps = rows.mean(axis=0) - true  # (n,)
+    j = int(np.argmax(np.abs(gaps)))
+    if abs(gaps[j]) <= question.get("tolerance", 0):
+        return None
+    over = gaps[j] > 0
+    same = int(np.sum(rows[:, j] > true[j]) if over else np.sum(rows[:, j] < true[j]))
+    label = row_labels(question)[j]
+    text = (
+        f"{same} of {len(rows)} gave {label} {'more' if over else 'less'} weight than it gets: "
+        f"{rows[:, j].mean():.2f} on average, {true[j]:.2f} in truth."
+    )
+    scores = (question.get("source") or {}).get("scores")  # the row's scores; None where the mask set -inf
+    if isinstance(scores, list) and len(scores) == len(true):
+        finite = [x for x in scores if isinstance(x, (int, float))]
+        score = scores[j]
+        if score is None:
+            text += " It is masked: its score is −∞, so its weight is exactly 0." if over else ""
+        elif over and score < 0:
+            text += f" Its score, {score:.2f}, is negative."
+        elif over and score < max(finite):
+            text += f" Its score, {score:.2f}, is below the row's largest, {max(finite):.2f}."
+        elif not over and score == max(finite):
+            text += f" Its score, {score:.2f}, is the row's largest."
+    return text
+
+
 def distribution_figure(question: dict, values: list, truth=None) -> dict:
-    """The class's answers as bars; after the reveal the bars of the true value (every tied key) in green, named."""
+    """The class's answers as bars; after the reveal the bars of the true value (every tied key) in green, named.
+    A row question's: the class's rows (rows_figure)."""
+    if question["kind"] == "row":
+        return rows_figure(question, values, truth)
     labels, heights = counts(question, values)
     right = truth_bars(question, truth)
     fig = go.Figure(

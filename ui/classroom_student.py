@@ -8,13 +8,14 @@ drew (`SHOWN_KEY`, this run's page) against it only to redo a move that a run of
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
 import streamlit as st
 
 from classroom import errors
-from classroom.questions import answer_label, is_right
+from classroom.questions import answer_label, is_right, row_labels
 from ui.checks import outcome_box
 from ui.classroom_push import moved_here, room_state, screen_drawn
 from ui.classroom_session import (
@@ -280,7 +281,9 @@ def answer_box(code: str, question) -> None:
     key = f"class_answer_{question.id}"
     unsent = st.session_state.get(UNSENT_KEY, {}).get(question.id)
     chosen = unsent if unsent is not None else mine[question.id]  # what the box shows when it is drawn anew
-    if body["kind"] == "choice":
+    if body["kind"] == "row":
+        row_editor(body, key, chosen)
+    elif body["kind"] == "choice":
         options = list(range(len(body["options"])))
         st.radio(
             "Your answer",
@@ -319,8 +322,35 @@ def answer_box(code: str, question) -> None:
         st.caption(f"Sent: {said}. You can change it until the reveal.")
 
 
+def row_editor(body: dict, key: str, chosen) -> None:
+    """A row of weights, one slider per key, with its sum as the student drags; on Send the row is scaled to sum
+    to 1 (`row_sent`), and the student sees that row before sending it."""
+    n, labels = body["n"], row_labels(body)
+    for j in range(n):
+        if f"{key}_{j}" not in st.session_state:
+            st.session_state[f"{key}_{j}"] = float(chosen[j]) if chosen is not None else 0.0
+    columns = st.columns(min(n, 4))
+    for j in range(n):
+        columns[j % len(columns)].slider(labels[j], 0.0, 1.0, step=0.01, key=f"{key}_{j}")
+    weights = [st.session_state[f"{key}_{j}"] for j in range(n)]
+    total = sum(weights)
+    if total > 0:
+        sent = answer_label(body, row_sent(weights))
+        st.caption(f"Sum: {total:.2f}. *Send my answer* sends this row scaled to sum to 1: {escape_markdown(sent)}.")
+    else:
+        st.caption("Sum: 0. Give at least one key some weight: a row of attention weights sums to 1.")
+
+
+def row_sent(weights: list[float]) -> list[float] | None:
+    """The row a student's sliders send: scaled to sum to 1 (None: every weight is 0, nothing to scale)."""
+    total = math.fsum(weights)
+    return [w / total for w in weights] if total > 0 else None
+
+
 def _send(code: str, qid: int, key: str) -> None:
     value = st.session_state.get(key)
+    if f"{key}_0" in st.session_state:  # a row question's sliders
+        value = row_sent([st.session_state[k] for k in _row_keys(key)])
     if value is None:
         st.session_state[MESSAGE_KEY] = "Pick or type an answer first: nothing was sent."
         return
@@ -338,6 +368,14 @@ def _send(code: str, qid: int, key: str) -> None:
     st.session_state.get(UNSENT_KEY, {}).pop(qid, None)
 
 
+def _row_keys(key: str) -> list[str]:
+    keys, j = [], 0
+    while f"{key}_{j}" in st.session_state:
+        keys.append(f"{key}_{j}")
+        j += 1
+    return keys
+
+
 def show_reveal(body: dict, truth, mine) -> None:
     if truth is None:
         st.info("The teacher has closed this question.")
@@ -348,6 +386,8 @@ def show_reveal(body: dict, truth, mine) -> None:
         shown += " (a tie: each of them is right)"
     elif body["kind"] == "number":
         shown = f"{truth:.3f} (within {body.get('tolerance', 0):g} counts as right)"
+    elif body["kind"] == "row":
+        shown += f" (each weight within {body.get('tolerance', 0):g} of it counts as right)"
     text = f"The answer: **{escape_markdown(shown)}**. You said {escape_markdown(said)}."
     outcome_box(st, bool(is_right(body, truth, mine)), text)
 

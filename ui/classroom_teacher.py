@@ -14,7 +14,7 @@ from classroom import errors
 from classroom.questions import answer_label, is_right
 from ui.classroom_ask import ask_controls
 from ui.classroom_push import caught_up, screen_drawn
-from ui.classroom_questions import distribution_figure
+from ui.classroom_questions import common_miss, distribution_figure
 from ui.classroom_session import (
     COOKIE_HOURS,
     ENDED_KEY,
@@ -219,6 +219,9 @@ def results_panel(code: str, key: str, qid: int, compact: bool = False) -> None:
         chart(before, distribution_figure(q.body, first.values, truth), key=f"class_dist_first_{qid}", export=False)
         after.markdown(f"**After discussion**: {res.answered} answered")
         chart(after, distribution_figure(q.body, res.values, truth), key=f"class_dist_{qid}", export=False)
+    if q.body["kind"] == "row" and q.revealed:
+        miss = common_miss(q.body, res.values, q.truth)
+        st.markdown(escape_markdown(miss) if miss else "The class's mean row is within the tolerance of the true row.")
     with st.container(horizontal=True):
         if not q.revealed:
             st.button(

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ui.classroom_questions import argmax_question, weight_question
+from ui.classroom_questions import argmax_question, row_question, weight_question
 from ui.page_questions import Question, key_pick, query_pick
 
 
@@ -24,7 +24,13 @@ def questions(seq_of=lambda v: v["seq"]) -> tuple[Question, ...]:
         causal, scale = bool(values["causal"]), bool(values["scale"])
         return weight_question(seq, picks["query"], picks["key"], causal=causal, scale=scale, source=source(values))
 
+    def row(values, picks):
+        seq = seq_of(values)
+        causal, scale = bool(values["causal"]), bool(values["scale"])
+        return row_question(seq, picks["query"], causal=causal, scale=scale, source=source(values))
+
     return (
         Question("argmax", "Which key will a query attend to most?", argmax, (query_pick(seq_of),)),
+        Question("row", "Predict a whole row of weights", row, (query_pick(seq_of),)),
         Question("weight", "What weight will a query give a key?", weight, (query_pick(seq_of), key_pick(seq_of))),
     )
