@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from tests.apptest_helpers import every_text, open_page
 from ui import classroom_session
+from ui.classroom_ask import ask_box_key
 
 
 def start_room(tmp_path, monkeypatch):
@@ -27,7 +28,7 @@ def store():
 def ask(teacher, kind: str, **picks: int):
     """On the teacher's page (run already): ask the question `kind` with `picks` (each pick's value); returns the
     question as the store holds it, with its true value."""
-    teacher.session_state["class_ask_box"] = True  # the teacher opens the popover (a rerun)
+    teacher.session_state[ask_box_key(teacher.session_state)] = True  # the teacher opens the popover (a rerun)
     teacher.run()
     teacher.radio(key="class_ask_kind").set_value(kind).run()
     for name, value in picks.items():

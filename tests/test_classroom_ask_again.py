@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tests.apptest_helpers import chart_by_key, every_text, open_page
 from tests.classroom_asking import ask, reveal, store
+from ui.classroom_ask import ask_box_key
 
 
 def bars(at, key: str) -> list[int]:
@@ -64,7 +65,7 @@ def test_a_timed_question_takes_answers_until_its_time_and_refuses_later_ones(ro
     word); the student's box then says the time is up, and the teacher's panel too."""
     teacher, student, code = room
     teacher.switch_page("pages/predict.py").run()
-    teacher.session_state["class_ask_box"] = True
+    teacher.session_state[ask_box_key(teacher.session_state)] = True
     teacher.run()
     teacher.selectbox(key="class_ask_seconds").set_value(30).run()
     first = ask(teacher, "argmax", query=1)

@@ -18,6 +18,7 @@ from lessons.puzzles import PUZZLES_BY_ID
 from tests.apptest_helpers import chart_by_key, every_text, open_page, plotly_values
 from tests.classroom_postgres import Postgres
 from ui import classroom_session
+from ui.classroom_ask import ask_box_key
 
 CLASS = "pages/class.py"
 
@@ -45,7 +46,7 @@ def ask(teacher, page: str, kind: str = "argmax", query: int = 0, key: int = 0):
     """The teacher asks the class from `page` (the Playground or the Predict page)."""
     teacher.switch_page(page).run()
     n = len(teacher.session_state["seq"].tokens) if page.endswith("playground.py") else 3
-    teacher.session_state["class_ask_box"] = True
+    teacher.session_state[ask_box_key(teacher.session_state)] = True
     teacher.run()
     if page.endswith("playground.py"):
         teacher.radio(key="class_ask_kind").set_value(kind).run()

@@ -18,6 +18,7 @@ from attention import attention_steps
 from lessons.puzzles import PUZZLES_BY_ID
 from tests.apptest_helpers import chart_by_key, every_text, open_page
 from ui import classroom_session
+from ui.classroom_ask import ask_box_key
 
 CLASS = "pages/class.py"
 
@@ -151,7 +152,7 @@ def test_join_by_code_with_a_nickname_and_refusals_are_shown():
 def ask_on_predict(teacher, query: int = 1):
     teacher.switch_page("pages/predict.py").run()
     teacher.selectbox(key="predict_puzzle").set_value("aligned").run()
-    teacher.session_state["class_ask_box"] = True  # the teacher opens the popover (a rerun)
+    teacher.session_state[ask_box_key(teacher.session_state)] = True  # the teacher opens the popover (a rerun)
     teacher.run()
     teacher.selectbox(key="class_ask_query_3").set_value(query).run()
     teacher.button(key="class_ask").click().run()
@@ -197,7 +198,7 @@ def test_ask_a_weight_on_the_playground():
     teacher.switch_page("pages/playground.py").run()
     n = len(teacher.session_state["seq"].tokens)
     assert not [b for b in teacher.button if b.key == "class_ask"]  # the popover closed: its controls not drawn
-    teacher.session_state["class_ask_box"] = True  # the teacher opens the popover (a rerun)
+    teacher.session_state[ask_box_key(teacher.session_state)] = True  # the teacher opens the popover (a rerun)
     teacher.run()
     teacher.radio(key="class_ask_kind").set_value("weight").run()
     teacher.selectbox(key=f"class_ask_query_{n}").set_value(2).run()
@@ -212,6 +213,12 @@ def test_ask_a_weight_on_the_playground():
     assert store().results(code, key, question.id).question.truth == pytest.approx(expected, abs=1e-12)
     assert teacher.session_state["class_ask_box"] is False  # asked: the popover closes, the page is in view again
     assert not [b for b in teacher.button if b.key == "class_ask"]  # and its controls are no longer drawn
+    # The browser may still hold the old popover as open (the close was the server's) and send that back with the
+    # teacher's next click: the popover after a question is another one, and stays closed on the projector.
+    assert ask_box_key(teacher.session_state) == "class_ask_box_1"
+    teacher.session_state["class_ask_box"] = True
+    teacher.run()
+    assert not teacher.exception and not [b for b in teacher.button if b.key == "class_ask"]
     student.run()
     student.button(key=f"class_send_{question.id}").click().run()  # nothing typed: nothing sent
     assert store().results(code, key, question.id).values == []
@@ -308,7 +315,7 @@ def test_a_refused_question_is_said_in_the_open_popover():
     teacher, code = start_room()
     teacher.switch_page("pages/predict.py").run()
     teacher.session_state["class_teacher_key"] = "not-the-key"  # as if the room had been taken back elsewhere
-    teacher.session_state["class_ask_box"] = True
+    teacher.session_state[ask_box_key(teacher.session_state)] = True
     teacher.run()
     teacher.button(key="class_ask").click().run()
     assert not teacher.exception and store().state(code).question is None

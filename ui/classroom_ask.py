@@ -28,6 +28,7 @@ def page_questions() -> tuple[PageQuestions, dict] | None:
 
 
 ASK_BOX = "class_ask_box"  # the popover's open state: the Ask button closes it (programmatic close needs its key)
+ASK_ROUND = "_class_ask_round"  # how many questions this session asked: each Ask gives the popover a new key
 ASK_ERROR = "_class_ask_error"  # why the last Ask was refused, shown once in the popover (which stays open)
 CHOSEN = "_class_ask_chosen"  # the teacher's last choices {kind, query, key}: the box opens with them again
 
@@ -42,7 +43,7 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
     if found is None:
         return
     declared, values = found
-    box = st.popover("Ask the class", icon=":material/quiz:", key=ASK_BOX, on_change="rerun")
+    box = st.popover("Ask the class", icon=":material/quiz:", key=ask_box_key(st.session_state), on_change="rerun")
     if not box.open:  # drawn only while open: each of the teacher's runs draws three or four elements fewer
         return
     chosen = st.session_state.setdefault(CHOSEN, {})
@@ -95,6 +96,12 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
         if error:
             st.error(escape_markdown(f"Could not ask: {error}"))
         st.button("Ask", key="class_ask", type="primary", on_click=_ask, args=(url_path, code, teacher_key, store))
+
+
+def ask_box_key(state) -> str:
+    """The key of the Ask popover now, in session state `state` (the first one's is ASK_BOX)."""
+    asked = state[ASK_ROUND] if ASK_ROUND in state else 0
+    return ASK_BOX if not asked else f"{ASK_BOX}_{asked}"
 
 
 def picked(value, options: list, labels: list[str], what: str):
@@ -175,4 +182,7 @@ def _ask(url_path: str, code: str, teacher_key: str, store) -> None:
     except (errors.ClassroomError, PermissionError, ValueError) as err:
         st.session_state[ASK_ERROR] = str(err)
     else:
-        st.session_state[ASK_BOX] = False
+        st.session_state[ask_box_key(st.session_state)] = False
+        # A new popover after each question: the browser may still hold the old one as open (its close was the
+        # server's, not a click) and send that back with the teacher's next click, opening it on the projector.
+        st.session_state[ASK_ROUND] = st.session_state.get(ASK_ROUND, 0) + 1
