@@ -337,6 +337,22 @@ def randomise_after(q, k, v, t: int, seed: int = 0) -> tuple[np.ndarray, np.ndar
     return tuple(out)
 
 
+def randomise_at(q, k, v, p: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Copies of q, k, v with the row of position p alone replaced by new random values (2 decimals).
+
+    Shapes: q (n, d_k), k (n, d_k), v (n, d_v) -> the same shapes; every other row is untouched.
+    """
+    q, k, v = check_qkv(q, k, v)
+    p = check_position(p, q.shape[0])
+    rng = np.random.default_rng(seed)
+    out = []
+    for a in (q, k, v):
+        a = a.copy()
+        a[p] = np.round(rng.standard_normal(a.shape[1]) * 1.5, 2)  # (d,)
+        out.append(a)
+    return tuple(out)
+
+
 def small_leak_example() -> Example:
     """A causal sequence whose after-softmax leak is only a few percent, so the bug looks like noise.
 

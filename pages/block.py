@@ -16,9 +16,12 @@ from figures.block import block_diagram, residual_norm_figure, shape_text, stack
 from figures.heads import heads_grid
 from lessons.head_library import MAX_POSITIONS, embed_tokens, residual_sources, run_stack, stack_params, summarise_head
 from ui.charts import chart, show_snippet
+from ui.classroom_session import answer_hidden, hidden_answer_card
 from ui.number_box import number_box
+from ui.page_questions import ask_from
 from ui.page_state import PageState, stop
-from ui.shared_state import SEQUENCE_KEY
+from ui.questions import block as block_questions
+from ui.shared_state import playground_sequence
 from ui.snippets import block_snippet
 from ui.tables import arrow_table
 from ui.url import Choice, Flag, Int
@@ -29,6 +32,7 @@ NORM_LABELS = {"post": "post-norm (the original Transformer, BERT)", "pre": "pre
 ORIGINAL = "the original Transformer (Vaswani et al. 2017, 'Attention Is All You Need')"
 STATE = PageState(
     "block",
+    seq=playground_sequence(),  # the Playground's tokens, which this page reads
     d_model=Int(16, lo=4, hi=D_MODEL_MAX),
     n_heads=Int(4, lo=1, hi=MAX_HEADS),
     d_ff=Int(
@@ -51,6 +55,38 @@ STATE = PageState(
         why=lambda v, _: f"the stack has {v['n_blocks']} block{'s' * (v['n_blocks'] != 1)}",
     ),
 )
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def compute(
+    tokens: tuple[str, ...],
+    d_model: int,
+    d_ff: int,
+    n_heads: int,
+    n_blocks: int,
+    seed: int,
+    causal: bool,
+    activation: str,
+):
+    """The same stack of seeded random blocks run post-norm and pre-norm: {"post": StackRun, "pre": StackRun}."""
+    x = embed_tokens(tokens, d_model, seed).x  # (n, d_model)
+    blocks = stack_params(d_model, d_ff, n_blocks, seed)
+    return {norm: run_stack(x, blocks, n_heads, causal=causal, activation=activation, norm=norm) for norm in NORMS}
+
+
+def shown_runs(values) -> tuple[tuple[str, ...], dict]:
+    """The tokens and the runs the page shows for `values` (a class question's true value is read from them)."""
+    seq = values["seq"]
+    if not 1 <= seq.n <= MAX_POSITIONS:
+        raise ValueError(f"the Playground's sequence has {seq.n} tokens: the page shows no block")
+    d_model, n_heads = values["d_model"], values["n_heads"]
+    if d_model % n_heads:
+        raise ValueError(f"d_model = {d_model} cannot be split into {n_heads} heads: the page shows no block")
+    keys = ("d_model", "d_ff", "n_heads", "n_blocks", "seed", "causal", "activation")
+    return tuple(seq.tokens), compute(tuple(seq.tokens), *(values[k] for k in keys))
+
+
+QUESTIONS = ask_from(STATE, "block", *block_questions.questions(shown_runs))
 
 
 def hidden_width_words(d_ff: int, d_model: int) -> str:
@@ -105,25 +141,8 @@ def stop_with(message: str) -> None:
     stop()
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def compute(
-    tokens: tuple[str, ...],
-    d_model: int,
-    d_ff: int,
-    n_heads: int,
-    n_blocks: int,
-    seed: int,
-    causal: bool,
-    activation: str,
-):
-    """The same stack of seeded random blocks run post-norm and pre-norm: {"post": StackRun, "pre": StackRun}."""
-    x = embed_tokens(tokens, d_model, seed).x  # (n, d_model)
-    blocks = stack_params(d_model, d_ff, n_blocks, seed)
-    return {norm: run_stack(x, blocks, n_heads, causal=causal, activation=activation, norm=norm) for norm in NORMS}
-
-
 STATE.load()
-seq = st.session_state[SEQUENCE_KEY]
+seq = STATE["seq"]
 tokens = tuple(seq.tokens)
 
 st.title("The transformer block")
@@ -206,43 +225,51 @@ first = run.traces[0]
 st.header("1 · One block, stage by stage")
 st.latex(POST_NORM_LATEX if norm == "post" else PRE_NORM_LATEX)
 left, right = st.columns([3, 2], gap="large")
-with left:
-    chart(
-        st,
-        block_diagram(
-            [(s.name, s.label, s.shape) for s in first.steps],
-            residual_sources(first),
-            title=f"Block 1, {norm}-norm: the shape of the tensor on every arrow",
-        ),
-        width="stretch",
-        key="block_diagram",
-        config={"displayModeBar": False},
-    )
+if answer_hidden("block", "shape"):
+    hidden_answer_card(left, "The shape on every arrow of the block (its diagram, its table and its widths)")
+else:
+    with left:
+        chart(
+            st,
+            block_diagram(
+                [(s.name, s.label, s.shape) for s in first.steps],
+                residual_sources(first),
+                title=f"Block 1, {norm}-norm: the shape of the tensor on every arrow",
+            ),
+            width="stretch",
+            key="block_diagram",
+            config={"displayModeBar": False},
+        )
+    with right:
+        st.markdown(
+            f"Every shape below is read from the block's own trace. The input X is {seq.n} × {d_model} (one row per "
+            f"token of the Playground, built as on the *Multi-head attention* page). {widths_sentence(d_ff, d_model)}"
+        )
+        st.table(  # wraps its text: the column it stands in is narrow
+            pd.DataFrame(
+                {
+                    "step": [s.name for s in first.steps],
+                    "operation": [s.label for s in first.steps],
+                    "shape": [shape_text(s.shape) for s in first.steps],
+                }
+            ).set_index("step"),
+        )
 with right:
-    st.markdown(
-        f"Every shape below is read from the block's own trace. The input X is {seq.n} × {d_model} (one row per "
-        f"token of the Playground, built as on the *Multi-head attention* page). {widths_sentence(d_ff, d_model)}"
-    )
-    st.table(  # wraps its text: the column it stands in is narrow
-        pd.DataFrame(
-            {
-                "step": [s.name for s in first.steps],
-                "operation": [s.label for s in first.steps],
-                "shape": [shape_text(s.shape) for s in first.steps],
-            }
-        ).set_index("step"),
-    )
     st.latex(LAYER_NORM_LATEX)
     st.latex(FEED_FORWARD_LATEX)
 
 st.header("2 · Post-norm or pre-norm: the size of the residual stream")
-st.markdown(residual_stream_text(runs, d_model))
-chart(
-    st,
-    residual_norm_figure({name: r.residual_norms for name, r in runs.items()}, d_model, highlight=norm),
-    width="stretch",
-    key="block_norm_fig",
-)
+hide_lengths = answer_hidden("block", "length")
+if hide_lengths:
+    hidden_answer_card(st, "The lengths of the vectors after each block (the reading and its plot)")
+else:
+    st.markdown(residual_stream_text(runs, d_model))
+    chart(
+        st,
+        residual_norm_figure({name: r.residual_norms for name, r in runs.items()}, d_model, highlight=norm),
+        width="stretch",
+        key="block_norm_fig",
+    )
 
 st.header(f"3 · Blocks stack: {n_blocks} block{'s' if n_blocks > 1 else ''}")
 shapes = [tuple(state.shape) for state in run.states]
@@ -250,7 +277,8 @@ chart(st, stack_figure(shapes), width="stretch", key="block_stack_fig", config={
 input_metric, output_metric, norm_metric = st.columns(3)
 input_metric.metric("input shape", shape_text(shapes[0]))
 output_metric.metric(f"output shape after {n_blocks} block{'s' if n_blocks > 1 else ''}", shape_text(shapes[-1]))
-norm_metric.metric("mean |x| at the output", f"{run.residual_norms[-1]:.2f}")
+if not hide_lengths:
+    norm_metric.metric("mean |x| at the output", f"{run.residual_norms[-1]:.2f}")
 if shapes[0] == shapes[-1]:
     st.success(
         f"Input {shape_text(shapes[0])} and output {shape_text(shapes[-1])} have the same shape: a block "

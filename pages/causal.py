@@ -12,6 +12,7 @@ from figures.steps import steps_heatmap
 from lessons.pitfalls import (
     CAUSAL_LATEX,
     MASK_AFTER_SOFTMAX_LATEX,
+    InvarianceResult,
     invariance_check,
     leak_example,
     mask_after_softmax,
@@ -20,8 +21,11 @@ from lessons.pitfalls import (
     small_leak,
 )
 from ui.charts import chart, show_snippet
+from ui.classroom_session import answer_hidden, hidden_answer_card
 from ui.number_box import number_box
+from ui.page_questions import ask_from
 from ui.page_state import PageState, stop
+from ui.questions import causal
 from ui.sequence_editor import editor_box, reset_sequence, sequence_editor
 from ui.shared_state import require_app_entry
 from ui.snippets import attention_snippet
@@ -50,6 +54,7 @@ STATE = PageState(
     ),
     seed=Int(0, lo=0, hi=SEED_MAX),
 )
+QUESTIONS = ask_from(STATE, "causal", *causal.questions())
 KEY = STATE.key("seq")
 
 
@@ -78,6 +83,55 @@ def vector_text(row: np.ndarray) -> str:
 def exact_text(d: float) -> str:
     """A difference as text that never rounds a non-zero to 0."""
     return "0" if d == 0.0 else f"{d:.3g}"
+
+
+def show_check(inv: InvarianceResult, t: int, tok) -> None:
+    """The check's verdict, each position's output before and after, and the chart of their differences."""
+    if inv.first_changed_input is None:
+        st.info(
+            "Nothing has changed since the snapshot yet: press **Randomise later tokens** or edit a row after "
+            f"position {t}.",
+            icon=":material/touch_app:",
+        )
+    elif inv.passed:
+        st.success(
+            f"✅ Check passed: the outputs at positions 0…{t} are exactly unchanged (difference 0, bit for bit)"
+            + (", and later positions moved." if inv.later_changed else ".")
+        )
+    else:
+        why = (
+            f" You changed position {inv.first_changed_input} itself, which is not after t = {t}: its own output "
+            "and the ones after it are allowed to move."
+            if inv.changed_up_to_t
+            else " The future leaked into the past: the mask is broken."
+        )
+        st.error(f"❌ Check failed: some output at positions 0…{t} changed.{why}")
+    rows = [
+        {
+            "position": i,
+            "token": tok[i],
+            "output before": vector_text(inv.before[i]),
+            "output after": vector_text(inv.after[i]),
+            "max |after − before|": exact_text(inv.diff[i]),
+            "check": ("✅" if inv.diff[i] == 0.0 else "❌") if i <= t else "—",
+        }
+        for i in range(len(tok))
+    ]
+    check_table_col, check_bars_col = st.columns([3, 2], gap="large")
+    check_table_col.dataframe(
+        arrow_rows(rows),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "position": st.column_config.NumberColumn("pos", width=50),
+            "token": st.column_config.TextColumn("token", width=70),
+            "max |after − before|": st.column_config.TextColumn(
+                "max |Δ|", width=80, help="Largest change of this position's output; '0' means exactly 0."
+            ),
+            "check": st.column_config.TextColumn("check", width=60, help="Positions up to t must be exactly 0."),
+        },
+    )
+    chart(check_bars_col, difference_bars(inv.diff, t, tok), width="stretch", key="causal_diff_bars")
 
 
 STATE.load()
@@ -110,7 +164,10 @@ with off_col:
     chart(st, steps_heatmap(plain, tok), width="stretch", key="causal_heat_off", share=0.5)
 with on_col:
     st.markdown("**Mask on**: nothing above the diagonal")
-    chart(st, steps_heatmap(masked, tok), width="stretch", key="causal_heat_on", share=0.5)
+    if answer_hidden("causal", "weight"):
+        hidden_answer_card(st, "The weights with the mask on")
+    else:
+        chart(st, steps_heatmap(masked, tok), width="stretch", key="causal_heat_on", share=0.5)
 scores_col, reading_col = st.columns(2, gap="large")
 with scores_col:
     st.markdown("**Masked scores** Q Kᵀ/√d_k + M: what the softmax sees")
@@ -166,6 +223,7 @@ else:
     buttons.button(
         "Randomise later tokens",
         key="causal_randomise",
+        disabled=STATE.held,  # a class question is open: the page stays as it was asked
         on_click=randomise_later,
         type="primary",
         icon=":material/casino:",
@@ -174,12 +232,14 @@ else:
     buttons.button(
         "Snapshot",
         key="causal_snapshot",
+        disabled=STATE.held,
         on_click=take_snapshot,
         help="Use the current vectors as 'before'; then edit a later row in the editor above.",
     )
     buttons.button(
         "Restore",
         key="causal_restore",
+        disabled=STATE.held,
         on_click=restore_snapshot,
         help="Put the snapshot's vectors back into the editor.",
     )
@@ -188,51 +248,10 @@ else:
     except ValueError as err:
         st.error(f"Cannot run the check: {err}")
         stop()
-    if inv.first_changed_input is None:
-        st.info(
-            "Nothing has changed since the snapshot yet: press **Randomise later tokens** or edit a row after "
-            f"position {t}.",
-            icon=":material/touch_app:",
-        )
-    elif inv.passed:
-        st.success(
-            f"✅ Check passed: the outputs at positions 0…{t} are exactly unchanged (difference 0, bit for bit)"
-            + (", and later positions moved." if inv.later_changed else ".")
-        )
+    if answer_hidden("causal", "changes"):
+        hidden_answer_card(st, "The check's result (the verdict, the outputs before and after, their differences)")
     else:
-        why = (
-            f" You changed position {inv.first_changed_input} itself, which is not after t = {t}: its own output "
-            "and the ones after it are allowed to move."
-            if inv.changed_up_to_t
-            else " The future leaked into the past: the mask is broken."
-        )
-        st.error(f"❌ Check failed: some output at positions 0…{t} changed.{why}")
-    rows = [
-        {
-            "position": i,
-            "token": tok[i],
-            "output before": vector_text(inv.before[i]),
-            "output after": vector_text(inv.after[i]),
-            "max |after − before|": exact_text(inv.diff[i]),
-            "check": ("✅" if inv.diff[i] == 0.0 else "❌") if i <= t else "—",
-        }
-        for i in range(seq.n)
-    ]
-    check_table_col, check_bars_col = st.columns([3, 2], gap="large")
-    check_table_col.dataframe(
-        arrow_rows(rows),
-        hide_index=True,
-        width="stretch",
-        column_config={
-            "position": st.column_config.NumberColumn("pos", width=50),
-            "token": st.column_config.TextColumn("token", width=70),
-            "max |after − before|": st.column_config.TextColumn(
-                "max |Δ|", width=80, help="Largest change of this position's output; '0' means exactly 0."
-            ),
-            "check": st.column_config.TextColumn("check", width=60, help="Positions up to t must be exactly 0."),
-        },
-    )
-    chart(check_bars_col, difference_bars(inv.diff, t, tok), width="stretch", key="causal_diff_bars")
+        show_check(inv, t, tok)
 
 st.header("3 · The bug beside it: masking after the softmax")
 st.markdown(
@@ -246,13 +265,16 @@ st.latex(MASK_AFTER_SOFTMAX_LATEX)
 correct_col, bug_col = st.columns(2)
 with correct_col:
     st.markdown("**Correct**: −∞ before the softmax")
-    chart(
-        st,
-        attention_heatmap(masked.weights, tok, tok, allowed=masked.allowed),
-        width="stretch",
-        key="causal_heat_correct",
-        share=0.5,
-    )
+    if answer_hidden("causal", "weight"):
+        hidden_answer_card(st, "The correctly masked weights")
+    else:
+        chart(
+            st,
+            attention_heatmap(masked.weights, tok, tok, allowed=masked.allowed),
+            width="stretch",
+            key="causal_heat_correct",
+            share=0.5,
+        )
 with bug_col:
     st.markdown("**Bug**: softmax first, then zero the future")
     chart(

@@ -46,8 +46,11 @@ from lessons.generation import (
 )
 from lessons.induction import LETTERS, check_input_fits, ids_to_letters, letters_to_ids, load_induction_model
 from ui.charts import chart, show_snippet
+from ui.classroom_session import answer_hidden, hidden_answer_card
 from ui.number_box import number_box
+from ui.page_questions import ask_from
 from ui.page_state import PageState, stop
+from ui.questions import generation as generation_questions
 from ui.safe_text import escape_markdown
 from ui.snippets import generation_snippet
 from ui.url import Choice, Int, Text
@@ -106,6 +109,20 @@ def report(prompt: tuple[int, ...], n_new: int, temperature: float, top_k: int |
     return generation_report(
         model(), np.array(prompt), n_new, temperature=temperature, top_k=top_k, seed=seed, repeats=REPEATS
     )
+
+
+def shown_report(values) -> GenerationReport:
+    """The generation the page shows for `values` (a class question's true value is read from it): from the
+    page's cache, or run again (a few tens of ms: the model is tiny)."""
+    prompt = letters_to_ids(values["prompt"])
+    check_input_fits(prompt.size, values["n_new"], model().config)  # the ValueError the page shows as an error
+    top_k = int(values["top_k"]) or None
+    return report(
+        tuple(int(t) for t in prompt), int(values["n_new"]), float(values["temperature"]), top_k, int(values["seed"])
+    )
+
+
+QUESTIONS = ask_from(STATE, "generation", *generation_questions.questions(shown_report, model))
 
 
 @st.cache_data(max_entries=1, show_spinner="Timing one decoding step at longer contexts (once per server)…")
@@ -212,49 +229,55 @@ with prob_col:
     )
     model_probs = next_token_probabilities(chosen.logits, 1.0)
     chart(st, probabilities_figure(model_probs, chosen.probabilities, letters, chosen.token), key="gen_probs")
+hide_cache = answer_hidden("generation", "cache")
 with cache_col:
     st.markdown(f"**The cache after step {step_no}**")
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "layer": [f"layer {i + 1}" for i in range(config.n_layers)],
-                "keys": [str(chosen.cache_shape)] * config.n_layers,
-                "values": [str(chosen.cache_shape)] * config.n_layers,
-            }
-        ).set_index("layer"),
-        key="gen_cache_table",
-    )
-    st.caption(
-        f"Per layer: (n_kv_heads, tokens, d_head), the key/value heads (section 5), the tokens so far and the "
-        f"width of one head. {chosen.cache_shape[1]} tokens × {config.n_layers} layers × K and "
-        f"V, {np.dtype(params.dtype).name}: "
-        f"**{format_bytes(chosen.cache_nbytes)}** ({chosen.cache_nbytes:,} bytes)."
-    )
+    if hide_cache:
+        hidden_answer_card(st, "The cache's shape and size after each step (its table, its bytes, its growth)")
+    else:
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "layer": [f"layer {i + 1}" for i in range(config.n_layers)],
+                    "keys": [str(chosen.cache_shape)] * config.n_layers,
+                    "values": [str(chosen.cache_shape)] * config.n_layers,
+                }
+            ).set_index("layer"),
+            key="gen_cache_table",
+        )
+        st.caption(
+            f"Per layer: (n_kv_heads, tokens, d_head), the key/value heads (section 5), the tokens so far and the "
+            f"width of one head. {chosen.cache_shape[1]} tokens × {config.n_layers} layers × K and "
+            f"V, {np.dtype(params.dtype).name}: "
+            f"**{format_bytes(chosen.cache_nbytes)}** ({chosen.cache_nbytes:,} bytes)."
+        )
 
 st.header("2 · The cache grows by one row per layer per token")
 st.latex(CACHE_BYTES_LATEX)
 growth_col, note_col = st.columns([3, 2], gap="large")
-with growth_col:
-    chart(
-        st,
-        cache_growth_figure(np.array([s.cache_shape[1] for s in result.steps]), [s.cache_nbytes for s in result.steps]),
-        key="gen_growth",
-    )
-with note_col:
-    first, last = result.steps[0], result.steps[-1]
-    itemsize = np.dtype(params.dtype).itemsize
-    per_token = 2 * config.n_layers * config.n_kv_heads * config.d_head * itemsize
-    st.markdown(
-        f"Step 1 runs the whole prompt of {prompt.size} tokens and fills the cache: {first.cache_shape} per layer, "
-        f"{format_bytes(first.cache_nbytes)}. Each later step appends one row to every layer's K and V: "
-        f"2 × {config.n_layers} layers × {config.n_kv_heads} heads × d_head {config.d_head} × {itemsize} bytes = "
-        f"**{per_token} bytes per token**. "
-        + (
-            f"After the last step: {last.cache_shape}, {format_bytes(last.cache_nbytes)}."
-            if len(result.steps) > 1
-            else "With one new token there is no later step: the cache stays as step 1 left it."
+if hide_cache:
+    hidden_answer_card(growth_col, "The cache's size after every step (its plot and the bytes per token)")
+else:
+    with growth_col:
+        figure = cache_growth_figure(
+            np.array([s.cache_shape[1] for s in result.steps]), [s.cache_nbytes for s in result.steps]
         )
-    )
+        chart(st, figure, key="gen_growth")
+    with note_col:
+        first, last = result.steps[0], result.steps[-1]
+        itemsize = np.dtype(params.dtype).itemsize
+        per_token = 2 * config.n_layers * config.n_kv_heads * config.d_head * itemsize
+        st.markdown(
+            f"Step 1 runs the whole prompt of {prompt.size} tokens and fills the cache: {first.cache_shape} per "
+            f"layer, {format_bytes(first.cache_nbytes)}. Each later step appends one row to every layer's K and V: "
+            f"2 × {config.n_layers} layers × {config.n_kv_heads} heads × d_head {config.d_head} × {itemsize} bytes "
+            f"= **{per_token} bytes per token**. "
+            + (
+                f"After the last step: {last.cache_shape}, {format_bytes(last.cache_nbytes)}."
+                if len(result.steps) > 1
+                else "With one new token there is no later step: the cache stays as step 1 left it."
+            )
+        )
 
 st.header("3 · The work per new token, with and without the cache")
 count_col, time_col = st.columns(2, gap="large")
@@ -375,23 +398,27 @@ dtype = c6.selectbox(
 )
 kinds = cache_kinds(int(layers), int(heads), int(kv), int(d_head), int(context), DTYPE_BYTES[dtype])
 bars_col, kinds_note = st.columns([3, 2], gap="large")
-with bars_col:
-    chart(st, cache_kinds_figure([k.name for k in kinds], [k.nbytes for k in kinds]), key="gen_kinds", share=0.6)
-with kinds_note:
-    mha, gqa, mqa = kinds
-    st.markdown(
-        f"{layers} layers × {heads} query heads × d_head {d_head} (d_model {heads * d_head}), {context:,} tokens, "
-        f"{DTYPE_BYTES[dtype]} bytes per number:\n\n"
-        f"- **MHA**: {format_bytes(mha.nbytes)}\n- **GQA**, groups of {heads // kv}: {format_bytes(gqa.nbytes)} "
-        f"({heads // kv}× smaller)\n- **MQA**: {format_bytes(mqa.nbytes)} ({heads}× smaller)"
-    )
-    real = {kind.n_kv_heads: real_cache(int(heads), kind.n_kv_heads, REAL_D_HEAD) for kind in kinds}
-    st.caption(
-        f"The formula, checked on caches that exist: a 2-layer float32 model with these head counts and d_head "
-        f"{REAL_D_HEAD}, run on {REAL_TOKENS} tokens, holds "
-        + ", ".join(f"{m:,} bytes (formula {f:,})" for m, f in real.values())
-        + " for MHA, GQA and MQA."
-    )
+if answer_hidden("generation", "shared"):
+    hidden_answer_card(bars_col, "The three caches' sizes (their bars, the sizes and the check on real caches)")
+else:
+    with bars_col:
+        figure = cache_kinds_figure([k.name for k in kinds], [k.nbytes for k in kinds])
+        chart(st, figure, key="gen_kinds", share=0.6)
+    with kinds_note:
+        mha, gqa, mqa = kinds
+        st.markdown(
+            f"{layers} layers × {heads} query heads × d_head {d_head} (d_model {heads * d_head}), {context:,} "
+            f"tokens, {DTYPE_BYTES[dtype]} bytes per number:\n\n"
+            f"- **MHA**: {format_bytes(mha.nbytes)}\n- **GQA**, groups of {heads // kv}: {format_bytes(gqa.nbytes)} "
+            f"({heads // kv}× smaller)\n- **MQA**: {format_bytes(mqa.nbytes)} ({heads}× smaller)"
+        )
+        real = {kind.n_kv_heads: real_cache(int(heads), kind.n_kv_heads, REAL_D_HEAD) for kind in kinds}
+        st.caption(
+            f"The formula, checked on caches that exist: a 2-layer float32 model with these head counts and d_head "
+            f"{REAL_D_HEAD}, run on {REAL_TOKENS} tokens, holds "
+            + ", ".join(f"{m:,} bytes (formula {f:,})" for m, f in real.values())
+            + " for MHA, GQA and MQA."
+        )
 
 show_snippet(
     generation_snippet(

@@ -25,9 +25,13 @@ from lessons.head_library import (
     summarise_head,
 )
 from ui.charts import chart, show_snippet
+from ui.classroom_session import answer_hidden, hidden_answer_card
 from ui.number_box import number_box
+from ui.page_questions import ask_from
 from ui.page_state import PageState, stop
-from ui.shared_state import SEQUENCE_KEY
+from ui.questions import heads
+from ui.questions.heads import ShownHeads
+from ui.shared_state import playground_sequence
 from ui.snippets import heads_snippet
 from ui.tables import arrow_table
 from ui.url import Choice, Flag, Int, Slots
@@ -37,6 +41,7 @@ SEED_MAX = 9999
 DEFAULT_PRESETS = ("previous", "first", "self", "similar", "uniform", "random", "random", "random")
 STATE = PageState(
     "heads",
+    seq=playground_sequence(),  # the Playground's tokens, which this page reads
     d_model=Int(16, lo=4, hi=64),
     n_heads=Int(4, lo=1, hi=MAX_HEADS),
     seed=Int(0, lo=0, hi=SEED_MAX),
@@ -51,6 +56,36 @@ STATE = PageState(
         why=lambda v, _: f"the page has {v['n_heads']} head{'s' * (v['n_heads'] != 1)}",
     ),
 )
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def compute(
+    tokens: tuple[str, ...], d_model: int, n_heads: int, presets: tuple[str, ...], seed: int, causal: bool, scale: bool
+):
+    """Embeddings, weights, every intermediate of multi-head attention and one summary per head."""
+    emb = embed_tokens(tokens, d_model, seed)
+    hw = head_library_weights(emb, presets, seed)
+    steps = multi_head_steps(emb.x, hw.w_q, hw.w_k, hw.w_v, hw.w_o, n_heads, b_q=hw.b_q, causal=causal, scale=scale)
+    summaries = tuple(summarise_head(w, causal, tokens) for w in steps.weights)
+    return emb, hw, steps, summaries
+
+
+def shown_heads(values) -> ShownHeads:
+    """The heads the page shows for its declared `values` (a class question's truth is read from them), computed as
+    the page computes them; ValueError where the page shows none."""
+    seq, d_model, n_heads, seed = values["seq"], values["d_model"], values["n_heads"], values["seed"]
+    if not 1 <= seq.n <= MAX_POSITIONS:
+        raise ValueError(f"the sequence has {seq.n} tokens; this page shows 1 to {MAX_POSITIONS}")
+    if d_model % n_heads:
+        raise ValueError(f"d_model = {d_model} cannot be split into {n_heads} heads")
+    tokens = tuple(seq.tokens)
+    emb = embed_tokens(tokens, d_model, seed)
+    presets, _ = buildable_presets(values["presets"][:n_heads], d_model // n_heads, emb)
+    _, _, steps, summaries = compute(tokens, d_model, n_heads, presets, seed, values["causal"], values["scale"])
+    return ShownHeads(tokens, presets, steps.weights, summaries)
+
+
+QUESTIONS = ask_from(STATE, "heads", *heads.questions(shown_heads))
 
 
 def attention_latex(causal: bool, scale: bool) -> str:
@@ -114,20 +149,8 @@ def or_list(values) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def compute(
-    tokens: tuple[str, ...], d_model: int, n_heads: int, presets: tuple[str, ...], seed: int, causal: bool, scale: bool
-):
-    """Embeddings, weights, every intermediate of multi-head attention and one summary per head."""
-    emb = embed_tokens(tokens, d_model, seed)
-    hw = head_library_weights(emb, presets, seed)
-    steps = multi_head_steps(emb.x, hw.w_q, hw.w_k, hw.w_v, hw.w_o, n_heads, b_q=hw.b_q, causal=causal, scale=scale)
-    summaries = tuple(summarise_head(w, causal, tokens) for w in steps.weights)
-    return emb, hw, steps, summaries
-
-
 STATE.load()
-seq = st.session_state[SEQUENCE_KEY]
+seq = STATE["seq"]
 tokens = tuple(seq.tokens)
 
 st.title("Multi-head attention")
@@ -280,23 +303,26 @@ st.markdown(
 )
 st.latex(attention_latex(causal, scale))
 st.latex(ENTROPY_LATEX)
-titles = [f"head {h + 1} · {PRESET_LABELS[p]}\n{s.looks}" for h, (p, s) in enumerate(zip(presets, summaries))]
-chart(st, heads_grid(steps.weights, tokens, titles), width="stretch", key="heads_grid_fig")
-st.dataframe(
-    arrow_table(
-        {
-            "head": [h + 1 for h in range(n_heads)],
-            "preset": [PRESET_LABELS[p] for p in presets],
-            "caption": [s.caption for s in summaries],
-            "entropy (bits)": [round(s.entropy_bits, 3) for s in summaries],
-            "entropy / max": [round(s.normalised_entropy, 3) for s in summaries],
-            "mean |i−j|": [round(s.mean_distance, 3) for s in summaries],
-        }
-    ),
-    hide_index=True,
-    width="stretch",
-    key="heads_summary_table",
-)
+if answer_hidden("heads"):
+    hidden_answer_card(st, "Every head's weights and their summary (pattern, entropy, distance)")
+else:
+    titles = [f"head {h + 1} · {PRESET_LABELS[p]}\n{s.looks}" for h, (p, s) in enumerate(zip(presets, summaries))]
+    chart(st, heads_grid(steps.weights, tokens, titles), width="stretch", key="heads_grid_fig")
+    st.dataframe(
+        arrow_table(
+            {
+                "head": [h + 1 for h in range(n_heads)],
+                "preset": [PRESET_LABELS[p] for p in presets],
+                "caption": [s.caption for s in summaries],
+                "entropy (bits)": [round(s.entropy_bits, 3) for s in summaries],
+                "entropy / max": [round(s.normalised_entropy, 3) for s in summaries],
+                "mean |i−j|": [round(s.mean_distance, 3) for s in summaries],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+        key="heads_summary_table",
+    )
 
 st.header("5 · Concatenate, then project with W_O")
 st.markdown(
@@ -346,27 +372,30 @@ for col, name, m in zip(st.columns(3), "QKV", (one.q, one.k, one.v)):
         key=f"heads_focus_{name}",
         share=1 / 3,
     )
-scores_col, weights_col = st.columns(2)
-chart(
-    scores_col,
-    matrix_heatmap(
-        one.masked,
-        tokens,
-        tokens,
-        title=(f"scores Q Kᵀ{' / √' + str(d_head) if scale else ''}{' (masked)' if causal else ''}"),
-    ),
-    width="stretch",
-    key="heads_focus_scores",
-    share=0.5,
-)
-chart(
-    weights_col,
-    steps_heatmap(one, tokens, title=f"weights of head {focus} (softmax of each row)"),
-    width="stretch",
-    key="heads_focus_weights",
-    share=0.5,
-)
-st.caption(summaries[h].caption)
+if answer_hidden("heads"):  # a row's largest score is its largest weight
+    hidden_answer_card(st, f"Head {focus}'s scores, weights and summary")
+else:
+    scores_col, weights_col = st.columns(2)
+    chart(
+        scores_col,
+        matrix_heatmap(
+            one.masked,
+            tokens,
+            tokens,
+            title=(f"scores Q Kᵀ{' / √' + str(d_head) if scale else ''}{' (masked)' if causal else ''}"),
+        ),
+        width="stretch",
+        key="heads_focus_scores",
+        share=0.5,
+    )
+    chart(
+        weights_col,
+        steps_heatmap(one, tokens, title=f"weights of head {focus} (softmax of each row)"),
+        width="stretch",
+        key="heads_focus_weights",
+        share=0.5,
+    )
+    st.caption(summaries[h].caption)
 output_col, note_col = st.columns(2)
 chart(
     output_col,

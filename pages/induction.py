@@ -30,7 +30,9 @@ from lessons.induction import (
     PREVIOUS_TOKEN_LATEX,
     ROLE_THRESHOLD,
     SCORE_SEQUENCES,
+    Evaluation,
     InductionConfig,
+    InductionRun,
     chance_loss,
     check_input_fits,
     checkpoint_index,
@@ -50,7 +52,9 @@ from lessons.induction import (
     strip_indices,
 )
 from ui.charts import chart, show_snippet
+from ui.classroom_session import answer_hidden, hidden_answer_card
 from ui.induction_training import (
+    NotTrainedYet,
     keep_model_truthful,
     measured,
     request_training,
@@ -60,7 +64,9 @@ from ui.induction_training import (
     training_requested,
 )
 from ui.number_box import number_box
+from ui.page_questions import ask_from
 from ui.page_state import PageState
+from ui.questions import induction as induction_questions
 from ui.safe_text import escape_markdown
 from ui.snippets import induction_snippet
 from ui.url import Choice, Int, Text
@@ -88,6 +94,27 @@ STATE = PageState(
     text=Text(DEFAULT_TEXT, max_chars=MAX_TEXT),
     n_new=Int(5, lo=1, hi=lambda v: new_letters_room(v["text"], TRAINED, MAX_NEW), label="New letters", why=room_why),
 )
+
+
+def shown_run(values) -> tuple[InductionRun, tuple]:
+    """The run the page shows for `values` and its key for `measured` (a class question's true value is read from
+    them); ValueError if it shows none."""
+    if values["model"] == "shipped":
+        return shipped_run(), ("shipped",)
+    config = InductionConfig(seed=int(values["seed"]), steps=int(values["steps"]))
+    try:
+        return stored_run(config), ("yours", config)
+    except NotTrainedYet:
+        raise ValueError(f"the model of seed {config.seed} and {config.steps} steps is not trained yet") from None
+
+
+def shown_evaluation(values) -> Evaluation:
+    """Section 4's measurement of the model shown for `values` (cached by the page's run)."""
+    run, run_key = shown_run(values)
+    return measured(run_key, run)
+
+
+QUESTIONS = ask_from(STATE, "induction", *induction_questions.questions(lambda v: shown_run(v)[0], shown_evaluation))
 
 
 def show_scores(previous: np.ndarray, induction: np.ndarray, *, key: str) -> None:
@@ -301,27 +328,30 @@ st.markdown(
     "training batch used): the top-1 accuracy of each prediction (how often the letter given the highest "
     "probability is the right one), and the scores of every head."
 )
-cols = st.columns(4)
-cols[0].metric(
-    "accuracy, first half", f"{evaluation.accuracy_first:.1%}", help=f"Chance is 1/{vocab} = {1 / vocab:.1%}."
-)
-cols[1].metric("accuracy, repeated half", f"{evaluation.accuracy_repeated:.1%}")
-cols[2].metric(
-    "loss, first half",
-    f"{evaluation.loss_first:.2f}",
-    help=f"Chance: log {vocab} = {chance:.2f} nats; the floor for distinct letters: "
-    f"{first_half_floor(vocab, probe_half):.2f}.",
-)
-cols[3].metric("loss, repeated half", f"{evaluation.loss_repeated:.2f}")
-chart(
-    st,
-    accuracy_by_position_figure(evaluation.by_position, evaluation.half, 1 / run.config.vocab_size),
-    key="induction_accuracy",
-)
-st.caption(
-    first_half_verdict(evaluation, vocab, (run.config.half_min, run.config.half_max))
-    + " The grey bar is the prediction of where the repeat starts, counted in neither half."
-)
+if answer_hidden("induction", "accuracy"):
+    hidden_answer_card(st, "The model's accuracy and loss on each half")
+else:
+    cols = st.columns(4)
+    cols[0].metric(
+        "accuracy, first half", f"{evaluation.accuracy_first:.1%}", help=f"Chance is 1/{vocab} = {1 / vocab:.1%}."
+    )
+    cols[1].metric("accuracy, repeated half", f"{evaluation.accuracy_repeated:.1%}")
+    cols[2].metric(
+        "loss, first half",
+        f"{evaluation.loss_first:.2f}",
+        help=f"Chance: log {vocab} = {chance:.2f} nats; the floor for distinct letters: "
+        f"{first_half_floor(vocab, probe_half):.2f}.",
+    )
+    cols[3].metric("loss, repeated half", f"{evaluation.loss_repeated:.2f}")
+    chart(
+        st,
+        accuracy_by_position_figure(evaluation.by_position, evaluation.half, 1 / run.config.vocab_size),
+        key="induction_accuracy",
+    )
+    st.caption(
+        first_half_verdict(evaluation, vocab, (run.config.half_min, run.config.half_max))
+        + " The grey bar is the prediction of where the repeat starts, counted in neither half."
+    )
 show_scores(evaluation.previous_token, evaluation.induction, key="induction_final_scores")
 
 st.header("5 · Your own sequence")
@@ -348,30 +378,33 @@ else:
     letters = ids_to_letters(completed)
     shown = " ".join(letters[: prompt.size])  # letters a to z only: nothing to escape
     new = " ".join(f"**{x}**" for x in letters[prompt.size :])
-    st.markdown(f"#### {shown} → {new}")
-    inputs = completed[:-1]
-    attn = decoder_forward(inputs, run.params).attentions  # (layers, heads, n, n)
-    prev, ind = sequence_scores(attn, inputs)
-    own_titles = head_titles(prev, ind)
-    chart(
-        st,
-        heads_grid(
-            attn.reshape(-1, *attn.shape[-2:]),
-            letter_labels(inputs),
-            own_titles,
-            columns=2,
-            height_per_row=GRID_ROW_HEIGHT,
-        ),
-        key="induction_own_grid",
-    )
-    st.caption(
-        "Every head on your letters and the model's continuation (the last new letter is never fed back). "
-        + (
-            "No letter repeats, so there is no induction to score, and nothing for the induction head to find."
-            if ind is None
-            else "The induction score counts each repeated letter's weight on the letter after its earlier copy."
+    if answer_hidden("induction", "attend"):
+        hidden_answer_card(st, "The model's continuation and its heads' weights on your letters")
+    else:
+        st.markdown(f"#### {shown} → {new}")
+        inputs = completed[:-1]
+        attn = decoder_forward(inputs, run.params).attentions  # (layers, heads, n, n)
+        prev, ind = sequence_scores(attn, inputs)
+        own_titles = head_titles(prev, ind)
+        chart(
+            st,
+            heads_grid(
+                attn.reshape(-1, *attn.shape[-2:]),
+                letter_labels(inputs),
+                own_titles,
+                columns=2,
+                height_per_row=GRID_ROW_HEIGHT,
+            ),
+            key="induction_own_grid",
         )
-    )
+        st.caption(
+            "Every head on your letters and the model's continuation (the last new letter is never fed back). "
+            + (
+                "No letter repeats, so there is no induction to score, and nothing for the induction head to find."
+                if ind is None
+                else "The induction score counts each repeated letter's weight on the letter after its earlier copy."
+            )
+        )
 
 show_snippet(induction_snippet(model=run_key[0], seed=int(seed), steps=int(steps), text=text, n_new=int(n_new)))
 with st.expander("How it was trained: Adam"):

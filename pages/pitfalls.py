@@ -18,8 +18,11 @@ from lessons.pitfalls import (
     transpose_hand_example,
 )
 from ui.charts import chart, show_snippet
+from ui.classroom_session import answer_hidden, hidden_answer_card
 from ui.number_box import number_box
+from ui.page_questions import ask_from
 from ui.page_state import PageState, stop
+from ui.questions import pitfalls
 from ui.sequence_editor import editor_box, sequence_editor
 from ui.shared_state import SEQUENCE_KEY, require_app_entry
 from ui.snippets import attention_snippet
@@ -35,6 +38,7 @@ STATE = PageState(
     seq=SequenceParam(lambda _: HAND_EXAMPLE.seq, key="pitfalls_seq"),  # the transpose demo's vectors
     seed=Int(0, lo=0, hi=SEED_MAX),
 )
+QUESTIONS = ask_from(STATE, "pitfalls", *pitfalls.questions())
 KEY = STATE.key("seq")
 
 
@@ -151,6 +155,8 @@ with qk_col:
             f"The wrong product does not run on these vectors, so this bug is caught at once: {compared.wrong_error}",
             icon=":material/block:",
         )
+    elif answer_hidden("pitfalls", "kq"):  # with Q = I, Q K is K Qᵀ: it would show the answer
+        hidden_answer_card(st, "The weights of Q K")
     else:
         chart(
             st,
@@ -162,14 +168,17 @@ with qk_col:
         say_if_it_looks_right(compared.wrong_looks_right)
 with kq_col:
     st.markdown("**Wrong**: softmax(K Qᵀ / √d_k)")
-    chart(
-        st,
-        attention_heatmap(compared.kq_weights, seq.tokens, seq.tokens),
-        width="stretch",
-        key="pitfalls_wrong_kq",
-        share=1 / 3,
-    )
-    say_if_it_looks_right(compared.kq_looks_right)
+    if answer_hidden("pitfalls", "kq"):
+        hidden_answer_card(st, "The weights of K Qᵀ")
+    else:
+        chart(
+            st,
+            attention_heatmap(compared.kq_weights, seq.tokens, seq.tokens),
+            width="stretch",
+            key="pitfalls_wrong_kq",
+            share=1 / 3,
+        )
+        say_if_it_looks_right(compared.kq_looks_right)
 
 picks = ", ".join(f"query {i} key {j}" for i, j in enumerate(HAND_ANSWER))
 st.markdown(
@@ -178,16 +187,20 @@ st.markdown(
     f"carries feature *j*+1 (mod 3); so each query must pick the key before it (mod 3): {picks}."
 )
 not_run = [f"🛑 caught: Q K does not run ({seq.n}×{seq.d_k} times {seq.n}×{seq.d_k})", "— (did not run)"]
-st.table(  # a table that wraps its text: the verdicts are sentences
-    pd.DataFrame(
-        {
-            "check": [c.name for c in compared.right_checks],
-            "right: Q Kᵀ": [verdict(c) for c in compared.right_checks],
-            "wrong: Q K": [not_run[i] if c is None else verdict(c) for i, c in enumerate(compared.wrong_checks)],
-            "wrong: K Qᵀ": [verdict(c) for c in compared.kq_checks],
-        }
-    ).set_index("check"),
-)
+# the wrong products' picks on the hand example: the answer when the vectors are that example
+if answer_hidden("pitfalls", "kq"):
+    hidden_answer_card(st, "The checks (the keys each wrong product picks)")
+else:
+    st.table(  # a table that wraps its text: the verdicts are sentences
+        pd.DataFrame(
+            {
+                "check": [c.name for c in compared.right_checks],
+                "right: Q Kᵀ": [verdict(c) for c in compared.right_checks],
+                "wrong: Q K": [not_run[i] if c is None else verdict(c) for i, c in enumerate(compared.wrong_checks)],
+                "wrong: K Qᵀ": [verdict(c) for c in compared.kq_checks],
+            }
+        ).set_index("check"),
+    )
 st.caption(
     "The first two checks run on the vectors above; the third always runs on the fixed 3×3 hand example. "
     "Shape and row sums are necessary, not sufficient: only the predicted answer tells the right product from "
@@ -211,14 +224,20 @@ try:
 except ValueError as err:
     st.error(f"Cannot compute the after-softmax mask: {err}")
 else:
-    st.dataframe(
-        arrow_table({"query": list(causal_seq.tokens), "row sum (bug)": bug.row_sums, "leak = 1 − row sum": bug.leak}),
-        hide_index=True,
-        width="content",
-        column_config={
-            c: st.column_config.NumberColumn(c, format="%.6f") for c in ("row sum (bug)", "leak = 1 − row sum")
-        },
-    )
+    # another sequence's row sums, but the very numbers asked for when it is section 1's
+    if answer_hidden("pitfalls", "leak"):
+        hidden_answer_card(st, "The row sums after the mask")
+    else:
+        st.dataframe(
+            arrow_table(
+                {"query": list(causal_seq.tokens), "row sum (bug)": bug.row_sums, "leak = 1 − row sum": bug.leak}
+            ),
+            hide_index=True,
+            width="content",
+            column_config={
+                c: st.column_config.NumberColumn(c, format="%.6f") for c in ("row sum (bug)", "leak = 1 − row sum")
+            },
+        )
 st.page_link(
     "pages/causal.py",
     label="See it live beside the correct mask, with the invariance check, on the Causal masking page",

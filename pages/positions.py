@@ -23,9 +23,12 @@ from figures.positions import (
 from lessons.positions import alibi, learned, masks, rope, shuffle, sinusoidal, toy
 from ui.charts import cached_figure, cached_weights_figure, cell_font, chart, show_snippet, square_chart
 from ui.checks import outcome_box
+from ui.classroom_session import answer_hidden, hidden_answer_card
 from ui.minilm import learned_table, minilm_checks, model_or_reason
 from ui.number_box import number_box
+from ui.page_questions import ask_from
 from ui.page_state import PageState, section, stop
+from ui.questions import positions as position_questions
 from ui.safe_text import escape_markdown
 from ui.snippets import four_ways_snippet, masks_snippet, shuffle_snippet
 from ui.tables import arrow_table
@@ -60,6 +63,17 @@ STATE = PageState(
     len_b=Int(toy.half_the_words, lo=1, hi=toy.word_count, label="Sequence 2's length", why=masks.length_why),
     pad_causal=Flag(False),
 )
+
+
+def shown_minilm_checks(words, number: int, head: int):
+    """The shuffle checks on the real model the page shows (a class question's true value is read from them)."""
+    model, _ = model_or_reason()
+    if model is None:
+        raise ValueError(f"{MODEL_NAME} is not installed here: ask about the toy head")
+    return minilm_checks(tuple(words), number, head)
+
+
+QUESTIONS = ask_from(STATE, "positions", *position_questions.questions(shown_minilm_checks))
 
 
 def weights_chart(where, steps, labels, key: str) -> None:
@@ -109,11 +123,15 @@ def order_is_invisible(example: toy.Toy, model, alibi_heads: int) -> None:
     st.markdown(shuffle.the_two_orders(escape_markdown(" ".join(words)), number, escape_markdown(" ".join(shuffled))))
     if shuffle.is_original_order(perm):
         st.info("This is the original order: press **Shuffle the words** to move them.", icon=":material/touch_app:")
-    side_by_side(toy_checks, words, shuffled, model)
-    real = () if model is None else minilm_checks(words, number, STATE["head"])
-    rows = shuffle.check_rows(toy_checks, real, f"{MODEL_NAME.split('/')[-1]}, layer 1 head {STATE['head']}")
-    st.dataframe(arrow_table(shuffle.check_table(rows)), hide_index=True, width="stretch", key="pos_check_table")
-    st.caption(shuffle.rounding_caption(shuffle.rounding_bound(rows), alibi_heads))
+    hidden = answer_hidden("positions", "shuffle")
+    side_by_side(toy_checks, words, shuffled, model, hidden)
+    if hidden:
+        hidden_answer_card(st, "The shuffled order's weights, the checks' outcomes and the check table")
+    else:
+        real = () if model is None else minilm_checks(words, number, STATE["head"])
+        rows = shuffle.check_rows(toy_checks, real, f"{MODEL_NAME.split('/')[-1]}, layer 1 head {STATE['head']}")
+        st.dataframe(arrow_table(shuffle.check_table(rows)), hide_index=True, width="stretch", key="pos_check_table")
+        st.caption(shuffle.rounding_caption(shuffle.rounding_bound(rows), alibi_heads))
     snippet = shuffle_snippet(
         words, d_model=example.d_model, seed=example.seed, shuffle=number, alibi_heads=alibi_heads, head=STATE["head"]
     )
@@ -131,6 +149,7 @@ def shuffle_controls() -> None:
         width="stretch",
         on_click=lambda: STATE.set("shuffle", STATE["shuffle"] % SHUFFLE_MAX + 1),
         help="A new random order (the shuffle number goes up by one).",
+        disabled=STATE.held,
     )
     reset_col.button(
         "Original order",
@@ -138,6 +157,7 @@ def shuffle_controls() -> None:
         width="stretch",
         on_click=lambda: STATE.set("shuffle", 0),
         help="Shuffle number 0: the words as typed.",
+        disabled=STATE.held,
     )
     number_box(
         number_col,
@@ -154,9 +174,10 @@ def shuffle_controls() -> None:
     )
 
 
-def side_by_side(toy_checks, words, shuffled, model) -> None:
+def side_by_side(toy_checks, words, shuffled, model, hidden: bool) -> None:
     """The check without positions and with the chosen method, each before and after the shuffle; with the
-    learned table, both columns on the real model, so that they compare like with like."""
+    learned table, both columns on the real model, so that they compare like with like. `hidden`: the original
+    order only (a class question asks what the shuffle does)."""
     number, method = STATE["shuffle"], STATE["method"]
     left, right = toy_checks["none"], toy_checks.get(method)
     labels, shuffled_labels = words, shuffled
@@ -175,6 +196,8 @@ def side_by_side(toy_checks, words, shuffled, model) -> None:
             continue
         col.markdown("**Original order**")
         weights_chart(col, check.before, labels, key=f"pos_shuffle_{key}_before")
+        if hidden:
+            continue
         col.markdown(f"**Shuffle {number}**: {shuffle.OUTCOME_HEADINGS[check.outcome]}")
         weights_chart(col, check.after, shuffled_labels, key=f"pos_shuffle_{key}_after")
         col.container(border=True).markdown(shuffle.shuffle_verdict(check, "none" if key == "none" else method))
@@ -380,9 +403,13 @@ def sliding_window() -> tuple[int, int, int]:
     n, window, layers = STATE["n"], STATE["window"], STATE["layers"]
     first = masks.window_reach(n, window, layers)
     reach_col, reach_text_col = st.columns(2, gap="large")
-    square_chart(reach_col, cached_figure(reach_heatmap, first, layers, square=True), key="pos_window_reach", share=0.5)
     reach_text_col.markdown(masks.reach_paragraph(window, layers))
-    outcome_box(reach_text_col, *masks.reach_sentence(n, window, layers, masks.last_query_reach(first)))
+    if answer_hidden("positions", "reach"):
+        hidden_answer_card(reach_col, "The reach heatmap and the count of the positions the last query heard from")
+    else:
+        figure = cached_figure(reach_heatmap, first, layers, square=True)
+        square_chart(reach_col, figure, key="pos_window_reach", share=0.5)
+        outcome_box(reach_text_col, *masks.reach_sentence(n, window, layers, masks.last_query_reach(first)))
     reach_text_col.caption(masks.mistral_sentence())
     return n, window, layers
 

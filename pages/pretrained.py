@@ -26,10 +26,13 @@ from figures.pretrained import (
 )
 from lessons.reading import SIMILARITY_PAIRS, future_share, shown_positions, similarity_range
 from ui.charts import Download, chart, show_snippet
+from ui.classroom_session import answer_hidden, hidden_answer_card
 from ui.export import CSV_MAX_WEIGHTS, attentions_csv, attentions_npz
 from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
 from ui.minilm_inputs import example_menu, pair_menu, tokens_strip
+from ui.page_questions import ask_from
 from ui.page_state import PageState, stop
+from ui.questions import pretrained as pretrained_questions
 from ui.shared_state import is_presenting, require_app_entry
 from ui.snippets import pretrained_snippet
 from ui.url import Choice, Flag, Int, Text
@@ -76,6 +79,11 @@ STATE = PageState(
         shown=token_text,
     ),
 )
+QUESTIONS = ask_from(
+    STATE, "pretrained", *pretrained_questions.questions(lambda text: pretrained_questions.shown_reading("pt", text))
+)
+
+
 CAUTION = (
     "**Attention weights show which positions were read and how much, not what that meant or why.** A heavy "
     "line says that a token's new vector was built mostly from another token's value vector; it does not say what "
@@ -279,18 +287,21 @@ if run is not None:
     if STATE["compare"]:
         highlighted.append((STATE["layer2"] - 1, STATE["head2"] - 1))
     fig["layout"]["shapes"] = highlight_shapes(highlighted, len(shown_positions(tokens, hide)))
-    chart(
-        st,
-        fig,
-        width="stretch",
-        key="pt_overview",
-        on_select=open_clicked_head,
-        selection_mode="points",
-        config={"displayModeBar": False},
-        downloads=exact_downloads(run),
-        downloads_note=f"The thumbnails may be shrunk; these files hold every head's exact weights "
-        f"({cfg.n_layers} × {cfg.n_heads} × {len(tokens)} × {len(tokens)}, [CLS] and [SEP] included):",
-    )
+    if answer_hidden("pretrained", "attend"):
+        hidden_answer_card(st, "Every head's weights (the thumbnails and their export)")
+    else:
+        chart(
+            st,
+            fig,
+            width="stretch",
+            key="pt_overview",
+            on_select=open_clicked_head,
+            selection_mode="points",
+            config={"displayModeBar": False},
+            downloads=exact_downloads(run),
+            downloads_note=f"The thumbnails may be shrunk; these files hold every head's exact weights "
+            f"({cfg.n_layers} × {cfg.n_heads} × {len(tokens)} × {len(tokens)}, [CLS] and [SEP] included):",
+        )
 
     st.header("3 · One head up close")
     # in presenter mode the options get more room: the toggle's label read "Compare with a se…" at 1280 px
@@ -324,7 +335,9 @@ if run is not None:
         "with the causal mask of the earlier page, would have exactly 0 there.",
         icon=":material/swap_horiz:",
     )
-    if compare:  # each head in its own column, heatmap above lines
+    if answer_hidden("pretrained", "attend"):
+        hidden_answer_card(st, "The heads' heatmaps and lines")
+    elif compare:  # each head in its own column, heatmap above lines
         col_a, col_b = st.columns(2, gap="medium")
         show_head(run, hide, layer, head, focus, "a", col_a, col_a, 1 / 2)
         show_head(run, hide, layer2, head2, focus, "b", col_b, col_b, 1 / 2)
@@ -347,13 +360,19 @@ st.header("4 · Does it really work? Sentence similarity")
 pairs = prepared_pairs()
 similarities = dict(zip(pairs["pair"], pairs["cosine similarity"]))
 paraphrase, unrelated = similarity_range(similarities, "Paraphrase"), similarity_range(similarities, "Unrelated")
+# the prepared pairs' own similarities, which may hold the pair asked about
+hide_similarities = answer_hidden("pretrained", "similarity")
 st.markdown(
     "The model's real job is to turn a sentence into one vector, the **embedding** e: the average of the last "
     "block's token vectors, scaled to length 1. Sentences that mean similar things should point in similar "
-    "directions, so their cosine similarity should be clearly higher than for unrelated sentences: for the "
-    f"prepared pairs below, {paraphrase[0]:.2f} to {paraphrase[1]:.2f} for the paraphrases against "
-    f"{unrelated[0]:.2f} to {unrelated[1]:.2f} for the unrelated ones (1 would be the same direction, 0 "
-    "unrelated directions)."
+    "directions, so their cosine similarity should be clearly higher than for unrelated sentences"
+    + (
+        " (1 would be the same direction, 0 unrelated directions)."
+        if hide_similarities
+        else f": for the prepared pairs below, {paraphrase[0]:.2f} to {paraphrase[1]:.2f} for the paraphrases "
+        f"against {unrelated[0]:.2f} to {unrelated[1]:.2f} for the unrelated ones (1 would be the same direction, 0 "
+        "unrelated directions)."
+    )
 )
 st.latex(EMBEDDING_LATEX)
 st.latex(COSINE_LATEX)
@@ -376,7 +395,11 @@ text_b = sentence_b_col.text_input(
     help=f"Any text up to {MAX_TOKENS} tokens; press Enter to apply.",
 )
 run_a, run_b = read_text(text_a), read_text(text_b)
-if run_a is not None and run_b is not None:
-    st.metric("cosine similarity cos(e_A, e_B)", f"{cosine_similarity(run_a.embedding, run_b.embedding):.3f}")
-st.markdown("The prepared pairs, all scored by the same model:")
-st.dataframe(pairs, hide_index=True, width="stretch", key="pt_pairs_table")
+if hide_similarities:
+    hidden_answer_card(st, "The cosine similarity of A and B, and those of the prepared pairs")
+else:
+    if run_a is not None and run_b is not None:
+        st.metric("cosine similarity cos(e_A, e_B)", f"{cosine_similarity(run_a.embedding, run_b.embedding):.3f}")
+    st.markdown("The prepared pairs, all scored by the same model:")
+    st.dataframe(pairs, hide_index=True, width="stretch", key="pt_pairs_table")
+pretrained_questions.keep_shown("pt", {text: run, text_a: run_a, text_b: run_b})

@@ -37,10 +37,14 @@ from lessons.reading import (
     unknown_note,
 )
 from ui.charts import chart, show_snippet
+from ui.classroom_session import answer_hidden, asked_here, hidden_answer_card
 from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
 from ui.minilm_inputs import example_menu, pair_menu
 from ui.number_box import number_box
+from ui.page_questions import ask_from
 from ui.page_state import PageState, stop
+from ui.questions import pretrained_deeper as deeper_questions
+from ui.questions.pretrained import keep_shown, shown_reading
 from ui.safe_text import escape_markdown
 from ui.shared_state import require_app_entry
 from ui.snippets import deeper_snippet
@@ -74,6 +78,20 @@ STATE = PageState(
     a=Text(SENTENCE_PAIRS[next(iter(SENTENCE_PAIRS))][0], max_chars=MAX_TEXT_CHARS, when=fits_a_link("a")),
     b=Text(SENTENCE_PAIRS[next(iter(SENTENCE_PAIRS))][1], max_chars=MAX_TEXT_CHARS, when=fits_a_link("b")),
 )
+QUESTIONS = ask_from(STATE, "pretrained_deeper", *deeper_questions.questions(lambda text: shown_reading("ptd", text)))
+
+
+def pair_asked_on(text: str) -> bool:
+    """Whether the class is asked which token a token of `text` reads most (the pair question, on a sentence that
+    is this text): sections 2 and 3, which show the same weights on it, hide them too."""
+    if not answer_hidden("pretrained_deeper", "pair"):
+        return False
+    asked = asked_here() or {}
+    sentences = (STATE["a"], STATE["b"])
+    asked_sentences = sentences if asked.get("unknown") else (sentences[int(asked.get("sentence", 0))],)
+    return text in asked_sentences
+
+
 LINK_NOTE = "The share link leaves this text out (a link cannot hold it); opened, it shows the example instead."
 EXAMPLES = {**{s: s for s in EXAMPLE_SENTENCES}, "A long text: 252 tokens, near this app's limit": LONG_EXAMPLE}
 ROW_LABELS = {"all": "every token", "last": "the last few tokens", "word": "the tokens of a word"}
@@ -157,8 +175,9 @@ def rows_view(run: MiniLMRun, weights: np.ndarray, name: str, rows: list[int]) -
     chart(lines_col, rows_lines_figure(weights, tokens, rows, title=title), key="ptd_rows_lines", share=0.4)
 
 
-def points_view(run: MiniLMRun, layer: int, head: int, rows: list[int]) -> None:
-    """Section 3: the head's queries and keys on two principal axes; a clicked query's lines."""
+def points_view(run: MiniLMRun, layer: int, head: int, rows: list[int], hidden: bool) -> None:
+    """Section 3: the head's queries and keys on two principal axes; a clicked query's lines (`hidden`: only the
+    controls, while the class answers a question these weights answer)."""
     tokens, n = run.tokens, run.n_tokens
     q, k = run.queries[layer - 1, head - 1], run.keys[layer - 1, head - 1]  # (n, d_head) each
     weights = run.attentions[layer - 1, head - 1]  # (n, n)
@@ -186,6 +205,9 @@ def points_view(run: MiniLMRun, layer: int, head: int, rows: list[int]) -> None:
         help="Or click a query's circle in the picture.",
     )
     selected = None if query == -1 else query
+    if hidden:
+        hidden_answer_card(picture_col, "The queries and keys of this head, and its heaviest keys")
+        return
     fig = query_key_figure(
         points.coords,
         tokens,
@@ -231,17 +253,22 @@ def points_view(run: MiniLMRun, layer: int, head: int, rows: list[int]) -> None:
 
 
 def rollout_view(run: MiniLMRun, text: str, rows: list[int]) -> None:
-    """Section 4: the rollout as a heatmap of the chosen rows, and what feeds the output."""
+    """Section 4: the rollout as a heatmap of the chosen rows, and what feeds the output (only the output's choice
+    while the class answers the rollout question)."""
     tokens, n = run.tokens, run.n_tokens
     rollout = rollout_of(text)  # (n, n)
-    zmax, capped = display_max(rollout[rows], tokens)
-    fig = rollout_heatmap(rollout[rows], tokens, rows, n_layers=run.attentions.shape[0], zmax=zmax, capped=capped)
-    chart(st, fig, key="ptd_rollout", share=1.0)
-    if capped:
-        st.caption(
-            f"The colours stop at {zmax:.2f}: the [CLS] and [SEP] columns go far beyond (hover for their exact "
-            "shares), and would otherwise leave every other cell white."
-        )
+    hidden = answer_hidden("pretrained_deeper", "rollout")
+    if hidden:
+        hidden_answer_card(st, "The rollout, what feeds the output and its shares")
+    else:
+        zmax, capped = display_max(rollout[rows], tokens)
+        fig = rollout_heatmap(rollout[rows], tokens, rows, n_layers=run.attentions.shape[0], zmax=zmax, capped=capped)
+        chart(st, fig, key="ptd_rollout", share=1.0)
+        if capped:
+            st.caption(
+                f"The colours stop at {zmax:.2f}: the [CLS] and [SEP] columns go far beyond (hover for their exact "
+                "shares), and would otherwise leave every other cell white."
+            )
     pool = st.radio(
         "Which output",
         format_func=POOL_LABELS.get,
@@ -250,6 +277,8 @@ def rollout_view(run: MiniLMRun, text: str, rows: list[int]) -> None:
         help="The embedding is the mean of the last layer's vectors: its row of shares is the mean of the rows. "
         "[CLS] is position 0's row (BERT's classifier reads it, Devlin et al. 2019; this model does not use it).",
     )
+    if hidden:
+        return
     feed = output_feed(rollout, pool)  # (n,), sums to 1
     ymax, cut = display_max(feed, tokens)
     fig = feed_figure(feed, tokens, title=f"Which input tokens feed {POOL_LABELS[pool]}", ymax=ymax if cut else None)
@@ -264,8 +293,9 @@ def rollout_view(run: MiniLMRun, text: str, rows: list[int]) -> None:
     )
 
 
-def pair_view(layer: int, head: int, mean: bool) -> None:
-    """Section 5: the same weights on two sentences side by side, and their difference on shared tokens."""
+def pair_view(layer: int, head: int, mean: bool) -> tuple[MiniLMRun | None, MiniLMRun | None]:
+    """Section 5: the same weights on two sentences side by side, and their difference on shared tokens. Returns
+    the model's readings of the two sentences (None where it has none)."""
     pair_menu(
         STATE, ("a", "b"), SENTENCE_PAIRS, key="ptd_pair", help="Copies a prepared pair into the two boxes below."
     )
@@ -276,7 +306,10 @@ def pair_view(layer: int, head: int, mean: bool) -> None:
     if not (fits_a_link("a")(STATE.values()) and fits_a_link("b")(STATE.values())):
         st.caption(LINK_NOTE)
     if run_a is None or run_b is None:
-        return
+        return run_a, run_b
+    if answer_hidden("pretrained_deeper", "pair"):
+        hidden_answer_card(st, "The weights on the two sentences and their difference")
+        return run_a, run_b
     weights_a, name = chosen_weights(run_a.attentions, layer, head, mean)
     weights_b, _ = chosen_weights(run_b.attentions, layer, head, mean)
     for col, run, weights, label in ((a_col, run_a, weights_a, "A"), (b_col, run_b, weights_b, "B")):
@@ -291,11 +324,11 @@ def pair_view(layer: int, head: int, mean: bool) -> None:
             "there is no difference to show. Change a word in one of them.",
             icon=":material/swap_horiz:",
         )
-        return
+        return run_a, run_b
     pair = pair_difference(weights_a, weights_b, run_a.tokens, run_b.tokens)
     if pair is None:
         st.info("The two sentences share no token: there is nothing to compare.", icon=":material/swap_horiz:")
-        return
+        return run_a, run_b
     shared, pos_a, diff = pair.shared, pair.pos_a, pair.diff  # (m,), (m,), (m, m)
     st.markdown(
         f"**The difference, A − B, on the {len(pos_a)} tokens both share** ({pair.only_a} token"
@@ -311,6 +344,7 @@ def pair_view(layer: int, head: int, mean: bool) -> None:
         for r, c in largest_differences(diff, 3)
     ]
     st.markdown("Largest differences (positions in A):\n" + "\n".join(f"- {line}" for line in lines))
+    return run_a, run_b
 
 
 STATE.load()
@@ -380,7 +414,11 @@ if run is not None:
         "layer as a whole reads, each head counted equally (before $W_O$ mixes the heads' results into one vector "
         "per token, so not what the layer writes)."
     )
-    rows_view(run, weights, name, rows)
+    weights_hidden = pair_asked_on(text)  # the pair question asks about this very text's weights
+    if weights_hidden:
+        hidden_answer_card(st, "The weights of these rows")
+    else:
+        rows_view(run, weights, name, rows)
 
     st.header("3 · Queries and keys as points")
     st.markdown(
@@ -391,7 +429,7 @@ if run is not None:
         "keys, as thick as their weights."
     )
     st.latex(PCA_LATEX)
-    points_view(run, layer, head, rows)
+    points_view(run, layer, head, rows, weights_hidden)
     st.info(  # an info, not a warning: a warning on these pages means a bad link or input
         "**A projection can hide closeness.** Two points near each other here may be far apart in the "
         f"{cfg.d_head - 2} directions left out. Never the other way round: a projection never lengthens a "
@@ -432,4 +470,5 @@ if run is not None:
         f"The same weights ({name}, chosen above) on two sentences that differ in one word, where the pronoun "
         "refers to a different noun. Does the head's reading of the pronoun change?"
     )
-    pair_view(layer, head, mean)
+    run_a, run_b = pair_view(layer, head, mean)
+    keep_shown("ptd", {text: run, STATE["a"]: run_a, STATE["b"]: run_b})

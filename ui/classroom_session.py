@@ -416,11 +416,13 @@ def page_name(url_path: str) -> str:
     return url_path.strip("/") or "playground"
 
 
-def answer_hidden(page: str) -> bool:
-    """Whether the page `page` hides what answers the class's question now: one about it is open (or might be:
-    the classroom's database does not answer)."""
+def answer_hidden(page: str, kind: str | None = None) -> bool:
+    """Whether the page `page` hides what answers the class's question now: one about it is open (its question
+    `kind`, if given), or might be (the classroom's database does not answer: then every kind is hidden)."""
     asked = asked_here()
-    return asked is not None and asked.get("page") == page
+    if asked is None or asked.get("page") != page:
+        return False
+    return kind is None or bool(asked.get("unknown")) or asked.get("question") == kind
 
 
 def hidden_answer_card(where, what: str) -> None:

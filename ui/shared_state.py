@@ -14,9 +14,18 @@ import streamlit as st
 from ui.page_state import CURRENT_KEY, PageState
 from ui.sequence import default_sequence
 from ui.streamlit_internals.session import leave_legacy_pages_mode
-from ui.url import Flag
+from ui.url import Flag, SequenceParam
 
 SEQUENCE_KEY = "seq"  # the Playground's TokenSequence, read by the lesson, heads and block pages
+
+
+def playground_sequence() -> SequenceParam:
+    """The Playground's sequence as another page declares it (the heads and block pages read its tokens): in that
+    page's link when it is not the default, and always in the view a class question holds the students' pages to."""
+    return SequenceParam(
+        lambda _: default_sequence(), key=SEQUENCE_KEY, when=lambda v: not v["seq"].equals(default_sequence())
+    )
+
 
 # Shared by every page: presenter mode, in the link (?present=1) only while it is on.
 SHARED = PageState(None, presenter=Flag(False, url="present", when=lambda values: values["presenter"]))

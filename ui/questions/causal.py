@@ -1,0 +1,146 @@
+"""The causal page's questions, about the sequence it shows (its declared values `seq` and `seed`; the page always
+scales by 1/√d_k):
+
+- "weight": with the mask on, what weight will query i give key j? The mask-off weights stay on screen: the answer
+  is that row renormalised over the keys that remain, which is the page's first idea.
+- "changes": token p gets new random q, k and v: which outputs change at all, with the mask on (or off)? The page's
+  second idea, the check that the future cannot leak, turned round.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attention import attention_steps, scaled_dot_product_attention
+from attention.sequence import TokenSequence
+from lessons.pitfalls import causal_attention, invariance_check, randomise_at
+from ui.page_questions import Pick, Question, ask_labels, key_pick
+from ui.safe_text import escape_markdown
+
+WEIGHT_TOLERANCE = 0.05  # a weight this close to the true one counts as right
+SENTENCE_CHARS = 60  # the longest the prompt quotes the sequence's labels
+MASKS = ("causal mask on", "mask off")
+
+
+def sentence(tokens) -> str:
+    """The sequence's labels as the prompt quotes them, cut to SENTENCE_CHARS."""
+    text = " ".join(tokens)
+    return text if len(text) <= SENTENCE_CHARS else text[: SENTENCE_CHARS - 1] + "…"
+
+
+def masked_weight(seq: TokenSequence, query: int, key: int) -> tuple[dict, float]:
+    """'With the mask on, what weight will query i give key j?' and its true value, the page's masked weight. Query 0
+    and the keys after the query are refused: the page says their weights (1 and exactly 0)."""
+    n = seq.n
+    if not (0 <= query < n and 0 <= key < n):
+        raise ValueError(f"query {query} and key {key} must be positions from 0 to {n - 1}")
+    if query == 0:
+        raise ValueError("query 0 sees only itself (the page says its weight is 1): pick a later query")
+    if key > query:
+        raise ValueError(f"key {key} is after query {query}: the mask gives it exactly 0, as the page says")
+    weights = attention_steps(seq.q, seq.k, seq.v, causal=True, scale=True).weights  # (n, n)
+    tok = seq.tokens
+    prompt = (
+        f"Sequence '{sentence(tok)}', scaled by 1/√d_k, causal mask on (−∞ before the softmax): what weight will "
+        f"query {query} '{tok[query]}' give key {key} '{tok[key]}'? (The mask-off weights stay on screen.)"
+    )
+    body = {
+        "kind": "number",
+        "prompt": prompt,
+        "lo": 0.0,
+        "hi": 1.0,
+        "tolerance": WEIGHT_TOLERANCE,
+        "source": {"tokens": list(tok), "query": query, "key": key, "causal": True, "scale": True},
+    }
+    return body, float(weights[query, key])
+
+
+def attention_off(q, k, v, *, scale: bool = True) -> np.ndarray:
+    """Attention's output with no mask, for the invariance check's `attend`."""
+    return scaled_dot_product_attention(q, k, v, scale=scale)[0]
+
+
+def changed_outputs(seq: TokenSequence, p: int, causal: bool, seed: int) -> list[int]:
+    """The positions whose output moves at all (bit for bit) when token p alone gets new random q, k, v (`seed`)."""
+    before = (seq.q, seq.k, seq.v)
+    attend = causal_attention if causal else attention_off
+    check = invariance_check(before, randomise_at(*before, p, seed), p, attend=attend)
+    return [int(i) for i in np.flatnonzero(check.diff != 0.0)]
+
+
+def output_options(n: int, p: int) -> list[tuple[str, frozenset[int]]]:
+    """The answers offered to 'which outputs change?' for token p of n, each with the positions it names; no two name
+    the same positions."""
+
+    def span(a: int, b: int) -> str:
+        return f"output {a} only" if a == b else f"outputs {a}…{b}"
+
+    offered = [
+        ("none of them", frozenset()),
+        (f"output {p} only", frozenset({p})),
+        (span(0, p), frozenset(range(p + 1))),
+        (span(p, n - 1), frozenset(range(p, n))),
+        (f"{span(p + 1, n - 1)} (not {p} itself)" if p < n - 1 else "", frozenset(range(p + 1, n))),
+        (f"{span(0, p - 1)} (not {p} itself)" if p > 0 else "", frozenset(range(p))),
+        (f"every output, 0…{n - 1}", frozenset(range(n))),
+    ]
+    options, seen = [], set()
+    for label, positions in offered:
+        if label and positions not in seen:
+            seen.add(positions)
+            options.append((label, positions))
+    return options
+
+
+def outputs_question(seq: TokenSequence, p: int, causal: bool, seed: int) -> tuple[dict, list[int]]:
+    """'Token p gets new random q, k and v: which outputs change?' and its answer, the option naming exactly the
+    positions whose output moved."""
+    n = seq.n
+    if n < 2:
+        raise ValueError("with a single position there is nothing else to change: give the sequence 2 positions")
+    if not 0 <= p < n:
+        raise ValueError(f"token {p} is outside 0..{n - 1}")
+    moved = frozenset(changed_outputs(seq, p, causal, seed))
+    options = output_options(n, p)
+    truth = [i for i, (_, positions) in enumerate(options) if positions == moved]
+    if not truth:
+        raise ValueError(f"the change moved outputs {sorted(moved)}, which no answer names: try another seed")
+    tok = seq.tokens
+    prompt = (
+        f"Sequence '{sentence(tok)}', scaled by 1/√d_k, {MASKS[0] if causal else MASKS[1]}: token {p} '{tok[p]}' "
+        f"alone gets new random q, k and v (seed {seed}). Which outputs change at all, even by one bit?"
+    )
+    body = {
+        "kind": "choice",
+        "prompt": prompt,
+        "options": [label for label, _ in options],
+        "source": {"tokens": list(tok), "token": p, "causal": causal, "scale": True, "seed": seed},
+    }
+    return body, truth
+
+
+def questions(seq_of=lambda v: v["seq"]) -> tuple[Question, ...]:
+    """The causal page's questions, about the sequence `seq_of(values)` and the page's seed."""
+
+    def weight(values, picks):
+        return masked_weight(seq_of(values), picks["query"], picks["key"])
+
+    def changes(values, picks):
+        return outputs_question(seq_of(values), picks["token"], bool(picks["mask"]), int(values["seed"]))
+
+    def queries(values) -> range:  # query 0's weight the page says (1); one position: its build says why not
+        n = seq_of(values).n
+        return range(1, n) if n > 1 else range(1)
+
+    query = Pick("query", "Query", queries, lambda v: [ask_labels(seq_of(v).tokens)[0][i] for i in queries(v)])
+    token = Pick(
+        "token",
+        "Token that changes",
+        lambda v: range(seq_of(v).n),
+        lambda v: [escape_markdown(f"token {i} '{t}'"[:80]) for i, t in enumerate(seq_of(v).tokens)],
+    )
+    mask = Pick("mask", "Mask", lambda v: [1, 0], lambda v: list(MASKS))
+    return (
+        Question("weight", "With the mask on, what weight will a query give a key?", weight, (query, key_pick(seq_of))),
+        Question("changes", "One token changes: which outputs change?", changes, (token, mask)),
+    )

@@ -1,0 +1,97 @@
+"""The pitfalls page's questions, about the vectors of its first section (its declared value `seq`; the page scales
+by 1/√d_k and masks nothing there):
+
+- "kq": the code computes softmax(K Qᵀ / √d_k) by mistake: which key gets query i's largest weight? The right
+  weights stay on screen: the bug's row i is their scores' column i, which the class has to see.
+- "leak": the future masked after the softmax: what does row i sum to? The right (unmasked) weights stay on screen:
+  what is left of row i is its weights on keys 0..i, the rest leaked.
+
+The page's other two sections are not asked about: they show the Causal masking page's and the Playground's
+sequences, which this page does not declare (a student's may differ from the teacher's).
+"""
+
+from __future__ import annotations
+
+from attention.sequence import TokenSequence
+from lessons.pitfalls import key_query_attention, mask_after_softmax
+from ui.classroom_questions import top_keys
+from ui.page_questions import Pick, Question, ask_labels, key_options, query_pick
+
+LEAK_TOLERANCE = 0.05  # a row sum this close to the true one counts as right
+SENTENCE_CHARS = 60  # the longest the prompt quotes the sequence's labels
+
+
+def sentence(tokens) -> str:
+    """The sequence's labels as the prompt quotes them, cut to SENTENCE_CHARS."""
+    text = " ".join(tokens)
+    return text if len(text) <= SENTENCE_CHARS else text[: SENTENCE_CHARS - 1] + "…"
+
+
+def check_query(seq: TokenSequence, query: int) -> None:
+    if seq.n < 2:
+        raise ValueError("a sequence of one position has one key: give the vectors at least 2 positions")
+    if not 0 <= query < seq.n:
+        raise ValueError(f"query {query} is outside 0..{seq.n - 1}")
+
+
+def transpose_argmax(seq: TokenSequence, query: int) -> tuple[dict, list[int]]:
+    """'The code computes softmax(K Qᵀ/√d_k): which key gets query i's largest weight?' and its answer, every key
+    with the largest weight of the bug's row i (several on a tie)."""
+    check_query(seq, query)
+    _, weights, _ = key_query_attention(seq.q, seq.k, seq.v)  # (n, n), row i: key i against every query
+    tok = seq.tokens
+    prompt = (
+        f"Section 1's vectors ('{sentence(tok)}', no mask): the code computes softmax(K Qᵀ/√d_k) by mistake, not "
+        f"softmax(Q Kᵀ/√d_k). In the weights it gives query {query} ('{tok[query]}'), its row {query}, which key "
+        "gets the largest?"
+    )
+    body = {
+        "kind": "choice",
+        "prompt": prompt,
+        "options": key_options(tok),
+        "source": {"tokens": list(tok), "query": query, "scale": True},
+    }
+    return body, top_keys(weights[query])
+
+
+def leaked_row_sum(seq: TokenSequence, query: int) -> tuple[dict, float]:
+    """'Masked after the softmax, what does row i sum to?' and its true value, the bug's row sum. The last row is
+    refused: the page says it still sums to 1."""
+    check_query(seq, query)
+    if query == seq.n - 1:
+        raise ValueError("the last row has no future: it still sums to 1, as the page says; pick an earlier query")
+    bug = mask_after_softmax(seq.q, seq.k, seq.v)
+    tok = seq.tokens
+    prompt = (
+        f"Section 1's vectors ('{sentence(tok)}'), scaled by 1/√d_k: the code takes the softmax over every key, then "
+        f"sets the weights of the keys after each query to 0. What does row {query} ('{tok[query]}') sum to?"
+    )
+    body = {
+        "kind": "number",
+        "prompt": prompt,
+        "lo": 0.0,
+        "hi": 1.0,
+        "tolerance": LEAK_TOLERANCE,
+        "source": {"tokens": list(tok), "query": query, "scale": True},
+    }
+    return body, float(bug.row_sums[query])
+
+
+def questions(seq_of=lambda v: v["seq"]) -> tuple[Question, ...]:
+    """The pitfalls page's questions, about the vectors `seq_of(values)` of its first section."""
+
+    def kq(values, picks):
+        return transpose_argmax(seq_of(values), picks["query"])
+
+    def leak(values, picks):
+        return leaked_row_sum(seq_of(values), picks["query"])
+
+    def leaking(values) -> range:  # the last row's sum the page says (1); one position: its build says why not
+        n = seq_of(values).n
+        return range(n - 1) if n > 1 else range(1)
+
+    leaking_query = Pick("query", "Query", leaking, lambda v: [ask_labels(seq_of(v).tokens)[0][i] for i in leaking(v)])
+    return (
+        Question("kq", "K Qᵀ by mistake: which key wins a row?", kq, (query_pick(seq_of),)),
+        Question("leak", "Masked after the softmax: what does a row sum to?", leak, (leaking_query,)),
+    )

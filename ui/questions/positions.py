@@ -1,0 +1,123 @@
+"""The position page's questions: does a shuffle of the words change the attention outputs (once it is undone),
+with the way of adding position the teacher picks (section 1's check, on the toy head or on MiniLM's first layer);
+and how far a stack of sliding-window layers carries information (section 3). Both from the page's declared values
+(`text`, `d_model`, `seed`, `shuffle`, `heads`, `head`; `n`, `window`, `layers`)."""
+
+from __future__ import annotations
+
+from lessons.positions import masks, shuffle, toy
+from ui.page_questions import Pick, Question
+
+SHUFFLE_OPTIONS = (
+    "The same outputs, only listed in the new order",
+    "Different outputs: the head saw where each word stands",
+)
+# The rows of the page's check table the teacher can ask about: (on the real model, the way of adding position).
+CHECK_ROWS = (
+    (False, "none"),
+    (False, "sinusoidal"),
+    (False, "rope"),
+    (False, "alibi"),
+    (True, "none"),
+    (True, "learned"),
+)
+MODEL = "MiniLM"
+PROMPT_CHARS = 300  # classroom/questions.py's limit
+
+
+def clipped(text: str, room: int) -> str:
+    """`text`, cut to `room` characters with an ellipsis if it is longer."""
+    return text if len(text) <= room else text[: max(0, room - 2)] + "…”"
+
+
+def check_row_labels(values) -> list[str]:
+    """The Ask box's label of each of CHECK_ROWS: the model and the way of adding position."""
+    return [
+        (f"{MODEL} layer 1 head {values['head']}" if real else "Toy head") + f", {toy.METHOD_LABELS[method]}"
+        for real, method in CHECK_ROWS
+    ]
+
+
+def the_words(values) -> tuple[str, ...]:
+    words, problem = toy.parse_words(values["text"])
+    if problem:
+        raise ValueError(f"the words cannot be used ({problem}): the page shows no check")
+    return words
+
+
+def shuffle_question(values, row: int, minilm_checks) -> tuple[dict, list[int]]:
+    """'After the shuffle, are the outputs the same (only listed in a new order)?' for the check table's row `row`
+    (CHECK_ROWS), and its true option: the page's own check. `minilm_checks(words, shuffle, head)`: the page's
+    (without E_pos, with E_pos) checks on the real model (ValueError when it is not installed)."""
+    words, number = the_words(values), values["shuffle"]
+    if number == 0:
+        raise ValueError("the words are in their original order (shuffle 0): shuffle them before asking this")
+    real, method = CHECK_ROWS[row]
+    perm = shuffle.permutation(len(words), number)
+    if real:
+        check = minilm_checks(words, number, values["head"])[method == "learned"]
+        who = f"{MODEL}'s layer 1 head {values['head']} with {toy.METHOD_LABELS[method]}"
+    else:
+        example = toy.Toy.build(words, values["d_model"], values["seed"])
+        check = shuffle.shuffle_check(example.x, example.head, perm, method, alibi_heads=values["heads"])
+        alibi = f", ALiBi head 1 of {values['heads']}" if method == "alibi" else ""
+        who = (
+            f"The toy head (d_model {values['d_model']}, seed {values['seed']}{alibi}) with {toy.METHOD_LABELS[method]}"
+        )
+    if check.outcome == "unchanged":
+        raise ValueError(f"shuffle {number} only traded equal words: the input did not change. Shuffle again")
+    who += f" reads shuffle {number} of the words, "
+    question = " (no mask). Once the shuffle is undone, are its outputs the same as on the original order?"
+    shuffled = " ".join(shuffle.apply_permutation(words, perm))
+    body = {
+        "kind": "choice",
+        "prompt": who + clipped(f"“{shuffled}”", PROMPT_CHARS - len(who) - len(question)) + question,
+        "options": list(SHUFFLE_OPTIONS),
+        "source": {"words": list(words), "shuffle": number, "method": method, "model": MODEL if real else "toy"},
+    }
+    return body, [0 if check.passed else 1]
+
+
+def reach_question(n: int, window: int, layers: int, query: int) -> tuple[dict, list[int]]:
+    """'After L sliding-window layers, from how many positions has query i heard?' and its true option: the count
+    of keys whose information reaches query i within `layers` layers (masks.window_reach). Options 1..n."""
+    if not 0 <= query < n:
+        raise ValueError(f"query {query} is outside 0..{n - 1}")
+    first = masks.window_reach(n, window, layers)  # (n, n): the first layer by which key j reaches query i
+    reached = int((first[query] > 0).sum())
+    s = "s" if layers > 1 else ""
+    prompt = (
+        f"A causal sliding window of w = {window} keys (the query itself included), {layers} layer{s} stacked, n = "
+        f"{n} positions: after the {layers} layer{s}, from how many positions (itself included) has query {query} "
+        "heard?"
+    )
+    body = {
+        "kind": "choice",
+        "prompt": prompt,
+        "options": [str(count) for count in range(1, n + 1)],
+        "source": {"n": n, "window": window, "layers": layers},
+    }
+    return body, [reached - 1]
+
+
+def questions(minilm_checks) -> tuple[Question, ...]:
+    """`minilm_checks(words, shuffle, head)`: the page's shuffle checks on the real model, (without its position
+    table, with it), raising ValueError when the model is not installed."""
+
+    def shuffled(values, picks):
+        return shuffle_question(values, picks["row"], minilm_checks)
+
+    def reach(values, picks):
+        return reach_question(values["n"], values["window"], values["layers"], picks["query"])
+
+    row = Pick("row", "Check", lambda v: range(len(CHECK_ROWS)), check_row_labels)
+    query = Pick(
+        "query",
+        "Query",
+        lambda v: range(v["n"] - 1, -1, -1),  # the last first: the one the page's sentence counts
+        lambda v: [f"query {i}" + (" (the last)" if i == v["n"] - 1 else "") for i in range(v["n"] - 1, -1, -1)],
+    )
+    return (
+        Question("shuffle", "After a shuffle, are the outputs only moved?", shuffled, (row,)),
+        Question("reach", "How far does a sliding window reach through L layers?", reach, (query,)),
+    )

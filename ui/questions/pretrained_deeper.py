@@ -1,0 +1,100 @@
+"""The Read deeper page's questions, about all-MiniLM-L6-v2 as the page shows it:
+
+- "rollout": by attention rollout through the six layers, what share of the output (the mean-pooled embedding, or
+  [CLS] at the top: its declared `pool`) the text's (`text`) [CLS] and [SEP] feed together, as section 4's caption
+  says;
+- "pair": in sentence A or B of section 5 (`a`, `b`), which token the weights on show (its declared `layer`, `head`,
+  or the layer's heads averaged: `mean`) read most from a token both sentences share: does the head's reading of
+  the pronoun change with the one word that differs?
+
+Their true values are read from the model's readings of those texts that the asking teacher's page showed last
+(ui/questions/pretrained.py: `shown_reading`); asking never runs the model."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attention.pretrained import MiniLMRun, attention_rollout
+from lessons.reading import chosen_weights, output_feed, shared_tokens, special_share
+from ui.classroom_questions import top_keys
+from ui.page_questions import Pick, Question, key_options
+from ui.questions.pretrained import MAX_OPTIONS, MODEL, quoted
+
+SHARE_TOLERANCE = 0.05  # an answer this close to the true share counts as right
+OUTPUTS = {"mean": "the embedding (the top layer's mean)", "cls": "[CLS] at the top"}
+SENTENCES = ("A", "B")
+
+
+def rollout_share(run: MiniLMRun, pool: str) -> tuple[dict, float]:
+    """'By rollout, what share of the output do [CLS] and [SEP] feed?' for the model's reading `run` and the output
+    `pool` ("mean" or "cls"), and its true value (0 to 1), as section 4 computes it."""
+    if pool not in OUTPUTS:
+        raise ValueError(f"pool must be one of {tuple(OUTPUTS)}, got {pool!r}")
+    n = run.n_tokens
+    feed = output_feed(attention_rollout(run.attentions), pool)  # (n,), sums to 1
+    prompt = (
+        f"{MODEL} reads {quoted(run.text)} ({n} tokens). By attention rollout through all {run.attentions.shape[0]} "
+        f"layers, what share of {OUTPUTS[pool]} comes from [CLS] and [SEP] together? (An even spread: {2 / n:.2f})"
+    )
+    body = {"kind": "number", "prompt": prompt, "lo": 0.0, "hi": 1.0, "tolerance": SHARE_TOLERANCE}
+    return body, special_share(feed, run.tokens)
+
+
+def pair_read(
+    run_a: MiniLMRun, run_b: MiniLMRun, layer: int, head: int, mean: bool, sentence: int, shared: int
+) -> tuple[dict, list[int]]:
+    """'In sentence A (0) or B (1), from the `shared`-th token the two share, which token do the weights on show
+    read most?' (layer, head from 1; `mean`: the layer's heads averaged), and its answer: the options of the largest
+    weight, over every token of that sentence (several on a tie)."""
+    pos_a, pos_b = shared_tokens(run_a.tokens, run_b.tokens)
+    if not 0 <= shared < len(pos_a):
+        raise ValueError(f"the two sentences share {len(pos_a)} tokens: there is no shared token {shared}")
+    run = (run_a, run_b)[sentence]
+    query = (pos_a, pos_b)[sentence][shared]
+    if run.n_tokens > MAX_OPTIONS:
+        raise ValueError(
+            f"sentence {SENTENCES[sentence]} has {run.n_tokens} tokens, more than a question's "
+            f"{MAX_OPTIONS} answers: shorten it"
+        )
+    weights, name = chosen_weights(run.attentions, layer, head, mean)  # (n, n)
+    prompt = (
+        f"{MODEL}, {name}, on sentence {SENTENCES[sentence]}: {quoted(run.text)}. From token {query} "
+        f"{quoted(run.tokens[query], 40)}, which token gets the most weight?"
+    )
+    body = {
+        "kind": "choice",
+        "prompt": prompt,
+        "options": key_options(run.tokens),
+        "source": {"layer": layer, "head": head, "mean": mean},
+    }
+    return body, top_keys(np.asarray(weights[query], dtype=np.float64))
+
+
+def questions(reading_of) -> tuple[Question, ...]:
+    """`reading_of(text)`: the model's reading of `text` as the page showed it (ValueError if it shows none)."""
+
+    def shared_labels(values) -> list[str]:
+        try:
+            tokens_a, tokens_b = reading_of(values["a"]).tokens, reading_of(values["b"]).tokens
+        except ValueError:  # Ask says why: the box offers one token meanwhile
+            return ["[CLS]"]
+        pos_a, pos_b = shared_tokens(tokens_a, tokens_b)
+        return [f"'{tokens_a[i]}' ({i} in A, {j} in B)"[:80] for i, j in zip(pos_a, pos_b)] or ["none"]
+
+    def build_rollout(values, picks):
+        return rollout_share(reading_of(values["text"]), values["pool"])
+
+    def build_pair(values, picks):
+        run_a, run_b = reading_of(values["a"]), reading_of(values["b"])
+        return pair_read(
+            run_a, run_b, values["layer"], values["head"], values["mean"], picks["sentence"], picks["shared"]
+        )
+
+    sentence = Pick("sentence", "Sentence", lambda v: [0, 1], lambda v: ["sentence A", "sentence B"])
+    shared = Pick("shared", "From token", lambda v: range(len(shared_labels(v))), shared_labels)
+    return (
+        Question("rollout", "How much of the output do [CLS] and [SEP] feed, by rollout?", build_rollout),
+        Question(
+            "pair", "In one of the two sentences, which token does a token read most?", build_pair, (sentence, shared)
+        ),
+    )
