@@ -5,6 +5,9 @@ A question is a dict the page builds, with a `kind`:
   value is the list of every right option (several on a tie: each is right).
 - "number": `lo` and `hi`; an answer is a number between them (a weight: 0 and 1). Its true value is a
   number; an answer within the question's `tolerance` of it (0 if not given) is right.
+- "build": `goal`, what the student is to build on the page (a dict the page reads); an answer is the student's
+  solution: its `view` (a relative link of the app, checked like any link), and the verdict the server worked out
+  from it, `solved` (true or false) and `said` (its sentence). It has no true value.
 - "row": `n` (2 to 64) and optional `labels` (one per key); an answer is a row of attention weights: n finite
   numbers in [0, 1] that sum to 1 (within ROW_SUM). Its true value is a row too; an answer whose every weight is
   within the question's `tolerance` of the true one is right.
@@ -16,11 +19,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
+from classroom import errors
 from classroom.errors import InvalidAnswer, InvalidQuestion
+from classroom.schema import VIEW_CHARS
 
-KINDS = ("choice", "number", "row")
+KINDS = ("choice", "number", "row", "build")
+SAID_CHARS = 300  # a build verdict's sentence
 ROW_SUM = 1e-6  # how far from 1 a row's weights may sum
 MAX_OPTIONS = 64
 OPTION_CHARS = 80
@@ -44,6 +51,9 @@ def check_question(question: Any) -> dict:
             raise InvalidQuestion(f"a choice question needs a list of 2 to {MAX_OPTIONS} options")
         if not all(isinstance(o, str) and 0 < len(o) <= OPTION_CHARS for o in options):
             raise InvalidQuestion(f"every option must be text of 1 to {OPTION_CHARS} characters")
+    elif kind == "build":
+        if not isinstance(question.get("goal"), dict) or not question["goal"]:
+            raise InvalidQuestion("a build question needs its goal, a dict the page reads")
     elif kind == "row":
         n, labels = question.get("n"), question.get("labels")
         if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= MAX_OPTIONS:
@@ -83,6 +93,8 @@ def check_answer(question: dict, value: Any) -> int | float | list[float]:
     naming the problem otherwise."""
     if question["kind"] == "row":
         return check_row(value, question["n"])
+    if question["kind"] == "build":
+        return check_solution(value)
     if question["kind"] == "choice":
         n = len(question["options"])
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
@@ -92,6 +104,34 @@ def check_answer(question: dict, value: Any) -> int | float | list[float]:
     if isinstance(value, bool) or not _finite(value) or not lo <= value <= hi:
         raise InvalidAnswer(f"the answer must be a number from {lo} to {hi}")
     return float(value)
+
+
+def check_solution(value: Any) -> dict:
+    """A build question's answer as stored: {"view", "solved", "said"}; InvalidAnswer naming the problem."""
+    if not isinstance(value, dict) or set(value) != {"view", "solved", "said"}:
+        raise InvalidAnswer("a solution is its view, the verdict (solved) and its sentence (said), nothing else")
+    try:
+        view = check_view(value["view"])
+    except errors.InvalidView as err:
+        raise InvalidAnswer(f"a solution's {err}") from None
+    if not isinstance(value["solved"], bool):
+        raise InvalidAnswer(f"a solution's verdict is true or false, not {value['solved']!r}")
+    said = value["said"]
+    if not isinstance(said, str) or not 0 < len(said) <= SAID_CHARS or _CONTROL.search(said):
+        raise InvalidAnswer(f"a solution's sentence is 1 to {SAID_CHARS} characters of text")
+    return {"view": view, "solved": value["solved"], "said": said}
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_view(view: Any) -> str:
+    """A view of the app: a relative link within it ("/page?query"), never another site."""
+    if not isinstance(view, str) or not view.startswith("/") or view.startswith("//"):
+        raise errors.InvalidView(f"a view is a link within the app starting with '/', not {str(view)[:40]!r}")
+    if len(view) > VIEW_CHARS or _CONTROL.search(view) or "\\" in view:
+        raise errors.InvalidView(f"a view is at most {VIEW_CHARS} characters of a link, without control characters")
+    return view
 
 
 def check_row(value: Any, n: int) -> list[float]:
@@ -118,7 +158,10 @@ def row_labels(question: dict) -> list[str]:
 
 def check_truth(question: dict, truth: Any) -> list[int] | float | list[float]:
     """The true value as stored: every right option's index (a list, sorted, no repeats; one index is a list of
-    one), or a number within the bounds; InvalidAnswer naming the problem otherwise."""
+    one), a number within the bounds, or a row; InvalidAnswer naming the problem otherwise (a build question has
+    none)."""
+    if question["kind"] == "build":
+        raise InvalidAnswer("a build question has no true value: each solution carries its verdict")
     if question["kind"] == "choice":
         found = truth if isinstance(truth, (list, tuple)) else [truth]
         if not found:
@@ -137,6 +180,8 @@ def right_options(question: dict, truth: Any) -> list[int]:
 def is_right(question: dict, truth: Any, value: Any) -> bool | None:
     """Whether answer `value` is right by the true value `truth`: one of the right options, or a number within the
     question's tolerance; None when there is nothing to judge (no true value, or no answer)."""
+    if question["kind"] == "build":
+        return None if value is None else bool(value["solved"])
     if truth is None or value is None:
         return None
     if question["kind"] == "choice":
@@ -156,6 +201,8 @@ def answer_label(question: dict, value: Any) -> str:
         if isinstance(value, list):
             return " or ".join(question["options"][int(v)] for v in value)
         return question["options"][int(value)]
+    if question["kind"] == "build":
+        return f"{value['view']} ({'solved' if value['solved'] else 'not solved'}: {value['said']})"
     if question["kind"] == "row":
         return ", ".join(f"{float(w):.2f}" for w in value)
     return f"{value:g}"

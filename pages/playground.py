@@ -36,7 +36,7 @@ STATE = PageState(
     # the step the presenter's big figure shows (1..7); in the link only when it is not the weights
     step=Int(WEIGHTS_STEP, lo=1, hi=len(STEPS), when=lambda v: v["step"] != WEIGHTS_STEP),
 )
-QUESTIONS = ask_from(STATE, "playground", *playground.questions())
+QUESTIONS = ask_from(STATE, "playground", *playground.questions(), *playground.build_questions())
 
 
 def matrix_table(a: np.ndarray, row_labels, col_labels, digits: int = 3):

@@ -341,3 +341,19 @@ def test_a_first_run_stopped_while_reading_the_link_reads_it_again_on_the_next(m
     assert not at.exception and len(calls) == 3  # stopped while the page read its link, which it read again
     assert at.session_state["heads_seed"] == 7 and at.session_state["heads_n_heads"] == 2
     assert at.query_params["seed"] == "7" and at.query_params["n_heads"] == "2"
+
+
+def test_decode_reads_a_link_as_a_first_run_would_without_the_session():
+    """A link decoded on its own (a student's solution, a deck's step): every value in declared order, the missing
+    ones at their default, a bound that depends on an earlier value applied, a bad value named and defaulted, as
+    the page's first run reads the same link."""
+    from ui.page_state import PageState
+    from ui.url import Flag, Int
+
+    state = PageState("dec", n=Int(4, lo=1, hi=8), t=Int(0, lo=0, hi=lambda v: v["n"] - 1), on=Flag(False))
+    values, warnings = state.decode({"n": "3", "t": "2", "on": "1"})
+    assert values == {"n": 3, "t": 2, "on": True} and warnings == []
+    values, warnings = state.decode({"n": "2", "t": "5"})
+    assert values == {"n": 2, "t": 0, "on": False} and "'t'=5 is outside 0..1" in warnings[0]  # n decides t's bound
+    values, warnings = state.decode({"n": "x"})
+    assert values["n"] == 4 and any("n" in w for w in warnings)

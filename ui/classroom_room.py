@@ -28,7 +28,7 @@ from ui.classroom_session import (
     teacher_key,
 )
 from ui.classroom_student import after_student_page, join_card, student_screens
-from ui.classroom_teacher import ask_after_page, lead_class, teacher_screens
+from ui.classroom_teacher import ask_after_page, lead_class, open_shown_solution, teacher_screens
 from ui.page_state import hold
 from ui.safe_text import escape_markdown
 
@@ -59,6 +59,8 @@ def room_bar(url_path: str, pages: dict[str, list[st.Page]]) -> None:
     bar_gone()  # the screens this run draws tell the watcher again what they show
     teacher = is_teacher()
     try:
+        if teacher:
+            open_shown_solution(pages)
         state = teacher_screens(url_path) if teacher else student_screens(url_path, pages)
     except errors.StoreUnavailable as err:
         outage(err)

@@ -28,6 +28,7 @@ import re
 import secrets
 import socket
 import time
+from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode
 
 import streamlit as st
@@ -388,8 +389,8 @@ def hold_for_question(state, url_path: str, teacher: bool) -> None:
     if asked is None:
         return
     path, _, query = asked[1].partition("?")
-    if path.strip("/") != url_path:
-        return
+    if path.strip("/") != url_path or state.question.body.get("kind") == "build":
+        return  # a build question holds nothing and hides nothing: each student edits their own copy of the page
     question = state.question
     if teacher:
         note = (
@@ -465,6 +466,22 @@ def answers_open(where, question, key: str) -> bool:
         unsafe_allow_javascript=True,
     )
     return True
+
+
+@dataclass(frozen=True)
+class Move:
+    page: st.Page
+    query: dict[str, str]
+
+
+def resolve(view: str, pages: dict[str, list[st.Page]]) -> Move | None:
+    """The page and query a view names (None: no such page in this app)."""
+    path, _, query = view.partition("?")
+    url_path = path.strip("/")
+    for page in (p for section in pages.values() for p in section):
+        if page.url_path == url_path:
+            return Move(page, {k: v for k, v in parse_qsl(query) if k not in NOT_A_VIEW})
+    return None
 
 
 def teacher_view(url_path: str) -> str:

@@ -9,8 +9,7 @@ drew (`SHOWN_KEY`, this run's page) against it only to redo a move that a run of
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from urllib.parse import parse_qsl
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -24,8 +23,8 @@ from ui.classroom_session import (
     MESSAGE_KEY,
     NAME_CARD_KEY,
     NICK_KEY,
-    NOT_A_VIEW,
     SID_KEY,
+    Move,
     answers_open,
     asked_now,
     drawn_question,
@@ -34,11 +33,14 @@ from ui.classroom_session import (
     join,
     leave,
     outage,
+    page_name,
     pushed_or_timed,
+    resolve,
     store,
 )
 from ui.number_box import number_box
-from ui.page_state import CURRENT_KEY, LOADED_KEY, PageState, stop
+from ui.page_questions import questions_named
+from ui.page_state import CURRENT_KEY, LOADED_KEY, PageState, declared, stop
 from ui.safe_text import escape_markdown
 from ui.streamlit_internals.browser import move_script
 from ui.streamlit_internals.session import running_alone
@@ -55,22 +57,6 @@ MOVED_KEY = "_class_moved"  # this run is the watcher's move of this student: it
 SHOWN_KEY = "_class_page_shown"  # the url_path of the page this student's last full run ran
 SEEN_KEY = "_class_pages_seen"  # {url_path: the PageState of that page}
 LEFT_BEHIND += [FOLLOW_KEY, GATHER_KEY, APPLIED_KEY, PAUSED_KEY, REMOVALS_KEY, MINE_KEY, NAME_CARD_KEY, UNSENT_KEY]
-
-
-@dataclass(frozen=True)
-class Move:
-    page: st.Page
-    query: dict[str, str]
-
-
-def resolve(view: str, pages: dict[str, list[st.Page]]) -> Move | None:
-    """The page and query a view names (None: no such page in this app)."""
-    path, _, query = view.partition("?")
-    url_path = path.strip("/")
-    for page in (p for section in pages.values() for p in section):
-        if page.url_path == url_path:
-            return Move(page, {k: v for k, v in parse_qsl(query) if k not in NOT_A_VIEW})
-    return None
 
 
 def go(view: str, pages: dict[str, list[st.Page]]) -> None:
@@ -278,6 +264,9 @@ def answer_box(code: str, question) -> None:
         if mine[question.id] is not None:
             st.caption(f"Sent: {escape_markdown(answer_label(body, mine[question.id]))}.")
         return
+    if body["kind"] == "build":
+        build_box(code, question, mine[question.id])
+        return
     key = f"class_answer_{question.id}"
     unsent = st.session_state.get(UNSENT_KEY, {}).get(question.id)
     chosen = unsent if unsent is not None else mine[question.id]  # what the box shows when it is drawn anew
@@ -320,6 +309,66 @@ def answer_box(code: str, question) -> None:
     if mine[question.id] is not None:
         said = escape_markdown(answer_label(body, mine[question.id]))
         st.caption(f"Sent: {said}. You can change it until the reveal.")
+
+
+def build_goal(body: dict):
+    """The page of a build question's goal as this student's last run of it left it, and the goal's check:
+    (PageState, check), or None while this student is on another page (the check reads that page's own values)."""
+    source = body.get("source") or {}
+    if page_name(st.session_state.get(SHOWN_KEY) or "") != source.get("page"):
+        return None
+    found = questions_named(str(source.get("page")))
+    page = declared(found.prefix) if found is not None else None
+    if page is None:
+        return None
+    try:
+        question = found.by_kind(source.get("question"))
+    except ValueError:
+        return None
+    return (page, question.check) if question.check is not None else None
+
+
+def build_box(code: str, question, mine) -> None:
+    """A build question: the goal checked live on this student's own page, and Submit, which sends the page's link
+    and the server's verdict on it (never the browser's word)."""
+    found = build_goal(question.body)
+    if found is None:
+        st.info("Go to the page the challenge is on (follow the teacher) to build it there.")
+    else:
+        page, check = found
+        solved, said = check(question.body["goal"], page.values())
+        (st.success if solved else st.caption)(escape_markdown(said[:1].upper() + said[1:]))
+        st.button(
+            "Submit my solution",
+            key=f"class_submit_{question.id}",
+            type="primary" if solved else "secondary",
+            on_click=_submit,
+            args=(code, question.id, question.body),
+            help="Sends this page as it is now (its link) and the check's verdict; you can submit again until the "
+            "teacher reveals the challenge.",
+        )
+    if mine is not None:
+        st.caption(f"Submitted: {'solved' if mine['solved'] else 'not solved yet'}. You can submit again.")
+
+
+def _submit(code: str, qid: int, body: dict) -> None:
+    found = build_goal(body)
+    if found is None:
+        st.session_state[MESSAGE_KEY] = "Nothing was sent: go to the page the challenge is on first."
+        return
+    page, check = found
+    solved, said = check(body["goal"], page.values())
+    path = "/" + ("" if (body.get("source") or {}).get("page") == "playground" else body["source"]["page"])
+    view = path + "?" + urlencode(page.full_query())
+    try:
+        store().answer(code, st.session_state.get(SID_KEY), qid, {"view": view, "solved": solved, "said": said})
+    except errors.StoreUnavailable:
+        st.session_state[MESSAGE_KEY] = "Your solution was not sent: the class's connection is lost for now."
+        return
+    except errors.ClassroomError as err:
+        st.session_state[MESSAGE_KEY] = f"Your solution was not taken: {err}."
+        return
+    st.session_state.setdefault(MINE_KEY, {})[qid] = {"view": view, "solved": solved, "said": said}
 
 
 def row_editor(body: dict, key: str, chosen) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from urllib.parse import parse_qsl
 
 import streamlit as st
 
@@ -29,11 +30,14 @@ from ui.classroom_session import (
     leave,
     outage,
     pushed_or_timed,
+    resolve,
     store,
     tab_id,
     teacher_key,
     teacher_view,
 )
+from ui.page_questions import questions_named
+from ui.page_state import LOADED_KEY, declared
 from ui.safe_text import escape_markdown
 from ui.streamlit_internals.session import running_alone
 
@@ -41,6 +45,7 @@ LED_KEY = "class_view_led"  # the view this teacher last made the room's
 LEADS_KEY = "_class_leads"  # whether this tab may move the class now (it leads, and no question holds the view)
 NAMES_KEY = "class_show_names"
 CONFIRM_KEY = "class_confirm"  # "close", "sign_out" or "delete": the action waiting for the teacher's yes
+SHOW_KEY = "_class_show"  # a solution's view the teacher's screen opens on its next run (Show this one)
 ASK_SLOT_KEY = "_class_ask_slot"  # where this run draws 'Ask the class', after the page
 LEAD_NOW_KEY = "_class_lead_now"  # this tab has just taken the lead: its page runs whole, and leads
 WAS_LEADER_KEY = "_class_was_leader"  # the store named this tab the leader at the bar's last run
@@ -211,7 +216,9 @@ def results_panel(code: str, key: str, qid: int, compact: bool = False) -> None:
         answers_open(st, q, f"t{qid}")
     truth = q.truth if q.revealed else None
     first = _first_vote(code, key, q.body)
-    if first is None:
+    if q.body["kind"] == "build":
+        build_gallery(code, key, q, res, compact)
+    elif first is None:
         chart(st, distribution_figure(q.body, res.values, truth), key=f"class_dist_{qid}", export=False)
     else:  # asked again: the first vote beside this one, on the same scale
         before, after = st.columns(2)
@@ -232,7 +239,7 @@ def results_panel(code: str, key: str, qid: int, compact: bool = False) -> None:
                 args=(code, key, qid),
                 help="End the answers and show the true value on every screen, and on the page the question is about.",
             )
-            if first is None and res.answered:
+            if first is None and res.answered and q.body["kind"] != "build":
                 st.button(
                     "Ask again",
                     key=f"class_again_{qid}",
@@ -264,6 +271,73 @@ def results_panel(code: str, key: str, qid: int, compact: bool = False) -> None:
                 },
                 hide_index=True,
             )
+
+
+GALLERY = 24  # the solutions a build question's gallery shows at most, solved ones first
+
+
+def build_gallery(code: str, key: str, q, res, compact: bool) -> None:
+    """A build question's results: how many solved it, and the solutions, anonymous, each as a small picture with
+    Show this one (the class's view becomes that solution)."""
+    solved = sum(bool(v["solved"]) for v in res.values)
+    st.markdown(
+        f"**{solved}** solved · **{res.answered - solved}** submitted, not solved yet · "
+        f"{max(res.here - res.answered, 0)} here have not submitted"
+    )
+    source = q.body.get("source") or {}
+    declared_questions = questions_named(str(source.get("page")))
+    page = declared(declared_questions.prefix) if declared_questions else None
+    try:
+        question = declared_questions.by_kind(source.get("question")) if declared_questions else None
+    except ValueError:
+        question = None
+    shown = sorted(enumerate(res.values), key=lambda item: not item[1]["solved"])[: GALLERY // (2 if compact else 1)]
+    columns = st.columns(6)
+    for place, (i, solution) in enumerate(shown):
+        with columns[place % len(columns)]:
+            st.caption(f"Solution {i + 1} · {'solved' if solution['solved'] else 'not yet'}")
+            if question is not None and question.preview is not None and page is not None:
+                from ui.charts import chart  # as in results_panel
+
+                values, _ = page.decode(dict(parse_qsl(solution["view"].partition("?")[2])))
+                figure = question.preview(q.body["goal"], values)
+                chart(st, figure, key=f"class_solution_{q.id}_{i}", export=False)
+            st.button(
+                "Show this one",
+                key=f"class_show_{q.id}_{i}",
+                on_click=_show_solution,
+                args=(code, key, q.id, solution["view"]),
+                help="This solution on your screen and every student's, without its author's name; it closes the "
+                "challenge.",
+            )
+
+
+def _show_solution(code: str, key: str, qid: int, view: str) -> None:
+    """Show this one: the challenge closes (its submissions end), and this screen opens the solution's view on its
+    next run, which makes it the class's (lead_class)."""
+    try:
+        if not store().results(code, key, qid).question.revealed:
+            store().reveal(code, key, qid)
+    except (errors.ClassroomError, PermissionError) as err:
+        st.session_state[MESSAGE_KEY] = f"Could not show it: {err}."
+        return
+    st.session_state[SHOW_KEY] = view
+
+
+def open_shown_solution(pages) -> None:
+    """Before the page, on the teacher's screen: open the solution the teacher chose to show (its page reads the
+    whole view from the link, as a student's page does when it follows)."""
+    view = st.session_state.pop(SHOW_KEY, None)
+    move = resolve(view, pages) if view else None
+    if move is None:
+        return
+    st.session_state[LOADED_KEY] = set()
+    name = move.page.url_path or "playground"
+    found = questions_named(name)
+    page = declared(found.prefix) if found else None
+    for state_key in page.state_keys() if page is not None else ():
+        st.session_state.pop(state_key, None)  # the link decides, not this screen's widgets
+    st.switch_page(move.page, query_params=move.query)
 
 
 def _first_vote(code: str, key: str, body: dict):

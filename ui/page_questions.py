@@ -44,6 +44,10 @@ class Question:
     title: str
     build: Callable[[Values, Mapping[str, int]], tuple[dict, Any]]  # ValueError naming why it cannot be asked
     picks: tuple[Pick, ...] = field(default=())
+    # a build question's: its goal and a student's page values -> (solved, the verdict in a sentence), and a small
+    # picture of a solution (a plotly figure dict) for the teacher's gallery
+    check: Callable[[dict, Values], tuple[bool, str]] | None = None
+    preview: Callable[[dict, Values], dict] | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,11 @@ def ask_from(state, page: str, *questions: Question) -> PageQuestions:
     declared = PageQuestions(state.prefix, page, tuple(questions))
     _DECLARED[state.prefix] = declared
     return declared
+
+
+def questions_named(page: str) -> PageQuestions | None:
+    """The questions declared by the page whose name (its url path) is `page`."""
+    return next((q for q in _DECLARED.values() if q.page == page), None)
 
 
 def questions_of(prefix: str | None) -> PageQuestions | None:

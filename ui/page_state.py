@@ -268,6 +268,21 @@ class PageState:
             st.session_state[CURRENT_KEY] = self
             st.session_state.setdefault(DECLARED_KEY, {})[self.prefix] = self
 
+    def decode(self, query: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
+        """The values a link's `query` gives this page, as its first run would read them (each parameter in the
+        declared order, missing ones at their default, each brought inside its bounds), and the link's warnings;
+        nothing read from or written to the session."""
+        warnings: list[str] = []
+        values: dict[str, Any] = {}
+        for name, param in self.params.items():
+            warnings += _repeated(param.url_names(name), query)
+            if any(u in query for u in param.url_names(name)):
+                value = param.decode(query, name, values, warnings)
+            else:
+                value = _default(param, values)
+            values[name] = param.fit(value, values)
+        return values, warnings
+
     def show_warnings(self, where=st) -> None:
         """Show the warnings collected when the link was read (every run until the page is left), and why the page
         is held, while it is."""

@@ -40,7 +40,11 @@ def test_three_students_predict_a_row_and_the_teacher_sees_their_rows_the_mean_a
         teacher = new_page(browser, width=1280, height=720)
         pages.append(teacher)
         code, query = start_room(teacher, row_url)
-        students = [new_page(browser, width=1100), new_page(browser, width=1100), new_page(browser, width=390, height=844)]
+        students = [
+            new_page(browser, width=1100),
+            new_page(browser, width=1100),
+            new_page(browser, width=390, height=844),
+        ]
         pages += students
         for student in students:
             student.goto(f"{row_url}/?{query}")

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
-from ui.classroom_questions import argmax_question, row_question, weight_question
+import numpy as np
+import plotly.graph_objects as go
+
+from attention import attention_steps
+from ui.classroom_questions import argmax_question, row_question, settings_text, weight_question
 from ui.page_questions import Question, key_pick, query_pick
 
 
@@ -34,3 +38,107 @@ def questions(seq_of=lambda v: v["seq"]) -> tuple[Question, ...]:
         Question("row", "Predict a whole row of weights", row, (query_pick(seq_of),)),
         Question("weight", "What weight will a query give a key?", weight, (query_pick(seq_of), key_pick(seq_of))),
     )
+
+
+# ---------------------------------------------------------------- build it: goals a student reaches by editing
+AT_LEAST = 0.8  # "attend" goal: the weight to reach
+TIE = 1e-3  # "tie" goal: two weights this close tie
+
+
+def build_questions(seq_of=lambda v: v["seq"]) -> tuple[Question, ...]:
+    """The Playground's build challenges: a goal each student reaches on their own copy of the vectors, checked live
+    on their screen and again by the server when they submit (check_goal, on the values of their own page)."""
+
+    def attend(values, picks):
+        query, key = picks["query"], picks["key"]
+        goal = {"name": "attend", "query": query, "key": key, "at_least": AT_LEAST}
+        return build_body(goal, values, f"make query {query} give key {key} a weight of at least {AT_LEAST}")
+
+    def previous(values, picks):
+        if seq_of(values).n < 2:
+            raise ValueError("a sequence of one token has no key before any query: lengthen it first")
+        goal = {"name": "previous", "causal": True}
+        return build_body(goal, values, "make every query from 1 on attend most to the key just before it")
+
+    def tie(values, picks):
+        query = picks["query"]
+        goal = {"name": "tie", "query": query}
+        return build_body(goal, values, f"make two keys tie (within {TIE:g}) for the largest weight of query {query}")
+
+    picks, one = (query_pick(seq_of), key_pick(seq_of)), (query_pick(seq_of),)
+    return (
+        Question("build_attend", "Build it: make a query attend to a key", attend, picks, check_goal, solution_figure),
+        Question(
+            "build_previous",
+            "Build it: every query attends to the key before it",
+            previous,
+            (),
+            check_goal,
+            solution_figure,
+        ),
+        Question("build_tie", "Build it: make two keys tie for a query", tie, one, check_goal, solution_figure),
+    )
+
+
+def build_body(goal: dict, values, task: str) -> tuple[dict, None]:
+    """A build question: the goal, with the switches the teacher's page has (the "previous" goal wants the mask on
+    whatever the page has), and its prompt."""
+    goal = {"causal": bool(values["causal"]), "scale": bool(values["scale"]), **goal}
+    settings = settings_text(goal["causal"], goal["scale"])
+    prompt = f"Build it on the Playground ({settings}): {task}. Edit the vectors; submit when the check says solved."
+    return {"kind": "build", "prompt": prompt, "goal": goal, "source": {"goal": goal["name"]}}, None
+
+
+def check_goal(goal: dict, values) -> tuple[bool, str]:
+    """Whether the Playground's `values` (a student's own) reach `goal`, and the verdict in a sentence."""
+    if bool(values["causal"]) != goal["causal"] or bool(values["scale"]) != goal["scale"]:
+        return False, f"not yet: set the switches as the goal says ({settings_text(goal['causal'], goal['scale'])})"
+    seq = values["seq"]
+    weights = attention_steps(seq.q, seq.k, seq.v, causal=goal["causal"], scale=goal["scale"]).weights  # (n, n)
+    n = seq.n
+    if goal["name"] == "attend":
+        query, key = goal["query"], goal["key"]
+        if not (query < n and key < n):
+            return False, f"not yet: the sequence needs a query {query} and a key {key} (it has {n} tokens)"
+        w = float(weights[query, key])
+        if w >= goal["at_least"]:
+            return True, f"solved: {w:.2f} ≥ {goal['at_least']:g}"
+        return False, f"not yet: query {query} gives key {key} a weight of {w:.2f}, below {goal['at_least']:g}"
+    if goal["name"] == "previous":
+        for i in range(1, n):
+            top = np.flatnonzero(weights[i] == weights[i].max())
+            if list(top) != [i - 1]:
+                said = f"keys {', '.join(map(str, top))} tie" if len(top) > 1 else f"it is key {top[0]}"
+                return False, f"not yet: query {i} attends most to another key than {i - 1} ({said})"
+        if n < 2:
+            return False, "not yet: a sequence of one token has no key before any query"
+        return True, f"solved: every query from 1 to {n - 1} attends most to the key just before it"
+    if goal["name"] == "tie":
+        query = goal["query"]
+        if query >= n:
+            return False, f"not yet: the sequence needs a query {query} (it has {n} tokens)"
+        first, second = np.sort(weights[query])[::-1][:2]
+        if first - second <= TIE:
+            return True, f"solved: the two largest weights of query {query} are {first:.3f} and {second:.3f}"
+        return False, f"not yet: the two largest weights of query {query} are {first:.3f} and {second:.3f}"
+    raise ValueError(f"no goal {goal['name']!r} on the Playground")
+
+
+def solution_figure(goal: dict, values) -> dict:
+    """A solution as the teacher's gallery shows it: its weights, with the goal's switches, as a small heatmap
+    (no labels: the tokens a student typed stay off the projector)."""
+    seq = values["seq"]
+    weights = attention_steps(seq.q, seq.k, seq.v, causal=goal["causal"], scale=goal["scale"]).weights  # (n, n)
+    fig = go.Figure(
+        go.Heatmap(
+            z=weights, zmin=0, zmax=1, colorscale="Blues", showscale=False, hovertemplate="q%{y} k%{x}: %{z:.2f}"
+        )
+    )
+    fig.update_layout(
+        height=150,
+        width=150,
+        margin={"l": 4, "r": 4, "t": 4, "b": 4},
+        xaxis={"visible": False},
+        yaxis={"visible": False, "autorange": "reversed"},
+    )
+    return fig.to_dict()

@@ -1,0 +1,127 @@
+"""Build it (a question of kind `build`, asked from the Playground): each student edits their own copy of the
+vectors towards a goal, checked live on their screen and again by the server when they submit; the teacher sees
+how many solved it and the solutions, anonymous, and can show one to the class."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl
+
+import numpy as np
+import pytest
+
+from attention import attention_steps
+from attention.sequence import TokenSequence
+from classroom import errors
+from classroom.questions import check_question, check_truth, is_right
+from tests.apptest_helpers import every_text, open_page
+from tests.classroom_asking import ask, store
+from ui.questions.playground import check_goal
+
+TOKENS = ("a", "b", "c")
+
+
+def values(q, k, causal=False, scale=True) -> dict:
+    q, k = np.array(q, dtype=float), np.array(k, dtype=float)
+    return {"seq": TokenSequence(TOKENS[: len(q)], q, k, k.copy()), "causal": causal, "scale": scale}
+
+
+def attend_goal(query=2, key=0, causal=False, scale=True) -> dict:
+    return {"name": "attend", "query": query, "key": key, "at_least": 0.8, "causal": causal, "scale": scale}
+
+
+def test_the_attend_goal_is_solved_exactly_when_the_weight_reaches_its_bound():
+    far = values([[0, 0], [0, 0], [3, 0]], [[3, 0], [0, 0], [0, 0]])
+    weight = attention_steps(far["seq"].q, far["seq"].k, far["seq"].v).weights[2, 0]
+    assert weight >= 0.8
+    assert check_goal(attend_goal(), far) == (True, f"solved: {weight:.2f} ≥ 0.8")
+    near = values([[0, 0], [0, 0], [1, 0]], [[1, 0], [0, 0], [0, 0]])
+    weight = attention_steps(near["seq"].q, near["seq"].k, near["seq"].v).weights[2, 0]
+    solved, said = check_goal(attend_goal(), near)
+    assert weight < 0.8 and not solved and f"{weight:.2f}, below 0.8" in said
+    assert check_goal(attend_goal(), {**far, "scale": False})[1].startswith("not yet: set the switches")
+    short = values([[1, 0], [0, 1]], [[1, 0], [0, 1]])
+    assert "needs a query 2 and a key 0" in check_goal(attend_goal(), short)[1]
+
+
+def test_the_previous_and_tie_goals():
+    goal = {"name": "previous", "causal": True, "scale": True}
+    # every query i >= 1 matches key i - 1 best: k_{i-1} = q_i
+    shifted = values([[0, 0], [4, 0], [0, 4]], [[4, 0], [0, 4], [0, 0]], causal=True)
+    assert check_goal(goal, shifted) == (True, "solved: every query from 1 to 2 attends most to the key just before it")
+    same = values([[0, 0], [4, 0], [0, 4]], [[0, 0], [4, 0], [0, 4]], causal=True)
+    solved, said = check_goal(goal, same)
+    assert not solved and said.startswith("not yet: query 1 attends most to another key than 0 (it is key 1)")
+    tie = {"name": "tie", "query": 1, "causal": False, "scale": True}
+    tied = values([[0, 0], [1, 1], [0, 0]], [[1, 0], [0, 1], [-1, -1]])
+    assert check_goal(tie, tied)[0]
+    apart = values([[0, 0], [1, 0], [0, 0]], [[1, 0], [0, 1], [-1, -1]])
+    assert not check_goal(tie, apart)[0]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"view": "/?a=1", "solved": "yes", "said": "solved"},  # a forged verdict: not the server's true or false
+        {"view": "/?a=1", "solved": 1, "said": "solved"},
+        {"view": "//evil.example/x", "solved": True, "said": "solved"},
+        {"view": "https://evil.example/", "solved": True, "said": "solved"},
+        {"view": "/?a=\n1", "solved": True, "said": "solved"},
+        {"view": "/?a=1", "solved": True, "said": ""},
+        {"view": "/?a=1", "solved": True, "said": "x" * 301},
+        {"view": "/?a=1", "solved": True},
+        {"view": "/?a=1", "solved": True, "said": "s", "name": "Ada"},
+        "/?a=1",
+        None,
+    ],
+)
+def test_a_solution_is_refused_unless_it_is_a_view_and_the_servers_verdict(value):
+    from classroom.questions import check_answer
+
+    body = check_question({"kind": "build", "prompt": "Build it", "goal": attend_goal()})
+    with pytest.raises(errors.InvalidAnswer):
+        check_answer(body, value)
+
+
+def test_a_build_question_has_a_goal_and_no_true_value():
+    body = check_question({"kind": "build", "prompt": "Build it", "goal": attend_goal()})
+    with pytest.raises(errors.InvalidQuestion, match="goal"):
+        check_question({"kind": "build", "prompt": "Build it"})
+    with pytest.raises(errors.InvalidAnswer, match="no true value"):
+        check_truth(body, True)
+    assert is_right(body, None, {"view": "/", "solved": True, "said": "s"}) is True
+    assert is_right(body, None, {"view": "/", "solved": False, "said": "s"}) is False
+
+
+def test_a_class_builds_the_teacher_sees_the_solutions_and_shows_one(room):
+    teacher, student, code = room
+    other = open_page("pages/playground.py", query={"room": code})
+    teacher.switch_page("pages/playground.py").run()
+    question = ask(teacher, "build_attend", query=2, key=0)
+    assert question.body["kind"] == "build" and question.body["goal"]["query"] == 2 and question.truth is None
+    for screen in (student, other):
+        screen.run()
+        assert "Not yet\\: query 2 gives key 0 a weight of" in every_text(screen)
+        assert not screen.toggle(key="pg_causal").disabled  # nothing is held: each student edits their own page
+    student.text_area(key="seq_text_q").set_value("0 0; 0 0; 5 0; 0 0").run()
+    student.text_area(key="seq_text_k").set_value("5 0; 0 0; 0 0; 0 0").run()
+    assert [s.value for s in student.success if s.value.startswith("Solved")] == ["Solved\\: 1.00 ≥ 0.8"]
+    student.button(key=f"class_submit_{question.id}").click().run()
+    other.button(key=f"class_submit_{question.id}").click().run()
+    assert not student.exception and not other.exception
+    key = teacher.session_state["class_teacher_key"]
+    solutions = store().results(code, key, question.id).values
+    assert [s["solved"] for s in solutions] == [True, False]
+    mine = dict(parse_qsl(solutions[0]["view"].partition("?")[2]))
+    assert solutions[0]["view"].startswith("/?") and "5" in mine["q"]  # the page's link, with the student's vectors
+    teacher.run()
+    assert "**1** solved · **1** submitted, not solved yet" in every_text(teacher)
+    assert "Solution 1 · solved" in every_text(teacher) and "Solution 2 · not yet" in every_text(teacher)
+    teacher.button(key=f"class_show_{question.id}_0").click().run()
+    teacher.run()
+    assert not teacher.exception
+    np.testing.assert_array_equal(teacher.session_state["seq"].q[2], [5.0, 0.0])  # the projector shows it
+    assert store().current_view(code) == solutions[0]["view"]
+    other.run()
+    other.run()
+    np.testing.assert_array_equal(other.session_state["seq"].k[0], [5.0, 0.0])  # and so does every screen
+    assert store().results(code, key, question.id).question.revealed
