@@ -125,3 +125,7 @@ def test_a_class_builds_the_teacher_sees_the_solutions_and_shows_one(room):
     other.run()
     np.testing.assert_array_equal(other.session_state["seq"].k[0], [5.0, 0.0])  # and so does every screen
     assert store().results(code, key, question.id).question.revealed
+    student.run()
+    assert [s.value for s in student.success if "challenge is closed" in s.value] == [
+        "The challenge is closed. Your solution: solved\\: 1.00 ≥ 0.8."
+    ]

@@ -426,6 +426,14 @@ def _row_keys(key: str) -> list[str]:
 
 
 def show_reveal(body: dict, truth, mine) -> None:
+    if body["kind"] == "build":
+        if mine is None:
+            st.info("The teacher has closed the challenge: you did not submit a solution.")
+        else:
+            outcome_box(
+                st, bool(mine["solved"]), f"The challenge is closed. Your solution: {escape_markdown(mine['said'])}."
+            )
+        return
     if truth is None:
         st.info("The teacher has closed this question.")
         return

@@ -232,12 +232,14 @@ def results_panel(code: str, key: str, qid: int, compact: bool = False) -> None:
     with st.container(horizontal=True):
         if not q.revealed:
             st.button(
-                "Reveal the answer to the class",
+                "Close the challenge" if q.body["kind"] == "build" else "Reveal the answer to the class",
                 key=f"class_reveal_{qid}",
                 type="primary",
                 on_click=_reveal,
                 args=(code, key, qid),
-                help="End the answers and show the true value on every screen, and on the page the question is about.",
+                help="End the submissions: each student sees their own verdict."
+                if q.body["kind"] == "build"
+                else "End the answers and show the true value on every screen, and on the page the question is about.",
             )
             if first is None and res.answered and q.body["kind"] != "build":
                 st.button(
