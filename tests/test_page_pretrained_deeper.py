@@ -278,28 +278,10 @@ def test_the_snippet_reproduces_the_share_and_the_rollout(model):
     assert at.metric[0].value == f"{namespace['points'].share:.0%}"
 
 
-def test_without_the_model_package_the_page_says_what_to_install(monkeypatch):
-    import streamlit as st
-
-    import attention.pretrained as pretrained
-
-    def missing():
-        raise FileNotFoundError("the weights of sentence-transformers/all-MiniLM-L6-v2 were not found")
-
-    def clear():
-        pretrained._load_cached.cache_clear()
-        pretrained.read_model_config.cache_clear()
-        st.cache_resource.clear()
-
-    monkeypatch.setattr(pretrained, "model_dir", missing)
-    clear()
-    try:
-        at = deeper({"text": "Keep this.", "layer": "3", "rows": "word", "word": "this"})
-        assert not at.exception and "not installed" in texts(at.error)
-        assert at.query_params["text"] == "Keep this." and at.query_params["word"] == "this"  # kept for later
-    finally:
-        monkeypatch.undo()
-        clear()
+def test_without_the_model_package_the_page_says_what_to_install(model_not_installed):
+    at = deeper({"text": "Keep this.", "layer": "3", "rows": "word", "word": "this"})
+    assert not at.exception and "not installed" in texts(at.error)
+    assert at.query_params["text"] == "Keep this." and at.query_params["word"] == "this"  # kept for later
 
 
 def test_the_rollout_caption_quotes_the_rollouts_own_shares(model):

@@ -115,27 +115,9 @@ def test_a_text_the_page_has_not_shown_cannot_be_asked_about():
         shown_reading("pt", "A sentence no page has shown.")
 
 
-def test_without_the_model_nothing_can_be_asked(monkeypatch):
-    import streamlit as st
-
-    import attention.pretrained as pretrained
-
-    def missing():
-        raise FileNotFoundError("the weights of sentence-transformers/all-MiniLM-L6-v2 were not found")
-
-    def clear():
-        pretrained._load_cached.cache_clear()
-        pretrained.read_model_config.cache_clear()
-        st.cache_resource.clear()
-
-    monkeypatch.setattr(pretrained, "model_dir", missing)
-    clear()
-    try:
-        with pytest.raises(ValueError, match="not installed here: the page shows no model"):
-            shown_reading("pt", TEXT)
-    finally:
-        monkeypatch.undo()
-        clear()
+def test_without_the_model_nothing_can_be_asked(model_not_installed):
+    with pytest.raises(ValueError, match="not installed here: the page shows no model"):
+        shown_reading("pt", TEXT)
 
 
 def enter(room):

@@ -110,37 +110,22 @@ def test_pairs_that_cannot_be_asked_about_are_refused(model):
         pair_read(run_a, run_b, 7, 2, False, 0, 0)
 
 
-def test_the_page_asks_only_about_what_it_has_shown_and_not_without_the_model(monkeypatch):
-    """Through the page's own declaration: outside a teacher's session nothing was kept, so nothing can be asked;
-    without the model's weights, the page shows no model."""
-    import streamlit as st
-
-    import attention.pretrained as pretrained
-
+def test_the_page_asks_only_about_what_it_has_shown():
+    """Through the page's own declaration: outside a teacher's session nothing was kept, so nothing can be asked."""
     at = open_page(PAGE)
     assert not at.exception
-    declared = questions_of("ptd")
     values = {"text": TEXT, "a": A, "b": B, "layer": 4, "head": 2, "mean": False, "pool": "mean"}
     with pytest.raises(ValueError, match="still computing"):
-        declared.ask("rollout", values, {})
+        questions_of("ptd").ask("rollout", values, {})
 
-    def missing():
-        raise FileNotFoundError("the weights of sentence-transformers/all-MiniLM-L6-v2 were not found")
 
-    def clear():
-        pretrained._load_cached.cache_clear()
-        pretrained.read_model_config.cache_clear()
-        st.cache_resource.clear()
-
-    monkeypatch.setattr(pretrained, "model_dir", missing)
-    clear()
-    try:
-        for kind in ("rollout", "pair"):
-            with pytest.raises(ValueError, match="not installed here: the page shows no model"):
-                declared.ask(kind, values, {})
-    finally:
-        monkeypatch.undo()
-        clear()
+def test_without_the_model_nothing_can_be_asked(model_not_installed):
+    at = open_page(PAGE)
+    assert not at.exception and "not installed" in " ".join(e.value for e in at.error)
+    values = {"text": TEXT, "a": A, "b": B, "layer": 4, "head": 2, "mean": False, "pool": "mean"}
+    for kind in ("rollout", "pair"):
+        with pytest.raises(ValueError, match="not installed here: the page shows no model"):
+            questions_of("ptd").ask(kind, values, {})
 
 
 def enter(room):
