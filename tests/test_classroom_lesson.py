@@ -70,7 +70,9 @@ def test_an_open_question_is_hidden_on_every_students_playground_and_the_project
     student = open_page("pages/playground.py", query={"room": code})
     west = 3  # the default example's query 3 'west'
     question = ask(teacher, "pages/playground.py", query=west)
-    assert question.body["prompt"].startswith("no mask, scaled by 1/√d_k: which key will query 3 'west'")
+    assert question.body["prompt"].startswith(
+        "Playground, tokens 'north east south west' (no mask, scaled by 1/√d_k): which key will query 3 'west'"
+    )
     seq = teacher.session_state["seq"]
     weights = attention_steps(seq.q, seq.k, seq.v).weights
     student.run()
@@ -98,7 +100,9 @@ def test_the_page_stays_in_the_state_the_question_was_asked_in_until_the_reveal(
     teacher, code = start_room()
     student = open_page("pages/playground.py", query={"room": code})
     question = ask(teacher, "pages/playground.py", kind="weight", query=2, key=1)
-    assert question.body["prompt"].startswith("no mask, scaled by 1/√d_k: what weight will query 2")
+    assert question.body["prompt"].startswith(
+        "Playground, tokens 'north east south west' (no mask, scaled by 1/√d_k): what weight will query 2"
+    )
     assert "causal=0" in question.body["view"] and store().current_view(code) == question.body["view"]
     student.run()
     student.session_state["pg_causal"] = True  # a student turning the mask on anyway (the switch is disabled)

@@ -12,6 +12,7 @@ from ui.classroom_questions import (
     counts,
     distribution_figure,
     predict_question,
+    row_question,
     truth_bars,
     weight_question,
 )
@@ -33,9 +34,16 @@ def test_a_predict_question_has_the_puzzles_keys_and_its_true_answer(puzzle):
 
 def test_a_playground_question_follows_the_mask_and_the_scaling():
     seq = TokenSequence(("a", "b", "c"), [[1, 0], [0, 1], [3, 3]], [[0, 1], [1, 0], [4, 4]], np.eye(3))
-    # without the mask, query 0 attends most to key 2 (the longest key); with it, only key 0 is allowed
-    assert argmax_question(seq, 0, causal=False, scale=True, source={})[1] == [2]
-    assert argmax_question(seq, 0, causal=True, scale=True, source={})[1] == [0]
+    # without the mask, query 1 attends most to key 2 (the longest key); with it, keys 0 and 1 only: key 0
+    assert argmax_question(seq, 1, causal=False, scale=True, source={})[1] == [2]
+    assert argmax_question(seq, 1, causal=True, scale=True, source={})[1] == [0]
+    # what the mask alone answers is not asked: query 0's row, and a key after the query
+    with pytest.raises(ValueError, match="query 0 reads only itself"):
+        argmax_question(seq, 0, causal=True, scale=True, source={})
+    with pytest.raises(ValueError, match="query 1 gives every later key exactly 0"):
+        weight_question(seq, 1, 2, causal=True, scale=True, source={})
+    with pytest.raises(ValueError, match="query 0 reads only itself"):
+        row_question(seq, 0, causal=True, scale=True, source={})
     _, scaled = weight_question(seq, 1, 0, causal=False, scale=True, source={})
     _, raw = weight_question(seq, 1, 0, causal=False, scale=False, source={})
     assert scaled == pytest.approx(attention_steps(seq.q, seq.k, seq.v).weights[1, 0], abs=1e-15)
@@ -91,10 +99,18 @@ def test_both_ties_of_the_between_two_keys_puzzle_are_right():
 
 def test_a_prompt_names_the_state_its_answer_depends_on():
     seq = TokenSequence(("a", "b", "c"), [[1, 0], [0, 1], [3, 3]], [[0, 1], [1, 0], [4, 4]], np.eye(3))
-    masked, _ = argmax_question(seq, 0, causal=True, scale=False, source={})
-    assert masked["prompt"].startswith("causal mask on, not scaled: which key will query 0 'a'")
+    masked, _ = argmax_question(seq, 1, causal=True, scale=False, source={})
+    assert masked["prompt"].startswith(
+        "Playground, tokens 'a b c' (causal mask on, not scaled): which key will query 1"
+    )
     plain, _ = weight_question(seq, 1, 0, causal=False, scale=True, source={})
-    assert plain["prompt"].startswith("no mask, scaled by 1/√d_k: what weight will query 1 'b' give key 0 'a'")
+    assert plain["prompt"].startswith(
+        "Playground, tokens 'a b c' (no mask, scaled by 1/√d_k): what weight will query 1 'b' give key 0 'a'"
+    )
+    long = TokenSequence(tuple("abcdefghijklmnop"), np.eye(16)[:, :2], np.eye(16)[:, :2], np.eye(16))
+    long = TokenSequence(tuple(f"word{i:02d}long" for i in range(16)), long.q, long.k, long.v)
+    prompt = row_question(long, 15, causal=False, scale=True, source={})[0]["prompt"]
+    assert len(prompt) <= 300 and prompt.endswith("counts as right)") and "…" in prompt  # tokens cut, not the ask
     assert plain["tolerance"] == 0.05
     from lessons.puzzles import PUZZLES
 

@@ -53,7 +53,7 @@ def test_the_class_predicts_a_row_and_the_teacher_sees_every_row_the_mean_and_th
     teacher.run()
     figure = chart_by_key(teacher, f"class_dist_{question.id}")
     rows = figure["data"][0]["z"]
-    assert figure["data"][0]["y"] == ["student 1", "student 2", "class mean"]
+    assert figure["data"][0]["y"] == ["answer 1", "answer 2", "class mean"]
     np.testing.assert_allclose(rows[2], np.mean(rows[:2], axis=0))
     assert rows[1][n - 1] == 1.0
     reveal(teacher, question)
@@ -84,19 +84,23 @@ def test_the_most_common_miss_names_the_key_the_students_and_why():
     seq = TokenSequence(("a", "b", "c"), np.vstack([q, [[1.0, 1.0]]]), k, k)
     body, truth = row_question(seq, 0, causal=False, scale=False, source={})
     assert body["source"]["scores"] == [2.0, -1.0, 0.0]
-    over_b = [[0.5, 0.4, 0.1], [0.6, 0.3, 0.1], [0.9, 0.05, 0.05]]
+    over_b = [[0.5, 0.4, 0.1], [0.6, 0.3, 0.1], [0.8, 0.15, 0.05]]  # the truth: 0.84, 0.04, 0.11
     said = common_miss({**body, "tolerance": 0.1}, over_b, truth)
-    assert (
-        said.startswith("3 of 3 gave k_1 'b' more weight than it gets: 0.25 on average, 0.04 in truth.")
-        and "Its score, -1.00, is negative." in said
+    assert said == (  # k_1: 3 over by more than 0.1; k_0: only 2 under
+        "3 of 3 gave k_1 'b' more weight than it gets by more than 0.1: 0.28 on average, 0.04 in truth. Its score, "
+        "-1.00, is 3.00 below the row's largest, 2.00."
     )
     assert common_miss({**body, "tolerance": 0.1}, [truth], truth) is None
+    near = [[round(truth[0] - 0.09, 6), round(truth[1] + 0.05, 6), round(truth[2] + 0.04, 6)]]
+    assert common_miss({**body, "tolerance": 0.1}, near, truth) is None  # every weight within the tolerance
+    top = common_miss({**body, "tolerance": 0.1}, [[1.0, 0.0, 0.0]], truth)
+    assert top.startswith("1 of 1 gave k_0 'a' more weight") and "the next is only 2.00 below it" in top
     masked, masked_truth = row_question(seq, 1, causal=True, scale=False, source={})  # q_1 = (0, 1): scores 0, 0
     assert masked["source"]["scores"] == [0.0, 0.0, None] and masked_truth == [0.5, 0.5, 0.0]
     said = common_miss(masked, [[0.4, 0.3, 0.3]], masked_truth)
-    assert said == (
-        "1 of 1 gave k_2 'c' more weight than it gets: 0.30 on average, 0.00 in truth. It is masked: its score is "
-        "−∞, so its weight is exactly 0."
+    assert said == (  # k_2 and k_1 are each missed by one answer: k_2's gap, 0.30, is the larger
+        "1 of 1 gave k_2 'c' more weight than it gets by more than 0.1: 0.30 on average, 0.00 in truth. It is "
+        "masked: its score is −∞, so its weight is exactly 0."
     )
     with pytest.raises(ValueError, match="outside"):
         row_question(seq, 3, causal=False, scale=False, source={})

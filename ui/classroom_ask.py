@@ -88,10 +88,16 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
             help="The answers close by themselves after this time (the server refuses later ones); you reveal the "
             "answer when you choose.",
         )
-        st.caption(
-            "The answer is computed from the page as it is now. From Ask until you reveal it (or end the question), "
-            "the page stays so on every screen and hides the answer; before Ask, every screen shows it."
-        )
+        if kind.startswith("build"):
+            st.caption(
+                "A challenge: each student edits their own copy of the page towards the goal; nothing is held or "
+                "hidden. You see who solved it, and can show a solution to the class."
+            )
+        else:
+            st.caption(
+                "The answer is computed from the page as it is now. From Ask until you reveal it (or end the "
+                "question), the page stays so on every screen and hides the answer."
+            )
         error = st.session_state.pop(ASK_ERROR, None)
         if error:
             st.error(escape_markdown(f"Could not ask: {error}"))

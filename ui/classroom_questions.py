@@ -28,6 +28,25 @@ def settings_text(causal: bool, scale: bool) -> str:
     return ("causal mask on" if causal else "no mask") + ", " + ("scaled by 1/√d_k" if scale else "not scaled")
 
 
+def playground_where(seq: TokenSequence, causal: bool, scale: bool) -> str:
+    """How a Playground prompt names the state its answer depends on: the tokens (cut to 80 characters) and the
+    two switches."""
+    tokens = " ".join(seq.tokens)
+    tokens = tokens if len(tokens) <= 80 else tokens[:79] + "…"
+    return f"Playground, tokens '{tokens}' ({settings_text(causal, scale)})"
+
+
+def check_not_masked_away(query: int, key: int | None, causal: bool) -> None:
+    """With the causal mask on, refuse what the mask alone answers: query 0's row (it can read only itself) and a
+    key after the query (its weight is exactly 0)."""
+    if causal and query == 0:
+        raise ValueError("with the causal mask on, query 0 reads only itself (weight 1): pick a later query")
+    if causal and key is not None and key > query:
+        raise ValueError(
+            f"with the causal mask on, query {query} gives every later key exactly 0: pick a key ≤ {query}"
+        )
+
+
 def top_keys(row: np.ndarray) -> list[int]:
     """Every key whose weight is the row's largest, within the Predict page's tie tolerance (several on a tie)."""
     return [int(j) for j in np.flatnonzero(row >= row.max() - TIE_TOLERANCE)]
@@ -43,8 +62,9 @@ def argmax_question(
         raise ValueError(f"query {query} is outside 0..{n - 1}")
     if n < 2:
         raise ValueError("a sequence of one token has only one key: nothing to ask")
+    check_not_masked_away(query, None, causal)
     weights = attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale).weights  # (n, n)
-    where = where or settings_text(causal, scale)
+    where = where or playground_where(seq, causal, scale)
     question = {
         "kind": "choice",
         "prompt": f"{where}: which key will query {query} '{seq.tokens[query]}' attend to most?"[:300],
@@ -62,11 +82,12 @@ def weight_question(
     n = len(seq.tokens)
     if not (0 <= query < n and 0 <= key < n):
         raise ValueError(f"query {query} and key {key} must be in 0..{n - 1}")
+    check_not_masked_away(query, key, causal)
     weights = attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale).weights  # (n, n)
     question = {
         "kind": "number",
         "prompt": (
-            f"{settings_text(causal, scale)}: what weight will query {query} '{seq.tokens[query]}' "
+            f"{playground_where(seq, causal, scale)}: what weight will query {query} '{seq.tokens[query]}' "
             f"give key {key} '{seq.tokens[key]}'?"
         )[:300],
         "lo": 0.0,
@@ -90,13 +111,15 @@ def row_question(
         raise ValueError(f"query {query} is outside 0..{n - 1}")
     if n < 2:
         raise ValueError("a sequence of one token has a row of one weight, 1: nothing to predict")
+    check_not_masked_away(query, None, causal)
     steps = attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale)
     scores = [round(float(x), 6) if np.isfinite(x) else None for x in steps.masked[query]]
     question = {
         "kind": "row",
         "prompt": (
-            f"{settings_text(causal, scale)}: predict the whole row of query {query} '{seq.tokens[query]}', the "
-            "weight it gives each key (they sum to 1)"
+            f"{playground_where(seq, causal, scale)}: predict the whole row of query {query} "
+            f"'{seq.tokens[query]}', the weight it gives each key (they sum to 1; each weight within "
+            f"{ROW_TOLERANCE:g} of the true one counts as right)"
         )[:300],
         "n": n,
         "labels": key_options(seq.tokens),
@@ -158,10 +181,10 @@ def truth_bars(question: dict, truth) -> list[int]:
 
 
 def rows_figure(question: dict, values: list, truth=None) -> dict:
-    """The class's predicted rows as a small heatmap, one row per student (anonymous, in the order they joined),
-    then the class's mean row and, after the reveal, the true row."""
+    """The class's predicted rows as a small heatmap, one per answer (anonymous: numbered in the order the students
+    joined, not by seat), then the class's mean row and, after the reveal, the true row."""
     rows = [list(map(float, v)) for v in values]
-    names = [f"student {i + 1}" for i in range(len(rows))]
+    names = [f"answer {i + 1}" for i in range(len(rows))]
     if rows:
         rows.append(list(np.mean(rows, axis=0)))
         names.append("class mean")
@@ -192,34 +215,48 @@ def rows_figure(question: dict, values: list, truth=None) -> dict:
 
 
 def common_miss(question: dict, values: list, truth) -> str | None:
-    """The class's most common miss of a row, in words: the key whose mean predicted weight is farthest from its
-    true weight, how many students missed it the same way, and why, from the row's scores when the question kept
-    them (None: no answers, or the class's mean row is within the question's tolerance everywhere)."""
+    """The class's most common miss of a row, in words: the key and the direction (more or less weight than it
+    gets) that the most students missed by more than the question's tolerance, and why, from the row's scores when
+    the question kept them (None: no answers, or every answer within the tolerance everywhere)."""
     if not values or truth is None:
         return None
     rows, true = np.asarray(values, dtype=float), np.asarray(truth, dtype=float)  # (students, n), (n,)
-    gaps = rows.mean(axis=0) - true  # (n,)
-    j = int(np.argmax(np.abs(gaps)))
-    if abs(gaps[j]) <= question.get("tolerance", 0):
+    tolerance = question.get("tolerance", 0) + 1e-12
+    over, under = rows > true + tolerance, rows < true - tolerance  # (students, n) each
+    misses = [
+        (
+            int(missed[:, j].sum()),
+            abs(float(rows[missed[:, j], j].mean() - true[j])) if missed[:, j].any() else 0.0,
+            j,
+            up,
+        )
+        for up, missed in ((True, over), (False, under))
+        for j in range(len(true))
+    ]
+    count, _, j, up = max(misses)  # the most students; on a tie, the larger gap
+    if count == 0:
         return None
-    over = gaps[j] > 0
-    same = int(np.sum(rows[:, j] > true[j]) if over else np.sum(rows[:, j] < true[j]))
     label = row_labels(question)[j]
+    tol = question.get("tolerance", 0)
+    by = f" by more than {tol:g}" if tol else ""
     text = (
-        f"{same} of {len(rows)} gave {label} {'more' if over else 'less'} weight than it gets: "
-        f"{rows[:, j].mean():.2f} on average, {true[j]:.2f} in truth."
+        f"{count} of {len(rows)} gave {label} {'more' if up else 'less'} weight than it gets{by}: "
+        f"{rows[over[:, j] if up else under[:, j], j].mean():.2f} on average, {true[j]:.2f} in truth."
     )
     scores = (question.get("source") or {}).get("scores")  # the row's scores; None where the mask set -inf
     if isinstance(scores, list) and len(scores) == len(true):
-        finite = [x for x in scores if isinstance(x, (int, float))]
+        finite = sorted((x for x in scores if isinstance(x, (int, float))), reverse=True)
         score = scores[j]
         if score is None:
-            text += " It is masked: its score is −∞, so its weight is exactly 0." if over else ""
-        elif over and score < 0:
-            text += f" Its score, {score:.2f}, is negative."
-        elif over and score < max(finite):
-            text += f" Its score, {score:.2f}, is below the row's largest, {max(finite):.2f}."
-        elif not over and score == max(finite):
+            text += " It is masked: its score is −∞, so its weight is exactly 0." if up else ""
+        elif up and score < finite[0]:
+            text += f" Its score, {score:.2f}, is {finite[0] - score:.2f} below the row's largest, {finite[0]:.2f}."
+        elif up and len(finite) > 1:
+            text += (
+                f" Its score, {score:.2f}, is the row's largest, but the next is only {score - finite[1]:.2f} below "
+                "it: the softmax leaves the others some weight."
+            )
+        elif not up and score == finite[0]:
             text += f" Its score, {score:.2f}, is the row's largest."
     return text
 

@@ -428,11 +428,20 @@ def answer_hidden(page: str, kind: str | None = None) -> bool:
 
 def hidden_answer_card(where, what: str) -> None:
     """In `where` (st or a container), instead of `what` (the part of the page that holds the answer): that it comes
-    back with the reveal."""
-    number = (asked_here() or {}).get("number")
+    back with the reveal (or, while class mode cannot reach its database, with the connection)."""
+    asked = asked_here() or {}
+    if asked.get("unknown"):
+        where.info(
+            f"Hidden while class mode cannot reach its database (a question may be open): {what}. It comes back when "
+            "the connection does.",
+            icon=":material/visibility_off:",
+        )
+        return
+    number = asked.get("number")
     question = f"question {number}" if number else "the open question"
     where.info(
-        f"{what} stays hidden while the class answers {question}: it comes back when the teacher reveals the answer.",
+        f"Hidden while the class answers {question}: {what}. It comes back when the teacher reveals the answer or "
+        "ends the question.",
         icon=":material/visibility_off:",
     )
 
@@ -455,7 +464,8 @@ def answers_open(where, question, key: str) -> bool:
         return False
     ident = f"attn-timer-{re.sub(r'[^A-Za-z0-9_-]', '', key)}"
     where.html(
-        f'<div id="{ident}" style="font-size:0.9rem">⏱ Answers close in <b>{int(left) // 60}:{int(left) % 60:02d}</b>'
+        f'<div id="{ident}" style="font-size:0.9rem">⏱ Answers close in '
+        f"<b>{round(left) // 60}:{round(left) % 60:02d}</b>"
         "</div><script>(() => { const end = Date.now() + "
         f"{int(left * 1000)}; const el = document.getElementById('{ident}');"
         " const tick = () => { if (!el || !el.isConnected) return; const s = Math.max(0, Math.round((end - Date.now())"

@@ -256,7 +256,7 @@ def answer_box(code: str, question) -> None:
             mine[question.id] = None
     st.markdown(f"**Question {question.number}:** {escape_markdown(body['prompt'])}")
     if isinstance(body.get("again_of"), int) and not question.revealed:
-        st.caption("Asked again, after the class discussed it: answer again (your first answer still counts there).")
+        st.caption(f"Asked again: answer afresh. Your first answer stays with question {question.number - 1}.")
     if question.revealed:
         show_reveal(body, question.truth, mine[question.id])
         return
@@ -308,7 +308,8 @@ def answer_box(code: str, question) -> None:
         )
     if mine[question.id] is not None:
         said = escape_markdown(answer_label(body, mine[question.id]))
-        st.caption(f"Sent: {said}. You can change it until the reveal.")
+        until = "the time is up (or the reveal)" if question.closes_at is not None else "the reveal"
+        st.caption(f"Sent: {said}. You can change it until {until}.")
 
 
 def build_goal(body: dict):
@@ -345,7 +346,7 @@ def build_box(code: str, question, mine) -> None:
             on_click=_submit,
             args=(code, question.id, question.body),
             help="Sends this page as it is now (its link) and the check's verdict; you can submit again until the "
-            "teacher reveals the challenge.",
+            "teacher closes the challenge.",
         )
     if mine is not None:
         st.caption(f"Submitted: {'solved' if mine['solved'] else 'not solved yet'}. You can submit again.")
@@ -444,7 +445,10 @@ def show_reveal(body: dict, truth, mine) -> None:
     elif body["kind"] == "number":
         shown = f"{truth:.3f} (within {body.get('tolerance', 0):g} counts as right)"
     elif body["kind"] == "row":
+        labels = row_labels(body)
+        shown = ", ".join(f"{label} {w:.2f}" for label, w in zip(labels, truth))
         shown += f" (each weight within {body.get('tolerance', 0):g} of it counts as right)"
+        said = "no answer" if mine is None else ", ".join(f"{label} {w:.2f}" for label, w in zip(labels, mine))
     text = f"The answer: **{escape_markdown(shown)}**. You said {escape_markdown(said)}."
     outcome_box(st, bool(is_right(body, truth, mine)), text)
 

@@ -131,7 +131,12 @@ def _teacher_bar(url_path: str):
             help="Bring every student back to following you (those who stopped following too).",
         )
         lead_button(leads)
-        if state.asking:
+        if state.asking and state.question.body.get("kind") == "build":
+            st.caption(
+                f"Challenge {state.question.number} is open: each student edits their own copy of the page until you "
+                "close it."
+            )
+        elif state.asking:
             st.caption(
                 f"Question {state.question.number} is open: the class stays on the page it was asked on, as it was "
                 "asked, until you reveal the answer or end the question."

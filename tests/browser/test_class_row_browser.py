@@ -74,7 +74,7 @@ def test_three_students_predict_a_row_and_the_teacher_sees_their_rows_the_mean_a
         expect(phone.get_by_text("Sent: 0.23, 0.77, 0.00, 0.00").first).to_be_visible()  # 0.3 and 1 scaled to 1
         rows = teacher.locator('[data-testid="stPlotlyChart"]').filter(has_text="class mean")
         expect(rows).to_have_count(1)
-        expect(rows.get_by_text("student 3")).to_have_count(1)
+        expect(rows.get_by_text("answer 3")).to_have_count(1)
         if SHOTS:
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             teacher.screenshot(path=str(ARTIFACTS / "row_teacher_1280x720.png"), full_page=True)

@@ -82,8 +82,17 @@ def build_questions(seq_of=lambda v: v["seq"]) -> tuple[Question, ...]:
 
 def build_body(goal: dict, values, task: str) -> tuple[dict, None]:
     """A build question: the goal, with the switches the teacher's page has (the "previous" goal wants the mask on
-    whatever the page has), and its prompt."""
+    whatever the page has), and its prompt. Refused when the goal is out of reach (what the mask forbids) or
+    already reached on the teacher's page: there would be nothing to build."""
     goal = {"causal": bool(values["causal"]), "scale": bool(values["scale"]), **goal}
+    if goal["causal"] and goal["name"] == "attend" and goal["key"] > goal["query"]:
+        raise ValueError(f"with the causal mask on, query {goal['query']} cannot read key {goal['key']}, a later one")
+    if goal["causal"] and goal["name"] == "tie" and goal["query"] == 0:
+        raise ValueError("with the causal mask on, query 0 reads only itself: no two keys can tie")
+    if goal["name"] != "previous" or values["causal"]:  # with the mask off here, "previous" starts from another page
+        solved, said = check_goal(goal, values)
+        if solved:
+            raise ValueError(f"it is already true on this page ({said}): pick another query or key")
     settings = settings_text(goal["causal"], goal["scale"])
     prompt = f"Build it on the Playground ({settings}): {task}. Edit the vectors; submit when the check says solved."
     return {"kind": "build", "prompt": prompt, "goal": goal, "source": {"goal": goal["name"]}}, None
@@ -107,9 +116,14 @@ def check_goal(goal: dict, values) -> tuple[bool, str]:
     if goal["name"] == "previous":
         for i in range(1, n):
             top = np.flatnonzero(weights[i] == weights[i].max())
-            if list(top) != [i - 1]:
-                said = f"keys {', '.join(map(str, top))} tie" if len(top) > 1 else f"it is key {top[0]}"
-                return False, f"not yet: query {i} attends most to another key than {i - 1} ({said})"
+            if len(top) > 1:
+                keys = ", ".join(map(str, top))
+                return (
+                    False,
+                    f"not yet: query {i}'s largest weight is shared by keys {keys}; key {i - 1} must have it alone",
+                )
+            if top[0] != i - 1:
+                return False, f"not yet: query {i} attends most to key {top[0]}, not to key {i - 1}"
         if n < 2:
             return False, "not yet: a sequence of one token has no key before any query"
         return True, f"solved: every query from 1 to {n - 1} attends most to the key just before it"
