@@ -51,4 +51,4 @@ def reveal(teacher, question) -> None:
 
 def hidden_on(at) -> bool:
     """Whether the page `at` shows the card of an answer hidden while the class answers."""
-    return "stays hidden while the class answers" in every_text(at)
+    return "Hidden while the class answers" in every_text(at)
