@@ -330,14 +330,22 @@ st.markdown(
     f"{seq.n} × {d_model}, the same shape as X. W_O ({d_model} × {d_model}) then mixes the heads' columns, so "
     "every output column can use what every head found."
 )
+# With the argmax question open, a head's output gives its answer away: row i is query i's weights · V_h, and
+# section 6 shows V_h of the enlarged head (with sharp weights, row i is V_h's row of the key that wins).
+hide_outputs = answer_hidden("heads", "argmax")
 left, right = st.columns(2)
 with left:
-    chart(
-        st,
-        head_split_figure(steps.concat, n_heads, tokens, title=f"Concat(head₁ … head_{n_heads}): {seq.n} × {d_model}"),
-        width="stretch",
-        key="heads_concat_fig",
-    )
+    if hide_outputs:
+        hidden_answer_card(st, "The heads' outputs side by side (their rows are weights · V_h)")
+    else:
+        chart(
+            st,
+            head_split_figure(
+                steps.concat, n_heads, tokens, title=f"Concat(head₁ … head_{n_heads}): {seq.n} × {d_model}"
+            ),
+            width="stretch",
+            key="heads_concat_fig",
+        )
 with right:
     chart(
         st,
@@ -397,13 +405,18 @@ else:
     )
     st.caption(summaries[h].caption)
 output_col, note_col = st.columns(2)
-chart(
-    output_col,
-    matrix_heatmap(one.output, tokens, cols, title=f"head {focus} output = weights · V_{focus}: {seq.n} × {d_head}"),
-    width="stretch",
-    key="heads_focus_output",
-    share=0.5,
-)
+if hide_outputs:  # beside V_h above, its rows say which key each query weighs most
+    hidden_answer_card(output_col, f"Head {focus}'s output (weights · V_{focus})")
+else:
+    chart(
+        output_col,
+        matrix_heatmap(
+            one.output, tokens, cols, title=f"head {focus} output = weights · V_{focus}: {seq.n} × {d_head}"
+        ),
+        width="stretch",
+        key="heads_focus_output",
+        share=0.5,
+    )
 note_col.markdown(
     f"This head's output fills columns {cols[0]}–{cols[-1]} of the concatenation in step 5. Each row is "
     "the weighted average of the rows of V, with that query's weights."

@@ -118,15 +118,40 @@ def test_the_length_answer_can_be_shorter_than_root_d_model():
 @pytest.mark.parametrize(("values", "tokens"), [(DEFAULTS, TOKENS), (CHANGED, SIX)], ids=["defaults", "changed"])
 def test_the_shape_answer_is_made_of_the_blocks_sizes(values, tokens):
     n, d, d_ff, h = len(tokens), values["d_model"], values["d_ff"], values["n_heads"]
-    expected = {"ffn_hidden": (n, d_ff), "q_heads": (h, n, d // h), "attention": (n, d), "ffn_out": (n, d)}
+    expected = {
+        "ffn_hidden": f"(n, d_ff) = {shape_text((n, d_ff))}",
+        "q_heads": f"(h, n, d_head) = {shape_text((h, n, d // h))}",
+        "attention": f"(n, d_model) = {shape_text((n, d))}",
+        "ffn_out": f"(n, d_model) = {shape_text((n, d))}",
+    }
     runs = page_runs(values, tokens)
-    for tensor, (name, said) in enumerate(TENSORS):
+    for tensor, (name, said, _) in enumerate(TENSORS):
         body, truth = shape_question(values, tokens, runs, tensor)
-        assert [body["options"][i] for i in truth] == [shape_text(expected[name])]
+        assert [body["options"][i] for i in truth] == [expected[name]]
         assert len(set(body["options"])) == len(body["options"]) >= 3
-        assert shape_text((d, d_ff)) in body["options"]  # the weight W_1, not the activation
-        assert said in body["prompt"] and f"{n} tokens" in body["prompt"] and " ".join(tokens) in body["prompt"]
+        assert f"(d_model, d_ff) = {shape_text((d, d_ff))}" in body["options"]  # the weight W_1, not the activation
+        assert said in body["prompt"] and f"n = {n} tokens" in body["prompt"] and " ".join(tokens) in body["prompt"]
+        assert f"h = {h} heads, d_head = d_model / h = {d // h}" in body["prompt"]
         assert f"d_model {d}, d_ff {d_ff}, {h} heads" in body["prompt"] and len(body["prompt"]) <= 300
+
+
+def test_each_shape_option_names_its_axes_so_one_with_the_same_sizes_is_not_right():
+    """With the defaults n = h = d_head = 4: (h, n, d_head) and (h, n, n) are both (4, 4, 4), (n, n) and (n, d_head)
+    both (4, 4). Each option names its axes, so the stacked queries' answer is (h, n, d_head) alone: a student who
+    answers (h, n, n), the stacked scores, is wrong."""
+    values = dict(DEFAULTS)
+    assert len(TOKENS) == values["n_heads"] == values["d_model"] // values["n_heads"] == 4
+    runs = page_runs(values, TOKENS)
+    body, truth = shape_question(values, TOKENS, runs, [name for name, *_ in TENSORS].index("q_heads"))
+    options = body["options"]
+    assert "(h, n, d_head) = (4, 4, 4)" in options and "(h, n, n) = (4, 4, 4)" in options
+    assert "(n, n) = (4, 4)" in options and "(n, d_head) = (4, 4)" in options
+    assert [options[i] for i in truth] == ["(h, n, d_head) = (4, 4, 4)"]
+    assert options.index("(h, n, n) = (4, 4, 4)") not in truth
+    axes = [option.split(" = ")[0] for option in options]
+    assert len(set(axes)) == len(axes)  # one shape per option: no two options name the same axes
+    for tensor in range(len(TENSORS)):  # every tensor: exactly one right option, whatever sizes coincide
+        assert len(shape_question(values, TOKENS, runs, tensor)[1]) == 1
 
 
 def test_bad_picks_and_states_are_refused():
@@ -181,7 +206,7 @@ def test_asked_in_a_room_the_shapes_are_hidden_until_the_reveal(room):
     teacher.switch_page(PAGE).run()
     student.run()
     question = ask(teacher, "shape", tensor=0)  # the feed-forward hidden layer
-    assert question.body["options"][question.truth[0]] == shape_text((len(TOKENS), 64))
+    assert question.body["options"][question.truth[0]] == f"(n, d_ff) = {shape_text((len(TOKENS), 64))}"
     for screen in (student, teacher):
         screen.run()
         assert not screen.exception and hidden_on(screen)

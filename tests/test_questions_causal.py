@@ -87,8 +87,9 @@ def test_the_outputs_that_change_are_the_token_and_the_ones_after_it_with_the_ma
     assert len(set(body["options"])) == len(body["options"]) >= 4 and all(len(o) <= 80 for o in body["options"])
     tok = seq.tokens
     mask = "causal mask on" if causal else "mask off"
-    for named in (" ".join(tok), mask, "1/√d_k", f"token {p} '{tok[p]}'", "seed 7"):
+    for named in (" ".join(tok), mask, "1/√d_k", f"token {p} '{tok[p]}'", "its own random draw"):
         assert named in body["prompt"]
+    assert "seed" not in body["prompt"]  # not the page's seed box: the question draws its own numbers
 
 
 def test_the_change_is_token_p_alone_and_bad_tokens_are_refused():
@@ -100,8 +101,21 @@ def test_the_change_is_token_p_alone_and_bad_tokens_are_refused():
     with pytest.raises(ValueError, match="outside 0..5"):
         outputs_question(seq, 6, True, 0)
     one = TokenSequence(("only",), np.ones((1, 2)), np.ones((1, 2)), np.ones((1, 1)))
-    with pytest.raises(ValueError, match="single position"):
+    with pytest.raises(ValueError, match="single position there is only one output"):
         outputs_question(one, 0, True, 0)
+    # the reason is the one output, not that nothing changes: with one position, output 0 does move
+    assert numpy_moved(one, 0, True) == {0}
+
+
+@pytest.mark.parametrize(("p", "causal"), [(2, True), (0, True), (4, False)])
+def test_the_answer_and_the_prompt_do_not_depend_on_the_draw(p, causal):
+    """The question draws its own new numbers (randomise_at), not the page's Randomise button: whichever draw, the
+    same outputs change, and the prompt names no seed the class could look for on the page."""
+    seq = leak_example().seq
+    asked = [outputs_question(seq, p, causal, seed) for seed in (0, 1, 17, 9999)]
+    assert len({tuple(truth) for _, truth in asked}) == 1
+    assert len({body["prompt"] for body, _ in asked}) == 1
+    assert {body["source"]["seed"] for body, _ in asked} == {0, 1, 17, 9999}  # kept, to rebuild the question
 
 
 def test_asked_in_a_room_the_masked_weights_are_hidden_until_the_reveal(room):

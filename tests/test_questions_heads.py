@@ -30,6 +30,15 @@ SENTENCE = TokenSequence(
     ("the", "cat", "sat", "on", "the", "mat"), np.zeros((6, 2)), np.zeros((6, 2)), np.zeros((6, 2))
 )
 CHANGED = {**DEFAULT, "seq": SENTENCE, "seed": 3, "causal": True, "presets": ("random", "similar", "previous", "first")}
+RANDOM = {**DEFAULT, "presets": ("random", "first", "random", "self")}  # two heads whose labels state no rule
+ALL_RANDOM = {**DEFAULT, "seq": SENTENCE, "seed": 1, "presets": ("random",) * 4}
+# Where each preset looks, as the page's list of presets says it (pages/heads.py, preset_bullets)
+STATED = {
+    "previous": lambda i, tokens: {i - 1},
+    "first": lambda i, tokens: {0},
+    "self": lambda i, tokens: {i},
+    "similar": lambda i, tokens: {j for j, t in enumerate(tokens[: i + 1]) if t == tokens[i]},
+}
 
 
 def numpy_heads(values) -> np.ndarray:
@@ -93,6 +102,29 @@ def test_the_head_closest_to_uniform_has_the_largest_share_of_the_maximum_entrop
     assert all(text in body["prompt"] for text in named) and len(body["prompt"]) <= 300
 
 
+def test_the_prompt_says_what_entropy_over_max_is_each_row_over_its_own_largest():
+    """With the mask, row i may see i + 1 keys: its largest entropy is log₂(i + 1), and row 0 (one key) is left out
+    of the mean (the page's summary table's 'entropy / max', checked here by share_of_max_entropy)."""
+    plain, _ = closest_to_uniform(shown_by_core(DEFAULT), DEFAULT)
+    assert "'entropy / max'" in plain["prompt"] and "log₂ 4, averaged over the 4 rows" in plain["prompt"]
+    masked, _ = closest_to_uniform(shown_by_core(CHANGED), CHANGED)
+    assert "row i's entropy H_i over its largest, log₂(i + 1)" in masked["prompt"]
+    assert "averaged over rows 1…5" in masked["prompt"] and "log₂ 6" not in masked["prompt"]
+    weights = numpy_heads(CHANGED)[0]  # the definition the prompt states, written out
+    seen = [row[: i + 1] for i, row in enumerate(weights)]  # the keys the mask lets row i see
+    stated = np.mean([-(w * np.log2(w)).sum() / np.log2(i + 1) for i, w in enumerate(seen) if i >= 1])
+    assert shown_by_core(CHANGED).summaries[0].normalised_entropy == pytest.approx(stated, abs=1e-12)
+    # the longest settings still fit the classroom's 300 characters, and still say each row's own largest
+    long = TokenSequence(tuple("x" * 24 for _ in range(16)), np.zeros((16, 2)), np.zeros((16, 2)), np.zeros((16, 2)))
+    presets = ("uniform", "random", "uniform", "uniform", "uniform", "uniform", "random", "uniform")
+    values = {**DEFAULT, "seq": long, "d_model": 64, "n_heads": 8, "seed": 9999, "causal": True, "presets": presets}
+    n, w = 16, np.tril(np.ones((16, 16))) / np.arange(1, 17)[:, None]
+    shown = ShownHeads(long.tokens, presets, np.stack([w] * 8), (summarise_head(w, True),) * 8)
+    body, _ = closest_to_uniform(shown, values)
+    assert len(body["prompt"]) <= 300 and f"H_i / log₂(i + 1) over rows 1…{n - 1}" in body["prompt"]
+    assert "leaving out heads 1, 3, 4, 5, 6, 8 (uniform preset)" in body["prompt"]
+
+
 def body_labels(values) -> list[str]:
     names = {"previous": "previous token", "first": "first token", "self": "itself", "similar": "most similar word"}
     return [names.get(p, p) for p in values["presets"][: values["n_heads"]]]
@@ -119,16 +151,34 @@ def test_a_uniform_head_is_left_out_since_its_label_says_the_answer():
 
 @pytest.mark.parametrize(
     ("values", "head", "query", "expected"),
-    [(DEFAULT, 1, 2, [1]), (DEFAULT, 2, 3, [0]), (DEFAULT, 3, 2, [2]), (CHANGED, 2, 4, [0, 4]), (CHANGED, 1, 5, None)],
+    [(RANDOM, 1, 2, [3]), (RANDOM, 3, 1, [0]), (CHANGED, 1, 5, [1]), (CHANGED, 1, 2, [2]), (ALL_RANDOM, 2, 3, [0])],
 )
 def test_the_key_a_query_attends_to_most_is_the_argmax_of_the_heads_row(values, head, query, expected):
     body, truth = head_argmax(shown_by_core(values), values, head, query)
-    assert truth == largest(numpy_heads(values)[head - 1, query])
-    if expected is not None:  # the preset's pattern: the previous token, the first token, itself, both 'the'
-        assert truth == expected
+    assert truth == largest(numpy_heads(values)[head - 1, query]) == expected
     tok = values["seq"].tokens
-    assert f"query {query} '{tok[query]}'" in body["prompt"] and f"head {head} · " in body["prompt"]
+    assert f"query {query} '{tok[query]}'" in body["prompt"] and f"head {head} · random" in body["prompt"]
     assert body["options"][truth[0]].startswith(f"k_{truth[0]} ")
+
+
+@pytest.mark.parametrize("values", [DEFAULT, CHANGED], ids=["default", "changed"])
+def test_a_head_whose_label_states_where_it_looks_is_neither_offered_nor_asked(values):
+    """On the default page every (head, query) answer is what the head's preset says on the page ('previous token':
+    j = i − 1...): the label would print the answer. Only the heads whose preset states no rule are offered; the
+    others are refused, whatever the query."""
+    shown, tokens = shown_by_core(values), values["seq"].tokens
+    weights = numpy_heads(values)
+    for h, preset in enumerate(values["presets"]):
+        for i in range(1, len(tokens)):
+            if preset in STATED:  # the page's rule is the answer: the question would give itself away
+                assert set(largest(weights[h, i])) == STATED[preset](i, tokens)
+            if preset != "random":
+                with pytest.raises(ValueError, match=f"head {h + 1} is set to .*so its label gives the answer"):
+                    head_argmax(shown, values, h + 1, i)
+    _, argmax = questions(shown_by_core)
+    offered = [h for h, preset in enumerate(values["presets"], 1) if preset == "random"]
+    assert list(argmax.picks[0].options(values)) == (offered or [1])  # none: head 1, which says why not
+    assert list(argmax.picks[0].labels(values)) == [f"head {h} · {body_labels(values)[h - 1]}" for h in offered or [1]]
 
 
 def test_bad_heads_and_queries_are_refused():
@@ -141,7 +191,20 @@ def test_bad_heads_and_queries_are_refused():
     with pytest.raises(ValueError, match="every key it may see ties"):
         head_argmax(shown_by_core(uniform), uniform, 1, 0)
     _, argmax = questions(shown_by_core)
-    assert [list(p.options(DEFAULT)) for p in argmax.picks] == [[1, 2, 3, 4], [0, 1, 2, 3]]
+    assert [list(p.options(RANDOM)) for p in argmax.picks] == [[1, 3], [0, 1, 2, 3]]
+    causal = {**RANDOM, "causal": True}  # query 0 sees key 0 alone: the mask says the answer
+    assert [list(p.options(causal)) for p in argmax.picks] == [[1, 3], [1, 2, 3]]
+    with pytest.raises(ValueError, match="query 0 sees key 0 alone"):
+        head_argmax(shown_by_core(causal), causal, 1, 0)
+    assert head_argmax(shown_by_core(RANDOM), RANDOM, 1, 0)[1] == [3]  # without the mask, query 0 is asked
+
+    def no_heads(values):
+        raise ValueError("d_model = 10 cannot be split into 4 heads")
+
+    _, argmax = questions(no_heads)  # the page shows no heads: head 1, whose build says why
+    assert list(argmax.picks[0].options(DEFAULT)) == [1] and list(argmax.picks[0].labels(DEFAULT)) == ["head 1"]
+    with pytest.raises(ValueError, match="cannot be split"):
+        argmax.build(DEFAULT, {"head": 1, "query": 0})
 
 
 def test_asked_in_a_room_every_heads_weights_are_hidden_until_the_reveal(room):
@@ -180,8 +243,8 @@ def test_asked_in_a_room_on_a_changed_page_the_students_take_the_teachers_sequen
     student.run()
     assert student.session_state["seq"].equals(SENTENCE)  # the teacher's link carries the edited sequence
     student.session_state["seq"] = default_sequence()  # then the student edits their own
-    question = ask(teacher, "argmax", head=2, query=4)
-    assert question.truth == largest(numpy_heads(CHANGED)[1, 4]) == [0, 4]  # the two 'the' tie
+    question = ask(teacher, "argmax", head=1, query=4)  # head 1 is set to 'random': the one offered
+    assert question.truth == largest(numpy_heads(CHANGED)[0, 4]) == [3]
     assert "the cat sat on the mat" in question.body["prompt"] and "causal mask on" in question.body["prompt"]
     student.run()
     assert not student.exception and hidden_on(student)
@@ -190,7 +253,33 @@ def test_asked_in_a_room_on_a_changed_page_the_students_take_the_teachers_sequen
     reveal(teacher, question)
     student.run()
     grid = heatmaps_of(chart_by_key(student, "heads_grid_fig"))
-    np.testing.assert_allclose(grid[1], numpy_heads(CHANGED)[1], atol=1e-12)
+    np.testing.assert_allclose(grid[0], numpy_heads(CHANGED)[0], atol=1e-12)
+
+
+def test_asked_about_a_head_its_output_beside_its_values_is_hidden_until_the_reveal(room):
+    """The enlarged head's output is weights · V_h, with V_h on screen: row i, V_h's row of the winning key when the
+    weights are sharp, gives the answer away; the concatenation holds the same rows."""
+    teacher, student, _ = room
+    teacher.switch_page(PAGE).run()
+    for h, preset in enumerate(RANDOM["presets"]):
+        teacher.selectbox(key=f"heads_preset_{h}").set_value(preset).run()
+    student.run()
+    question = ask(teacher, "argmax", head=1, query=2)  # head 1, the head section 6 enlarges
+    assert question.truth == largest(numpy_heads(RANDOM)[0, 2]) == [3]
+    for screen in (student, teacher):
+        screen.run()
+        assert not screen.exception and hidden_on(screen)
+        for key in ("heads_focus_output", "heads_concat_fig", "heads_grid_fig", "heads_focus_weights"):
+            with pytest.raises(KeyError):
+                chart_by_key(screen, key)
+        chart_by_key(screen, "heads_focus_V")  # what the class reasons from stays: Q, K and V of the head
+        chart_by_key(screen, "heads_focus_K")
+    reveal(teacher, question)
+    student.run()
+    assert not student.exception and not hidden_on(student)
+    v = heatmap_z(chart_by_key(student, "heads_focus_V"))
+    np.testing.assert_allclose(heatmap_z(chart_by_key(student, "heads_focus_output")), numpy_heads(RANDOM)[0] @ v)
+    chart_by_key(student, "heads_concat_fig")
 
 
 def test_the_sequence_is_in_the_link_only_when_it_is_not_the_default():

@@ -9,7 +9,7 @@ import pytest
 
 from attention.sequence import TokenSequence
 from lessons.examples import random_example
-from lessons.pitfalls import transpose_hand_example
+from lessons.pitfalls import key_query_attention, transpose_hand_example
 from tests.apptest_helpers import chart_by_key, heatmap_z
 from tests.apptest_helpers import table_with_column as frame
 from tests.classroom_asking import ask, hidden_on, reveal
@@ -48,13 +48,28 @@ def test_the_winning_key_is_the_argmax_of_k_q_transposed(seq, query):
     assert len(body["prompt"]) <= 300
 
 
+def test_the_kq_prompt_asks_for_a_column_of_the_row_the_code_uses_as_the_querys_weights():
+    """Row i of K Qᵀ is key i against every query; the code still weighs the values with it as query i's weights,
+    column j weighing v_j: the prompt asks which column of that row is largest, not which key a query picks."""
+    body, truth = transpose_argmax(CHANGED_SEQ, 1)
+    assert "uses its row 1 as the weights of query 1" in body["prompt"]
+    assert "Which column (key position) is largest there?" in body["prompt"]
+    assert "In the weights it gives query" not in body["prompt"]
+    scores, weights, output = key_query_attention(CHANGED_SEQ.q, CHANGED_SEQ.k, CHANGED_SEQ.v)
+    np.testing.assert_allclose(output[1], weights[1] @ CHANGED_SEQ.v)  # row 1 weighs the values for output 1
+    np.testing.assert_allclose(scores[1], CHANGED_SEQ.k[1] @ CHANGED_SEQ.q.T / np.sqrt(3))  # key 1, every query
+    assert truth == [int(np.argmax(weights[1]))] and body["options"][truth[0]].startswith(f"k_{truth[0]} ")
+    longest = random_example(16, 3, 2, seed=1).seq.with_tokens(tuple(f"{i:02d}" + "x" * 22 for i in range(16)))
+    assert len(transpose_argmax(longest, 15)[0]["prompt"]) <= 300
+
+
 def test_on_the_hand_example_k_q_transposed_picks_the_key_after_not_before():
     picks = [transpose_argmax(HAND, i)[1] for i in range(3)]
     assert picks == [[1], [2], [0]]  # the right product picks (2, 0, 1): the bug is caught by the hand example
     assert [int(np.argmax(row)) for row in numpy_right(HAND)] == [2, 0, 1]
 
 
-@pytest.mark.parametrize(("seq", "query"), [(HAND, 0), (HAND, 1), (CHANGED_SEQ, 0), (CHANGED_SEQ, 2), (CHANGED_SEQ, 3)])
+@pytest.mark.parametrize(("seq", "query"), [(HAND, 1), (CHANGED_SEQ, 1), (CHANGED_SEQ, 2), (CHANGED_SEQ, 3)])
 def test_the_row_sum_is_what_is_left_of_the_unmasked_row(seq, query):
     body, truth = leaked_row_sum(seq, query)
     full = numpy_right(seq)[query]
@@ -68,7 +83,10 @@ def test_the_row_sum_is_what_is_left_of_the_unmasked_row(seq, query):
 
 
 def test_the_answers_the_page_already_says_are_not_asked_and_bad_queries_are_refused():
-    assert leaked_row_sum(HAND, 0)[1] == pytest.approx(1 / (2 + np.exp(np.sqrt(3))), abs=1e-12)  # on paper
+    # row 0's sum is its weight on key 0 (1 / (2 + e^√3) on paper): one cell of the Right heatmap, on screen
+    assert numpy_right(HAND)[0, 0] == pytest.approx(1 / (2 + np.exp(np.sqrt(3))), abs=1e-12)
+    with pytest.raises(ValueError, match="row 0 keeps only its weight on key 0"):
+        leaked_row_sum(HAND, 0)
     with pytest.raises(ValueError, match="last row has no future"):
         leaked_row_sum(HAND, 2)
     with pytest.raises(ValueError, match="outside 0..2"):
@@ -80,9 +98,14 @@ def test_the_answers_the_page_already_says_are_not_asked_and_bad_queries_are_ref
     kq, leak = questions()
     values = {"seq": CHANGED_SEQ, "seed": 0}
     assert list(kq.picks[0].options(values)) == [0, 1, 2, 3, 4]
-    assert list(leak.picks[0].options(values)) == [0, 1, 2, 3]  # the last row is not offered
+    assert list(leak.picks[0].options(values)) == [1, 2, 3]  # neither row 0 nor the last row is offered
+    assert list(leak.picks[0].options({"seq": HAND, "seed": 0})) == [1]
     with pytest.raises(ValueError, match="one position"):
         leak.build({"seq": one, "seed": 0}, {"query": 0})
+    two = random_example(2, 3, 2, seed=1).seq  # row 0 prints its sum, row 1 has no future: query 0 says why
+    assert list(leak.picks[0].options({"seq": two, "seed": 0})) == [0]
+    with pytest.raises(ValueError, match="at least 3 positions"):
+        leak.build({"seq": two, "seed": 0}, {"query": 0})
 
 
 def test_asked_in_a_room_the_wrong_products_are_hidden_until_the_reveal(room):

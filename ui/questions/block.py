@@ -13,12 +13,25 @@ from ui.page_questions import Pick, Question
 
 BAND = 0.05  # within 5% of √d_model counts as "about √d_model"
 NORM_NAMES = {"post": "Post-norm", "pre": "Pre-norm"}
-# The tensors the shape question can ask about: (name in the block's trace, or "q_heads"; how the prompt says it).
+# The tensors the shape question can ask about: (name in the block's trace, or "q_heads"; how the prompt says it;
+# its axes, named as SHAPE_AXES names them).
 TENSORS = (
-    ("ffn_hidden", "the feed-forward hidden layer (after the activation)"),
-    ("q_heads", "the queries q of all the heads, stacked"),
-    ("attention", "the multi-head attention's output (after W_O)"),
-    ("ffn_out", "the feed-forward network's output"),
+    ("ffn_hidden", "the feed-forward hidden layer (after the activation)", ("n", "d_ff")),
+    ("q_heads", "the queries q of all the heads, stacked", ("h", "n", "d_head")),
+    ("attention", "the multi-head attention's output (after W_O)", ("n", "d_model")),
+    ("ffn_out", "the feed-forward network's output", ("n", "d_model")),
+)
+# The shapes offered, each by its axes: several can have the same sizes (with n = h = d_head = 4, (h, n, d_head) and
+# (h, n, n) are both (4, 4, 4)), so an option names its axes and its sizes, and each is one shape.
+SHAPE_AXES = (
+    ("n", "d_model"),
+    ("n", "d_ff"),
+    ("d_model", "d_ff"),
+    ("n", "n"),
+    ("h", "n", "d_head"),
+    ("h", "n", "n"),
+    ("n", "d_head"),
+    ("h", "n", "d_model"),
 )
 PROMPT_CHARS = 300  # classroom/questions.py's limit
 
@@ -64,32 +77,38 @@ def length_question(values, tokens, runs, norm: str, block: int) -> tuple[dict, 
     return body, [truth]
 
 
-def shape_options(n: int, values) -> list[tuple[int, ...]]:
-    """Shapes a student might give a tensor of the block, made of its sizes (distinct, in a fixed order)."""
-    d, d_ff, h = values["d_model"], values["d_ff"], values["n_heads"]
-    candidates = [(n, d), (n, d_ff), (d, d_ff), (n, n), (h, n, d // h), (h, n, n), (n, d // h), (h, n, d)]
-    return list(dict.fromkeys(candidates))
+def axis_sizes(n: int, values) -> dict[str, int]:
+    """The size of each axis SHAPE_AXES names, for n tokens and the page's values."""
+    d = values["d_model"]
+    return {"n": n, "d_model": d, "d_ff": values["d_ff"], "h": values["n_heads"], "d_head": d // values["n_heads"]}
+
+
+def shape_label(axes: tuple[str, ...], sizes: dict[str, int]) -> str:
+    """An option: the shape's axes, then its sizes, "(h, n, d_head) = (4, 4, 4)"."""
+    return f"({', '.join(axes)}) = {shape_text([sizes[a] for a in axes])}"
 
 
 def shape_question(values, tokens, runs, tensor: int) -> tuple[dict, list[int]]:
-    """'What is the shape of this tensor inside block 1?' and its true option: the shape in the block's own trace."""
-    name, said = TENSORS[tensor]
+    """'What is the shape of this tensor inside block 1?' and its true option: the tensor's axes, each option naming
+    its axes and sizes (SHAPE_AXES: one shape each, even where two have the same sizes), its sizes checked against
+    the shape in the block's own trace."""
+    name, said, axes = TENSORS[tensor]
     trace = runs[values["norm"]].traces[0]
     shape = tuple(trace.q_heads.shape if name == "q_heads" else trace[name].shape)
-    options = shape_options(len(tokens), values)
-    if shape not in options:  # every tensor asked about is one of the candidates; said loudly if one is not
-        raise ValueError(f"the block's {name} has shape {shape}, which no option names")
+    sizes = axis_sizes(len(tokens), values)
+    if shape != tuple(sizes[a] for a in axes):  # the trace is the truth: said loudly if its axes are not these
+        raise ValueError(f"the block's {name} has shape {shape}, not ({', '.join(axes)})")
     prompt = (
-        f"Block 1 ({values['norm']}-norm, {settings(values, tokens)}, {len(tokens)} tokens): what is the shape of "
-        f"{said}?"
+        f"Block 1 ({values['norm']}-norm, {settings(values, tokens)}): what is the shape of {said}? Axes: n = "
+        f"{sizes['n']} tokens, h = {sizes['h']} heads, d_head = d_model / h = {sizes['d_head']}."
     )
     body = {
         "kind": "choice",
         "prompt": prompt[:PROMPT_CHARS],
-        "options": [shape_text(s) for s in options],
+        "options": [shape_label(a, sizes) for a in SHAPE_AXES],
         "source": {"tokens": list(tokens), "tensor": name},
     }
-    return body, [options.index(shape)]
+    return body, [SHAPE_AXES.index(axes)]
 
 
 def questions(runs_of) -> tuple[Question, ...]:
@@ -115,7 +134,7 @@ def questions(runs_of) -> tuple[Question, ...]:
         lambda v: range(v["n_blocks"], 0, -1),  # the last first: the stack's output
         lambda v: [f"after block {b}" for b in range(v["n_blocks"], 0, -1)],
     )
-    tensor = Pick("tensor", "Tensor", lambda v: range(len(TENSORS)), lambda v: [said for _, said in TENSORS])
+    tensor = Pick("tensor", "Tensor", lambda v: range(len(TENSORS)), lambda v: [said for _, said, _ in TENSORS])
     return (
         Question("length", "How long is a vector after a block, post- or pre-norm?", length, (norm, block)),
         Question("shape", "What is the shape of a tensor inside the block?", shape, (tensor,)),

@@ -4,7 +4,9 @@ scales by 1/√d_k):
 - "weight": with the mask on, what weight will query i give key j? The mask-off weights stay on screen: the answer
   is that row renormalised over the keys that remain, which is the page's first idea.
 - "changes": token p gets new random q, k and v: which outputs change at all, with the mask on (or off)? The page's
-  second idea, the check that the future cannot leak, turned round.
+  second idea, the check that the future cannot leak, turned round. The question draws its own new numbers
+  (randomise_at, from the page's seed), not the page's Randomise button (which changes every token after t): its
+  prompt does not name a seed, and its answer does not depend on the draw.
 """
 
 from __future__ import annotations
@@ -97,7 +99,10 @@ def outputs_question(seq: TokenSequence, p: int, causal: bool, seed: int) -> tup
     positions whose output moved."""
     n = seq.n
     if n < 2:
-        raise ValueError("with a single position there is nothing else to change: give the sequence 2 positions")
+        raise ValueError(
+            "with a single position there is only one output, the changed token's own, and it moves: nothing to "
+            "ask; give the sequence 2 positions or more"
+        )
     if not 0 <= p < n:
         raise ValueError(f"token {p} is outside 0..{n - 1}")
     moved = frozenset(changed_outputs(seq, p, causal, seed))
@@ -108,7 +113,7 @@ def outputs_question(seq: TokenSequence, p: int, causal: bool, seed: int) -> tup
     tok = seq.tokens
     prompt = (
         f"Sequence '{sentence(tok)}', scaled by 1/√d_k, {MASKS[0] if causal else MASKS[1]}: token {p} '{tok[p]}' "
-        f"alone gets new random q, k and v (seed {seed}). Which outputs change at all, even by one bit?"
+        f"alone gets new random q, k and v (its own random draw). Which outputs change at all, even by one bit?"
     )
     body = {
         "kind": "choice",

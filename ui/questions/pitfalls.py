@@ -1,10 +1,12 @@
 """The pitfalls page's questions, about the vectors of its first section (its declared value `seq`; the page scales
 by 1/√d_k and masks nothing there):
 
-- "kq": the code computes softmax(K Qᵀ / √d_k) by mistake: which key gets query i's largest weight? The right
-  weights stay on screen: the bug's row i is their scores' column i, which the class has to see.
+- "kq": the code computes softmax(K Qᵀ / √d_k) by mistake and uses its row i as query i's weights: which column
+  (key position) is largest there? The right weights stay on screen: the bug's row i is their scores' column i
+  (key i against every query), which the class has to see.
 - "leak": the future masked after the softmax: what does row i sum to? The right (unmasked) weights stay on screen:
-  what is left of row i is its weights on keys 0..i, the rest leaked.
+  what is left of row i is its weights on keys 0..i, the rest leaked. Row 0 is not asked: what is left of it is
+  one weight, which the Right heatmap prints; nor the last row, which has no future (the page says it sums to 1).
 
 The page's other two sections are not asked about: they show the Causal masking page's and the Playground's
 sequences, which this page does not declare (a student's may differ from the teacher's).
@@ -35,15 +37,17 @@ def check_query(seq: TokenSequence, query: int) -> None:
 
 
 def transpose_argmax(seq: TokenSequence, query: int) -> tuple[dict, list[int]]:
-    """'The code computes softmax(K Qᵀ/√d_k): which key gets query i's largest weight?' and its answer, every key
-    with the largest weight of the bug's row i (several on a tie)."""
+    """'The code computes softmax(K Qᵀ/√d_k) and uses its row i as query i's weights: which column (key position) is
+    largest there?' and its answer, every column with the largest weight of the bug's row i (several on a tie). That
+    row holds key i against every query (the page's words), but the code weighs the values with it, column j
+    weighing v_j, as if it were query i's weights over the keys."""
     check_query(seq, query)
     _, weights, _ = key_query_attention(seq.q, seq.k, seq.v)  # (n, n), row i: key i against every query
     tok = seq.tokens
     prompt = (
         f"Section 1's vectors ('{sentence(tok)}', no mask): the code computes softmax(K Qᵀ/√d_k) by mistake, not "
-        f"softmax(Q Kᵀ/√d_k). In the weights it gives query {query} ('{tok[query]}'), its row {query}, which key "
-        "gets the largest?"
+        f"softmax(Q Kᵀ/√d_k), and uses its row {query} as the weights of query {query} ('{tok[query]}'). Which "
+        "column (key position) is largest there?"
     )
     body = {
         "kind": "choice",
@@ -55,9 +59,17 @@ def transpose_argmax(seq: TokenSequence, query: int) -> tuple[dict, list[int]]:
 
 
 def leaked_row_sum(seq: TokenSequence, query: int) -> tuple[dict, float]:
-    """'Masked after the softmax, what does row i sum to?' and its true value, the bug's row sum. The last row is
-    refused: the page says it still sums to 1."""
+    """'Masked after the softmax, what does row i sum to?' and its true value, the bug's row sum. Row 0 is refused:
+    what is left of it is its weight on key 0, one cell of the Right heatmap; and the last row: the page says it
+    still sums to 1."""
     check_query(seq, query)
+    if seq.n < 3:
+        raise ValueError(
+            "with 2 positions, row 0 keeps one weight, which the Right heatmap prints, and row 1 has no future: give "
+            "the vectors at least 3 positions"
+        )
+    if query == 0:
+        raise ValueError("row 0 keeps only its weight on key 0, which the Right heatmap prints: pick a later query")
     if query == seq.n - 1:
         raise ValueError("the last row has no future: it still sums to 1, as the page says; pick an earlier query")
     bug = mask_after_softmax(seq.q, seq.k, seq.v)
@@ -86,9 +98,9 @@ def questions(seq_of=lambda v: v["seq"]) -> tuple[Question, ...]:
     def leak(values, picks):
         return leaked_row_sum(seq_of(values), picks["query"])
 
-    def leaking(values) -> range:  # the last row's sum the page says (1); one position: its build says why not
-        n = seq_of(values).n
-        return range(n - 1) if n > 1 else range(1)
+    def leaking(values) -> range:  # row 0's sum is one cell of the Right heatmap, the last row's the page says (1);
+        n = seq_of(values).n  # fewer than 3 positions: query 0, whose build says why not
+        return range(1, n - 1) if n > 2 else range(1)
 
     leaking_query = Pick("query", "Query", leaking, lambda v: [ask_labels(seq_of(v).tokens)[0][i] for i in leaking(v)])
     return (
