@@ -209,18 +209,24 @@ else:
     step_no = 1
 STATE.notes(names=("step",))
 chosen = result.steps[step_no - 1]
-chart(
-    st,
-    step_rows_figure(
-        rows, [f"{t}{i}" for i, t in enumerate(fed)], prompt.size, head_names(2, config.n_heads), chosen=step_no - 1
-    ),
-    key="gen_rows",
-)
-st.caption(
-    "Each row is one step's **attention row**: the weights of the newest token's query over every token so far "
-    "(the dotted line ends the prompt). Step 1 is the prompt's last token; each later row is one position longer, "
-    "because the token chosen at the step before has joined the sequence."
-)
+# the cache question asks how many bytes the cache holds after a step: its rows (each step's row as long as the
+# tokens cached), the cache's table and sizes, and the last step's count of tokens stay hidden while it is open
+hide_cache = answer_hidden("generation", "cache")
+if hide_cache:
+    hidden_answer_card(st, "Each step's attention row (as long as the tokens the cache holds then)")
+else:
+    chart(
+        st,
+        step_rows_figure(
+            rows, [f"{t}{i}" for i, t in enumerate(fed)], prompt.size, head_names(2, config.n_heads), chosen=step_no - 1
+        ),
+        key="gen_rows",
+    )
+    st.caption(
+        "Each row is one step's **attention row**: the weights of the newest token's query over every token so far "
+        "(the dotted line ends the prompt). Step 1 is the prompt's last token; each later row is one position "
+        "longer, because the token chosen at the step before has joined the sequence."
+    )
 prob_col, cache_col = st.columns([3, 2], gap="large")
 with prob_col:
     chosen_letter = letters[chosen.token]
@@ -229,7 +235,6 @@ with prob_col:
     )
     model_probs = next_token_probabilities(chosen.logits, 1.0)
     chart(st, probabilities_figure(model_probs, chosen.probabilities, letters, chosen.token), key="gen_probs")
-hide_cache = answer_hidden("generation", "cache")
 with cache_col:
     st.markdown(f"**The cache after step {step_no}**")
     if hide_cache:
@@ -297,7 +302,8 @@ with count_col:
     st.caption(
         "Counted multiply-adds for this model's shape. With the cache a new token costs the same projections "
         "every time plus one row of scores and its weighted sum of the values, growing linearly with the context; "
-        "without it, everything is redone for all t tokens so far. " + last_step_work(result)
+        "without it, everything is redone for all t tokens so far."
+        + ("" if hide_cache else " " + last_step_work(result))  # it counts the last step's tokens: the cache's
     )
 with time_col:
     chart(st, timing_figure(result.ms_cached, result.ms_uncached), key="gen_timing", share=0.5)

@@ -232,6 +232,9 @@ def learned_absolute(model, missing, words) -> None:
         help=f"One of the {model.config.n_heads} heads of the first layer (head 3 attends to the previous token).",
     )
     pieces = learned.minilm_pieces(model, words)
+    # how much the head reads the previous token with E_pos and without: whether it sees where each word stands,
+    # which the shuffle question asks (of this head, with the learned table)
+    hidden = answer_hidden("positions", "shuffle")
     for col, positions, title, key in zip(
         st.columns(2, gap="large"),
         (True, False),
@@ -239,10 +242,11 @@ def learned_absolute(model, missing, words) -> None:
         ("pos_learned_with", "pos_learned_without"),
     ):
         steps = learned.minilm_head(model, pieces.ids, STATE["head"] - 1, positions=positions)
-        col.markdown(
-            f"**{title}**: mean weight on the previous token {learned.previous_token_weight(steps.weights):.2f}"
-        )
+        previous = learned.previous_token_weight(steps.weights)
+        col.markdown(f"**{title}**" + ("" if hidden else f": mean weight on the previous token {previous:.2f}"))
         weights_chart(col, steps, pieces.tokens, key=key)
+    if hidden:
+        hidden_answer_card(st, "The mean weight this head puts on the previous token, with E_pos and without")
 
 
 @section

@@ -60,10 +60,24 @@ def test_the_cache_answer_is_the_bytes_of_a_real_cache(params, values):
         for named in (
             f"{config.n_layers} layers, {config.n_kv_heads} key/value heads of d_head {config.d_head}, float32",
             f"“{values['prompt']}” ({p} tokens",
+            "step 1 runs the whole prompt, each later step the token chosen before it",
             f"After step {step},",
         ):
             assert named in prompt
         assert len(prompt) <= 300
+
+
+def test_the_cache_prompt_says_what_each_step_adds_and_fits_at_the_longest_prompt(params):
+    """How many tokens are cached after step s (p + s − 1) follows from what each step runs: the prompt at step 1,
+    then the one token chosen before. The prompt says both, and fits the classroom's 300 characters with the
+    longest prompt the model takes (31 letters, one new)."""
+    longest = " ".join("abcdefghijklmnopqrstuvwxyzabcde")
+    report = page_report(params, dict(DEFAULTS, prompt=longest, n_new=1))
+    body, truth = cache_question(report, params, 1)
+    assert len(body["prompt"]) <= 300 and f"“{longest}” (31 tokens;" in body["prompt"]
+    assert "step 1 runs the whole prompt, each later step the token chosen before it" in body["prompt"]
+    config = params.config
+    assert body["options"][truth[0]] == bytes_text(2 * config.n_layers * config.n_kv_heads * 31 * config.d_head * 4)
 
 
 @pytest.mark.parametrize(
@@ -124,13 +138,21 @@ def test_asked_in_a_room_the_cache_sizes_are_hidden_until_the_reveal(room):
         assert "512 bytes per token" not in every_text(screen) and "tokens × 2 layers × K and V" not in every_text(
             screen
         )
+        # the attention rows (step s's row is p + s − 1 keys long) and the last step's count of tokens (17 cached
+        # after step 10) would answer it too
+        with pytest.raises(KeyError):
+            chart_by_key(screen, "gen_rows")
+        assert "Your last step" not in every_text(screen) and "17 tokens" not in every_text(screen)
+        assert "is one position longer" not in every_text(screen)
         chart_by_key(screen, "gen_kinds")  # the other question's part stays in view
-        chart_by_key(screen, "gen_rows")  # and so do the attention rows
+        chart_by_key(screen, "gen_work")  # and so does the work per token, without the last step's count
     reveal(teacher, question)
     student.run()
     assert not student.exception and not hidden_on(student)
     chart_by_key(student, "gen_growth")
+    chart_by_key(student, "gen_rows")
     assert "512 bytes per token" in every_text(student)
+    assert "Your last step (step 10, 17 tokens)" in every_text(student)
 
 
 def test_asked_in_a_room_the_three_caches_are_hidden_until_the_reveal(room):
@@ -148,6 +170,8 @@ def test_asked_in_a_room_the_three_caches_are_hidden_until_the_reveal(room):
             chart_by_key(screen, "gen_kinds")
         assert "groups of 8" not in every_text(screen) and "(formula " not in every_text(screen)
         chart_by_key(screen, "gen_growth")  # the other question's part stays in view
+        chart_by_key(screen, "gen_rows")  # and so do the attention rows and the last step's count
+        assert "Your last step (step 10, 17 tokens)" in every_text(screen)
     reveal(teacher, question)
     student.run()
     assert not student.exception and not hidden_on(student)

@@ -116,6 +116,22 @@ def test_the_accuracy_is_the_measured_share_and_agrees_with_an_independent_count
     assert "on the repeated half" in body["prompt"] and "on the first half" in body_first["prompt"]
 
 
+def test_the_accuracy_prompt_says_which_guesses_each_half_counts(shipped):
+    """The guess of the first repeated letter (where the repeat starts, which no model can know) is in neither half:
+    counted in the repeated half, it would lower the share by about 1/10, more than the tolerance. The prompt says
+    so, and fits the classroom's 300 characters for the longest name of a model the page trains (seed 9999)."""
+    evaluation = evaluate(shipped.params, half=10, n_sequences=500, seed=12345)
+    first, repeated = independent_accuracy(shipped.params)  # this test's own count leaves that guess out too
+    with_it = (repeated * 9 + 0) / 10  # the repeated half with that guess in it, were it wrong (it nearly always is)
+    assert abs(with_it - evaluation.accuracy_repeated) > 0.05
+    widest = dataclasses.replace(shipped, config=InductionConfig(seed=9999, steps=2000))
+    for run, model in ((shipped, "shipped"), (widest, "yours")):
+        for repeated_half in (True, False):
+            body, _ = accuracy(run, evaluation, model, repeated_half)
+            assert "(The first repeated letter's guess is in neither half; at random: 1/26.)" in body["prompt"]
+            assert len(body["prompt"]) <= 300
+
+
 def test_the_page_asks_about_the_model_it_shows_and_not_one_it_has_not_trained():
     """Through the page's own declaration (its run and its cached measurement, by its declared values)."""
     at = open_page(PAGE)

@@ -112,7 +112,9 @@ def test_the_shuffle_answer_is_the_check_done_by_hand(values, row, minilm):
     prompt = body["prompt"]
     words = parse_words(values["text"])[0]
     shuffled = " ".join(words[i] for i in permutation(len(words), values["shuffle"]))
-    assert len(prompt) <= 300 and f"shuffle {values['shuffle']} of the words, “{shuffled}”" in prompt
+    assert len(prompt) <= 300 and f"reads “{' '.join(words)}” in shuffle {values['shuffle']}'s order, “{shuffled}”" in (
+        prompt
+    )
     assert "no mask" in prompt
     if real:
         assert f"layer 1 head {values['head']}" in prompt
@@ -142,9 +144,55 @@ def test_the_shuffle_question_cannot_be_asked_without_a_shuffle_to_undo(minilm):
     declared = PageQuestions("pos", "positions", questions(not_installed))
     assert declared.ask("shuffle", DEFAULTS, {"row": 2})[1] == DIFFERENT  # the toy head needs no model
     with pytest.raises(ValueError, match="not installed"):
-        declared.ask("shuffle", DEFAULTS, {"row": 5})
+        declared.ask("shuffle", DEFAULTS, {"row": CHECK_ROWS.index((True, "learned"))})
     with pytest.raises(ValueError, match="is not one this page offers"):
         declared.ask("shuffle", DEFAULTS, {"row": len(CHECK_ROWS)})
+
+
+def test_the_shuffle_question_offers_only_the_ways_of_adding_position(minilm):
+    """Section 1's own text says what a shuffle does without position information (each output unchanged, only
+    listed in a new order): the Ask box offers the rows with a way of adding position, and nothing else."""
+    (shuffled, _) = questions(minilm_checks_of(minilm))
+    (row,) = shuffled.picks
+    offered = list(row.options(DEFAULTS))
+    labels = list(row.labels(DEFAULTS))
+    assert offered == list(range(len(CHECK_ROWS))) and len(labels) == len(offered)
+    assert [method for _, method in CHECK_ROWS] == ["sinusoidal", "rope", "alibi", "learned"]
+    assert not [label for label in labels if "no position" in label]
+    for i in offered:
+        prompt = shuffle_question(DEFAULTS, i, minilm_checks_of(minilm))[0]["prompt"]
+        assert "no position information" not in prompt
+
+
+def test_the_shuffle_prompt_quotes_both_orders_within_300_characters():
+    """With the longest head description (ALiBi, the widest d_model, seed and shuffle numbers), the page's default
+    words are quoted whole in both orders; longer words are cut, each order to its half of the room."""
+    values = dict(DEFAULTS, d_model=64, seed=9999, shuffle=9999, heads=16)
+    alibi = CHECK_ROWS.index((False, "alibi"))
+    body, _ = shuffle_question(values, alibi, None)
+    shuffled = " ".join(WORDS[i] for i in permutation(len(WORDS), 9999))
+    assert f"reads “{TEXT}” in shuffle 9999's order, “{shuffled}” (no mask)" in body["prompt"]
+    assert len(body["prompt"]) <= 300
+    long = dict(values, text=" ".join(f"word{i:02d}longer" for i in range(16)))
+    body, _ = shuffle_question(long, alibi, None)
+    assert len(body["prompt"]) <= 300 and body["prompt"].count("…”") == 2
+    assert "reads “word00longer word01longer" in body["prompt"]
+
+
+def test_the_shuffle_options_answer_the_prompts_question(minilm):
+    """The prompt asks whether, once the shuffle is undone, the outputs are the same: the first option says so,
+    without the "only listed in the new order" that contradicted it; the prompt quotes the original order, which
+    the outputs are compared with, and the shuffled one the head reads."""
+    body, _ = shuffle_question(DEFAULTS, 0, minilm_checks_of(minilm))
+    assert body["options"] == [
+        "The same outputs (each word's output unchanged, within rounding)",
+        "Different outputs: the head saw where each word stands",
+    ]
+    assert not [option for option in body["options"] if "listed" in option or "order" in option]
+    shuffled = " ".join(WORDS[i] for i in permutation(len(WORDS), 1))
+    assert f"reads “{TEXT}” in shuffle 1's order, “{shuffled}” (no mask)." in body["prompt"]
+    assert "reads shuffle 1 of the words" not in body["prompt"]
+    assert "Once the shuffle is undone, are its outputs the same as on the original order?" in body["prompt"]
 
 
 @pytest.mark.parametrize(
@@ -158,6 +206,13 @@ def test_the_reach_answer_is_the_closed_form(n, window, layers, query):
     for named in (f"w = {window} keys", f"{layers} layer", f"n = {n} positions", f"query {query} heard"):
         assert named in body["prompt"]
     assert len(body["prompt"]) <= 300
+
+
+def test_the_reach_prompt_says_where_the_positions_are_counted_from():
+    """Query i has heard from min(i + 1, L(w − 1) + 1) positions: with positions counted from 1 the count for an
+    early query would be one less, so the prompt says they are numbered from 0 (as the page's heatmap is)."""
+    body, truth = reach_question(16, 3, 3, 4)
+    assert "n = 16 positions (numbered from 0)" in body["prompt"] and body["options"][truth[0]] == "5"
 
 
 def test_the_reach_question_offers_the_queries_last_first_and_refuses_others():
@@ -186,7 +241,7 @@ def test_asked_in_a_room_the_shuffle_outcome_is_hidden_until_the_reveal(room, mi
     student.run()
     assert [t.value for t in student.title] == ["Where is position?"]
     assert shuffle_shown(student) and shuffle_shown(teacher)
-    question = ask(teacher, "shuffle", row=1)  # the toy head with sinusoidal positions
+    question = ask(teacher, "shuffle", row=CHECK_ROWS.index((False, "sinusoidal")))
     assert question.truth == toy_expected(DEFAULTS, "sinusoidal") == DIFFERENT
     assert "seed 0" in question.body["prompt"] and "sinusoidal" in question.body["prompt"]
     for screen in (student, teacher):
@@ -203,9 +258,34 @@ def test_asked_in_a_room_the_shuffle_outcome_is_hidden_until_the_reveal(room, mi
 def test_asked_in_a_room_the_learned_check_reads_the_real_model(room, minilm):
     teacher, student, code = room
     teacher.switch_page(PAGE).run()
-    question = ask(teacher, "shuffle", row=4)  # MiniLM's head 3 without its position table
-    assert question.truth == minilm_expected(minilm, DEFAULTS, learned=False) == SAME
-    assert "MiniLM's layer 1 head 3 with no position information" in question.body["prompt"]
+    question = ask(teacher, "shuffle", row=CHECK_ROWS.index((True, "learned")))  # MiniLM's head 3 with its table
+    assert question.truth == minilm_expected(minilm, DEFAULTS, learned=True) == DIFFERENT
+    assert "MiniLM's layer 1 head 3 with learned absolute" in question.body["prompt"]
+
+
+PREVIOUS_TOKEN_LINE = "mean weight on the previous token"
+
+
+def test_asked_in_a_room_the_learned_heads_previous_token_weight_is_hidden_until_the_reveal(room, minilm):
+    """Section 2's line "mean weight on the previous token 1.00 with E_pos, 0.16 without" says whether MiniLM's head
+    sees where each word stands: hidden while the shuffle question is open, in view while the reach one is."""
+    teacher, student, code = room
+    teacher.switch_page(PAGE).run()
+    student.run()
+    assert every_text(student).count(PREVIOUS_TOKEN_LINE) == 2  # with E_pos, and without
+    question = ask(teacher, "shuffle", row=CHECK_ROWS.index((True, "learned")))
+    for screen in (student, teacher):
+        screen.run()
+        assert not screen.exception and hidden_on(screen)
+        assert PREVIOUS_TOKEN_LINE not in every_text(screen)
+        chart_by_key(screen, "pos_learned_with")  # the head's weights on the original order stay in view
+    reveal(teacher, question)
+    student.run()
+    assert not student.exception and every_text(student).count(PREVIOUS_TOKEN_LINE) == 2
+    question = ask(teacher, "reach", query=15)
+    student.run()
+    assert not student.exception and hidden_on(student)
+    assert every_text(student).count(PREVIOUS_TOKEN_LINE) == 2  # another question: nothing of it to hide
 
 
 def test_asked_in_a_room_the_reach_is_hidden_until_the_reveal(room):

@@ -110,6 +110,18 @@ def test_the_similarity_is_the_cosine_of_the_two_embeddings(model):
     assert similarity(model.run(A), model.run(B))[1] > 0.5 > similarity(model.run(A), model.run(TEXT))[1]
 
 
+def test_the_similarity_prompt_gives_the_cosines_whole_range_and_what_an_embedding_is(model):
+    """The answer runs from −1 to 1 (its lo and hi): the prompt says what both ends and 0 mean, not only 1 and 0; and
+    which vector a sentence's embedding is (the model card's mean of the last layer's token vectors)."""
+    long = " ".join(["extraordinarily"] * 14)
+    for a, b in ((A, B), (long, long.upper())):
+        body, _ = similarity(model.run(a), model.run(b))
+        prompt = body["prompt"]
+        assert prompt.endswith("? 1: same direction, 0: unrelated, −1: opposite") and len(prompt) <= 300
+        assert (body["lo"], body["hi"]) == (-1.0, 1.0)
+        assert "all-MiniLM-L6-v2 embeddings (the mean of the last layer's token vectors)" in prompt
+
+
 def test_a_text_the_page_has_not_shown_cannot_be_asked_about():
     with pytest.raises(ValueError, match="still computing"):
         shown_reading("pt", "A sentence no page has shown.")

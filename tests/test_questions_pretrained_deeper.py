@@ -70,6 +70,19 @@ def test_the_true_share_is_what_rollout_gives_cls_and_sep(model, text, pool):
         rollout_share(model.run(text), "max")
 
 
+@pytest.mark.parametrize(
+    ("text", "spread"), [(TEXT, "0.125"), (LONG_EXAMPLE, "0.00794"), ("Hi.", "0.5")], ids=["16", "252", "4"]
+)
+def test_the_rollout_prompt_prints_its_numbers_to_three_figures_and_names_the_rollouts_choices(model, text, spread):
+    """An even spread gives [CLS] and [SEP] 2/n together: 2/16 is 0.125, not 0.12; and the share depends on how
+    rollout mixes each layer (its heads' mean, half and half with the identity, as section 4's formula): named."""
+    run = model.run(text)
+    body, _ = rollout_share(run, "mean")
+    assert f"{2 / run.n_tokens:.3g}" == spread and f"(Even spread: {spread})" in body["prompt"]
+    assert f"({run.n_tokens} tokens)" in body["prompt"] and len(body["prompt"]) <= 300
+    assert "all 6 layers (per layer: ½ heads' mean + ½ identity)" in body["prompt"]
+
+
 def test_a_long_text_is_quoted_by_its_start_within_300_characters(model):
     body, _ = rollout_share(model.run(LONG_EXAMPLE), "mean")  # 252 tokens
     assert len(body["prompt"]) <= 300 and "(252 tokens)" in body["prompt"] and "…'" in body["prompt"]

@@ -37,6 +37,16 @@ def test_the_true_value_is_the_measured_average_and_agrees_with_an_independent_d
         assert named in body["prompt"]
 
 
+def test_the_prompt_names_the_distribution_the_measurement_draws_from():
+    """The average largest weight depends on how q and k are drawn (lessons/scaling.py draws independent standard
+    normal components): the prompt says so, not a bare "random", and fits the classroom's 300 characters."""
+    for stats in (sweep_stats((8, 1000, 0)), sweep_stats((64, 1250, 9999))):
+        body, _ = largest_weight(stats, 4096, True)
+        assert body["prompt"].startswith("q and k with independent standard normal components, ")
+        assert "Random" not in body["prompt"] and len(body["prompt"]) <= 300
+        assert f"{1 / stats.n_keys:.3g}: uniform" in body["prompt"]
+
+
 def test_unscaled_the_largest_weight_heads_for_1_and_scaled_it_does_not():
     stats = sweep_stats((8, 1000, 0))
     assert largest_weight(stats, 1024, False)[1] > 0.9

@@ -34,8 +34,8 @@ def cache_question(report: GenerationReport, params, step: int) -> tuple[dict, l
     prompt = (
         f"The induction model ({config.n_layers} layers, {config.n_kv_heads} key/value heads of d_head "
         f"{config.d_head}, {np.dtype(params.dtype).name}) continues “{' '.join(ids_to_letters(report.ids[:p]))}” "
-        f"({p} tokens; step 1 runs the whole prompt). After step {step}, how many bytes do its cached keys and "
-        "values hold?"
+        f"({p} tokens; step 1 runs the whole prompt, each later step the token chosen before it). After step "
+        f"{step}, how many bytes do its cached keys and values hold?"
     )
     body = {
         "kind": "choice",

@@ -85,10 +85,13 @@ def accuracy(run: InductionRun, evaluation, model: str, repeated: bool) -> tuple
     """'How often is the top guess right on this half?' for the model of `run` measured by `evaluation`
     (lessons.induction.Evaluation), and its true value: the share the page measured (0 to 1)."""
     vocab = run.config.vocab_size
+    # the guess of where the repeat starts (the first repeated letter) is in neither half (lessons.induction's
+    # half_weights): counted in the repeated half, it would pull its share down by about 1/half
     prompt = (
         f"{model_name(model, run)} on {evaluation.n_sequences} fresh sequences of {evaluation.half} random distinct "
-        f"letters followed by the same {evaluation.half} again: on {HALVES[int(repeated)]}, what share of its "
-        f"predictions of the next letter are right (its top guess)? 0: none, 1: all; a guess at random: 1/{vocab}."
+        f"letters, then the same {evaluation.half} again: on {HALVES[int(repeated)]}, what share of its top guesses "
+        f"of the next letter are right, 0 to 1? (The first repeated letter's guess is in neither half; at random: "
+        f"1/{vocab}.)"
     )
     body = {
         "kind": "number",

@@ -9,16 +9,16 @@ from lessons.positions import masks, shuffle, toy
 from ui.page_questions import Pick, Question
 
 SHUFFLE_OPTIONS = (
-    "The same outputs, only listed in the new order",
+    "The same outputs (each word's output unchanged, within rounding)",
     "Different outputs: the head saw where each word stands",
 )
 # The rows of the page's check table the teacher can ask about: (on the real model, the way of adding position).
+# Not the rows without position information: section 1's own text says what the shuffle does there (each word's
+# output unchanged, only listed in a new order), so only the ways of adding position are worth asking about.
 CHECK_ROWS = (
-    (False, "none"),
     (False, "sinusoidal"),
     (False, "rope"),
     (False, "alibi"),
-    (True, "none"),
     (True, "learned"),
 )
 MODEL = "MiniLM"
@@ -46,8 +46,8 @@ def the_words(values) -> tuple[str, ...]:
 
 
 def shuffle_question(values, row: int, minilm_checks) -> tuple[dict, list[int]]:
-    """'After the shuffle, are the outputs the same (only listed in a new order)?' for the check table's row `row`
-    (CHECK_ROWS), and its true option: the page's own check. `minilm_checks(words, shuffle, head)`: the page's
+    """'Once the shuffle is undone, are the outputs the same as on the original order?' for the check table's row
+    `row` (CHECK_ROWS), and its true option: the page's own check. `minilm_checks(words, shuffle, head)`: the page's
     (without E_pos, with E_pos) checks on the real model (ValueError when it is not installed)."""
     words, number = the_words(values), values["shuffle"]
     if number == 0:
@@ -55,7 +55,7 @@ def shuffle_question(values, row: int, minilm_checks) -> tuple[dict, list[int]]:
     real, method = CHECK_ROWS[row]
     perm = shuffle.permutation(len(words), number)
     if real:
-        check = minilm_checks(words, number, values["head"])[method == "learned"]
+        check = minilm_checks(words, number, values["head"])[1]  # (without E_pos, with E_pos): the learned one
         who = f"{MODEL}'s layer 1 head {values['head']} with {toy.METHOD_LABELS[method]}"
     else:
         example = toy.Toy.build(words, values["d_model"], values["seed"])
@@ -66,12 +66,15 @@ def shuffle_question(values, row: int, minilm_checks) -> tuple[dict, list[int]]:
         )
     if check.outcome == "unchanged":
         raise ValueError(f"shuffle {number} only traded equal words: the input did not change. Shuffle again")
-    who += f" reads shuffle {number} of the words, "
+    # both orders: the original one, which the outputs are compared with, and the shuffled one the head reads
+    middle = f" in shuffle {number}'s order, "
     question = " (no mask). Once the shuffle is undone, are its outputs the same as on the original order?"
-    shuffled = " ".join(shuffle.apply_permutation(words, perm))
+    room = PROMPT_CHARS - len(who) - len(" reads ") - len(middle) - len(question)
+    original = clipped(f"“{' '.join(words)}”", room // 2)
+    shuffled = clipped(f"“{' '.join(shuffle.apply_permutation(words, perm))}”", room - len(original))
     body = {
         "kind": "choice",
-        "prompt": who + clipped(f"“{shuffled}”", PROMPT_CHARS - len(who) - len(question)) + question,
+        "prompt": f"{who} reads {original}{middle}{shuffled}{question}",
         "options": list(SHUFFLE_OPTIONS),
         "source": {"words": list(words), "shuffle": number, "method": method, "model": MODEL if real else "toy"},
     }
@@ -88,8 +91,8 @@ def reach_question(n: int, window: int, layers: int, query: int) -> tuple[dict, 
     s = "s" if layers > 1 else ""
     prompt = (
         f"A causal sliding window of w = {window} keys (the query itself included), {layers} layer{s} stacked, n = "
-        f"{n} positions: after the {layers} layer{s}, from how many positions (itself included) has query {query} "
-        "heard?"
+        f"{n} positions (numbered from 0): after the {layers} layer{s}, from how many positions (itself included) "
+        f"has query {query} heard?"
     )
     body = {
         "kind": "choice",
@@ -118,6 +121,6 @@ def questions(minilm_checks) -> tuple[Question, ...]:
         lambda v: [f"query {i}" + (" (the last)" if i == v["n"] - 1 else "") for i in range(v["n"] - 1, -1, -1)],
     )
     return (
-        Question("shuffle", "After a shuffle, are the outputs only moved?", shuffled, (row,)),
+        Question("shuffle", "Once a shuffle is undone, are the outputs the same?", shuffled, (row,)),
         Question("reach", "How far does a sliding window reach through L layers?", reach, (query,)),
     )

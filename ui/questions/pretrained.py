@@ -23,6 +23,7 @@ from ui.page_questions import Pick, Question, ask_labels, key_options
 MAX_OPTIONS = 64  # a choice question's limit (classroom/questions.py)
 SIMILARITY_TOLERANCE = 0.1  # an answer this close to the true cosine counts as right
 QUOTED_CHARS = 90  # a prompt quotes a text up to this long, and the start of a longer one
+SIMILARITY_QUOTED_CHARS = 54  # the similarity prompt quotes two texts: each up to this long
 MODEL = MODEL_NAME.rsplit("/", 1)[-1]  # "all-MiniLM-L6-v2": a prompt has 300 characters
 
 
@@ -82,9 +83,11 @@ def attend(run: MiniLMRun, layer: int, head: int, hide: bool, query: int) -> tup
 
 def similarity(run_a: MiniLMRun, run_b: MiniLMRun) -> tuple[dict, float]:
     """'What is the cosine similarity of the two sentences' embeddings?' and its true value."""
+    # the cosine runs from −1 to 1 (the answer's bounds); the embedding is the model's mean pooling, named
     prompt = (
-        f"Sentence A: {quoted(run_a.text, 64)}; sentence B: {quoted(run_b.text, 64)}. What is the cosine "
-        f"similarity of their embeddings (one vector per sentence) by {MODEL}? 1: the same direction, 0: unrelated"
+        f"Sentence A: {quoted(run_a.text, SIMILARITY_QUOTED_CHARS)}; sentence B: "
+        f"{quoted(run_b.text, SIMILARITY_QUOTED_CHARS)}. What is the cosine similarity of their {MODEL} embeddings "
+        "(the mean of the last layer's token vectors)? 1: same direction, 0: unrelated, −1: opposite"
     )
     body = {"kind": "number", "prompt": prompt, "lo": -1.0, "hi": 1.0, "tolerance": SIMILARITY_TOLERANCE}
     return body, cosine_similarity(run_a.embedding, run_b.embedding)

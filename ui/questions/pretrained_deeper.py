@@ -23,6 +23,7 @@ from ui.questions.pretrained import MAX_OPTIONS, MODEL, quoted
 SHARE_TOLERANCE = 0.05  # an answer this close to the true share counts as right
 OUTPUTS = {"mean": "the embedding (the top layer's mean)", "cls": "[CLS] at the top"}
 SENTENCES = ("A", "B")
+ROLLOUT_QUOTED_CHARS = 64  # the rollout prompt quotes a text up to this long: the rest takes up to 231 characters
 
 
 def rollout_share(run: MiniLMRun, pool: str) -> tuple[dict, float]:
@@ -32,9 +33,11 @@ def rollout_share(run: MiniLMRun, pool: str) -> tuple[dict, float]:
         raise ValueError(f"pool must be one of {tuple(OUTPUTS)}, got {pool!r}")
     n = run.n_tokens
     feed = output_feed(attention_rollout(run.attentions), pool)  # (n,), sums to 1
+    # the rollout's own choices (section 4's formula) change the share: the prompt names them
     prompt = (
-        f"{MODEL} reads {quoted(run.text)} ({n} tokens). By attention rollout through all {run.attentions.shape[0]} "
-        f"layers, what share of {OUTPUTS[pool]} comes from [CLS] and [SEP] together? (An even spread: {2 / n:.2f})"
+        f"{MODEL} reads {quoted(run.text, ROLLOUT_QUOTED_CHARS)} ({n} tokens). By attention rollout through all "
+        f"{run.attentions.shape[0]} layers (per layer: ½ heads' mean + ½ identity), what share of {OUTPUTS[pool]} "
+        f"comes from [CLS] and [SEP] together? (Even spread: {2 / n:.3g})"
     )
     body = {"kind": "number", "prompt": prompt, "lo": 0.0, "hi": 1.0, "tolerance": SHARE_TOLERANCE}
     return body, special_share(feed, run.tokens)

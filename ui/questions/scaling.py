@@ -18,8 +18,9 @@ def largest_weight(stats, d_k: int, scaled: bool) -> tuple[dict, float]:
     row = stats.index(d_k)
     truth = float((stats.max_weight_scaled if scaled else stats.max_weight_unscaled)[row])
     prompt = (
-        f"Random q and k, {n} keys, {SCALINGS[int(scaled)]}, averaged over {stats.n_samples:,} draws (seed "
-        f"{stats.seed}): at d_k = {d_k}, what is the average largest weight? (1: all on one key; {1 / n:.3g}: uniform)"
+        f"q and k with independent standard normal components, {n} keys, {SCALINGS[int(scaled)]}, averaged over "
+        f"{stats.n_samples:,} draws of q and the keys (seed {stats.seed}): at d_k = {d_k}, what is the average "
+        f"largest softmax weight of the query? (1: all on one key; {1 / n:.3g}: uniform)"
     )
     body = {
         "kind": "number",
