@@ -100,7 +100,7 @@ def key_pick(seq_of) -> Pick:
     return Pick("key", "Key", lambda v: range(len(seq_of(v).tokens)), lambda v: ask_labels(seq_of(v).tokens)[1])
 
 
-_DECLARED: dict[str, PageQuestions] = {}
+_DECLARED: dict[str, PageQuestions] = {}  # bounded: one entry per page that declares questions (its prefix)
 
 
 def ask_from(state, page: str, *questions: Question) -> PageQuestions:
