@@ -176,13 +176,22 @@ def compute(seq, causal: bool, scale: bool) -> AttentionSteps:
 
 
 def asked_queries() -> set[int]:
-    """The queries whose rows are the answer of the class question open about this page (none outside class mode)."""
+    """The queries whose rows would show the answer of the class question open about this page (none outside class
+    mode): the asked query's, and every other query with the same vector (its scores are the same)."""
     asked = asked_here()
     if not asked or asked.get("page") != "playground":
         return set()
+    seq = st.session_state[STATE.key("seq")]
     if asked.get("unknown"):  # class mode cannot tell which question is open (its database does not answer)
-        return set(range(st.session_state[STATE.key("seq")].n))
-    return {int(asked["query"])}
+        return set(range(seq.n))
+    return twin_queries(seq.q, int(asked["query"]))
+
+
+def twin_queries(q: np.ndarray, query: int) -> set[int]:
+    """The queries of `q` (n, d_k) whose vector equals query `query`'s, itself included."""
+    if not 0 <= query < len(q):
+        return set()
+    return {int(i) for i in np.flatnonzero((q == q[query]).all(axis=1))}
 
 
 def held_vectors(seq) -> None:

@@ -96,6 +96,20 @@ def test_an_open_question_is_hidden_on_every_students_playground_and_the_project
         assert not at.toggle(key="pg_causal").disabled
 
 
+def test_a_query_with_the_same_vector_as_the_asked_one_is_hidden_too():
+    # the default example's queries 0 'north' and 1 'east' both look north: row 1 would give row 0's answer away
+    teacher, code = start_room()
+    student = open_page("pages/playground.py", query={"room": code})
+    seq = teacher.session_state["seq"]
+    assert np.array_equal(seq.q[0], seq.q[1]) and not np.array_equal(seq.q[0], seq.q[2])
+    ask(teacher, "pages/playground.py", query=0)
+    student.run()
+    for at in (student, teacher):
+        z, text, _ = heatmap_rows(at)
+        assert np.isnan(z[[0, 1]]).all() and not np.isnan(z[[2, 3]]).any()
+        assert text[1] == ["?"] * len(seq.tokens)
+
+
 def test_the_page_stays_in_the_state_the_question_was_asked_in_until_the_reveal():
     teacher, code = start_room()
     student = open_page("pages/playground.py", query={"room": code})
