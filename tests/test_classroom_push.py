@@ -5,6 +5,7 @@ sessions it lets go."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -303,3 +304,20 @@ def test_a_leading_tab_that_goes_away_lets_go_of_the_lead_at_the_next_look(store
     sessions.connected = {"laptop"}  # the projected tab reloaded: its old session has gone
     assert watcher.check() == ["laptop"], "the other tab's bar is told (the room's version moved)"
     assert store.state(room.code).leader is None
+
+
+def test_a_screen_woken_for_a_time_is_redrawn_once_then_although_its_room_did_not_change(store):
+    # a question with a time: the student's bar must close its answer box when the time is up, with no write
+    room = store.create_room()
+    sessions = Sessions()
+    watcher = Watcher(store.pulses, sessions.rerun, sessions.move, sessions.alive)
+    watcher.follow("s1", room.code, "bar", store.state(room.code).version)
+    watcher.follow("s2", room.code, "bar", store.state(room.code).version)
+    now = time.monotonic()
+    assert watcher.redraw_at("s1", "bar", now + 3600) and not watcher.redraw_at("s3", "bar", now)  # s3: not watched
+    assert watcher.check() == [] and sessions.asked == [], "not before its time"
+    watcher.redraw_at("s1", "bar", now)
+    assert watcher.check() == ["s1"] and sessions.asked == [("s1", "bar")]
+    assert watcher.check() == [], "once"
+    watcher.follow("s1", room.code, "bar", store.state(room.code).version)  # its run came: a new screen, no wake
+    assert watcher.check() == []

@@ -56,6 +56,7 @@ class _Screen:
     seat: str | None = None  # a student's bar: the student's id (who is here now)
     leader: str | None = None  # a teacher's screen in the tab the class follows: that tab's name
     tab: str | None = None  # a teacher's screen: its tab's name (the one to lead if the leading tab's worker died)
+    wake_at: float | None = None  # when to redraw it although the room has not changed (a question's time is up)
 
 
 class Watcher:
@@ -124,6 +125,17 @@ class Watcher:
                 return False
             screen = _Screen(code, fragment_id, version, activity, at, seat=seat, leader=leader, tab=tab)
             self.screens.setdefault(session_id, {})[fragment_id] = screen
+        return True
+
+    def redraw_at(self, session_id: str, fragment_id: str, at: float) -> bool:
+        """Redraw the screen `fragment_id` of `session_id` at `at` (time.monotonic()) even if its room has not
+        changed by then: what it shows changes with the time (a question's answers close). False if the watcher
+        does not hold that screen (the screen then relies on its timer)."""
+        with self.lock:
+            screen = self.screens.get(session_id, {}).get(fragment_id)
+            if screen is None:
+                return False
+            screen.wake_at = at
         return True
 
     def has_room_for(self, session_id: str) -> bool:
@@ -234,6 +246,12 @@ class Watcher:
         pushed = []
         for sid, screen in drawn:
             pulse = found.get(screen.code)  # None: the room closed or expired
+            if screen.wake_at is not None and now >= screen.wake_at and pulse is not None:
+                with self.lock:
+                    screen.wake_at = None  # once: its run will say whether to wake it again
+                if self.rerun(sid, screen.fragment_id) and sid not in pushed:
+                    pushed.append(sid)
+                continue
             if pulse is not None and pulse.version == screen.version and screen.activity in (None, pulse.activity):
                 continue
             # what the screen is asked to show: a student's screen shows the version only (a join or an answer,
@@ -399,6 +417,18 @@ def screen_drawn(
         return False
     session_id, fragment_id = here
     return watcher_for(store).follow(session_id, code, fragment_id, version, activity, at, seat, leader, tab)
+
+
+def redraw_in(store, seconds: float) -> bool:
+    """The screen (a fragment) running now is redrawn in `seconds` although its room does not change meanwhile
+    (Watcher.redraw_at). False outside a server or a fragment, or unwatched: the screen's timer only."""
+    from ui.streamlit_internals import push
+
+    here = push.this_fragment()
+    if here is None:
+        return False
+    session_id, fragment_id = here
+    return watcher_for(store).redraw_at(session_id, fragment_id, time.monotonic() + seconds)
 
 
 def caught_up(store, version: int) -> None:

@@ -35,7 +35,7 @@ import streamlit as st
 
 from classroom import errors
 from classroom.codes import normalise_code
-from ui.classroom_push import bar_gone, log_once, watched
+from ui.classroom_push import bar_gone, log_once, redraw_in, watched
 from ui.page_state import CURRENT_KEY, PageState, hold
 
 ROOM_KEY = "class_room"  # the room code this session is in
@@ -455,7 +455,8 @@ def time_text(seconds: int) -> str:
 
 def answers_open(where, question, key: str) -> bool:
     """Whether `question`'s answers are still open by its time (always, without one). With a time, says so in
-    `where`: a line counting down in the browser while it runs, "time is up" after."""
+    `where`: a line counting down in the browser while it runs, "time is up" after. The screen drawing it is redrawn
+    by this process's watcher when the time is up, so that its answer controls close then, not at its next run."""
     if question.closes_at is None:
         return True
     left = question.closes_at - store().clock()
@@ -464,7 +465,7 @@ def answers_open(where, question, key: str) -> bool:
         return False
     ident = f"attn-timer-{re.sub(r'[^A-Za-z0-9_-]', '', key)}"
     where.html(
-        f'<div id="{ident}" style="font-size:0.9rem">⏱ Answers close in '
+        f'<div id="{ident}" style="font-size:0.9rem">Answers close in '
         f"<b>{round(left) // 60}:{round(left) % 60:02d}</b>"
         "</div><script>(() => { const end = Date.now() + "
         f"{int(left * 1000)}; const el = document.getElementById('{ident}');"
@@ -475,6 +476,7 @@ def answers_open(where, question, key: str) -> bool:
         "</script>",
         unsafe_allow_javascript=True,
     )
+    redraw_in(store(), left + 0.25)
     return True
 
 
