@@ -207,6 +207,23 @@ def test_bad_heads_and_queries_are_refused():
         argmax.build(DEFAULT, {"head": 1, "query": 0})
 
 
+def test_the_ask_box_says_why_the_default_heads_cannot_be_asked_where_they_look_and_shows_the_prompt_it_can(room):
+    from ui.classroom_ask import ask_box_key
+
+    teacher, _, _ = room
+    teacher.switch_page(PAGE).run()
+    teacher.session_state[ask_box_key(teacher.session_state)] = True
+    teacher.run()
+    teacher.radio(key="class_ask_kind").set_value("argmax").run()
+    (why,) = [w.value for w in teacher.warning if w.value.startswith("Cannot ask this now")]
+    assert "set a head to 'random' to ask this" in why and teacher.button(key="class_ask").disabled
+    teacher.radio(key="class_ask_kind").set_value("uniform").run()
+    assert not [w for w in teacher.warning if w.value.startswith("Cannot ask")]
+    assert not teacher.button(key="class_ask").disabled
+    (said,) = [c.value for c in teacher.caption if c.value.startswith("The class will read:")]
+    assert "which head's weights are closest to uniform" in said
+
+
 def test_asked_in_a_room_every_heads_weights_are_hidden_until_the_reveal(room):
     teacher, student, _ = room
     teacher.switch_page(PAGE).run()

@@ -101,7 +101,25 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
         error = st.session_state.pop(ASK_ERROR, None)
         if error:
             st.error(escape_markdown(f"Could not ask: {error}"))
-        st.button("Ask", key="class_ask", type="primary", on_click=_ask, args=(url_path, code, teacher_key, store))
+        try:  # what Ask would send now: its prompt, or why it cannot be asked (then Ask waits for another choice)
+            prompt, why_not = (
+                declared.ask(kind, values, _picks_now(declared.by_kind(kind), values, chosen))[0]["prompt"],
+                None,
+            )
+        except ValueError as err:
+            prompt, why_not = None, str(err)
+        if why_not:
+            st.warning(escape_markdown(f"Cannot ask this now: {why_not}."), icon=":material/block:")
+        else:
+            st.caption(f"The class will read: {escape_markdown(prompt)}")
+        st.button(
+            "Ask",
+            key="class_ask",
+            type="primary",
+            disabled=why_not is not None,
+            on_click=_ask,
+            args=(url_path, code, teacher_key, store),
+        )
 
 
 def ask_box_key(state) -> str:
@@ -130,6 +148,20 @@ def _boxes(question, values) -> list:
         options = list(pick.options(values))
         boxes.append((f"class_ask_{pick.name}_{len(options)}", pick, options, list(pick.labels(values))))
     return boxes
+
+
+def _picks_now(question, values, chosen: dict) -> dict:
+    """The picks `question` would be asked with now: its boxes' values, or, for a box not drawn yet (a click on Ask
+    overtook the run that draws it), what it would show. ValueError naming a box that holds none of its options."""
+    picks = {}
+    for widget, pick, options, labels in _boxes(question, values):
+        value = st.session_state.get(widget)
+        if value is not None:
+            picks[pick.name] = picked(value, options, labels, pick.label.lower())
+        else:
+            shown = chosen.get(pick.name)
+            picks[pick.name] = shown if shown in options else (options[0] if options else None)
+    return picks
 
 
 def _keep() -> None:
@@ -171,15 +203,7 @@ def _ask(url_path: str, code: str, teacher_key: str, store) -> None:
         kinds, titles = [q.kind for q in declared.questions], [q.title for q in declared.questions]
         raw = st.session_state.get("class_ask_kind")
         kind = picked(raw, kinds, titles, "question") if raw is not None else chosen.get("kind", kinds[0])
-        picks = {}
-        for widget, pick, options, labels in _boxes(declared.by_kind(kind), values):
-            value = st.session_state.get(widget)
-            if value is not None:
-                picks[pick.name] = picked(value, options, labels, pick.label.lower())
-            else:  # a box not drawn yet (a click on Ask overtook the run that draws it): what it would have shown
-                shown = chosen.get(pick.name)
-                picks[pick.name] = shown if shown in options else options[0]
-        question, truth = declared.ask(kind, values, picks)
+        question, truth = declared.ask(kind, values, _picks_now(declared.by_kind(kind), values, chosen))
         seconds = st.session_state.get("class_ask_seconds", chosen.get("seconds", 0))
         if seconds:
             question["seconds"] = picked(seconds, list(TIMES), [time_text(t) for t in TIMES], "time")

@@ -162,9 +162,10 @@ def head_argmax(shown: ShownHeads, values, head: int, query: int) -> tuple[dict,
         raise ValueError("with the causal mask on, query 0 sees key 0 alone (weight 1): pick a later query")
     preset = shown.presets[head - 1]
     if preset in RULES:
+        instead = "ask about a head set to 'random'" if askable_heads(shown) else "set a head to 'random' to ask this"
         raise ValueError(
             f"head {head} is set to '{PRESET_LABELS[preset]}': the page's list of presets says where it looks "
-            f"({RULES[preset]}), so its label gives the answer: ask about a head set to 'random' (section 2)"
+            f"({RULES[preset]}), so its label gives the answer: {instead} (section 2)"
         )
     tok = shown.tokens
     prompt = fitted(
