@@ -243,9 +243,15 @@ checkpoint_note = keep_step_on_a_checkpoint(run)
 chart(st, loss_halves_figure(run.loss_first, run.loss_repeated, chance, step=STATE["at"]), key="induction_loss")
 formed = formation_index(run.induction)
 end_first, end_repeated = final_losses(run)
+losses_now = (  # the last losses say nearly how often the top guess is right: hidden while the class answers that
+    f"Over the last {END_STEPS} steps: the losses are hidden while the class answers the question on the accuracy. "
+    if answer_hidden("induction", "accuracy")
+    else f"Over the last {END_STEPS} steps: first half {end_first:.2f} nats "
+    f"({'above' if end_first > chance else 'below'} chance, {chance:.2f}; section 4 says why), repeated half "
+    f"{end_repeated:.2f}. "
+)
 st.caption(
-    f"Over the last {END_STEPS} steps: first half {end_first:.2f} nats ({'above' if end_first > chance else 'below'} "
-    f"chance, {chance:.2f}; section 4 says why), repeated half {end_repeated:.2f}. "
+    losses_now
     + (
         f"An induction score above {ROLE_THRESHOLD} first appears at the checkpoint of step "
         f"{int(run.checkpoint_steps[formed])}."

@@ -37,7 +37,7 @@ from lessons.reading import (
     unknown_note,
 )
 from ui.charts import chart, show_snippet
-from ui.classroom_session import answer_hidden, asked_here, hidden_answer_card
+from ui.classroom_session import answer_hidden, hidden_answer_card
 from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
 from ui.minilm_inputs import example_menu, pair_menu
 from ui.number_box import number_box
@@ -82,14 +82,10 @@ QUESTIONS = ask_from(STATE, "pretrained_deeper", *deeper_questions.questions(lam
 
 
 def pair_asked_on(text: str) -> bool:
-    """Whether the class is asked which token a token of `text` reads most (the pair question, on a sentence that
-    is this text): sections 2 and 3, which show the same weights on it, hide them too."""
-    if not answer_hidden("pretrained_deeper", "pair"):
-        return False
-    asked = asked_here() or {}
-    sentences = (STATE["a"], STATE["b"])
-    asked_sentences = sentences if asked.get("unknown") else (sentences[int(asked.get("sentence", 0))],)
-    return text in asked_sentences
+    """Whether `text` is one of section 5's two sentences while the class is asked which token a token of one of
+    them reads most (the pair question): sections 2 and 3, which show the same weights on it, hide them too. Both
+    sentences, whichever is asked: they differ by one word, so the other's reading is nearly the answer."""
+    return answer_hidden("pretrained_deeper", "pair") and text in (STATE["a"], STATE["b"])
 
 
 LINK_NOTE = "The share link leaves this text out (a link cannot hold it); opened, it shows the example instead."
