@@ -304,11 +304,11 @@ def build_gallery(code: str, key: str, q, res, compact: bool) -> None:
         with columns[place % len(columns)]:
             st.caption(f"Solution {i + 1} · {'solved' if solution['solved'] else 'not yet'}")
             if question is not None and question.preview is not None and page is not None:
-                from ui.charts import chart  # as in results_panel
+                from ui.charts import square_chart  # as in results_panel
 
                 values, _ = page.decode(dict(parse_qsl(solution["view"].partition("?")[2])))
                 figure = question.preview(q.body["goal"], values)
-                chart(st, figure, key=f"class_solution_{q.id}_{i}", export=False)
+                square_chart(st, figure, key=f"class_solution_{q.id}_{i}", export=False)
             st.button(
                 "Show this one",
                 key=f"class_show_{q.id}_{i}",

@@ -148,9 +148,7 @@ def solution_figure(goal: dict, values) -> dict:
             z=weights, zmin=0, zmax=1, colorscale="Blues", showscale=False, hovertemplate="q%{y} k%{x}: %{z:.2f}"
         )
     )
-    fig.update_layout(
-        height=150,
-        width=150,
+    fig.update_layout(  # no size: the gallery draws it in a square as wide as its column (ui.charts.square_chart)
         margin={"l": 4, "r": 4, "t": 4, "b": 4},
         xaxis={"visible": False},
         yaxis={"visible": False, "autorange": "reversed"},
