@@ -54,7 +54,7 @@ STATE = PageState(
     ),
     seed=Int(0, lo=0, hi=SEED_MAX),
 )
-QUESTIONS = ask_from(STATE, "causal", *causal.questions())
+QUESTIONS = ask_from(STATE, "causal", *causal.questions(), *causal.build_questions())
 KEY = STATE.key("seq")
 
 

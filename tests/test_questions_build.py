@@ -129,3 +129,63 @@ def test_a_class_builds_the_teacher_sees_the_solutions_and_shows_one(room):
     assert [s.value for s in student.success if "challenge is closed" in s.value] == [
         "The challenge is closed. Your solution: solved\\: 1.00 ≥ 0.8."
     ]
+
+
+def test_the_leak_goal_is_solved_exactly_when_the_bug_loses_that_much_of_the_querys_weight():
+    from lessons.pitfalls import mask_after_softmax
+    from ui.questions.causal import check_leak
+
+    goal = {"name": "leak", "query": 0, "at_least": 0.5}
+    ahead = values([[4, 0], [0, 0], [0, 0]], [[0, 0], [4, 0], [0, 0]])  # query 0 looks at key 1, after it
+    leak = mask_after_softmax(ahead["seq"].q, ahead["seq"].k, ahead["seq"].v).leak[0]
+    assert leak >= 0.5 and check_leak(goal, ahead) == (True, f"solved: query 0's leak is {leak:.2f} ≥ 0.5")
+    behind = values([[4, 0], [0, 0], [0, 0]], [[4, 0], [0, 0], [0, 0]])  # it looks at itself: little to lose
+    leak = mask_after_softmax(behind["seq"].q, behind["seq"].k, behind["seq"].v).leak[0]
+    solved, said = check_leak(goal, behind)
+    assert leak < 0.5 and not solved and said == f"not yet: query 0's leak is {leak:.2f}, below 0.5"
+    assert "needs a token after query 2" in check_leak({**goal, "query": 2}, behind)[1]
+
+
+def test_a_class_builds_a_leak_on_the_causal_page(room):
+    """The second page with a challenge: each student edits their own copy of the causal page's sequence."""
+    teacher, student, code = room
+    teacher.switch_page("pages/causal.py").run()
+    question = ask(teacher, "build_leak", query=4)
+    assert question.body["goal"] == {"name": "leak", "query": 4, "at_least": 0.5}
+    assert "leaks at least 0.5 of query 4's weight" in question.body["prompt"]
+    student.run()
+    assert [t.value for t in student.title] == [t.value for t in teacher.title]  # the class follows onto the page
+    assert "Opening the challenge on this page" in every_text(student)  # its bar ran before the page's first run
+    student.switch_page("pages/causal.py")  # AppTest runs the page it was opened on unless told: as the browser is
+    student.run()  # the watcher's redraw of the bar, once that run has ended
+    assert "Not yet\\: query 4's leak is 0.07, below 0.5" in every_text(student)
+    student.text_area(key="causal_seq_text_q").set_value("0 0 0; 0 0 0; 0 0 0; 0 0 0; 5 0 0; 0 0 0").run()
+    student.text_area(key="causal_seq_text_k").set_value("0 0 0; 0 0 0; 0 0 0; 0 0 0; 0 0 0; 5 0 0").run()
+    assert [s.value for s in student.success if s.value.startswith("Solved")] == [
+        "Solved\\: query 4's leak is 1.00 ≥ 0.5"
+    ]
+    student.button(key=f"class_submit_{question.id}").click().run()
+    assert not student.exception
+    key = teacher.session_state["class_teacher_key"]
+    (solution,) = store().results(code, key, question.id).values
+    assert solution["solved"] and solution["view"].startswith("/causal?")
+    teacher.run()
+    assert "**1** solved" in every_text(teacher) and "Solution 1 · solved" in every_text(teacher)
+    assert not teacher.exception
+    with pytest.raises(ValueError, match="already true on this page"):  # query 0 already leaks 0.84 by default
+        ask_refused(teacher, "build_leak", query=0)
+
+
+def ask_refused(teacher, kind: str, **picks: int) -> None:
+    """What the teacher's Ask box says when the choice cannot be asked: raised as the ValueError it says."""
+    from ui.classroom_ask import ask_box_key
+
+    teacher.session_state[ask_box_key(teacher.session_state)] = True
+    teacher.run()
+    teacher.radio(key="class_ask_kind").set_value(kind).run()
+    for name, value in picks.items():
+        (box,) = [s for s in teacher.selectbox if str(s.key).startswith(f"class_ask_{name}_")]
+        box.set_value(value).run()
+    said = [w.value for w in teacher.warning if w.value.startswith("Cannot ask this now")]
+    if said:
+        raise ValueError(said[0].replace("\\", ""))

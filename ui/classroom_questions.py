@@ -287,3 +287,20 @@ def distribution_figure(question: dict, values: list, truth=None) -> dict:
         showlegend=False,
     )
     return fig.to_dict()
+
+
+def weights_thumbnail(weights: np.ndarray) -> dict:
+    """A build challenge's solution as the teacher's gallery shows it: `weights` (n, n) as a small heatmap, with no
+    labels (the tokens a student typed stay off the projector) and no size (the gallery draws it in a square as wide
+    as its column: ui.charts.square_chart)."""
+    fig = go.Figure(
+        go.Heatmap(
+            z=weights, zmin=0, zmax=1, colorscale="Blues", showscale=False, hovertemplate="q%{y} k%{x}: %{z:.2f}"
+        )
+    )
+    fig.update_layout(
+        margin={"l": 4, "r": 4, "t": 4, "b": 4},
+        xaxis={"visible": False},
+        yaxis={"visible": False, "autorange": "reversed"},
+    )
+    return fig.to_dict()

@@ -16,7 +16,7 @@ import streamlit as st
 from classroom import errors
 from classroom.questions import answer_label, is_right, row_labels
 from ui.checks import outcome_box
-from ui.classroom_push import moved_here, room_state, screen_drawn
+from ui.classroom_push import moved_here, redraw_in, room_state, screen_drawn
 from ui.classroom_session import (
     JOIN_CARD_KEY,
     LEFT_BEHIND,
@@ -333,7 +333,13 @@ def build_box(code: str, question, mine) -> None:
     """A build question: the goal checked live on this student's own page, and Submit, which sends the page's link
     and the server's verdict on it (never the browser's word)."""
     found = build_goal(question.body)
-    if found is None:
+    on_it = page_name(st.session_state.get(SHOWN_KEY) or "") == (question.body.get("source") or {}).get("page")
+    if found is None and on_it:
+        # this run is the student's first of the challenge's page, whose state the page reads after this bar: the
+        # watcher redraws the bar once the run has ended (a screen without a watcher, at its next run)
+        st.caption("Opening the challenge on this page…")
+        redraw_in(store(), 0.0)
+    elif found is None:
         st.info("Go to the page the challenge is on (follow the teacher) to build it there.")
     else:
         page, check = found

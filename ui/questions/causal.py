@@ -7,6 +7,8 @@ scales by 1/√d_k):
   second idea, the check that the future cannot leak, turned round. The question draws its own new numbers
   (randomise_at, from the page's seed), not the page's Randomise button (which changes every token after t): its
   prompt does not name a seed, and its answer does not depend on the draw.
+- "build_leak", a challenge: edit the vectors so that masking after the softmax (section 3's bug) loses at least
+  LEAK_AT_LEAST of query i's weight: the leak is the weight the future had, so query i must look ahead.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import numpy as np
 
 from attention import attention_steps, scaled_dot_product_attention
 from attention.sequence import TokenSequence
-from lessons.pitfalls import causal_attention, invariance_check, randomise_at
+from lessons.pitfalls import causal_attention, invariance_check, mask_after_softmax, randomise_at
+from ui.classroom_questions import weights_thumbnail
 from ui.page_questions import Pick, Question, ask_labels, key_pick
 from ui.safe_text import escape_markdown
 
@@ -148,4 +151,53 @@ def questions(seq_of=lambda v: v["seq"]) -> tuple[Question, ...]:
     return (
         Question("weight", "With the mask on, what weight will a query give a key?", weight, (query, key_pick(seq_of))),
         Question("changes", "One token changes: which outputs change?", changes, (token, mask)),
+    )
+
+
+# ---------------------------------------------------------------- build it: a leak a student makes by editing
+LEAK_AT_LEAST = 0.5  # "leak" goal: the share of the row's weight the bug must lose
+
+
+def check_leak(goal: dict, values) -> tuple[bool, str]:
+    """Whether the causal page's `values` (a student's own) reach `goal`: masked after the (scaled) softmax, query
+    `goal["query"]`'s row loses at least `goal["at_least"]` (section 3's leak column)."""
+    seq, query = values["seq"], goal["query"]
+    if query >= seq.n - 1:
+        return False, f"not yet: the sequence needs a token after query {query} (it has {seq.n} tokens)"
+    leak = float(mask_after_softmax(seq.q, seq.k, seq.v, scale=True).leak[query])
+    if leak >= goal["at_least"]:
+        return True, f"solved: query {query}'s leak is {leak:.2f} ≥ {goal['at_least']:g}"
+    return False, f"not yet: query {query}'s leak is {leak:.2f}, below {goal['at_least']:g}"
+
+
+def leak_figure(goal: dict, values) -> dict:
+    """A solution as the teacher's gallery shows it: the buggy weights (softmax, then the future zeroed)."""
+    seq = values["seq"]
+    return weights_thumbnail(mask_after_softmax(seq.q, seq.k, seq.v, scale=True).weights)
+
+
+def build_questions(seq_of=lambda v: v["seq"]) -> tuple[Question, ...]:
+    """The causal page's challenge: each student edits their own copy of the sequence (section 0's editor)."""
+
+    def leak(values, picks):
+        seq, query = seq_of(values), picks["query"]
+        if not 0 <= query < seq.n - 1:
+            raise ValueError(f"query {query} has no later key to leak from: pick a query before the last")
+        goal = {"name": "leak", "query": query, "at_least": LEAK_AT_LEAST}
+        solved, said = check_leak(goal, values)
+        if solved:
+            raise ValueError(f"it is already true on this page ({said}): pick another query")
+        prompt = (
+            f"Build it on the causal page (scaled by 1/√d_k): edit the vectors so that masking after the softmax "
+            f"(section 3's bug) leaks at least {LEAK_AT_LEAST:g} of query {query}'s weight. Submit when the check "
+            "says solved."
+        )
+        return {"kind": "build", "prompt": prompt, "goal": goal, "source": {"goal": "leak"}}, None
+
+    def queries(values) -> range:  # the last query sees every key: nothing to leak
+        return range(max(seq_of(values).n - 1, 1))
+
+    query = Pick("query", "Query", queries, lambda v: [ask_labels(seq_of(v).tokens)[0][i] for i in queries(v)])
+    return (
+        Question("build_leak", "Build it: make the bug leak a query's weight", leak, (query,), check_leak, leak_figure),
     )

@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from attention import attention_steps
-from ui.classroom_questions import argmax_question, row_question, settings_text, weight_question
+from ui.classroom_questions import argmax_question, row_question, settings_text, weight_question, weights_thumbnail
 from ui.page_questions import Question, key_pick, query_pick
 
 
@@ -139,18 +138,6 @@ def check_goal(goal: dict, values) -> tuple[bool, str]:
 
 
 def solution_figure(goal: dict, values) -> dict:
-    """A solution as the teacher's gallery shows it: its weights, with the goal's switches, as a small heatmap
-    (no labels: the tokens a student typed stay off the projector)."""
+    """A solution as the teacher's gallery shows it: its weights, with the goal's switches."""
     seq = values["seq"]
-    weights = attention_steps(seq.q, seq.k, seq.v, causal=goal["causal"], scale=goal["scale"]).weights  # (n, n)
-    fig = go.Figure(
-        go.Heatmap(
-            z=weights, zmin=0, zmax=1, colorscale="Blues", showscale=False, hovertemplate="q%{y} k%{x}: %{z:.2f}"
-        )
-    )
-    fig.update_layout(  # no size: the gallery draws it in a square as wide as its column (ui.charts.square_chart)
-        margin={"l": 4, "r": 4, "t": 4, "b": 4},
-        xaxis={"visible": False},
-        yaxis={"visible": False, "autorange": "reversed"},
-    )
-    return fig.to_dict()
+    return weights_thumbnail(attention_steps(seq.q, seq.k, seq.v, causal=goal["causal"], scale=goal["scale"]).weights)
