@@ -268,3 +268,69 @@ def standard_normal_f32(rng: np.random.Generator, shape: tuple[int, ...]) -> np.
     theta *= r  # second half: r sin(θ)
     r *= cos  # first half: r cos(θ)
     return out[:n].reshape(shape)
+
+
+# ---------------------------------------------------------------- what the page says of a measurement
+def one_sample_text(stats: ScalingStats, shown: list[int]) -> str:
+    """What the one-sample heatmap shows: each row's largest weight, unscaled and scaled."""
+    rows = [stats.index(d) for d in shown]
+
+    def largest(weights: np.ndarray) -> str:
+        return ", ".join(f"{w:.2f} at d_k = {d}" for d, w in zip(shown, weights[rows].max(axis=1)))
+
+    return (
+        "**One sample at each d_k.** Each row is the same random query and keys cut to d_k dimensions. The "
+        f"largest weight of each row, unscaled: {largest(stats.example_unscaled)}; divided by √d_k: "
+        f"{largest(stats.example_scaled)}."
+    )
+
+
+def variance_caption(stats: ScalingStats) -> str:
+    """How close the measured variance is to the line y = d_k, in the numbers drawn."""
+    ratio = stats.variance / stats.predicted_variance
+    return (
+        f"The measured variance of q·k beside the line y = d_k: measured / d_k is between {ratio.min():.2f} and "
+        f"{ratio.max():.2f} at the {ratio.size} d_k values ({stats.n_samples * stats.n_keys:,} scores each). "
+        "Dividing the scores by √d_k divides their variance by d_k."
+    )
+
+
+def jacobian_caption(stats: ScalingStats) -> str:
+    """What the Jacobian chart shows, in the numbers it was drawn from."""
+    what = "The norm of diag(p) − p pᵀ, which every gradient is multiplied by on its way back through the softmax. "
+    if stats.n_keys == 1:
+        return what + "With one key it is 0 at every d_k, scaled or not (drawn at the bottom of the log axis)."
+    median, mean, scaled = stats.jacobian_median_unscaled, stats.jacobian_norm_unscaled, stats.jacobian_median_scaled
+    first, last = stats.d_k[0], stats.d_k[-1]
+    tie = (
+        ", higher than the median: the rare samples whose two largest scores nearly tie still pass gradient"
+        if mean[-1] > median[-1]
+        else ""
+    )
+    return what + (
+        f"Unscaled, the median over the samples (solid) goes from {median[0]:.2g} at d_k = {first} to "
+        f"{median[-1]:.2g} at d_k = {last}; the mean (dotted) ends at {mean[-1]:.2g}{tie}. Scaled, the median "
+        f"stays between {scaled.min():.2g} and {scaled.max():.2g}."
+    )
+
+
+def max_weight_caption(stats: ScalingStats) -> str:
+    """What the max-weight chart shows, in the numbers it was drawn from."""
+    unscaled, scaled = stats.max_weight_unscaled, stats.max_weight_scaled
+    if stats.n_keys == 1:
+        return "With one key the largest weight is 1 at every d_k, scaled or not."
+    settled = stats.settled_max_weight_scaled
+    text = (
+        f"The average largest weight over {stats.n_keys} keys (1 would be one-hot, 1/{stats.n_keys} = "
+        f"{1 / stats.n_keys:.3g} uniform). Unscaled: {unscaled[0]:.2f} at d_k = 1, {unscaled[stats.index(64)]:.2f} "
+        f"at 64, {unscaled[-1]:.2f} at {stats.d_k[-1]}. Scaled it stays between {scaled.min():.2f} and "
+        f"{scaled.max():.2f} at every d_k: {scaled[0]:.2f} at d_k = 1 (where both are the same), then about "
+        f"{settled:.2f} from d_k = 64 on."
+    )
+    if round(scaled[0], 2) < round(settled, 2):  # said only when the two numbers shown say it
+        text += (
+            " It is lower at small d_k because there a query's length varies a lot from one draw to the next (a "
+            f"short query scores every key alike): its standard deviation is {query_length_spread(1):.2f} √d_k at "
+            f"d_k = 1 and {query_length_spread(64):.2f} √d_k at d_k = 64."
+        )
+    return text

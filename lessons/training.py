@@ -293,3 +293,68 @@ def compare_scaling(config: TrainingConfig, on_step: Callable[[int, int], None] 
     scaled = train(config, scale=True, on_step=progress(0))
     unscaled = train(config, scale=False, on_step=progress(config.steps))
     return ScalingComparison(config, scaled, unscaled)
+
+
+# ---------------------------------------------------------------- what the page says of a pair of runs
+def times(ratio: float) -> str:
+    """A ratio of two losses, as a page says it: 1.04, 20, 3,017."""
+    return f"{ratio:.3g}" if ratio < 10 else f"{ratio:,.0f}"
+
+
+def loss_comparison(scaled: float, unscaled: float) -> str:
+    """Which run ends with the lower held-out loss, and by what factor: only what the two numbers say."""
+    if scaled == unscaled:
+        return "The two held-out losses are equal."
+    if min(scaled, unscaled) == 0:
+        lower = "scaled" if scaled == 0 else "unscaled"
+        return f"The {lower} run's held-out loss is exactly 0."
+    if unscaled > scaled:
+        return f"The unscaled run's held-out loss is {times(unscaled / scaled)} times the scaled run's."
+    return f"The unscaled run's held-out loss is the lower: the scaled run's is {times(scaled / unscaled)} times it."
+
+
+def stuck_sentence(c: ScalingComparison) -> str:
+    """The share of each run's held-out examples that are stuck, for each run that has any."""
+    runs = [(name, run.final_stuck) for name, run in (("scaled", c.scaled), ("unscaled", c.unscaled))]
+    stuck = [f"{share:.1%} of the {name} run's" for name, share in runs if share > 0]
+    if not stuck:
+        return (
+            f" No held-out example of either run is stuck (more than {STUCK_WEIGHT:.0%} of its weight on a wrong "
+            "position)."
+        )
+    return (
+        f" {' and '.join(stuck)} held-out examples are stuck: more than {STUCK_WEIGHT:.0%} of their weight on a "
+        f"wrong position, where the softmax's Jacobian has a norm below {STUCK_JACOBIAN_BOUND:.2g}, so the gradient "
+        f"that reaches their scores is less than {STUCK_JACOBIAN_BOUND:.2g} times the gradient on their weights."
+    )
+
+
+def verdict(c: ScalingComparison) -> str:
+    """What the two runs measured at the settings chosen, and nothing the numbers do not say."""
+    s, u, config = c.scaled, c.unscaled, c.config
+    numbers = (
+        f"held-out loss **{s.final_loss:.3g}** scaled vs **{u.final_loss:.3g}** unscaled, accuracy "
+        f"**{s.final_accuracy:.1%}** vs **{u.final_accuracy:.1%}**"
+    )
+    if config.d_k == 1:
+        return f"At d_k = 1, √d_k = 1: the two runs are the same run ({numbers})."
+    setting = f"d_k = {config.d_k}, learning rate {config.lr:g}, {config.steps} steps, seed {config.seed}"
+    return f"Measured at {setting}: {numbers}. {loss_comparison(s.final_loss, u.final_loss)}{stuck_sentence(c)}"
+
+
+def grad_norm_caption(c: ScalingComparison) -> str:
+    """What the gradient-norm chart shows, in the numbers it was drawn from."""
+    if c.config.d_k == 1:
+        return "The size of each step's gradient (log scale): at d_k = 1 the two runs are one run, drawn twice."
+    parts = []
+    for name, run in (("Scaled", c.scaled), ("Unscaled", c.unscaled)):
+        g = run.grad_norm
+        low = int(np.argmin(g))
+        zeros = int(np.count_nonzero(g == 0))
+        parts.append(
+            f"{name}: {g[0]:.2g} at step 1, {g[-1]:.2g} at step {g.size}, smallest {g[low]:.2g} at step {low + 1} "
+            f"(that step's batch loss {run.loss[low]:.3g})"
+            + (f"; {zeros} step{'s' * (zeros != 1)} exactly 0, drawn at the bottom" if zeros else "")
+            + "."
+        )
+    return "The size of each step's gradient (log scale). " + " ".join(parts)

@@ -2,7 +2,6 @@
 
 from dataclasses import replace
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -26,17 +25,20 @@ from lessons.scaling import (
     VARIANCE_LATEX,
     ScalingStats,
     check_sweep,
-    query_length_spread,
+    jacobian_caption,
+    max_weight_caption,
+    one_sample_text,
     sample_counts_within,
     sweep_stats,
+    variance_caption,
 )
 from lessons.training import (
     LOSS_LATEX,
-    STUCK_JACOBIAN_BOUND,
-    STUCK_WEIGHT,
     ScalingComparison,
     TrainingConfig,
     compare_scaling,
+    grad_norm_caption,
+    verdict,
 )
 from lessons.training import MAX_D_K as MAX_TRAIN_D_K
 from ui.background import queue_message, queue_notice, run_niced
@@ -251,135 +253,6 @@ NUMBER_HEADERS = {  # the table's columns, with short headers so that all of the
     "‖J‖ mean unscaled": "‖J‖ mean, raw",
     "‖J‖ mean scaled": "‖J‖ mean, ÷√d_k",
 }
-
-
-def one_sample_text(stats: ScalingStats, shown: list[int]) -> str:
-    """What the one-sample heatmap shows: each row's largest weight, unscaled and scaled."""
-    rows = [stats.index(d) for d in shown]
-
-    def largest(weights: np.ndarray) -> str:
-        return ", ".join(f"{w:.2f} at d_k = {d}" for d, w in zip(shown, weights[rows].max(axis=1)))
-
-    return (
-        "**One sample at each d_k.** Each row is the same random query and keys cut to d_k dimensions. The "
-        f"largest weight of each row, unscaled: {largest(stats.example_unscaled)}; divided by √d_k: "
-        f"{largest(stats.example_scaled)}."
-    )
-
-
-def variance_caption(stats: ScalingStats) -> str:
-    """How close the measured variance is to the line y = d_k, in the numbers drawn."""
-    ratio = stats.variance / stats.predicted_variance
-    return (
-        f"The measured variance of q·k beside the line y = d_k: measured / d_k is between {ratio.min():.2f} and "
-        f"{ratio.max():.2f} at the {ratio.size} d_k values ({stats.n_samples * stats.n_keys:,} scores each). "
-        "Dividing the scores by √d_k divides their variance by d_k."
-    )
-
-
-def jacobian_caption(stats: ScalingStats) -> str:
-    """What the Jacobian chart shows, in the numbers it was drawn from."""
-    what = "The norm of diag(p) − p pᵀ, which every gradient is multiplied by on its way back through the softmax. "
-    if stats.n_keys == 1:
-        return what + "With one key it is 0 at every d_k, scaled or not (drawn at the bottom of the log axis)."
-    median, mean, scaled = stats.jacobian_median_unscaled, stats.jacobian_norm_unscaled, stats.jacobian_median_scaled
-    first, last = stats.d_k[0], stats.d_k[-1]
-    tie = (
-        ", higher than the median: the rare samples whose two largest scores nearly tie still pass gradient"
-        if mean[-1] > median[-1]
-        else ""
-    )
-    return what + (
-        f"Unscaled, the median over the samples (solid) goes from {median[0]:.2g} at d_k = {first} to "
-        f"{median[-1]:.2g} at d_k = {last}; the mean (dotted) ends at {mean[-1]:.2g}{tie}. Scaled, the median "
-        f"stays between {scaled.min():.2g} and {scaled.max():.2g}."
-    )
-
-
-def max_weight_caption(stats: ScalingStats) -> str:
-    """What the max-weight chart shows, in the numbers it was drawn from."""
-    unscaled, scaled = stats.max_weight_unscaled, stats.max_weight_scaled
-    if stats.n_keys == 1:
-        return "With one key the largest weight is 1 at every d_k, scaled or not."
-    settled = stats.settled_max_weight_scaled
-    text = (
-        f"The average largest weight over {stats.n_keys} keys (1 would be one-hot, 1/{stats.n_keys} = "
-        f"{1 / stats.n_keys:.3g} uniform). Unscaled: {unscaled[0]:.2f} at d_k = 1, {unscaled[stats.index(64)]:.2f} "
-        f"at 64, {unscaled[-1]:.2f} at {stats.d_k[-1]}. Scaled it stays between {scaled.min():.2f} and "
-        f"{scaled.max():.2f} at every d_k: {scaled[0]:.2f} at d_k = 1 (where both are the same), then about "
-        f"{settled:.2f} from d_k = 64 on."
-    )
-    if round(scaled[0], 2) < round(settled, 2):  # said only when the two numbers shown say it
-        text += (
-            " It is lower at small d_k because there a query's length varies a lot from one draw to the next (a "
-            f"short query scores every key alike): its standard deviation is {query_length_spread(1):.2f} √d_k at "
-            f"d_k = 1 and {query_length_spread(64):.2f} √d_k at d_k = 64."
-        )
-    return text
-
-
-def times(ratio: float) -> str:
-    """A ratio of two losses, as a page says it: 1.04, 20, 3,017."""
-    return f"{ratio:.3g}" if ratio < 10 else f"{ratio:,.0f}"
-
-
-def loss_comparison(scaled: float, unscaled: float) -> str:
-    """Which run ends with the lower held-out loss, and by what factor: only what the two numbers say."""
-    if scaled == unscaled:
-        return "The two held-out losses are equal."
-    if min(scaled, unscaled) == 0:
-        lower = "scaled" if scaled == 0 else "unscaled"
-        return f"The {lower} run's held-out loss is exactly 0."
-    if unscaled > scaled:
-        return f"The unscaled run's held-out loss is {times(unscaled / scaled)} times the scaled run's."
-    return f"The unscaled run's held-out loss is the lower: the scaled run's is {times(scaled / unscaled)} times it."
-
-
-def stuck_sentence(c: ScalingComparison) -> str:
-    """The share of each run's held-out examples that are stuck, for each run that has any."""
-    runs = [(name, run.final_stuck) for name, run in (("scaled", c.scaled), ("unscaled", c.unscaled))]
-    stuck = [f"{share:.1%} of the {name} run's" for name, share in runs if share > 0]
-    if not stuck:
-        return (
-            f" No held-out example of either run is stuck (more than {STUCK_WEIGHT:.0%} of its weight on a wrong "
-            "position)."
-        )
-    return (
-        f" {' and '.join(stuck)} held-out examples are stuck: more than {STUCK_WEIGHT:.0%} of their weight on a "
-        f"wrong position, where the softmax's Jacobian has a norm below {STUCK_JACOBIAN_BOUND:.2g}, so the gradient "
-        f"that reaches their scores is less than {STUCK_JACOBIAN_BOUND:.2g} times the gradient on their weights."
-    )
-
-
-def verdict(c: ScalingComparison) -> str:
-    """What the two runs measured at the settings chosen, and nothing the numbers do not say."""
-    s, u, config = c.scaled, c.unscaled, c.config
-    numbers = (
-        f"held-out loss **{s.final_loss:.3g}** scaled vs **{u.final_loss:.3g}** unscaled, accuracy "
-        f"**{s.final_accuracy:.1%}** vs **{u.final_accuracy:.1%}**"
-    )
-    if config.d_k == 1:
-        return f"At d_k = 1, √d_k = 1: the two runs are the same run ({numbers})."
-    setting = f"d_k = {config.d_k}, learning rate {config.lr:g}, {config.steps} steps, seed {config.seed}"
-    return f"Measured at {setting}: {numbers}. {loss_comparison(s.final_loss, u.final_loss)}{stuck_sentence(c)}"
-
-
-def grad_norm_caption(c: ScalingComparison) -> str:
-    """What the gradient-norm chart shows, in the numbers it was drawn from."""
-    if c.config.d_k == 1:
-        return "The size of each step's gradient (log scale): at d_k = 1 the two runs are one run, drawn twice."
-    parts = []
-    for name, run in (("Scaled", c.scaled), ("Unscaled", c.unscaled)):
-        g = run.grad_norm
-        low = int(np.argmin(g))
-        zeros = int(np.count_nonzero(g == 0))
-        parts.append(
-            f"{name}: {g[0]:.2g} at step 1, {g[-1]:.2g} at step {g.size}, smallest {g[low]:.2g} at step {low + 1} "
-            f"(that step's batch loss {run.loss[low]:.3g})"
-            + (f"; {zeros} step{'s' * (zeros != 1)} exactly 0, drawn at the bottom" if zeros else "")
-            + "."
-        )
-    return "The size of each step's gradient (log scale). " + " ".join(parts)
 
 
 def show_training(c: ScalingComparison) -> None:
