@@ -16,7 +16,7 @@ from figures.block import block_diagram, residual_norm_figure, shape_text, stack
 from figures.heads import heads_grid
 from lessons.head_library import MAX_POSITIONS, embed_tokens, residual_sources, run_stack, stack_params, summarise_head
 from ui.charts import chart, show_snippet
-from ui.classroom_session import answer_hidden, hidden_answer_card
+from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.number_box import number_box
 from ui.page_questions import ask_from
 from ui.page_state import PageState, stop

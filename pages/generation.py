@@ -46,7 +46,7 @@ from lessons.generation import (
 )
 from lessons.induction import LETTERS, check_input_fits, ids_to_letters, letters_to_ids, load_induction_model
 from ui.charts import chart, show_snippet
-from ui.classroom_session import answer_hidden, hidden_answer_card
+from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.number_box import number_box
 from ui.page_questions import ask_from
 from ui.page_state import PageState, stop

@@ -52,7 +52,7 @@ from lessons.induction import (
     strip_indices,
 )
 from ui.charts import chart, show_snippet
-from ui.classroom_session import answer_hidden, hidden_answer_card
+from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.induction_training import (
     NotTrainedYet,
     keep_model_truthful,

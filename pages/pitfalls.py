@@ -18,7 +18,7 @@ from lessons.pitfalls import (
     transpose_hand_example,
 )
 from ui.charts import chart, show_snippet
-from ui.classroom_session import answer_hidden, hidden_answer_card
+from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.number_box import number_box
 from ui.page_questions import ask_from
 from ui.page_state import PageState, stop

@@ -12,7 +12,7 @@ from figures.heatmaps import attention_heatmap, fmt, matrix_heatmap
 from figures.steps import hidden_rows, steps_heatmap
 from lessons.why_attention import FIXED_LATEX, fixed_versus_attention
 from ui.charts import SNIPPET_KEY, cell_font, chart, show_snippet, square_cells, square_chart
-from ui.classroom_session import asked_here
+from ui.classroom_open_question import asked_here
 from ui.export import matrices_to_csv, matrices_to_json
 from ui.page_questions import ask_from
 from ui.page_state import PageState, section, stop

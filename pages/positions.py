@@ -23,7 +23,7 @@ from figures.positions import (
 from lessons.positions import alibi, learned, masks, rope, shuffle, sinusoidal, toy
 from ui.charts import cached_figure, cached_weights_figure, cell_font, chart, show_snippet, square_chart
 from ui.checks import outcome_box
-from ui.classroom_session import answer_hidden, hidden_answer_card
+from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.minilm import learned_table, minilm_checks, model_or_reason
 from ui.number_box import number_box
 from ui.page_questions import ask_from

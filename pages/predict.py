@@ -9,7 +9,7 @@ from figures.predict import guess_heatmap
 from lessons.puzzles import PREDICT_LATEX, PUZZLES, PUZZLES_BY_ID, Puzzle, custom_puzzle, score_guesses
 from ui.charts import chart, show_snippet
 from ui.checks import outcome_box
-from ui.classroom_session import asked_here
+from ui.classroom_open_question import asked_here
 from ui.number_box import forget_number, number_box
 from ui.page_questions import ask_from
 from ui.page_state import PageState, stop

@@ -26,7 +26,7 @@ from figures.pretrained import (
 )
 from lessons.reading import SIMILARITY_PAIRS, future_share, shown_positions, similarity_range
 from ui.charts import Download, chart, show_snippet
-from ui.classroom_session import answer_hidden, hidden_answer_card
+from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.export import CSV_MAX_WEIGHTS, attentions_csv, attentions_npz
 from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
 from ui.minilm_inputs import example_menu, pair_menu, tokens_strip

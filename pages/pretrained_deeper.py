@@ -37,7 +37,7 @@ from lessons.reading import (
     unknown_note,
 )
 from ui.charts import chart, show_snippet
-from ui.classroom_session import answer_hidden, hidden_answer_card
+from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
 from ui.minilm_inputs import example_menu, pair_menu
 from ui.number_box import number_box

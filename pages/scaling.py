@@ -43,7 +43,7 @@ from lessons.training import (
 from lessons.training import MAX_D_K as MAX_TRAIN_D_K
 from ui.background import queue_message, queue_notice, run_niced
 from ui.charts import chart, show_snippet
-from ui.classroom_session import answer_hidden, hidden_answer_card
+from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.number_box import number_box
 from ui.page_questions import ask_from
 from ui.page_state import PageState

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.apptest_helpers import open_page
-from ui import classroom_session
+from ui import classroom_open_question
 from ui.page_questions import questions_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,5 +54,5 @@ def test_a_page_that_ran_offers_its_questions_to_the_ask_box(page):
 def test_a_page_hides_the_part_that_answers_the_open_question_and_every_part_when_it_cannot_tell(
     monkeypatch, asked, page, kind, hidden
 ):
-    monkeypatch.setattr(classroom_session, "asked_here", lambda: asked)
-    assert classroom_session.answer_hidden(page, kind) is hidden
+    monkeypatch.setattr(classroom_open_question, "asked_here", lambda: asked)
+    assert classroom_open_question.answer_hidden(page, kind) is hidden

@@ -4,7 +4,7 @@ value computed by the attention core.
 
 What the page shows is read from its declared state (the PageState of the page running now, by its parameters'
 names), never from session keys by string; the question keeps that state as the view it was asked on, which the
-students' pages are held to until the reveal (ui/classroom_session.hold_for_question).
+students' pages are held to until the reveal (ui/classroom_open_question.hold_for_question).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom import errors
-from ui.classroom_session import TIMES, teacher_view, time_text
+from ui.classroom_open_question import TIMES, time_text
+from ui.classroom_session import teacher_view
 from ui.page_questions import PageQuestions, questions_of
 from ui.page_state import CURRENT_KEY, PageState
 from ui.safe_text import escape_markdown

@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom import errors
+from ui.classroom_open_question import hold_for_question, page_name
 from ui.classroom_push import bar_gone
 from ui.classroom_session import (
     ASKED_KEY,
@@ -19,11 +20,9 @@ from ui.classroom_session import (
     cookie_room,
     cookie_script,
     enter_from_link_or_cookie,
-    hold_for_question,
     in_room,
     is_teacher,
     outage,
-    page_name,
     store,
     teacher_key,
 )

@@ -1,7 +1,8 @@
 """Class mode: who this browser session is (outside a room, a room's teacher, or one of its students), the store
 it talks to, and how that survives a reload, the loss of a worker or a database that stops answering. The rules
 live in classroom.store; the bar every page draws in ui/classroom_room.py, each role's screens in
-ui/classroom_teacher.py and ui/classroom_student.py.
+ui/classroom_teacher.py and ui/classroom_student.py, what a page holds and hides while a question is open in
+ui/classroom_open_question.py.
 
 Who is who, and how it survives:
 - The teacher key exists in three places only: the server's session (st.session_state), a cookie of the
@@ -35,8 +36,8 @@ import streamlit as st
 
 from classroom import errors
 from classroom.codes import normalise_code
-from ui.classroom_push import bar_gone, log_once, redraw_in, watched
-from ui.page_state import CURRENT_KEY, PageState, hold
+from ui.classroom_push import bar_gone, log_once, watched
+from ui.page_state import CURRENT_KEY, PageState
 
 ROOM_KEY = "class_room"  # the room code this session is in
 ROLE_KEY = "class_role"  # "teacher" or "student"
@@ -363,121 +364,6 @@ def pushed_or_timed(body):
         return (pushed if on_push else timed)(*args, **kwargs)
 
     return draw
-
-
-# ------------------------------------------------------------------ the open question and the page it is about
-def asked_now(state) -> tuple | None:
-    """What a page must hold for the room `state`: the open question's (id, view); None when none is open or the
-    open one names no view (then no page is held, and a question arriving redraws the room's bar alone)."""
-    if state is None or not state.asking:
-        return None
-    view = state.question.body.get("view")
-    return (state.question.id, view) if isinstance(view, str) else None
-
-
-def drawn_question() -> tuple | None:
-    return st.session_state.get(DRAWN_QUESTION_KEY)
-
-
-def hold_for_question(state, url_path: str, teacher: bool) -> None:
-    """Before the page runs: while a question about it is open, the page is held to the view it was asked on (its
-    controls cannot change the state the answer was computed from) and hides the answer (`asked_here`)."""
-    asked = asked_now(state)
-    st.session_state[DRAWN_QUESTION_KEY] = asked
-    st.session_state.pop(ASKED_KEY, None)
-    hold(None)
-    if asked is None:
-        return
-    path, _, query = asked[1].partition("?")
-    if path.strip("/") != url_path or state.question.body.get("kind") == "build":
-        return  # a build question holds nothing and hides nothing: each student edits their own copy of the page
-    question = state.question
-    if teacher:
-        note = (
-            f"Question {question.number} is open: this page stays as it was when you asked, and hides the answer, "
-            "until you reveal it to the class (or end the question)."
-        )
-    else:
-        note = (
-            f"Question {question.number} is open: this page stays as the teacher asked it, and hides the answer, "
-            "until the teacher reveals it (or ends the question)."
-        )
-    hold({k: v for k, v in parse_qsl(query) if k not in NOT_A_VIEW}, note)
-    st.session_state[ASKED_KEY] = {**question.body.get("source", {}), "number": question.number}
-
-
-def asked_here() -> dict | None:
-    """What the class is being asked about the page running now (its question's source: the page, the kind, the
-    query, the key...), or None: the page hides that answer until the reveal."""
-    return st.session_state.get(ASKED_KEY)
-
-
-def page_name(url_path: str) -> str:
-    """The name a question's source gives the page at `url_path` (the Playground is at /)."""
-    return url_path.strip("/") or "playground"
-
-
-def answer_hidden(page: str, kind: str | None = None) -> bool:
-    """Whether the page `page` hides what answers the class's question now: one about it is open (its question
-    `kind`, if given), or might be (the classroom's database does not answer: then every kind is hidden)."""
-    asked = asked_here()
-    if asked is None or asked.get("page") != page:
-        return False
-    return kind is None or bool(asked.get("unknown")) or asked.get("question") == kind
-
-
-def hidden_answer_card(where, what: str) -> None:
-    """In `where` (st or a container), instead of `what` (the part of the page that holds the answer): that it comes
-    back with the reveal (or, while class mode cannot reach its database, with the connection)."""
-    asked = asked_here() or {}
-    if asked.get("unknown"):
-        where.info(
-            f"Hidden while class mode cannot reach its database (a question may be open): {what}. It comes back when "
-            "the connection does.",
-            icon=":material/visibility_off:",
-        )
-        return
-    number = asked.get("number")
-    question = f"question {number}" if number else "the open question"
-    where.info(
-        f"Hidden while the class answers {question}: {what}. It comes back when the teacher reveals the answer or "
-        "ends the question.",
-        icon=":material/visibility_off:",
-    )
-
-
-TIMES = (0, 30, 60, 120, 300)  # the Ask box's choices of a time for answers, s (0: none)
-
-
-def time_text(seconds: int) -> str:
-    return "no time limit" if not seconds else (f"{seconds} s" if seconds < 60 else f"{seconds // 60} min")
-
-
-def answers_open(where, question, key: str) -> bool:
-    """Whether `question`'s answers are still open by its time (always, without one). With a time, says so in
-    `where`: a line counting down in the browser while it runs, "time is up" after. The screen drawing it is redrawn
-    by this process's watcher when the time is up, so that its answer controls close then, not at its next run."""
-    if question.closes_at is None:
-        return True
-    left = question.closes_at - store().clock()
-    if left <= 0:
-        where.caption(":material/timer_off: Time is up: the answers to this question are closed.")
-        return False
-    ident = f"attn-timer-{re.sub(r'[^A-Za-z0-9_-]', '', key)}"
-    where.html(
-        f'<div id="{ident}" style="font-size:0.9rem">Answers close in '
-        f"<b>{round(left) // 60}:{round(left) % 60:02d}</b>"
-        "</div><script>(() => { const end = Date.now() + "
-        f"{int(left * 1000)}; const el = document.getElementById('{ident}');"
-        " const tick = () => { if (!el || !el.isConnected) return; const s = Math.max(0, Math.round((end - Date.now())"
-        " / 1000)); el.querySelector('b').textContent = Math.floor(s / 60) + ':' + String(s % 60).padStart(2, '0');"
-        " if (s > 0) setTimeout(tick, 1000); else el.textContent = 'Time is up: the answers are closed.'; };"
-        " tick(); })();"
-        "</script>",
-        unsafe_allow_javascript=True,
-    )
-    redraw_in(store(), left + 0.25)
-    return True
 
 
 @dataclass(frozen=True)

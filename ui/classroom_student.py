@@ -16,6 +16,7 @@ import streamlit as st
 from classroom import errors
 from classroom.questions import answer_label, is_right, row_labels
 from ui.checks import outcome_box
+from ui.classroom_open_question import answers_open, asked_now, drawn_question, page_name
 from ui.classroom_push import moved_here, redraw_in, room_state, screen_drawn
 from ui.classroom_session import (
     JOIN_CARD_KEY,
@@ -25,15 +26,11 @@ from ui.classroom_session import (
     NICK_KEY,
     SID_KEY,
     Move,
-    answers_open,
-    asked_now,
-    drawn_question,
     in_room,
     is_student,
     join,
     leave,
     outage,
-    page_name,
     pushed_or_timed,
     resolve,
     store,

@@ -14,6 +14,7 @@ import streamlit as st
 from classroom import errors
 from classroom.questions import answer_label, is_right
 from ui.classroom_ask import ask_controls
+from ui.classroom_open_question import answers_open, asked_now, drawn_question
 from ui.classroom_push import caught_up, screen_drawn
 from ui.classroom_questions import common_miss, distribution_figure
 from ui.classroom_session import (
@@ -21,10 +22,7 @@ from ui.classroom_session import (
     ENDED_KEY,
     LEFT_BEHIND,
     MESSAGE_KEY,
-    answers_open,
-    asked_now,
     become_ended_teacher,
-    drawn_question,
     in_room,
     is_teacher,
     leave,

@@ -7,7 +7,7 @@ are held to it while the question is open) and the teacher's picks (a query, a k
 function `build(values, picks) -> (body, truth)`: `body` is what classroom.store.ask takes (kind, prompt,
 options or bounds) and `truth` its true value, computed by the project's own core. The prompt names everything
 the truth depends on. The body's `source` says which page and question it is and with which picks, so that the
-page can hide the answer while the question is open (`asked_here` in ui/classroom_session.py) and a prompt can be
+page can hide the answer while the question is open (`asked_here` in ui/classroom_open_question.py) and a prompt can be
 written again later from its parameters.
 
 Nothing here draws: the Ask box (ui/classroom_ask.py) reads a page's questions from the registry, by the prefix
