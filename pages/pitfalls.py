@@ -2,7 +2,6 @@
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import streamlit as st
 
 from figures.heatmaps import attention_heatmap, matrix_heatmap
@@ -26,7 +25,7 @@ from ui.questions import pitfalls
 from ui.sequence_editor import editor_box, sequence_editor
 from ui.shared_state import SEQUENCE_KEY, require_app_entry
 from ui.snippets import attention_snippet
-from ui.tables import arrow_table
+from ui.tables import arrow_table, vectors_table
 from ui.url import Int, SequenceParam
 
 require_app_entry()
@@ -89,12 +88,6 @@ PAPER_TEXT = (
     "do poorly on a simple diagnostic: in their reading, Jain & Wallace's results do not show that attention is "
     "useless for explanation."
 )
-
-
-def vectors_table(tokens, **matrices) -> pa.Table:
-    """token, then q, k, v side by side, one row per position (columns token, q1.., k1.., v1..)."""
-    columns = {f"{name}{c + 1}": a[:, c] for name, a in matrices.items() for c in range(a.shape[1])}
-    return arrow_table({"token": list(tokens), **columns})
 
 
 STATE.load()

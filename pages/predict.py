@@ -1,6 +1,5 @@
 """Predict, then check: guess which key each query attends to most, then reveal the weights and the score."""
 
-import pandas as pd
 import streamlit as st
 
 from attention import attention_steps
@@ -18,6 +17,7 @@ from ui.safe_text import escape_markdown
 from ui.sequence_editor import editor_box, reset_sequence, sequence_editor
 from ui.shared_state import SEQUENCE_KEY, require_app_entry
 from ui.snippets import attention_snippet
+from ui.tables import vectors_table
 from ui.url import Choice, SequenceParam
 
 require_app_entry()
@@ -61,13 +61,6 @@ def copy_playground() -> None:
 def fingerprint(p: Puzzle) -> tuple:
     """What the reveal belongs to: another puzzle, or edited vectors, hide it again."""
     return p.id, p.seq.tokens, p.seq.q.tobytes(), p.seq.q.shape, p.seq.k.tobytes(), p.seq.k.shape
-
-
-def vectors_table(a, tokens, name: str) -> pd.DataFrame:
-    frame = pd.DataFrame(a, columns=[f"{name}{c + 1}" for c in range(a.shape[1])])
-    frame.insert(0, "token", list(tokens))
-    frame.index = [f"{name}_{i}" for i in range(len(tokens))]
-    return frame
 
 
 STATE.load()
@@ -140,11 +133,20 @@ revealed = (
 left, right = st.columns([5, 4], gap="large")
 with left:
     st.subheader("The vectors")
-    q_col, k_col = st.columns(2)
-    q_col.markdown("**Queries Q**", help="What each position looks for: one row per position.")
-    q_col.dataframe(vectors_table(puzzle.seq.q, puzzle.seq.tokens, "q"), width="stretch")
-    k_col.markdown("**Keys K**", help="What each position offers to be found by: one row per position.")
-    k_col.dataframe(vectors_table(puzzle.seq.k, puzzle.seq.tokens, "k"), width="stretch")
+    st.markdown(
+        "**Queries Q** (q1, q2…) and **keys K** (k1, k2…), one row per position, from position 0 down",
+        help="A query is what its position looks for; a key, what its position offers to be found by.",
+    )
+    table = vectors_table(puzzle.seq.tokens, q=puzzle.seq.q, k=puzzle.seq.k)
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "token": st.column_config.TextColumn("token", width=72),
+            **{c: st.column_config.NumberColumn(c, width=44) for c in table.column_names[1:]},
+        },
+    )
     if puzzle.seq.q.shape[1] == 2:
         with st.expander("Draw them as arrows (d_k = 2)"):
             chart(

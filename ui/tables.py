@@ -25,3 +25,10 @@ def arrow_table(columns: Mapping[str, Any]) -> pa.Table:
 def arrow_rows(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     """Rows (dicts with the same keys, in column order) as one Arrow table."""
     return pa.Table.from_pylist(list(rows))
+
+
+def vectors_table(tokens, **matrices) -> pa.Table:
+    """token, then the matrices side by side, one row per position (columns token, q1.., k1.., v1.. for
+    q=, k=, v=): one table where two or three would each need a column of the page."""
+    columns = {f"{name}{c + 1}": a[:, c] for name, a in matrices.items() for c in range(a.shape[1])}
+    return arrow_table({"token": list(tokens), **columns})
