@@ -352,7 +352,14 @@ SAFETY_S = _safety_seconds()
 
 def pushed_or_timed(body):
     """Two fragments of `body`: pushed by the watcher (no timer: a screen that nothing changed costs nothing), and
-    the same on the safety timer. `fragment(watched)` is the one for this session now."""
+    the same on the safety timer. `fragment(watched)` is the one for this session now.
+
+    Each is drawn in a container of the full run's own. A fragment run that starts before the full run's messages
+    have left the server (the watcher's push, the moment that run ends) makes Streamlit 1.67 drop the full run's
+    deltas of the fragment from its queue and keep its "finished" (ForwardMsgQueue.clear); the browser then clears
+    the fragment's block as stale and moves every later element up a place, where the fragment run draws over the
+    next one ('Ask the class' under the teacher's bar vanished, 1 reveal in 16). In its own container only the
+    fragment's block goes, and comes back in the same place."""
     pushed, timed = st.fragment(body), st.fragment(run_every=SAFETY_S)(body)
 
     @functools.wraps(body)
@@ -361,7 +368,8 @@ def pushed_or_timed(body):
             on_push = watched(store())
         except errors.StoreUnavailable:
             on_push = False
-        return (pushed if on_push else timed)(*args, **kwargs)
+        with st.container():
+            return (pushed if on_push else timed)(*args, **kwargs)
 
     return draw
 
