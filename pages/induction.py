@@ -231,21 +231,26 @@ st.markdown(
     f"half's positions, {first_half_floor(vocab, probe_half):.2f} nats for {probe_half} letters, if it also knew "
     f"where the half ends. This one cannot: it was trained on halves of {run.config.half_min} to "
     f"{run.config.half_max} letters, so the repeat may start at any step (section 4 shows what it makes of that). "
-    "The repeated half sits near the first until the two heads click together, then falls: "
+    "The repeated half sits near the first until the two heads click together, then falls"
     + (
-        f"in this run from 90% of chance to 10% of it in {fall[1] - fall[0]} steps (steps {fall[0]} to {fall[1]}, "
-        f"each a mean over {FALL_WINDOW} steps)."
+        "."  # how far it falls says nearly how often the top guess is right: hidden while the class answers that
+        if (hide_losses := answer_hidden("induction", "accuracy"))
+        else f": in this run from 90% of chance to 10% of it in {fall[1] - fall[0]} steps (steps {fall[0]} to "
+        f"{fall[1]}, each a mean over {FALL_WINDOW} steps)."
         if (fall := loss_fall(run.loss_repeated, chance)) is not None
-        else "in this run it never reaches 10% of chance: try more steps."
+        else ": in this run it never reaches 10% of chance: try more steps."
     )
 )
 checkpoint_note = keep_step_on_a_checkpoint(run)
-chart(st, loss_halves_figure(run.loss_first, run.loss_repeated, chance, step=STATE["at"]), key="induction_loss")
+if hide_losses:
+    hidden_answer_card(st, "The loss curves of the two halves, and the last losses")
+else:
+    chart(st, loss_halves_figure(run.loss_first, run.loss_repeated, chance, step=STATE["at"]), key="induction_loss")
 formed = formation_index(run.induction)
 end_first, end_repeated = final_losses(run)
-losses_now = (  # the last losses say nearly how often the top guess is right: hidden while the class answers that
-    f"Over the last {END_STEPS} steps: the losses are hidden while the class answers the question on the accuracy. "
-    if answer_hidden("induction", "accuracy")
+losses_now = (
+    ""
+    if hide_losses
     else f"Over the last {END_STEPS} steps: first half {end_first:.2f} nats "
     f"({'above' if end_first > chance else 'below'} chance, {chance:.2f}; section 4 says why), repeated half "
     f"{end_repeated:.2f}. "

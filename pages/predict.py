@@ -134,17 +134,19 @@ left, right = st.columns([5, 4], gap="large")
 with left:
     st.subheader("The vectors")
     st.markdown(
-        "**Queries Q** (q1, q2…) and **keys K** (k1, k2…), one row per position, from position 0 down",
+        "Each position's **query** q_i (its components in columns q1, q2…) and **key** k_i (k1, k2…), one row "
+        "per position i",
         help="A query is what its position looks for; a key, what its position offers to be found by.",
     )
-    table = vectors_table(puzzle.seq.tokens, q=puzzle.seq.q, k=puzzle.seq.k)
+    table = vectors_table(puzzle.seq.tokens, numbered=True, q=puzzle.seq.q, k=puzzle.seq.k)
     st.dataframe(
         table,
         hide_index=True,
         width="stretch",
         column_config={
+            "pos": st.column_config.NumberColumn("i", width=32),
             "token": st.column_config.TextColumn("token", width=72),
-            **{c: st.column_config.NumberColumn(c, width=44) for c in table.column_names[1:]},
+            **{c: st.column_config.NumberColumn(c, width=44) for c in table.column_names[2:]},
         },
     )
     if puzzle.seq.q.shape[1] == 2:

@@ -84,8 +84,14 @@ QUESTIONS = ask_from(STATE, "pretrained_deeper", *deeper_questions.questions(lam
 def pair_asked_on(text: str) -> bool:
     """Whether `text` is one of section 5's two sentences while the class is asked which token a token of one of
     them reads most (the pair question): sections 2 and 3, which show the same weights on it, hide them too. Both
-    sentences, whichever is asked: they differ by one word, so the other's reading is nearly the answer."""
-    return answer_hidden("pretrained_deeper", "pair") and text in (STATE["a"], STATE["b"])
+    sentences, whichever is asked: the prepared pairs differ by one word, so the other's reading is nearly the
+    answer. The model reads lower case, with runs of spaces as one: a text that differs only so is the same."""
+
+    def read_as(words: str) -> str:
+        return " ".join(words.lower().split())
+
+    pair = {read_as(STATE["a"]), read_as(STATE["b"])}
+    return answer_hidden("pretrained_deeper", "pair") and read_as(text) in pair
 
 
 LINK_NOTE = "The share link leaves this text out (a link cannot hold it); opened, it shows the example instead."
@@ -410,7 +416,7 @@ if run is not None:
         "layer as a whole reads, each head counted equally (before $W_O$ mixes the heads' results into one vector "
         "per token, so not what the layer writes)."
     )
-    weights_hidden = pair_asked_on(text)  # the pair question asks about this very text's weights
+    weights_hidden = pair_asked_on(text)  # this text is one of section 5's sentences: its weights (nearly) answer
     if weights_hidden:
         hidden_answer_card(st, "The weights of these rows")
     else:

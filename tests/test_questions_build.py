@@ -138,11 +138,14 @@ def test_the_leak_goal_is_solved_exactly_when_the_bug_loses_that_much_of_the_que
     goal = {"name": "leak", "query": 0, "at_least": 0.5}
     ahead = values([[4, 0], [0, 0], [0, 0]], [[0, 0], [4, 0], [0, 0]])  # query 0 looks at key 1, after it
     leak = mask_after_softmax(ahead["seq"].q, ahead["seq"].k, ahead["seq"].v).leak[0]
-    assert leak >= 0.5 and check_leak(goal, ahead) == (True, f"solved: query 0's leak is {leak:.2f} ≥ 0.5")
+    row = "query 0's leak (row 0 of the leak table, from 0)"
+    assert leak >= 0.5 and check_leak(goal, ahead) == (True, f"solved: {row} is {leak:.3f} ≥ 0.5")
     behind = values([[4, 0], [0, 0], [0, 0]], [[4, 0], [0, 0], [0, 0]])  # it looks at itself: little to lose
     leak = mask_after_softmax(behind["seq"].q, behind["seq"].k, behind["seq"].v).leak[0]
     solved, said = check_leak(goal, behind)
-    assert leak < 0.5 and not solved and said == f"not yet: query 0's leak is {leak:.2f}, below 0.5"
+    assert leak < 0.5 and not solved and said == f"not yet: {row} is {leak:.3f}, below 0.5"
+    even = values([[0, 0], [0, 0], [0, 0]], [[0, 0], [0, 0], [0, 0]])  # q·k = 0 everywhere: leak 2/3 = 0.6667
+    assert check_leak({**goal, "at_least": 0.66671}, even)[1] == f"not yet: {row} is 0.666667, below 0.66671"
     assert "needs a token after query 2" in check_leak({**goal, "query": 2}, behind)[1]
 
 
@@ -152,17 +155,17 @@ def test_a_class_builds_a_leak_on_the_causal_page(room):
     teacher.switch_page("pages/causal.py").run()
     question = ask(teacher, "build_leak", query=4)
     assert question.body["goal"] == {"name": "leak", "query": 4, "at_least": 0.5}
-    assert "leaks at least 0.5 of query 4's weight" in question.body["prompt"]
+    assert "leaks at least 0.5 of query 4's weight (row 4 of section 3's leak table" in question.body["prompt"]
     student.run()
     assert [t.value for t in student.title] == [t.value for t in teacher.title]  # the class follows onto the page
     assert "Opening the challenge on this page" in every_text(student)  # its bar ran before the page's first run
     student.switch_page("pages/causal.py")  # AppTest runs the page it was opened on unless told: as the browser is
     student.run()  # the watcher's redraw of the bar, once that run has ended
-    assert "Not yet\\: query 4's leak is 0.07, below 0.5" in every_text(student)
+    assert "Not yet\\: query 4's leak (row 4 of the leak table, from 0) is 0.071, below 0.5" in every_text(student)
     student.text_area(key="causal_seq_text_q").set_value("0 0 0; 0 0 0; 0 0 0; 0 0 0; 5 0 0; 0 0 0").run()
     student.text_area(key="causal_seq_text_k").set_value("0 0 0; 0 0 0; 0 0 0; 0 0 0; 0 0 0; 5 0 0").run()
     assert [s.value for s in student.success if s.value.startswith("Solved")] == [
-        "Solved\\: query 4's leak is 1.00 ≥ 0.5"
+        "Solved\\: query 4's leak (row 4 of the leak table, from 0) is 1.000 ≥ 0.5"
     ]
     student.button(key=f"class_submit_{question.id}").click().run()
     assert not student.exception

@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom import errors
+from classroom.questions import check_question
 from ui.classroom_open_question import TIMES, time_text
 from ui.classroom_session import teacher_view
 from ui.page_questions import PageQuestions, questions_of
@@ -102,17 +103,18 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
         error = st.session_state.pop(ASK_ERROR, None)
         if error:
             st.error(escape_markdown(f"Could not ask: {error}"))
-        try:  # what Ask would send now: its prompt, or why it cannot be asked (then Ask waits for another choice)
-            prompt, why_not = (
-                declared.ask(kind, values, _picks_now(declared.by_kind(kind), values, chosen))[0]["prompt"],
+        try:  # what Ask would send now, checked as the store checks it; or why it cannot be asked (Ask then waits)
+            body, why_not = (
+                check_question(declared.ask(kind, values, _picks_now(declared.by_kind(kind), values, chosen))[0]),
                 None,
             )
-        except ValueError as err:
-            prompt, why_not = None, str(err)
+        except ValueError as err:  # the page's refusal, or the store's (errors.InvalidQuestion is one)
+            body, why_not = None, str(err)
         if why_not:
             st.warning(escape_markdown(f"Cannot ask this now: {why_not}."), icon=":material/block:")
         else:
-            st.caption(f"The class will read: {escape_markdown(prompt)}")
+            options = f" (choices: {' · '.join(body['options'])})" if body["kind"] == "choice" else ""
+            st.caption(escape_markdown(f"The class will read: {body['prompt']}{options}"))
         st.button(
             "Ask",
             key="class_ask",

@@ -27,8 +27,10 @@ def arrow_rows(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(list(rows))
 
 
-def vectors_table(tokens, **matrices) -> pa.Table:
+def vectors_table(tokens, numbered: bool = False, **matrices) -> pa.Table:
     """token, then the matrices side by side, one row per position (columns token, q1.., k1.., v1.. for
-    q=, k=, v=): one table where two or three would each need a column of the page."""
+    q=, k=, v=): one table where two or three would each need a column of the page. `numbered`: a first column
+    "pos", the position (0, 1, ...) that names q_0, k_0... elsewhere on the page."""
     columns = {f"{name}{c + 1}": a[:, c] for name, a in matrices.items() for c in range(a.shape[1])}
-    return arrow_table({"token": list(tokens), **columns})
+    first = {"pos": list(range(len(tokens)))} if numbered else {}
+    return arrow_table({**first, "token": list(tokens), **columns})

@@ -165,9 +165,11 @@ def check_leak(goal: dict, values) -> tuple[bool, str]:
     if query >= seq.n - 1:
         return False, f"not yet: the sequence needs a token after query {query} (it has {seq.n} tokens)"
     leak = float(mask_after_softmax(seq.q, seq.k, seq.v, scale=True).leak[query])
+    row = f"query {query}'s leak (row {query} of the leak table, from 0)"
     if leak >= goal["at_least"]:
-        return True, f"solved: query {query}'s leak is {leak:.2f} ≥ {goal['at_least']:g}"
-    return False, f"not yet: query {query}'s leak is {leak:.2f}, below {goal['at_least']:g}"
+        return True, f"solved: {row} is {leak:.3f} ≥ {goal['at_least']:g}"
+    shown = f"{leak:.3f}" if round(leak, 3) < goal["at_least"] else f"{leak:.6f}"  # never "0.500, below 0.5"
+    return False, f"not yet: {row} is {shown}, below {goal['at_least']:g}"
 
 
 def leak_figure(goal: dict, values) -> dict:
@@ -181,6 +183,8 @@ def build_questions(seq_of=lambda v: v["seq"]) -> tuple[Question, ...]:
 
     def leak(values, picks):
         seq, query = seq_of(values), picks["query"]
+        if seq.n < 2:
+            raise ValueError("with a single position there is no later key to leak from: give the sequence 2 or more")
         if not 0 <= query < seq.n - 1:
             raise ValueError(f"query {query} has no later key to leak from: pick a query before the last")
         goal = {"name": "leak", "query": query, "at_least": LEAK_AT_LEAST}
@@ -188,9 +192,9 @@ def build_questions(seq_of=lambda v: v["seq"]) -> tuple[Question, ...]:
         if solved:
             raise ValueError(f"it is already true on this page ({said}): pick another query")
         prompt = (
-            f"Build it on the causal page (scaled by 1/√d_k): edit the vectors so that masking after the softmax "
-            f"(section 3's bug) leaks at least {LEAK_AT_LEAST:g} of query {query}'s weight. Submit when the check "
-            "says solved."
+            f"Build it on the Causal masking page (scaled by 1/√d_k): edit the vectors so that masking after the "
+            f"softmax (section 3's bug) leaks at least {LEAK_AT_LEAST:g} of query {query}'s weight (row {query} of "
+            "section 3's leak table, counting the top row as 0). Submit when the check says solved."
         )
         return {"kind": "build", "prompt": prompt, "goal": goal, "source": {"goal": "leak"}}, None
 
