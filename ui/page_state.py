@@ -383,7 +383,10 @@ def section(body):
     (pages/playground.py's `weights_section`). After it ran alone, app.py's `after_section` writes the page's state
     into the link, as after a full run (the sidebar's share link follows the link in the browser: a fragment
     cannot redraw the sidebar), and the run holds the process's run slot, as a page's does. A full run of
-    the page runs `body` inline, as a plain call.
+    the page runs `body` inline, as a plain call, in a container of its own: a click on the section made while a
+    full run draws is run after it, and may start before that run's messages have left the server, which makes
+    Streamlit drop the run's deltas of the section and the browser clear its block as stale (see
+    ui.classroom_session.pushed_or_timed); in its own container nothing after it moves up in its place.
     """
 
     @functools.wraps(body)
@@ -399,7 +402,16 @@ def section(body):
                 if after is not None:
                     after(started)
 
-    return st.fragment(run)
+    fragment = st.fragment(run)
+
+    @functools.wraps(body)
+    def placed(*args, **kwargs):
+        if running_alone():  # Streamlit runs the fragment alone by itself, in the place its full run gave it
+            return fragment(*args, **kwargs)
+        with st.container():
+            return fragment(*args, **kwargs)
+
+    return placed
 
 
 def finish_run() -> None:
