@@ -164,8 +164,8 @@ def test_the_key_a_query_attends_to_most_is_the_argmax_of_the_heads_row(values, 
 @pytest.mark.parametrize("values", [DEFAULT, CHANGED], ids=["default", "changed"])
 def test_a_head_whose_label_states_where_it_looks_is_neither_offered_nor_asked(values):
     """On the default page every (head, query) answer is what the head's preset says on the page ('previous token':
-    j = i − 1...): the label would print the answer. Only the heads whose preset states no rule are offered; the
-    others are refused, whatever the query."""
+    j = i − 1...): the label would print the answer. Only the heads whose preset states no rule are offered (and,
+    without the mask, the 'previous token' heads, for their query 0); the others are refused for every query."""
     shown, tokens = shown_by_core(values), values["seq"].tokens
     weights = numpy_heads(values)
     for h, preset in enumerate(values["presets"]):
@@ -176,9 +176,23 @@ def test_a_head_whose_label_states_where_it_looks_is_neither_offered_nor_asked(v
                 with pytest.raises(ValueError, match=f"head {h + 1} is set to .*so its label gives the answer"):
                     head_argmax(shown, values, h + 1, i)
     _, argmax = questions(shown_by_core)
-    offered = [h for h, preset in enumerate(values["presets"], 1) if preset == "random"]
+    offered = [
+        h
+        for h, preset in enumerate(values["presets"], 1)
+        if preset == "random" or preset == "previous" and not values["causal"]
+    ]
     assert list(argmax.picks[0].options(values)) == (offered or [1])  # none: head 1, which says why not
     assert list(argmax.picks[0].labels(values)) == [f"head {h} · {body_labels(values)[h - 1]}" for h in offered or [1]]
+
+
+def test_a_previous_token_heads_query_0_is_asked_without_the_mask_since_its_rule_skips_that_row():
+    shown = shown_by_core(DEFAULT)
+    body, truth = head_argmax(shown, DEFAULT, 1, 0)  # head 1: 'previous token'
+    assert truth == largest(numpy_heads(DEFAULT)[0, 0]) and "head 1 · previous token" in body["prompt"]
+    with pytest.raises(ValueError, match="so its label gives the answer"):
+        head_argmax(shown, DEFAULT, 1, 1)
+    with pytest.raises(ValueError, match="so its label gives the answer"):
+        head_argmax(shown, DEFAULT, 2, 0)  # 'first token' says where row 0 looks too
 
 
 def test_bad_heads_and_queries_are_refused():
@@ -215,8 +229,15 @@ def test_the_ask_box_says_why_the_default_heads_cannot_be_asked_where_they_look_
     teacher.session_state[ask_box_key(teacher.session_state)] = True
     teacher.run()
     teacher.radio(key="class_ask_kind").set_value("argmax").run()
+    # only head 1 'previous token' is offered (its rule skips query 0), and only its query 0 can be asked
+    (head_box,) = [s for s in teacher.selectbox if str(s.key).startswith("class_ask_head_")]
+    assert head_box.options == ["head 1 · previous token"]
+    (query_box,) = [s for s in teacher.selectbox if str(s.key).startswith("class_ask_query_")]
+    query_box.set_value(1).run()
     (why,) = [w.value for w in teacher.warning if w.value.startswith("Cannot ask this now")]
     assert "set a head to 'random' to ask this" in why and teacher.button(key="class_ask").disabled
+    query_box.set_value(0).run()
+    assert not teacher.button(key="class_ask").disabled
     teacher.radio(key="class_ask_kind").set_value("uniform").run()
     assert not [w for w in teacher.warning if w.value.startswith("Cannot ask")]
     assert not teacher.button(key="class_ask").disabled

@@ -8,8 +8,9 @@ the heads read, `d_model`, `n_heads`, `presets`, `seed`, `causal` and `scale`):
 - "argmax": in head h, which key will query i attend to most? Only about a head whose preset states no rule: the
   page's list of presets says where every other preset looks ("previous token": j = i − 1, "first token": j = 0,
   "itself": j = i, "most similar word": itself and its copies, "uniform": every key ties), so its label would print
-  the answer. In practice the heads set to "random" (or run as random: a preset that does not fit its head). With the
-  causal mask, query 0 is not asked either: it sees key 0 alone.
+  the answer. In practice the heads set to "random" (or run as random: a preset that does not fit its head), and,
+  without the mask, query 0 of a "previous token" head (the list says its rule skips the first row). With the causal
+  mask, query 0 is not asked either: it sees key 0 alone.
 
 `shown(values)` is the page's own computation for its declared values (ShownHeads): the questions read their truth
 from it, so they ask about exactly the heads the page draws.
@@ -106,10 +107,17 @@ RULES = {
 }
 
 
-def askable_heads(shown: ShownHeads) -> list[int]:
+def askable_heads(shown: ShownHeads, causal: bool = True) -> list[int]:
     """The heads (1..n_heads) the argmax question asks about: those whose preset states no rule ("random", or a
-    preset that does not fit its head, run as random), so that its label does not say where it looks."""
-    return [h + 1 for h, preset in enumerate(shown.presets) if preset not in RULES]
+    preset that does not fit its head, run as random), so that its label does not say where it looks; without the
+    mask, also the "previous token" heads, whose rule leaves out query 0 (it has no previous token)."""
+    return [h + 1 for h, preset in enumerate(shown.presets) if preset not in RULES or unruled(preset, 0, causal)]
+
+
+def unruled(preset: str, query: int, causal: bool) -> bool:
+    """Whether the page's list of presets leaves where a head of `preset` looks from `query` unsaid: row 0 of a
+    "previous token" head ("every row but the first"), which the causal mask would answer (it sees key 0 alone)."""
+    return preset not in RULES or (preset == "previous" and query == 0 and not causal)
 
 
 def source(values, shown: ShownHeads) -> dict:
@@ -161,7 +169,7 @@ def head_argmax(shown: ShownHeads, values, head: int, query: int) -> tuple[dict,
     if values["causal"] and query == 0:
         raise ValueError("with the causal mask on, query 0 sees key 0 alone (weight 1): pick a later query")
     preset = shown.presets[head - 1]
-    if preset in RULES:
+    if not unruled(preset, query, bool(values["causal"])):
         instead = "ask about a head set to 'random'" if askable_heads(shown) else "set a head to 'random' to ask this"
         raise ValueError(
             f"head {head} is set to '{PRESET_LABELS[preset]}': the page's list of presets says where it looks "
@@ -195,7 +203,7 @@ def questions(shown: Callable[..., ShownHeads]) -> tuple[Question, ...]:
 
     def heads(values) -> list[int]:  # none to ask about (or no heads shown): head 1, whose build says why not
         try:
-            return askable_heads(shown(values)) or [1]
+            return askable_heads(shown(values), bool(values["causal"])) or [1]
         except ValueError:
             return [1]
 
