@@ -118,7 +118,7 @@ def join_room() -> None:
 def outside_a_room() -> None:
     st.markdown(
         "Class mode puts a whole class on the same screen: the students' browsers follow the teacher's page, "
-        "the teacher can pause everyone, ask the class a question from the Predict page or the Playground, "
+        "the teacher can pause everyone, ask the class a question from any lesson page, "
         "and watch the answers arrive."
     )
     teach, learn = st.columns(2, gap="large")
@@ -234,8 +234,7 @@ def _live_answers(code: str) -> None:
         results_panel(code, key, state.question.id)
     else:
         st.info(
-            "No question is open. Go to the Predict page or the Playground and press **Ask the class**, "
-            "under the room bar.",
+            "No question is open. Go to a lesson page and press **Ask the class**, under the room bar.",
             icon=":material/quiz:",
         )
     earlier_questions([q for q in asked if state.question is None or q.id != state.question.id])

@@ -70,6 +70,9 @@ def test_a_timed_question_takes_answers_until_its_time_and_refuses_later_ones(ro
     teacher.selectbox(key="class_ask_seconds").set_value(30).run()
     first = ask(teacher, "argmax", query=1)
     assert first.body["seconds"] == 30 and first.closes_at is not None
+    teacher.session_state[ask_box_key(teacher.session_state)] = True  # the box opened again: no time carried over
+    teacher.run()
+    assert teacher.selectbox(key="class_ask_seconds").value == 0
     student.run()
     assert any("Answers close in" in h.proto.body for h in student.get("html"))
     answer(student, first, 0)

@@ -389,7 +389,7 @@ def test_an_answer_the_store_refuses_is_never_shown_as_sent():
     student.button(key=f"class_send_{question.id}").click().run()
     text = every_text(student)
     assert "Sent:" not in text and "not taken" in text
-    assert "You said no answer" in text, "the reveal shows what the store holds, not the refused click"
+    assert "You did not answer" in text, "the reveal shows what the store holds, not the refused click"
 
 
 def test_a_teacher_whose_class_is_held_by_a_question_writes_no_lead(monkeypatch):

@@ -13,7 +13,7 @@ from attention import attention_steps
 from attention.sequence import TokenSequence
 from classroom import errors
 from classroom.questions import check_question, check_truth, is_right
-from tests.apptest_helpers import every_text, open_page
+from tests.apptest_helpers import chart_by_key, every_text, open_page
 from tests.classroom_asking import ask, store
 from ui.questions.playground import check_goal
 
@@ -118,7 +118,8 @@ def test_a_class_builds_the_teacher_sees_the_solutions_and_shows_one(room):
     assert "Solution 1 · solved" in every_text(teacher) and "Solution 2 · not yet" in every_text(teacher)
     teacher.button(key=f"class_show_{question.id}_0").click().run()
     teacher.run()
-    assert not teacher.exception
+    assert not teacher.exception and "Solution 1 · solved · on screen" in every_text(teacher)
+    assert "Solution 2 · not yet · on screen" not in every_text(teacher)
     np.testing.assert_array_equal(teacher.session_state["seq"].q[2], [5.0, 0.0])  # the projector shows it
     assert store().current_view(code) == solutions[0]["view"]
     other.run()
@@ -127,8 +128,11 @@ def test_a_class_builds_the_teacher_sees_the_solutions_and_shows_one(room):
     assert store().results(code, key, question.id).question.revealed
     student.run()
     assert [s.value for s in student.success if "challenge is closed" in s.value] == [
-        "The challenge is closed. Your solution: solved\\: 1.00 ≥ 0.8."
+        "The challenge is closed. Your solution: solved\\: 1.00 ≥ 0.8. Every screen shows your solution now "
+        "(without your name)."
     ]
+    other.run()
+    assert "The page shows a classmate's solution, chosen by the teacher (no name), not yours" in every_text(other)
 
 
 def test_the_leak_goal_is_solved_exactly_when_the_bug_loses_that_much_of_the_querys_weight():
@@ -175,6 +179,11 @@ def test_a_class_builds_a_leak_on_the_causal_page(room):
     teacher.run()
     assert "**1** solved" in every_text(teacher) and "Solution 1 · solved" in every_text(teacher)
     assert not teacher.exception
+    laptop = open_page("pages/class.py")  # another tab of the teacher's (a new session, by the cookie)
+    laptop.session_state["class_room"], laptop.session_state["class_role"] = code, "teacher"
+    laptop.session_state["class_teacher_key"] = key
+    laptop.run()
+    assert chart_by_key(laptop, f"class_solution_{question.id}_0")["data"][0]["type"] == "heatmap"  # never ran /causal
     with pytest.raises(ValueError, match="already true on this page"):  # query 0 already leaks 0.84 by default
         ask_refused(teacher, "build_leak", query=0)
 

@@ -242,7 +242,10 @@ def test_the_ask_box_says_why_the_default_heads_cannot_be_asked_where_they_look_
     assert not [w for w in teacher.warning if w.value.startswith("Cannot ask")]
     assert not teacher.button(key="class_ask").disabled
     (said,) = [c.value.replace("\\", "") for c in teacher.caption if c.value.startswith("The class will read")]
-    assert "which head's weights are closest to uniform" in said and "(choices: head 1 · previous token · " in said
+    assert (
+        "which head's weights are closest to uniform" in said
+        and "Choices: (1) head 1 · previous token; (2) head 2 · first token; " in said
+    )
 
 
 def test_asked_in_a_room_every_heads_weights_are_hidden_until_the_reveal(room):

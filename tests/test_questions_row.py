@@ -95,6 +95,12 @@ def test_the_most_common_miss_names_the_key_the_students_and_why():
     assert common_miss({**body, "tolerance": 0.1}, near, truth) is None  # every weight within the tolerance
     top = common_miss({**body, "tolerance": 0.1}, [[1.0, 0.0, 0.0]], truth)
     assert top.startswith("1 of 1 gave k_0 'a' more weight") and "the next is only 2.00 below it" in top
+    k = np.array([[2.0, 0.0], [0.0, 2.0], [0.0, 0.5]])  # k_0 and k_1 score 2 each for q = (1, 1): a tie
+    both = TokenSequence(("a", "b", "c"), np.array([[1.0, 1.0]] * 3), k, k)
+    tied, tied_truth = row_question(both, 0, causal=False, scale=False, source={})
+    said = common_miss({**tied, "tolerance": 0.1}, [[1.0, 0.0, 0.0]], tied_truth)
+    assert "Its score, 2.00, ties for the row's largest: the tied keys share the weight." in said
+    assert "next is only" not in said
     masked, masked_truth = row_question(seq, 1, causal=True, scale=False, source={})  # q_1 = (0, 1): scores 0, 0
     assert masked["source"]["scores"] == [0.0, 0.0, None] and masked_truth == [0.5, 0.5, 0.0]
     said = common_miss(masked, [[0.4, 0.3, 0.3]], masked_truth)

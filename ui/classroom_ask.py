@@ -113,7 +113,9 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
         if why_not:
             st.warning(escape_markdown(f"Cannot ask this now: {why_not}."), icon=":material/block:")
         else:
-            options = f" (choices: {' · '.join(body['options'])})" if body["kind"] == "choice" else ""
+            options = ""
+            if body["kind"] == "choice":
+                options = " Choices: " + "; ".join(f"({n}) {o}" for n, o in enumerate(body["options"], 1)) + "."
             st.caption(escape_markdown(f"The class will read: {body['prompt']}{options}"))
         st.button(
             "Ask",
@@ -216,6 +218,8 @@ def _ask(url_path: str, code: str, teacher_key: str, store) -> None:
         st.session_state[ASK_ERROR] = str(err)
     else:
         st.session_state[ask_box_key(st.session_state)] = False
+        chosen["seconds"] = 0  # a time is chosen for one question: the next one (a challenge...) starts without
+        st.session_state.pop("class_ask_seconds", None)
         # A new popover after each question: the browser may still hold the old one as open (its close was the
         # server's, not a click) and send that back with the teacher's next click, opening it on the projector.
         st.session_state[ASK_ROUND] = st.session_state.get(ASK_ROUND, 0) + 1

@@ -1,4 +1,5 @@
-"""The questions a teacher asks from the Predict page and the Playground, and the chart of a class's answers.
+"""The questions a teacher asks from the Predict page and the Playground (the other pages' are in ui/questions/),
+what the pages' questions share, and the charts of a class's answers.
 
 Pure functions (no Streamlit): a question is the dict classroom.store.ask takes, its true value computed
 by the project's own attention core from exactly the state the students see; its prompt names that state
@@ -251,6 +252,8 @@ def common_miss(question: dict, values: list, truth) -> str | None:
             text += " It is masked: its score is −∞, so its weight is exactly 0." if up else ""
         elif up and score < finite[0]:
             text += f" Its score, {score:.2f}, is {finite[0] - score:.2f} below the row's largest, {finite[0]:.2f}."
+        elif up and len(finite) > 1 and round(score - finite[1], 2) == 0:
+            text += f" Its score, {score:.2f}, ties for the row's largest: the tied keys share the weight."
         elif up and len(finite) > 1:
             text += (
                 f" Its score, {score:.2f}, is the row's largest, but the next is only {score - finite[1]:.2f} below "

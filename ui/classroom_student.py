@@ -255,7 +255,8 @@ def answer_box(code: str, question) -> None:
     if isinstance(body.get("again_of"), int) and not question.revealed:
         st.caption(f"Asked again: answer afresh. Your first answer stays with question {question.number - 1}.")
     if question.revealed:
-        show_reveal(body, question.truth, mine[question.id])
+        shown = store().current_view(code) if body["kind"] == "build" else None
+        show_reveal(body, question.truth, mine[question.id], shown)
         return
     if not answers_open(st, question, f"s{question.id}"):
         if mine[question.id] is not None:
@@ -362,8 +363,7 @@ def _submit(code: str, qid: int, body: dict) -> None:
         return
     page, check = found
     solved, said = check(body["goal"], page.values())
-    path = "/" + ("" if (body.get("source") or {}).get("page") == "playground" else body["source"]["page"])
-    view = path + "?" + urlencode(page.full_query())
+    view = mine_path(body) + "?" + urlencode(page.full_query())
     try:
         store().answer(code, st.session_state.get(SID_KEY), qid, {"view": view, "solved": solved, "said": said})
     except errors.StoreUnavailable:
@@ -373,6 +373,12 @@ def _submit(code: str, qid: int, body: dict) -> None:
         st.session_state[MESSAGE_KEY] = f"Your solution was not taken: {err}."
         return
     st.session_state.setdefault(MINE_KEY, {})[qid] = {"view": view, "solved": solved, "said": said}
+
+
+def mine_path(body: dict) -> str:
+    """The path of a build challenge's page, as a solution's view names it ("/" for the Playground)."""
+    page = (body.get("source") or {}).get("page")
+    return "/" + ("" if page == "playground" else str(page))
 
 
 def row_editor(body: dict, key: str, chosen) -> None:
@@ -429,13 +435,23 @@ def _row_keys(key: str) -> list[str]:
     return keys
 
 
-def show_reveal(body: dict, truth, mine) -> None:
+def show_reveal(body: dict, truth, mine, shown_view: str | None = None) -> None:
+    """The answer and this student's own, once revealed; a build challenge's: whose solution the page shows
+    (`shown_view`, the room's view: the one the teacher chose to show, if any)."""
     if body["kind"] == "build":
+        if mine is not None and shown_view == mine["view"]:
+            on_screen = " Every screen shows your solution now (without your name)."
+        elif shown_view is not None and shown_view.partition("?")[0] == mine_path(body):
+            on_screen = " The page shows a classmate's solution, chosen by the teacher (no name), not yours."
+        else:
+            on_screen = ""
         if mine is None:
-            st.info("The teacher has closed the challenge: you did not submit a solution.")
+            st.info(f"The teacher has closed the challenge: you did not submit a solution.{on_screen}")
         else:
             outcome_box(
-                st, bool(mine["solved"]), f"The challenge is closed. Your solution: {escape_markdown(mine['said'])}."
+                st,
+                bool(mine["solved"]),
+                f"The challenge is closed. Your solution: {escape_markdown(mine['said'])}.{on_screen}",
             )
         return
     if truth is None:
@@ -452,7 +468,8 @@ def show_reveal(body: dict, truth, mine) -> None:
         shown = ", ".join(f"{label} {w:.2f}" for label, w in zip(labels, truth))
         shown += f" (each weight within {body.get('tolerance', 0):g} of it counts as right)"
         said = "no answer" if mine is None else ", ".join(f"{label} {w:.2f}" for label, w in zip(labels, mine))
-    text = f"The answer: **{escape_markdown(shown)}**. You said {escape_markdown(said)}."
+    said = "You did not answer." if mine is None else f"You said {escape_markdown(said)}."
+    text = f"The answer: **{escape_markdown(shown)}**. {said}"
     outcome_box(st, bool(is_right(body, truth, mine)), text)
 
 

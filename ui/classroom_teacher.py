@@ -291,16 +291,19 @@ def build_gallery(code: str, key: str, q, res, compact: bool) -> None:
     )
     source = q.body.get("source") or {}
     declared_questions = questions_named(str(source.get("page")))
-    page = declared(declared_questions.prefix) if declared_questions else None
+    # the page's declared state decodes a solution's view whether or not this tab has run that page
+    page = declared_questions.state if declared_questions else None
     try:
         question = declared_questions.by_kind(source.get("question")) if declared_questions else None
     except ValueError:
         question = None
+    on_screen = store().current_view(code) if q.revealed else None  # Show this one made it the class's view
     shown = sorted(enumerate(res.values), key=lambda item: not item[1]["solved"])[: GALLERY // (2 if compact else 1)]
-    columns = st.columns(6)
+    columns = st.columns(4)
     for place, (i, solution) in enumerate(shown):
         with columns[place % len(columns)]:
-            st.caption(f"Solution {i + 1} · {'solved' if solution['solved'] else 'not yet'}")
+            mark = " · on screen" if solution["view"] == on_screen else ""
+            st.caption(f"Solution {i + 1} · {'solved' if solution['solved'] else 'not yet'}{mark}")
             if question is not None and question.preview is not None and page is not None:
                 from ui.charts import square_chart  # as in results_panel
 

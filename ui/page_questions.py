@@ -58,6 +58,7 @@ class PageQuestions:
     prefix: str
     page: str
     questions: tuple[Question, ...]
+    state: Any = None  # the page's declared state (a PageState): decodes a view with no session (PageState.decode)
 
     def by_kind(self, kind: str) -> Question:
         for question in self.questions:
@@ -109,7 +110,7 @@ def ask_from(state, page: str, *questions: Question) -> PageQuestions:
     kinds = [q.kind for q in questions]
     if len(set(kinds)) != len(kinds):
         raise ValueError(f"{page}: two questions share a kind: {kinds}")
-    declared = PageQuestions(state.prefix, page, tuple(questions))
+    declared = PageQuestions(state.prefix, page, tuple(questions), state)
     _DECLARED[state.prefix] = declared
     return declared
 
