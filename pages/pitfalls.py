@@ -25,7 +25,7 @@ from ui.questions import pitfalls
 from ui.sequence_editor import editor_box, sequence_editor
 from ui.shared_state import SEQUENCE_KEY, require_app_entry
 from ui.snippets import attention_snippet
-from ui.tables import arrow_table, vectors_table
+from ui.tables import arrow_table, show_vectors
 from ui.url import Int, SequenceParam
 
 require_app_entry()
@@ -268,16 +268,7 @@ for col, name, (q, k, v), weights, output in (
 ):
     with col:
         st.subheader(f"Input {name}")
-        table = vectors_table(tok, q=q, k=k, v=v)
-        st.dataframe(
-            table,
-            hide_index=True,
-            width="stretch",
-            column_config={
-                "token": st.column_config.TextColumn("token", width=64),
-                **{c: st.column_config.NumberColumn(c, format="%.2f", width=46) for c in table.column_names[1:]},
-            },
-        )
+        show_vectors(st, tok, number_format="%.2f", q=q, k=k, v=v)
         chart(
             st,
             attention_heatmap(weights, tok, tok, title=f"weights of {name}"),

@@ -17,7 +17,7 @@ from ui.safe_text import escape_markdown
 from ui.sequence_editor import editor_box, reset_sequence, sequence_editor
 from ui.shared_state import SEQUENCE_KEY, require_app_entry
 from ui.snippets import attention_snippet
-from ui.tables import vectors_table
+from ui.tables import show_vectors
 from ui.url import Choice, SequenceParam
 
 require_app_entry()
@@ -138,17 +138,7 @@ with left:
         "per position i",
         help="A query is what its position looks for; a key, what its position offers to be found by.",
     )
-    table = vectors_table(puzzle.seq.tokens, numbered=True, q=puzzle.seq.q, k=puzzle.seq.k)
-    st.dataframe(
-        table,
-        hide_index=True,
-        width="stretch",
-        column_config={
-            "pos": st.column_config.NumberColumn("i", width=32),
-            "token": st.column_config.TextColumn("token", width=72),
-            **{c: st.column_config.NumberColumn(c, width=44) for c in table.column_names[2:]},
-        },
-    )
+    show_vectors(st, puzzle.seq.tokens, numbered=True, q=puzzle.seq.q, k=puzzle.seq.k)
     if puzzle.seq.q.shape[1] == 2:
         with st.expander("Draw them as arrows (d_k = 2)"):
             chart(

@@ -27,10 +27,21 @@ def arrow_rows(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(list(rows))
 
 
-def vectors_table(tokens, numbered: bool = False, **matrices) -> pa.Table:
-    """token, then the matrices side by side, one row per position (columns token, q1.., k1.., v1.. for
-    q=, k=, v=): one table where two or three would each need a column of the page. `numbered`: a first column
-    "pos", the position (0, 1, ...) that names q_0, k_0... elsewhere on the page."""
+def show_vectors(where, tokens, numbered: bool = False, number_format: str | None = None, **matrices) -> None:
+    """In `where` (st or a column): token, then the matrices side by side, one row per position (columns token,
+    q1.., k1.., v1.. for q=, k=, v=), narrow columns: one table where two or three would each need a column of the
+    page. `numbered`: a first column "i", the position (0, 1, ...) that names q_0, k_0... elsewhere on the page."""
+    import streamlit as st
+
     columns = {f"{name}{c + 1}": a[:, c] for name, a in matrices.items() for c in range(a.shape[1])}
-    first = {"pos": list(range(len(tokens)))} if numbered else {}
-    return arrow_table({**first, "token": list(tokens), **columns})
+    first = {"i": list(range(len(tokens)))} if numbered else {}
+    where.dataframe(
+        arrow_table({**first, "token": list(tokens), **columns}),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "i": st.column_config.NumberColumn("i", width=32),
+            "token": st.column_config.TextColumn("token", width=68),
+            **{c: st.column_config.NumberColumn(c, format=number_format, width=46) for c in columns},
+        },
+    )
