@@ -94,7 +94,12 @@ def check_answer(question: dict, value: Any) -> int | float | list[float]:
     if question["kind"] == "row":
         return check_row(value, question["n"])
     if question["kind"] == "build":
-        return check_solution(value)
+        solution = check_solution(value)
+        page = (question.get("source") or {}).get("page")
+        path = solution["view"].partition("?")[0].rstrip("/")
+        if isinstance(page, str) and path != ("" if page == "playground" else f"/{page}"):
+            raise InvalidAnswer(f"a solution is a view of the challenge's page ({page}), not of {path or '/'}")
+        return solution
     if question["kind"] == "choice":
         n = len(question["options"])
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:

@@ -82,6 +82,17 @@ def test_a_solution_is_refused_unless_it_is_a_view_and_the_servers_verdict(value
         check_answer(body, value)
 
 
+def test_a_solution_is_a_view_of_the_challenges_page():
+    from classroom.questions import check_answer
+
+    for page, ok, other in (("playground", "/?q=1", "/heads?d_model=8"), ("causal", "/causal?t=1", "/?q=1")):
+        source = {"page": page, "question": "build_x"}
+        body = check_question({"kind": "build", "prompt": "Build it", "goal": attend_goal(), "source": source})
+        assert check_answer(body, {"view": ok, "solved": True, "said": "solved"})["view"] == ok
+        with pytest.raises(errors.InvalidAnswer, match=f"a view of the challenge's page \\({page}\\)"):
+            check_answer(body, {"view": other, "solved": True, "said": "solved"})
+
+
 def test_a_build_question_has_a_goal_and_no_true_value():
     body = check_question({"kind": "build", "prompt": "Build it", "goal": attend_goal()})
     with pytest.raises(errors.InvalidQuestion, match="goal"):
