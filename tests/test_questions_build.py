@@ -129,8 +129,8 @@ def test_a_class_builds_the_teacher_sees_the_solutions_and_shows_one(room):
     assert "Solution 1 · solved" in every_text(teacher) and "Solution 2 · not yet" in every_text(teacher)
     teacher.button(key=f"class_show_{question.id}_0").click().run()
     teacher.run()
-    assert not teacher.exception and "Solution 1 · solved · on screen" in every_text(teacher)
-    assert "Solution 2 · not yet · on screen" not in every_text(teacher)
+    assert not teacher.exception and "Solution 1 · solved · shown" in every_text(teacher)
+    assert "Solution 2 · not yet · shown" not in every_text(teacher)
     np.testing.assert_array_equal(teacher.session_state["seq"].q[2], [5.0, 0.0])  # the projector shows it
     assert store().current_view(code) == solutions[0]["view"]
     other.run()

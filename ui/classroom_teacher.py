@@ -44,10 +44,11 @@ LEADS_KEY = "_class_leads"  # whether this tab may move the class now (it leads,
 NAMES_KEY = "class_show_names"
 CONFIRM_KEY = "class_confirm"  # "close", "sign_out" or "delete": the action waiting for the teacher's yes
 SHOW_KEY = "_class_show"  # a solution's view the teacher's screen opens on its next run (Show this one)
+SHOWN_KEY = "_class_shown"  # {question id: the view of the solution this teacher showed last}
 ASK_SLOT_KEY = "_class_ask_slot"  # where this run draws 'Ask the class', after the page
 LEAD_NOW_KEY = "_class_lead_now"  # this tab has just taken the lead: its page runs whole, and leads
 WAS_LEADER_KEY = "_class_was_leader"  # the store named this tab the leader at the bar's last run
-LEFT_BEHIND += [LED_KEY, LEADS_KEY, CONFIRM_KEY, ASK_SLOT_KEY, WAS_LEADER_KEY]
+LEFT_BEHIND += [LED_KEY, LEADS_KEY, CONFIRM_KEY, ASK_SLOT_KEY, WAS_LEADER_KEY, SHOWN_KEY]
 NOT_LED = {"class"}  # the teacher's dashboard is not a view to send the class to
 
 
@@ -101,6 +102,8 @@ def _teacher_bar(url_path: str):
         st.rerun(scope="app")  # this tab now leads: the whole page runs, and its view becomes the room's
     if running_alone() and asked_now(state) != drawn_question():
         st.rerun(scope="app")  # a question opened or was revealed: the page holds or shows its answer
+    if running_alone() and st.session_state.get(SHOW_KEY):
+        st.rerun(scope="app")  # Show this one, on a challenge already closed: the page opens the solution
     with st.container(border=True, key="class_teacher_bar"):
         screen_drawn(
             store(), code, state.version, activity=state.activity, leader=tab_id() if leads else None, tab=tab_id()
@@ -297,12 +300,13 @@ def build_gallery(code: str, key: str, q, res, compact: bool) -> None:
         question = declared_questions.by_kind(source.get("question")) if declared_questions else None
     except ValueError:
         question = None
-    on_screen = store().current_view(code) if q.revealed else None  # Show this one made it the class's view
+    # the solution this teacher showed (the room's view follows it only once the page has run), else the room's
+    on_screen = st.session_state.get(SHOWN_KEY, {}).get(q.id) or (store().current_view(code) if q.revealed else None)
     shown = sorted(enumerate(res.values), key=lambda item: not item[1]["solved"])[: GALLERY // (2 if compact else 1)]
     columns = st.columns(4)
     for place, (i, solution) in enumerate(shown):
         with columns[place % len(columns)]:
-            mark = " · on screen" if solution["view"] == on_screen else ""
+            mark = " · shown" if solution["view"] == on_screen else ""
             st.caption(f"Solution {i + 1} · {'solved' if solution['solved'] else 'not yet'}{mark}")
             if question is not None and question.preview is not None and page is not None:
                 from ui.charts import square_chart  # as in results_panel
@@ -330,6 +334,7 @@ def _show_solution(code: str, key: str, qid: int, view: str) -> None:
         st.session_state[MESSAGE_KEY] = f"Could not show it: {err}."
         return
     st.session_state[SHOW_KEY] = view
+    st.session_state[SHOWN_KEY] = {qid: view}  # bounded: the last question's only
 
 
 def open_shown_solution(pages) -> None:

@@ -80,5 +80,12 @@ def test_one_student_builds_it_another_does_not_and_the_teacher_shows_the_soluti
             expect(page).to_have_url(solution)
         idle(teacher)
         expect(teacher.get_by_text("Ada")).to_have_count(0)  # no name on the projector
+        expect(teacher.get_by_text("Solution 1 · solved · shown").first).to_be_visible()
+        # a second one, the challenge already closed (the button reruns the bar alone): every screen moves again
+        teacher.get_by_role("button", name="Show this one").nth(1).click()
+        for page in (teacher, phone, builder):
+            expect(page).not_to_have_url(solution)
+        expect(teacher.get_by_text("Solution 2 · not yet · shown").first).to_be_visible()
+        expect(builder.get_by_text("The page shows a classmate's solution").first).to_be_visible()
         if SHOTS:
             teacher.screenshot(path=str(ARTIFACTS / "build_shown_1280x720.png"))
