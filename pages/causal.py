@@ -135,6 +135,8 @@ def show_check(inv: InvarianceResult, t: int, tok) -> None:
 
 
 STATE.load()
+if STATE.link_read:  # a sequence from a link (a class's move, a solution shown) is the check's new "before"
+    st.session_state.pop("causal_before", None)
 st.title("Causal masking")
 st.markdown(
     "A language model predicts the next token, so position *i* must not look at anything after *i*. The causal "

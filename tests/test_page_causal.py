@@ -127,3 +127,18 @@ def test_a_shorter_sequence_holds_t_at_its_last_position_and_gives_it_back():
     at.session_state["causal_seq"] = random_example(6, 3, 2, seed=3).seq
     at.run()
     assert at.slider(key="causal_t").value == 4 and not any("position t" in c.value for c in at.caption)
+
+
+def test_a_sequence_that_arrives_by_a_link_is_the_checks_new_before():
+    """A student's edit of position 0 fails the check (it is not after t); a sequence the page then takes from a
+    link (the class's move, a solution shown: the page reads its link again) is compared with itself, not with the
+    snapshot of the student's own vectors."""
+    from ui.page_state import LOADED_KEY
+
+    at = open_page("pages/causal.py")
+    at.text_area(key="causal_seq_text_q").set_value("9 9 9; 0 0 0; 0 0 0; 0 0 0; 0 0 0; 0 0 0").run()
+    assert any("Check failed" in e.value for e in at.error)
+    at.session_state[LOADED_KEY] = set()  # what following the class does before the page runs (classroom_student)
+    at.run()
+    assert not any("Check failed" in e.value for e in at.error)
+    np.testing.assert_array_equal(at.session_state["causal_before"].q, at.session_state["causal_seq"].q)

@@ -258,6 +258,7 @@ class PageState:
             elif navigated and not first or not self._is_set(name, param):
                 self.set(name, _default(param, values))
             values[name] = self._read(name, param, values)
+        self._records()["link_read"] = bool(first or navigated)
         if first or navigated:
             self._records()["url_warnings"] = warnings
         # Only now is the link read and this page the one app.py writes into the link after the run: a run stopped
@@ -267,6 +268,12 @@ class PageState:
         if self.prefix is not None:
             st.session_state[CURRENT_KEY] = self
             st.session_state.setdefault(DECLARED_KEY, {})[self.prefix] = self
+
+    @property
+    def link_read(self) -> bool:
+        """Whether this run's `load` took the state from a link (a first visit, Back or Forward, a class's move or
+        a view shown to it) rather than from the page's own widgets."""
+        return bool(self._records().get("link_read"))
 
     def decode(self, query: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
         """The values a link's `query` gives this page, as its first run would read them (each parameter in the
