@@ -94,7 +94,8 @@ def figure_to_csv(fig: go.Figure | dict) -> str:
 def heatmap_tables(fig: go.Figure | dict, digits: int = 3) -> list[dict]:
     """Each heatmap of `fig` as a table a screen reader can read: [{"description", "rows", "columns",
     "values"}], rows and columns named by the axes' tick labels where they name positions, values as text
-    rounded to `digits` decimals (−∞ and NaN written out). Images sent as pictures carry no numbers: none."""
+    rounded to `digits` decimals (−∞ written out, a hidden value (NaN) as ?, as its cell shows it). Images sent as
+    pictures carry no numbers: none."""
     fig = fig if isinstance(fig, go.Figure) else go.Figure(fig)
     title = fig.layout.title.text or ""
     heatmaps = [t for t in fig.data if t.type == "heatmap" and t.z is not None]
@@ -147,7 +148,7 @@ def _position_names(fig: go.Figure, letter: str, trace, count: int) -> list[str]
 
 def _cell(v: float, digits: int) -> str:
     if np.isnan(v):
-        return "NaN"
+        return "?"  # as the heatmap's cell shows it (figures.heatmaps.fmt): a value hidden until a class's reveal
     if np.isinf(v):
         return "−∞" if v < 0 else "∞"
     return f"{v:.{digits}f}"

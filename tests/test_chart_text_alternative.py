@@ -28,6 +28,13 @@ def test_a_masked_score_is_written_out_not_left_blank():
     assert heatmap_tables(fig_scores)[0]["values"][0][1] == "−∞"
 
 
+def test_a_hidden_value_is_written_as_its_cell_shows_it():
+    # a class question hides a row (NaN): the table says ? as the heatmap's cells do, not NaN
+    fig = attention_heatmap(np.array([[np.nan, np.nan], [0.25, 0.75]]), ["a", "b"], ["a", "b"])
+    (table,) = heatmap_tables(fig)
+    assert table["values"] == [["?", "?"], ["0.250", "0.750"]]
+
+
 def test_small_multiples_give_one_table_per_head_named_by_its_title():
     w = np.random.default_rng(1).dirichlet(np.ones(3), size=(2, 3))
     tables = heatmap_tables(heads_grid(w, list("abc"), ["head one", "head two"]))
