@@ -96,9 +96,9 @@ def check_answer(question: dict, value: Any) -> int | float | list[float]:
     if question["kind"] == "build":
         solution = check_solution(value)
         page = (question.get("source") or {}).get("page")
-        path = solution["view"].partition("?")[0].rstrip("/")
-        if isinstance(page, str) and path != ("" if page == "playground" else f"/{page}"):
-            raise InvalidAnswer(f"a solution is a view of the challenge's page ({page}), not of {path or '/'}")
+        path = solution["view"].partition("?")[0]
+        if isinstance(page, str) and path != page_path(page):
+            raise InvalidAnswer(f"a solution is a view of the challenge's page ({page}), not of {path}")
         return solution
     if question["kind"] == "choice":
         n = len(question["options"])
@@ -109,6 +109,11 @@ def check_answer(question: dict, value: Any) -> int | float | list[float]:
     if isinstance(value, bool) or not _finite(value) or not lo <= value <= hi:
         raise InvalidAnswer(f"the answer must be a number from {lo} to {hi}")
     return float(value)
+
+
+def page_path(page: str) -> str:
+    """The path of the page a question's source names ("playground" is the app's root, "/")."""
+    return "/" if page == "playground" else f"/{page}"
 
 
 def check_solution(value: Any) -> dict:

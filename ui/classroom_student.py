@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from classroom import errors
-from classroom.questions import answer_label, is_right, row_labels
+from classroom.questions import answer_label, is_right, page_path, row_labels
 from ui.checks import outcome_box
 from ui.classroom_open_question import answers_open, asked_now, drawn_question, page_name
 from ui.classroom_push import moved_here, redraw_in, room_state, screen_drawn
@@ -363,7 +363,7 @@ def _submit(code: str, qid: int, body: dict) -> None:
         return
     page, check = found
     solved, said = check(body["goal"], page.values())
-    view = mine_path(body) + "?" + urlencode(page.full_query())
+    view = challenge_path(body) + "?" + urlencode(page.full_query())
     try:
         store().answer(code, st.session_state.get(SID_KEY), qid, {"view": view, "solved": solved, "said": said})
     except errors.StoreUnavailable:
@@ -375,10 +375,9 @@ def _submit(code: str, qid: int, body: dict) -> None:
     st.session_state.setdefault(MINE_KEY, {})[qid] = {"view": view, "solved": solved, "said": said}
 
 
-def mine_path(body: dict) -> str:
-    """The path of a build challenge's page, as a solution's view names it ("/" for the Playground)."""
-    page = (body.get("source") or {}).get("page")
-    return "/" + ("" if page == "playground" else str(page))
+def challenge_path(body: dict) -> str:
+    """The path of a build challenge's page, as a solution's view names it."""
+    return page_path(str((body.get("source") or {}).get("page")))
 
 
 def row_editor(body: dict, key: str, chosen) -> None:
@@ -441,7 +440,7 @@ def show_reveal(body: dict, truth, mine, shown_view: str | None = None) -> None:
     if body["kind"] == "build":
         if mine is not None and shown_view == mine["view"]:
             on_screen = " Every screen shows your solution now (without your name)."
-        elif shown_view is not None and shown_view.partition("?")[0] == mine_path(body):
+        elif shown_view is not None and shown_view.partition("?")[0] == challenge_path(body):
             on_screen = " The page shows a classmate's solution, chosen by the teacher (no name), not yours."
         else:
             on_screen = ""
