@@ -34,9 +34,6 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import plotly
-import streamlit
-
 PINNED = {"streamlit": "1.67.0", "plotly": "7.1.0"}  # requirements.txt: the versions every source hash is of
 
 
@@ -435,6 +432,9 @@ def warn_once(name: str, problem: str) -> None:
 
 
 def installed_versions() -> dict[str, str]:
+    import plotly
+    import streamlit
+
     return {"streamlit": streamlit.__version__, "plotly": plotly.__version__}
 
 
@@ -466,7 +466,6 @@ def apply_once() -> None:
             warn_once(name, f"not applied: Streamlit's {', '.join(changed)} is not the pinned one")
         else:
             apply()
-    imports.import_at_start()  # after the guard above: nothing imports pandas or plotly while a session draws
     _applied = True
 
 

@@ -14,7 +14,6 @@ which is true, since no object of it can have reached a chart.
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 
@@ -45,17 +44,11 @@ def hide_half_imported_modules() -> None:
                 module.get_module = get_module
 
 
-def import_at_start() -> None:
-    """pandas and plotly's modules the pages use, imported once by the first run of the process
-    (ui.streamlit_internals.apply_once, after `hide_half_imported_modules`), before any page draws: no session's
-    thread imports them later, while another session's thread draws a chart."""
-    for name in ("pandas", "plotly.graph_objects", "plotly.io"):
-        importlib.import_module(name)
-
-
 def pandas():
-    """pandas, as `import_at_start` imported it (without the app, as any import: the tests, a script). Race-free
-    either way: CPython's per-module import lock makes a second thread's import wait until the first has finished,
-    and plotly, the one reader of `sys.modules` that did not wait, is answered by `get_module` above
-    (tests/test_import_race.py)."""
-    return sys.modules.get("pandas") or importlib.import_module("pandas")
+    """pandas, imported on first use (a page's first run draws no table and does not wait 0.27 s for it;
+    docs/performance.md, "pandas when a table is drawn"). Race-free: CPython's per-module import lock makes a second
+    thread's import wait until the first has finished, and plotly, the one reader of `sys.modules` that did not
+    wait, is answered by `get_module` above (tests/test_import_race.py)."""
+    import pandas as pd
+
+    return pd
