@@ -4,7 +4,7 @@ ui/classroom_student_answer.py's.
 
 Where a following student is: `APPLIED_KEY`, the room's view this student last moved to, is the one record; the
 watcher (ui/classroom_push.py) moves the page when the room's view is another, and the bar checks the page it
-drew (`SHOWN_KEY`, this run's page) against it only to redo a move that a run of the browser's overtook.
+drew (`PAGE_RUN_KEY`, this run's page) against it only to redo a move that a run of the browser's overtook.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ui.classroom_session import (
     resolve,
     store,
 )
-from ui.classroom_student_answer import SHOWN_KEY, answer_box
+from ui.classroom_student_answer import PAGE_RUN_KEY, answer_box
 from ui.page_state import CURRENT_KEY, LOADED_KEY, PageState, stop
 from ui.safe_text import escape_markdown
 from ui.streamlit_internals.browser import move_script
@@ -76,7 +76,7 @@ def student_screens(url_path: str, pages: dict[str, list[st.Page]]):
     """A student's part of every page: the room's bar, and the pause card instead of the page while the class is
     paused. Returns the room's state as the bar drew it."""
     moved = moved_here()  # this run is the watcher's move of this student (taken before its screens are let go)
-    st.session_state[SHOWN_KEY] = url_path
+    st.session_state[PAGE_RUN_KEY] = url_path
     if moved is not None and st.session_state.get(FOLLOW_KEY, True):
         target = resolve(moved, pages)
         if target is not None and target.page.url_path == url_path:
@@ -192,7 +192,7 @@ def _move_lost(view: str) -> bool:
     """Whether this browser is still on another page than the view it was sent to. A run its timer asks for
     while the move's run waits carries the old page, and Streamlit 1.67 lets the later request's page win
     (ScriptRequests coalesces them): the move is then made again."""
-    shown = st.session_state.get(SHOWN_KEY)
+    shown = st.session_state.get(PAGE_RUN_KEY)
     return shown is not None and shown != view.partition("?")[0].strip("/")
 
 

@@ -27,7 +27,7 @@ from ui.safe_text import escape_markdown
 
 MINE_KEY = "class_mine"  # {question id: this student's answer}
 UNSENT_KEY = "class_unsent"  # {question id: an answer the store could not take}: said until it is sent
-SHOWN_KEY = "_class_page_shown"  # the url_path of the page this student's last full run ran
+PAGE_RUN_KEY = "_class_page_shown"  # the url_path of the page this student's last full run ran
 LEFT_BEHIND += [MINE_KEY, UNSENT_KEY]
 
 
@@ -103,7 +103,7 @@ def build_goal(body: dict):
     """The page of a build question's goal as this student's last run of it left it, and the goal's check:
     (PageState, check), or None while this student is on another page (the check reads that page's own values)."""
     source = body.get("source") or {}
-    if page_name(st.session_state.get(SHOWN_KEY) or "") != source.get("page"):
+    if page_name(st.session_state.get(PAGE_RUN_KEY) or "") != source.get("page"):
         return None
     found = questions_named(str(source.get("page")))
     page = declared(found.prefix) if found is not None else None
@@ -120,7 +120,7 @@ def build_box(code: str, question, mine) -> None:
     """A build question: the goal checked live on this student's own page, and Submit, which sends the page's link
     and the server's verdict on it (never the browser's word)."""
     found = build_goal(question.body)
-    on_it = page_name(st.session_state.get(SHOWN_KEY) or "") == (question.body.get("source") or {}).get("page")
+    on_it = page_name(st.session_state.get(PAGE_RUN_KEY) or "") == (question.body.get("source") or {}).get("page")
     if found is None and on_it:
         # this run is the student's first of the challenge's page, whose state the page reads after this bar: the
         # watcher redraws the bar once the run has ended (a screen without a watcher, at its next run)

@@ -44,11 +44,11 @@ LEADS_KEY = "_class_leads"  # whether this tab may move the class now (it leads,
 NAMES_KEY = "class_show_names"
 CONFIRM_KEY = "class_confirm"  # "close", "sign_out" or "delete": the action waiting for the teacher's yes
 SHOW_KEY = "_class_show"  # a solution's view the teacher's screen opens on its next run (Show this one)
-SHOWN_KEY = "_class_shown"  # {question id: the view of the solution this teacher showed last}
+SHOWN_SOLUTION_KEY = "_class_shown"  # {question id: the view of the solution this teacher showed last}
 ASK_SLOT_KEY = "_class_ask_slot"  # where this run draws 'Ask the class', after the page
 LEAD_NOW_KEY = "_class_lead_now"  # this tab has just taken the lead: its page runs whole, and leads
 WAS_LEADER_KEY = "_class_was_leader"  # the store named this tab the leader at the bar's last run
-LEFT_BEHIND += [LED_KEY, LEADS_KEY, CONFIRM_KEY, ASK_SLOT_KEY, WAS_LEADER_KEY, SHOWN_KEY]
+LEFT_BEHIND += [LED_KEY, LEADS_KEY, CONFIRM_KEY, ASK_SLOT_KEY, WAS_LEADER_KEY, SHOWN_SOLUTION_KEY]
 NOT_LED = {"class"}  # the teacher's dashboard is not a view to send the class to
 
 
@@ -301,7 +301,9 @@ def build_gallery(code: str, key: str, q, res, compact: bool) -> None:
     except ValueError:
         question = None
     # the solution this teacher showed (the room's view follows it only once the page has run), else the room's
-    on_screen = st.session_state.get(SHOWN_KEY, {}).get(q.id) or (store().current_view(code) if q.revealed else None)
+    on_screen = st.session_state.get(SHOWN_SOLUTION_KEY, {}).get(q.id) or (
+        store().current_view(code) if q.revealed else None
+    )
     shown = sorted(enumerate(res.values), key=lambda item: not item[1]["solved"])[: GALLERY // (2 if compact else 1)]
     columns = st.columns(4)
     for place, (i, solution) in enumerate(shown):
@@ -334,7 +336,7 @@ def _show_solution(code: str, key: str, qid: int, view: str) -> None:
         st.session_state[MESSAGE_KEY] = f"Could not show it: {err}."
         return
     st.session_state[SHOW_KEY] = view
-    st.session_state[SHOWN_KEY] = {qid: view}  # bounded: the last question's only
+    st.session_state[SHOWN_SOLUTION_KEY] = {qid: view}  # bounded: the last question's only
 
 
 def open_shown_solution(pages) -> None:
