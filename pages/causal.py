@@ -14,7 +14,6 @@ from lessons.pitfalls import (
     MASK_AFTER_SOFTMAX_LATEX,
     InvarianceResult,
     invariance_check,
-    leak_example,
     mask_after_softmax,
     randomise_after,
     row_max_abs_diff,
@@ -22,39 +21,16 @@ from lessons.pitfalls import (
 )
 from ui.charts import chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
+from ui.declared.causal import SEED_MAX, STATE
 from ui.number_box import number_box
-from ui.page_questions import ask_from
-from ui.page_state import PageState, stop
-from ui.questions import causal
+from ui.page_state import stop
 from ui.sequence_editor import editor_box, reset_sequence, sequence_editor
 from ui.shared_state import require_app_entry
 from ui.snippets import attention_snippet
 from ui.tables import arrow_rows, arrow_table
-from ui.url import Int, SequenceParam
 
 require_app_entry()
 
-SEED_MAX = 10_000
-
-
-def last_t(values) -> int:
-    """The last position that still has a later token to change."""
-    return max(values["seq"].n - 2, 0)
-
-
-STATE = PageState(
-    "causal",
-    seq=SequenceParam(lambda _: leak_example().seq, key="causal_seq"),  # a bad link falls back to this page's own
-    t=Int(
-        lambda v: min(2, last_t(v)),
-        lo=0,
-        hi=last_t,
-        label="position t",
-        why=lambda v, asked: f"position {last_t(v)} is the last one that has a later token",
-    ),
-    seed=Int(0, lo=0, hi=SEED_MAX),
-)
-QUESTIONS = ask_from(STATE, "causal", *causal.questions(), *causal.build_questions())
 KEY = STATE.key("seq")
 
 

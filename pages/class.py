@@ -13,6 +13,7 @@ require_app_entry()
 
 from classroom import errors
 from classroom.schema import NICKNAME_CHARS
+from ui.classroom_lesson import lesson_picker
 from ui.classroom_push import screen_drawn
 from ui.classroom_session import (
     COOKIE_HOURS,
@@ -203,6 +204,7 @@ def teacher_dashboard(code: str) -> None:
             "Sign out",
             extra=lambda: key_file_button(code, key, "class_key_file_before_sign_out"),
         )
+    lesson_picker(code, key)
     with st.expander("Your teacher key (keep it; never project it)"):
         st.markdown(
             "This browser keeps your controls over a reload. To take the room back from another browser, you need "

@@ -26,13 +26,10 @@ from lessons.induction import (
     END_STEPS,
     FALL_WINDOW,
     INDUCTION_LATEX,
-    MAX_STEPS,
     PREVIOUS_TOKEN_LATEX,
     ROLE_THRESHOLD,
     SCORE_SEQUENCES,
-    Evaluation,
     InductionConfig,
-    InductionRun,
     chance_loss,
     check_input_fits,
     checkpoint_index,
@@ -46,15 +43,13 @@ from lessons.induction import (
     letters_to_ids,
     loss_fall,
     nearest_checkpoint,
-    new_letters_reason,
-    new_letters_room,
     sequence_scores,
     strip_indices,
 )
 from ui.charts import chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
+from ui.declared.induction import MAX_TEXT, STATE
 from ui.induction_training import (
-    NotTrainedYet,
     keep_model_truthful,
     measured,
     request_training,
@@ -64,57 +59,10 @@ from ui.induction_training import (
     training_requested,
 )
 from ui.number_box import number_box
-from ui.page_questions import ask_from
-from ui.page_state import PageState
-from ui.questions import induction as induction_questions
 from ui.safe_text import escape_markdown
 from ui.snippets import induction_snippet
-from ui.url import Choice, Int, Text
 
-MODELS = ("shipped", "yours")
-STEP_CHOICES = (250, 500, 1000, 2000)
-MAX_TEXT = 200
-MAX_NEW = 16
 GRID_ROW_HEIGHT = 400  # near-square cells for 19 tokens in half the page, labels readable in presenter mode
-DEFAULT_TEXT = "q w e r t y u q w"
-TRAINED = InductionConfig().decoder  # the model's shape, the shipped one's and any trained here (seed, steps vary)
-
-
-def room_why(values, asked) -> str:
-    """Why the number of new letters is lowered: it is bounded by the letters typed (new_letters_room)."""
-    return new_letters_reason(values["text"], TRAINED)
-
-
-STATE = PageState(
-    "induction",
-    model=Choice("shipped", choices=MODELS),
-    seed=Int(0, lo=0, hi=9999),
-    steps=Choice(2000, choices=STEP_CHOICES),
-    at=Int(250, lo=0, hi=MAX_STEPS),
-    text=Text(DEFAULT_TEXT, max_chars=MAX_TEXT),
-    n_new=Int(5, lo=1, hi=lambda v: new_letters_room(v["text"], TRAINED, MAX_NEW), label="New letters", why=room_why),
-)
-
-
-def shown_run(values) -> tuple[InductionRun, tuple]:
-    """The run the page shows for `values` and its key for `measured` (a class question's true value is read from
-    them); ValueError if it shows none."""
-    if values["model"] == "shipped":
-        return shipped_run(), ("shipped",)
-    config = InductionConfig(seed=int(values["seed"]), steps=int(values["steps"]))
-    try:
-        return stored_run(config), ("yours", config)
-    except NotTrainedYet:
-        raise ValueError(f"the model of seed {config.seed} and {config.steps} steps is not trained yet") from None
-
-
-def shown_evaluation(values) -> Evaluation:
-    """Section 4's measurement of the model shown for `values` (cached by the page's run)."""
-    run, run_key = shown_run(values)
-    return measured(run_key, run)
-
-
-QUESTIONS = ask_from(STATE, "induction", *induction_questions.questions(lambda v: shown_run(v)[0], shown_evaluation))
 
 
 def show_scores(previous: np.ndarray, induction: np.ndarray, *, key: str) -> None:

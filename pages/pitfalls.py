@@ -14,30 +14,19 @@ from lessons.pitfalls import (
     mask_after_softmax,
     row_max_abs_diff,
     same_pattern_different_output,
-    transpose_hand_example,
 )
 from ui.charts import chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
+from ui.declared.pitfalls import HAND_ANSWER, STATE
 from ui.number_box import number_box
-from ui.page_questions import ask_from
-from ui.page_state import PageState, stop
-from ui.questions import pitfalls
+from ui.page_state import stop
 from ui.sequence_editor import editor_box, sequence_editor
 from ui.shared_state import SEQUENCE_KEY, require_app_entry
 from ui.snippets import attention_snippet
 from ui.tables import arrow_table, show_vectors
-from ui.url import Int, SequenceParam
 
 require_app_entry()
 
-SEED_MAX = 10_000
-HAND_EXAMPLE, HAND_ANSWER = transpose_hand_example()
-STATE = PageState(
-    "pitfalls",
-    seq=SequenceParam(lambda _: HAND_EXAMPLE.seq, key="pitfalls_seq"),  # the transpose demo's vectors
-    seed=Int(0, lo=0, hi=SEED_MAX),
-)
-QUESTIONS = ask_from(STATE, "pitfalls", *pitfalls.questions())
 KEY = STATE.key("seq")
 
 

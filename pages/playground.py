@@ -13,30 +13,17 @@ from figures.steps import hidden_rows, steps_heatmap
 from lessons.why_attention import FIXED_LATEX, fixed_versus_attention
 from ui.charts import SNIPPET_KEY, cell_font, chart, show_snippet, square_cells, square_chart
 from ui.classroom_open_question import asked_here
+from ui.declared.playground import STATE, STEPS, WEIGHTS_STEP
 from ui.export import matrices_to_csv, matrices_to_json
-from ui.page_questions import ask_from
-from ui.page_state import PageState, section, stop
-from ui.questions import playground
-from ui.sequence import default_sequence, display_labels
+from ui.page_state import section, stop
+from ui.sequence import display_labels
 from ui.sequence_editor import sequence_controls, sequence_editor, sequence_grid
-from ui.shared_state import SEQUENCE_KEY, is_presenting, require_app_entry
+from ui.shared_state import is_presenting, require_app_entry
 from ui.snippets import attention_snippet
 from ui.streamlit_internals.imports import pandas
 from ui.streamlit_internals.session import running_alone
-from ui.url import Flag, Int, SequenceParam
 
 require_app_entry()
-STEPS = ("Q", "Kᵀ", "Q Kᵀ", "÷ √d_k", "mask", "softmax", "@ V")  # the seven steps, as the walkthrough names them
-WEIGHTS_STEP = 6
-STATE = PageState(
-    "pg",
-    seq=SequenceParam(lambda _: default_sequence(), key=SEQUENCE_KEY),  # shared with the other pages
-    causal=Flag(False),
-    scale=Flag(True),
-    # the step the presenter's big figure shows (1..7); in the link only when it is not the weights
-    step=Int(WEIGHTS_STEP, lo=1, hi=len(STEPS), when=lambda v: v["step"] != WEIGHTS_STEP),
-)
-QUESTIONS = ask_from(STATE, "playground", *playground.questions(), *playground.build_questions())
 
 
 def matrix_table(a: np.ndarray, row_labels, col_labels, digits: int = 3):

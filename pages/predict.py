@@ -5,32 +5,21 @@ import streamlit as st
 from attention import attention_steps
 from figures.geometry import arrows_figure
 from figures.predict import guess_heatmap
-from lessons.puzzles import PREDICT_LATEX, PUZZLES, PUZZLES_BY_ID, Puzzle, custom_puzzle, score_guesses
+from lessons.puzzles import PREDICT_LATEX, PUZZLES_BY_ID, Puzzle, custom_puzzle, score_guesses
 from ui.charts import chart, show_snippet
 from ui.checks import outcome_box
 from ui.classroom_open_question import asked_here
+from ui.declared.predict import CHOICES, OWN, STATE
 from ui.number_box import forget_number, number_box
-from ui.page_questions import ask_from
-from ui.page_state import PageState, stop
-from ui.questions import predict
+from ui.page_state import stop
 from ui.safe_text import escape_markdown
 from ui.sequence_editor import editor_box, reset_sequence, sequence_editor
 from ui.shared_state import SEQUENCE_KEY, require_app_entry
 from ui.snippets import attention_snippet
 from ui.tables import show_vectors
-from ui.url import Choice, SequenceParam
 
 require_app_entry()
 
-OWN = "own"
-CHOICES = (*(p.id for p in PUZZLES), OWN)
-STATE = PageState(
-    "predict",
-    puzzle=Choice(CHOICES[0], choices=CHOICES),
-    # the "make your own" vectors (in the link only then); they start as the Playground's
-    seq=SequenceParam(lambda _: st.session_state[SEQUENCE_KEY], key="predict_seq", when=lambda v: v["puzzle"] == OWN),
-)
-QUESTIONS = ask_from(STATE, "predict", *predict.questions(OWN))
 EDIT_KEY = STATE.key("seq")
 
 

@@ -27,61 +27,16 @@ from figures.pretrained import (
 from lessons.reading import SIMILARITY_PAIRS, future_share, shown_positions, similarity_range
 from ui.charts import Download, chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
+from ui.declared.pretrained import STATE
 from ui.export import CSV_MAX_WEIGHTS, attentions_csv, attentions_npz
 from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
 from ui.minilm_inputs import example_menu, pair_menu, tokens_strip
-from ui.page_questions import ask_from
-from ui.page_state import PageState, stop
+from ui.page_state import stop
 from ui.questions import pretrained as pretrained_questions
 from ui.shared_state import is_presenting, require_app_entry
 from ui.snippets import pretrained_snippet
-from ui.url import Choice, Flag, Int, Text
 
 require_app_entry()
-
-
-def lines_choices(values) -> tuple[int, ...]:
-    """What the "Lines from" box offers: every token (-1), or one of the tokens on display. Read only where the
-    box is drawn, after the text was read: the model's reading of it is cached."""
-    return (-1, *shown_positions(encode(values["text"]).tokens, values["hide"]))
-
-
-def lines_why(values, asked: int) -> str:
-    """Why the query of the lines moved from `asked`."""
-    n = len(encode(values["text"]).tokens)
-    if asked < n:
-        return "[CLS] and [SEP] are hidden"
-    hidden = values["hide"]
-    return f"this text has {n} tokens" + (", and [SEP] is hidden" if hidden else "")
-
-
-def token_text(i: int) -> str:
-    return "every token" if i == -1 else f"token {i}"
-
-
-STATE = PageState(
-    "pt",
-    text=Text(EXAMPLE_SENTENCES[0], max_chars=MAX_TEXT_CHARS),
-    a=Text("A man is playing a guitar.", max_chars=MAX_TEXT_CHARS),
-    b=Text("Someone is playing an instrument.", max_chars=MAX_TEXT_CHARS),
-    layer=Int(4, lo=1, hi=n_layers, listed=True),  # layers and heads count from 1 everywhere on this page
-    head=Int(2, lo=1, hi=n_heads, listed=True),
-    layer2=Int(1, lo=1, hi=n_layers, listed=True),
-    head2=Int(3, lo=1, hi=n_heads, listed=True),
-    hide=Flag(False),
-    compare=Flag(False),
-    focus=Choice(  # after the text and the hide switch, which decide what it offers
-        -1,
-        choices=(-1, *range(MAX_TOKENS)),
-        allowed=lines_choices,
-        label="Lines from",
-        why=lines_why,
-        shown=token_text,
-    ),
-)
-QUESTIONS = ask_from(
-    STATE, "pretrained", *pretrained_questions.questions(lambda text: pretrained_questions.shown_reading("pt", text))
-)
 
 
 CAUTION = (

@@ -20,8 +20,6 @@ from figures.reading import (
 from lessons.projection import PCA_LATEX, queries_and_keys
 from lessons.reading import (
     LONG_EXAMPLE,
-    POOLS,
-    QUERY_MODES,
     SENTENCE_PAIRS,
     TRAINED_TOKENS,
     attentionviz_normalise,
@@ -38,47 +36,20 @@ from lessons.reading import (
 )
 from ui.charts import chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
+from ui.declared.pretrained_deeper import MAX_WORD_CHARS, STATE, fits_a_link
 from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
 from ui.minilm_inputs import example_menu, pair_menu
 from ui.number_box import number_box
-from ui.page_questions import ask_from
-from ui.page_state import PageState, stop
-from ui.questions import pretrained_deeper as deeper_questions
-from ui.questions.pretrained import keep_shown, shown_reading
+from ui.page_state import stop
+from ui.questions.pretrained import keep_shown
 from ui.safe_text import escape_markdown
 from ui.shared_state import require_app_entry
 from ui.snippets import deeper_snippet
 from ui.tables import arrow_table
-from ui.url import Choice, Flag, Int, Text
 
 require_app_entry()
 
 TITLE = "The real model, read deeper"
-MAX_WORD_CHARS = 40
-
-
-def fits_a_link(name: str):
-    """A text goes into the share link only if the page can read it: a refused one would make a link too long to
-    open (the page says so where the text is refused)."""
-    return lambda values: len(values[name]) <= MAX_TEXT_CHARS
-
-
-STATE = PageState(
-    "ptd",
-    text=Text(EXAMPLE_SENTENCES[0], max_chars=MAX_TEXT_CHARS, when=fits_a_link("text")),
-    layer=Int(4, lo=1, hi=n_layers, listed=True),  # from 1, as on the other page
-    head=Int(2, lo=1, hi=n_heads, listed=True),
-    mean=Flag(False),
-    rows=Choice("all", choices=QUERY_MODES),
-    last=Int(8, lo=1, hi=MAX_TOKENS, when=lambda values: values["rows"] == "last"),  # in the link when in use
-    word=Text("it", max_chars=MAX_WORD_CHARS, when=lambda values: values["rows"] == "word"),
-    query=Int(-1, lo=-1, hi=MAX_TOKENS - 1),
-    viz=Flag(False),
-    pool=Choice("mean", choices=POOLS),
-    a=Text(SENTENCE_PAIRS[next(iter(SENTENCE_PAIRS))][0], max_chars=MAX_TEXT_CHARS, when=fits_a_link("a")),
-    b=Text(SENTENCE_PAIRS[next(iter(SENTENCE_PAIRS))][1], max_chars=MAX_TEXT_CHARS, when=fits_a_link("b")),
-)
-QUESTIONS = ask_from(STATE, "pretrained_deeper", *deeper_questions.questions(lambda text: shown_reading("ptd", text)))
 
 
 def pair_asked_on(text: str) -> bool:

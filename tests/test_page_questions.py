@@ -10,21 +10,26 @@ import pytest
 
 from tests.apptest_helpers import open_page
 from ui import classroom_open_question
+from ui.declared import PAGES, declared_page
 from ui.page_questions import questions_of
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON_PAGES = sorted(p.stem for p in (ROOT / "pages").glob("*.py") if p.stem != "class")
 
 
-def test_there_are_twelve_lesson_pages():
+def test_there_are_twelve_lesson_pages_and_each_has_its_declaration():
     assert len(LESSON_PAGES) == 12
+    assert sorted(PAGES) == LESSON_PAGES
 
 
 @pytest.mark.parametrize("page", LESSON_PAGES)
 def test_every_lesson_page_declares_questions_under_its_own_name(page):
+    declaration = (ROOT / "ui" / "declared" / f"{page}.py").read_text()
+    declared = re.findall(r"ask_from\(\s*STATE,\s*\"([a-z_]+)\"", declaration)
+    assert declared == [page], f"ui/declared/{page}.py declares the page's questions once, as {page!r}"
+    assert declared_page(page).page == page
     source = (ROOT / "pages" / f"{page}.py").read_text()
-    declared = re.findall(r"ask_from\(\s*STATE,\s*\"([a-z_]+)\"", source)
-    assert declared == [page], f"pages/{page}.py declares its questions once, as {page!r}"
+    assert "PageState(" not in source and "ask_from(" not in source, f"pages/{page}.py imports its declaration"
     hides = set(re.findall(r'answer_hidden\("([a-z_]+)"', source))
     assert hides <= {page}, f"pages/{page}.py hides by its own name only: {hides}"
 

@@ -217,7 +217,8 @@ def test_a_reconnecting_browser_keeps_the_values_its_widgets_hold():
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_no_page_reads_or_writes_the_link_by_hand(page):
-    source = page.read_text(encoding="utf-8")
+    declared = ROOT / "ui" / "declared" / page.name  # a lesson page's declaration (ui/declared/__init__.py)
+    source = page.read_text(encoding="utf-8") + (declared.read_text(encoding="utf-8") if declared.exists() else "")
     assert "query_params" not in source
     assert not re.search(r"_url_read|load_from_url|save_to_url|write_page_params", source)
     assert "STATE = PageState(" in source  # every page declares its state

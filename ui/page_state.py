@@ -277,17 +277,23 @@ class PageState:
 
     def decode(self, query: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
         """The values a link's `query` gives this page, as its first run would read them (each parameter in the
-        declared order, missing ones at their default, each brought inside its bounds), and the link's warnings;
-        nothing read from or written to the session."""
+        declared order, missing ones at their default, each brought inside its bounds), and the link's warnings,
+        with a note for each value brought inside a bound (as the page's note says it); nothing read from or
+        written to the session."""
         warnings: list[str] = []
         values: dict[str, Any] = {}
         for name, param in self.params.items():
-            warnings += _repeated(param.url_names(name), query)
             if any(u in query for u in param.url_names(name)):
                 value = param.decode(query, name, values, warnings)
             else:
                 value = _default(param, values)
             values[name] = param.fit(value, values)
+            if values[name] is not value and values[name] != value:  # fit() returns what fits as it is
+                text = param.shown or value_text
+                warnings.append(
+                    f"{param.label or name} {text(value)} does not fit here ({param.bound_text(value, values)}): "
+                    f"the page shows {text(values[name])}"
+                )
         return values, warnings
 
     def show_warnings(self, where=st) -> None:
