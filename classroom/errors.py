@@ -65,6 +65,10 @@ class InvalidView(ClassroomError):
     pass
 
 
+class InvalidLesson(ClassroomError):
+    pass
+
+
 class SchemaTooNew(ClassroomError):
     pass
 

@@ -36,6 +36,11 @@ BODY_CHARS = 8000
 MIN_SECONDS, MAX_SECONDS = 10, 3600  # a question's optional time for answers ("seconds")
 
 
+class NotShownYet(ValueError):
+    """A page's question reads what the page computes when it runs (a measurement, a model's reading), and the page
+    has not shown it yet: once it has, the question can be asked. A lesson deck's check takes it as no problem."""
+
+
 def check_question(question: Any) -> dict:
     """The question as stored, after checking it; InvalidQuestion naming what is wrong."""
     if not isinstance(question, dict):

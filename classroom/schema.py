@@ -57,6 +57,8 @@ rooms = Table(
     Column("leader", String(LEADER_CHARS)),  # since version 5: the teacher's tab the class follows (None: any)
     Column("leader_seen_at", Float),  # since version 5: when that tab's worker last saw it connected
     Column("removals", Integer, nullable=False),  # since version 5: bumped when the teacher removes a seat
+    Column("lesson", Text),  # since version 6: the lesson deck the room runs, as JSON (None: none)
+    Column("lesson_step", Integer),  # since version 6: the step of it the class is on, from 0
 )
 students = Table(
     "classroom_students",
@@ -179,7 +181,14 @@ def _v5(conn: Connection) -> None:
     conn.execute(text("UPDATE classroom_students SET seen_at = joined_at"))
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5}
+def _v6(conn: Connection) -> None:
+    """A lesson deck on the room and the step the class is on (classroom/decks.py), so that a reload, another
+    worker or a restarted one keeps the lesson where it was."""
+    conn.execute(text("ALTER TABLE classroom_rooms ADD COLUMN lesson TEXT"))
+    conn.execute(text("ALTER TABLE classroom_rooms ADD COLUMN lesson_step INTEGER"))
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6}
 SCHEMA_VERSION = max(MIGRATIONS)
 _LOCK_ID = 7_307_033  # PostgreSQL advisory lock held while a worker migrates
 

@@ -60,6 +60,8 @@ from classroom.schema import (
 )
 
 URL_ENV = "ATTENTION_DB_URL"
+LESSON_STEPS = 30  # classroom.decks.MAX_STEPS
+LESSON_CHARS = 100_000  # a lesson as stored (JSON): a deck file is at most 64 kB (classroom.decks.MAX_BYTES)
 DATA_DIR_ENV = "ATTENTION_DATA_DIR"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -117,6 +119,7 @@ class RoomState:
     leader_seen_at: float | None = None
     removals: int = 0  # bumped when the teacher removes a seat
     link_token: str = ""
+    lesson_step: int | None = None  # the step of the room's lesson the class is on (None: no lesson)
 
     @property
     def asking(self) -> bool:
@@ -636,14 +639,8 @@ class Store:
         view = check_view(view)
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key)
-            if tab is not None and room["leader"] not in (None, tab):
+            if not _may_lead(conn, room, tab):
                 return None
-            if room["question_id"] is not None:
-                revealed = conn.execute(
-                    select(questions.c.revealed).where(questions.c.id == room["question_id"])
-                ).scalar()
-                if revealed is False:
-                    return None
             changes = {}
             if room["view"] != view:
                 changes["view"] = view
@@ -653,6 +650,59 @@ class Store:
                 return int(room["version"])
             conn.execute(_bumped(room).values(**changes))
             return int(room["version"]) + 1
+
+    # ------------------------------------------------------------ a lesson deck
+    def start_lesson(self, code: str, teacher_key: str, lesson: dict, tab: str | None = None) -> int | None:
+        """Run `lesson` (a checked deck as plain data, classroom.decks.Deck.to_dict) in the room, on its first step;
+        returns the room's version, or None when the class cannot move now (see `go_to_step`)."""
+        steps = lesson.get("step") if isinstance(lesson, dict) else None
+        if not isinstance(steps, list) or not 1 <= len(steps) <= LESSON_STEPS:
+            raise errors.InvalidLesson(f"a lesson has 1 to {LESSON_STEPS} steps")
+        for n, step in enumerate(steps, 1):
+            try:
+                check_view(step.get("view") if isinstance(step, dict) else None)
+            except errors.InvalidView as err:
+                raise errors.InvalidLesson(f"step {n}'s {err}") from None
+        stored = json.dumps(lesson, ensure_ascii=False)
+        if len(stored) > LESSON_CHARS:
+            raise errors.InvalidLesson(f"a lesson is at most {LESSON_CHARS:,} characters as stored")
+        with self._write() as conn:
+            room = self._teacher(conn, code, teacher_key)
+            conn.execute(_bumped(room).values(lesson=stored, lesson_step=None))
+        return self.go_to_step(code, teacher_key, 0, tab)
+
+    def lesson(self, code: str, teacher_key: str) -> tuple[dict, int] | None:
+        """The room's lesson and the step the class is on (None: the room runs none, or has not reached a step)."""
+        with self._read() as conn:
+            room = self._teacher(conn, code, teacher_key)
+            if room["lesson"] is None or room["lesson_step"] is None:
+                return None
+            return json.loads(room["lesson"]), int(room["lesson_step"])
+
+    def go_to_step(self, code: str, teacher_key: str, step: int, tab: str | None = None) -> int | None:
+        """Move the class to step `step` (from 0) of the room's lesson: its view becomes the room's, as the teacher's
+        move makes it. Returns the room's version after it; None, and nothing moves, when another of the teacher's
+        tabs leads or a question is open (its students stay on its view until the reveal)."""
+        with self._write() as conn:
+            room = self._teacher(conn, code, teacher_key)
+            if room["lesson"] is None:
+                raise errors.InvalidLesson("the room runs no lesson")
+            steps = json.loads(room["lesson"])["step"]
+            if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step < len(steps):
+                raise errors.InvalidLesson(f"the lesson has steps 1 to {len(steps)}, not {step!r}")
+            if not _may_lead(conn, room, tab):
+                return None
+            changes = {"view": check_view(steps[step]["view"]), "lesson_step": step}
+            if tab is not None and room["leader"] is None:
+                changes |= {"leader": str(tab)[:100], "leader_seen_at": self.clock()}
+            conn.execute(_bumped(room).values(**changes))
+            return int(room["version"]) + 1
+
+    def end_lesson(self, code: str, teacher_key: str) -> None:
+        """The room runs no lesson any more; the class stays where it is."""
+        with self._write() as conn:
+            room = self._teacher(conn, code, teacher_key)
+            conn.execute(_bumped(room).values(lesson=None, lesson_step=None))
 
     def current_view(self, code: str) -> str | None:
         with self._read() as conn:
@@ -694,6 +744,7 @@ class Store:
                 room["leader_seen_at"],
                 int(room["removals"]),
                 room["link_token"] or "",
+                room["lesson_step"] if room["lesson"] is not None else None,
             )
 
     def pulses(self, codes) -> dict[str, RoomPulse]:
@@ -928,6 +979,18 @@ class _Tx:
         if exc_type is None:
             for callback in list(self.after):
                 callback()
+
+
+def _may_lead(conn: Connection, room, tab: str | None) -> bool:
+    """Whether the teacher's tab `tab` may move the class now: no other tab of the teacher's leads, and no question
+    is open (its students stay on the view it was asked on until the reveal)."""
+    if tab is not None and room["leader"] not in (None, tab):
+        return False
+    if room["question_id"] is not None:
+        revealed = conn.execute(select(questions.c.revealed).where(questions.c.id == room["question_id"])).scalar()
+        if revealed is False:
+            return False
+    return True
 
 
 def _bumped(room):

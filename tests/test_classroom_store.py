@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import re
 import threading
 from pathlib import Path
 
@@ -526,9 +527,10 @@ def test_migrations_upgrade_an_old_database_and_keep_its_rooms(url):
     store = open_store(url)  # upgrades to the current version
     try:
         with store.engine.connect() as conn:
-            assert current_version(conn) == SCHEMA_VERSION == 5
+            assert current_version(conn) == SCHEMA_VERSION == 6
         state = store.state("ABCDEF")
         assert (state.view, state.paused, state.gather, state.version, state.activity) == ("/heads", False, 0, 0, 0)
+        assert state.lesson_step is None  # version 6: no lesson on a room from before
         store.pause("ABCDEF", "key", True)
         assert store.state("ABCDEF").paused
         assert store.pulses(["ABCDEF"])["ABCDEF"].version == 1
@@ -1075,3 +1077,63 @@ def test_a_row_is_right_when_every_weight_is_within_the_tolerance():
     assert is_right(question, truth, [0.25, 0.45, 0.3]) and is_right(question, truth, [0.3, 0.4, 0.3])
     assert not is_right(question, truth, [0.31, 0.39, 0.3]) and not is_right(question, truth, [0.0, 0.7, 0.3])
     assert is_right(ROW, truth, truth) and not is_right(ROW, truth, [0.2, 0.49, 0.31])
+
+
+LESSON = {
+    "title": "Two steps",
+    "step": [{"title": "one", "view": "/causal?t=1"}, {"title": "two", "view": "/heads?n_heads=2"}],
+}
+
+
+def test_a_lesson_moves_the_class_step_by_step_and_every_worker_sees_where_it_is(stores):
+    store, other = stores(), stores()  # two workers on one database
+    room = store.create_room()
+    code, key = room.code, room.teacher_key
+    assert store.state(code).lesson_step is None and store.lesson(code, key) is None
+    assert store.start_lesson(code, key, LESSON, tab="projector") is not None
+    assert other.current_view(code) == "/causal?t=1" and other.state(code).lesson_step == 0
+    assert other.lesson(code, key) == (LESSON, 0), "the lesson is the room's, not a worker's"
+    version = other.state(code).version
+    assert store.go_to_step(code, key, 1, tab="projector") == version + 1
+    assert other.current_view(code) == "/heads?n_heads=2" and other.state(code).lesson_step == 1
+    assert store.go_to_step(code, key, 0, tab="laptop") is None, "only the leading tab moves the class"
+    qid = store.ask(code, key, {**CHOICE, "view": "/heads?n_heads=2"}, truth=0)
+    assert store.go_to_step(code, key, 0, tab="projector") is None, "held while a question is open"
+    assert store.state(code).lesson_step == 1
+    store.reveal(code, key, qid)
+    assert store.go_to_step(code, key, 0, tab="projector") is not None
+    assert other.current_view(code) == "/causal?t=1"
+    store.end_lesson(code, key)
+    assert other.lesson(code, key) is None and other.state(code).lesson_step is None
+    assert other.current_view(code) == "/causal?t=1", "ending the lesson leaves the class where it is"
+
+
+@pytest.mark.parametrize(
+    ("lesson", "step", "message"),
+    [
+        ({"step": []}, 0, "1 to 30 steps"),
+        ({"step": [{"view": "https://example.com/"}]}, 0, "step 1's a view is a link within the app"),
+        ({"step": [{"view": "/"}] * 31}, 0, "1 to 30 steps"),
+        ({"step": [{"view": "/", "notes": "x" * 100_000}]}, 0, "at most 100,000 characters"),
+        (LESSON, 2, "steps 1 to 2, not 2"),
+        (LESSON, True, "not True"),
+    ],
+)
+def test_a_bad_lesson_or_step_is_refused_naming_the_problem(stores, lesson, step, message):
+    store = stores()
+    room = store.create_room()
+    with pytest.raises(errors.InvalidLesson, match=re.escape(message)):
+        store.start_lesson(room.code, room.teacher_key, lesson)
+        store.go_to_step(room.code, room.teacher_key, step)
+
+
+def test_only_the_teacher_runs_a_lesson(stores):
+    store = stores()
+    room = store.create_room()
+    with pytest.raises(PermissionError):
+        store.start_lesson(room.code, "not the key", LESSON)
+    store.start_lesson(room.code, room.teacher_key, LESSON)
+    with pytest.raises(PermissionError):
+        store.go_to_step(room.code, "not the key", 1)
+    with pytest.raises(PermissionError):
+        store.lesson(room.code, "not the key")

@@ -231,10 +231,15 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
     return found
 
 
+# The one exception: `python -m classroom.decks check` checks a lesson file against the pages' declarations, as the
+# app does when a teacher loads it; its main() imports them, and the rest of classroom.decks is given them.
+COMMAND_LINE = ["classroom.decks imports ui.declared"]
+
+
 def test_the_imports_point_one_way():
     graph = import_graph()
     assert set(LAYERS) == {name.split(".")[0] for name in graph}, "every top-level package has its layer"
-    assert upward_imports(graph) == []
+    assert upward_imports(graph) == COMMAND_LINE
 
 
 def test_an_upward_import_is_found():

@@ -208,12 +208,10 @@ def _ask(url_path: str, code: str, teacher_key: str, store) -> None:
         kinds, titles = [q.kind for q in declared.questions], [q.title for q in declared.questions]
         raw = st.session_state.get("class_ask_kind")
         kind = picked(raw, kinds, titles, "question") if raw is not None else chosen.get("kind", kinds[0])
-        question, truth = declared.ask(kind, values, _picks_now(declared.by_kind(kind), values, chosen))
         seconds = st.session_state.get("class_ask_seconds", chosen.get("seconds", 0))
-        if seconds:
-            question["seconds"] = picked(seconds, list(TIMES), [time_text(t) for t in TIMES], "time")
-        question["view"] = teacher_view(url_path)  # what the students' pages are held to until the reveal
-        store.ask(code, teacher_key, question, truth=truth)
+        seconds = picked(seconds, list(TIMES), [time_text(t) for t in TIMES], "time") if seconds else 0
+        picks = _picks_now(declared.by_kind(kind), values, chosen)
+        pose(url_path, code, teacher_key, store, declared, values, kind, picks, seconds)
     except (errors.ClassroomError, PermissionError, ValueError) as err:
         st.session_state[ASK_ERROR] = str(err)
     else:
@@ -223,3 +221,14 @@ def _ask(url_path: str, code: str, teacher_key: str, store) -> None:
         # A new popover after each question: the browser may still hold the old one as open (its close was the
         # server's, not a click) and send that back with the teacher's next click, opening it on the projector.
         st.session_state[ASK_ROUND] = st.session_state.get(ASK_ROUND, 0) + 1
+
+
+def pose(url_path: str, code: str, teacher_key: str, store, declared, values, kind: str, picks, seconds: int) -> None:
+    """Ask the class question `kind` of the page running now (`declared`, its `values`) with `picks`, open for
+    `seconds` (0: until the reveal): built from the page as the class sees it, its true value computed by the core.
+    ValueError (or the store's error) naming why it cannot be asked."""
+    question, truth = declared.ask(kind, values, picks)
+    if seconds:
+        question["seconds"] = seconds
+    question["view"] = teacher_view(url_path)  # what the students' pages are held to until the reveal
+    store.ask(code, teacher_key, question, truth=truth)

@@ -48,6 +48,7 @@ ENDED_KEY = "class_ended"  # a teacher whose room has ended (closed or expired):
 TAB_KEY = "_class_tab"  # this session's name as a teacher's tab: "<worker>/<session>"
 ENTERED_KEY = "_class_entered"  # the link and cookie were read (first run of the session)
 MESSAGE_KEY = "class_message"  # why the session left a room or an action failed, shown once
+SHOW_KEY = "_class_show"  # a view the teacher's screen opens on its next run (Show this one, a lesson's step)
 JOIN_CARD_KEY = "class_join_card"  # (code, why) a join that failed: shown with a code box until the student acts
 NAME_CARD_KEY = "class_name_card"  # a student who joined by the link, anonymous: offered a nickname once
 ASKED_KEY = "_class_asked"  # what the open question asks about the page running now (its source), or nothing

@@ -14,6 +14,7 @@ import streamlit as st
 from classroom import errors
 from classroom.questions import answer_label, is_right
 from ui.classroom_ask import ask_controls
+from ui.classroom_lesson import lesson_controls
 from ui.classroom_open_question import answers_open, asked_now, drawn_question
 from ui.classroom_push import caught_up, screen_drawn
 from ui.classroom_questions import common_miss, distribution_figure
@@ -22,6 +23,7 @@ from ui.classroom_session import (
     ENDED_KEY,
     LEFT_BEHIND,
     MESSAGE_KEY,
+    SHOW_KEY,
     become_ended_teacher,
     in_room,
     is_teacher,
@@ -34,8 +36,9 @@ from ui.classroom_session import (
     teacher_key,
     teacher_view,
 )
+from ui.declared import PAGES, declared_page
 from ui.page_questions import questions_named
-from ui.page_state import LOADED_KEY, declared
+from ui.page_state import LOADED_KEY
 from ui.safe_text import escape_markdown
 from ui.streamlit_internals.session import running_alone
 
@@ -43,7 +46,6 @@ LED_KEY = "class_view_led"  # the view this teacher last made the room's
 LEADS_KEY = "_class_leads"  # whether this tab may move the class now (it leads, and no question holds the view)
 NAMES_KEY = "class_show_names"
 CONFIRM_KEY = "class_confirm"  # "close", "sign_out" or "delete": the action waiting for the teacher's yes
-SHOW_KEY = "_class_show"  # a solution's view the teacher's screen opens on its next run (Show this one)
 SHOWN_SOLUTION_KEY = "_class_shown"  # {question id: the view of the solution this teacher showed last}
 ASK_SLOT_KEY = "_class_ask_slot"  # where this run draws 'Ask the class', after the page
 LEAD_NOW_KEY = "_class_lead_now"  # this tab has just taken the lead: its page runs whole, and leads
@@ -132,6 +134,8 @@ def _teacher_bar(url_path: str):
             help="Bring every student back to following you (those who stopped following too).",
         )
         lead_button(leads)
+        if state.lesson_step is not None:
+            lesson_controls(state, url_path, code, key)
         if state.asking and state.question.body.get("kind") == "build":
             st.caption(
                 f"Challenge {state.question.number} is open: each student edits their own copy of the page until you "
@@ -340,16 +344,15 @@ def _show_solution(code: str, key: str, qid: int, view: str) -> None:
 
 
 def open_shown_solution(pages) -> None:
-    """Before the page, on the teacher's screen: open the solution the teacher chose to show (its page reads the
-    whole view from the link, as a student's page does when it follows)."""
+    """Before the page, on the teacher's screen: open the view the teacher chose (a solution to show, a lesson's
+    step): its page reads the whole view from the link, as a student's page does when it follows."""
     view = st.session_state.pop(SHOW_KEY, None)
     move = resolve(view, pages) if view else None
     if move is None:
         return
     st.session_state[LOADED_KEY] = set()
     name = move.page.url_path or "playground"
-    found = questions_named(name)
-    page = declared(found.prefix) if found else None
+    page = declared_page(name).state if name in PAGES else None
     for state_key in page.state_keys() if page is not None else ():
         st.session_state.pop(state_key, None)  # the link decides, not this screen's widgets
     st.switch_page(move.page, query_params=move.query)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from classroom.questions import NotShownYet  # noqa: F401 - the pages' questions raise it from here
 from ui.safe_text import escape_markdown
 
 Values = Mapping[str, Any]  # a page's declared values, by name

@@ -18,7 +18,7 @@ from attention.pretrained import MODEL_NAME, MiniLMRun, cosine_similarity, read_
 from lessons.reading import shown_positions
 from ui.classroom_questions import top_keys
 from ui.classroom_session import is_teacher
-from ui.page_questions import Pick, Question, ask_labels, key_options
+from ui.page_questions import NotShownYet, Pick, Question, ask_labels, key_options
 
 MAX_OPTIONS = 64  # a choice question's limit (classroom/questions.py)
 SIMILARITY_TOLERANCE = 0.1  # an answer this close to the true cosine counts as right
@@ -44,7 +44,7 @@ def shown_reading(prefix: str, text: str) -> MiniLMRun:
         raise ValueError(f"the weights of {MODEL_NAME} are not installed here: the page shows no model") from None
     reading = st.session_state.get(f"_{prefix}_shown_readings", {}).get(text)
     if reading is None:
-        raise ValueError("still computing: ask again once the page shows it")
+        raise NotShownYet("still computing: ask again once the page shows it")
     return reading
 
 

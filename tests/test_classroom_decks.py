@@ -1,0 +1,108 @@
+"""A lesson deck run in a room under AppTest: the teacher starts a shipped lesson on /class, the bar says which step
+the class is on, Next and Previous move the class and the teacher's own screen, the step's question is asked with
+one click from the page as the class sees it, nothing moves while it is open, and the notes stay off a tab in
+presenter mode.
+
+Each AppTest is one browser session; they share the store through ATTENTION_DB_URL.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.apptest_helpers import every_text, open_page
+from ui import classroom_session
+
+CLASS = "pages/class.py"
+NOTES = "Your notes for this step (hidden in presenter mode)"
+
+
+@pytest.fixture(autouse=True)
+def database(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_DB_URL", f"sqlite:///{tmp_path / 'class.db'}")
+    classroom_session.forget_stores()
+    yield
+    classroom_session.forget_stores()
+
+
+def store():
+    return classroom_session.store()
+
+
+def started_lesson(title: str = "Attention in 20 minutes"):
+    teacher = open_page(CLASS)
+    teacher.button(key="class_start").click().run()
+    code = teacher.session_state["class_room"]
+    assert teacher.selectbox(key="class_lesson_pick").value == "Attention in 20 minutes"
+    teacher.selectbox(key="class_lesson_pick").set_value(title).run()
+    teacher.button(key="class_lesson_start").click().run()
+    assert not teacher.exception
+    return teacher, code
+
+
+def test_a_teacher_runs_a_shipped_lesson_and_the_class_follows_each_step():
+    teacher, code = started_lesson()
+    key = teacher.session_state["class_teacher_key"]
+    student = open_page("pages/playground.py", query={"room": code})
+    assert [t.value for t in teacher.title] == ["Attention playground"], "the teacher's screen opened step 1"
+    assert "Step 1 of 10** · A query reads its keys" in every_text(teacher)
+    # the step's view, as the teacher's page writes it whole once it has run (every declared parameter)
+    assert store().current_view(code).startswith("/?tokens=north+east+south+west&") and "&causal=0&scale=1&" in (
+        store().current_view(code)
+    )
+    assert store().state(code).lesson_step == 0
+    teacher.button(key="class_step_next").click().run()
+    teacher.button(key="class_step_next").click().run()
+    teacher.button(key="class_step_next").click().run()  # step 4: Predict, puzzle 2
+    assert not teacher.exception
+    assert "Step 4 of 10** · Predict, then check" in every_text(teacher)
+    assert [t.value for t in teacher.title] == ["Predict, then check"]
+    assert store().current_view(code).startswith("/predict?puzzle=orthogonal")
+    student.run()
+    assert [t.value for t in student.title] == ["Predict, then check"]
+    assert student.session_state["predict_puzzle"] == "orthogonal"
+    # AppTest runs the page it was last told to (a browser stays on the page st.switch_page opened)
+    teacher.switch_page("pages/predict.py").run()
+    assert teacher.session_state["predict_puzzle"] == "orthogonal"
+    # the step's question, with one click: the page as the class sees it, its true value from the core
+    teacher.button(key="class_step_ask").click().run()
+    assert not teacher.exception
+    asked = store().state(code).question
+    assert (
+        asked is not None
+        and asked.body["source"].items() >= {"page": "predict", "question": "argmax", "query": 0}.items()
+    )
+    assert "query 0 'up'" in asked.body["prompt"]
+    assert teacher.button(key="class_step_next").disabled, "the class stays on an open question's view"
+    store().reveal(code, key, asked.id)
+    teacher.run()
+    teacher.button(key="class_step_back").click().run()
+    assert store().state(code).lesson_step == 2 and store().current_view(code).startswith("/?tokens=north+")
+
+
+def test_the_lesson_survives_a_reload_and_the_notes_stay_off_the_projected_tab():
+    teacher, code = started_lesson("Where does word order come from?")
+    assert NOTES in [e.label for e in teacher.expander]
+    notes = next(e for e in teacher.expander if e.label == NOTES)
+    assert "Attention compares every query with every key" in notes.text[0].value
+    teacher.button(key="class_step_next").click().run()
+    # a reload: a new session of the same browser (the cookie), on the dashboard
+    again = open_page(CLASS, query={"present": "1"})
+    again.session_state["class_room"] = code
+    again.session_state["class_role"] = "teacher"
+    again.session_state["class_teacher_key"] = teacher.session_state["class_teacher_key"]
+    again.run()
+    assert not again.exception
+    assert "step 2 of 9" in every_text(again)
+    assert NOTES not in [e.label for e in again.expander], "presenter mode is the projected tab"
+    assert "Attention compares" not in every_text(again)
+    again.button(key="class_lesson_end").click().run()
+    assert store().state(code).lesson_step is None
+
+
+def test_an_uploaded_lesson_with_problems_is_refused_one_problem_at_a_time():
+    teacher = open_page(CLASS)
+    teacher.button(key="class_start").click().run()
+    teacher.selectbox(key="class_lesson_pick").set_value("Upload a lesson file…").run()
+    assert not teacher.exception
+    assert teacher.get("file_uploader"), "the upload box is shown"

@@ -1,0 +1,198 @@
+"""A lesson deck run in a room (classroom/decks.py, stored with the room by classroom.store.Store.start_lesson).
+
+On /class, the teacher picks a shipped lesson or uploads a file and presses Start the lesson. Then the room's bar,
+on every page, says "Step 3 of 9 · title" and has Previous step and Next step (Page Up and Page Down, the keys a
+presentation clicker sends), and the step's question, ready to ask with one click. A step moves the class and this
+screen together: the store makes the step's view the room's, and this screen opens it. The teacher's notes are in
+the bar of every tab except one in presenter mode, which is the projected one; a second tab or window of the
+teacher's, which does not lead, shows them without moving the class.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from classroom import errors
+from classroom.decks import DeckError, Step, page_of, parse_deck, shipped, stored_deck
+from ui.classroom_ask import page_questions, pose
+from ui.classroom_session import MESSAGE_KEY, SHOW_KEY, store, tab_id
+from ui.declared import declared_page
+from ui.safe_text import escape_markdown
+from ui.shared_state import is_presenting
+
+UPLOAD = "Upload a lesson file…"
+PICK_KEY = "class_lesson_pick"
+UPLOAD_KEY = "class_lesson_file"
+
+
+@st.cache_resource(show_spinner="Checking the shipped lessons…")
+def shipped_lessons() -> dict[str, dict]:
+    """The lessons that ship with the app, checked once per server process: {title: the deck as data}."""
+    return {title: deck.to_dict() for title, deck in shipped(declared_page).items()}
+
+
+@st.cache_data(max_entries=8, show_spinner="Checking the lesson file…")
+def checked_upload(data: bytes) -> tuple[dict | None, list[str]]:
+    """An uploaded lesson file, checked as `python -m classroom.decks check` checks it: (the deck as data, no
+    problems) or (None, one sentence per problem)."""
+    try:
+        return parse_deck(data, declared_page).to_dict(), []
+    except DeckError as err:
+        return None, err.problems
+
+
+# ------------------------------------------------------------------ on /class
+def lesson_picker(code: str, key: str) -> None:
+    """The teacher's dashboard: the lesson the room runs and End the lesson, or the Lesson picker and Start."""
+    with st.container(border=True, key="class_lesson"):
+        running = store().lesson(code, key)
+        if running is not None:
+            lesson, step = running
+            st.markdown(
+                f"**Lesson:** {escape_markdown(lesson['title'])} · step {step + 1} of {len(lesson['step'])}. The bar "
+                "at the top of every page moves the class through it (Page Down and Page Up do too)."
+            )
+            st.button("End the lesson", key="class_lesson_end", on_click=_end, args=(code, key))
+            return
+        st.markdown("**Run a prepared lesson**: the class follows it step by step; you press Next.")
+        lessons = shipped_lessons()
+        choice = st.selectbox("Lesson", [*lessons, UPLOAD], key=PICK_KEY)
+        if choice == UPLOAD:
+            upload = st.file_uploader(
+                "Lesson file (.toml)",
+                type=["toml"],
+                key=UPLOAD_KEY,
+                help="A lesson deck: `lessons/decks/` holds the shipped ones, and docs/classroom.md says how to write "
+                "one. It is checked before the class sees any of it.",
+            )
+            if upload is None:
+                return
+            lesson, problems = checked_upload(upload.getvalue())
+            for problem in problems:
+                st.error(escape_markdown(problem), icon=":material/error:")
+            if lesson is None:
+                return
+        else:
+            lesson = lessons[choice]
+        questions = sum("question" in s for s in lesson["step"])
+        st.caption(
+            escape_markdown(
+                f"{lesson['level']} · about {lesson['minutes']} minutes · {len(lesson['step'])} steps, "
+                f"{questions} of them with a question."
+            )
+        )
+        st.button(
+            "Start the lesson", key="class_lesson_start", type="primary", on_click=_start, args=(code, key, lesson)
+        )
+
+
+def _start(code: str, key: str, lesson: dict) -> None:
+    try:
+        moved = store().start_lesson(code, key, lesson, tab_id())
+    except (errors.ClassroomError, PermissionError) as err:
+        st.session_state[MESSAGE_KEY] = f"Could not start the lesson: {err}."
+        return
+    if moved is None:
+        st.session_state[MESSAGE_KEY] = _held_why()
+    else:
+        st.session_state[SHOW_KEY] = lesson["step"][0]["view"]  # this screen opens step 1 too
+
+
+def _end(code: str, key: str) -> None:
+    try:
+        store().end_lesson(code, key)
+    except (errors.ClassroomError, PermissionError) as err:
+        st.session_state[MESSAGE_KEY] = f"Could not end the lesson: {err}."
+
+
+# ------------------------------------------------------------------ in the room's bar
+def lesson_controls(state, url_path: str, code: str, key: str) -> None:
+    """In the teacher's bar while the room runs a lesson: where the class is in it, Previous and Next, the step's
+    question and, except in presenter mode, the teacher's notes."""
+    running = store().lesson(code, key)
+    if running is None:
+        return
+    lesson, at = running
+    deck = stored_deck(lesson)
+    step = deck.steps[at]
+    left, back, forward = st.columns([3, 1, 1], vertical_alignment="center")
+    left.markdown(f":material/slideshow: **Step {at + 1} of {len(deck.steps)}** · {escape_markdown(step.title)}")
+    held = state.asking
+    why = "A question is open: reveal it or end it first." if held else None
+    back.button(
+        "Previous step",
+        key="class_step_back",
+        disabled=at == 0 or held,
+        on_click=_go,
+        args=(code, key, at - 1, deck.steps[at - 1].view if at else ""),
+        shortcut="PageUp",
+        help=why or "Page Up does the same.",
+    )
+    last = at == len(deck.steps) - 1
+    forward.button(
+        "Next step",
+        key="class_step_next",
+        type="primary",
+        disabled=last or held,
+        on_click=_go,
+        args=(code, key, at + 1, deck.steps[at + 1].view if not last else ""),
+        shortcut="PageDown",
+        help=why or "Page Down does the same.",
+    )
+    if step.question is not None and not state.asking:
+        _step_question(step, url_path, code, key)
+    if step.notes and not is_presenting():
+        with st.expander("Your notes for this step (hidden in presenter mode)"):
+            st.text(step.notes)  # the deck's text, as text
+
+
+def _step_question(step: Step, url_path: str, code: str, key: str) -> None:
+    found = page_questions()
+    here = (url_path or "playground") == step.page
+    kind = step.question["kind"]
+    title = found[0].by_kind(kind).title if found is not None and here else kind
+    st.button(
+        f"Ask: {title}",
+        key="class_step_ask",
+        icon=":material/quiz:",
+        disabled=not here,
+        on_click=_ask_step,
+        args=(url_path, code, key, step),
+        help=(
+            "The step's question, about the page as it is now: its true value is computed when you ask."
+            if here
+            else f"The step's question is about /{page_of(step.view)}: go back to the step first."
+        ),
+    )
+
+
+def _ask_step(url_path: str, code: str, key: str, step: Step) -> None:
+    question = dict(step.question)
+    kind, seconds = question.pop("kind"), question.pop("seconds", 0)
+    try:
+        found = page_questions()
+        if found is None or (url_path or "playground") != step.page:
+            raise ValueError(f"the step's question is about /{page_of(step.view)}: go back to the step first")
+        declared, values = found
+        pose(url_path, code, key, store(), declared, values, kind, question, seconds)
+    except (errors.ClassroomError, PermissionError, ValueError) as err:
+        st.session_state[MESSAGE_KEY] = f"Could not ask the step's question: {err}."
+
+
+def _go(code: str, key: str, step: int, view: str) -> None:
+    try:
+        moved = store().go_to_step(code, key, step, tab_id())
+    except (errors.ClassroomError, PermissionError) as err:
+        st.session_state[MESSAGE_KEY] = f"Could not move to that step: {err}."
+        return
+    if moved is None:
+        st.session_state[MESSAGE_KEY] = _held_why()
+    else:
+        st.session_state[SHOW_KEY] = view  # this screen opens the step, as the class does
+
+
+def _held_why() -> str:
+    return (
+        "The class did not move: a question is open (reveal it or end it first), or another of your tabs leads the "
+        "class (press 'Lead from this tab' here)."
+    )
