@@ -15,7 +15,7 @@ from lessons.scaling import (
     sweep_stats,
 )
 from lessons.training import MAX_D_K as MAX_TRAIN_D_K
-from ui.background import queue_notice, run_niced
+from ui import background
 from ui.page_questions import NotShownYet, ask_from
 from ui.page_state import PageState
 from ui.questions import scaling
@@ -65,8 +65,8 @@ def measured(n_keys: int, n_samples: int, seed: int) -> ScalingStats:
         return measure(n_keys, n_samples, seed)
     except NotTrainedYet:
         check_sweep(SWEEP_D_KS, n_keys, n_samples, seed)  # a ValueError for the page, not a RuntimeError
-    with st.spinner("Drawing random vectors and measuring…"), queue_notice() as on_queue:
-        swept = run_niced(sweep_stats, (n_keys, n_samples, seed), on_queue=on_queue)
+    with st.spinner("Drawing random vectors and measuring…"), background.queue_notice() as on_queue:
+        swept = background.run_niced(sweep_stats, (n_keys, n_samples, seed), on_queue=on_queue)
     return measure(n_keys, n_samples, seed, _swept=swept)
 
 
