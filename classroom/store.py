@@ -679,12 +679,23 @@ class Store:
                 return None
             return json.loads(room["lesson"]), int(room["lesson_step"])
 
-    def go_to_step(self, code: str, teacher_key: str, step: int, tab: str | None = None) -> int | None:
+    def go_to_step(
+        self,
+        code: str,
+        teacher_key: str,
+        step: int,
+        tab: str | None = None,
+        question: dict | None = None,
+        truth: Any = None,
+    ) -> int | None:
         """Move the class to step `step` (from 0) of the room's lesson: its view becomes the room's, as the teacher's
-        move makes it. Returns the room's version after it; None, and nothing moves, when another of the teacher's
-        tabs leads or a question is open (its students stay on its view until the reveal)."""
+        move makes it, and `question` (the step's, built from that view, with its `truth`), if given, is asked in the
+        same transaction: no screen shows the step without its question held. Returns the room's version after it;
+        None, and nothing moves, when another of the teacher's tabs leads or a question is open (its students stay
+        on its view until the reveal)."""
+        posed = None if question is None else _checked_question(question, truth)
         with self._write() as conn:
-            room = self._teacher(conn, code, teacher_key)
+            room = self._teacher(conn, code, teacher_key, lock=posed is not None)
             if room["lesson"] is None:
                 raise errors.InvalidLesson("the room runs no lesson")
             steps = json.loads(room["lesson"])["step"]
@@ -695,6 +706,8 @@ class Store:
             changes = {"view": check_view(steps[step]["view"]), "lesson_step": step}
             if tab is not None and room["leader"] is None:
                 changes |= {"leader": str(tab)[:100], "leader_seen_at": self.clock()}
+            if posed is not None:
+                changes |= self._pose(conn, room, *posed)
             conn.execute(_bumped(room).values(**changes))
             return int(room["version"]) + 1
 
@@ -782,34 +795,39 @@ class Store:
         again: it is asked about the teacher's view); returns its id. `truth`, the true answer if the page knows it
         (a choice question's: one option or the list of every right one), is kept out of every student's sight
         until the reveal."""
-        body = check_question(question)
-        hidden = None if truth is None else json.dumps(check_truth(body, truth))
+        body, hidden = _checked_question(question, truth)
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key, lock=True)
-            asked = conn.execute(
-                select(func.count()).select_from(questions).where(questions.c.room_code == room["code"])
-            ).scalar_one()
-            if asked >= self.limits.questions_per_room:
-                raise errors.TooManyQuestions(
-                    f"room {room['code']} has asked {asked} questions, its limit: start a new room"
-                )
-            qid = conn.execute(
-                questions.insert()
-                .values(
-                    room_code=room["code"],
-                    number=asked + 1,
-                    body=json.dumps(body),
-                    asked_at=self.clock(),
-                    revealed=False,
-                    truth=hidden,
-                )
-                .returning(questions.c.id)
-            ).scalar_one()
-            changes = {"question_id": qid, "gather": rooms.c.gather + 1}
-            if isinstance(body.get("view"), str):
-                changes["view"] = check_view(body["view"])  # the students see what the question is about
+            changes = self._pose(conn, room, body, hidden)
             conn.execute(_bumped(room).values(**changes))
-            return int(qid)
+            return int(changes["question_id"])
+
+    def _pose(self, conn: Connection, room, body: dict, hidden: str | None) -> dict:
+        """Store the question `body` (checked) in `room` and return the room's changes that make it the one asked
+        now."""
+        asked = conn.execute(
+            select(func.count()).select_from(questions).where(questions.c.room_code == room["code"])
+        ).scalar_one()
+        if asked >= self.limits.questions_per_room:
+            raise errors.TooManyQuestions(
+                f"room {room['code']} has asked {asked} questions, its limit: start a new room"
+            )
+        qid = conn.execute(
+            questions.insert()
+            .values(
+                room_code=room["code"],
+                number=asked + 1,
+                body=json.dumps(body),
+                asked_at=self.clock(),
+                revealed=False,
+                truth=hidden,
+            )
+            .returning(questions.c.id)
+        ).scalar_one()
+        changes = {"question_id": qid, "gather": rooms.c.gather + 1}
+        if isinstance(body.get("view"), str):
+            changes["view"] = check_view(body["view"])  # the students see what the question is about
+        return changes
 
     def reveal(self, code: str, teacher_key: str, qid: int, truth: Any = None) -> None:
         """End the answers to question `qid` and show its true value: `truth` (checked like the one given when it
@@ -979,6 +997,12 @@ class _Tx:
         if exc_type is None:
             for callback in list(self.after):
                 callback()
+
+
+def _checked_question(question: Any, truth: Any) -> tuple[dict, str | None]:
+    """A question as stored and its true value as JSON (None: it has none), checked."""
+    body = check_question(question)
+    return body, None if truth is None else json.dumps(check_truth(body, truth))
 
 
 def _may_lead(conn: Connection, room, tab: str | None) -> bool:

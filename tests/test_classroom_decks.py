@@ -8,9 +8,11 @@ Each AppTest is one browser session; they share the store through ATTENTION_DB_U
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tests.apptest_helpers import every_text, open_page
+from tests.test_classroom_lesson import heatmap_rows
 from ui import classroom_session
 
 CLASS = "pages/class.py"
@@ -40,48 +42,60 @@ def started_lesson(title: str = "Attention in 20 minutes"):
     return teacher, code
 
 
+def reveal_and_next(teacher, code: str) -> None:
+    """Reveal the step's question (it opened with the step), then Next step."""
+    key = teacher.session_state["class_teacher_key"]
+    asked = store().state(code).question
+    assert asked is not None and not asked.revealed, "the step opened with its question asked"
+    assert teacher.button(key="class_step_next").disabled, "the class stays on an open question's view"
+    store().reveal(code, key, asked.id)
+    teacher.run()
+    teacher.button(key="class_step_next").click().run()
+    assert not teacher.exception
+
+
 def test_a_teacher_runs_a_shipped_lesson_and_the_class_follows_each_step():
     teacher, code = started_lesson()
     key = teacher.session_state["class_teacher_key"]
     student = open_page("pages/playground.py", query={"room": code})
     assert [t.value for t in teacher.title] == ["Attention playground"], "the teacher's screen opened step 1"
     assert "Step 1 of 10** · A query reads its keys" in every_text(teacher)
-    # the step's view, as the teacher's page writes it whole once it has run (every declared parameter)
-    assert store().current_view(code).startswith("/?tokens=north+east+south+west&") and "&causal=0&scale=1&" in (
-        store().current_view(code)
-    )
-    assert store().state(code).lesson_step == 0
-    teacher.button(key="class_step_next").click().run()
-    teacher.button(key="class_step_next").click().run()
-    teacher.button(key="class_step_next").click().run()  # step 4: Predict, puzzle 2
-    assert not teacher.exception
+    state = store().state(code)
+    assert state.lesson_step == 0 and state.asking, "step 1 opened with its question asked, in the same move"
+    assert state.question.body["source"].items() >= {"page": "playground", "question": "argmax", "query": 2}.items()
+    # the step's view, written whole (every declared parameter), as the teacher's page writes it
+    assert state.view.startswith("/?tokens=north+east+south+west&") and "&causal=0&scale=1&" in state.view
+    reveal_and_next(teacher, code)
+    for _ in range(2):  # steps 2 and 3: every query is the same vector, so every row is hidden while it is asked
+        student.run()
+        assert np.isnan(heatmap_rows(student)[0]).all(), store().state(code).lesson_step
+        reveal_and_next(teacher, code)
     assert "Step 4 of 10** · Predict, then check" in every_text(teacher)
     assert [t.value for t in teacher.title] == ["Predict, then check"]
     assert store().current_view(code).startswith("/predict?puzzle=orthogonal")
     student.run()
     assert [t.value for t in student.title] == ["Predict, then check"]
     assert student.session_state["predict_puzzle"] == "orthogonal"
-    # AppTest runs the page it was last told to (a browser stays on the page st.switch_page opened)
-    teacher.switch_page("pages/predict.py").run()
-    assert teacher.session_state["predict_puzzle"] == "orthogonal"
-    # the step's question, with one click: the page as the class sees it, its true value from the core
+    asked = store().state(code).question
+    assert asked.body["source"].items() >= {"page": "predict", "question": "argmax", "query": 0}.items()
+    assert "query 0 'up'" in asked.body["prompt"]
+    # ended without a reveal, the step's question is one click away again, built from the page as the class sees it
+    store().end_question(code, key)
+    teacher.switch_page("pages/predict.py").run()  # AppTest runs the page it was last told to
     teacher.button(key="class_step_ask").click().run()
     assert not teacher.exception
-    asked = store().state(code).question
-    assert (
-        asked is not None
-        and asked.body["source"].items() >= {"page": "predict", "question": "argmax", "query": 0}.items()
-    )
-    assert "query 0 'up'" in asked.body["prompt"]
-    assert teacher.button(key="class_step_next").disabled, "the class stays on an open question's view"
-    store().reveal(code, key, asked.id)
+    again = store().state(code).question
+    assert again.id != asked.id and again.body["prompt"] == asked.body["prompt"] and not again.revealed
+    store().reveal(code, key, again.id)
     teacher.run()
     teacher.button(key="class_step_back").click().run()
-    assert store().state(code).lesson_step == 2 and store().current_view(code).startswith("/?tokens=north+")
+    state = store().state(code)
+    assert state.lesson_step == 2 and state.view.startswith("/?tokens=") and state.asking
 
 
 def test_the_lesson_survives_a_reload_and_the_notes_stay_off_the_projected_tab():
     teacher, code = started_lesson("Where does word order come from?")
+    assert "Step 1 of 9" in every_text(teacher) and not store().state(code).asking  # step 1 asks nothing
     assert NOTES in [e.label for e in teacher.expander]
     notes = next(e for e in teacher.expander if e.label == NOTES)
     assert "Attention compares every query with every key" in notes.text[0].value

@@ -1108,6 +1108,22 @@ def test_a_lesson_moves_the_class_step_by_step_and_every_worker_sees_where_it_is
     assert other.current_view(code) == "/causal?t=1", "ending the lesson leaves the class where it is"
 
 
+def test_a_step_opens_with_its_question_asked_in_the_same_move(stores):
+    store = stores()
+    room = store.create_room()
+    code, key = room.code, room.teacher_key
+    store.start_lesson(code, key, LESSON)
+    version = store.state(code).version
+    asked = {**CHOICE, "view": "/heads?n_heads=2&d_model=8"}
+    assert store.go_to_step(code, key, 1, question=asked, truth=0) == version + 1, "one move: one version"
+    state = store.state(code)
+    assert state.lesson_step == 1 and state.asking and state.view == "/heads?n_heads=2&d_model=8"
+    assert state.question.body["prompt"] == CHOICE["prompt"] and state.question.truth is None  # hidden until revealed
+    with pytest.raises(errors.InvalidQuestion):
+        store.go_to_step(code, key, 0, question={"kind": "choice"})
+    assert store.state(code).lesson_step == 1, "a refused question moves nothing"
+
+
 @pytest.mark.parametrize(
     ("lesson", "step", "message"),
     [

@@ -46,55 +46,81 @@ def test_every_step_opens_without_an_error_or_a_note(title, n, step):
     assert shown.items() <= values_of(step).items(), f"{title}, step {n}: the page shows the step's state"
 
 
+def truth(title: str, n: int):
+    """The true value of step n's question, as the teacher's Next builds it from the step's view."""
+    step = step_of(title, n)
+    picks = {k: v for k, v in step.question.items() if k not in ("kind", "seconds")}
+    return declared_page(step.page).ask(step.question["kind"], values_of(step), picks)[1]
+
+
 def test_attention_in_20_minutes_numbers():
     title = "Attention in 20 minutes"
     seq = values_of(step_of(title, 1))["seq"]
-    assert seq.tokens == ("north", "east", "south", "west") and seq.q.shape[1] == 2  # "4 tokens", "d_k = 2"
-    steps = attention_steps(seq.q, seq.k, seq.v)
-    np.testing.assert_allclose(steps.weights.sum(axis=1), 1)  # "every row of weights sums to 1"
-    assert list(seq.q[2]) == [2, 0] and list(seq.k[1]) == [2, 0]  # step 2: "(2, 0)" both
-    assert list(seq.k @ seq.q[2]) == [0, 4, 0, -4]  # "4", "0", "0", "-4"
-    assert round(float(steps.weights[2, 1]), 2) == 0.89  # "about 0.89"
-    assert list(seq.q[3]) == [1, 1]  # step 3
-    row = steps.weights[3]
-    assert (
-        row[0] == row[1]
-        and round(float(row[0]), 2) == 0.47
-        and round(float(row[2]), 2) == 0.03 == round(float(row[3]), 2)
-    )
+    # step 1: "Four tokens", "a query and a key of 2 numbers (d_k = 2)", "a one-hot value of 4 numbers"
+    assert seq.tokens == ("north", "east", "south", "west") and seq.q.shape[1] == seq.k.shape[1] == 2
+    np.testing.assert_array_equal(seq.v, np.eye(4))
+    np.testing.assert_allclose(attention_steps(seq.q, seq.k, seq.v).weights.sum(axis=1), 1)  # "every row sums to 1"
+    assert list(seq.q[2]) == [2, 0] and truth(title, 1) == [1]  # "points east"; it reads 'east' most
+    # step 2: "every query is the same, (0, 2)"; "4", "0", "-4"; "about 0.06"
+    seq = values_of(step_of(title, 2))["seq"]
+    assert seq.tokens == ("up", "right", "down") and all(list(q) == [0, 2] for q in seq.q)
+    assert list(seq.k @ seq.q[0]) == [4, 0, -4] and round(truth(title, 2), 2) == 0.06
+    # step 3: "every query is now (1, 1)"; "about 0.47 each", "about 0.03 each"
+    seq = values_of(step_of(title, 3))["seq"]
+    assert all(list(q) == [1, 1] for q in seq.q)
+    row = truth(title, 3)
+    assert row[0] == row[1] and [round(w, 2) for w in row] == [0.47, 0.47, 0.03, 0.03]
+    # step 4: "Puzzle 2", "(0, -2)", "-4 with 'up', 0 with 'right' and -2 with 'back'"
     puzzle = PUZZLES_BY_ID[values_of(step_of(title, 4))["puzzle"]]
-    assert puzzle.title.startswith("2 ·") and list(puzzle.seq.q[0]) == [0, -2]  # "Puzzle 2", "(0, -2)"
-    assert list(puzzle.seq.k @ puzzle.seq.q[0]) == [-4, 0, -2]  # "-4 with 'up', 0 with 'right', -2 with 'back'"
-    assert values_of(step_of(title, 5))["d_ks"] == [4, 64, 1024]  # "4, 64 and 1024 here"
-    scaling = declared_page("scaling")
-    _, unscaled = scaling.ask("largest", values_of(step_of(title, 5)), {"d_k": 1024, "scaled": 0})
-    _, scaled = scaling.ask("largest", values_of(step_of(title, 6)), {"d_k": 1024, "scaled": 1})
-    assert unscaled > 0.9 and scaled < 0.5  # "nearly everything to one key"; "stays far from 1"
+    assert puzzle.title.startswith("2 ·") and list(puzzle.seq.q[0]) == [0, -2]
+    assert list(puzzle.seq.k @ puzzle.seq.q[0]) == [-4, 0, -2] and truth(title, 4) == [1]
+    # steps 5 and 6: "4, 64 and 1024 here", "about 0.97"; "d_k = 16 and 256", "about 0.36"
+    assert values_of(step_of(title, 5))["d_ks"] == [4, 64, 1024] and round(truth(title, 5), 2) == 0.97
+    assert values_of(step_of(title, 6))["d_ks"] == [16, 256] and round(truth(title, 6), 2) == 0.36
+    # steps 7 and 8: "query 2 reads only keys 0, 1 and 2", "About 0.13"; "outputs 2 to 5 change"
     causal = values_of(step_of(title, 7))
-    assert causal["t"] == 2 and causal["seq"].n == 6  # "Change token 2", "outputs 2 to 5"
     masked = attention_steps(causal["seq"].q, causal["seq"].k, causal["seq"].v, causal=True).weights
-    assert np.all(masked[2, 3:] == 0) and masked[2, :3].sum() == pytest.approx(1)  # step 8
+    assert np.all(masked[2, 3:] == 0) and masked[2, :3].sum() == pytest.approx(1)
+    assert round(truth(title, 7), 2) == 0.13
+    body = declared_page("causal").ask("changes", values_of(step_of(title, 8)), {"token": 2, "mask": 1})[0]
+    assert [body["options"][i] for i in truth(title, 8)] == ["outputs 2…5"]
+    # step 9: "16 split into 4 heads of 4 dimensions"; the four heads named; "the least sharp is head 4"
     heads = values_of(step_of(title, 9))
-    assert (heads["d_model"], heads["n_heads"]) == (16, 4)  # "16 split into 4 heads of 4 dimensions"
-    assert heads["presets"][:4] == ("previous", "first", "self", "similar")  # the four heads the notes name
-    assert values_of(step_of(title, 10))["presets"][0] == "random"  # "Head 1 is now a random head"
+    assert (heads["d_model"], heads["n_heads"]) == (16, 4)
+    assert heads["presets"][:4] == ("previous", "first", "self", "similar") and truth(title, 9) == [3]
+    # step 10: "Head 1 is now a random head"; "reading 'west' most"
+    assert values_of(step_of(title, 10))["presets"][0] == "random" and truth(title, 10) == [3]
 
 
 def test_word_order_numbers():
     title = "Where does word order come from?"
     words, _ = toy.parse_words(values_of(step_of(title, 2))["text"])
-    assert len(words) == 9  # "reorders the 9 words"
+    assert len(words) == 9 and truth(title, 2) == [1]  # "reorders the 9 words"; "They are not"
     for n, layers, heard in ((7, 3, 7), (8, 6, 13)):
         values = values_of(step_of(title, n))
         assert (values["window"], values["layers"]) == (3, layers)  # "w = 3", "3 layers" / "6 layers"
+        assert truth(title, n) == [heard - 1]  # "7" / "13 positions" (option i is i + 1 positions)
         assert int((masks.window_reach(values["n"], 3, layers)[values["n"] - 1] > 0).sum()) == heard
 
 
 def test_toy_to_real_model_numbers():
     title = "From a toy to a real model"
     block = values_of(step_of(title, 1))
-    assert (block["d_model"], block["d_ff"], block["n_blocks"]) == (16, 64, 4)  # "16", "64", "4 blocks"
+    assert (block["d_model"], block["d_ff"], block["n_blocks"]) == (16, 64, 4)  # "16", "64", "4 post-norm blocks"
+    assert truth(title, 1) == [1]  # "About the square root of d_model = 16, that is 4"
+    assert truth(title, 2) == [1]  # "(n, d_ff), 4 tokens by 64"
+    pre = values_of(step_of(title, 3))
+    assert (pre["n_blocks"], pre["seed"], pre["norm"]) == (6, 1, "pre") and truth(title, 3) == [2]  # "Longer than 4"
+    assert truth(title, 4) == 1.0  # "Every time here, 1.0"
+    text = values_of(step_of(title, 5))["text"].split()
+    assert text[5] == text[1] == "n" and text[2] == "o" and truth(title, 5) == [2]  # "At 'o', position 2"
     assert values_of(step_of(title, 6))["n_new"] == 10  # "writes 10 new letters"
     gen = values_of(step_of(title, 7))
-    assert (gen["layers"], gen["heads"], gen["d_head"], gen["context"], gen["dtype"]) == (32, 32, 128, 4096, "float16")
+    assert (gen["layers"], gen["heads"], gen["d_head"], gen["context"], gen["dtype"]) == (32, 32, 128, 8192, "float16")
     assert gen["heads"] // gen["kv"] == 4 and gen["kv"] == 8  # "4 query heads share each of 8 key-value heads"
+    body = declared_page("generation").ask("shared", gen, {"sharing": 0})[0]
+    assert body["options"][truth(title, 7)[0]] == "1.0 GiB"  # "1 GiB"
+    assert 32 * 2 * 32 * 128 * 8192 * 2 == 4 * 2**30  # "the 4 GiB without sharing": layers x (K, V) x heads ...
+    from ui.declared.pretrained import tokens_of
+
+    assert tokens_of(values_of(step_of(title, 8))["text"])[10] == "it"  # "from 'it'"

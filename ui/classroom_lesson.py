@@ -10,10 +10,13 @@ teacher's, which does not lead, shows them without moving the class.
 
 from __future__ import annotations
 
+from typing import Any
+from urllib.parse import parse_qsl
+
 import streamlit as st
 
 from classroom import errors
-from classroom.decks import DeckError, Step, page_of, parse_deck, shipped, stored_deck
+from classroom.decks import DeckError, Step, page_of, parse_deck, shipped, stored_deck, view_link
 from ui.classroom_ask import page_questions, pose
 from ui.classroom_session import MESSAGE_KEY, SHOW_KEY, store, tab_id
 from ui.declared import declared_page
@@ -95,7 +98,7 @@ def _start(code: str, key: str, lesson: dict) -> None:
     if moved is None:
         st.session_state[MESSAGE_KEY] = _held_why()
     else:
-        st.session_state[SHOW_KEY] = lesson["step"][0]["view"]  # this screen opens step 1 too
+        _go(code, key, 0, stored_deck(lesson).steps[0])  # step 1 opens with its question, and on this screen too
 
 
 def _end(code: str, key: str) -> None:
@@ -124,7 +127,7 @@ def lesson_controls(state, url_path: str, code: str, key: str) -> None:
         key="class_step_back",
         disabled=at == 0 or held,
         on_click=_go,
-        args=(code, key, at - 1, deck.steps[at - 1].view if at else ""),
+        args=(code, key, at - 1, deck.steps[max(at - 1, 0)]),
         shortcut="PageUp",
         help=why or "Page Up does the same.",
     )
@@ -135,7 +138,7 @@ def lesson_controls(state, url_path: str, code: str, key: str) -> None:
         type="primary",
         disabled=last or held,
         on_click=_go,
-        args=(code, key, at + 1, deck.steps[at + 1].view if not last else ""),
+        args=(code, key, at + 1, deck.steps[min(at + 1, len(deck.steps) - 1)]),
         shortcut="PageDown",
         help=why or "Page Down does the same.",
     )
@@ -179,16 +182,45 @@ def _ask_step(url_path: str, code: str, key: str, step: Step) -> None:
         st.session_state[MESSAGE_KEY] = f"Could not ask the step's question: {err}."
 
 
-def _go(code: str, key: str, step: int, view: str) -> None:
+def _go(code: str, key: str, at: int, step: Step) -> None:
+    """Move the class to step `at`, with its question asked in the same move when the page can build it from the
+    step's view alone (no screen then shows the step's answer before the question hides it); this screen opens
+    the step too."""
+    body, truth, why_not = step_question(step)
     try:
-        moved = store().go_to_step(code, key, step, tab_id())
+        moved = store().go_to_step(code, key, at, tab_id(), question=body, truth=truth)
     except (errors.ClassroomError, PermissionError) as err:
         st.session_state[MESSAGE_KEY] = f"Could not move to that step: {err}."
         return
     if moved is None:
         st.session_state[MESSAGE_KEY] = _held_why()
-    else:
-        st.session_state[SHOW_KEY] = view  # this screen opens the step, as the class does
+        return
+    st.session_state[SHOW_KEY] = step.view
+    if why_not:
+        st.session_state[MESSAGE_KEY] = (
+            f"The step's question did not open with it ({why_not}): ask it with the button in the bar once the page "
+            "shows it."
+        )
+
+
+def step_question(step: Step) -> tuple[dict | None, Any, str | None]:
+    """The step's question as the class will be asked it, built from the step's view by the page's declaration:
+    (its body, its true value, None); (None, None, None) for a step without one; (None, None, why) when the page
+    cannot build it from the view alone (a model's reading it computes when it runs): the bar then asks it."""
+    if step.question is None:
+        return None, None, None
+    declared = declared_page(step.page)
+    values, _ = declared.state.decode(dict(parse_qsl(step.view.partition("?")[2])))
+    picks = dict(step.question)
+    kind, seconds = picks.pop("kind"), picks.pop("seconds", 0)
+    try:
+        body, truth = declared.ask(kind, values, picks)
+    except ValueError as err:
+        return None, None, str(err)
+    if seconds:
+        body["seconds"] = seconds
+    body["view"] = view_link(step.page, declared.state.encode(every=True, values=values))  # as teacher_view writes it
+    return body, truth, None
 
 
 def _held_why() -> str:

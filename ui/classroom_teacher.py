@@ -119,6 +119,8 @@ def _teacher_bar(url_path: str):
         if url_path in NOT_LED:  # the dashboard below has the controls
             st.markdown(summary)
             lead_button(leads)
+            if state.lesson_step is not None:
+                lesson_controls(state, url_path, code, key)
             return state
         left, mid, right = st.columns([3, 1, 1], vertical_alignment="center")
         left.markdown(summary)

@@ -316,10 +316,10 @@ class PageState:
     def _book_key(self) -> str:
         return f"_{self.prefix}_book"
 
-    def encode(self, every: bool = False) -> dict[str, str]:
-        """The link's query for the current values: of the parameters whose `when` holds, or of `every` one (a
-        view another browser takes whole, defaults included: class mode)."""
-        values, query = self.values(), {}
+    def encode(self, every: bool = False, values: Mapping[str, Any] | None = None) -> dict[str, str]:
+        """The link's query for the current values (or for `values`, as `decode` gives them): of the parameters whose
+        `when` holds, or of `every` one (a view another browser takes whole, defaults included: class mode)."""
+        values, query = self.values() if values is None else values, {}
         for name, param in self.params.items():
             if every or param.when is None or param.when(values):
                 value = values[name]

@@ -3,7 +3,7 @@ state reads off the real model (6 layers and 12 heads when it is not installed).
 
 from attention.pretrained import EXAMPLE_SENTENCES, MAX_TOKENS
 from lessons.reading import shown_positions
-from ui.minilm import MAX_TEXT_CHARS, encode, n_heads, n_layers
+from ui.minilm import MAX_TEXT_CHARS, encode, model_or_reason, n_heads, n_layers
 from ui.page_questions import ask_from
 from ui.page_state import PageState
 from ui.questions import pretrained as pretrained_questions
@@ -54,6 +54,18 @@ STATE = PageState(
         shown=token_text,
     ),
 )
+
+
+def tokens_of(text: str) -> list[str]:
+    """The tokens the model reads `text` as (the tokenizer alone); ValueError when the model is not installed."""
+    model, why_not = model_or_reason()
+    if model is None:
+        raise ValueError(str(why_not))
+    return model.tokenize(text)[0]
+
+
 QUESTIONS = ask_from(
-    STATE, "pretrained", *pretrained_questions.questions(lambda text: pretrained_questions.shown_reading("pt", text))
+    STATE,
+    "pretrained",
+    *pretrained_questions.questions(lambda text: pretrained_questions.shown_reading("pt", text), tokens_of),
 )

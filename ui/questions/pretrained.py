@@ -101,12 +101,19 @@ def heads_shown(values) -> list[tuple[int, int]]:
     return heads
 
 
-def questions(reading_of) -> tuple[Question, ...]:
-    """`reading_of(text)`: the model's reading of `text` as the page showed it (ValueError if it shows none)."""
+def questions(reading_of, tokens_of=None) -> tuple[Question, ...]:
+    """`reading_of(text)`: the model's reading of `text` as the page showed it (ValueError if it shows none);
+    `tokens_of(text)`: its tokens before the page has shown it (the tokenizer alone: a lesson deck's question names
+    a token of a page that has not run), ValueError when the model is not installed."""
 
     def shown_tokens(values) -> tuple[list[str], list[int]]:
         try:
             tokens = reading_of(values["text"]).tokens
+        except NotShownYet:
+            try:
+                tokens = tokens_of(values["text"]) if tokens_of is not None else ["[CLS]"]
+            except ValueError:
+                tokens = ["[CLS]"]
         except ValueError:  # Ask says why: the box offers the one query a sentence always has
             return ["[CLS]"], [0]
         return tokens, shown_positions(tokens, values["hide"])

@@ -1,0 +1,112 @@
+"""A shipped lesson run in a room, in Chromium, through deploy/ (nginx in front of two workers, as `bash
+deploy/serve.sh --workers 2` starts them), issue #45.
+
+The teacher projects a tab in presenter mode (1280x720) and starts "From a toy to a real model"; two students, one
+on a phone (390x844), follow. Next step twice puts both students on step 3's page with its state (/block, pre-norm);
+Page Down (what a presentation clicker sends) moves on once more. The teacher's notes are never on the projected
+tab, and are in a second tab of the teacher's, which does not lead. A reload of the projected tab, and then the death
+of its worker (SIGKILL), keep the lesson on its step: the store holds it. Every wait is for a condition.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+
+import pytest
+
+from tests.browser.conftest import closing_pages, environment
+from tests.browser.test_deploy import COLD_RUN_MS, Proxy, _worker_cookie
+
+LESSON = "From a toy to a real model"
+NOTES = "Your notes for this step (hidden in presenter mode)"
+
+
+@pytest.fixture(scope="module")
+def class_proxy(tmp_path_factory):
+    """Two workers behind nginx, sharing one fresh SQLite store."""
+    tmp = tmp_path_factory.mktemp("class-deck")
+    with environment(ATTENTION_DB_URL=f"sqlite:///{tmp / 'class.db'}", ATTENTION_CLASS_SAFETY_S="3600"):
+        proxy = Proxy(2, tmp)
+    yield proxy
+    proxy.stop()
+
+
+def _new_page(browser, width: int, height: int):
+    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+    page.set_default_timeout(COLD_RUN_MS)
+    return page
+
+
+def test_a_shipped_lesson_moves_the_class_step_by_step_and_survives_a_reload_and_a_dead_worker(browser, class_proxy):
+    with closing_pages("class_deck") as pages:
+        _run_the_lesson(browser, class_proxy, pages)
+
+
+def _run_the_lesson(browser, proxy: Proxy, pages: list) -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=COLD_RUN_MS)
+    teacher = _new_page(browser, 1280, 720)
+    pages.append(teacher)
+    teacher.goto(f"{proxy.url}/class?present=1")
+    teacher.get_by_role("button", name="Start a room").click()
+    code_box = teacher.locator('[data-testid="class-join-code"]')
+    expect(code_box).to_have_text(re.compile(r"^[A-Z0-9]{6}$"))
+    code = code_box.inner_text()
+    students = [_new_page(browser, 1200, 900), _new_page(browser, 390, 844)]
+    pages.extend(students)
+    for s in students:
+        s.goto(f"{proxy.url}/?room={code}")
+        expect(s.get_by_text(f"Room {code}").first).to_be_visible()
+
+    lesson = teacher.locator('[data-testid="stSelectbox"]').filter(has_text="Lesson")
+    lesson.click()
+    teacher.get_by_role("option", name=LESSON).click()
+    expect(teacher.get_by_text("9 steps, 9 of them with a question")).to_be_visible()
+    teacher.get_by_role("button", name="Start the lesson").click()
+    expect(teacher.get_by_text("Step 1 of 9").first).to_be_visible()
+    expect(teacher).to_have_url(re.compile(r"/block\?"))
+    expect(teacher.get_by_text(NOTES)).to_have_count(0)  # the projected tab: presenter mode
+    for s in students:
+        expect(s).to_have_url(re.compile(r"/block\?"))
+
+    teacher.get_by_role("button", name="Next step").click()
+    expect(teacher.get_by_text("Step 2 of 9").first).to_be_visible()
+    teacher.get_by_role("button", name="Next step").click()
+    expect(teacher.get_by_text("Step 3 of 9 · Pre-norm").first).to_be_visible()
+    for s in students:
+        expect(s).to_have_url(re.compile(r"/block\?.*norm=pre"))
+        expect(s.get_by_text("Pre-norm").first).to_be_visible()
+
+    # The notes, in a second tab of the teacher's (the same browser, so the same teacher): it does not lead.
+    notes = teacher.context.new_page()
+    notes.set_default_timeout(COLD_RUN_MS)
+    pages.append(notes)
+    notes.goto(f"{proxy.url}/class")
+    expect(notes.get_by_text("Step 3 of 9").first).to_be_visible()
+    notes.get_by_text(NOTES).click()
+    expect(notes.get_by_text("Pre-norm puts the layer norm before attention")).to_be_visible()
+    expect(notes.get_by_text("another tab leads").first).to_be_visible()
+    expect(teacher.get_by_text("Pre-norm puts the layer norm")).to_have_count(0)
+
+    # Page Down, as a clicker sends it, on the projected tab
+    teacher.bring_to_front()
+    teacher.locator("body").click(position={"x": 5, "y": 700})
+    teacher.keyboard.press("PageDown")
+    expect(teacher.get_by_text("Step 4 of 9 · An induction head").first).to_be_visible()
+    for s in students:
+        expect(s).to_have_url(re.compile(r"/induction\?"))
+
+    # A reload of the projected tab, then the death of its worker: the lesson stays on its step.
+    teacher.reload()
+    expect(teacher.get_by_text("Step 4 of 9").first).to_be_visible()
+    victim = _worker_cookie(teacher.context)
+    os.kill(proxy.worker_pid(int(victim)), signal.SIGKILL)
+    teacher.wait_for_function("() => (window.__attnReconnectReruns || 0) > 0")
+    expect(teacher.get_by_text("Step 4 of 9 · An induction head").first).to_be_visible()
+    teacher.get_by_role("button", name="Previous step").click()
+    expect(teacher.get_by_text("Step 3 of 9").first).to_be_visible()
+    for s in students:
+        expect(s).to_have_url(re.compile(r"/block\?.*norm=pre"))
