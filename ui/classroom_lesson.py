@@ -118,32 +118,32 @@ def lesson_controls(state, url_path: str, code: str, key: str) -> None:
     lesson, at = running
     deck = stored_deck(lesson)
     step = deck.steps[at]
-    left, back, forward = st.columns([3, 1, 1], vertical_alignment="center")
-    left.markdown(f":material/slideshow: **Step {at + 1} of {len(deck.steps)}** · {escape_markdown(step.title)}")
+    st.markdown(f":material/slideshow: **Step {at + 1} of {len(deck.steps)}** · {escape_markdown(step.title)}")
     held = state.asking
     why = "A question is open: reveal it or end it first." if held else None
-    back.button(
-        "Previous step",
-        key="class_step_back",
-        disabled=at == 0 or held,
-        on_click=_go,
-        args=(code, key, at - 1, deck.steps[max(at - 1, 0)]),
-        shortcut="PageUp",
-        help=why or "Page Up does the same.",
-    )
     last = at == len(deck.steps) - 1
-    forward.button(
-        "Next step",
-        key="class_step_next",
-        type="primary",
-        disabled=last or held,
-        on_click=_go,
-        args=(code, key, at + 1, deck.steps[min(at + 1, len(deck.steps) - 1)]),
-        shortcut="PageDown",
-        help=why or "Page Down does the same.",
-    )
-    if step.question is not None and not state.asking:
-        _step_question(step, url_path, code, key)
+    with st.container(horizontal=True, vertical_alignment="center"):  # each button as wide as its label
+        st.button(
+            "Previous step",
+            key="class_step_back",
+            disabled=at == 0 or held,
+            on_click=_go,
+            args=(code, key, at - 1, deck.steps[max(at - 1, 0)]),
+            shortcut="PageUp",
+            help=why or "Page Up does the same.",
+        )
+        st.button(
+            "Next step",
+            key="class_step_next",
+            type="primary",
+            disabled=last or held,
+            on_click=_go,
+            args=(code, key, at + 1, deck.steps[min(at + 1, len(deck.steps) - 1)]),
+            shortcut="PageDown",
+            help=why or "Page Down does the same.",
+        )
+        if step.question is not None and not state.asking:
+            _step_question(step, url_path, code, key)
     if step.notes and not is_presenting():
         with st.expander("Your notes for this step (hidden in presenter mode)"):
             st.text(step.notes)  # the deck's text, as text
