@@ -11,6 +11,8 @@ import streamlit as st
 
 from ui import streamlit_internals
 from ui.classroom_room import class_after_page, room_bar
+from ui.classroom_session import in_room, is_teacher
+from ui.lesson_editor import record_button
 from ui.page_state import finish_run, start_run
 from ui.presenter import presenter_controls, presenter_from_url, share_link
 from ui.reconnect import rerun_after_reconnect
@@ -111,6 +113,8 @@ def finish() -> None:
     """After the page: its declared state goes into the link, then the link is shown to share."""
     save_current()
     share_link(share_slot, pg.url_path)
+    if is_teacher() or not in_room():  # a student following a room has the teacher's lesson
+        record_button(pg.url_path, pg.title)
     class_after_page(pg.url_path)  # class mode: a teacher's view becomes the room's
     record_run_time((time.perf_counter() - _run_started) * 1000)
 

@@ -1,5 +1,6 @@
 """Teach a class: start a room (code, student link, QR code), or join one; the teacher's dashboard."""
 
+import functools
 import html
 import io
 import os
@@ -14,6 +15,7 @@ require_app_entry()
 from classroom import errors
 from classroom.schema import NICKNAME_CHARS
 from ui.classroom_lesson import lesson_picker
+from ui.classroom_lesson import start as start_lesson
 from ui.classroom_push import screen_drawn
 from ui.classroom_session import (
     COOKIE_HOURS,
@@ -43,6 +45,8 @@ from ui.classroom_teacher import (
     teacher_action,
     when,
 )
+from ui.lesson_alone import alone_picker
+from ui.lesson_editor import lesson_editor
 from ui.page_state import PageState
 from ui.safe_text import escape_markdown
 from ui.student_link import LISTEN_ENV, PUBLIC_URL_ENV, lan_ip, student_link
@@ -150,6 +154,8 @@ def outside_a_room() -> None:
                 "teacher shows nicknames on a screen the class can see.",
             )
             st.form_submit_button("Join", key="class_join", type="primary", icon=":material/login:", on_click=join_room)
+        alone_picker()
+    lesson_editor()
 
 
 def teacher_dashboard(code: str) -> None:
@@ -205,6 +211,7 @@ def teacher_dashboard(code: str) -> None:
             extra=lambda: key_file_button(code, key, "class_key_file_before_sign_out"),
         )
     lesson_picker(code, key)
+    lesson_editor(start=functools.partial(start_lesson, code, key))
     with st.expander("Your teacher key (keep it; never project it)"):
         st.markdown(
             "This browser keeps your controls over a reload. To take the room back from another browser, you need "

@@ -85,11 +85,12 @@ def lesson_picker(code: str, key: str) -> None:
             )
         )
         st.button(
-            "Start the lesson", key="class_lesson_start", type="primary", on_click=_start, args=(code, key, lesson)
+            "Start the lesson", key="class_lesson_start", type="primary", on_click=start, args=(code, key, lesson)
         )
 
 
-def _start(code: str, key: str, lesson: dict) -> None:
+def start(code: str, key: str, lesson: dict) -> None:
+    """Run `lesson` (a checked deck as data) in the room, from its first step."""
     try:
         moved = store().start_lesson(code, key, lesson, tab_id())
     except (errors.ClassroomError, PermissionError) as err:

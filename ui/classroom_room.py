@@ -28,6 +28,7 @@ from ui.classroom_session import (
 )
 from ui.classroom_student import after_student_page, join_card, student_screens
 from ui.classroom_teacher import ask_after_page, lead_class, open_shown_solution, teacher_screens
+from ui.lesson_alone import alone_bar
 from ui.page_state import hold
 from ui.safe_text import escape_markdown
 
@@ -54,6 +55,7 @@ def room_bar(url_path: str, pages: dict[str, list[st.Page]]) -> None:
     hold(None)  # a page is held only while a question about it is open (hold_for_question, below)
     st.session_state.pop(ASKED_KEY, None)
     if not in_room():
+        alone_bar(url_path, pages)  # a lesson gone through alone, outside any room
         return
     bar_gone()  # the screens this run draws tell the watcher again what they show
     teacher = is_teacher()

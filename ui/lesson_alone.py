@@ -1,0 +1,88 @@
+"""A lesson deck for a student alone (homework): no room, no teacher. On /class, outside a room, a student picks a
+shipped lesson and opens it; a bar at the top of every page then says which step this is, shows the step's notes for
+students (`student_notes`, never the teacher's `notes`), and has Previous and Next, which open the step's view. The
+lesson lives in this session only; nothing is stored.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from classroom.decks import page_of, stored_deck
+from ui.classroom_lesson import shipped_lessons
+from ui.classroom_session import SHOW_KEY
+from ui.classroom_teacher import open_shown_solution
+from ui.safe_text import escape_markdown
+
+ALONE_KEY = "_lesson_alone"  # {"lesson": a checked deck as data, "step": from 0}
+
+
+def alone_picker() -> None:
+    """On /class outside a room: open a shipped lesson to go through alone."""
+    lessons = shipped_lessons()
+    with st.container(border=True, key="lesson_alone"):
+        st.markdown(
+            "**Go through a lesson on your own** (homework): the lesson's steps, one page at a time, with a note for "
+            "each; no room and no teacher needed."
+        )
+        choice = st.selectbox("Lesson to go through", list(lessons), key="lesson_alone_pick")
+        st.button("Open the lesson", key="lesson_alone_open", on_click=_open, args=(lessons[choice],))
+
+
+def _open(lesson: dict) -> None:
+    st.session_state[ALONE_KEY] = {"lesson": lesson, "step": 0}
+    st.session_state[SHOW_KEY] = lesson["step"][0]["view"]
+
+
+def alone_bar(url_path: str, pages) -> None:
+    """Before every page, for a session going through a lesson alone: the step, its note for students, and the
+    buttons that move through the lesson (Page Up and Page Down too)."""
+    running = st.session_state.get(ALONE_KEY)
+    if not running:
+        return
+    open_shown_solution(pages)  # the step chosen on the last run opens now, its page reading the whole view
+    deck, at = stored_deck(running["lesson"]), int(running["step"])
+    step = deck.steps[at]
+    with st.container(border=True, key="lesson_alone_bar"):
+        st.markdown(
+            f":material/school: **{escape_markdown(deck.title)}** · **Step {at + 1} of {len(deck.steps)}** · "
+            f"{escape_markdown(step.title)}"
+        )
+        if step.student_notes:
+            st.text(step.student_notes)  # the deck's text, as text
+        here = (url_path or "playground") == step.page
+        if not here:
+            st.caption(f"This step is on /{page_of(step.view)}: *Back to the step* opens it as the lesson set it.")
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.button(
+                "Previous step",
+                key="lesson_alone_back",
+                disabled=at == 0,
+                on_click=_go,
+                args=(at - 1,),
+                shortcut="PageUp",
+            )
+            st.button(
+                "Next step",
+                key="lesson_alone_next",
+                type="primary",
+                disabled=at == len(deck.steps) - 1,
+                on_click=_go,
+                args=(at + 1,),
+                shortcut="PageDown",
+            )
+            if not here:
+                st.button("Back to the step", key="lesson_alone_again", on_click=_go, args=(at,))
+            st.button("Leave the lesson", key="lesson_alone_leave", on_click=_leave)
+
+
+def _go(at: int) -> None:
+    running = st.session_state.get(ALONE_KEY)
+    if not running or not 0 <= at < len(running["lesson"]["step"]):
+        return
+    running["step"] = at
+    st.session_state[SHOW_KEY] = running["lesson"]["step"][at]["view"]
+
+
+def _leave() -> None:
+    st.session_state.pop(ALONE_KEY, None)
