@@ -43,7 +43,10 @@ def record_button(url_path: str, title: str) -> None:
         "is now: every setting and the vectors.",
     )
     if steps:
-        st.sidebar.caption(f"Your lesson: {len(steps)} step{'s' * (len(steps) != 1)}; edit it on *Teach a class*.")
+        st.sidebar.caption(
+            f"Your lesson: {len(steps)} step{'s' * (len(steps) != 1)}. Edit and download it on *Teach a class*: this "
+            "tab holds it until it is reloaded or closed."
+        )
 
 
 def _record(url_path: str, title: str) -> None:
@@ -57,7 +60,8 @@ def lesson_editor(start=None) -> None:
     """The lesson held in this tab: its name, its steps (each editable), its check, the download; `start(lesson)`,
     when given (in a room), runs it."""
     lesson = draft()
-    with st.expander(f"Your lesson ({len(lesson['steps'])} steps): edit, download, or open a lesson file"):
+    n = len(lesson["steps"])
+    with st.expander(f"Your lesson ({n} step{'s' * (n != 1)}): edit, download, or open a lesson file"):
         upload = st.file_uploader("Open a lesson file to edit (.toml)", type=["toml"], key="lesson_edit_file")
         if upload is not None and st.session_state.get("_lesson_edit_opened") != upload.file_id:
             try:
@@ -70,7 +74,10 @@ def lesson_editor(start=None) -> None:
                 lesson.update(from_deck(opened.to_dict()))
                 _forget_widgets()
         if not lesson["steps"]:
-            st.caption("No steps yet: on any lesson page, press *Add this view to my lesson* in the sidebar.")
+            st.caption(
+                "No steps yet: on any lesson page, press *Add this view to my lesson* in the sidebar. This tab holds "
+                "the lesson until it is reloaded or closed: download it to keep it."
+            )
             return
         lesson["title"] = st.text_input("Lesson title", lesson["title"], key="lesson_edit_title", max_chars=80)
         lesson["level"] = st.text_input(
