@@ -51,6 +51,18 @@ def run_counter(monkeypatch):
 
 
 @pytest.fixture
+def class_database(tmp_path, monkeypatch):
+    """A fresh SQLite class store for this test (ATTENTION_DB_URL), shared by every AppTest session it opens; no
+    store left open from another test. A test file uses it with `pytestmark = pytest.mark.usefixtures(...)`."""
+    from ui import classroom_session
+
+    monkeypatch.setenv("ATTENTION_DB_URL", f"sqlite:///{tmp_path / 'class.db'}")
+    classroom_session.forget_stores()
+    yield
+    classroom_session.forget_stores()
+
+
+@pytest.fixture
 def room(tmp_path, monkeypatch):
     """(teacher, student, code) in a class room on a fresh SQLite store (tests/classroom_asking.py)."""
     from tests.classroom_asking import start_room

@@ -19,12 +19,7 @@ CLASS = "pages/class.py"
 NOTES = "Your notes for this step (hidden in presenter mode)"
 
 
-@pytest.fixture(autouse=True)
-def database(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_DB_URL", f"sqlite:///{tmp_path / 'class.db'}")
-    classroom_session.forget_stores()
-    yield
-    classroom_session.forget_stores()
+pytestmark = pytest.mark.usefixtures("class_database")  # tests/conftest.py
 
 
 def store():

@@ -23,12 +23,7 @@ from ui.classroom_ask import ask_box_key
 CLASS = "pages/class.py"
 
 
-@pytest.fixture(autouse=True)
-def database(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_DB_URL", f"sqlite:///{tmp_path / 'class.db'}")
-    classroom_session.forget_stores()
-    yield
-    classroom_session.forget_stores()
+pytestmark = pytest.mark.usefixtures("class_database")  # tests/conftest.py
 
 
 def store():

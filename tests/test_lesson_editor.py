@@ -9,17 +9,10 @@ import pytest
 
 from classroom.decks import parse_deck, to_toml
 from tests.apptest_helpers import every_text, number_box, open_page
-from ui import classroom_session
 from ui.declared import declared_page
 from ui.lesson_editor import DRAFT_KEY, as_document, from_deck
 
-
-@pytest.fixture(autouse=True)
-def database(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_DB_URL", f"sqlite:///{tmp_path / 'class.db'}")
-    classroom_session.forget_stores()
-    yield
-    classroom_session.forget_stores()
+pytestmark = pytest.mark.usefixtures("class_database")  # tests/conftest.py
 
 
 def test_recorded_views_become_a_lesson_that_reads_back_the_same():
