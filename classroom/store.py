@@ -652,9 +652,18 @@ class Store:
             return int(room["version"]) + 1
 
     # ------------------------------------------------------------ a lesson deck
-    def start_lesson(self, code: str, teacher_key: str, lesson: dict, tab: str | None = None) -> int | None:
-        """Run `lesson` (a checked deck as plain data, classroom.decks.Deck.to_dict) in the room, on its first step;
-        returns the room's version, or None when the class cannot move now (see `go_to_step`)."""
+    def start_lesson(
+        self,
+        code: str,
+        teacher_key: str,
+        lesson: dict,
+        tab: str | None = None,
+        question: dict | None = None,
+        truth: Any = None,
+    ) -> int | None:
+        """Run `lesson` (a checked deck as plain data, classroom.decks.Deck.to_dict) in the room, on its first step,
+        with that step's `question` asked (see `go_to_step`), in one transaction; returns the room's version after
+        it, or None, and nothing changes, when the class cannot move now."""
         steps = lesson.get("step") if isinstance(lesson, dict) else None
         if not isinstance(steps, list) or not 1 <= len(steps) <= LESSON_STEPS:
             raise errors.InvalidLesson(f"a lesson has 1 to {LESSON_STEPS} steps")
@@ -666,10 +675,14 @@ class Store:
         stored = json.dumps(lesson, ensure_ascii=False)
         if len(stored) > LESSON_CHARS:
             raise errors.InvalidLesson(f"a lesson is at most {LESSON_CHARS:,} characters as stored")
+        posed = None if question is None else _checked_question(question, truth)
         with self._write() as conn:
-            room = self._teacher(conn, code, teacher_key)
-            conn.execute(_bumped(room).values(lesson=stored, lesson_step=None))
-        return self.go_to_step(code, teacher_key, 0, tab)
+            room = self._teacher(conn, code, teacher_key, lock=posed is not None)
+            if not _may_lead(conn, room, tab):
+                return None
+            changes = {"lesson": stored, **self._step_changes(conn, room, steps, 0, tab, posed)}
+            conn.execute(_bumped(room).values(**changes))
+            return int(room["version"]) + 1
 
     def lesson(self, code: str, teacher_key: str) -> tuple[dict, int] | None:
         """The room's lesson and the step the class is on (None: the room runs none, or has not reached a step)."""
@@ -703,13 +716,17 @@ class Store:
                 raise errors.InvalidLesson(f"the lesson has steps 1 to {len(steps)}, not {step!r}")
             if not _may_lead(conn, room, tab):
                 return None
-            changes = {"view": check_view(steps[step]["view"]), "lesson_step": step}
-            if tab is not None and room["leader"] is None:
-                changes |= {"leader": str(tab)[:100], "leader_seen_at": self.clock()}
-            if posed is not None:
-                changes |= self._pose(conn, room, *posed)
-            conn.execute(_bumped(room).values(**changes))
+            conn.execute(_bumped(room).values(**self._step_changes(conn, room, steps, step, tab, posed)))
             return int(room["version"]) + 1
+
+    def _step_changes(self, conn: Connection, room, steps: list, step: int, tab: str | None, posed) -> dict:
+        """The room's changes that put the class on step `step` (its view, the tab that leads, the question asked)."""
+        changes = {"view": check_view(steps[step]["view"]), "lesson_step": step}
+        if tab is not None and room["leader"] is None:
+            changes |= {"leader": str(tab)[:100], "leader_seen_at": self.clock()}
+        if posed is not None:
+            changes |= self._pose(conn, room, *posed)
+        return changes
 
     def end_lesson(self, code: str, teacher_key: str) -> None:
         """The room runs no lesson any more; the class stays where it is."""

@@ -18,6 +18,7 @@ import streamlit as st
 from classroom import errors
 from classroom.decks import DeckError, Step, page_of, parse_deck, shipped, stored_deck, view_link
 from ui.classroom_ask import page_questions, pose
+from ui.classroom_push import caught_up
 from ui.classroom_session import MESSAGE_KEY, SHOW_KEY, store, tab_id
 from ui.declared import declared_page
 from ui.safe_text import escape_markdown
@@ -90,16 +91,15 @@ def lesson_picker(code: str, key: str) -> None:
 
 
 def start(code: str, key: str, lesson: dict) -> None:
-    """Run `lesson` (a checked deck as data) in the room, from its first step."""
+    """Run `lesson` (a checked deck as data) in the room, from its first step (with its question)."""
+    step = stored_deck(lesson).steps[0]
+    body, truth, why_not = step_question(step)
     try:
-        moved = store().start_lesson(code, key, lesson, tab_id())
+        moved = store().start_lesson(code, key, lesson, tab_id(), question=body, truth=truth)
     except (errors.ClassroomError, PermissionError) as err:
         st.session_state[MESSAGE_KEY] = f"Could not start the lesson: {err}."
         return
-    if moved is None:
-        st.session_state[MESSAGE_KEY] = _held_why()
-    else:
-        _go(code, key, 0, stored_deck(lesson).steps[0])  # step 1 opens with its question, and on this screen too
+    _moved(moved, step, why_not)
 
 
 def _end(code: str, key: str) -> None:
@@ -120,8 +120,7 @@ def lesson_controls(state, url_path: str, code: str, key: str) -> None:
     deck = stored_deck(lesson)
     step = deck.steps[at]
     st.markdown(f":material/slideshow: **Step {at + 1} of {len(deck.steps)}** · {escape_markdown(step.title)}")
-    held = state.asking
-    why = "A question is open: reveal it or end it first." if held else None
+    held = state.asking  # the bar says a question is open: no tooltip over the step's title on the projector
     last = at == len(deck.steps) - 1
     with st.container(horizontal=True, vertical_alignment="center"):  # each button as wide as its label
         st.button(
@@ -131,7 +130,6 @@ def lesson_controls(state, url_path: str, code: str, key: str) -> None:
             on_click=_go,
             args=(code, key, at - 1, deck.steps[max(at - 1, 0)]),
             shortcut="PageUp",
-            help=why or "Page Up does the same.",
         )
         st.button(
             "Next step",
@@ -141,7 +139,6 @@ def lesson_controls(state, url_path: str, code: str, key: str) -> None:
             on_click=_go,
             args=(code, key, at + 1, deck.steps[min(at + 1, len(deck.steps) - 1)]),
             shortcut="PageDown",
-            help=why or "Page Down does the same.",
         )
         if step.question is not None and not state.asking:
             _step_question(step, url_path, code, key)
@@ -193,9 +190,17 @@ def _go(code: str, key: str, at: int, step: Step) -> None:
     except (errors.ClassroomError, PermissionError) as err:
         st.session_state[MESSAGE_KEY] = f"Could not move to that step: {err}."
         return
-    if moved is None:
+    _moved(moved, step, why_not)
+
+
+def _moved(version: int | None, step: Step, why_not: str | None) -> None:
+    """After the store moved the class to `step` (the room's `version` then; None: it did not move)."""
+    if version is None:
         st.session_state[MESSAGE_KEY] = _held_why()
         return
+    # The teacher's own move: this screen draws it in full now, so its watcher must not also push a redraw of its
+    # bar; one pushed while the full run draws a new page makes the browser clear that page as stale.
+    caught_up(store(), version)
     st.session_state[SHOW_KEY] = step.view
     if why_not:
         st.session_state[MESSAGE_KEY] = (

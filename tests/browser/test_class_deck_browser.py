@@ -67,6 +67,7 @@ def _run_the_lesson(browser, proxy: Proxy, pages: list) -> None:
     expect(teacher.get_by_text("9 steps, 9 of them with a question")).to_be_visible()
     teacher.get_by_role("button", name="Start the lesson").click()
     expect(teacher.get_by_text("Step 1 of 9").first).to_be_visible()
+    expect(teacher.get_by_role("heading", name="The transformer block").first).to_be_visible()  # the page, drawn
     expect(teacher).to_have_url(re.compile(r"/block\?"))
     expect(teacher.get_by_text(NOTES)).to_have_count(0)  # the projected tab: presenter mode
     for s in students:
@@ -74,8 +75,10 @@ def _run_the_lesson(browser, proxy: Proxy, pages: list) -> None:
 
     _reveal_and(teacher, "Next step")
     expect(teacher.get_by_text("Step 2 of 9").first).to_be_visible()
+    expect(teacher.get_by_role("heading", name="The transformer block").first).to_be_visible()
     _reveal_and(teacher, "Next step")
     expect(teacher.get_by_text("Step 3 of 9 · Pre-norm").first).to_be_visible()
+    expect(teacher.get_by_role("heading", name="The transformer block").first).to_be_visible()
     for s in students:
         expect(s).to_have_url(re.compile(r"/block\?.*norm=pre"))
         expect(s.get_by_text("Question 3:").first).to_be_visible()  # the step's question, asked with it
@@ -98,6 +101,7 @@ def _run_the_lesson(browser, proxy: Proxy, pages: list) -> None:
     expect(teacher.get_by_role("button", name="Next step")).to_be_enabled()
     teacher.keyboard.press("PageDown")
     expect(teacher.get_by_text("Step 4 of 9 · Copying works").first).to_be_visible()
+    expect(teacher.get_by_role("heading", name="Watch an induction head form").first).to_be_visible()
     for s in students:
         expect(s).to_have_url(re.compile(r"/induction\?"))
 
