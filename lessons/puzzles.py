@@ -51,7 +51,7 @@ PUZZLES: tuple[Puzzle, ...] = (
     ),
     _puzzle(
         "orthogonal",
-        "2 · Orthogonal beats opposite",
+        "2 · Nothing points its way",  # a title that names no answer: it is on screen while the class predicts
         "Look at the first query: no key points its way. Which is better, a key at right angles or one "
         "pointing partly backwards?",
         "When nothing is aligned, the least negative dot product wins: 0 (orthogonal) beats −2 or −4 "
@@ -72,7 +72,7 @@ PUZZLES: tuple[Puzzle, ...] = (
     ),
     _puzzle(
         "length",
-        "4 · Length beats direction",
+        "4 · Short and long keys",
         "The dot product is |q| |k| cos θ: the length of a key counts as much as its direction.",
         "The long key (4, 3) is only roughly aligned with most queries, yet its length makes its dot products "
         "the largest: a perfectly aligned short key (1, 0) loses to it.",

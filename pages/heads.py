@@ -272,9 +272,10 @@ st.markdown(
     f"{seq.n} × {d_model}, the same shape as X. W_O ({d_model} × {d_model}) then mixes the heads' columns, so "
     "every output column can use what every head found."
 )
-# With the argmax question open, a head's output gives its answer away: row i is query i's weights · V_h, and
-# section 6 shows V_h of the enlarged head (with sharp weights, row i is V_h's row of the key that wins).
-hide_outputs = answer_hidden("heads", "argmax")
+# With a question about the heads open, a head's output gives its answer away: row i is query i's weights · V_h,
+# and section 6 shows V_h of the enlarged head (with sharp weights, row i is V_h's row of the key that wins; with
+# spread ones, an average of V_h's rows, which tells which head is closest to uniform).
+hide_outputs = answer_hidden("heads")
 left, right = st.columns(2)
 with left:
     if hide_outputs:

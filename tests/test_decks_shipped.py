@@ -65,18 +65,26 @@ def test_attention_in_20_minutes_numbers():
     seq = values_of(step_of(title, 2))["seq"]
     assert seq.tokens == ("up", "right", "down") and all(list(q) == [0, 2] for q in seq.q)
     assert list(seq.k @ seq.q[0]) == [4, 0, -4] and round(truth(title, 2), 2) == 0.06
-    # step 3: "every query is now (1, 1)"; "about 0.47 each", "about 0.03 each"
+    # step 3: "every query is now (2, 2)", "whose row was 0.47, 0.47, 0.03, 0.03" (step 1's 'west', (1, 1));
+    # "about 0.5 each", "about 0.002 each"
     seq = values_of(step_of(title, 3))["seq"]
-    assert all(list(q) == [1, 1] for q in seq.q)
+    assert all(list(q) == [2, 2] for q in seq.q)
+    compass = values_of(step_of(title, 1))["seq"]
+    west = attention_steps(compass.q, compass.k, compass.v).weights[3]
+    assert list(compass.q[3]) == [1, 1] and [round(float(w), 2) for w in west] == [0.47, 0.47, 0.03, 0.03]
     row = truth(title, 3)
-    assert row[0] == row[1] and [round(w, 2) for w in row] == [0.47, 0.47, 0.03, 0.03]
+    assert row[0] == row[1] and round(row[0], 1) == 0.5 and round(row[2], 3) == 0.002 == round(row[3], 3)
     # step 4: "Puzzle 2", "(0, -2)", "-4 with 'up', 0 with 'right' and -2 with 'back'"
     puzzle = PUZZLES_BY_ID[values_of(step_of(title, 4))["puzzle"]]
     assert puzzle.title.startswith("2 ·") and list(puzzle.seq.q[0]) == [0, -2]
     assert list(puzzle.seq.k @ puzzle.seq.q[0]) == [-4, 0, -2] and truth(title, 4) == [1]
-    # steps 5 and 6: "4, 64 and 1024 here", "about 0.97"; "d_k = 16 and 256", "about 0.36"
+    # steps 5 and 6: "4, 64 and 1024 here", "about 0.97"; "about 0.36 from d_k = 64 on" (as the page's caption)
     assert values_of(step_of(title, 5))["d_ks"] == [4, 64, 1024] and round(truth(title, 5), 2) == 0.97
-    assert values_of(step_of(title, 6))["d_ks"] == [16, 256] and round(truth(title, 6), 2) == 0.36
+    assert step_of(title, 6).question is None and values_of(step_of(title, 6)) == values_of(step_of(title, 5))
+    from ui.declared.scaling import shown_stats
+
+    stats = shown_stats(values_of(step_of(title, 6)))
+    assert round(stats.settled_max_weight_scaled, 2) == 0.36
     # steps 7 and 8: "query 2 reads only keys 0, 1 and 2", "About 0.13"; "outputs 2 to 5 change"
     causal = values_of(step_of(title, 7))
     masked = attention_steps(causal["seq"].q, causal["seq"].k, causal["seq"].v, causal=True).weights

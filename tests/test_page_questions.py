@@ -61,3 +61,13 @@ def test_a_page_hides_the_part_that_answers_the_open_question_and_every_part_whe
 ):
     monkeypatch.setattr(classroom_open_question, "asked_here", lambda: asked)
     assert classroom_open_question.answer_hidden(page, kind) is hidden
+
+
+@pytest.mark.parametrize("kind", ["uniform", "argmax"])
+def test_the_heads_outputs_are_hidden_for_either_heads_question(monkeypatch, kind):
+    """A head's outputs (weights · V_h) show how sharply it weighs: hidden while either question is open."""
+    monkeypatch.setattr(classroom_open_question, "asked_here", lambda: {"page": "heads", "question": kind})
+    at = open_page("pages/heads.py")
+    assert not at.exception
+    text = " ".join(i.value for i in at.info)
+    assert "The heads' outputs side by side" in text and "output (weights · V_" in text
