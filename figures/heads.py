@@ -196,8 +196,10 @@ def heads_grid(
             zeroline=False,
             tickfont=dict(size=9),
         )
-        layout["xaxis" + suffix].update(axis)
-        layout["yaxis" + suffix].update(axis, autorange="reversed", showticklabels=k % cols == 0)
+        # ranges given, not left to plotly: a head whose cells are all hidden (NaN, while a class question is open)
+        # has no data to range by (figures.heatmaps._token_axis)
+        layout["xaxis" + suffix].update(axis, range=[-0.5, n - 0.5])
+        layout["yaxis" + suffix].update(axis, range=[n - 0.5, -0.5], showticklabels=k % cols == 0)
         title = _title(titles[k])
         if title:  # a subplot title, centred above its cell (as make_subplots writes it)
             x_domain, y_domain = cells[k]

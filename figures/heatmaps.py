@@ -40,11 +40,16 @@ def safe_labels(labels: Sequence[str]) -> list[str]:
     return [html.escape(str(label)) for label in labels]
 
 
-def _token_axis(labels: Sequence[str], title: str) -> dict:
+def _token_axis(labels: Sequence[str], title: str, down: bool = False) -> dict:
+    """An axis of one cell per label; `down`: the first at the top. Its range is given, not left to plotly: a
+    heatmap whose every cell is hidden (NaN, while a class question is open) has no data to range by, and plotly
+    then spreads a few stray tick labels over an empty box."""
+    n = len(labels)
     axis = dict(
         tickmode="array",
-        tickvals=list(range(len(labels))),
+        tickvals=list(range(n)),
         ticktext=safe_labels(labels),
+        range=[n - 0.5, -0.5] if down else [-0.5, n - 0.5],
         showgrid=False,
         zeroline=False,
     )
@@ -94,7 +99,7 @@ def attention_heatmap(
     layout = dict(
         title=dict(text=title) if title else None,
         xaxis=_token_axis(key_labels, "key (attended to)"),
-        yaxis=dict(_token_axis(query_labels, "query (attending)"), autorange="reversed"),
+        yaxis=_token_axis(query_labels, "query (attending)", down=True),
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         height=height or max(260, 48 * n + 110),
     )
@@ -189,7 +194,7 @@ def matrix_heatmap(
             trace["textfont"] = dict(size=font_size)
     layout = dict(
         xaxis=_token_axis(col_labels, None),
-        yaxis=dict(_token_axis(row_labels, None), autorange="reversed"),
+        yaxis=_token_axis(row_labels, None, down=True),
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         height=height or max(180, 34 * r + 90),
     )
