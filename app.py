@@ -18,7 +18,7 @@ from ui.presenter import presenter_controls, presenter_from_url, share_link
 from ui.reconnect import rerun_after_reconnect
 from ui.run_gate import run_gate
 from ui.server_process import data_url, freeze_long_lived, limit_blas_threads, record_run_time
-from ui.shared_state import init_defaults, mark_app_entry, save_current
+from ui.shared_state import init_defaults, is_presenting, mark_app_entry, save_current
 
 # A local file: a material-symbol favicon would be fetched from the internet by every browser.
 FAVICON = Path(__file__).parent / "docs" / "favicon.png"
@@ -30,7 +30,9 @@ st.set_page_config(
     page_title="Attention from scratch",
     page_icon=data_url(FAVICON),  # not the path: Streamlit would read and register the file on every run
     layout="wide",
-    initial_sidebar_state="collapsed" if presenter_from_url() else "auto",
+    # the session's switch too: a view opened for this screen (a lesson's step, a solution shown, a question's hold)
+    # comes without ?present=1 until the run writes it back, and the projector's sidebar must not open meanwhile
+    initial_sidebar_state="collapsed" if presenter_from_url() or is_presenting() else "auto",
 )
 init_defaults()
 mark_app_entry()

@@ -79,6 +79,8 @@ def _run_the_lesson(browser, proxy: Proxy, pages: list) -> None:
     _reveal_and(teacher, "Next step")
     expect(teacher.get_by_text("Step 3 of 9 · Pre-norm").first).to_be_visible()
     expect(teacher.get_by_role("heading", name="The transformer block").first).to_be_visible()
+    # the step opened without ?present=1 in its link: the projector's sidebar stays closed all the same
+    expect(teacher.locator('[data-testid="stSidebarNav"]')).not_to_be_in_viewport()
     for s in students:
         expect(s).to_have_url(re.compile(r"/block\?.*norm=pre"))
         expect(s.get_by_text("Question 3:").first).to_be_visible()  # the step's question, asked with it
