@@ -277,7 +277,8 @@ def test_a_link_that_cannot_join_keeps_saying_why_with_a_box_for_the_right_code(
 
 
 def test_a_student_by_link_is_offered_a_nickname_once():
-    _, code = start_room()
+    teacher, code = start_room()
+    key = teacher.session_state["class_teacher_key"]
     student = open_page("pages/playground.py", query={"room": code})
     student.text_input(key="class_rename").set_value("Ada")
     student.button(key="class_rename_save").click().run()
@@ -286,6 +287,14 @@ def test_a_student_by_link_is_offered_a_nickname_once():
     shy = open_page("pages/playground.py", query={"room": code})
     shy.button(key="class_rename_skip").click().run()
     assert not [t for t in shy.text_input if t.key == "class_rename"] and "(anonymous)" in every_text(shy)
+    # while a question is open the offer waits (on a phone it pushed the question half a screen down), then comes back
+    later = open_page("pages/playground.py", query={"room": code})
+    store().ask(code, key, {"kind": "choice", "prompt": "Which?", "options": ["x", "y"]})
+    later.run()
+    assert not [t for t in later.text_input if t.key == "class_rename"] and "Which?" in every_text(later)
+    store().end_question(code, key)
+    later.run()
+    assert [t for t in later.text_input if t.key == "class_rename"]
 
 
 def test_the_teacher_sees_who_is_here_now_beside_every_seat_and_removes_one():

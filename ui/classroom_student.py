@@ -178,7 +178,7 @@ def _student_bar(pages: dict[str, list[st.Page]]):
             )
         else:
             right.button("Follow the teacher", key="class_follow", type="primary", on_click=_follow_again)
-        if st.session_state.get(NAME_CARD_KEY) and not nickname:
+        if st.session_state.get(NAME_CARD_KEY) and not nickname and not asking:  # an open question comes first
             _name_card(code)
         if state.question is not None:
             answer_box(code, state.question)
