@@ -42,8 +42,8 @@ def test_a_comma_between_digits_is_refused_by_the_grid_and_the_paste_box_alike(t
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("1 x; 0 1", r"row 1, value 2: 'x' is not a number"),
-        ("1 0; 0", r"row 2 has 1 value\(s\), expected 2"),
+        ("1 x; 0 1", r"line 1 \(position 0\), value 2: 'x' is not a number"),
+        ("1 0; 0", r"line 2 \(position 1\) has 1 value\(s\), expected 2"),
         ("nan 0; 0 1", "not a finite number"),
         ("inf 0; 0 1", "not a finite number"),
         ("1e9 0; 0 1", "too large"),
@@ -174,7 +174,7 @@ def test_anything_else_is_refused_with_a_message_naming_the_cell(typed, message)
 
 
 def test_the_paste_box_refuses_the_same_strings_naming_row_and_value():
-    with pytest.raises(ValueError, match=r"Q: row 2, value 1: '1e309' is too large"):
+    with pytest.raises(ValueError, match=r"Q: line 2 \(position 1\), value 1: '1e309' is too large"):
         parse_matrix("1 2; 1e309 0", name="Q")
     assert parse_matrix("−1 1e3; .5 −2e-1", name="Q").tolist() == [[-1.0, 1000.0], [0.5, -0.2]]
 

@@ -65,7 +65,7 @@ def parse_matrix(
     expected = cols if cols is not None else len(values[0])
     for i, r in enumerate(values):
         if len(r) != expected:
-            raise ValueError(f"{name}: row {i + 1} has {len(r)} value(s), expected {expected}")
+            raise ValueError(f"{name}: {_row(i)} has {len(r)} value(s), expected {expected}")
     if len(widths) != 1:
         raise ValueError(f"{name}: rows have different lengths")
     if len(values) > MAX_N or expected > MAX_D:
@@ -81,7 +81,13 @@ def _split_values(line: str, bare_commas: bool) -> list[str]:
 
 
 def _parse_number(tok: str, i: int, j: int, name: str) -> float:
-    return parse_number(tok, f"{name}: row {i + 1}, value {j + 1}", in_row=True)
+    return parse_number(tok, f"{name}: {_row(i)}, value {j + 1}", in_row=True)
+
+
+def _row(i: int) -> str:
+    """Row i of a pasted matrix as an error names it: the line a student counts from 1, and the position the page's
+    labels count from 0 (q_2 is line 3)."""
+    return f"line {i + 1} (position {i})"
 
 
 # Minus signs a keyboard, a word processor or a web page may give instead of "-": −, ‒, –, ﹣, －.
