@@ -64,7 +64,7 @@ def _run_the_lesson(browser, proxy: Proxy, pages: list) -> None:
         expect(s.get_by_text(f"Room {code}").first).to_be_visible()
 
     pick(teacher, "Lesson", LESSON)
-    expect(teacher.get_by_text("9 steps, 9 of them with a question")).to_be_visible()
+    expect(teacher.get_by_text("9 steps, 4 of them with a question")).to_be_visible()
     teacher.get_by_role("button", name="Start the lesson").click()
     expect(teacher.get_by_text("Step 1 of 9").first).to_be_visible()
     expect(teacher.get_by_role("heading", name="The transformer block").first).to_be_visible()  # the page, drawn
@@ -72,18 +72,19 @@ def _run_the_lesson(browser, proxy: Proxy, pages: list) -> None:
     expect(teacher.get_by_text(NOTES)).to_have_count(0)  # the projected tab: presenter mode
     for s in students:
         expect(s).to_have_url(re.compile(r"/block\?"))
+        expect(s.get_by_text("Question 1:").first).to_be_visible()  # the step's question, asked with it
 
     _reveal_and(teacher, "Next step")
     expect(teacher.get_by_text("Step 2 of 9").first).to_be_visible()
     expect(teacher.get_by_role("heading", name="The transformer block").first).to_be_visible()
-    _reveal_and(teacher, "Next step")
+    teacher.get_by_role("button", name="Next step").click()  # step 2 asks nothing: Next at once
     expect(teacher.get_by_text("Step 3 of 9 · Pre-norm").first).to_be_visible()
     expect(teacher.get_by_role("heading", name="The transformer block").first).to_be_visible()
-    # the step opened without ?present=1 in its link: the projector's sidebar stays closed all the same
-    expect(teacher.locator('[data-testid="stSidebarNav"]')).not_to_be_in_viewport()
     for s in students:
         expect(s).to_have_url(re.compile(r"/block\?.*norm=pre"))
-        expect(s.get_by_text("Question 3:").first).to_be_visible()  # the step's question, asked with it
+        expect(s.get_by_role("heading", name="The transformer block").first).to_be_visible()
+    # the step opened without ?present=1 in its link: the projector's sidebar stays closed all the same
+    expect(teacher.locator('[data-testid="stSidebarNav"]')).not_to_be_in_viewport()
 
     # The notes, in a second tab of the teacher's (the same browser, so the same teacher): it does not lead.
     notes = teacher.context.new_page()
@@ -99,8 +100,7 @@ def _run_the_lesson(browser, proxy: Proxy, pages: list) -> None:
 
     # Page Down, as a clicker sends it, on the projected tab
     teacher.bring_to_front()
-    teacher.get_by_role("button", name="Reveal the answer to the class").first.click()
-    expect(teacher.get_by_role("button", name="Next step")).to_be_enabled()
+    expect(teacher.get_by_role("button", name="Next step")).to_be_enabled()  # step 3 asks nothing
     teacher.keyboard.press("PageDown")
     expect(teacher.get_by_text("Step 4 of 9 · Copying works").first).to_be_visible()
     expect(teacher.get_by_role("heading", name="Watch an induction head form").first).to_be_visible()
