@@ -92,14 +92,11 @@ def lesson_picker(code: str, key: str) -> None:
 
 def start(code: str, key: str, lesson: dict) -> None:
     """Run `lesson` (a checked deck as data) in the room, from its first step (with its question)."""
-    step = stored_deck(lesson).steps[0]
-    body, truth, why_not = step_question(step)
-    try:
-        moved = store().start_lesson(code, key, lesson, tab_id(), question=body, truth=truth)
-    except (errors.ClassroomError, PermissionError) as err:
-        st.session_state[MESSAGE_KEY] = f"Could not start the lesson: {err}."
-        return
-    _moved(moved, step, why_not)
+    _move_to(
+        stored_deck(lesson).steps[0],
+        "Could not start the lesson",
+        lambda body, truth: store().start_lesson(code, key, lesson, tab_id(), question=body, truth=truth),
+    )
 
 
 def _end(code: str, key: str) -> None:
@@ -184,11 +181,20 @@ def _go(code: str, key: str, at: int, step: Step) -> None:
     """Move the class to step `at`, with its question asked in the same move when the page can build it from the
     step's view alone (no screen then shows the step's answer before the question hides it); this screen opens
     the step too."""
+    _move_to(
+        step,
+        "Could not move to that step",
+        lambda body, truth: store().go_to_step(code, key, at, tab_id(), question=body, truth=truth),
+    )
+
+
+def _move_to(step: Step, failed: str, write) -> None:
+    """`write(question, truth)`: the store's move to `step`, with the step's question built here."""
     body, truth, why_not = step_question(step)
     try:
-        moved = store().go_to_step(code, key, at, tab_id(), question=body, truth=truth)
+        moved = write(body, truth)
     except (errors.ClassroomError, PermissionError) as err:
-        st.session_state[MESSAGE_KEY] = f"Could not move to that step: {err}."
+        st.session_state[MESSAGE_KEY] = f"{failed}: {err}."
         return
     _moved(moved, step, why_not)
 
