@@ -432,10 +432,11 @@ def warn_once(name: str, problem: str) -> None:
 
 
 def installed_versions() -> dict[str, str]:
-    import plotly
-    import streamlit
+    """The installed versions, read from the packages' metadata: nothing is imported here (an import inside a
+    function could meet another session's thread importing the same module half-way)."""
+    from importlib.metadata import version
 
-    return {"streamlit": streamlit.__version__, "plotly": plotly.__version__}
+    return {"streamlit": version("streamlit"), "plotly": version("plotly")}
 
 
 def check_versions() -> None:
