@@ -141,3 +141,8 @@ def test_the_shipped_decks_pass_the_check():
     for title, read in decks.items():
         assert 6 <= len(read.steps) <= 12 and sum(s.question is not None for s in read.steps) >= 3, title
         assert all(s.notes for s in read.steps), f"{title}: every step has notes a teacher can read aloud"
+
+
+def test_the_app_reads_the_shipped_decks_as_the_check_reads_them():
+    """The app trusts its own shipped files (the check above holds them): read unchecked, they are the same decks."""
+    assert shipped() == shipped(declared_page)

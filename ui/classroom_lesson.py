@@ -29,10 +29,10 @@ PICK_KEY = "class_lesson_pick"
 UPLOAD_KEY = "class_lesson_file"
 
 
-@st.cache_resource(show_spinner="Checking the shipped lessons…")
+@st.cache_resource(show_spinner=False)
 def shipped_lessons() -> dict[str, dict]:
-    """The lessons that ship with the app, checked once per server process: {title: the deck as data}."""
-    return {title: deck.to_dict() for title, deck in shipped(declared_page).items()}
+    """The lessons that ship with the app, read once per server process: {title: the deck as data}."""
+    return {title: deck.to_dict() for title, deck in shipped().items()}
 
 
 @st.cache_data(max_entries=8, show_spinner="Checking the lesson file…")
