@@ -11,7 +11,6 @@ teacher's, which does not lead, shows them without moving the class.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl
 
 import streamlit as st
 
@@ -222,7 +221,7 @@ def step_question(step: Step) -> tuple[dict | None, Any, str | None]:
     if step.question is None:
         return None, None, None
     declared = declared_page(step.page)
-    values, _ = declared.state.decode(dict(parse_qsl(step.view.partition("?")[2])))
+    values, _ = declared.state.decode_link(step.view)
     picks = dict(step.question)
     kind, seconds = picks.pop("kind"), picks.pop("seconds", 0)
     try:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from urllib.parse import parse_qsl
 
 import streamlit as st
 
@@ -319,7 +318,7 @@ def build_gallery(code: str, key: str, q, res, compact: bool) -> None:
             if question is not None and question.preview is not None and page is not None:
                 from ui.charts import square_chart  # as in results_panel
 
-                values, _ = page.decode(dict(parse_qsl(solution["view"].partition("?")[2])))
+                values, _ = page.decode_link(solution["view"])
                 figure = question.preview(q.body["goal"], values)
                 square_chart(st, figure, key=f"class_solution_{q.id}_{i}", export=False)
             st.button(

@@ -8,7 +8,6 @@ lesson file uploaded there is opened for editing; downloading it again gives the
 from __future__ import annotations
 
 import itertools
-from urllib.parse import parse_qsl
 
 import streamlit as st
 
@@ -137,7 +136,7 @@ def _question_picker(step: dict) -> dict | None:
     sid, page = step["id"], page_of(step["view"])
     try:
         declared = declared_page(page)
-        values, _ = declared.state.decode(dict(parse_qsl(step["view"].partition("?")[2])))
+        values, _ = declared.state.decode_link(step["view"])
     except ValueError:
         return step.get("question")
     kinds = [None, *(q.kind for q in declared.questions)]

@@ -36,6 +36,7 @@ import functools
 import time
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qsl
 
 import streamlit as st
 
@@ -295,6 +296,10 @@ class PageState:
                     f"the page shows {text(values[name])}"
                 )
         return values, warnings
+
+    def decode_link(self, link: str) -> tuple[dict[str, Any], list[str]]:
+        """`decode` of a relative link of this page ("/causal?t=2": its query)."""
+        return self.decode(dict(parse_qsl(link.partition("?")[2])))
 
     def show_warnings(self, where=st) -> None:
         """Show the warnings collected when the link was read (every run until the page is left), and why the page
