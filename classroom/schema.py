@@ -59,6 +59,9 @@ rooms = Table(
     Column("removals", Integer, nullable=False),  # since version 5: bumped when the teacher removes a seat
     Column("lesson", Text),  # since version 6: the lesson deck the room runs, as JSON (None: none)
     Column("lesson_step", Integer),  # since version 6: the step of it the class is on, from 0
+    # since version 7: None while the class follows the teacher; while students go at their own pace, the id of the
+    # room's last question before they started (the steps' questions asked for it are the ones after it)
+    Column("paced_after", Integer),
 )
 students = Table(
     "classroom_students",
@@ -69,6 +72,7 @@ students = Table(
     Column("nickname", String(NICKNAME_CHARS)),
     Column("joined_at", Float, nullable=False),
     Column("seen_at", Float),  # since version 5: when a worker last saw the student's browser connected
+    Column("lesson_step", Integer),  # since version 7: the step a student at their own pace is on (None: the room's)
 )
 questions = Table(
     "classroom_questions",
@@ -80,6 +84,7 @@ questions = Table(
     Column("asked_at", Float, nullable=False),
     Column("revealed", Boolean, nullable=False),
     Column("truth", Text),  # the true value as JSON, set by the reveal
+    Column("step", Integer),  # since version 7: the lesson step it is open on while students go at their own pace
 )
 answers = Table(
     "classroom_answers",
@@ -188,7 +193,15 @@ def _v6(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE classroom_rooms ADD COLUMN lesson_step INTEGER"))
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6}
+def _v7(conn: Connection) -> None:
+    """Students at their own pace through a lesson: the room's switch, each student's step, and a question per step
+    (one open question per step instead of one per room)."""
+    conn.execute(text("ALTER TABLE classroom_rooms ADD COLUMN paced_after INTEGER"))
+    conn.execute(text("ALTER TABLE classroom_students ADD COLUMN lesson_step INTEGER"))
+    conn.execute(text("ALTER TABLE classroom_questions ADD COLUMN step INTEGER"))
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7}
 SCHEMA_VERSION = max(MIGRATIONS)
 _LOCK_ID = 7_307_033  # PostgreSQL advisory lock held while a worker migrates
 

@@ -38,7 +38,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -99,6 +99,16 @@ class Question:
     revealed: bool
     truth: Any  # None until revealed (or revealed without a true value); a choice question's: a list of options
     closes_at: float | None = None  # when its answers close by themselves (the store's clock), if it has a time
+    step: int | None = None  # the lesson step it is open on while students go at their own pace (Store.pace_lesson)
+
+
+@dataclass(frozen=True)
+class LessonStep:
+    """A step of the room's lesson as a student's screen reads it: never the teacher's notes."""
+
+    title: str
+    view: str
+    student_notes: str = ""
 
 
 @dataclass(frozen=True)
@@ -120,11 +130,21 @@ class RoomState:
     removals: int = 0  # bumped when the teacher removes a seat
     link_token: str = ""
     lesson_step: int | None = None  # the step of the room's lesson the class is on (None: no lesson)
+    steps: tuple[LessonStep, ...] = ()  # the room's lesson, as students read it (empty: none)
+    paced: bool = False  # the students go through the lesson at their own pace (Store.pace_lesson)
+    step_questions: dict = field(default_factory=dict)  # while paced: {step: the question open on it}
 
     @property
     def asking(self) -> bool:
         """Whether a question is open: asked and not revealed yet."""
         return self.question is not None and not self.question.revealed
+
+    def on_step(self, step: int | None) -> RoomState:
+        """The room as a screen on lesson step `step` draws it: while the students go at their own pace, the
+        question asked now is that step's (None: it has none); otherwise the room's, whatever the step."""
+        if not self.paced:
+            return self
+        return replace(self, question=self.step_questions.get(step))
 
 
 @dataclass(frozen=True)
@@ -712,7 +732,7 @@ class Store:
             if room["lesson"] is None:
                 raise errors.InvalidLesson("the room runs no lesson")
             steps = json.loads(room["lesson"])["step"]
-            if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step < len(steps):
+            if not _is_step(step, len(steps)):
                 raise errors.InvalidLesson(f"the lesson has steps 1 to {len(steps)}, not {step!r}")
             if not _may_lead(conn, room, tab):
                 return None
@@ -720,19 +740,99 @@ class Store:
             return int(room["version"]) + 1
 
     def _step_changes(self, conn: Connection, room, steps: list, step: int, tab: str | None, posed) -> dict:
-        """The room's changes that put the class on step `step` (its view, the tab that leads, the question asked)."""
+        """The room's changes that put the class on step `step` (its view, the tab that leads, the question asked).
+        Students at their own pace all come to it and follow the teacher again; the question they were answering
+        on that step stays the one asked (their answers count), instead of `posed`."""
         changes = {"view": check_view(steps[step]["view"]), "lesson_step": step}
         if tab is not None and room["leader"] is None:
             changes |= {"leader": str(tab)[:100], "leader_seen_at": self.clock()}
+        if room["paced_after"] is not None:
+            changes |= {"paced_after": None, "gather": rooms.c.gather + 1, "question_id": None}
+            answered = _step_questions(conn, room).get(step)
+            if answered is not None:
+                return changes | {"question_id": answered.id}
         if posed is not None:
             changes |= self._pose(conn, room, *posed)
         return changes
 
+    def pace_lesson(self, code: str, teacher_key: str, posed: list[tuple[int, dict, Any]]) -> int | None:
+        """The students go through the room's lesson at their own pace, each from the step the class is on, with
+        each step's question open on it: `posed`, one (step, question, truth) per step that has one (a question's
+        time limit is dropped: students reach it at different times). `go_to_step` brings them all back. Returns
+        the room's version after it; None, and nothing changes, while a question is open."""
+        checked = []
+        for step, question, truth in posed:
+            body, hidden = _checked_question({k: v for k, v in question.items() if k != "seconds"}, truth)
+            checked.append((step, body, hidden))
+        with self._write() as conn:
+            room = self._teacher(conn, code, teacher_key, lock=True)
+            if room["lesson"] is None:
+                raise errors.InvalidLesson("the room runs no lesson")
+            count = len(json.loads(room["lesson"])["step"])
+            steps = [step for step, _, _ in checked]
+            if len(set(steps)) != len(steps) or not all(_is_step(step, count) for step in steps):
+                raise errors.InvalidLesson(f"one question per step, on steps 1 to {count}: not {steps!r}")
+            if not _may_lead(conn, room, None):
+                return None
+            after = conn.execute(select(func.max(questions.c.id)).where(questions.c.room_code == room["code"]))
+            after = after.scalar() or 0
+            for step, body, hidden in checked:
+                self._insert_question(conn, room, body, hidden, step)
+            conn.execute(students.update().where(students.c.room_code == room["code"]).values(lesson_step=None))
+            conn.execute(_bumped(room).values(paced_after=after, question_id=None))
+            return int(room["version"]) + 1
+
+    def my_step(self, code: str, sid: str) -> int | None:
+        """The lesson step student `sid` is on: their own while the students go at their own pace (from the step
+        the class was on when they started), else the class's; None when the room runs no lesson."""
+        with self._read() as conn:
+            room = self._room(conn, code)
+            self._check_open(room)
+            return _step_of(self._student(conn, room["code"], sid), room)
+
+    def student_step(self, code: str, sid: str, step: int) -> None:
+        """Student `sid`, at their own pace, goes to lesson step `step` (from 0). Refused while the class follows
+        the teacher, and outside the lesson's steps."""
+        with self._write() as conn:
+            room = self._room(conn, code)
+            self._check_open(room)
+            student = self._student(conn, room["code"], sid)
+            if room["lesson"] is None or room["paced_after"] is None:
+                raise errors.InvalidLesson("the class follows the teacher through the lesson now")
+            count = len(json.loads(room["lesson"])["step"])
+            if not _is_step(step, count):
+                raise errors.InvalidLesson(f"the lesson has steps 1 to {count}, not {step!r}")
+            conn.execute(students.update().where(students.c.id == student["id"]).values(lesson_step=step))
+            conn.execute(_active(room))
+
+    def step_counts(self, code: str, teacher_key: str) -> list[int]:
+        """How many students here now are on each step of the room's lesson (empty: it runs none)."""
+        with self._read() as conn:
+            room = self._teacher(conn, code, teacher_key)
+            if room["lesson"] is None:
+                return []
+            counts = [0] * len(json.loads(room["lesson"])["step"])
+            seen = func.coalesce(students.c.seen_at, students.c.joined_at)
+            rows = conn.execute(
+                select(students.c.lesson_step).where(
+                    students.c.room_code == room["code"], seen > self.clock() - self.limits.here_s
+                )
+            ).scalars()
+            for own in rows:
+                step = _step_of({"lesson_step": own}, room)
+                if step is not None and 0 <= step < len(counts):
+                    counts[step] += 1
+            return counts
+
     def end_lesson(self, code: str, teacher_key: str) -> None:
-        """The room runs no lesson any more; the class stays where it is."""
+        """The room runs no lesson any more; the class stays where it is (students at their own pace follow the
+        teacher again)."""
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key)
-            conn.execute(_bumped(room).values(lesson=None, lesson_step=None))
+            changes = {"lesson": None, "lesson_step": None, "paced_after": None}
+            if room["paced_after"] is not None:
+                changes |= {"gather": rooms.c.gather + 1}
+            conn.execute(_bumped(room).values(**changes))
 
     def current_view(self, code: str) -> str | None:
         with self._read() as conn:
@@ -775,6 +875,9 @@ class Store:
                 int(room["removals"]),
                 room["link_token"] or "",
                 room["lesson_step"] if room["lesson"] is not None else None,
+                _public_steps(room["lesson"]),
+                room["lesson"] is not None and room["paced_after"] is not None,
+                _step_questions(conn, room),
             )
 
     def pulses(self, codes) -> dict[str, RoomPulse]:
@@ -821,7 +924,15 @@ class Store:
 
     def _pose(self, conn: Connection, room, body: dict, hidden: str | None) -> dict:
         """Store the question `body` (checked) in `room` and return the room's changes that make it the one asked
-        now."""
+        now (the whole class's: students at their own pace follow the teacher again)."""
+        qid = self._insert_question(conn, room, body, hidden)
+        changes = {"question_id": qid, "gather": rooms.c.gather + 1, "paced_after": None}
+        if isinstance(body.get("view"), str):
+            changes["view"] = check_view(body["view"])  # the students see what the question is about
+        return changes
+
+    def _insert_question(self, conn: Connection, room, body: dict, hidden: str | None, step: int | None = None) -> int:
+        """Store the question `body` (checked) in `room`, open on lesson `step` if given; returns its id."""
         asked = conn.execute(
             select(func.count()).select_from(questions).where(questions.c.room_code == room["code"])
         ).scalar_one()
@@ -829,7 +940,7 @@ class Store:
             raise errors.TooManyQuestions(
                 f"room {room['code']} has asked {asked} questions, its limit: start a new room"
             )
-        qid = conn.execute(
+        return conn.execute(
             questions.insert()
             .values(
                 room_code=room["code"],
@@ -838,13 +949,10 @@ class Store:
                 asked_at=self.clock(),
                 revealed=False,
                 truth=hidden,
+                step=step,
             )
             .returning(questions.c.id)
         ).scalar_one()
-        changes = {"question_id": qid, "gather": rooms.c.gather + 1}
-        if isinstance(body.get("view"), str):
-            changes["view"] = check_view(body["view"])  # the students see what the question is about
-        return changes
 
     def reveal(self, code: str, teacher_key: str, qid: int, truth: Any = None) -> None:
         """End the answers to question `qid` and show its true value: `truth` (checked like the one given when it
@@ -875,7 +983,8 @@ class Store:
             self._check_open(room)
             student = self._student(conn, room["code"], sid)
             question = _question(conn, room["code"], qid)
-            if question.revealed or room["question_id"] != question.id:
+            on_step = _step_questions(conn, room).get(_step_of(student, room))  # at their own pace: their step's
+            if question.revealed or question.id not in (room["question_id"], on_step and on_step.id):
                 raise errors.AnswersClosed(f"question {question.number} is no longer taking answers")
             if question.closes_at is not None and self.clock() > question.closes_at:
                 raise errors.AnswersClosed(f"the time for answers to question {question.number} is up")
@@ -1079,6 +1188,10 @@ def _question(conn: Connection, code: str, qid: Any, teacher: bool = False) -> Q
         )
     if row is None:
         raise errors.UnknownQuestion(f"room {code} has no question {qid!r}")
+    return _as_question(row, teacher)
+
+
+def _as_question(row, teacher: bool = False) -> Question:
     body = json.loads(row["body"])
     seconds = body.get("seconds")
     return Question(
@@ -1088,6 +1201,42 @@ def _question(conn: Connection, code: str, qid: Any, teacher: bool = False) -> Q
         bool(row["revealed"]),
         None if row["truth"] is None or not (row["revealed"] or teacher) else json.loads(row["truth"]),
         float(row["asked_at"]) + seconds if isinstance(seconds, int) else None,
+        row["step"],
+    )
+
+
+def _step_questions(conn: Connection, room) -> dict[int, Question]:
+    """While the students of `room` go through its lesson at their own pace: {step: the question open on it} (its
+    true value hidden until revealed); else empty."""
+    if room["lesson"] is None or room["paced_after"] is None:
+        return {}
+    rows = conn.execute(
+        select(questions).where(
+            questions.c.room_code == room["code"], questions.c.step.is_not(None), questions.c.id > room["paced_after"]
+        )
+    ).mappings()
+    return {int(row["step"]): _as_question(row) for row in rows}
+
+
+def _step_of(student, room) -> int | None:
+    """The lesson step `student` is on: their own while the students go at their own pace, else the class's."""
+    if room["lesson"] is None:
+        return None
+    own = student["lesson_step"] if room["paced_after"] is not None else None
+    return room["lesson_step"] if own is None else int(own)
+
+
+def _is_step(step: Any, count: int) -> bool:
+    return isinstance(step, int) and not isinstance(step, bool) and 0 <= step < count
+
+
+def _public_steps(lesson: str | None) -> tuple[LessonStep, ...]:
+    """The room's stored lesson as students read it: each step's title, view and student notes."""
+    if lesson is None:
+        return ()
+    return tuple(
+        LessonStep(str(s.get("title", "")), s["view"], str(s.get("student_notes", "")))
+        for s in json.loads(lesson)["step"]
     )
 
 

@@ -527,10 +527,10 @@ def test_migrations_upgrade_an_old_database_and_keep_its_rooms(url):
     store = open_store(url)  # upgrades to the current version
     try:
         with store.engine.connect() as conn:
-            assert current_version(conn) == SCHEMA_VERSION == 6
+            assert current_version(conn) == SCHEMA_VERSION == 7
         state = store.state("ABCDEF")
         assert (state.view, state.paused, state.gather, state.version, state.activity) == ("/heads", False, 0, 0, 0)
-        assert state.lesson_step is None  # version 6: no lesson on a room from before
+        assert state.lesson_step is None and not state.paced  # versions 6, 7: no lesson on a room from before
         store.pause("ABCDEF", "key", True)
         assert store.state("ABCDEF").paused
         assert store.pulses(["ABCDEF"])["ABCDEF"].version == 1
@@ -1153,3 +1153,115 @@ def test_only_the_teacher_runs_a_lesson(stores):
         store.go_to_step(room.code, "not the key", 1)
     with pytest.raises(PermissionError):
         store.lesson(room.code, "not the key")
+
+
+THREE = {
+    "title": "Three steps",
+    "step": [
+        {"title": "one", "view": "/causal?t=1", "notes": "for the teacher", "student_notes": "read row 1"},
+        {"title": "two", "view": "/heads?n_heads=2"},
+        {"title": "three", "view": "/block"},
+    ],
+}
+
+
+def test_students_at_their_own_pace_each_answer_the_question_of_the_step_they_are_on(stores):
+    store, other = stores(), stores()  # two workers on one database
+    room = store.create_room()
+    code, key = room.code, room.teacher_key
+    store.start_lesson(code, key, THREE)
+    ann, bob, cy = (store.join(code) for _ in range(3))
+    on_two = {**CHOICE, "view": "/heads?n_heads=2", "seconds": 30}
+    on_three = {**WEIGHT, "view": "/block"}
+    assert store.pace_lesson(code, key, [(1, on_two, 2), (2, on_three, 0.25)]) is not None
+    state = other.state(code)
+    assert state.paced and not state.asking and state.question is None, "no question for the whole room"
+    assert [s.title for s in state.steps] == ["one", "two", "three"]
+    assert state.steps[0].student_notes == "read row 1" and "for the teacher" not in repr(state.steps)
+    two, three = state.step_questions[1], state.step_questions[2]
+    assert two.truth is None and two.closes_at is None, "hidden until revealed; no time: students reach it apart"
+    assert state.on_step(1).asking and state.on_step(1).question == two and not state.on_step(0).asking
+    assert [other.my_step(code, s) for s in (ann, bob, cy)] == [0, 0, 0], "everyone starts where the class was"
+    with pytest.raises(errors.AnswersClosed):
+        store.answer(code, ann, two.id, 1)  # ann is on step 1, not step 2
+    store.student_step(code, ann, 1)
+    other.student_step(code, bob, 2)
+    store.answer(code, ann, two.id, 1)
+    other.answer(code, bob, three.id, 0.3)
+    with pytest.raises(errors.AnswersClosed):
+        store.answer(code, bob, two.id, 2)  # bob went on to step 3
+    assert store.step_counts(code, key) == [1, 1, 1]
+    assert store.results(code, key, two.id).values == [1] and store.results(code, key, three.id).values == [0.3]
+    store.reveal(code, key, two.id)
+    assert other.state(code).on_step(1).question.truth == [2] and not other.state(code).on_step(1).asking
+    with pytest.raises(errors.AnswersClosed):
+        store.answer(code, ann, two.id, 2)
+    with pytest.raises(errors.InvalidLesson, match="steps 1 to 3, not 3"):
+        store.student_step(code, cy, 3)
+    with pytest.raises(errors.UnknownStudent):
+        store.student_step(code, "not a student", 1)
+
+
+def test_bringing_everyone_to_a_step_keeps_its_answers_and_the_class_follows_again(stores):
+    store = stores()
+    room = store.create_room()
+    code, key = room.code, room.teacher_key
+    store.start_lesson(code, key, THREE)
+    ann, bob = store.join(code), store.join(code)
+    store.pace_lesson(code, key, [(2, {**WEIGHT, "view": "/block"}, 0.25)])
+    store.student_step(code, ann, 2)
+    qid = store.state(code).step_questions[2].id
+    store.answer(code, ann, qid, 0.3)
+    gather = store.state(code).gather
+    # the teacher's question for that step, posed again, would lose ann's answer: the step's own stays asked
+    store.go_to_step(code, key, 2, question={**WEIGHT, "view": "/block"}, truth=0.25)
+    state = store.state(code)
+    assert not state.paced and state.gather == gather + 1 and state.view == "/block" and state.lesson_step == 2
+    assert state.asking and state.question.id == qid and state.step_questions == {}
+    store.answer(code, bob, qid, 0.2)  # now the whole class's question
+    assert store.results(code, key, qid).values == [0.3, 0.2]
+    assert store.my_step(code, ann) == store.my_step(code, bob) == 2
+    with pytest.raises(errors.InvalidLesson, match="follows the teacher"):
+        store.student_step(code, ann, 0)
+    assert store.pace_lesson(code, key, []) is None, "not while a question is open"
+    store.reveal(code, key, qid)
+    assert store.pace_lesson(code, key, []) is not None
+    assert store.my_step(code, ann) == 2, "a new pace starts from the class's step"
+    assert store.state(code).step_questions == {}, "the earlier pace's questions are not open on their step again"
+    store.ask(code, key, CHOICE)
+    assert not store.state(code).paced, "a question to the whole class brings it back to the teacher"
+
+
+@pytest.mark.parametrize(
+    ("posed", "message"),
+    [
+        ([(3, CHOICE, None)], "on steps 1 to 3: not [3]"),
+        ([(0, CHOICE, None), (0, CHOICE, None)], "not [0, 0]"),
+        ([(True, CHOICE, None)], "not [True]"),
+    ],
+)
+def test_a_bad_paced_question_is_refused_and_nothing_changes(stores, posed, message):
+    store = stores()
+    room = store.create_room()
+    store.start_lesson(room.code, room.teacher_key, THREE)
+    with pytest.raises(errors.InvalidLesson, match=re.escape(message)):
+        store.pace_lesson(room.code, room.teacher_key, posed)
+    assert not store.state(room.code).paced and store.questions(room.code, room.teacher_key) == []
+
+
+def test_only_the_teacher_paces_a_lesson_and_only_a_lesson(stores):
+    store = stores()
+    room = store.create_room()
+    with pytest.raises(errors.InvalidLesson, match="runs no lesson"):
+        store.pace_lesson(room.code, room.teacher_key, [])
+    store.start_lesson(room.code, room.teacher_key, THREE)
+    with pytest.raises(PermissionError):
+        store.pace_lesson(room.code, "not the key", [])
+    with pytest.raises(PermissionError):
+        store.step_counts(room.code, "not the key")
+    sid = store.join(room.code)
+    store.pace_lesson(room.code, room.teacher_key, [])
+    store.student_step(room.code, sid, 1)
+    store.end_lesson(room.code, room.teacher_key)
+    state = store.state(room.code)
+    assert not state.paced and state.steps == () and store.my_step(room.code, sid) is None
