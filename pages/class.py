@@ -42,6 +42,7 @@ from ui.classroom_teacher import (
     key_file_button,
     results_panel,
     seats_list,
+    step_answers,
     teacher_action,
     when,
 )
@@ -210,7 +211,7 @@ def teacher_dashboard(code: str) -> None:
             "Sign out",
             extra=lambda: key_file_button(code, key, "class_key_file_before_sign_out"),
         )
-    lesson_picker(code, key)
+    lesson_picker(code, key, state.paced)
     lesson_editor(start=functools.partial(start_lesson, code, key))
     with st.expander("Your teacher key (keep it; never project it)"):
         st.markdown(
@@ -239,14 +240,17 @@ def _live_answers(code: str) -> None:
     with st.expander(f"Seats ({state.seats}; {state.here} here now)"):
         seats_list(code, key)
     st.subheader("Answers")
-    if state.question is not None:
+    if state.paced:
+        step_answers(code, key, state)
+    elif state.question is not None:
         results_panel(code, key, state.question.id)
     else:
         st.info(
             "No question is open. Go to a lesson page and press **Ask the class**, under the room bar.",
             icon=":material/quiz:",
         )
-    earlier_questions([q for q in asked if state.question is None or q.id != state.question.id])
+    shown = {q.id for q in (state.question, *state.step_questions.values()) if q is not None}
+    earlier_questions([q for q in asked if q.id not in shown])
 
 
 live_answers = pushed_or_timed(_live_answers)

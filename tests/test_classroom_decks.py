@@ -129,3 +129,49 @@ def test_the_teachers_own_step_is_not_pushed_back_to_the_teachers_screen(monkeyp
     assert told == [store().state(code).version], "Start the lesson: one move, one version"
     reveal_and_next(teacher, code)
     assert told[-1] == store().state(code).version and len(told) == 2
+
+
+def test_students_at_their_own_pace_move_alone_answer_their_steps_question_and_are_brought_back():
+    teacher, code = started_lesson()
+    key = teacher.session_state["class_teacher_key"]
+    store().reveal(code, key, store().state(code).question.id)
+    teacher.switch_page(CLASS).run()
+    teacher.button(key="class_lesson_pace").click().run()
+    assert not teacher.exception
+    state = store().state(code)
+    assert state.paced and state.question is None and len(state.step_questions) == 8, "one question per step"
+    first = state.step_questions[0]
+    assert first.body["source"]["question"] == "argmax" and not first.revealed
+    student = open_page("pages/playground.py", query={"room": code})
+    text = every_text(student)
+    assert "going through the lesson at your own pace" in text and "Step 1 of 10** · A query reads its keys" in text
+    assert "A row's weights sum to 1." in text, "the step's note for students"
+    assert "Attention compares" not in text and "The question: the query of 'south'" not in text, "never the notes"
+    assert np.isnan(heatmap_rows(student)[0][2]).all(), "step 1's question is open for this student: its row hidden"
+    student.radio(key=f"class_answer_{first.id}").set_value(1)
+    student.button(key=f"class_send_{first.id}").click().run()
+    assert store().results(code, key, first.id).values == [1]
+    for _ in range(3):
+        student.button(key="class_own_step_next").click().run()
+        student.run()  # the move the bar asked for
+    assert not student.exception
+    assert store().my_step(code, student.session_state["class_sid"]) == 3
+    assert [t.value for t in student.title] == ["Predict, then check"], "the student's own step, not the teacher's"
+    assert store().state(code).lesson_step == 0, "the class's step stays the teacher's"
+    fourth = store().state(code).step_questions[3]
+    assert f"**Question {fourth.number}:**" in every_text(student)
+    teacher.run()
+    assert "**At their own pace** · step 4: 1" in every_text(teacher)
+    assert teacher.dataframe[0].value["here on it"].tolist() == [0, 0, 0, 1] + [0] * 6
+    # the teacher's screen, maybe projected, hides a step question's answer on its page too
+    teacher.switch_page("pages/playground.py").run()
+    assert np.isnan(heatmap_rows(teacher)[0][2]).all()
+    teacher.selectbox(key="class_step_bring_to").set_value(0)
+    teacher.button(key="class_step_bring").click().run()
+    state = store().state(code)
+    assert not state.paced and state.lesson_step == 0 and state.question.id == first.id and state.asking
+    student.run()
+    student.run()
+    assert "following the teacher" in every_text(student)
+    assert [t.value for t in student.title] == ["Attention playground"]
+    assert store().results(code, key, first.id).values == [1], "the step's answers stay with its question"

@@ -26,6 +26,7 @@ from ui.shared_state import is_presenting
 UPLOAD = "Upload a lesson file…"
 PICK_KEY = "class_lesson_pick"
 UPLOAD_KEY = "class_lesson_file"
+BRING_KEY = "class_step_bring_to"
 
 
 @st.cache_resource(show_spinner=False)
@@ -45,17 +46,38 @@ def checked_upload(data: bytes) -> tuple[dict | None, list[str]]:
 
 
 # ------------------------------------------------------------------ on /class
-def lesson_picker(code: str, key: str) -> None:
-    """The teacher's dashboard: the lesson the room runs and End the lesson, or the Lesson picker and Start."""
+def lesson_picker(code: str, key: str, paced: bool = False) -> None:
+    """The teacher's dashboard: the lesson the room runs (`paced`: the students go through it at their own pace),
+    the switch to their own pace and End the lesson; or the Lesson picker and Start."""
     with st.container(border=True, key="class_lesson"):
         running = store().lesson(code, key)
         if running is not None:
             lesson, step = running
-            st.markdown(
-                f"**Lesson:** {escape_markdown(lesson['title'])} · step {step + 1} of {len(lesson['step'])}. The bar "
-                "at the top of every page moves the class through it (Page Down and Page Up do too)."
-            )
-            st.button("End the lesson", key="class_lesson_end", on_click=_end, args=(code, key))
+            if paced:
+                st.markdown(
+                    f"**Lesson:** {escape_markdown(lesson['title'])} · the students go through its "
+                    f"{len(lesson['step'])} steps at their own pace, each answering the question of the step they "
+                    "are on. *Answers*, below, shows how many are on each step; the bar at the top of every page "
+                    "brings everyone to one step, where the class follows you again."
+                )
+            else:
+                st.markdown(
+                    f"**Lesson:** {escape_markdown(lesson['title'])} · step {step + 1} of {len(lesson['step'])}. The "
+                    "bar at the top of every page moves the class through it (Page Down and Page Up do too)."
+                )
+            with st.container(horizontal=True):
+                if not paced:
+                    st.button(
+                        "Let the students go at their own pace",
+                        key="class_lesson_pace",
+                        on_click=_pace,
+                        args=(code, key, lesson),
+                        help="Each student moves through the steps with their own Previous and Next, from the step "
+                        "the class is on, and answers each step's question when they reach it (without its time "
+                        "limit). You see how many are on each step, reveal each step's answer when you choose, and "
+                        "bring everyone to one step.",
+                    )
+                st.button("End the lesson", key="class_lesson_end", on_click=_end, args=(code, key))
             return
         st.markdown("**Run a prepared lesson**: the class follows it step by step; you press Next.")
         lessons = shipped_lessons()
@@ -98,6 +120,38 @@ def start(code: str, key: str, lesson: dict) -> None:
     )
 
 
+def _pace(code: str, key: str, lesson: dict) -> None:
+    """The students go through `lesson` at their own pace, each step's question open on it (built from the step's
+    view, as a step's move builds it)."""
+    posed, waiting = [], []
+    for n, step in enumerate(stored_deck(lesson).steps):
+        body, truth, why_not = step_question(step)
+        if body is not None:
+            posed.append((n, body, truth))
+        elif why_not:
+            waiting.append(str(n + 1))
+    try:
+        moved = store().pace_lesson(code, key, posed)
+    except (errors.ClassroomError, PermissionError) as err:
+        st.session_state[MESSAGE_KEY] = f"Could not let the students go at their own pace: {err}."
+        return
+    if moved is None:
+        st.session_state[MESSAGE_KEY] = "A question is open: reveal it or end it first, then let the students go."
+    elif waiting:
+        st.session_state[MESSAGE_KEY] = (
+            f"The question of step {', '.join(waiting)} needs its page to run first, so it is not open at the "
+            "students' own pace: bring everyone to that step and ask it from the bar."
+        )
+
+
+def _bring(code: str, key: str, lesson: dict) -> None:
+    """Everyone comes to the step the teacher picked, and follows the teacher again."""
+    at = st.session_state.get(BRING_KEY)
+    steps = stored_deck(lesson).steps
+    if isinstance(at, int) and 0 <= at < len(steps):
+        _go(code, key, at, steps[at])
+
+
 def _end(code: str, key: str) -> None:
     try:
         store().end_lesson(code, key)
@@ -115,32 +169,58 @@ def lesson_controls(state, url_path: str, code: str, key: str) -> None:
     lesson, at = running
     deck = stored_deck(lesson)
     step = deck.steps[at]
+    if state.paced:
+        _paced_controls(deck, at, code, key, lesson)
+        return
     st.markdown(f":material/slideshow: **Step {at + 1} of {len(deck.steps)}** · {escape_markdown(step.title)}")
     held = state.asking  # the bar says a question is open: no tooltip over the step's title on the projector
-    last = at == len(deck.steps) - 1
     with st.container(horizontal=True, vertical_alignment="center"):  # each button as wide as its label
-        st.button(
-            "Previous step",
-            key="class_step_back",
-            disabled=at == 0 or held,
-            on_click=_go,
-            args=(code, key, at - 1, deck.steps[max(at - 1, 0)]),
-            shortcut="PageUp",
-        )
-        st.button(
-            "Next step",
-            key="class_step_next",
-            type="primary",
-            disabled=last or held,
-            on_click=_go,
-            args=(code, key, at + 1, deck.steps[min(at + 1, len(deck.steps) - 1)]),
-            shortcut="PageDown",
-        )
+        step_buttons(at, len(deck.steps), lambda n: _go(code, key, n, deck.steps[n]), "class_step", held=held)
         if step.question is not None and not state.asking:
             _step_question(step, url_path, code, key)
     if step.notes and not is_presenting():
         with st.expander("Your notes for this step (hidden in presenter mode)"):
             st.text(step.notes)  # the deck's text, as text
+
+
+def _paced_controls(deck, at: int, code: str, key: str, lesson: dict) -> None:
+    """In the teacher's bar while the students go at their own pace: how many are on each step, and Bring everyone."""
+    counts = store().step_counts(code, key)
+    where = " · ".join(f"step {n + 1}: {count}" for n, count in enumerate(counts) if count) or "nobody here yet"
+    st.markdown(f":material/directions_walk: **At their own pace** · {where}")
+    left, right = st.columns([3, 2], vertical_alignment="bottom")
+    left.selectbox(
+        "Bring everyone to",
+        range(len(deck.steps)),
+        index=at,
+        format_func=lambda n: f"Step {n + 1} · {deck.steps[n].title}",
+        key=BRING_KEY,
+        help="Every student comes to that step and follows you again; the answers to its question stay, and it stays "
+        "open until you reveal it.",
+    )
+    right.button("Bring everyone", key="class_step_bring", type="primary", on_click=_bring, args=(code, key, lesson))
+
+
+def step_buttons(at: int, count: int, go, prefix: str, held: bool = False) -> None:
+    """Previous step and Next step of a lesson of `count` steps, on step `at` (from 0), keyed `prefix`_back and
+    `prefix`_next; Page Up and Page Down press them, as a presentation clicker sends. `go(step)` on a click."""
+    st.button(
+        "Previous step",
+        key=f"{prefix}_back",
+        disabled=at == 0 or held,
+        on_click=go,
+        args=(max(at - 1, 0),),
+        shortcut="PageUp",
+    )
+    st.button(
+        "Next step",
+        key=f"{prefix}_next",
+        type="primary",
+        disabled=at >= count - 1 or held,
+        on_click=go,
+        args=(min(at + 1, count - 1),),
+        shortcut="PageDown",
+    )
 
 
 def _step_question(step: Step, url_path: str, code: str, key: str) -> None:

@@ -23,6 +23,20 @@ def asked_now(state) -> tuple | None:
     return (state.question.id, view) if isinstance(view, str) else None
 
 
+def held_for_teacher(state, url_path: str):
+    """The room as the teacher's screen on `url_path` holds its page by: while the students go at their own pace,
+    the open question of a step about this page (the class's own step first), so that no screen of the teacher's,
+    which may be the projected one, shows its answer before the reveal; otherwise the room as it is."""
+    if state is None or not state.paced:
+        return state
+    here = [
+        step
+        for step, question in sorted(state.step_questions.items())
+        if not question.revealed and str(question.body.get("view", "")).partition("?")[0].strip("/") == url_path
+    ]
+    return state.on_step(state.lesson_step if state.lesson_step in here else (here[0] if here else None))
+
+
 def drawn_question() -> tuple | None:
     return st.session_state.get(DRAWN_QUESTION_KEY)
 

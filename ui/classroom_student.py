@@ -32,6 +32,7 @@ from ui.classroom_session import (
     store,
 )
 from ui.classroom_student_answer import PAGE_RUN_KEY, answer_box
+from ui.classroom_student_pace import own_step, own_step_controls
 from ui.page_state import CURRENT_KEY, LOADED_KEY, PageState, stop
 from ui.safe_text import escape_markdown
 from ui.streamlit_internals.browser import move_script
@@ -122,15 +123,19 @@ def _student_bar(pages: dict[str, list[st.Page]]):
     if not code or not is_student():
         return None
     state = _room_or_leave(code)
+    mine = own_step(code, state) if state.paced else None
+    state = state.on_step(mine)  # at their own pace: the question open on this student's step is the one asked
     asking = state.asking
-    following = st.session_state.get(FOLLOW_KEY, True) or asking
+    following = st.session_state.get(FOLLOW_KEY, True) or asking or mine is not None
+    # where this student's page belongs: their own step's view at their own pace, else the teacher's
+    target = state.steps[mine].view if mine is not None else state.view
     # the watcher moves a following student's page when the room's view changes, and reruns this bar when
     # anything else of the room does
     screen_drawn(
         store(),
         code,
         state.version,
-        at=(st.session_state.get(APPLIED_KEY) or "") if following else None,
+        at=(st.session_state.get(APPLIED_KEY) or "") if following and not state.paced else None,
         seat=st.session_state.get(SID_KEY),
     )
     if state.paused != st.session_state.get(PAUSED_KEY):
@@ -145,15 +150,15 @@ def _student_bar(pages: dict[str, list[st.Page]]):
         st.session_state[GATHER_KEY] = state.gather
         st.session_state[FOLLOW_KEY] = True  # the teacher gathered the class (asking a question gathers too)
         following = True
-    if following and state.view and (state.view != st.session_state.get(APPLIED_KEY) or _move_lost(state.view)):
+    if following and target and (target != st.session_state.get(APPLIED_KEY) or _move_lost(target)):
         if running_alone():
             # The browser moves itself, as its Back button would: a server-side switch requested from here
             # races the next tick of this fragment, whose request carries the old page and wins (Streamlit
             # 1.67 coalesces them); in Chromium the new page then lost its elements.
-            st.session_state[APPLIED_KEY] = state.view
-            st.html(move_script(state.view), unsafe_allow_javascript=True)
+            st.session_state[APPLIED_KEY] = target
+            st.html(move_script(target), unsafe_allow_javascript=True)
         else:
-            st.session_state[MOVE_KEY] = state.view  # student_screens moves after the bar (never inside it)
+            st.session_state[MOVE_KEY] = target  # student_screens moves after the bar (never inside it)
     with st.container(border=True, key="class_bar"):
         message = st.session_state.pop(MESSAGE_KEY, None)
         if message:
@@ -163,9 +168,15 @@ def _student_bar(pages: dict[str, list[st.Page]]):
         who = f" as {escape_markdown(nickname)}" if nickname else " (anonymous)"
         left.markdown(
             f":material/groups: **Room {code}**{who} · "
-            + ("following the teacher" if following else "exploring on your own")
+            + (
+                "going through the lesson at your own pace"
+                if mine is not None
+                else ("following the teacher" if following else "exploring on your own")
+            )
         )
-        if following:
+        if mine is not None:
+            own_step_controls(code, state, mine)
+        elif following:
             right.button(
                 "Stop following",
                 key="class_unfollow",

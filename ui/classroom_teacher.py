@@ -14,7 +14,7 @@ from classroom import errors
 from classroom.questions import answer_label, is_right
 from ui.classroom_ask import ask_controls
 from ui.classroom_lesson import lesson_controls
-from ui.classroom_open_question import answers_open, asked_now, drawn_question
+from ui.classroom_open_question import answers_open, asked_now, drawn_question, held_for_teacher
 from ui.classroom_push import caught_up, screen_drawn
 from ui.classroom_questions import common_miss, distribution_figure
 from ui.classroom_session import (
@@ -101,7 +101,8 @@ def _teacher_bar(url_path: str):
     st.session_state[WAS_LEADER_KEY] = state.leader == tab_id()
     if running_alone() and (st.session_state.pop(LEAD_NOW_KEY, False) or handed):
         st.rerun(scope="app")  # this tab now leads: the whole page runs, and its view becomes the room's
-    if running_alone() and asked_now(state) != drawn_question():
+    held = held_for_teacher(state, url_path)  # what the page holds by: the room's question, or a step's
+    if running_alone() and asked_now(held) != drawn_question():
         st.rerun(scope="app")  # a question opened or was revealed: the page holds or shows its answer
     if running_alone() and st.session_state.get(SHOW_KEY):
         st.rerun(scope="app")  # Show this one, on a challenge already closed: the page opens the solution
@@ -120,7 +121,7 @@ def _teacher_bar(url_path: str):
             lead_button(leads)
             if state.lesson_step is not None:
                 lesson_controls(state, url_path, code, key)
-            return state
+            return held
         left, mid, right = st.columns([3, 1, 1], vertical_alignment="center")
         left.markdown(summary)
         if state.paused:
@@ -149,7 +150,7 @@ def _teacher_bar(url_path: str):
             )
         if state.question is not None:
             results_panel(code, key, state.question.id, compact=True)
-    return state
+    return held
 
 
 teacher_bar = pushed_or_timed(_teacher_bar)
@@ -207,8 +208,10 @@ def teacher_action(action: str) -> None:
         st.session_state[MESSAGE_KEY] = f"That did not work: {err}."
 
 
-def results_panel(code: str, key: str, qid: int, compact: bool = False) -> None:
-    """Here, answered, the distribution (anonymous), Reveal, and the nicknames only if the teacher asks."""
+def results_panel(code: str, key: str, qid: int, compact: bool = False, step: bool = False) -> None:
+    """Here, answered, the distribution (anonymous), Reveal, and the nicknames only if the teacher asks. A `step`
+    question (open on its lesson step while students go at their own pace) is revealed, never asked again or ended:
+    those act on the whole class's question."""
     try:
         res = store().results(code, key, qid, names=st.session_state.get(NAMES_KEY, False))
     except (errors.ClassroomError, PermissionError) as err:
@@ -252,7 +255,7 @@ def results_panel(code: str, key: str, qid: int, compact: bool = False) -> None:
                 if q.body["kind"] == "build"
                 else "End the answers and show the true value on every screen, and on the page the question is about.",
             )
-            if first is None and res.answered and q.body["kind"] != "build":
+            if first is None and res.answered and q.body["kind"] != "build" and not step:
                 st.button(
                     "Ask again",
                     key=f"class_again_{qid}",
@@ -261,14 +264,15 @@ def results_panel(code: str, key: str, qid: int, compact: bool = False) -> None:
                     help="Peer instruction: let the class discuss, then ask the same question again, without "
                     "revealing it. You see the two votes side by side; the first one stays in the answers file.",
                 )
-        st.button(
-            "End question",
-            key=f"class_end_{qid}",
-            on_click=teacher_action,
-            args=("end",),
-            help="Take the question off the students' screens without revealing it: the page shows its answer again "
-            "on every screen; its answers stay in the CSV, without a true value.",
-        )
+        if not step:
+            st.button(
+                "End question",
+                key=f"class_end_{qid}",
+                on_click=teacher_action,
+                args=("end",),
+                help="Take the question off the students' screens without revealing it: the page shows its answer "
+                "again on every screen; its answers stay in the CSV, without a true value.",
+            )
     if not compact:
         st.toggle(
             "Show nicknames",
@@ -284,6 +288,28 @@ def results_panel(code: str, key: str, qid: int, compact: bool = False) -> None:
                 },
                 hide_index=True,
             )
+
+
+def step_answers(code: str, key: str, state) -> None:
+    """While the students go through the lesson at their own pace (the dashboard's Answers): how many are on each
+    step, and each step's question with its answers and its Reveal."""
+    counts = store().step_counts(code, key)
+    st.dataframe(
+        {
+            "step": [f"{n + 1}" for n in range(len(state.steps))],
+            "title": [step.title for step in state.steps],
+            "here on it": counts,
+            "question": [
+                f"question {q.number}" if (q := state.step_questions.get(n)) else "" for n in range(len(counts))
+            ],
+        },
+        hide_index=True,
+        key="class_step_counts",
+    )
+    for n, question in sorted(state.step_questions.items()):
+        shown = "revealed" if question.revealed else "open"
+        with st.expander(f"Step {n + 1}: question {question.number} ({shown})", expanded=not question.revealed):
+            results_panel(code, key, question.id, compact=True, step=True)
 
 
 GALLERY = 24  # the solutions a build question's gallery shows at most, solved ones first

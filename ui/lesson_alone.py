@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom.decks import page_of, stored_deck
-from ui.classroom_lesson import shipped_lessons
+from ui.classroom_lesson import shipped_lessons, step_buttons
 from ui.classroom_session import SHOW_KEY
 from ui.classroom_teacher import open_shown_solution
 from ui.safe_text import escape_markdown
@@ -54,23 +54,7 @@ def alone_bar(url_path: str, pages) -> None:
         if not here:
             st.caption(f"This step is on /{page_of(step.view)}: *Back to the step* opens it as the lesson set it.")
         with st.container(horizontal=True, vertical_alignment="center"):
-            st.button(
-                "Previous step",
-                key="lesson_alone_back",
-                disabled=at == 0,
-                on_click=_go,
-                args=(at - 1,),
-                shortcut="PageUp",
-            )
-            st.button(
-                "Next step",
-                key="lesson_alone_next",
-                type="primary",
-                disabled=at == len(deck.steps) - 1,
-                on_click=_go,
-                args=(at + 1,),
-                shortcut="PageDown",
-            )
+            step_buttons(at, len(deck.steps), _go, "lesson_alone")
             if not here:
                 st.button("Back to the step", key="lesson_alone_again", on_click=_go, args=(at,))
             st.button("Leave the lesson", key="lesson_alone_leave", on_click=_leave)
