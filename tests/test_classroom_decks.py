@@ -148,6 +148,7 @@ def test_students_at_their_own_pace_move_alone_answer_their_steps_question_and_a
     assert "A row's weights sum to 1." in text, "the step's note for students"
     assert "Attention compares" not in text and "The question: the query of 'south'" not in text, "never the notes"
     assert np.isnan(heatmap_rows(student)[0][2]).all(), "step 1's question is open for this student: its row hidden"
+    assert f"Question {first.number} is open on step 1 for the students at their own pace" in every_text(student)
     student.radio(key=f"class_answer_{first.id}").set_value(1)
     student.button(key=f"class_send_{first.id}").click().run()
     assert store().results(code, key, first.id).values == [1]
@@ -173,5 +174,6 @@ def test_students_at_their_own_pace_move_alone_answer_their_steps_question_and_a
     student.run()
     student.run()
     assert "following the teacher" in every_text(student)
+    assert f"Question {first.number} is open: this page stays as the teacher asked it" in every_text(student)
     assert [t.value for t in student.title] == ["Attention playground"]
     assert store().results(code, key, first.id).values == [1], "the step's answers stay with its question"

@@ -54,7 +54,13 @@ def hold_for_question(state, url_path: str, teacher: bool) -> None:
     if path.strip("/") != url_path or state.question.body.get("kind") == "build":
         return  # a build question holds nothing and hides nothing: each student edits their own copy of the page
     question = state.question
-    if teacher:
+    if state.paced and question.step is not None:  # open on a lesson step, for students at their own pace
+        note = (
+            f"Question {question.number} is open on step {question.step + 1} for the students at their own pace: this "
+            "page stays as the step set it, and hides the answer, until "
+            + ("you reveal it (on *Teach a class*)." if teacher else "the teacher reveals it.")
+        )
+    elif teacher:
         note = (
             f"Question {question.number} is open: this page stays as it was when you asked, and hides the answer, "
             "until you reveal it to the class (or end the question)."

@@ -114,7 +114,13 @@ def _teacher_bar(url_path: str):
         if message:
             st.warning(escape_markdown(message), icon=":material/groups:")
         summary = f":material/co_present: **Room {code}** · {here_text(state.here, state.seats)} · " + (
-            "**paused**" if state.paused else ("the class follows this tab" if leads else "**another tab leads**")
+            "**paused**"
+            if state.paused
+            else (
+                "the students go at their own pace"
+                if state.paced
+                else ("the class follows this tab" if leads else "**another tab leads**")
+            )
         )
         if url_path in NOT_LED:  # the dashboard below has the controls
             st.markdown(summary)
@@ -308,7 +314,7 @@ def step_answers(code: str, key: str, state) -> None:
     )
     for n, question in sorted(state.step_questions.items()):
         shown = "revealed" if question.revealed else "open"
-        with st.expander(f"Step {n + 1}: question {question.number} ({shown})", expanded=not question.revealed):
+        with st.expander(f"Step {n + 1}: question {question.number} ({shown})"):
             results_panel(code, key, question.id, compact=True, step=True)
 
 

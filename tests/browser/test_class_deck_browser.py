@@ -17,7 +17,7 @@ import signal
 
 import pytest
 
-from tests.browser.conftest import closing_pages, environment
+from tests.browser.conftest import closing_pages, environment, screenshot
 from tests.browser.test_deploy import COLD_RUN_MS, Proxy, _worker_cookie
 from tests.browser.test_lessons_browser import pick
 
@@ -39,6 +39,60 @@ def _new_page(browser, width: int, height: int):
     page = browser.new_context(viewport={"width": width, "height": height}).new_page()
     page.set_default_timeout(COLD_RUN_MS)
     return page
+
+
+def test_students_at_their_own_pace_are_counted_per_step_and_brought_back(browser, class_proxy):
+    """First in the module: the test after it kills a worker."""
+    with closing_pages("class_deck_paced") as pages:
+        _at_their_own_pace(browser, class_proxy, pages)
+
+
+def _at_their_own_pace(browser, proxy: Proxy, pages: list) -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=COLD_RUN_MS)
+    teacher = _new_page(browser, 1280, 720)
+    pages.append(teacher)
+    teacher.goto(f"{proxy.url}/class")
+    teacher.get_by_role("button", name="Start a room").click()
+    code_box = teacher.locator('[data-testid="class-join-code"]')
+    expect(code_box).to_have_text(re.compile(r"^[A-Z0-9]{6}$"))
+    code = code_box.inner_text()
+    laptop, phone = _new_page(browser, 1200, 900), _new_page(browser, 390, 844)
+    pages.extend([laptop, phone])
+    for s in (laptop, phone):
+        s.goto(f"{proxy.url}/?room={code}")
+        expect(s.get_by_text(f"Room {code}").first).to_be_visible()
+    teacher.get_by_role("button", name="Start the lesson").click()  # Attention in 20 minutes, the first lesson
+    expect(teacher.get_by_text("Step 1 of 10").first).to_be_visible()
+    teacher.get_by_role("button", name="Reveal the answer to the class").first.click()
+    expect(teacher.get_by_role("button", name="Next step")).to_be_enabled()
+    teacher.goto(f"{proxy.url}/class")
+    teacher.get_by_role("button", name="Let the students go at their own pace").click()
+    expect(teacher.get_by_text("At their own pace").first).to_be_visible()
+    for s in (laptop, phone):
+        expect(s.get_by_text("going through the lesson at your own pace").first).to_be_visible()
+        expect(s.get_by_text("Question 2:").first).to_be_visible()  # step 1's own question, open for each
+    laptop.locator('.st-key-class_bar [data-testid="stRadio"]').get_by_text("k_1 'east'").click()
+    laptop.get_by_role("button", name="Send my answer").click()
+    expect(laptop.get_by_text("Sent: k_1 'east'").first).to_be_visible()
+    for n in range(2, 5):
+        laptop.get_by_role("button", name="Next step").click()
+        expect(laptop.get_by_text(f"Step {n} of 10").first).to_be_visible()
+    expect(laptop).to_have_url(re.compile(r"/predict\?"))
+    phone.get_by_role("button", name="Next step").click()
+    expect(phone).to_have_url(re.compile(r"/\?tokens=up\+right\+down"))
+    expect(teacher.get_by_text("step 2: 1 · step 4: 1").first).to_be_visible()  # the counts, pushed to the teacher
+    expect(teacher.get_by_text("Step 1: question 2 (open)")).to_be_visible()
+    screenshot(teacher, "class_paced_dashboard")
+    screenshot(phone, "class_paced_phone")
+    screenshot(laptop, "class_paced_laptop")
+    teacher.get_by_role("button", name="Bring everyone", exact=True).click()  # to step 1, the class's
+    for s in (laptop, phone):
+        expect(s.get_by_text("following the teacher").first).to_be_visible()
+        expect(s).to_have_url(re.compile(r"/\?tokens=north\+east\+south\+west"))
+        expect(s.get_by_text("Question 2:").first).to_be_visible()
+    expect(laptop.get_by_text("Sent: k_1 'east'").first).to_be_visible()  # the answer given at its own pace still counts
 
 
 def test_a_shipped_lesson_moves_the_class_step_by_step_and_survives_a_reload_and_a_dead_worker(browser, class_proxy):
