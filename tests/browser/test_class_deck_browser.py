@@ -22,6 +22,12 @@ from tests.browser.test_deploy import COLD_RUN_MS, Proxy, _worker_cookie
 from tests.browser.test_lessons_browser import pick
 
 LESSON = "From a toy to a real model"
+# every address the page's history takes from now on (Streamlit's client moves by pushState and replaceState)
+MOVES_SCRIPT = """() => { window.__moves = [];
+  for (const name of ['pushState', 'replaceState']) {
+    const original = history[name].bind(history);
+    history[name] = (state, title, url) => { window.__moves.push(String(url)); return original(state, title, url); };
+  } }"""
 NOTES = "Your notes for this step (hidden in presenter mode)"
 
 
@@ -87,6 +93,18 @@ def _at_their_own_pace(browser, proxy: Proxy, pages: list) -> None:
     screenshot(teacher, "class_paced_dashboard")
     screenshot(phone, "class_paced_phone")
     screenshot(laptop, "class_paced_laptop")
+    # The teacher's own moves do not move students at their own pace: the room's view becomes /causal, and the
+    # reveal after it (which the watcher pushes to the phone's bar after that move) leaves the phone on its step.
+    phone.evaluate(MOVES_SCRIPT)
+    teacher.goto(f"{proxy.url}/causal")
+    expect(teacher.get_by_role("heading", name="Causal masking").first).to_be_visible()
+    teacher.goto(f"{proxy.url}/class")
+    second = teacher.locator('[data-testid="stExpander"]').filter(has_text="Step 2: question 3 (open)")
+    second.get_by_text("Step 2: question 3 (open)").click()
+    second.get_by_role("button", name="Reveal the answer to the class").click()
+    expect(phone.get_by_text("The answer: 0.1").first).to_be_visible()  # about 0.19, the note's number
+    expect(phone).to_have_url(re.compile(r"/\?tokens=up\+right\+down"))
+    assert not [url for url in phone.evaluate("() => window.__moves") if "causal" in url], "not even for a moment"
     teacher.get_by_role("button", name="Bring everyone", exact=True).click()  # to step 1, the class's
     for s in (laptop, phone):
         expect(s.get_by_text("following the teacher").first).to_be_visible()
