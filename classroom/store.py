@@ -131,8 +131,13 @@ class RoomState:
     link_token: str = ""
     lesson_step: int | None = None  # the step of the room's lesson the class is on (None: no lesson)
     steps: tuple[LessonStep, ...] = ()  # the room's lesson, as students read it (empty: none)
-    paced: bool = False  # the students go through the lesson at their own pace (Store.pace_lesson)
+    pace: int | None = None  # while students go through the lesson at their own pace: which pacing (Store.pace_lesson)
     step_questions: dict = field(default_factory=dict)  # while paced: {step: the question open on it}
+
+    @property
+    def paced(self) -> bool:
+        """Whether the students go through the room's lesson at their own pace (each on their own step)."""
+        return self.pace is not None
 
     @property
     def asking(self) -> bool:
@@ -700,7 +705,7 @@ class Store:
             room = self._teacher(conn, code, teacher_key, lock=posed is not None)
             if not _may_lead(conn, room, tab):
                 return None
-            changes = {"lesson": stored, **self._step_changes(conn, room, steps, 0, tab, posed)}
+            changes = {"lesson": stored, **self._step_changes(conn, room, steps, 0, tab, posed, started=True)}
             conn.execute(_bumped(room).values(**changes))
             return int(room["version"]) + 1
 
@@ -739,16 +744,19 @@ class Store:
             conn.execute(_bumped(room).values(**self._step_changes(conn, room, steps, step, tab, posed)))
             return int(room["version"]) + 1
 
-    def _step_changes(self, conn: Connection, room, steps: list, step: int, tab: str | None, posed) -> dict:
+    def _step_changes(
+        self, conn: Connection, room, steps: list, step: int, tab: str | None, posed, started: bool = False
+    ) -> dict:
         """The room's changes that put the class on step `step` (its view, the tab that leads, the question asked).
         Students at their own pace all come to it and follow the teacher again; the question they were answering
-        on that step stays the one asked (their answers count), instead of `posed`."""
+        on that step stays the one asked (their answers count), instead of `posed`, unless the lesson is one just
+        `started`."""
         changes = {"view": check_view(steps[step]["view"]), "lesson_step": step}
         if tab is not None and room["leader"] is None:
             changes |= {"leader": str(tab)[:100], "leader_seen_at": self.clock()}
         if room["paced_after"] is not None:
             changes |= {"paced_after": None, "gather": rooms.c.gather + 1, "question_id": None}
-            answered = _step_questions(conn, room).get(step)
+            answered = None if started else _step_questions(conn, room).get(step)
             if answered is not None:
                 return changes | {"question_id": answered.id}
         if posed is not None:
@@ -876,7 +884,7 @@ class Store:
                 room["link_token"] or "",
                 room["lesson_step"] if room["lesson"] is not None else None,
                 _public_steps(room["lesson"]),
-                room["lesson"] is not None and room["paced_after"] is not None,
+                room["paced_after"] if room["lesson"] is not None else None,
                 _step_questions(conn, room),
             )
 

@@ -1230,6 +1230,11 @@ def test_bringing_everyone_to_a_step_keeps_its_answers_and_the_class_follows_aga
     assert store.state(code).step_questions == {}, "the earlier pace's questions are not open on their step again"
     store.ask(code, key, CHOICE)
     assert not store.state(code).paced, "a question to the whole class brings it back to the teacher"
+    store.end_question(code, key)
+    store.pace_lesson(code, key, [(0, {**WEIGHT, "view": "/causal?t=1"}, 0.5)])
+    store.start_lesson(code, key, LESSON)  # another lesson, started over this one
+    state = store.state(code)
+    assert not state.paced and state.question is None, "the other lesson's step 1 is not asked its question"
 
 
 @pytest.mark.parametrize(
