@@ -9,6 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from locales import language, tr
 from ui import streamlit_internals
 from ui.classroom_room import class_after_page, room_bar
 from ui.classroom_session import in_room, is_teacher
@@ -18,7 +19,7 @@ from ui.presenter import presenter_controls, presenter_from_url, share_link
 from ui.reconnect import rerun_after_reconnect
 from ui.run_gate import run_gate
 from ui.server_process import data_url, freeze_long_lived, limit_blas_threads, record_run_time
-from ui.shared_state import init_defaults, is_presenting, mark_app_entry, save_current
+from ui.shared_state import SHARED, init_defaults, is_presenting, mark_app_entry, save_current
 
 # A local file: a material-symbol favicon would be fetched from the internet by every browser.
 FAVICON = Path(__file__).parent / "docs" / "favicon.png"
@@ -36,67 +37,80 @@ st.set_page_config(
 )
 init_defaults()
 mark_app_entry()
+SHARED.load()  # presenter mode and the language, from the link: the navigation below is in that language
 
 PAGES_KEY = "_navigation_pages"
 
 
 def navigation_pages() -> dict[str, list[st.Page]]:
-    """The pages by section, built once per session. st.Page finds its file on the disk (1.1 ms per run for
-    twelve); st.navigation marks the page it picks on the object itself, so a session (which runs one script
-    at a time) keeps its own."""
-    if PAGES_KEY not in st.session_state:
-        st.session_state[PAGES_KEY] = _pages()
-    return st.session_state[PAGES_KEY]
+    """The pages by section, built once per session and language. st.Page finds its file on the disk (1.1 ms per
+    run for twelve); st.navigation marks the page it picks on the object itself, so a session (which runs one
+    script at a time) keeps its own."""
+    built = st.session_state.get(PAGES_KEY)
+    if built is None or built[0] != language():
+        built = st.session_state[PAGES_KEY] = (language(), _pages())
+    return built[1]
 
 
 def _pages() -> dict[str, list[st.Page]]:
     return {
-        "Attention by hand": [
-            st.Page("pages/playground.py", title="Playground", icon=":material/grid_on:", default=True),  # lives at /
+        tr("Attention by hand"): [
             st.Page(
-                "pages/predict.py", title="Predict, then check", icon=":material/psychology_alt:", url_path="predict"
+                "pages/playground.py", title=tr("Playground"), icon=":material/grid_on:", default=True
+            ),  # lives at /
+            st.Page(
+                "pages/predict.py",
+                title=tr("Predict, then check"),
+                icon=":material/psychology_alt:",
+                url_path="predict",
             ),
         ],
-        "Getting it right": [
-            st.Page("pages/scaling.py", title="Why divide by √d_k", icon=":material/straighten:", url_path="scaling"),
-            st.Page("pages/causal.py", title="Causal masking", icon=":material/block:", url_path="causal"),
-            st.Page("pages/pitfalls.py", title="Pitfalls", icon=":material/warning:", url_path="pitfalls"),
+        tr("Getting it right"): [
+            st.Page(
+                "pages/scaling.py", title=tr("Why divide by √d_k"), icon=":material/straighten:", url_path="scaling"
+            ),
+            st.Page("pages/causal.py", title=tr("Causal masking"), icon=":material/block:", url_path="causal"),
+            st.Page("pages/pitfalls.py", title=tr("Pitfalls"), icon=":material/warning:", url_path="pitfalls"),
         ],
-        "Inside the transformer": [
-            st.Page("pages/heads.py", title="Multi-head attention", icon=":material/hub:", url_path="heads"),
-            st.Page("pages/positions.py", title="Where is position?", icon=":material/pin_drop:", url_path="positions"),
-            st.Page("pages/block.py", title="The transformer block", icon=":material/view_agenda:", url_path="block"),
+        tr("Inside the transformer"): [
+            st.Page("pages/heads.py", title=tr("Multi-head attention"), icon=":material/hub:", url_path="heads"),
+            st.Page(
+                "pages/positions.py", title=tr("Where is position?"), icon=":material/pin_drop:", url_path="positions"
+            ),
+            st.Page(
+                "pages/block.py", title=tr("The transformer block"), icon=":material/view_agenda:", url_path="block"
+            ),
         ],
-        "A model that learns": [
+        tr("A model that learns"): [
             st.Page(
                 "pages/induction.py",
-                title="Watch an induction head form",
+                title=tr("Watch an induction head form"),
                 icon=":material/school:",
                 url_path="induction",
             ),
             st.Page(
                 "pages/generation.py",
-                title="Generation and the KV cache",
+                title=tr("Generation and the KV cache"),
                 icon=":material/memory:",
                 url_path="generation",
             ),
         ],
-        "A real model": [
+        tr("A real model"): [
             st.Page(
                 "pages/pretrained.py",
-                title="A real pretrained model",
+                title=tr("A real pretrained model"),
                 icon=":material/smart_toy:",
                 url_path="pretrained",
             ),
             st.Page(
                 "pages/pretrained_deeper.py",
-                title="The real model, read deeper",
+                title=tr("The real model, read deeper"),
                 icon=":material/scatter_plot:",
                 url_path="pretrained_deeper",  # as the file name: AppTest finds a page by it
             ),
         ],
-        "Class mode": [
-            st.Page("pages/class.py", title="Teach a class", icon=":material/groups:", url_path="class"),
+        tr("Class mode"): [
+            st.Page("pages/class.py", title=tr("Teach a class"), icon=":material/groups:", url_path="class"),
         ],
     }
 
@@ -105,8 +119,10 @@ pg = st.navigation(navigation_pages(), expanded=True)  # every page listed: "Tea
 presenter_controls()
 share_slot = st.sidebar.empty()  # filled after the page has written its state into the URL
 st.sidebar.caption(
-    "Attention from scratch: every number on screen is computed by the project's own numpy core, "
-    "no deep-learning framework."
+    tr(
+        "Attention from scratch: every number on screen is computed by the project's own numpy core, "
+        "no deep-learning framework."
+    )
 )
 rerun_after_reconnect()  # a lost server (a worker behind deploy/'s proxy) comes back with the same view
 

@@ -25,17 +25,26 @@ def test_a_session_builds_its_pages_once_and_keeps_them_to_itself():
     """st.Page objects are built on a session's first run and reused (st.Page reads the disk); another
     session gets its own, since st.navigation marks the page it picks on the object."""
     at = run_page()
-    pages = at.session_state["_navigation_pages"]
-    first = [p for section in pages.values() for p in section]
+
+    def built(session) -> list:
+        language, pages = session.session_state["_navigation_pages"]
+        assert language == session.session_state["language"], "built in the session's language"
+        return [p for section in pages.values() for p in section]
+
+    first = built(at)
     assert len(first) == 13  # with class mode's page
     at.switch_page("pages/causal.py").run()
     assert not at.exception
-    again = [p for section in at.session_state["_navigation_pages"].values() for p in section]
-    assert all(a is b for a, b in zip(first, again))
+    assert all(a is b for a, b in zip(first, built(at)))
     other = run_page()
-    theirs = [p for section in other.session_state["_navigation_pages"].values() for p in section]
+    theirs = built(other)
     assert not any(a is b for a, b in zip(first, theirs))
     assert [p.url_path for p in theirs] == [p.url_path for p in first]
+    at.session_state["language"] = "es"
+    at.run()
+    spanish = built(at)
+    assert [p.title for p in spanish][:2] == ["Zona de pruebas", "Predice y comprueba"], "built again in Spanish"
+    assert [p.url_path for p in spanish] == [p.url_path for p in first], "the same links in every language"
 
 
 def test_the_browser_tests_visit_every_page_a_student_reads():
@@ -44,5 +53,5 @@ def test_the_browser_tests_visit_every_page_a_student_reads():
     from tests.browser.conftest import PAGES
 
     at = run_page()
-    paths = [p.url_path for section in at.session_state["_navigation_pages"].values() for p in section]
+    paths = [p.url_path for section in at.session_state["_navigation_pages"][1].values() for p in section]
     assert sorted(PAGES) == sorted(p for p in paths if p != "class")

@@ -131,7 +131,9 @@ def test_no_public_function_shadows_a_module_of_the_package():
 
 # Every module of the product: a circle among them (even one held apart by an import inside a function) means
 # that neither module can be read, tested or moved without the other.
-PRODUCT = ("app.py", "attention", "lessons", "figures", "ui", "classroom", "pages", "harness", "bench", "deploy")
+PRODUCT = (
+    "app.py", "attention", "locales", "lessons", "figures", "ui", "classroom", "pages", "harness", "bench", "deploy"
+)  # fmt: skip
 
 
 def module_files(root: Path = ROOT, product=PRODUCT) -> dict[str, Path]:
@@ -216,6 +218,7 @@ def test_the_product_has_no_import_cycle():
 
 # Imports point one way (the layout of the conventions): a module imports its own package and those of lower layers.
 LAYERS = {"attention": 0, "lessons": 1, "classroom": 1, "figures": 2, "ui": 3, "pages": 4, "app": 4}
+LAYERS |= {"locales": 0}  # the translations: what the lessons, figures and screens say, in the session's language
 # harness and deploy run the app; bench runs it through the harness. Tests may import all three; none imports tests.
 LAYERS |= {"harness": 5, "deploy": 5, "bench": 6}
 

@@ -1,7 +1,5 @@
 """The position page ("Where is position?") under AppTest: every control, and the numbers its figures show."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -290,11 +288,10 @@ def test_a_link_restores_every_control():
 
 
 def test_the_page_is_in_the_navigation():
-    app = (Path(__file__).resolve().parents[1] / "app.py").read_text(encoding="utf-8")
-    assert (
-        'st.Page("pages/positions.py", title="Where is position?", icon=":material/pin_drop:", url_path="positions")'
-        in app
-    )
+    at = open_page("pages/positions.py")
+    _, sections = at.session_state["_navigation_pages"]
+    found = [(name, p.title, p.icon) for name, pages in sections.items() for p in pages if p.url_path == "positions"]
+    assert found == [("Inside the transformer", "Where is position?", ":material/pin_drop:")]
 
 
 def test_cached_heatmaps_still_get_their_cell_numbers_sized_for_presenter_mode(page):

@@ -56,7 +56,7 @@ DRAWN_QUESTION_KEY = "_class_drawn_question"  # the open question the last full 
 CLEAR_COOKIE_KEY = "_class_clear_cookie"  # this session left a room: its browser forgets it
 OUTAGE_KEY = "_class_outage"  # the database's problem while it does not answer
 LINK_TOKEN = "join"  # the student link's query parameter that carries the room's link token (no page uses it)
-NOT_A_VIEW = ("room", LINK_TOKEN, "present")  # a link's parameters that are no page's state
+NOT_A_VIEW = ("room", LINK_TOKEN, "present", "lang")  # a link's parameters that are no page's state (each screen's own)
 COOKIE = "attention_class"
 COOKIE_HOURS = 12
 # this process, as a teacher's tab names it: which worker holds a leading session (Store.take_lead)

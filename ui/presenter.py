@@ -7,6 +7,7 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
+from locales import LANGUAGE_KEY, LANGUAGES, tr
 from ui.charts import WIDTH_CSS
 from ui.shared_state import FORMAT_KEY, PRESENTER_KEY, SHARED
 from ui.streamlit_internals.browser import HISTORY_JS
@@ -55,22 +56,30 @@ def presenter_from_url() -> bool:
 
 
 def presenter_controls() -> bool:
-    """Sidebar toggle for presenter mode (also ?present=1) and the chart download format."""
-    SHARED.load()
+    """Sidebar controls of every page: the language, presenter mode (also ?present=1) and the chart download
+    format. The shared state (SHARED) is read from the link before the navigation is drawn (app.py)."""
+    st.sidebar.selectbox(
+        "Language · Idioma · 语言",  # in every language: whoever cannot read the page's finds it
+        tuple(LANGUAGES),
+        key=LANGUAGE_KEY,
+        persist_state="session",
+        format_func=LANGUAGES.get,
+        help=tr("The language of every page; the link carries it (?lang=es), so a link you share keeps it."),
+    )
     on = st.sidebar.toggle(
-        "Presenter mode",
+        tr("Presenter mode"),
         key=PRESENTER_KEY,
         persist_state="session",
-        help="Larger text and heatmap numbers for a projector; the link carries ?present=1.",
+        help=tr("Larger text and heatmap numbers for a projector; the link carries ?present=1."),
     )
     st.sidebar.radio(
-        "Chart downloads",
+        tr("Chart downloads"),
         CHART_FORMATS,
         key=FORMAT_KEY,
         horizontal=True,
         persist_state="session",
         format_func=str.upper,
-        help="Format of the camera button in each chart's toolbar (top right of a chart).",
+        help=tr("Format of the camera button in each chart's toolbar (top right of a chart)."),
     )
     st.html(BASE_CSS + (PRESENTER_CSS if on else ""))
     st.html(HISTORY_JS, unsafe_allow_javascript=True)
@@ -105,8 +114,10 @@ def share_link(slot, url_path: str) -> None:
     link = page_link(st.context.url or "", url_path, st.query_params.to_dict(), st.get_option("server.baseUrlPath"))
     with slot.container():
         st.markdown(
-            "**Share this view**",
-            help="Everything on this page is in its link: students who open it see the same example. "
-            "Click the link below once to select all of it, then copy it (Ctrl+C).",
+            tr("**Share this view**"),
+            help=tr(
+                "Everything on this page is in its link: students who open it see the same example. "
+                "Click the link below once to select all of it, then copy it (Ctrl+C)."
+            ),
         )
         st.html(f"{SHARE_CSS}<div class='share-link' data-testid='share-link'>{html.escape(link)}</div>")

@@ -9,12 +9,15 @@ the sequence `seq` that the lesson, heads and block pages read.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import streamlit as st
 
+from locales import ENGLISH, LANGUAGE_KEY, LANGUAGES, browser_language
 from ui.page_state import CURRENT_KEY, PageState
 from ui.sequence import default_sequence
 from ui.streamlit_internals.session import leave_legacy_pages_mode
-from ui.url import Flag, SequenceParam
+from ui.url import Choice, Flag, SequenceParam, decode_choice
 
 SEQUENCE_KEY = "seq"  # the Playground's TokenSequence, read by the lesson, heads and block pages
 
@@ -27,9 +30,31 @@ def playground_sequence() -> SequenceParam:
     )
 
 
-# Shared by every page: presenter mode, in the link (?present=1) only while it is on.
-SHARED = PageState(None, presenter=Flag(False, url="present", when=lambda values: values["presenter"]))
+@dataclass(frozen=True)
+class Language(Choice):
+    """The session's language (locales/): the link's `lang=`; a link without it keeps the session's, or takes the
+    browser's on a first visit; a bad one is English, with a note."""
+
+    def decode(self, params, name, values, warnings):
+        return decode_choice(params, self.url or name, self.choices, ENGLISH, warnings)
+
+
+def _session_language(_values) -> str:
+    found = st.session_state.get(LANGUAGE_KEY)
+    return found if found in LANGUAGES else browser_language(st.context.locale)
+
+
+# Shared by every page: presenter mode, in the link (?present=1) only while it is on, and the language, in the link
+# (?lang=es) unless it is English, so that a link a student shares keeps it.
+SHARED = PageState(
+    None,
+    presenter=Flag(False, url="present", when=lambda values: values["presenter"]),
+    language=Language(
+        _session_language, url="lang", choices=tuple(LANGUAGES), when=lambda values: values["language"] != ENGLISH
+    ),
+)
 PRESENTER_KEY = SHARED.key("presenter")
+assert SHARED.key("language") == LANGUAGE_KEY
 FORMAT_KEY = "chart_format"  # "png" or "svg": the format of the camera button in every chart's toolbar
 
 

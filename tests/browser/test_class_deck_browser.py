@@ -110,7 +110,7 @@ def _at_their_own_pace(browser, proxy: Proxy, pages: list) -> None:
         expect(s.get_by_text("following the teacher").first).to_be_visible()
         expect(s).to_have_url(re.compile(r"/\?tokens=north\+east\+south\+west"))
         expect(s.get_by_text("Question 2:").first).to_be_visible()
-    expect(laptop.get_by_text("Sent: k_1 'east'").first).to_be_visible()  # the answer given at its own pace still counts
+    expect(laptop.get_by_text("Sent: k_1 'east'").first).to_be_visible()  # the answer given at its own pace counts
 
 
 def test_a_shipped_lesson_moves_the_class_step_by_step_and_survives_a_reload_and_a_dead_worker(browser, class_proxy):
