@@ -6,6 +6,11 @@ presentation clicker sends), and the step's question, ready to ask with one clic
 screen together: the store makes the step's view the room's, and this screen opens it. The teacher's notes are in
 the bar of every tab except one in presenter mode, which is the projected one; a second tab or window of the
 teacher's, which does not lead, shows them without moving the class.
+
+*Let the students go at their own pace* (on /class) asks every step's question at once, one open on each step
+(classroom.store.Store.pace_lesson); each student then moves with their own Previous and Next
+(ui/classroom_student_pace.py), the teacher's bar counts the students on each step and Bring everyone brings them
+all to one step, where they follow the teacher again.
 """
 
 from __future__ import annotations
