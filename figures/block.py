@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from figures.base import figure, hline
+from locales import marked, num, tr
 
 # The stage a trace step comes from, by the start of its name: (fill colour, short kind).
 STAGE_STYLE = {
@@ -23,6 +24,7 @@ STAGE_STYLE = {
     "ffn": ("#b8d8f8", "feed-forward"),
 }
 NORM_COLOURS = {"post": "#1f77b4", "pre": "#d62728"}
+NORM_NAMES = {"post": marked("post-norm"), "pre": marked("pre-norm")}  # a line's name in the legend
 
 
 def shape_text(shape: Sequence[int]) -> str:
@@ -97,7 +99,7 @@ def block_diagram(
         dict(
             x=3.5,
             y=y_out,
-            text="<b>output</b> (same shape as the input)",
+            text=tr("<b>output</b> (same shape as the input)"),
             showarrow=False,
             font=dict(size=13, color="#222"),
             yanchor="top",
@@ -154,7 +156,8 @@ def _skip(
         dict(
             x=lane + 0.1,
             y=(y0 + y1) / 2,
-            text=f"skip {label}",
+            # Translators: a residual connection (a skip) drawn beside the block, and the shape it carries
+            text=tr("skip {shape}", shape=label),
             showarrow=False,
             xanchor="left",
             textangle=-90,
@@ -185,7 +188,9 @@ def stack_figure(shapes: Sequence[Sequence[int]]) -> go.Figure:
                 line=dict(color="#555"),
             )
         )
-        annotations.append(dict(x=2 * b, y=0, text=f"block<br>{b}", showarrow=False, font=dict(size=12, color="#222")))
+        annotations.append(
+            dict(x=2 * b, y=0, text=tr("block<br>{block}", block=b), showarrow=False, font=dict(size=12, color="#222"))
+        )
     for b, shape in enumerate(shapes):
         x0, x1 = 2 * b + (0.6 if b else -0.4), 2 * b + 1.4
         annotations.append(_arrow((x0, 0), (x1, 0)))
@@ -201,7 +206,9 @@ def stack_figure(shapes: Sequence[Sequence[int]]) -> go.Figure:
             )
         )
     annotations.append(dict(x=-0.6, y=0, text="x", showarrow=False, font=dict(size=14)))
-    annotations.append(dict(x=2 * n_blocks + 1.6, y=0, text="out", showarrow=False, font=dict(size=14), xanchor="left"))
+    # Translators: the output at the end of a stack of blocks (a short word beside an arrow)
+    out = tr("out")
+    annotations.append(dict(x=2 * n_blocks + 1.6, y=0, text=out, showarrow=False, font=dict(size=14), xanchor="left"))
     return figure(
         [],
         _diagram_layout(
@@ -231,26 +238,30 @@ def residual_norm_figure(
         line = dict(width=4 if name == highlight else 2)
         if name in NORM_COLOURS:  # other names take the next colour of the template's colourway
             line["color"] = NORM_COLOURS[name]
+        label = tr(NORM_NAMES[name]) if name in NORM_NAMES else f"{name}-norm"
         data.append(
             dict(
                 type="scatter",
                 x=list(range(len(values))),
                 y=values,
                 mode="lines+markers",
-                name=f"{name}-norm",
+                name=label,
                 line=line,
-                hovertemplate=f"{name}-norm, after %{{x}} block(s): mean |x| = %{{y:.2f}}<extra></extra>",
+                hovertemplate=tr(
+                    "{norm}, after {blocks} block(s): mean |x| = {length}", norm=label, blocks="%{x}", length="%{y:.2f}"
+                )
+                + "<extra></extra>",
             )
         )
     root = float(np.sqrt(d_model))
-    reference, label = hline(root, dict(dash="dash", color="#777"), f"√d_model = {root:.2f}", "bottom right")
+    reference, label = hline(root, dict(dash="dash", color="#777"), f"√d_model = {num(root, '.2f')}", "bottom right")
     return figure(
         data,
         dict(
             shapes=[reference],
             annotations=label,
-            xaxis=dict(title=dict(text="blocks applied"), tickmode="linear", dtick=1, range=[-0.3, longest - 0.7]),
-            yaxis=dict(title=dict(text="mean size |x| of a position's vector"), rangemode="tozero"),
+            xaxis=dict(title=dict(text=tr("blocks applied")), tickmode="linear", dtick=1, range=[-0.3, longest - 0.7]),
+            yaxis=dict(title=dict(text=tr("mean size |x| of a position's vector")), rangemode="tozero"),
             height=360,
             margin=dict(l=10, r=10, t=30, b=10),
             legend=dict(orientation="h", y=1.1),

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from figures.base import RIGHT_COLOUR, WRONG_COLOUR, figure, hline
 from figures.heatmaps import safe_labels
+from locales import num, tr
 
 # positions after t, which may change
 LATER_COLOUR = "#7f7f7f"
@@ -22,7 +23,7 @@ def difference_bars(diff: np.ndarray, t: int, tokens: Sequence[str], *, height: 
     """
     n = len(diff)
     colours = [(RIGHT_COLOUR if d == 0.0 else WRONG_COLOUR) if i <= t else LATER_COLOUR for i, d in enumerate(diff)]
-    labels = ["0" if d == 0.0 else f"{d:.2e}" for d in diff]
+    labels = ["0" if d == 0.0 else num(d, ".2e") for d in diff]
     bars = dict(
         type="bar",
         x=list(range(n)),
@@ -30,7 +31,8 @@ def difference_bars(diff: np.ndarray, t: int, tokens: Sequence[str], *, height: 
         marker=dict(color=colours),
         text=labels,
         textposition="outside",
-        hovertemplate="position %{x}: max |Δ output| = %{y:.3e}<extra></extra>",
+        hovertemplate=tr("position {position}: max |Δ output| = {change}", position="%{x}", change="%{y:.3e}")
+        + "<extra></extra>",
     )
     boundary = t + 0.5  # a dashed vertical line there, labelled at the top on its wider side (so never cut off)
     top = float(np.max(diff)) if n and np.max(diff) > 0 else 1.0
@@ -49,7 +51,7 @@ def difference_bars(diff: np.ndarray, t: int, tokens: Sequence[str], *, height: 
         ],
         annotations=[
             dict(
-                text=f"t = {t}: nothing may move to the left",
+                text=tr("t = {t}: nothing may move to the left", t=t),
                 showarrow=False,
                 xref="x",
                 x=boundary,
@@ -60,9 +62,13 @@ def difference_bars(diff: np.ndarray, t: int, tokens: Sequence[str], *, height: 
             )
         ],
         xaxis=dict(
-            tickmode="array", tickvals=list(range(n)), ticktext=safe_labels(tokens), title=dict(text="position")
+            tickmode="array",
+            tickvals=list(range(n)),
+            ticktext=safe_labels(tokens),
+            # Translators: an axis title: the position of a token in the sequence
+            title=dict(text=tr("position")),
         ),
-        yaxis=dict(title=dict(text="max |after − before|"), range=[0, top * 1.3]),
+        yaxis=dict(title=dict(text=tr("max |after − before|")), range=[0, top * 1.3]),
         margin=dict(l=10, r=10, t=30, b=10),
         height=height,
         showlegend=False,
@@ -82,28 +88,30 @@ def leak_bars(row_sums: np.ndarray, leak: np.ndarray, tokens: Sequence[str], *, 
             type="bar",
             x=x,
             y=row_sums,
-            name="row sum (what is left)",
+            name=tr("row sum (what is left)"),
             marker=dict(color="#1f77b4"),
-            text=[f"{s:.3f}" for s in row_sums],
+            text=[num(s, ".3f") for s in row_sums],
             textposition="inside",
-            hovertemplate="row %{x}: sums to %{y:.4f}<extra></extra>",
+            hovertemplate=tr("row {row}: sums to {total}", row="%{x}", total="%{y:.4f}") + "<extra></extra>",
         ),
         dict(
             type="bar",
             x=x,
             y=leak,
-            name="leak (weight the future had)",
+            name=tr("leak (weight the future had)"),
             marker=dict(color=WRONG_COLOUR),
-            text=[f"{s:.3f}" if s > 0.1 else "" for s in leak],
+            text=[num(s, ".3f") if s > 0.1 else "" for s in leak],
             textposition="inside",
-            hovertemplate="row %{x}: %{y:.4f} of the weight had gone to the future<extra></extra>",
+            hovertemplate=tr("row {row}: {leak} of the weight had gone to the future", row="%{x}", leak="%{y:.4f}")
+            + "<extra></extra>",
         ),
     ]
     layout = dict(
         shapes=[hline(1.0, dict(color="#333", dash="dot"))[0]],
         barmode="stack",
-        xaxis=dict(tickmode="array", tickvals=x, ticktext=safe_labels(tokens), title=dict(text="query (row)")),
-        yaxis=dict(title=dict(text="weight"), range=[0, 1.05]),
+        xaxis=dict(tickmode="array", tickvals=x, ticktext=safe_labels(tokens), title=dict(text=tr("query (row)"))),
+        # Translators: an axis title: attention weight
+        yaxis=dict(title=dict(text=tr("weight")), range=[0, 1.05]),
         margin=dict(l=10, r=10, t=50, b=10),
         height=height,
         legend=dict(orientation="h", yanchor="bottom", y=1.04, x=0),

@@ -13,6 +13,8 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 
+from locales import num, tr
+
 NUMERIC_FIELDS = ("x", "y", "z")
 
 
@@ -108,20 +110,49 @@ def heatmap_tables(fig: go.Figure | dict, digits: int = 3) -> list[dict]:
         rows = _position_names(fig, "y", trace, n)
         columns = _position_names(fig, "x", trace, m)
         finite = z[np.isfinite(z)]
-        part = f"{title}, part {k + 1}" if title else f"Heatmap {k + 1}"
-        name = trace.name or (part if len(heatmaps) > 1 else title or "Heatmap")
-        spread = f", from {finite.min():.{digits}g} to {finite.max():.{digits}g}" if finite.size else ""
+        if trace.name:
+            name = trace.name
+        elif len(heatmaps) > 1:
+            name = (
+                tr("{title}, part {number}", title=title, number=k + 1)
+                if title
+                else tr("Heatmap {number}", number=k + 1)
+            )
+        else:
+            # Translators: the name of a chart that has no title (a heatmap: a grid of coloured cells)
+            name = title or tr("Heatmap")
         axes = [_axis_title(fig, letter, trace) for letter in "yx"]
-        named = f" (rows: {axes[0]}; columns: {axes[1]})" if all(axes) else ""
         out.append(
             {
-                "description": f"{name}: {n} rows × {m} columns of numbers{named}{spread}.",
+                "description": _description(name, n, m, axes if all(axes) else None, finite, digits),
                 "rows": rows,
                 "columns": columns,
                 "values": [[_cell(v, digits) for v in row] for row in z.tolist()],
             }
         )
     return out
+
+
+def _description(name: str, n: int, m: int, axes: list[str] | None, finite: np.ndarray, digits: int) -> str:
+    """The sentence before a heatmap's table: its name, its size, what its rows and columns are (`axes`: the y and x
+    axes' titles, if both have one) and the range of its finite numbers (if any)."""
+    values = {"name": name, "rows": n, "columns": m}
+    if axes is not None:
+        values |= {"row_axis": axes[0], "column_axis": axes[1]}
+    if finite.size:
+        values |= {"low": num(finite.min(), f".{digits}g"), "high": num(finite.max(), f".{digits}g")}
+        if axes is not None:
+            return tr(
+                "{name}: {rows} rows × {columns} columns of numbers (rows: {row_axis}; columns: {column_axis}), "
+                "from {low} to {high}.",
+                **values,
+            )
+        return tr("{name}: {rows} rows × {columns} columns of numbers, from {low} to {high}.", **values)
+    if axes is not None:
+        return tr(
+            "{name}: {rows} rows × {columns} columns of numbers (rows: {row_axis}; columns: {column_axis}).", **values
+        )
+    return tr("{name}: {rows} rows × {columns} columns of numbers.", **values)
 
 
 def _axis_title(fig: go.Figure, letter: str, trace) -> str:

@@ -15,6 +15,7 @@ from figures.base import colorscale as named_colorscale
 from figures.base import figure, subplot_title
 from figures.heads import _grid_domains
 from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
+from locales import num, tr
 
 CACHED_COLOUR = "#1f77b4"
 UNCACHED_COLOUR = "#d62728"
@@ -27,6 +28,17 @@ def format_bytes(n: float) -> str:
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":
             return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def bytes_text(n: float) -> str:
+    """`format_bytes(n)` as the session's language writes it: '1.5 KiB', '1,5 KiB' in Spanish."""
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            if unit == "bytes":
+                return tr("{size} bytes", size=num(n, ",.0f"))
+            return f"{num(n, ',.1f')} {unit}"
         n /= 1024
     raise AssertionError("unreachable")
 
@@ -50,7 +62,7 @@ def step_rows_figure(
     grid_rows = -(-h // cols)
     cells = _grid_domains(grid_rows, cols, 0.06, 0.16 if grid_rows > 1 else 0.0)
     ticks = safe_labels(labels)
-    y_text = [f"step {s + 1}" for s in range(steps)]
+    y_text = [tr("step {step}", step=s + 1) for s in range(steps)]
     layout: dict = {}
     data, annotations, shapes = [], [], []
     for k in range(h):
@@ -87,7 +99,11 @@ def step_rows_figure(
                 xaxis="x" + suffix,
                 yaxis="y" + suffix,
                 customdata=[
-                    [f"step {s + 1} reads '{ticks[j]}' (position {j})" for j in range(n)] for s in range(steps)
+                    [
+                        tr("step {step} reads '{token}' (position {position})", step=s + 1, token=ticks[j], position=j)
+                        for j in range(n)
+                    ]
+                    for s in range(steps)
                 ],
                 hovertemplate="%{customdata}: %{z:.2f}<extra></extra>",
             )
@@ -125,7 +141,7 @@ def step_rows_figure(
             colorscale=named_colorscale(WEIGHT_COLORSCALE),
             cmin=0.0,
             cmax=1.0,
-            colorbar=dict(title=dict(text="weight"), thickness=10),
+            colorbar=dict(title=dict(text=tr("weight")), thickness=10),
         ),
         height=grid_rows * max(220, 22 * steps + 90) + 30,
         margin=dict(l=10, r=10, t=30, b=10),
@@ -150,20 +166,25 @@ def probabilities_figure(model: np.ndarray, drawn_from: np.ndarray, labels: Sequ
             customdata=ticks,
             hovertemplate=f"{name}<br>'%{{customdata}}': %{{y:.3f}}<extra></extra>",
         )
-        for name, p, colour in (("model: softmax(z)", model, "#9aa5b1"), ("drawn from", drawn_from, CACHED_COLOUR))
+        for name, p, colour in (
+            (tr("model: softmax(z)"), model, "#9aa5b1"),
+            # Translators: the legend of the distribution a token was drawn from (after temperature and top-k)
+            (tr("drawn from"), drawn_from, CACHED_COLOUR),
+        )
     ]
     layout = dict(
         barmode="group",
         height=280,
         margin=dict(l=10, r=10, t=40, b=10),
         xaxis=dict(tickmode="array", tickvals=list(range(len(ticks))), ticktext=ticks, tickangle=0),
-        yaxis=dict(title=dict(text="probability"), range=[0, 1.3], tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1]),
+        yaxis=dict(title=dict(text=tr("probability")), range=[0, 1.3], tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1]),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0.0),
         annotations=[
             dict(
                 x=chosen,
                 y=float(np.max([model[chosen], drawn_from[chosen]])),
-                text="chosen",
+                # Translators: the token chosen at this step (an arrow's label)
+                text=tr("chosen"),
                 showarrow=True,
                 arrowhead=2,
                 ay=-25,
@@ -182,14 +203,15 @@ def cache_growth_figure(n_total: np.ndarray, nbytes: np.ndarray) -> go.Figure:
         x=list(n_total),
         y=list(nbytes),
         marker=dict(color=CACHED_COLOUR),
-        customdata=[format_bytes(b) for b in nbytes],
-        hovertemplate="%{x} tokens cached: %{customdata}<extra></extra>",
+        customdata=[bytes_text(b) for b in nbytes],
+        hovertemplate=tr("{tokens} tokens cached: {size}", tokens="%{x}", size="%{customdata}") + "<extra></extra>",
     )
     layout = dict(
         height=280,
         margin=dict(l=10, r=10, t=10, b=10),
-        xaxis=dict(title=dict(text="tokens in the cache"), dtick=2),
-        yaxis=dict(title=dict(text="bytes"), rangemode="tozero"),
+        xaxis=dict(title=dict(text=tr("tokens in the cache")), dtick=2),
+        # Translators: an axis title (the unit)
+        yaxis=dict(title=dict(text=tr("bytes")), rangemode="tozero"),
         showlegend=False,
     )
     return figure([bars], layout)
@@ -208,18 +230,20 @@ def work_figure(n_total: np.ndarray, cached: np.ndarray, uncached: np.ndarray) -
             mode="lines",
             name=name,
             line=dict(color=colour, width=3),
-            hovertemplate=f"{name}<br>%{{x}} tokens: %{{y:,}} multiply-adds<extra></extra>",
+            hovertemplate=f"{name}<br>"
+            + tr("{tokens} tokens: {count} multiply-adds", tokens="%{x}", count="%{y:,}")
+            + "<extra></extra>",
         )
         for name, y, colour in (
-            ("with the cache", cached, CACHED_COLOUR),
-            ("without (recompute all)", uncached, UNCACHED_COLOUR),
+            (tr("with the cache"), cached, CACHED_COLOUR),
+            (tr("without (recompute all)"), uncached, UNCACHED_COLOUR),
         )
     ]
     layout = dict(
         height=320,
         margin=dict(l=10, r=10, t=40, b=10),
-        xaxis=dict(title=dict(text="tokens so far (context length)"), type="log"),
-        yaxis=dict(title=dict(text="multiply-adds per new token"), type="log", exponentformat="power"),
+        xaxis=dict(title=dict(text=tr("tokens so far (context length)")), type="log"),
+        yaxis=dict(title=dict(text=tr("multiply-adds per new token")), type="log", exponentformat="power"),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0.0),
     )
     return figure(data, layout)
@@ -235,16 +259,20 @@ def timing_figure(cached_ms: np.ndarray, uncached_ms: np.ndarray) -> go.Figure:
             y=y,
             name=name,
             marker=dict(color=colour),
-            hovertemplate=f"{name}<br>step %{{x}}: %{{y:.3f}} ms<extra></extra>",
+            hovertemplate=f"{name}<br>" + tr("step {step}: {ms} ms", step="%{x}", ms="%{y:.3f}") + "<extra></extra>",
         )
-        for name, y, colour in (("with the cache", cached_ms, CACHED_COLOUR), ("without", uncached_ms, UNCACHED_COLOUR))
+        for name, y, colour in (
+            (tr("with the cache"), cached_ms, CACHED_COLOUR),
+            # Translators: "without the cache" (a legend beside "with the cache")
+            (tr("without"), uncached_ms, UNCACHED_COLOUR),
+        )
     ]
     layout = dict(
         barmode="group",
         height=320,
         margin=dict(l=10, r=10, t=40, b=10),
-        xaxis=dict(title=dict(text="generation step"), dtick=1),
-        yaxis=dict(title=dict(text="milliseconds"), rangemode="tozero"),
+        xaxis=dict(title=dict(text=tr("generation step")), dtick=1),
+        yaxis=dict(title=dict(text=tr("milliseconds")), rangemode="tozero"),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0.0),
     )
     return figure(data, layout)
@@ -265,7 +293,7 @@ def cache_kinds_figure(names: Sequence[str], nbytes: Sequence[int]) -> go.Figure
         type="bar",
         x=safe_labels(names),
         y=[b / size for b in nbytes],
-        text=[format_bytes(b) for b in nbytes],
+        text=[bytes_text(b) for b in nbytes],
         textposition="outside",
         marker=dict(color=list(KIND_COLOURS[: len(names)])),
         cliponaxis=False,
@@ -274,7 +302,10 @@ def cache_kinds_figure(names: Sequence[str], nbytes: Sequence[int]) -> go.Figure
     layout = dict(
         height=320,
         margin=dict(l=10, r=10, t=30, b=10),
-        yaxis=dict(title=dict(text=f"KV cache ({unit})"), rangemode="tozero"),
+        yaxis=dict(
+            title=dict(text=tr("KV cache (bytes)") if unit == "bytes" else tr("KV cache ({unit})", unit=unit)),
+            rangemode="tozero",
+        ),
         showlegend=False,
     )
     return figure([bars], layout)

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from figures.base import figure
 from figures.heatmaps import safe_labels
+from locales import tr
 
 QUERY_COLOUR = "#d62728"
 KEY_COLOUR = "#1f77b4"
@@ -55,13 +56,13 @@ def arrows_figure(q: np.ndarray, k: np.ndarray, tokens: Sequence[str], *, height
     ]  # one label per tip, even where tips coincide
     traces += [
         dict(type="scatter", x=[None], y=[None], mode="markers", marker=dict(color=c), name=name)
-        for c, name in ((QUERY_COLOUR, "query q_i"), (KEY_COLOUR, "key k_j"))
+        for c, name in ((QUERY_COLOUR, tr("query q_i")), (KEY_COLOUR, tr("key k_j")))
     ]
     bound = float(max(np.abs(q).max(initial=0), np.abs(k).max(initial=0), 1.0)) * 1.25
     axis = dict(range=[-bound, bound], zeroline=True, zerolinecolor="#999", showgrid=True)
     layout = dict(
-        xaxis=dict(axis, title=dict(text="dimension 1")),
-        yaxis=dict(axis, title=dict(text="dimension 2"), scaleanchor="x"),
+        xaxis=dict(axis, title=dict(text=tr("dimension {number}", number=1))),
+        yaxis=dict(axis, title=dict(text=tr("dimension {number}", number=2)), scaleanchor="x"),
         annotations=arrows,
         height=height,
         margin=dict(l=10, r=10, t=10, b=10),

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from figures.base import colorscale as named_colorscale
 from figures.base import figure, subplot_title
 from figures.heatmaps import WEIGHT_COLORSCALE, fmt, safe_labels
+from locales import tr
 
 HEAD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 
@@ -41,7 +42,12 @@ def head_split_figure(
         raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}")
     d_head = d_model // n_heads
     blocks = [
-        (h * d_head, (h + 1) * d_head, f"head {h + 1}" if n_heads <= 8 or d_head > 1 else str(h + 1), head_colour(h))
+        (
+            h * d_head,
+            (h + 1) * d_head,
+            tr("head {head}", head=h + 1) if n_heads <= 8 or d_head > 1 else str(h + 1),
+            head_colour(h),
+        )
         for h in range(n_heads)
     ]
     return column_blocks_figure(matrix, row_labels, blocks, title=title, annotate=annotate)
@@ -79,7 +85,14 @@ def column_blocks_figure(
         colorscale=named_colorscale("RdBu"),
         textfont=dict(size=10),
         customdata=[[[owner[j], fmt(v, 3)] for j, v in enumerate(row)] for row in matrix.tolist()],
-        hovertemplate="row %{y}, column %{x} (%{customdata[0]}): %{customdata[1]}<extra></extra>",
+        hovertemplate=tr(
+            "row {row}, column {column} ({block}): {value}",
+            row="%{y}",
+            column="%{x}",
+            block="%{customdata[0]}",
+            value="%{customdata[1]}",
+        )
+        + "<extra></extra>",
         showscale=False,
     )
     if annotate:
@@ -99,7 +112,8 @@ def column_blocks_figure(
                 font=dict(color=colour, size=12),
             )
         )
-    xaxis = dict(title=dict(text="column"), showgrid=False, zeroline=False)
+    # Translators: an axis title: the columns of a matrix
+    xaxis = dict(title=dict(text=tr("column")), showgrid=False, zeroline=False)
     if column_labels is not None:
         xaxis.update(tickmode="array", tickvals=list(range(d)), ticktext=safe_labels(column_labels), tickangle=-60)
     layout = dict(
@@ -168,7 +182,18 @@ def heads_grid(
         suffix = str(k + 1) if k else ""
         layout["xaxis" + suffix] = dict(anchor="y" + suffix, domain=x_domain)
         layout["yaxis" + suffix] = dict(anchor="x" + suffix, domain=y_domain)
-    pairs = [f"query {i} '{ticks[i]}' → key {j} '{ticks[j]}'" for i in range(n) for j in range(m)]
+    pairs = [
+        tr(
+            "query {query} '{query_token}' → key {key} '{key_token}'",
+            query=i,
+            query_token=ticks[i],
+            key=j,
+            key_token=ticks[j],
+        )
+        for i in range(n)
+        for j in range(m)
+    ]
+    hover = "%{customdata}<br>" + tr("weight = {weight}", weight="%{z:.3f}") + "<extra></extra>"
     data, annotations = [], []
     for k in range(h):
         suffix = str(k + 1) if k else ""
@@ -179,9 +204,11 @@ def heads_grid(
             y=list(range(n)),
             coloraxis="coloraxis",
             textfont=dict(size=10),
-            customdata=[[f"head {k + 1}: {pairs[i * m + j]}" for j in range(m)] for i in range(n)],
-            hovertemplate="%{customdata}<br>weight = %{z:.3f}<extra></extra>",
-            name=f"head {k + 1}",
+            customdata=[
+                [tr("head {head}: {pair}", head=k + 1, pair=pairs[i * m + j]) for j in range(m)] for i in range(n)
+            ],
+            hovertemplate=hover,
+            name=tr("head {head}", head=k + 1),
             xaxis="x" + suffix,
             yaxis="y" + suffix,
         )
@@ -211,7 +238,8 @@ def heads_grid(
             colorscale=named_colorscale(WEIGHT_COLORSCALE),
             cmin=0.0,
             cmax=1.0,
-            colorbar=dict(title=dict(text="weight"), thickness=12),
+            # Translators: the colour bar's title: an attention weight
+            colorbar=dict(title=dict(text=tr("weight")), thickness=12),
         ),
         height=rows * height_per_row + 40,
         margin=dict(l=10, r=10, t=70, b=10),

@@ -15,11 +15,12 @@ import plotly.graph_objects as go
 
 from figures.base import colorscale as named_colorscale
 from figures.base import figure
+from locales import marked, num, tr
 
 WEIGHT_COLORSCALE = "Blues"
 MINUS_INF = "−∞"
 HIDDEN = "?"  # a value the page does not show yet (NaN in the arrays it draws): a class question's answer
-HIDDEN_HOVER = "hidden until the teacher reveals the answer"
+HIDDEN_HOVER = marked("hidden until the teacher reveals the answer")
 
 
 def fmt(x: float, digits: int = 3) -> str:
@@ -90,7 +91,8 @@ def attention_heatmap(
         colorscale=named_colorscale(WEIGHT_COLORSCALE),
         customdata=hover,
         hovertemplate="%{customdata}<extra></extra>",
-        colorbar=dict(title=dict(text="weight"), thickness=12),
+        # Translators: the title of the colour bar of a heatmap of attention weights
+        colorbar=dict(title=dict(text=tr("weight")), thickness=12),
     )
     if annotate:
         trace.update(
@@ -98,8 +100,8 @@ def attention_heatmap(
         )
     layout = dict(
         title=dict(text=title) if title else None,
-        xaxis=_token_axis(key_labels, "key (attended to)"),
-        yaxis=_token_axis(query_labels, "query (attending)", down=True),
+        xaxis=_token_axis(key_labels, tr("key (attended to)")),
+        yaxis=_token_axis(query_labels, tr("query (attending)"), down=True),
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         height=height or max(260, 48 * n + 110),
     )
@@ -124,26 +126,33 @@ def square_layout(layout: dict, trace: dict, height: int | None = None) -> None:
 
 
 def _hover_text(weights, query_labels, key_labels, scores, scale_factor, allowed) -> np.ndarray:
-    """One string per cell spelling out how its weight was computed."""
+    """One string per cell spelling out how its weight was computed (in the session's language: each message is
+    translated once, then filled in for every cell)."""
     n, m = weights.shape
     query_labels, key_labels = safe_labels(query_labels), safe_labels(key_labels)
+    head_text = tr("query {query} '{query_label}' → key {key} '{key_label}'")
+    hidden_text = tr(HIDDEN_HOVER)
+    scaled_text = tr("divided by √d_k = {score}")
+    not_scaled_text = tr("not scaled")
+    masked_text = tr("masked: −∞ before the softmax")
+    weight_text = tr("weight = {weight}")
     out = np.empty((n, m), dtype=object)
     for i in range(n):
         for j in range(m):
-            head = f"query {i} '{query_labels[i]}' → key {j} '{key_labels[j]}'"
+            head = head_text.format(query=i, query_label=query_labels[i], key=j, key_label=key_labels[j])
             if weights[i, j] != weights[i, j]:  # hidden: nothing of its arithmetic either
-                out[i, j] = f"{head}<br>{HIDDEN_HOVER}"
+                out[i, j] = f"{head}<br>{hidden_text}"
                 continue
             lines = [head]
             if scores is not None:
-                lines.append(f"q_{i} · k_{j} = {scores[i, j]:.3f}")
+                lines.append(f"q_{i} · k_{j} = {num(scores[i, j], '.3f')}")
                 if scale_factor is not None and scale_factor != 1.0:
-                    lines.append(f"divided by √d_k = {scores[i, j] * scale_factor:.3f}")
+                    lines.append(scaled_text.format(score=num(scores[i, j] * scale_factor, ".3f")))
                 else:
-                    lines.append("not scaled")
+                    lines.append(not_scaled_text)
             if allowed is not None and not allowed[i, j]:
-                lines.append("masked: −∞ before the softmax")
-            lines.append(f"weight = {weights[i, j]:.3f}")
+                lines.append(masked_text)
+            lines.append(weight_text.format(weight=num(weights[i, j], ".3f")))
             out[i, j] = "<br>".join(lines)
     return out
 
@@ -185,7 +194,9 @@ def matrix_heatmap(
         zmax=zmax,
         colorscale=named_colorscale(colorscale),
         text=text,
-        hovertemplate="row %{y}, column %{x}: %{text}<extra></extra>",
+        # the words translated, plotly's own %{...} fields put in around them
+        hovertemplate=tr("row {row}, column {column}: {value}", row="%{y}", column="%{x}", value="%{text}")
+        + "<extra></extra>",
         showscale=False,
     )
     if annotate:

@@ -16,6 +16,7 @@ from figures.base import figure, hline
 from figures.heads import _grid_domains, head_colour
 from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
 from lessons.induction import ids_to_letters
+from locales import num, tr
 
 FIRST_COLOUR = "#ff7f0e"
 REPEATED_COLOUR = "#1f77b4"
@@ -47,8 +48,17 @@ def head_titles(previous: np.ndarray, induction: np.ndarray | None = None) -> li
     names = head_names(*previous.shape)
     prev = previous.reshape(-1)
     ind = None if induction is None else induction.reshape(-1)
+    if ind is None:
+        # Translators: a head's title; "prev" is its previous-token score
+        return [tr("{head}: prev {previous}", head=name, previous=num(prev[h], ".2f")) for h, name in enumerate(names)]
     return [
-        f"{name}: prev {prev[h]:.2f}" + (f", ind {ind[h]:.2f}" if ind is not None else "")
+        # Translators: a head's title; "prev" is its previous-token score, "ind" its induction score
+        tr(
+            "{head}: prev {previous}, ind {induction}",
+            head=name,
+            previous=num(prev[h], ".2f"),
+            induction=num(ind[h], ".2f"),
+        )
         for h, name in enumerate(names)
     ]
 
@@ -63,8 +73,8 @@ def loss_halves_figure(
     x = np.arange(1, len(loss_first) + 1)
     data = []
     for name, y, colour in (
-        ("first half (fresh tokens)", loss_first, FIRST_COLOUR),
-        ("repeated half", loss_repeated, REPEATED_COLOUR),
+        (tr("first half (fresh tokens)"), loss_first, FIRST_COLOUR),
+        (tr("repeated half"), loss_repeated, REPEATED_COLOUR),
     ):
         data.append(
             dict(
@@ -89,11 +99,16 @@ def loss_halves_figure(
                 line=dict(color=colour, width=3),
                 name=name,
                 legendgroup=name,
-                hovertemplate=f"{name}<br>step %{{x}}: %{{y:.3f}}<extra></extra>",
+                hovertemplate=f"{name}<br>"
+                + tr("step {step}: {value}", step="%{x}", value="%{y:.3f}")
+                + "<extra></extra>",
             )
         )
     shape, labels = hline(
-        chance, dict(color=CHANCE_COLOUR, dash="dot"), f"chance: log V = {chance:.2f}", "bottom right"
+        chance,
+        dict(color=CHANCE_COLOUR, dash="dot"),
+        tr("chance: log V = {chance}", chance=num(chance, ".2f")),
+        "bottom right",
     )
     shapes = [shape]
     if step is not None:
@@ -111,7 +126,7 @@ def loss_halves_figure(
         )
         labels.append(
             dict(
-                text=f" step {step}",
+                text=" " + tr("step {step}", step=step),
                 x=step,
                 xref="x",
                 xanchor="left",
@@ -125,8 +140,8 @@ def loss_halves_figure(
     layout = dict(
         height=380,
         margin=dict(l=10, r=10, t=40, b=10),
-        xaxis=dict(title=dict(text="training step")),
-        yaxis=dict(title=dict(text="cross-entropy (nats)"), rangemode="tozero"),
+        xaxis=dict(title=dict(text=tr("training step"))),
+        yaxis=dict(title=dict(text=tr("cross-entropy (nats)")), rangemode="tozero"),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0.0),
         shapes=shapes,
         annotations=labels,
@@ -167,11 +182,14 @@ def filmstrip_figure(
                     xaxis="x" + suffix,
                     yaxis="y" + suffix,
                     customdata=[[f"{ticks[i]} → {ticks[j]}" for j in range(m)] for i in range(n)],
-                    hovertemplate=f"{names[r]}, step {int(steps[col])}<br>%{{customdata}}: %{{z:.2f}}<extra></extra>",
+                    hovertemplate=tr("{head}, step {step}", head=names[r], step=int(steps[col]))
+                    + "<br>%{customdata}: %{z:.2f}<extra></extra>",
                 )
             )
             if r == 0:
-                annotations.append(_title(f"step {int(steps[col])}", sum(x_domain) / 2, y_domain[1], "bottom"))
+                annotations.append(
+                    _title(tr("step {step}", step=int(steps[col])), sum(x_domain) / 2, y_domain[1], "bottom")
+                )
         annotations.append(
             dict(
                 text=f"<b>{names[r]}</b>",
@@ -191,7 +209,7 @@ def filmstrip_figure(
             colorscale=named_colorscale(WEIGHT_COLORSCALE),
             cmin=0.0,
             cmax=1.0,
-            colorbar=dict(title=dict(text="weight"), thickness=10),
+            colorbar=dict(title=dict(text=tr("weight")), thickness=10),
         ),
         height=rows * cell_height + 60,
         margin=dict(l=40, r=10, t=30, b=10),
@@ -227,14 +245,18 @@ def scores_figure(steps: np.ndarray, previous: np.ndarray, induction: np.ndarray
                     marker=dict(size=5),
                     xaxis="x" + axis,
                     yaxis="y" + axis,
-                    hovertemplate=f"{name}, step %{{x}}: %{{y:.2f}}<extra></extra>",
+                    hovertemplate=tr("{head}, step {step}: {value}", head=name, step="%{x}", value="%{y:.2f}")
+                    + "<extra></extra>",
                 )
             )
-    titles = [_title("previous-token score", 0.23, 1.0, "bottom"), _title("induction score", 0.77, 1.0, "bottom")]
-    y_axis = dict(range=[0, 1.02], title=dict(text="mean weight"))
+    titles = [
+        _title(tr("previous-token score"), 0.23, 1.0, "bottom"),
+        _title(tr("induction score"), 0.77, 1.0, "bottom"),
+    ]
+    y_axis = dict(range=[0, 1.02], title=dict(text=tr("mean weight")))
     layout = dict(
-        xaxis=dict(domain=[0, 0.46], anchor="y", title=dict(text="training step")),
-        xaxis2=dict(domain=[0.54, 1], anchor="y2", title=dict(text="training step")),
+        xaxis=dict(domain=[0, 0.46], anchor="y", title=dict(text=tr("training step"))),
+        xaxis2=dict(domain=[0.54, 1], anchor="y2", title=dict(text=tr("training step"))),
         yaxis=dict(y_axis, anchor="x"),
         yaxis2=dict(y_axis, anchor="x2", title=None),
         annotations=titles,
@@ -253,25 +275,34 @@ def accuracy_by_position_figure(accuracy: np.ndarray, half: int, chance: float) 
     colours = [
         FIRST_COLOUR if i <= half - 2 else CHANCE_COLOUR if i == half - 1 else REPEATED_COLOUR for i in range(len(acc))
     ]
-    what = [
-        "first half" if i <= half - 2 else "where the repeat starts" if i == half - 1 else "repeated half"
-        for i in range(len(acc))
-    ]
+    first, start, repeated = tr("first half"), tr("where the repeat starts"), tr("repeated half")
+    what = [first if i <= half - 2 else start if i == half - 1 else repeated for i in range(len(acc))]
     bars = dict(
         type="bar",
         x=list(range(1, len(acc) + 1)),
         y=acc,
         marker=dict(color=colours),
         customdata=what,
-        hovertemplate="predicting token %{x} (%{customdata}): %{y:.1%}<extra></extra>",
-        name="accuracy",
+        hovertemplate=tr(
+            "predicting token {position} ({half}): {accuracy}",
+            position="%{x}",
+            half="%{customdata}",
+            accuracy="%{y:.1%}",
+        )
+        + "<extra></extra>",
+        name=tr("accuracy"),
     )
-    shape, labels = hline(chance, dict(color=CHANCE_COLOUR, dash="dot"), f"chance 1/V = {chance:.1%}", "top left")
+    shape, labels = hline(
+        chance,
+        dict(color=CHANCE_COLOUR, dash="dot"),
+        tr("chance 1/V = {chance}", chance=num(chance, ".1%")),
+        "top left",
+    )
     layout = dict(
         height=300,
         margin=dict(l=10, r=10, t=20, b=10),
-        xaxis=dict(title=dict(text="position of the predicted token"), dtick=1),
-        yaxis=dict(title=dict(text="top-1 accuracy"), range=[0, 1.05], tickformat=".0%"),
+        xaxis=dict(title=dict(text=tr("position of the predicted token")), dtick=1),
+        yaxis=dict(title=dict(text=tr("top-1 accuracy")), range=[0, 1.05], tickformat=".0%"),
         shapes=[shape],
         annotations=labels,
         showlegend=False,

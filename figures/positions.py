@@ -1,5 +1,8 @@
 """Figures of the position page: tables over positions, ALiBi's slopes, RoPE's score by offset, a window's
-reach per layer, and a padded batch's weights. Plain dicts (figures.base.figure); tests validate them."""
+reach per layer, and a padded batch's weights. Plain dicts (figures.base.figure); tests validate them.
+
+Their words are in the session's language (locales.tr); ui.charts.cached_figure, which caches them for every
+session, keys on the language."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from plotly.colors import sample_colorscale
 from figures.base import colorscale, figure, wrap_title
 from figures.heads import heads_grid
 from figures.heatmaps import WEIGHT_COLORSCALE, matrix_heatmap, safe_labels, square_layout
+from locales import num, tr
 
 UNUSED_FILL = "rgba(120, 120, 120, 0.55)"
 
@@ -39,10 +43,22 @@ def methods_grid(weights: np.ndarray, labels: Sequence[str], methods: Sequence[s
     panels stand in a row in a laptop's column. Shapes: weights (n_methods, n, n); kwargs as heads_grid."""
     titles = [wrap_title(m, TITLE_CHARS).replace("<br>", "\n") for m in methods]
     fig = heads_grid(weights, labels, titles, **kwargs)
-    for k, (trace, method) in enumerate(zip(fig.spec["data"], methods)):
+    ticks = safe_labels(labels)
+    for trace, method in zip(fig.spec["data"], methods):
         trace["name"] = method
         trace["customdata"] = [
-            [c.replace(f"head {k + 1}: ", f"{method}: ", 1) for c in row] for row in trace["customdata"]
+            [
+                tr(
+                    "{method}: query {query} '{query_token}' → key {key} '{key_token}'",
+                    method=method,
+                    query=i,
+                    query_token=ticks[i],
+                    key=j,
+                    key_token=ticks[j],
+                )
+                for j in range(len(ticks))
+            ]
+            for i in range(len(ticks))
         ]
     return fig
 
@@ -87,17 +103,21 @@ def table_heatmap(
 def similarity_figure(sims: np.ndarray) -> go.Figure:
     """A learned position table's cosine similarities, position against position, in square cells.
     Shapes: sims (n, n)."""
-    hover = "positions %{y} and %{x}: cos = %{z:.3f}"
-    return table_heatmap(sims, x_title="position", y_title="position", hover=hover, square=True)
+    # Translators: an axis title: a position in the sequence (0, 1, 2, ...)
+    axis = tr("position")
+    hover = tr("positions {first} and {second}: cos = {cosine}", first="%{y}", second="%{x}", cosine="%{z:.3f}")
+    return table_heatmap(sims, x_title=axis, y_title=axis, hover=hover, square=True)
 
 
 def sinusoidal_figure(table: np.ndarray) -> go.Figure:
     """The sinusoidal table, position down, dimension across (pairs: sin, cos). Shapes: table (n, d)."""
     return table_heatmap(
         table,
-        x_title="dimension (pairs: sin, cos)",
-        y_title="position p",
-        hover="position %{y}, dimension %{x}: %{z:.3f}",
+        x_title=tr("dimension (pairs: sin, cos)"),
+        y_title=tr("position p"),
+        hover=tr(
+            "position {position}, dimension {dimension}: {value}", position="%{y}", dimension="%{x}", value="%{z:.3f}"
+        ),
         height=420,
     )
 
@@ -119,7 +139,7 @@ def four_ways_figure(weights: np.ndarray, labels: Sequence[str], methods: Sequen
 def alibi_heads_figure(weights: np.ndarray, labels: Sequence[str], slopes: np.ndarray) -> go.Figure:
     """Each ALiBi head's weights, titled with its slope, four panels to a row.
     Shapes: weights (H, n, n); labels n words; slopes (H,)."""
-    titles = [f"head {h + 1} · m = {m:.3g}" for h, m in enumerate(slopes)]
+    titles = [tr("head {head} · m = {slope}", head=h + 1, slope=num(m, ".3g")) for h, m in enumerate(slopes)]
     return heads_grid(weights, labels, titles, columns=4, height_per_row=300)
 
 
@@ -127,7 +147,7 @@ def slopes_figure(slopes: np.ndarray, *, height: int = 300) -> go.Figure:
     """ALiBi's slope m_h per head, as bars labelled 2^-e; the window 1/m_h in the hover. Shapes: slopes (H,)."""
     slopes = np.asarray(slopes, dtype=float)
     heads = list(range(1, len(slopes) + 1))
-    labels = [f"2^{-np.log2(m):.3g}".replace("2^", "2^−") for m in slopes]
+    labels = [f"2^{num(-np.log2(m), '.3g')}".replace("2^", "2^−") for m in slopes]
     trace = dict(
         type="bar",
         x=heads,
@@ -135,13 +155,15 @@ def slopes_figure(slopes: np.ndarray, *, height: int = 300) -> go.Figure:
         text=labels,
         textposition="outside",
         customdata=[[label, 1 / m] for label, m in zip(labels, slopes)],
-        hovertemplate="head %{x}: m = %{customdata[0]} = %{y:.4g}<br>"
-        "weight × 1/e every %{customdata[1]:.3g} positions back<extra></extra>",
+        hovertemplate=tr("head {head}: m = {power} = {slope}", head="%{x}", power="%{customdata[0]}", slope="%{y:.4g}")
+        + "<br>"
+        + tr("weight × 1/e every {distance} positions back", distance="%{customdata[1]:.3g}")
+        + "<extra></extra>",
         marker=dict(color="#3182bd"),
     )
     layout = dict(
-        xaxis=dict(title=dict(text="head h"), tickmode="array", tickvals=heads),
-        yaxis=dict(title=dict(text="slope m_h"), range=[0, max(1.0, float(slopes.max()) * 1.25)]),
+        xaxis=dict(title=dict(text=tr("head h")), tickmode="array", tickvals=heads),
+        yaxis=dict(title=dict(text=tr("slope m_h")), range=[0, max(1.0, float(slopes.max()) * 1.25)]),
         margin=dict(l=10, r=10, t=10, b=10),
         height=height,
     )
@@ -157,11 +179,11 @@ def offset_figure(offsets: np.ndarray, scores: np.ndarray, *, height: int = 300)
         y=np.asarray(scores, dtype=float),
         marker=dict(size=5, color="#6a3d9a"),
         line=dict(color="#6a3d9a"),
-        hovertemplate="offset m − n = %{x}: score %{y:.3f}<extra></extra>",
+        hovertemplate=tr("offset m − n = {offset}: score {score}", offset="%{x}", score="%{y:.3f}") + "<extra></extra>",
     )
     layout = dict(
-        xaxis=dict(title=dict(text="offset m − n (query position − key position)"), zeroline=True),
-        yaxis=dict(title=dict(text="q_m · k_n after rotation")),
+        xaxis=dict(title=dict(text=tr("offset m − n (query position − key position)")), zeroline=True),
+        yaxis=dict(title=dict(text=tr("q_m · k_n after rotation"))),
         margin=dict(l=10, r=10, t=10, b=10),
         height=height,
     )
@@ -190,14 +212,18 @@ def reach_heatmap(first: np.ndarray, layers: int, *, square: bool = False, heigh
         colorscale=steps,  # one flat colour per layer
         text=text,
         texttemplate="%{text}" if n <= 24 else None,
-        hovertemplate="query %{y} ← key %{x}: reached by layer %{text}<extra></extra>",
-        colorbar=dict(title=dict(text="layer"), tickvals=list(range(1, layers + 1)), thickness=12),
+        hovertemplate=tr(
+            "query {query} ← key {key}: reached by layer {layer}", query="%{y}", key="%{x}", layer="%{text}"
+        )
+        + "<extra></extra>",
+        # Translators: the title of a colour bar: the layer (1, 2, 3...) of a stack of layers
+        colorbar=dict(title=dict(text=tr("layer")), tickvals=list(range(1, layers + 1)), thickness=12),
         xgap=1,
         ygap=1,
     )
     layout = dict(
-        xaxis=_position_axis(n, "key j (where the information starts)"),
-        yaxis=dict(_position_axis(n, "query i"), autorange="reversed"),
+        xaxis=_position_axis(n, tr("key j (where the information starts)")),
+        yaxis=dict(_position_axis(n, tr("query i")), autorange="reversed"),
         margin=dict(l=10, r=10, t=10, b=10),
         height=height or max(300, 24 * n + 110),
         plot_bgcolor="#ffffff",
@@ -208,18 +234,31 @@ def reach_heatmap(first: np.ndarray, layers: int, *, square: bool = False, heigh
 
 
 def padded_heatmap(
-    weights: np.ndarray, used: np.ndarray, labels: Sequence[str], *, title: str | None = None, height: int | None = None
+    weights: np.ndarray,
+    used: np.ndarray,
+    labels: Sequence[str],
+    *,
+    title: str | None = None,
+    height: int | None = None,
 ) -> go.Figure:
     """One sequence of a padded batch: its weights, padded keys at exactly 0, and each unused (padded) query's
     row greyed out and named "unused" instead of numbers. Shapes: weights (n, n), used (n,), labels n strings."""
     weights, used = np.asarray(weights, dtype=float), np.asarray(used, dtype=bool)
     n = weights.shape[0]
     ticks = safe_labels(labels)
-    text = [[f"{w:.2f}" if used[i] else "" for w in row] for i, row in enumerate(weights.tolist())]
+    text = [[num(w, ".2f") if used[i] else "" for w in row] for i, row in enumerate(weights.tolist())]
+    unused = tr("a padded query: unused (reported as 0)")
     hover = [
         [
-            f"query {i} '{ticks[i]}' → key {j} '{ticks[j]}'<br>"
-            + (f"weight = {weights[i, j]:.3f}" if used[i] else "a padded query: unused (reported as 0)")
+            tr(
+                "query {query} '{query_token}' → key {key} '{key_token}'",
+                query=i,
+                query_token=ticks[i],
+                key=j,
+                key_token=ticks[j],
+            )
+            + "<br>"
+            + (tr("weight = {weight}", weight=num(weights[i, j], ".3f")) if used[i] else unused)
             for j in range(n)
         ]
         for i in range(n)
@@ -236,7 +275,8 @@ def padded_heatmap(
         texttemplate="%{text}",
         customdata=hover,
         hovertemplate="%{customdata}<extra></extra>",
-        colorbar=dict(title=dict(text="weight"), thickness=12),
+        # Translators: the title of a colour bar: attention weight
+        colorbar=dict(title=dict(text=tr("weight")), thickness=12),
     )
     shapes = [
         dict(
@@ -253,16 +293,17 @@ def padded_heatmap(
         for i in range(n)
         if not used[i]
     ]
+    unused_row = tr("unused (padding)")
     annotations = [
-        dict(
-            x=(n - 1) / 2, y=i, xref="x", yref="y", text="unused (padding)", showarrow=False, font=dict(color="#ffffff")
-        )
+        dict(x=(n - 1) / 2, y=i, xref="x", yref="y", text=unused_row, showarrow=False, font=dict(color="#ffffff"))
         for i in range(n)
         if not used[i]
     ]
     layout = dict(
-        xaxis=_position_axis(n, "key", labels),
-        yaxis=dict(_position_axis(n, "query", labels), autorange="reversed"),
+        # Translators: an axis title: the keys of attention
+        xaxis=_position_axis(n, tr("key"), labels),
+        # Translators: an axis title: the queries of attention
+        yaxis=dict(_position_axis(n, tr("query"), labels), autorange="reversed"),
         shapes=shapes,
         annotations=annotations,
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from figures.base import RIGHT_COLOUR, WRONG_COLOUR, figure
 from figures.heatmaps import attention_heatmap
+from locales import tr
 
 
 def guess_heatmap(
@@ -52,7 +53,7 @@ def guess_heatmap(
             hoverinfo="skip",
             marker=dict(symbol="square-open", size=14, color=colour, line=dict(width=3)),
         )
-        for name, colour in (("your guess: right", RIGHT_COLOUR), ("your guess: wrong", WRONG_COLOUR))
+        for name, colour in ((tr("your guess: right"), RIGHT_COLOUR), (tr("your guess: wrong"), WRONG_COLOUR))
     ]
     layout.update(
         legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),

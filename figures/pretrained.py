@@ -20,6 +20,7 @@ from figures.base import colorscale as named_colorscale
 from figures.base import figure
 from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
 from lessons.reading import SPECIAL_TOKENS
+from locales import num, tr
 
 LINE_THRESHOLD = 0.05  # the token-to-token views skip weights below this
 THUMB_CELLS = 48  # a thumbnail shows at most 48 × 48 cells, whatever the input length
@@ -104,19 +105,21 @@ def head_summaries(attentions: np.ndarray, tokens: Sequence[str]) -> list[list[s
     heaviest single weight to a key other than [CLS]/[SEP] (those have their shares above): query → key,
     exact, read from the full weights, not from the shrunk thumbnail.
 
-    Shapes: attentions (n_layers, n_heads, n, n) -> n_layers lists of n_heads strings (escaped HTML).
+    Shapes: attentions (n_layers, n_heads, n, n) -> n_layers lists of n_heads strings (escaped HTML), in the
+    session's language.
     """
     n = attentions.shape[-1]
     mean_to = attentions.mean(axis=-2)  # (L, H, n): average weight each key receives
     diag = lambda k: np.diagonal(attentions, offset=k, axis1=-2, axis2=-1).sum(axis=-1) / n  # noqa: E731
-    parts = {
-        "[CLS]": mean_to[..., 0] if tokens[0] == "[CLS]" else None,
-        "[SEP]": mean_to[..., -1] if tokens[-1] == "[SEP]" else None,
-        "itself": diag(0),
-        "previous token": diag(-1),
-        "next token": diag(1),
+    parts = {  # each part's text, its {share} filled in below
+        "[CLS] {share}": mean_to[..., 0] if tokens[0] == "[CLS]" else None,
+        "[SEP] {share}": mean_to[..., -1] if tokens[-1] == "[SEP]" else None,
+        tr("itself {share}"): diag(0),
+        tr("previous token {share}"): diag(-1),
+        tr("next token {share}"): diag(1),
     }
-    shares = {name: share for name, share in parts.items() if share is not None}
+    shares = {text: share for text, share in parts.items() if share is not None}
+    heaviest = tr("heaviest weight to a word: '{query}' ({query_position}) → '{key}' ({key_position}) {weight}")
     labels = safe_labels(tokens)
     special = np.array([tok in SPECIAL_TOKENS for tok in tokens])
     to_words = np.where(special.all() | ~special, attentions, -1.0)  # (L, H, n, n): [CLS]/[SEP] keys out
@@ -124,9 +127,15 @@ def head_summaries(attentions: np.ndarray, tokens: Sequence[str]) -> list[list[s
     query, key = np.divmod(flat.argmax(axis=-1), n)  # (L, H) each: every head's heaviest weight to a word
     return [
         [
-            " · ".join(f"{name} {shares[name][layer, head]:.0%}" for name in shares)
-            + f"<br>heaviest weight to a word: '{labels[query[layer, head]]}' ({query[layer, head]}) → "
-            f"'{labels[key[layer, head]]}' ({key[layer, head]}) {flat[layer, head].max():.3f}"
+            " · ".join(text.format(share=num(shares[text][layer, head], ".0%")) for text in shares)
+            + "<br>"
+            + heaviest.format(
+                query=labels[query[layer, head]],
+                query_position=query[layer, head],
+                key=labels[key[layer, head]],
+                key_position=key[layer, head],
+                weight=num(flat[layer, head].max(), ".3f"),
+            )
             for head in range(attentions.shape[1])
         ]
         for layer in range(attentions.shape[0])
@@ -164,11 +173,13 @@ def overview_figure(
     )
     summaries = summaries if summaries is not None else head_summaries(attentions, tokens)
     xs, ys = np.meshgrid(centres(n_heads), centres(n_layers))  # (L, H) each
+    click = tr("click to open")
+    names = [
+        [tr("layer {layer}, head {head}", layer=layer + 1, head=head + 1) for head in range(n_heads)]
+        for layer in range(n_layers)
+    ]
     labels = [
-        [
-            f"<b>layer {layer + 1}, head {head + 1}</b><br>{summaries[layer][head]}<br>click to open"
-            for head in range(n_heads)
-        ]
+        [f"<b>{names[layer][head]}</b><br>{summaries[layer][head]}<br>{click}" for head in range(n_heads)]
         for layer in range(n_layers)
     ]
     markers = dict(
@@ -183,7 +194,12 @@ def overview_figure(
         selected=dict(marker=dict(opacity=0)),
         unselected=dict(marker=dict(opacity=0)),
     )
-    note = f",<br>each shrunk to {m} × {m}" if m < n else ""
+    if m < n:
+        axis_title = tr(
+            "head (each thumbnail:<br>{n} queries down × {n} keys across,<br>each shrunk to {m} × {m})", n=n, m=m
+        )
+    else:
+        axis_title = tr("head (each thumbnail:<br>{n} queries down × {n} keys across)", n=n)
     layout = dict(
         xaxis=dict(
             anchor="y",
@@ -192,7 +208,7 @@ def overview_figure(
             tickvals=centres(n_heads),
             ticktext=[f"H{h + 1}" for h in range(n_heads)],
             # in lines that fit a phone's narrow chart: this chart is drawn once at every width (it is clicked)
-            title=dict(text=f"head (each thumbnail:<br>{n} queries down × {n} keys across{note})"),
+            title=dict(text=axis_title),
             side="top",
             showgrid=False,
             zeroline=False,
@@ -203,7 +219,8 @@ def overview_figure(
             tickmode="array",
             tickvals=centres(n_layers),
             ticktext=[f"L{layer + 1}" for layer in range(n_layers)],
-            title=dict(text="layer"),
+            # Translators: an axis title: the rows of the thumbnails are the model's layers
+            title=dict(text=tr("layer")),
             showgrid=False,
             zeroline=False,
         ),
@@ -240,8 +257,8 @@ def query_key_headers(left_anchor: str, right_anchor: str) -> list[dict]:
     (key)" over x = 1, each anchored as given ("left", "center", "right")."""
     header = dict(y=1, yref="paper", yanchor="bottom", yshift=6, showarrow=False)
     return [
-        dict(x=0, text="attending (query)", xanchor=left_anchor, **header),
-        dict(x=1, text="attended to (key)", xanchor=right_anchor, **header),
+        dict(x=0, text=tr("attending (query)"), xanchor=left_anchor, **header),
+        dict(x=1, text=tr("attended to (key)"), xanchor=right_anchor, **header),
     ]
 
 
@@ -252,6 +269,13 @@ def position_labels(tokens: Sequence[str], positions: Sequence[int] | None = Non
     """
     positions = range(len(tokens)) if positions is None else positions
     return [f"{i} · {tok}" for i, tok in zip(positions, safe_labels(tokens))]
+
+
+def weight_hover() -> str:
+    """A weight heatmap's hover template, its words in the session's language: query, key and weight."""
+    # Translators: the hover of a heatmap cell: "query 3 · it", "→ key 5 · the", "weight 0.412"
+    query, key, weight = tr("query"), tr("key"), tr("weight")
+    return f"{query} %{{y}}<br>→ {key} %{{x}}<br>{weight} %{{z:.3f}}"
 
 
 def head_heatmap(
@@ -273,9 +297,10 @@ def head_heatmap(
     if weights.shape != (n, n) or len(tokens) != n:
         raise ValueError(f"weights has shape {weights.shape} but there are {len(tokens)} tokens; expected (n, n)")
     labels = position_labels(tokens, positions)
-    hover = "query %{y}<br>→ key %{x}<br>weight %{z:.3f}"
+    hover = weight_hover()
     if original is not None:
-        hover = "query %{y}<br>→ key %{x}<br>weight %{z:.3f} (rescaled)<br>original weight %{customdata:.3f}"
+        rescaled, before = tr("(rescaled)"), tr("original weight")
+        hover += f" {rescaled}<br>{before} %{{customdata:.3f}}"
     annotate = n <= ANNOTATE_MAX
     trace = dict(
         type="heatmap",
@@ -287,7 +312,7 @@ def head_heatmap(
         colorscale=named_colorscale(WEIGHT_COLORSCALE),
         hovertemplate=hover + "<extra></extra>",
         textfont=dict(size=11),
-        colorbar=dict(title=dict(text="weight"), thickness=12),
+        colorbar=dict(title=dict(text=tr("weight")), thickness=12),
     )
     if original is not None:
         trace["customdata"] = original
@@ -297,10 +322,10 @@ def head_heatmap(
     layout = dict(
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         xaxis=dict(
-            title=dict(text="key (attended to)"), type="category", tickangle=-60, tickfont=tick_font, showgrid=False
+            title=dict(text=tr("key (attended to)")), type="category", tickangle=-60, tickfont=tick_font, showgrid=False
         ),
         yaxis=dict(
-            title=dict(text="query (attending)"),
+            title=dict(text=tr("query (attending)")),
             type="category",
             autorange="reversed",
             tickfont=tick_font,
@@ -364,12 +389,26 @@ def token_lines_figure(
     pos = list(range(n)) if positions is None else list(positions)
     top = weights.argmax(axis=1)  # (n,)
     hover = [
-        f"'{labels[i]}' (position {pos[i]}) gives most weight to '{labels[top[i]]}' "
-        f"(position {pos[top[i]]}): {weights[i, top[i]]:.2f}"
+        tr(
+            "'{query}' (position {query_position}) gives most weight to '{key}' (position {key_position}): {weight}",
+            query=labels[i],
+            query_position=pos[i],
+            key=labels[top[i]],
+            key_position=pos[top[i]],
+            weight=num(weights[i, top[i]], ".2f"),
+        )
         for i in range(n)
     ]
     received = weights.sum(axis=0)  # (n,)
-    hover_right = [f"'{labels[j]}' (position {pos[j]}) receives {received[j]:.2f} in total" for j in range(n)]
+    hover_right = [
+        tr(
+            "'{key}' (position {position}) receives {total} in total",
+            key=labels[j],
+            position=pos[j],
+            total=num(received[j], ".2f"),
+        )
+        for j in range(n)
+    ]
     named_left = np.arange(n) % -(-n // LABELS_MAX) == 0  # every k-th token, k = ceil(n / LABELS_MAX)
     named_right = named_left.copy()
     if focus is not None:

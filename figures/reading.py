@@ -25,8 +25,10 @@ from figures.pretrained import (
     position_labels,
     query_key_headers,
     token_lines_figure,
+    weight_hover,
 )
 from lessons.reading import SPECIAL_TOKENS
+from locales import num, tr
 
 QUERY_COLOUR, KEY_COLOUR = "#1f77b4", "#ff7f0e"
 LINE_COLOUR = "#333333"
@@ -55,14 +57,26 @@ def _point_hovers(weights: np.ndarray, labels: Sequence[str], positions: Sequenc
     """Hover text of every query (its heaviest keys) and every key (the queries that read it most)."""
 
     def listed(values: np.ndarray) -> str:
-        return ", ".join(f"'{labels[j]}' {values[j]:.2f}" for j in heaviest(values, TOP_IN_HOVER))
+        return ", ".join(f"'{labels[j]}' {num(values[j], '.2f')}" for j in heaviest(values, TOP_IN_HOVER))
 
     n = weights.shape[0]
+    click = tr("click: draw its lines")
     queries = [
-        f"<b>query {positions[i]} · '{labels[i]}'</b><br>heaviest keys: {listed(weights[i])}<br>click: draw its lines"
+        "<b>"
+        + tr("query {position} · '{token}'", position=positions[i], token=labels[i])
+        + "</b><br>"
+        + tr("heaviest keys: {keys}", keys=listed(weights[i]))
+        + "<br>"
+        + click
         for i in range(n)
     ]
-    keys = [f"<b>key {positions[j]} · '{labels[j]}'</b><br>read most by: {listed(weights[:, j])}" for j in range(n)]
+    keys = [
+        "<b>"
+        + tr("key {position} · '{token}'", position=positions[j], token=labels[j])
+        + "</b><br>"
+        + tr("read most by: {queries}", queries=listed(weights[:, j]))
+        for j in range(n)
+    ]
     return queries, keys
 
 
@@ -103,8 +117,8 @@ def query_key_figure(
     if selected is not None:
         size_q[selected], outline[selected] = 16.0, 2.5
     data = [
-        _points(coords[:n], labels, show_q, hover_q, "queries", QUERY_COLOUR, "circle", size_q, outline),
-        _points(coords[n:], labels, show_k, hover_k, "keys", KEY_COLOUR, "diamond", np.full(n, size_q.min()), None),
+        _points(coords[:n], labels, show_q, hover_q, tr("queries"), QUERY_COLOUR, "circle", size_q, outline),
+        _points(coords[n:], labels, show_k, hover_k, tr("keys"), KEY_COLOUR, "diamond", np.full(n, size_q.min()), None),
     ]
     annotations = []
     if selected is not None:
@@ -117,9 +131,15 @@ def query_key_figure(
         clickmode="event+select",
         annotations=annotations,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
-        xaxis=dict(title=dict(text=f"principal axis 1 ({axis_shares[0]:.0%} of the spread)"), zeroline=False),
+        xaxis=dict(
+            title=dict(text=tr("principal axis 1 ({share} of the spread)", share=num(axis_shares[0], ".0%"))),
+            zeroline=False,
+        ),
         yaxis=dict(
-            title=dict(text=f"principal axis 2 ({axis_shares[1]:.0%})"), zeroline=False, scaleanchor="x", scaleratio=1
+            title=dict(text=tr("principal axis 2 ({share})", share=num(axis_shares[1], ".0%"))),
+            zeroline=False,
+            scaleanchor="x",
+            scaleratio=1,
         ),
     )
     layout["title"] = dict(text=title) if title is not None else {}
@@ -195,16 +215,21 @@ def rows_heatmap(
     *,
     title: str | None = None,
     zmax: float = 1.0,
-    colorbar: str = "weight",
-    hover: str = "query %{y}<br>→ key %{x}<br>weight %{z:.3f}",
-    x_title: str = "key (attended to)",
-    y_title: str = "query (attending)",
+    colorbar: str | None = None,
+    hover: str | None = None,
+    x_title: str | None = None,
+    y_title: str | None = None,
 ) -> go.Figure:
     """Some rows of an (n, n) matrix, against every column: the chosen queries of a long input.
 
     Shapes: values (r, n), the chosen rows already taken; tokens n strings (the whole input); rows r ints,
     the chosen rows' positions (labels "12 · it"). Colour 0..zmax; numbers in the cells up to ANNOTATE_MAX a side.
+    The colour bar's title, the hover and the axis titles are a weight heatmap's unless given.
     """
+    colorbar = tr("weight") if colorbar is None else colorbar
+    hover = weight_hover() if hover is None else hover
+    x_title = tr("key (attended to)") if x_title is None else x_title
+    y_title = tr("query (attending)") if y_title is None else y_title
     r, n = values.shape
     if len(tokens) != n or len(rows) != r:
         raise ValueError(f"values has shape {values.shape}; expected ({len(rows)}, {len(tokens)})")
@@ -246,16 +271,23 @@ def rollout_heatmap(
     Shapes: rollout_rows (r, n), tokens n strings, rows r ints. Colours stop at `zmax`; `capped`: the colour bar
     says so (some shares go beyond it)."""
     n = len(tokens)
+    # Translators: the hover of a rollout cell: "position 3 · it at the top", "← input token 5 · the", "share 0.412"
+    at_top, token, share = tr("position {position} at the top", position="%{y}"), tr("input token"), tr("share")
     return rows_heatmap(
         rollout_rows,
         tokens,
         rows,
-        title=f"Rollout through all {n_layers} layers: {len(rows)} of {n} positions at the top",
+        title=tr(
+            "Rollout through all {n_layers} layers: {shown} of {n} positions at the top",
+            n_layers=n_layers,
+            shown=len(rows),
+            n=n,
+        ),
         zmax=zmax,
-        colorbar=f"share (capped at {zmax:.2f})" if capped else "share",
-        hover="position %{y} at the top<br>← input token %{x}<br>share %{z:.3f}",
-        x_title="input token",
-        y_title="position after the last layer",
+        colorbar=tr("share (capped at {zmax})", zmax=num(zmax, ".2f")) if capped else share,
+        hover=f"{at_top}<br>← {token} %{{x}}<br>{share} %{{z:.3f}}",
+        x_title=token,
+        y_title=tr("position after the last layer"),
     )
 
 
@@ -281,6 +313,7 @@ def feed_figure(
     if shares.shape != (n,) or len(tokens) != n:
         raise ValueError(f"shares has shape {shares.shape} but there are {len(tokens)} tokens; expected (n,)")
     top = set(heaviest(shares, FEED_HIGHLIGHT).tolist())
+    token, share = tr("input token"), tr("share")
     x = position_labels(tokens)
     cut = [] if ymax is None else np.flatnonzero(shares > ymax).tolist()
     notes = [  # written towards the middle, so that the first and last bars' notes stay on the chart
@@ -299,16 +332,14 @@ def feed_figure(
         x=x,
         y=shares,
         marker=dict(color=["#08306b" if i in top else "#6baed6" for i in range(n)]),
-        hovertemplate="input token %{x}<br>share %{y:.1%}<extra></extra>",
+        hovertemplate=f"{token} %{{x}}<br>{share} %{{y:.1%}}<extra></extra>",
     )
     layout = dict(
         margin=dict(l=10, r=10, t=(40 if title else 10) + (30 if cut else 0), b=10),
         height=360,
         bargap=0.15,
-        xaxis=dict(
-            title=dict(text="input token"), type="category", tickangle=-60, tickfont=dict(size=12 if n <= 40 else 9)
-        ),
-        yaxis=dict(title=dict(text="share"), tickformat=".1%" if cut else ".0%", rangemode="tozero"),
+        xaxis=dict(title=dict(text=token), type="category", tickangle=-60, tickfont=dict(size=12 if n <= 40 else 9)),
+        yaxis=dict(title=dict(text=share), tickformat=".1%" if cut else ".0%", rangemode="tozero"),
         annotations=notes,
     )
     if cut:
@@ -337,6 +368,7 @@ def difference_heatmap(
         raise ValueError(f"diff has shape {diff.shape} but there are {len(tokens)} shared tokens; expected (m, m)")
     bound = max(0.05, float(np.abs(diff).max()) if m else 0.0)
     labels = position_labels(tokens, positions)
+    query, key = tr("query"), tr("key")
     trace = dict(
         type="heatmap",
         z=diff,
@@ -346,7 +378,7 @@ def difference_heatmap(
         zmax=bound,
         colorscale=named_colorscale("RdBu"),
         customdata=np.stack([weights_a, weights_b], axis=-1),  # (m, m, 2)
-        hovertemplate="query %{y}<br>→ key %{x}<br>A − B = %{z:+.3f}<br>"
+        hovertemplate=f"{query} %{{y}}<br>→ {key} %{{x}}<br>A − B = %{{z:+.3f}}<br>"
         "A %{customdata[0]:.3f}, B %{customdata[1]:.3f}<extra></extra>",
         textfont=dict(size=11),
         colorbar=dict(title=dict(text="A − B"), thickness=12),
@@ -356,8 +388,8 @@ def difference_heatmap(
         trace["texttemplate"] = "%{text}"
     layout = dict(
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
-        xaxis=dict(title=dict(text="key (shared)"), type="category", tickangle=-60, showgrid=False),
-        yaxis=dict(title=dict(text="query (shared)"), type="category", autorange="reversed", showgrid=False),
+        xaxis=dict(title=dict(text=tr("key (shared)")), type="category", tickangle=-60, showgrid=False),
+        yaxis=dict(title=dict(text=tr("query (shared)")), type="category", autorange="reversed", showgrid=False),
         height=int(np.clip(26 * m + 190, 300, 900)),
     )
     layout["title"] = dict(text=title) if title is not None else {}
@@ -398,12 +430,24 @@ def chosen_lines_figure(
             data.append(bucket_lines(i, ys, width, colour, hi))
     labels = safe_labels(tokens)
     hover_left = [
-        f"'{labels[q]}' (position {q}): heaviest key '{labels[block[a].argmax()]}' "
-        f"(position {block[a].argmax()}) {block[a].max():.2f}"
+        tr(
+            "'{query}' (position {position}): heaviest key '{key}' (position {key_position}) {weight}",
+            query=labels[q],
+            position=q,
+            key=labels[block[a].argmax()],
+            key_position=block[a].argmax(),
+            weight=num(block[a].max(), ".2f"),
+        )
         for a, q in enumerate(rows)
     ]
     hover_right = [
-        f"'{labels[j]}' (position {j}) gets {block[:, j].max():.2f} at most from the chosen queries" for j in keys
+        tr(
+            "'{key}' (position {position}) gets {weight} at most from the chosen queries",
+            key=labels[j],
+            position=j,
+            weight=num(block[:, j].max(), ".2f"),
+        )
+        for j in keys
     ]
     for x, ys, positions, hovertext, side in (
         (0.0, y_left, rows, hover_left, "middle left"),
@@ -425,7 +469,8 @@ def chosen_lines_figure(
                 marker=dict(size=6, color="#555"),
             )
         )
-    note = [] if len(keys) else [dict(text=f"no weight of these queries reaches {threshold}", showarrow=False)]
+    none = tr("no weight of these queries reaches {threshold}", threshold=num(threshold, "g"))
+    note = [] if len(keys) else [dict(text=none, showarrow=False)]
     layout = dict(
         margin=dict(l=10, r=10, t=70 if title else 40, b=10),
         hovermode="closest",

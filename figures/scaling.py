@@ -14,6 +14,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from figures.base import colorscale, figure, hline, subplot_title
 from figures.heatmaps import WEIGHT_COLORSCALE
+from locales import num, tr
 
 UNSCALED_COLOUR = "#d62728"
 SCALED_COLOUR = "#1f77b4"
@@ -61,14 +62,15 @@ def weights_by_d_k_figure(
     for col, (name, w) in enumerate((("unscaled", unscaled), ("scaled", scaled)), start=1):
         hover = [
             [
-                f"{rows[i]}, key {j}<br>"
-                + (f"q·k = {scores[i, j]:.2f}<br>" if scores is not None else "")
+                tr("{row}, key {key}", row=rows[i], key=j)
+                + "<br>"
+                + (f"q·k = {num(scores[i, j], '.2f')}<br>" if scores is not None else "")
                 + (
-                    f"÷ √{int(d_ks[i])} = {scores[i, j] / np.sqrt(d_ks[i]):.2f}<br>"
+                    f"÷ √{int(d_ks[i])} = {num(scores[i, j] / np.sqrt(d_ks[i]), '.2f')}<br>"
                     if scores is not None and name == "scaled"
                     else ""
                 )
-                + f"weight = {w[i, j]:.4f}"
+                + tr("weight = {weight}", weight=num(w[i, j], ".4f"))
                 for j in range(m)
             ]
             for i in range(r)
@@ -86,10 +88,10 @@ def weights_by_d_k_figure(
             yaxis="y" if col == 1 else "y2",
         )
         if annotate:
-            trace.update(text=[[f"{x:.2f}" for x in row] for row in w.tolist()], texttemplate="%{text}")
+            trace.update(text=[[num(x, ".2f") for x in row] for row in w.tolist()], texttemplate="%{text}")
         data.append(trace)
     # what make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04, subplot_titles=...) lays out
-    x_axis = dict(title=dict(text="key"), showgrid=False, zeroline=False)
+    x_axis = dict(title=dict(text=tr("key")), showgrid=False, zeroline=False)
     if annotate:
         x_axis["dtick"] = 1  # whole key numbers, never 0.2
     y_axis = dict(
@@ -97,7 +99,7 @@ def weights_by_d_k_figure(
     )
     titles = [
         subplot_title(text, x, 1.0, font=dict(size=16))
-        for text, x in (("unscaled: softmax(q·k)", 0.24), ("scaled: softmax(q·k / √d_k)", 0.76))
+        for text, x in ((tr("unscaled: softmax(q·k)"), 0.24), (tr("scaled: softmax(q·k / √d_k)"), 0.76))
     ]
     layout = dict(
         xaxis=dict(x_axis, anchor="y", domain=[0.0, 0.48]),
@@ -109,7 +111,7 @@ def weights_by_d_k_figure(
             colorscale=colorscale(WEIGHT_COLORSCALE),
             cmin=0.0,
             cmax=1.0,
-            colorbar=dict(title=dict(text="weight"), thickness=12),
+            colorbar=dict(title=dict(text=tr("weight")), thickness=12),
         ),
         height=max(220, 46 * r + 120),
         margin=dict(l=10, r=10, t=40, b=10),
@@ -117,22 +119,38 @@ def weights_by_d_k_figure(
     return figure(data, layout)
 
 
+def _curve_names(kind: str) -> tuple[str, str]:
+    """The legend names of the unscaled and the scaled curve of one `kind` ("", " (median)"...), translated."""
+    if kind == " (median)":
+        return tr("unscaled (median)"), tr("scaled (median)")
+    if kind == " (mean)":
+        return tr("unscaled (mean)"), tr("scaled (mean)")
+    if kind == " (each step)":
+        return tr("unscaled (each step)"), tr("scaled (each step)")
+    if kind == " (running median)":
+        return tr("unscaled (running median)"), tr("scaled (running median)")
+    return tr("unscaled"), tr("scaled")
+
+
 def _two_curves(
     x, unscaled, scaled, *, name: str = "", dash: str = "solid", mode: str = "lines+markers", show: bool = True
 ) -> list[dict]:
-    """The unscaled (red) and scaled (blue) curve over the same x, as two scatter trace dicts."""
+    """The unscaled (red) and scaled (blue) curve over the same x, as two scatter trace dicts (`name`: the kind of
+    curve, " (median)"..., the legend group's suffix; the legend shows it translated)."""
     return [
         dict(
             type="scatter",
             x=x,
             y=y,
             mode=mode,
-            name=f"{label}{name}",
+            name=shown,
             legendgroup=label + name,
             showlegend=show,
             line=dict(color=colour, dash=dash),
         )
-        for label, y, colour in (("unscaled", unscaled, UNSCALED_COLOUR), ("scaled", scaled, SCALED_COLOUR))
+        for label, shown, y, colour in zip(
+            ("unscaled", "scaled"), _curve_names(name), (unscaled, scaled), (UNSCALED_COLOUR, SCALED_COLOUR)
+        )
     ]
 
 
@@ -142,12 +160,15 @@ def max_weight_figure(d_k: np.ndarray, unscaled: np.ndarray, scaled: np.ndarray,
     Shapes: d_k, unscaled, scaled (n_d,).
     """
     dotted = dict(color=THEORY_COLOUR, dash="dot")
-    lines = (hline(1.0, dotted, "one-hot", "bottom left"), hline(1.0 / n_keys, dotted, f"uniform (1/{n_keys})"))
+    lines = (
+        hline(1.0, dotted, tr("one-hot"), "bottom left"),
+        hline(1.0 / n_keys, dotted, tr("uniform (1/{n_keys})", n_keys=n_keys)),
+    )
     layout = _layout(
-        "Largest attention weight",
+        tr("Largest attention weight"),
         360,
         xaxis=_d_k_axis(d_k),
-        yaxis=dict(title=dict(text="mean max weight"), range=[0, 1.05]),
+        yaxis=dict(title=dict(text=tr("mean max weight")), range=[0, 1.05]),
         shapes=[shape for shape, _ in lines],
         annotations=[label for _, labels in lines for label in labels],
     )
@@ -160,17 +181,19 @@ def variance_figure(d_k: np.ndarray, measured: np.ndarray) -> go.Figure:
     Shapes: d_k, measured (n_d,).
     """
     data = [
-        dict(type="scatter", x=d_k, y=d_k, mode="lines", name="predicted: d_k", line=dict(color=THEORY_COLOUR)),
+        dict(type="scatter", x=d_k, y=d_k, mode="lines", name=tr("predicted: d_k"), line=dict(color=THEORY_COLOUR)),
         dict(
             type="scatter",
             x=d_k,
             y=measured,
             mode="markers",
-            name="measured Var(q·k)",
+            name=tr("measured Var(q·k)"),
             marker=dict(color=UNSCALED_COLOUR, size=9),
         ),
     ]
-    layout = _layout("Variance of the raw scores", 360, xaxis=_d_k_axis(d_k), yaxis=_log_axis("variance of q·k"))
+    layout = _layout(
+        tr("Variance of the raw scores"), 360, xaxis=_d_k_axis(d_k), yaxis=_log_axis(tr("variance of q·k"))
+    )
     return figure(data, layout)
 
 
@@ -196,7 +219,7 @@ def jacobian_figure(
         mode="lines",
     )
     layout = _layout(
-        "How much gradient the softmax lets through",
+        tr("How much gradient the softmax lets through"),
         380,
         xaxis=_d_k_axis(d_k),
         yaxis=dict(_log_axis("‖diag(p) − p pᵀ‖"), dtick=2),
@@ -208,10 +231,11 @@ def loss_curves_figure(scaled: np.ndarray, unscaled: np.ndarray) -> go.Figure:
     """Training loss per step, both runs on one plot. Shapes: scaled, unscaled (steps,)."""
     steps = np.arange(1, len(scaled) + 1)
     layout = _layout(
-        "Training loss",
+        tr("Training loss"),
         360,
-        xaxis=dict(title=dict(text="step")),
-        yaxis=dict(title=dict(text="loss (batch)"), rangemode="tozero"),
+        # Translators: "step" is a noun here: a training step (the x axis)
+        xaxis=dict(title=dict(text=tr("step"))),
+        yaxis=dict(title=dict(text=tr("loss (batch)")), rangemode="tozero"),
     )
     return figure(_two_curves(steps, unscaled, scaled, mode="lines"), layout)
 
@@ -243,9 +267,10 @@ def grad_norm_figure(scaled: np.ndarray, unscaled: np.ndarray) -> go.Figure:
         steps, running_median(unscaled), running_median(scaled), mode="lines", name=" (running median)"
     )
     layout = _layout(
-        "Gradient norm per step",
+        tr("Gradient norm per step"),
         380,
-        xaxis=dict(title=dict(text="step")),
+        # Translators: "step" is a noun here: a training step (the x axis)
+        xaxis=dict(title=dict(text=tr("step"))),
         yaxis=dict(_log_axis("‖dL/dW_q, dL/dW_k‖"), dtick=5),
     )
     return figure(data, layout)

@@ -17,10 +17,15 @@ from figures.heatmaps import attention_heatmap
 
 
 def steps_heatmap(
-    steps: AttentionSteps, labels: Sequence[str], key_labels: Sequence[str] | None = None, **style
+    steps: AttentionSteps,
+    labels: Sequence[str],
+    key_labels: Sequence[str] | None = None,
+    **style,
 ) -> go.Figure:
     """Heatmap of `steps.weights` with its scores, scale and mask in the hover; `style` as attention_heatmap's
     (title, annotate, font_size, height, square).
+
+    Its words (axis titles, hover) are in the session's language (ui.charts.cached_figure keys on it).
 
     Shapes: steps.weights (n, m); labels n query labels; key_labels m key labels (the query labels if None).
     """

@@ -12,11 +12,13 @@ import numpy as np
 
 from attention.checks import check_positive_int
 from attention.sequence import TokenSequence, default_tokens
+from locales import tr
 
 
 @dataclass(frozen=True)
 class Example:
-    """A named example sequence, with a sentence saying what it shows."""
+    """A named example sequence, with a sentence saying what it shows (both in the language of the session that
+    made it)."""
 
     name: str
     description: str
@@ -41,8 +43,8 @@ def compass() -> Example:
     )
     v = np.eye(4)  # one-hot values: each output row *is* that query's row of weights
     return Example(
-        "Hand-built (compass)",
-        "Aligned pairs get large weights, orthogonal pairs small ones.",
+        tr("Hand-built (compass)"),
+        tr("Aligned pairs get large weights, orthogonal pairs small ones."),
         TokenSequence(tokens, q, k, v),
     )
 
@@ -54,8 +56,8 @@ def identical_keys(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0) -> Exa
     k = np.tile(np.round(rng.standard_normal(d_k), 2), (n, 1))  # (n, d_k), all rows equal
     v = np.round(rng.standard_normal((n, d_v)), 2)
     return Example(
-        "Identical keys",
-        "All keys are equal, so every query spreads its weight uniformly (1/n each).",
+        tr("Identical keys"),
+        tr("All keys are equal, so every query spreads its weight uniformly (1/n each)."),
         TokenSequence(default_tokens(n), q, k, v),
     )
 
@@ -70,8 +72,8 @@ def dominant_key(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0, position
     rng = np.random.default_rng(seed)
     v = np.round(rng.standard_normal((n, d_v)), 2)
     return Example(
-        "One dominant key",
-        f"Key {position} is long and aligned with every query: all of them attend to it.",
+        tr("One dominant key"),
+        tr("Key {position} is long and aligned with every query: all of them attend to it.", position=position),
         TokenSequence(default_tokens(n), q, k, v),
     )
 
@@ -82,7 +84,7 @@ def random_example(n: int = 4, d_k: int = 2, d_v: int = 2, seed: int = 0) -> Exa
     q, k = (np.round(rng.standard_normal((n, d_k)), 2) for _ in range(2))
     v = np.round(rng.standard_normal((n, d_v)), 2)
     return Example(
-        f"Random (seed {seed})",
-        "Random vectors with unit-variance components.",
+        tr("Random (seed {seed})", seed=seed),
+        tr("Random vectors with unit-variance components."),
         TokenSequence(default_tokens(n), q, k, v),
     )

@@ -24,6 +24,7 @@ from attention.decoder import (
     generation_steps,
     kv_cache_nbytes,
 )
+from locales import num, tr
 
 DTYPE_BYTES = {"float16": 2, "float32": 4, "float64": 8}  # bfloat16 takes 2 bytes too
 
@@ -217,28 +218,47 @@ def last_step_work(report: GenerationReport) -> str:
     tokens = report.prompt_length + n_new - 1
     cached, full = int(report.madds_cached[-1]), int(report.madds_uncached[-1])
     if n_new == 1:
-        return (
-            f"Your only step is step 1, and it runs the whole prompt of {tokens} tokens with the cache or without "
-            f"(nothing is cached yet): **{cached:,}** multiply-adds either way. The cache pays from step 2 on."
+        return tr(
+            "Your only step is step 1, and it runs the whole prompt of {tokens} tokens with the cache or without "
+            "(nothing is cached yet): **{cached}** multiply-adds either way. The cache pays from step 2 on.",
+            tokens=tokens,
+            cached=num(cached, ","),
         )
-    return (
-        f"Your last step (step {n_new}, {tokens} tokens): **{cached:,}** with the cache, **{full:,}** without, "
-        f"{full / cached:.0f} times more."
+    return tr(
+        "Your last step (step {step}, {tokens} tokens): **{cached}** with the cache, **{full}** without, {ratio} "
+        "times more.",
+        step=n_new,
+        tokens=tokens,
+        cached=num(cached, ","),
+        full=num(full, ","),
+        ratio=num(full / cached, ".0f"),
     )
 
 
 def cache_verdict(report: GenerationReport) -> str:
     """What the check of the cache found, in words that match its two numbers."""
     d64, d32 = report.max_diff_float64, report.max_diff_float32
-    said = f"Equal to {d64:.1e} in float64 (below 1e-12): the cache changes how much is computed, not what. "
+    said = tr(
+        "Equal to {difference} in float64 (below 1e-12): the cache changes how much is computed, not what.",
+        difference=num(d64, ".1e"),
+    )
     if d32 > 0:
-        return said + (
-            f"In float32 the two differ in the last digits only ({d32:.1e}), because the same sums are added in a "
-            "different order."
+        return (
+            said
+            + " "
+            + tr(
+                "In float32 the two differ in the last digits only ({difference}), because the same sums are added "
+                "in a different order.",
+                difference=num(d32, ".1e"),
+            )
         )
     if len(report.steps) == 1:
-        return said + (
-            "In float32 they are equal too: with one new token, no token is decoded against the cache (step 1 runs "
-            "the whole prompt, the same sums as the full run)."
+        return (
+            said
+            + " "
+            + tr(
+                "In float32 they are equal too: with one new token, no token is decoded against the cache (step 1 "
+                "runs the whole prompt, the same sums as the full run)."
+            )
         )
-    return said + "In float32 they are equal too: here the two orders of the sums happen to round alike."
+    return said + " " + tr("In float32 they are equal too: here the two orders of the sums happen to round alike.")

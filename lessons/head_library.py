@@ -29,6 +29,7 @@ import numpy as np
 from attention.block import BlockParams, BlockTrace, transformer_block
 from attention.checks import as_real_array, check_positive_int
 from attention.heads import check_heads
+from locales import marked, num, tr
 
 EMBEDDING_LATEX = (
     r"x_i = \big[\cos(\omega_k i),\ \sin(\omega_k i)\big]_{k<K}\ \big\Vert\ "
@@ -44,12 +45,29 @@ MAX_POSITIONS = 16
 MIN_D_MODEL = 4
 PRESETS = ("random", "previous", "first", "self", "uniform", "similar")
 PRESET_LABELS = {
-    "random": "random",
-    "previous": "previous token",
-    "first": "first token",
-    "self": "itself",
-    "uniform": "uniform",
-    "similar": "most similar word",
+    # Translators: a preset of a hand-built attention head (what it looks at): a head with random weights
+    "random": marked("random"),
+    # Translators: a preset of a hand-built attention head: it attends to the previous token
+    "previous": marked("previous token"),
+    # Translators: a preset of a hand-built attention head: it attends to the first token
+    "first": marked("first token"),
+    # Translators: a preset of a hand-built attention head: each token attends to itself
+    "self": marked("itself"),
+    # Translators: a preset of a hand-built attention head, and a pattern: every weight equal
+    "uniform": marked("uniform"),
+    # Translators: a preset of a hand-built attention head: it attends to the most similar word
+    "similar": marked("most similar word"),
+}
+PATTERN_LABELS = {  # the pattern a head's weights fit best, as its caption names it: "previous (93%)"
+    # Translators: the pattern a head's weights fit best: the previous token
+    "previous": marked("previous"),
+    # Translators: the pattern a head's weights fit best: the first token
+    "first": marked("first"),
+    # Translators: the pattern a head's weights fit best: each token itself
+    "self": marked("self"),
+    "uniform": marked("uniform"),
+    # Translators: the pattern a head's weights fit best: the copies of the same word
+    "same word": marked("same word"),
 }
 MIN_D_HEAD = {"random": 1, "previous": 2, "first": 1, "self": 2, "uniform": 1, "similar": 2}
 LOGIT_GAP = 6.0  # the best key's logit beats the runner-up's by this much: weight about 0.99
@@ -154,12 +172,15 @@ def preset_problem(preset: str, d_head: int, embedding: Embedding) -> str | None
     if preset not in PRESETS:
         return f"unknown preset {preset!r}; expected one of {PRESETS}"
     if d_head < MIN_D_HEAD[preset]:
-        return (
-            f"'{PRESET_LABELS[preset]}' needs at least {MIN_D_HEAD[preset]} columns per head "
-            f"(d_head = {d_head}): fewer heads, or a larger d_model"
+        return tr(
+            "'{preset}' needs at least {columns} columns per head (d_head = {d_head}): "
+            "fewer heads, or a larger d_model",
+            preset=tr(PRESET_LABELS[preset]),
+            columns=MIN_D_HEAD[preset],
+            d_head=d_head,
         )
     if preset == "similar" and embedding.n_content_pairs == 0:
-        return "'most similar' needs at least 2 content columns in X: a larger d_model"
+        return tr("'most similar' needs at least 2 content columns in X: a larger d_model")
     return None
 
 
@@ -241,13 +262,20 @@ class HeadSummary:
     @property
     def looks(self) -> str:
         """What the pattern looks like, in a few words: "previous (93%)", or "no single pattern"."""
-        return "no single pattern" if self.pattern == "mixed" else f"{self.pattern} ({self.share:.0%})"
+        if self.pattern == "mixed":
+            return tr("no single pattern")
+        pattern = tr(PATTERN_LABELS[self.pattern]) if self.pattern in PATTERN_LABELS else self.pattern
+        return tr("{pattern} ({share})", pattern=pattern, share=num(self.share, ".0%"))
 
     @property
     def caption(self) -> str:
-        return (
-            f"{self.looks} · H = {self.entropy_bits:.2f} bits ({self.normalised_entropy:.0%} of max) · "
-            f"mean |i−j| = {self.mean_distance:.2f}"
+        """The head's summary in one line, in the session's language (read when shown, never cached)."""
+        return tr(
+            "{looks} · H = {entropy} bits ({share} of max) · mean |i−j| = {distance}",
+            looks=self.looks,
+            entropy=num(self.entropy_bits, ".2f"),
+            share=num(self.normalised_entropy, ".0%"),
+            distance=num(self.mean_distance, ".2f"),
         )
 
 

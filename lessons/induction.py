@@ -29,6 +29,7 @@ from attention.adam import AdamState, adam_step
 from attention.checks import check_positive_int
 from attention.decoder import DecoderConfig, DecoderParams, forward_trace
 from attention.decoder_backward import next_token_loss
+from locales import num, tr, tr_n
 
 DATA = Path(__file__).resolve().parent / "data"
 MODEL_FILE = DATA / "induction_model.npz"
@@ -124,31 +125,63 @@ def first_half_verdict(evaluation: "Evaluation", vocab_size: int, halves: tuple[
     starts now, which training taught it to expect at any step."""
     chance, floor = chance_loss(vocab_size), first_half_floor(vocab_size, evaluation.half)
     loss = evaluation.loss_first
+    numbers = dict(
+        loss=num(loss, ".2f"),
+        vocab=vocab_size,
+        chance=num(chance, ".2f"),
+        floor=num(floor, ".2f"),
+        half=evaluation.half,
+    )
     if loss > chance:
-        where = f"sits above chance: {loss:.2f} nats against log {vocab_size} = {chance:.2f}"
+        where = tr(
+            "The first half sits above chance: {loss} nats against log {vocab} = {chance} (the floor at {half} "
+            "letters: {floor}).",
+            **numbers,
+        )
     elif loss > floor + 0.005:  # the two decimals shown would not tell it from the floor
-        where = f"sits between the floor and chance: {loss:.2f} nats, between {floor:.2f} and {chance:.2f}"
+        where = tr(
+            "The first half sits between the floor and chance: {loss} nats, between {floor} and {chance} (the floor "
+            "at {half} letters: {floor}).",
+            **numbers,
+        )
     else:
-        where = f"reaches the floor: {loss:.2f} nats against {floor:.2f}"
+        where = tr(
+            "The first half reaches the floor: {loss} nats against {floor} (the floor at {half} letters: {floor}).",
+            **numbers,
+        )
     seen, flat = evaluation.seen_first, evaluation.seen_uniform
+    shares = dict(seen=num(seen, ".0%"), flat=num(flat, ".0%"))
     why = (
-        "it favours letters it has already seen"
+        tr(
+            "Its guesses are not flat: it favours letters it has already seen, giving them {seen} of its probability "
+            "where a flat guess would give {flat}, and in the first half none of those ever comes next.",
+            **shares,
+        )
         if seen > flat
-        else "it has learned to avoid letters it has already seen, as the floor requires"
+        else tr(
+            "Its guesses are not flat: it has learned to avoid letters it has already seen, as the floor requires, "
+            "giving them {seen} of its probability where a flat guess would give {flat}, and in the first half none "
+            "of those ever comes next.",
+            **shares,
+        )
     )
-    said = (
-        f"The first half {where} (the floor at {evaluation.half} letters: {floor:.2f}). Its guesses are not flat: "
-        f"{why}, giving them {seen:.0%} of its probability where a flat guess would give {flat:.0%}, and in the "
-        "first half none of those ever comes next."
-    )
+    said = f"{where} {why}"
     if halves is None or seen <= flat:
         return said
     start = evaluation.by_position[evaluation.half - 1]
-    return said + (
-        f" Its top guess there is the sequence's first letter in {evaluation.first_letter_top:.0%} of the "
-        f"predictions: the guess that the repeat starts now, which in training (halves of {halves[0]} to "
-        f"{halves[1]} letters) it could after any of letters {halves[0]} to {halves[1]}. Where the repeat does "
-        f"start (the grey bar) the top guess is right {start:.0%} of the time."
+    return (
+        said
+        + " "
+        + tr(
+            "Its top guess there is the sequence's first letter in {first_letter} of the predictions: the guess that "
+            "the repeat starts now, which in training (halves of {shortest} to {longest} letters) it could after any "
+            "of letters {shortest} to {longest}. Where the repeat does start (the grey bar) the top guess is right "
+            "{start} of the time.",
+            first_letter=num(evaluation.first_letter_top, ".0%"),
+            shortest=halves[0],
+            longest=halves[1],
+            start=num(start, ".0%"),
+        )
     )
 
 
@@ -478,10 +511,10 @@ def sequence_scores(attentions, ids) -> tuple[np.ndarray, np.ndarray | None]:
 def head_role(previous: float, induction: float) -> str:
     """A name for what a head mostly does, from its two scores."""
     if induction > ROLE_THRESHOLD:
-        return "induction head"
+        return tr("induction head")
     if previous > ROLE_THRESHOLD:
-        return "previous-token head"
-    return "neither (mixed)"
+        return tr("previous-token head")
+    return tr("neither (mixed)")
 
 
 # ---------------------------------------------------------------- the shipped model
@@ -545,13 +578,22 @@ def trained_length(config: DecoderConfig) -> int:
 def check_input_fits(prompt_size: int, n_new: int, config: DecoderConfig) -> None:
     """Raise `ValueError` unless the prompt and the n_new - 1 new tokens fed back fit the trained positions."""
     if prompt_size == 0:
-        raise ValueError("type at least one letter")
+        raise ValueError(tr("type at least one letter"))
     need, limit = prompt_size + n_new - 1, trained_length(config)
     if need > limit:
         raise ValueError(
-            f"{prompt_size} letters + {n_new} new {'one' if n_new == 1 else 'ones'} need {need} positions; training "
-            "fed this model at most "
-            f"{limit} tokens, so its position {limit + 1} was never trained (its row is still random)"
+            tr_n(
+                "{letters} letters + {n} new one need {need} positions; training fed this model at most {limit} "
+                "tokens, so its position {position} was never trained (its row is still random)",
+                "{letters} letters + {n} new ones need {need} positions; training fed this model at most {limit} "
+                "tokens, so its position {position} was never trained (its row is still random)",
+                n_new,
+                letters=prompt_size,
+                n=n_new,
+                need=need,
+                limit=limit,
+                position=limit + 1,
+            )
         )
 
 
@@ -568,14 +610,23 @@ def new_letters_room(text: str, config: DecoderConfig, most: int) -> int:
 
 def new_letters_reason(text: str, config: DecoderConfig) -> str:
     """Why new_letters_room bounds the new letters added to `text`, in words."""
+    positions = trained_length(config)
     try:
         size = letters_to_ids(text, config.vocab_size).size
-        yours = f"your {size} letter{'s' * (size != 1)}"
     except ValueError:
-        yours = "your letters"
-    return (
-        f"{yours} and the new ones fed back (all but the last) must fit the {trained_length(config)} positions "
-        "the model was trained on"
+        return tr(
+            "your letters and the new ones fed back (all but the last) must fit the {positions} positions the model "
+            "was trained on",
+            positions=positions,
+        )
+    return tr_n(
+        "your {n} letter and the new ones fed back (all but the last) must fit the {positions} positions the model "
+        "was trained on",
+        "your {n} letters and the new ones fed back (all but the last) must fit the {positions} positions the model "
+        "was trained on",
+        size,
+        n=size,
+        positions=positions,
     )
 
 
@@ -588,7 +639,13 @@ def letters_to_ids(text: str, vocab_size: int = 26) -> np.ndarray:
         if ch in " ,\t\n":
             continue
         if ch.lower() not in allowed:
-            raise ValueError(f"{ch!r} is not one of the model's tokens, the letters a to {allowed[-1]}")
+            raise ValueError(
+                tr(
+                    "{character} is not one of the model's tokens, the letters a to {last}",
+                    character=repr(ch),
+                    last=allowed[-1],
+                )
+            )
         ids.append(allowed.index(ch.lower()))
     return np.array(ids, dtype=np.intp)
 

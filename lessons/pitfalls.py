@@ -22,6 +22,7 @@ from attention.masks import causal_mask
 from attention.sequence import TokenSequence
 from attention.stable_softmax import softmax
 from lessons.examples import Example, random_example
+from locales import num, tr
 
 # The bug multiplies by a 0/1 mask B (1 = may attend); the causal formula adds M (0 or -inf). Two symbols:
 # multiplying by M would give -inf, not 0.
@@ -99,10 +100,16 @@ def wrong_transpose_scores(q, k) -> np.ndarray:
     _check_2d(q, k)
     n, d_k = q.shape
     if k.shape[0] != d_k:
-        raise ValueError(
-            f"Q K is undefined: q is {n}×{d_k} and k is {k.shape[0]}×{k.shape[1]}, and a "
-            f"{n}×{d_k} matrix can only multiply one with {d_k} rows. The wrong product runs "
-            "only when n = d_k: that is exactly when this bug hides."
+        raise ValueError(  # shown on the Pitfalls page
+            tr(
+                "Q K is undefined: q is {n}×{d_k} and k is {k_rows}×{k_columns}, and a "
+                "{n}×{d_k} matrix can only multiply one with {d_k} rows. The wrong product runs "
+                "only when n = d_k: that is exactly when this bug hides.",
+                n=n,
+                d_k=d_k,
+                k_rows=k.shape[0],
+                k_columns=k.shape[1],
+            )
         )
     return q @ k  # (n, d_k) @ (d_k == n, d_k) -> (n, n): runs, and means nothing
 
@@ -156,8 +163,16 @@ def sanity_checks(scores: np.ndarray, weights: np.ndarray, n: int, m: int) -> tu
     sums_ok = shape_ok and bool(np.all(np.abs(sums - 1.0) <= ROW_SUM_TOLERANCE))
     worst = float(np.max(np.abs(sums - 1.0)))
     return (
-        Check("scores are (n, n)", shape_ok, f"shape {scores.shape}, expected ({n}, {m})"),
-        Check("every row of weights sums to 1", sums_ok, f"largest |row sum − 1| = {worst:.1e}"),
+        Check(
+            tr("scores are (n, n)"),
+            shape_ok,
+            tr("shape {shape}, expected ({n}, {m})", shape=str(scores.shape), n=n, m=m),
+        ),
+        Check(
+            tr("every row of weights sums to 1"),
+            sums_ok,
+            tr("largest |row sum − 1| = {worst}", worst=num(worst, ".1e")),
+        ),
     )
 
 
@@ -184,7 +199,9 @@ def prediction_check(weights: np.ndarray, expected_argmax) -> Check:
     got = tuple(int(j) for j in np.argmax(weights, axis=-1))
     expected = tuple(int(j) for j in expected_argmax)
     return Check(
-        "hand example comes out as predicted", got == expected, f"queries pick keys {got}, predicted {expected}"
+        tr("hand example comes out as predicted"),
+        got == expected,
+        tr("queries pick keys {got}, predicted {expected}", got=str(got), expected=str(expected)),
     )
 
 

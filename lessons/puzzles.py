@@ -8,12 +8,14 @@ guesses and explains every miss with the actual dot products.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from attention.checks import as_real_array
 from attention.sequence import TokenSequence
+from locales import marked, num, tr
 
 PREDICT_LATEX = (
     r"s_{ij} = \frac{q_i \cdot k_j}{\sqrt{d_k}}, \qquad "
@@ -42,50 +44,62 @@ def _puzzle(id_: str, title: str, hint: str, lesson: str, tokens, q, k) -> Puzzl
 PUZZLES: tuple[Puzzle, ...] = (
     _puzzle(
         "aligned",
-        "1 · Obvious alignment",
-        "Each query points along one of the keys. A dot product is largest when the arrows point the same way.",
-        "An aligned pair has the largest dot product |q||k|; an orthogonal pair scores exactly 0.",
+        marked("1 · Obvious alignment"),
+        marked("Each query points along one of the keys. A dot product is largest when the arrows point the same way."),
+        marked("An aligned pair has the largest dot product |q||k|; an orthogonal pair scores exactly 0."),
         ("east", "north", "west"),
         q=[[2, 0], [0, 1], [-1, 0]],
         k=[[2, 0], [0, 2], [-2, 0]],
     ),
     _puzzle(
         "orthogonal",
-        "2 · Nothing points its way",  # a title that names no answer: it is on screen while the class predicts
-        "Look at the first query: no key points its way. Which is better, a key at right angles or one "
-        "pointing partly backwards?",
-        "When nothing is aligned, the least negative dot product wins: 0 (orthogonal) beats −2 or −4 "
-        "(pointing away). Two queries can pick the same key, and a key can be picked by nobody.",
+        marked("2 · Nothing points its way"),  # a title that names no answer: it is on screen while the class predicts
+        marked(
+            "Look at the first query: no key points its way. Which is better, a key at right angles or one "
+            "pointing partly backwards?"
+        ),
+        marked(
+            "When nothing is aligned, the least negative dot product wins: 0 (orthogonal) beats −2 or −4 "
+            "(pointing away). Two queries can pick the same key, and a key can be picked by nobody."
+        ),
         ("up", "right", "back"),
         q=[[0, -2], [2, 0], [0, 2]],
         k=[[0, 2], [2, 0], [-1, 1]],
     ),
     _puzzle(
         "between",
-        "3 · Between two keys",
-        "Some queries point exactly half-way between two keys. What happens to a tie?",
-        "Equal dot products give exactly equal weights: a query half-way between two keys splits its "
-        "attention between them (and either counts as the right answer).",
+        marked("3 · Between two keys"),
+        marked("Some queries point exactly half-way between two keys. What happens to a tie?"),
+        marked(
+            "Equal dot products give exactly equal weights: a query half-way between two keys splits its "
+            "attention between them (and either counts as the right answer)."
+        ),
         ("E", "N", "W", "S"),
         q=[[1, 1], [0, 3], [-2, 1], [1, -1]],
         k=[[2, 0], [0, 2], [-2, 0], [0, -2]],
     ),
     _puzzle(
         "length",
-        "4 · Short and long keys",
-        "The dot product is |q| |k| cos θ: the length of a key counts as much as its direction.",
-        "The long key (4, 3) is only roughly aligned with most queries, yet its length makes its dot products "
-        "the largest: a perfectly aligned short key (1, 0) loses to it.",
+        marked("4 · Short and long keys"),
+        marked("The dot product is |q| |k| cos θ: the length of a key counts as much as its direction."),
+        marked(
+            "The long key (4, 3) is only roughly aligned with most queries, yet its length makes its dot products "
+            "the largest: a perfectly aligned short key (1, 0) loses to it."
+        ),
         ("short", "long", "side", "back"),
         q=[[2, 0], [0, 2], [-2, 0], [1, 1]],
         k=[[1, 0], [4, 3], [0, 1], [-1, 0]],
     ),
     _puzzle(
         "four-d",
-        "5 · Four dimensions",
-        "No pictures in 4-D: multiply component by component and add. Watch the last key's long last component.",
-        "In any dimension the rule is the same arithmetic: q · k = Σ q_c k_c. The query identical in direction "
-        "to a key (q_1 and k_1) still loses to a longer key that shares one of its components.",
+        marked("5 · Four dimensions"),
+        marked(
+            "No pictures in 4-D: multiply component by component and add. Watch the last key's long last component."
+        ),
+        marked(
+            "In any dimension the rule is the same arithmetic: q · k = Σ q_c k_c. The query identical in direction "
+            "to a key (q_1 and k_1) still loses to a longer key that shares one of its components."
+        ),
         ("the", "cat", "sat", "down"),
         q=[[2, 0, 1, 0], [0, 1, 0, 1], [1, 1, 1, 1], [1, 1, 0, -1]],
         k=[[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0], [0, 0, 1, 3]],
@@ -98,9 +112,9 @@ def custom_puzzle(seq: TokenSequence) -> Puzzle:
     """A puzzle made from the student's own vectors (e.g. the Playground's sequence)."""
     return Puzzle(
         "own",
-        "Make your own",
-        "These are your own vectors: compute q_i · k_j for each key.",
-        "Your own example: the largest dot product in each row wins.",
+        marked("Make your own"),
+        marked("These are your own vectors: compute q_i · k_j for each key."),
+        marked("Your own example: the largest dot product in each row wins."),
         seq,
     )
 
@@ -163,6 +177,12 @@ def _check_weight(w, i: int) -> float | None:
     return w
 
 
+def and_list(left: str, right: str) -> str:
+    """Two names joined by "and" (reduced over a list: "k_0 'E' and k_1 'N' and k_2 'W'")."""
+    # Translators: two keys that tie, "k_0 'E' and k_1 'N'" (a longer list repeats it: "a and b and c")
+    return tr("{left} and {right}", left=left, right=right)
+
+
 def _score_row(
     i: int, w: np.ndarray, s: np.ndarray, guess: int, guessed_weight: float | None, labels: list[str]
 ) -> GuessResult:
@@ -170,24 +190,66 @@ def _score_row(
     top = float(w.max())
     best = tuple(int(j) for j in np.flatnonzero(w >= top - TIE_TOLERANCE))
     correct = guess in best
-    dot = lambda j: f"q_{i}·k_{j} = {s[j]:.3g}"  # noqa: E731
+    dot = lambda j: f"q_{i}·k_{j} = {num(s[j], '.3g')}"  # noqa: E731
     name = lambda j: f"k_{j} '{labels[j]}'"  # noqa: E731
+    # Translators: the separator between the items of a list of numbers ("q_0·k_0 = 2, q_0·k_1 = 0"); a language
+    # that writes a decimal comma may prefer "; "
+    separator = tr(", ")
+    row = separator.join(dot(j) for j in range(len(w)))
     if len(best) > 1:
-        why = (
-            f"{' = '.join(f'q_{i}·k_{j}' for j in best)} = {s[best[0]]:.3g} tie for the largest dot product, so "
-            f"{' and '.join(name(j) for j in best)} share the top weight ({top:.3f} each); any of them counts."
+        values = dict(
+            products=" = ".join(f"q_{i}·k_{j}" for j in best),
+            score=num(s[best[0]], ".3g"),
+            keys=functools.reduce(and_list, map(name, best)),
+            weight=num(top, ".3f"),
+        )
+        if correct:
+            text = tr(
+                "Right. {products} = {score} tie for the largest dot product, so {keys} share the top weight "
+                "({weight} each); any of them counts.",
+                **values,
+            )
+        else:
+            text = tr(
+                "You picked {guess} ({guess_product}, weight {guess_weight}), but {products} = {score} tie for the "
+                "largest dot product, so {keys} share the top weight ({weight} each); any of them counts. "
+                "All of row {row_number}: {row}.",
+                guess=name(guess),
+                guess_product=dot(guess),
+                guess_weight=num(w[guess], ".3f"),
+                row_number=i,
+                row=row,
+                **values,
+            )
+    elif correct:
+        text = tr(
+            "Right. {product} is the largest dot product, so {key} gets the most weight ({weight}).",
+            product=dot(best[0]),
+            key=name(best[0]),
+            weight=num(top, ".3f"),
         )
     else:
-        why = f"{dot(best[0])} is the largest dot product, so {name(best[0])} gets the most weight ({top:.3f})."
-    if correct:
-        text = f"Right. {why}"
-    else:
-        text = (
-            f"You picked {name(guess)} ({dot(guess)}, weight {w[guess]:.3f}), but {why} "
-            f"All of row {i}: " + ", ".join(dot(j) for j in range(len(w))) + "."
+        text = tr(
+            "You picked {guess} ({guess_product}, weight {guess_weight}), but {product} is the largest dot product, "
+            "so {key} gets the most weight ({weight}). All of row {row_number}: {row}.",
+            guess=name(guess),
+            guess_product=dot(guess),
+            guess_weight=num(w[guess], ".3f"),
+            product=dot(best[0]),
+            key=name(best[0]),
+            weight=num(top, ".3f"),
+            row_number=i,
+            row=row,
         )
     error = None if guessed_weight is None else abs(guessed_weight - top)
     if error is not None:
-        verdict = "close" if error <= CLOSE_WEIGHT else "off"
-        text += f" You guessed a top weight of {guessed_weight:.2f}; it is {top:.3f} ({verdict} by {error:.3f})."
+        values = dict(
+            previous=text, guessed=num(guessed_weight, ".2f"), weight=num(top, ".3f"), error=num(error, ".3f")
+        )
+        if error <= CLOSE_WEIGHT:
+            # Translators: {previous} is the explanation above, one or more whole sentences
+            text = tr("{previous} You guessed a top weight of {guessed}; it is {weight} (close by {error}).", **values)
+        else:
+            # Translators: {previous} is the explanation above, one or more whole sentences
+            text = tr("{previous} You guessed a top weight of {guessed}; it is {weight} (off by {error}).", **values)
     return GuessResult(i, guess, best, correct, top, guessed_weight, error, text)

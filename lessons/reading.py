@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lessons.projection import queries_and_keys, query_readout
+from locales import marked, tr, tr_n
 
 QUERY_MODES = ("all", "last", "word")
 POOLS = ("mean", "cls")  # which output a rollout is read for: the mean-pooled embedding, or [CLS] at the top
@@ -85,13 +86,21 @@ def shown_positions(tokens: Sequence[str], hide: bool) -> list[int]:
 
 
 def chosen_weights(attentions: np.ndarray, layer: int, head: int, mean: bool) -> tuple[np.ndarray, str]:
-    """The weights on show, one head's or its layer's heads averaged, and their name (layer, head from 1).
+    """The weights on show, one head's or its layer's heads averaged, and their name (layer, head from 1), in
+    English as a class question's prompt quotes it (`weights_name`: the name the page shows).
     Shapes: attentions (layers, heads, n, n) -> (n, n)."""
     if not (1 <= layer <= attentions.shape[0] and 1 <= head <= attentions.shape[1]):
         raise ValueError(f"layer {layer}, head {head} is not in this model's {attentions.shape[:2]} (counted from 1)")
     if mean:
         return attentions[layer - 1].mean(axis=0), f"layer {layer}, its {attentions.shape[1]} heads averaged"
     return attentions[layer - 1, head - 1], f"layer {layer}, head {head}"
+
+
+def weights_name(layer: int, head: int, mean: bool, n_heads: int) -> str:
+    """The name of `chosen_weights`' weights as the page shows it, in the session's language."""
+    if mean:
+        return tr("layer {layer}, its {n_heads} heads averaged", layer=layer, n_heads=n_heads)
+    return tr("layer {layer}, head {head}", layer=layer, head=head)
 
 
 def future_share(attentions: np.ndarray) -> float:
@@ -127,14 +136,44 @@ UNKNOWN = "[UNK]"
 
 
 def unknown_note(tokens: Sequence[str], whose: str = "these") -> str | None:
-    """What [UNK] is, when the text has any (None otherwise); `whose` names the text ("sentence A's")."""
+    """What [UNK] is, when the text has any (None otherwise); `whose` names the text: "these", "sentence A's" or
+    "sentence B's" (each a whole sentence of its own in the catalogue)."""
     count = sum(tok == UNKNOWN for tok in tokens)
     if not count:
         return None
-    return (
-        f"{count} of {whose} tokens {'is' if count == 1 else 'are'} [UNK], the tokenizer's *unknown* token: its "
-        "vocabulary has no piece for those characters (many Chinese characters and emoji, for instance), so the "
-        "model reads every one of them as the same token and cannot tell them apart."
+    if whose == "sentence A's":
+        return tr_n(
+            "{count} of sentence A's tokens is [UNK], the tokenizer's *unknown* token: its vocabulary has no piece "
+            "for those characters (many Chinese characters and emoji, for instance), so the model reads every one "
+            "of them as the same token and cannot tell them apart.",
+            "{count} of sentence A's tokens are [UNK], the tokenizer's *unknown* token: its vocabulary has no piece "
+            "for those characters (many Chinese characters and emoji, for instance), so the model reads every one "
+            "of them as the same token and cannot tell them apart.",
+            count,
+            count=count,
+        )
+    if whose == "sentence B's":
+        return tr_n(
+            "{count} of sentence B's tokens is [UNK], the tokenizer's *unknown* token: its vocabulary has no piece "
+            "for those characters (many Chinese characters and emoji, for instance), so the model reads every one "
+            "of them as the same token and cannot tell them apart.",
+            "{count} of sentence B's tokens are [UNK], the tokenizer's *unknown* token: its vocabulary has no piece "
+            "for those characters (many Chinese characters and emoji, for instance), so the model reads every one "
+            "of them as the same token and cannot tell them apart.",
+            count,
+            count=count,
+        )
+    if whose != "these":
+        raise ValueError(f"whose must be 'these', \"sentence A's\" or \"sentence B's\", got {whose!r}")
+    return tr_n(
+        "{count} of these tokens is [UNK], the tokenizer's *unknown* token: its vocabulary has no piece for those "
+        "characters (many Chinese characters and emoji, for instance), so the model reads every one of them as the "
+        "same token and cannot tell them apart.",
+        "{count} of these tokens are [UNK], the tokenizer's *unknown* token: its vocabulary has no piece for those "
+        "characters (many Chinese characters and emoji, for instance), so the model reads every one of them as the "
+        "same token and cannot tell them apart.",
+        count,
+        count=count,
     )
 
 
@@ -291,13 +330,17 @@ SENTENCE_PAIRS = {
         "The city councilmen refused the demonstrators a permit because they advocated violence.",
     ),
 }
-# Pairs of sentences whose embeddings the first page compares: the kind of each pair opens its name.
+# Pairs of sentences whose embeddings the first page compares: the kind of each pair opens its name (in English:
+# `similarity_range` reads it; the page shows tr(name)).
 SIMILARITY_PAIRS = {
-    "Paraphrase: a guitar": ("A man is playing a guitar.", "Someone is playing an instrument."),
-    "Paraphrase: the weather": ("The weather is lovely today.", "It's so sunny outside!"),
-    "Unrelated: guitar vs interest rates": ("A man is playing a guitar.", "The bank raised its interest rates."),
-    "Unrelated: weather vs stadium": ("The weather is lovely today.", "He drove to the stadium."),
-    "Same word 'bank', different meaning": (
+    marked("Paraphrase: a guitar"): ("A man is playing a guitar.", "Someone is playing an instrument."),
+    marked("Paraphrase: the weather"): ("The weather is lovely today.", "It's so sunny outside!"),
+    marked("Unrelated: guitar vs interest rates"): (
+        "A man is playing a guitar.",
+        "The bank raised its interest rates.",
+    ),
+    marked("Unrelated: weather vs stadium"): ("The weather is lovely today.", "He drove to the stadium."),
+    marked("Same word 'bank', different meaning"): (
         "The bank raised its interest rates.",
         "We had a picnic on the river bank.",
     ),

@@ -30,6 +30,7 @@ from scipy.special import entr
 
 from attention.checks import check_positive_int
 from attention.stable_softmax import softmax
+from locales import num, tr
 
 MAX_D_K = 4096
 DEFAULT_KEYS = 8  # a short sentence; the whole sweep at 1000 samples then redraws in well under 0.5 s here
@@ -276,41 +277,69 @@ def one_sample_text(stats: ScalingStats, shown: list[int]) -> str:
     rows = [stats.index(d) for d in shown]
 
     def largest(weights: np.ndarray) -> str:
-        return ", ".join(f"{w:.2f} at d_k = {d}" for d, w in zip(shown, weights[rows].max(axis=1)))
+        # Translators: the separator between the items of a list of numbers ("0.93 at d_k = 4, 0.51 at d_k = 64"); a
+        # language that writes a decimal comma may prefer "; "
+        separator = tr(", ")
+        return separator.join(
+            tr("{weight} at d_k = {d_k}", weight=num(w, ".2f"), d_k=d) for d, w in zip(shown, weights[rows].max(axis=1))
+        )
 
-    return (
+    return tr(
         "**One sample at each d_k.** Each row is the same random query and keys cut to d_k dimensions. The "
-        f"largest weight of each row, unscaled: {largest(stats.example_unscaled)}; divided by √d_k: "
-        f"{largest(stats.example_scaled)}."
+        "largest weight of each row, unscaled: {unscaled}; divided by √d_k: {scaled}.",
+        unscaled=largest(stats.example_unscaled),
+        scaled=largest(stats.example_scaled),
     )
 
 
 def variance_caption(stats: ScalingStats) -> str:
     """How close the measured variance is to the line y = d_k, in the numbers drawn."""
     ratio = stats.variance / stats.predicted_variance
-    return (
-        f"The measured variance of q·k beside the line y = d_k: measured / d_k is between {ratio.min():.2f} and "
-        f"{ratio.max():.2f} at the {ratio.size} d_k values ({stats.n_samples * stats.n_keys:,} scores each). "
-        "Dividing the scores by √d_k divides their variance by d_k."
+    return tr(
+        "The measured variance of q·k beside the line y = d_k: measured / d_k is between {low} and {high} at the "
+        "{count} d_k values ({scores} scores each). Dividing the scores by √d_k divides their variance by d_k.",
+        low=num(ratio.min(), ".2f"),
+        high=num(ratio.max(), ".2f"),
+        count=ratio.size,
+        scores=num(stats.n_samples * stats.n_keys, ","),
     )
 
 
 def jacobian_caption(stats: ScalingStats) -> str:
     """What the Jacobian chart shows, in the numbers it was drawn from."""
-    what = "The norm of diag(p) − p pᵀ, which every gradient is multiplied by on its way back through the softmax. "
+    what = tr("The norm of diag(p) − p pᵀ, which every gradient is multiplied by on its way back through the softmax.")
     if stats.n_keys == 1:
-        return what + "With one key it is 0 at every d_k, scaled or not (drawn at the bottom of the log axis)."
+        # Translators: {previous} is the sentence "The norm of diag(p) − p pᵀ, which every gradient is multiplied by..."
+        return tr(
+            "{previous} With one key it is 0 at every d_k, scaled or not (drawn at the bottom of the log axis).",
+            previous=what,
+        )
     median, mean, scaled = stats.jacobian_median_unscaled, stats.jacobian_norm_unscaled, stats.jacobian_median_scaled
-    first, last = stats.d_k[0], stats.d_k[-1]
-    tie = (
-        ", higher than the median: the rare samples whose two largest scores nearly tie still pass gradient"
-        if mean[-1] > median[-1]
-        else ""
+    values = dict(
+        previous=what,
+        median_first=num(median[0], ".2g"),
+        first=stats.d_k[0],
+        median_last=num(median[-1], ".2g"),
+        last=stats.d_k[-1],
+        mean_last=num(mean[-1], ".2g"),
+        scaled_low=num(scaled.min(), ".2g"),
+        scaled_high=num(scaled.max(), ".2g"),
     )
-    return what + (
-        f"Unscaled, the median over the samples (solid) goes from {median[0]:.2g} at d_k = {first} to "
-        f"{median[-1]:.2g} at d_k = {last}; the mean (dotted) ends at {mean[-1]:.2g}{tie}. Scaled, the median "
-        f"stays between {scaled.min():.2g} and {scaled.max():.2g}."
+    if mean[-1] > median[-1]:
+        # Translators: {previous} is the sentence "The norm of diag(p) − p pᵀ, which every gradient is multiplied by..."
+        return tr(
+            "{previous} Unscaled, the median over the samples (solid) goes from {median_first} at d_k = {first} to "
+            "{median_last} at d_k = {last}; the mean (dotted) ends at {mean_last}, higher than the median: the rare "
+            "samples whose two largest scores nearly tie still pass gradient. Scaled, the median stays between "
+            "{scaled_low} and {scaled_high}.",
+            **values,
+        )
+    # Translators: {previous} is the sentence "The norm of diag(p) − p pᵀ, which every gradient is multiplied by..."
+    return tr(
+        "{previous} Unscaled, the median over the samples (solid) goes from {median_first} at d_k = {first} to "
+        "{median_last} at d_k = {last}; the mean (dotted) ends at {mean_last}. Scaled, the median stays between "
+        "{scaled_low} and {scaled_high}.",
+        **values,
     )
 
 
@@ -318,19 +347,32 @@ def max_weight_caption(stats: ScalingStats) -> str:
     """What the max-weight chart shows, in the numbers it was drawn from."""
     unscaled, scaled = stats.max_weight_unscaled, stats.max_weight_scaled
     if stats.n_keys == 1:
-        return "With one key the largest weight is 1 at every d_k, scaled or not."
+        return tr("With one key the largest weight is 1 at every d_k, scaled or not.")
     settled = stats.settled_max_weight_scaled
-    text = (
-        f"The average largest weight over {stats.n_keys} keys (1 would be one-hot, 1/{stats.n_keys} = "
-        f"{1 / stats.n_keys:.3g} uniform). Unscaled: {unscaled[0]:.2f} at d_k = 1, {unscaled[stats.index(64)]:.2f} "
-        f"at 64, {unscaled[-1]:.2f} at {stats.d_k[-1]}. Scaled it stays between {scaled.min():.2f} and "
-        f"{scaled.max():.2f} at every d_k: {scaled[0]:.2f} at d_k = 1 (where both are the same), then about "
-        f"{settled:.2f} from d_k = 64 on."
+    text = tr(
+        "The average largest weight over {n_keys} keys (1 would be one-hot, 1/{n_keys} = {uniform} uniform). "
+        "Unscaled: {unscaled_first} at d_k = 1, {unscaled_64} at 64, {unscaled_last} at {last}. Scaled it stays "
+        "between {scaled_low} and {scaled_high} at every d_k: {scaled_first} at d_k = 1 (where both are the same), "
+        "then about {settled} from d_k = 64 on.",
+        n_keys=stats.n_keys,
+        uniform=num(1 / stats.n_keys, ".3g"),
+        unscaled_first=num(unscaled[0], ".2f"),
+        unscaled_64=num(unscaled[stats.index(64)], ".2f"),
+        unscaled_last=num(unscaled[-1], ".2f"),
+        last=stats.d_k[-1],
+        scaled_low=num(scaled.min(), ".2f"),
+        scaled_high=num(scaled.max(), ".2f"),
+        scaled_first=num(scaled[0], ".2f"),
+        settled=num(settled, ".2f"),
     )
     if round(scaled[0], 2) < round(settled, 2):  # said only when the two numbers shown say it
-        text += (
-            " It is lower at small d_k because there a query's length varies a lot from one draw to the next (a "
-            f"short query scores every key alike): its standard deviation is {query_length_spread(1):.2f} √d_k at "
-            f"d_k = 1 and {query_length_spread(64):.2f} √d_k at d_k = 64."
+        # Translators: {previous} is the caption's sentences above ("The average largest weight over...")
+        text = tr(
+            "{previous} It is lower at small d_k because there a query's length varies a lot from one draw to the next "
+            "(a short query scores every key alike): its standard deviation is {spread_1} √d_k at d_k = 1 and "
+            "{spread_64} √d_k at d_k = 64.",
+            previous=text,
+            spread_1=num(query_length_spread(1), ".2f"),
+            spread_64=num(query_length_spread(64), ".2f"),
         )
     return text

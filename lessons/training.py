@@ -25,6 +25,7 @@ import numpy as np
 from attention.checks import check_positive_int
 from attention.dot_product import scaled_dot_product_attention
 from attention.gradients import attention_backward
+from locales import num, tr, tr_n
 
 MAX_D_K = 1024  # the effect is total by here; at 4096 one comparison takes half a minute on 2 cores
 MAX_STEPS = 1000
@@ -298,63 +299,138 @@ def compare_scaling(config: TrainingConfig, on_step: Callable[[int, int], None] 
 # ---------------------------------------------------------------- what the page says of a pair of runs
 def times(ratio: float) -> str:
     """A ratio of two losses, as a page says it: 1.04, 20, 3,017."""
-    return f"{ratio:.3g}" if ratio < 10 else f"{ratio:,.0f}"
+    return num(ratio, ".3g") if ratio < 10 else num(ratio, ",.0f")
 
 
 def loss_comparison(scaled: float, unscaled: float) -> str:
     """Which run ends with the lower held-out loss, and by what factor: only what the two numbers say."""
     if scaled == unscaled:
-        return "The two held-out losses are equal."
+        return tr("The two held-out losses are equal.")
     if min(scaled, unscaled) == 0:
-        lower = "scaled" if scaled == 0 else "unscaled"
-        return f"The {lower} run's held-out loss is exactly 0."
+        if scaled == 0:
+            return tr("The scaled run's held-out loss is exactly 0.")
+        return tr("The unscaled run's held-out loss is exactly 0.")
     if unscaled > scaled:
-        return f"The unscaled run's held-out loss is {times(unscaled / scaled)} times the scaled run's."
-    return f"The unscaled run's held-out loss is the lower: the scaled run's is {times(scaled / unscaled)} times it."
+        return tr("The unscaled run's held-out loss is {ratio} times the scaled run's.", ratio=times(unscaled / scaled))
+    return tr(
+        "The unscaled run's held-out loss is the lower: the scaled run's is {ratio} times it.",
+        ratio=times(scaled / unscaled),
+    )
 
 
 def stuck_sentence(c: ScalingComparison) -> str:
     """The share of each run's held-out examples that are stuck, for each run that has any."""
-    runs = [(name, run.final_stuck) for name, run in (("scaled", c.scaled), ("unscaled", c.unscaled))]
-    stuck = [f"{share:.1%} of the {name} run's" for name, share in runs if share > 0]
-    if not stuck:
-        return (
-            f" No held-out example of either run is stuck (more than {STUCK_WEIGHT:.0%} of its weight on a wrong "
-            "position)."
-        )
-    return (
-        f" {' and '.join(stuck)} held-out examples are stuck: more than {STUCK_WEIGHT:.0%} of their weight on a "
-        f"wrong position, where the softmax's Jacobian has a norm below {STUCK_JACOBIAN_BOUND:.2g}, so the gradient "
-        f"that reaches their scores is less than {STUCK_JACOBIAN_BOUND:.2g} times the gradient on their weights."
+    scaled, unscaled = c.scaled.final_stuck, c.unscaled.final_stuck
+    values = dict(
+        scaled=num(scaled, ".1%"),
+        unscaled=num(unscaled, ".1%"),
+        weight=num(STUCK_WEIGHT, ".0%"),
+        bound=num(STUCK_JACOBIAN_BOUND, ".2g"),
     )
+    if scaled > 0 and unscaled > 0:
+        said = tr(
+            "{scaled} of the scaled run's and {unscaled} of the unscaled run's held-out examples are stuck: more "
+            "than {weight} of their weight on a wrong position, where the softmax's Jacobian has a norm below "
+            "{bound}, so the gradient that reaches their scores is less than {bound} times the gradient on their "
+            "weights.",
+            **values,
+        )
+    elif scaled > 0:
+        said = tr(
+            "{scaled} of the scaled run's held-out examples are stuck: more than {weight} of their weight on a wrong "
+            "position, where the softmax's Jacobian has a norm below {bound}, so the gradient that reaches their "
+            "scores is less than {bound} times the gradient on their weights.",
+            **values,
+        )
+    elif unscaled > 0:
+        said = tr(
+            "{unscaled} of the unscaled run's held-out examples are stuck: more than {weight} of their weight on a "
+            "wrong position, where the softmax's Jacobian has a norm below {bound}, so the gradient that reaches "
+            "their scores is less than {bound} times the gradient on their weights.",
+            **values,
+        )
+    else:
+        said = tr(
+            "No held-out example of either run is stuck (more than {weight} of its weight on a wrong position).",
+            **values,
+        )
+    return " " + said
 
 
 def verdict(c: ScalingComparison) -> str:
     """What the two runs measured at the settings chosen, and nothing the numbers do not say."""
     s, u, config = c.scaled, c.unscaled, c.config
-    numbers = (
-        f"held-out loss **{s.final_loss:.3g}** scaled vs **{u.final_loss:.3g}** unscaled, accuracy "
-        f"**{s.final_accuracy:.1%}** vs **{u.final_accuracy:.1%}**"
+    numbers = dict(
+        scaled_loss=num(s.final_loss, ".3g"),
+        unscaled_loss=num(u.final_loss, ".3g"),
+        scaled_accuracy=num(s.final_accuracy, ".1%"),
+        unscaled_accuracy=num(u.final_accuracy, ".1%"),
     )
     if config.d_k == 1:
-        return f"At d_k = 1, √d_k = 1: the two runs are the same run ({numbers})."
-    setting = f"d_k = {config.d_k}, learning rate {config.lr:g}, {config.steps} steps, seed {config.seed}"
-    return f"Measured at {setting}: {numbers}. {loss_comparison(s.final_loss, u.final_loss)}{stuck_sentence(c)}"
+        return tr(
+            "At d_k = 1, √d_k = 1: the two runs are the same run (held-out loss **{scaled_loss}** scaled vs "
+            "**{unscaled_loss}** unscaled, accuracy **{scaled_accuracy}** vs **{unscaled_accuracy}**).",
+            **numbers,
+        )
+    measured = tr(
+        "Measured at d_k = {d_k}, learning rate {lr}, {steps} steps, seed {seed}: held-out loss **{scaled_loss}** "
+        "scaled vs **{unscaled_loss}** unscaled, accuracy **{scaled_accuracy}** vs **{unscaled_accuracy}**.",
+        d_k=config.d_k,
+        lr=num(config.lr, "g"),
+        steps=config.steps,
+        seed=config.seed,
+        **numbers,
+    )
+    return f"{measured} {loss_comparison(s.final_loss, u.final_loss)}{stuck_sentence(c)}"
 
 
 def grad_norm_caption(c: ScalingComparison) -> str:
     """What the gradient-norm chart shows, in the numbers it was drawn from."""
     if c.config.d_k == 1:
-        return "The size of each step's gradient (log scale): at d_k = 1 the two runs are one run, drawn twice."
+        return tr("The size of each step's gradient (log scale): at d_k = 1 the two runs are one run, drawn twice.")
     parts = []
-    for name, run in (("Scaled", c.scaled), ("Unscaled", c.unscaled)):
+    for scaled, run in ((True, c.scaled), (False, c.unscaled)):
         g = run.grad_norm
         low = int(np.argmin(g))
         zeros = int(np.count_nonzero(g == 0))
-        parts.append(
-            f"{name}: {g[0]:.2g} at step 1, {g[-1]:.2g} at step {g.size}, smallest {g[low]:.2g} at step {low + 1} "
-            f"(that step's batch loss {run.loss[low]:.3g})"
-            + (f"; {zeros} step{'s' * (zeros != 1)} exactly 0, drawn at the bottom" if zeros else "")
-            + "."
+        values = dict(
+            first=num(g[0], ".2g"),
+            last=num(g[-1], ".2g"),
+            steps=g.size,
+            smallest=num(g[low], ".2g"),
+            smallest_step=low + 1,
+            loss=num(run.loss[low], ".3g"),
+            n=zeros,
         )
-    return "The size of each step's gradient (log scale). " + " ".join(parts)
+        if scaled and zeros:
+            part = tr_n(
+                "Scaled: {first} at step 1, {last} at step {steps}, smallest {smallest} at step {smallest_step} (that "
+                "step's batch loss {loss}); {n} step exactly 0, drawn at the bottom.",
+                "Scaled: {first} at step 1, {last} at step {steps}, smallest {smallest} at step {smallest_step} (that "
+                "step's batch loss {loss}); {n} steps exactly 0, drawn at the bottom.",
+                zeros,
+                **values,
+            )
+        elif scaled:
+            part = tr(
+                "Scaled: {first} at step 1, {last} at step {steps}, smallest {smallest} at step {smallest_step} (that "
+                "step's batch loss {loss}).",
+                **values,
+            )
+        elif zeros:
+            part = tr_n(
+                "Unscaled: {first} at step 1, {last} at step {steps}, smallest {smallest} at step {smallest_step} "
+                "(that step's batch loss {loss}); {n} step exactly 0, drawn at the bottom.",
+                "Unscaled: {first} at step 1, {last} at step {steps}, smallest {smallest} at step {smallest_step} "
+                "(that step's batch loss {loss}); {n} steps exactly 0, drawn at the bottom.",
+                zeros,
+                **values,
+            )
+        else:
+            part = tr(
+                "Unscaled: {first} at step 1, {last} at step {steps}, smallest {smallest} at step {smallest_step} "
+                "(that step's batch loss {loss}).",
+                **values,
+            )
+        parts.append(part)
+    return tr("The size of each step's gradient (log scale).") + " " + " ".join(parts)

@@ -19,6 +19,7 @@ from lessons.pitfalls import (
     row_max_abs_diff,
     small_leak,
 )
+from locales import DECIMAL_COMMA, language, num, tr
 from ui.charts import chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.declared.causal import SEED_MAX, STATE
@@ -53,35 +54,61 @@ def randomise_later() -> None:
 
 
 def vector_text(row: np.ndarray) -> str:
-    return "(" + ", ".join(f"{x:.3f}" for x in row) + ")"
+    """A vector as (0.123, -0.456); with a decimal comma, (0,123; -0,456)."""
+    between = "; " if language() in DECIMAL_COMMA else ", "
+    return "(" + between.join(num(x, ".3f") for x in row) + ")"
 
 
 def exact_text(d: float) -> str:
     """A difference as text that never rounds a non-zero to 0."""
-    return "0" if d == 0.0 else f"{d:.3g}"
+    return "0" if d == 0.0 else num(d, ".3g")
 
 
 def show_check(inv: InvarianceResult, t: int, tok) -> None:
     """The check's verdict, each position's output before and after, and the chart of their differences."""
     if inv.first_changed_input is None:
         st.info(
-            "Nothing has changed since the snapshot yet: press **Randomise later tokens** or edit a row after "
-            f"position {t}.",
+            tr(
+                "Nothing has changed since the snapshot yet: press **Randomise later tokens** or edit a row after "
+                "position {t}.",
+                t=t,
+            ),
             icon=":material/touch_app:",
         )
     elif inv.passed:
-        st.success(
-            f"✅ Check passed: the outputs at positions 0…{t} are exactly unchanged (difference 0, bit for bit)"
-            + (", and later positions moved." if inv.later_changed else ".")
+        if inv.later_changed:
+            st.success(
+                tr(
+                    "✅ Check passed: the outputs at positions 0…{t} are exactly unchanged (difference 0, bit for "
+                    "bit), and later positions moved.",
+                    t=t,
+                )
+            )
+        else:
+            st.success(
+                tr(
+                    "✅ Check passed: the outputs at positions 0…{t} are exactly unchanged (difference 0, bit for "
+                    "bit).",
+                    t=t,
+                )
+            )
+    elif inv.changed_up_to_t:
+        st.error(
+            tr(
+                "❌ Check failed: some output at positions 0…{t} changed. You changed position {changed} itself, "
+                "which is not after t = {t}: its own output and the ones after it are allowed to move.",
+                t=t,
+                changed=inv.first_changed_input,
+            )
         )
     else:
-        why = (
-            f" You changed position {inv.first_changed_input} itself, which is not after t = {t}: its own output "
-            "and the ones after it are allowed to move."
-            if inv.changed_up_to_t
-            else " The future leaked into the past: the mask is broken."
+        st.error(
+            tr(
+                "❌ Check failed: some output at positions 0…{t} changed. The future leaked into the past: the mask "
+                "is broken.",
+                t=t,
+            )
         )
-        st.error(f"❌ Check failed: some output at positions 0…{t} changed.{why}")
     rows = [
         {
             "position": i,
@@ -99,12 +126,18 @@ def show_check(inv: InvarianceResult, t: int, tok) -> None:
         hide_index=True,
         width="stretch",
         column_config={
-            "position": st.column_config.NumberColumn("pos", width=50),
-            "token": st.column_config.TextColumn("token", width=70),
+            # Translators: "pos" is a short column header for "position"
+            "position": st.column_config.NumberColumn(tr("pos"), width=50),
+            "token": st.column_config.TextColumn(tr("token"), width=70),
+            "output before": st.column_config.TextColumn(tr("output before")),
+            "output after": st.column_config.TextColumn(tr("output after")),
             "max |after − before|": st.column_config.TextColumn(
-                "max |Δ|", width=80, help="Largest change of this position's output; '0' means exactly 0."
+                tr("max |Δ|"), width=80, help=tr("Largest change of this position's output; '0' means exactly 0.")
             ),
-            "check": st.column_config.TextColumn("check", width=60, help="Positions up to t must be exactly 0."),
+            # Translators: "check" is a column header: the verdict of the check for this position
+            "check": st.column_config.TextColumn(
+                tr("check"), width=60, help=tr("Positions up to t must be exactly 0.")
+            ),
         },
     )
     chart(check_bars_col, difference_bars(inv.diff, t, tok), width="stretch", key="causal_diff_bars")
@@ -113,17 +146,19 @@ def show_check(inv: InvarianceResult, t: int, tok) -> None:
 STATE.load()
 if STATE.link_read:  # a sequence from a link (a class's move, a solution shown) is the check's new "before"
     st.session_state.pop("causal_before", None)
-st.title("Causal masking")
+st.title(tr("Causal masking"))
 st.markdown(
-    "A language model predicts the next token, so position *i* must not look at anything after *i*. The causal "
-    "mask adds $-\\infty$ to every score above the diagonal **before** the softmax: $e^{-\\infty} = 0$, so the "
-    "future gets weight exactly 0 and each row still sums to 1 over the positions that remain."
+    tr(
+        "A language model predicts the next token, so position *i* must not look at anything after *i*. The causal "
+        "mask adds $-\\infty$ to every score above the diagonal **before** the softmax: $e^{-\\infty} = 0$, so the "
+        "future gets weight exactly 0 and each row still sums to 1 over the positions that remain."
+    )
 )
 st.latex(CAUSAL_LATEX)
 STATE.show_warnings()
 
-st.markdown("**The sequence** (the Playground's editor: edit any vector and everything below follows)")
-with editor_box("Edit the sequence: q, k, v and labels"):
+st.markdown(tr("**The sequence** (the Playground's editor: edit any vector and everything below follows)"))
+with editor_box(tr("Edit the sequence: q, k, v and labels")):
     seq = sequence_editor(KEY)
 seq = st.session_state[KEY]
 tok = seq.tokens
@@ -132,23 +167,23 @@ try:
     masked = attention_steps(seq.q, seq.k, seq.v, causal=True)
     bug = mask_after_softmax(seq.q, seq.k, seq.v)
 except ValueError as err:
-    st.error(f"Cannot compute attention: {err}")
+    st.error(tr("Cannot compute attention: {error}", error=err))
     stop()
 
-st.header("1 · The mask off and on")
+st.header(tr("1 · The mask off and on"))
 off_col, on_col = st.columns(2, gap="large")
 with off_col:
-    st.markdown("**Mask off**: every query sees every key")
+    st.markdown(tr("**Mask off**: every query sees every key"))
     chart(st, steps_heatmap(plain, tok), width="stretch", key="causal_heat_off", share=0.5)
 with on_col:
-    st.markdown("**Mask on**: nothing above the diagonal")
+    st.markdown(tr("**Mask on**: nothing above the diagonal"))
     if answer_hidden("causal", "weight"):
-        hidden_answer_card(st, "The weights with the mask on")
+        hidden_answer_card(st, tr("The weights with the mask on"))
     else:
         chart(st, steps_heatmap(masked, tok), width="stretch", key="causal_heat_on", share=0.5)
 scores_col, reading_col = st.columns(2, gap="large")
 with scores_col:
-    st.markdown("**Masked scores** Q Kᵀ/√d_k + M: what the softmax sees")
+    st.markdown(tr("**Masked scores** Q Kᵀ/√d_k + M: what the softmax sees"))
     chart(
         st,
         matrix_heatmap(masked.masked, tok, tok, height=max(260, 48 * seq.n + 110)),
@@ -158,93 +193,102 @@ with scores_col:
     )
 with reading_col:
     st.markdown(
-        "**Reading the two heatmaps.** Above the diagonal, the masked scores are $-\\infty$ and "
-        "$e^{-\\infty} = 0$: those weights are exactly 0, not merely small. Below the diagonal the weights "
-        "change too: with the mask on, each row's weight is shared among fewer keys, so the ones that remain "
-        "grow. The first token can only attend to itself, so its row is a single 1."
+        tr(
+            "**Reading the two heatmaps.** Above the diagonal, the masked scores are $-\\infty$ and "
+            "$e^{-\\infty} = 0$: those weights are exactly 0, not merely small. Below the diagonal the weights "
+            "change too: with the mask on, each row's weight is shared among fewer keys, so the ones that remain "
+            "grow. The first token can only attend to itself, so its row is a single 1."
+        )
     )
 
-st.header("2 · The check: the future cannot leak")
+st.header(tr("2 · The check: the future cannot leak"))
 st.markdown(
-    "If the mask works, the output at position *t* depends only on positions 0…*t*. So: pick *t*, change any "
-    "**later** token (press the button, or edit a later row in the editor above), and compare the outputs. "
-    "Every position up to *t* must come out **exactly** the same, bit for bit (no tolerance); later positions "
-    "may move."
+    tr(
+        "If the mask works, the output at position *t* depends only on positions 0…*t*. So: pick *t*, change any "
+        "**later** token (press the button, or edit a later row in the editor above), and compare the outputs. "
+        "Every position up to *t* must come out **exactly** the same, bit for bit (no tolerance); later positions "
+        "may move."
+    )
 )
 if seq.n < 2:
-    st.info("With a single position there is no later token to change: give the sequence at least 2 positions.")
+    st.info(tr("With a single position there is no later token to change: give the sequence at least 2 positions."))
 else:
     before: TokenSequence = st.session_state.setdefault("causal_before", seq)
     if before.q.shape != seq.q.shape or before.v.shape != seq.v.shape:
         st.session_state["causal_before"] = before = seq
-        st.info("The sequence changed size, so the snapshot was taken again from the current vectors.")
+        st.info(tr("The sequence changed size, so the snapshot was taken again from the current vectors."))
     t_col, seed_col = st.columns([3, 1], vertical_alignment="bottom")
     if seq.n > 2:
         t = t_col.slider(
-            "position t",
+            tr("position t"),
             **STATE.widget("t"),
-            help="Outputs at positions 0..t must not change when only tokens after t change.",
+            help=tr("Outputs at positions 0..t must not change when only tokens after t change."),
         )
     else:  # a slider needs two ends: with 2 positions, t = 0 is the only choice
         t = STATE.fit("t")
-        t_col.markdown("position **t = 0** (with 2 positions, the only one that has a later token)")
+        t_col.markdown(tr("position **t = 0** (with 2 positions, the only one that has a later token)"))
     STATE.notes(t_col)
     number_box(
         seed_col,
-        "seed",
+        # Translators: "seed" is the random-number seed
+        tr("seed"),
         **STATE.widget("seed"),
-        help="Seed for the random later tokens (goes up by one after each press).",
+        help=tr("Seed for the random later tokens (goes up by one after each press)."),
     )
     # the buttons on a row of their own, each as wide as its label: beside the slider and the seed, on a
     # projector (1280 px, presenter mode), they read "Randomise later …" and "Snaps…"
     buttons = st.container(horizontal=True)
     buttons.button(
-        "Randomise later tokens",
+        tr("Randomise later tokens"),
         key="causal_randomise",
         disabled=STATE.held,  # a class question is open: the page stays as it was asked
         on_click=randomise_later,
         type="primary",
         icon=":material/casino:",
-        help="Take a snapshot, then replace q, k and v of every position after t with random numbers.",
+        help=tr("Take a snapshot, then replace q, k and v of every position after t with random numbers."),
     )
     buttons.button(
-        "Snapshot",
+        # Translators: a button: keep the current vectors as "before"
+        tr("Snapshot"),
         key="causal_snapshot",
         disabled=STATE.held,
         on_click=take_snapshot,
-        help="Use the current vectors as 'before'; then edit a later row in the editor above.",
+        help=tr("Use the current vectors as 'before'; then edit a later row in the editor above."),
     )
     buttons.button(
-        "Restore",
+        # Translators: a button: put the snapshot back
+        tr("Restore"),
         key="causal_restore",
         disabled=STATE.held,
         on_click=restore_snapshot,
-        help="Put the snapshot's vectors back into the editor.",
+        help=tr("Put the snapshot's vectors back into the editor."),
     )
     try:
         inv = invariance_check((before.q, before.k, before.v), (seq.q, seq.k, seq.v), t)
     except ValueError as err:
-        st.error(f"Cannot run the check: {err}")
+        st.error(tr("Cannot run the check: {error}", error=err))
         stop()
     if answer_hidden("causal", "changes"):
-        hidden_answer_card(st, "The check's result (the verdict, the outputs before and after, their differences)")
+        hidden_answer_card(st, tr("The check's result (the verdict, the outputs before and after, their differences)"))
     else:
         show_check(inv, t, tok)
 
-st.header("3 · The bug beside it: masking after the softmax")
+st.header(tr("3 · The bug beside it: masking after the softmax"))
 st.markdown(
-    "A tempting shortcut: take the ordinary softmax, then set the weights above the diagonal to 0. The future's "
-    "scores have already been used in each row's normalisation, so what is left no longer sums to 1: the missing "
-    "part, the **leak**, is exactly the weight the future had. The output shrinks by that much, and it still "
-    "depends on the future tokens (through the normaliser). Here the mask is a 0/1 matrix $B$ that *multiplies* "
-    "the weights, unlike the $M$ of 0 and $-\\infty$ that is *added* to the scores above."
+    tr(
+        "A tempting shortcut: take the ordinary softmax, then set the weights above the diagonal to 0. The future's "
+        "scores have already been used in each row's normalisation, so what is left no longer sums to 1: the missing "
+        "part, the **leak**, is exactly the weight the future had. The output shrinks by that much, and it still "
+        "depends on the future tokens (through the normaliser). Here the mask is a 0/1 matrix $B$ that *multiplies* "
+        "the weights, unlike the $M$ of 0 and $-\\infty$ that is *added* to the scores above."
+    )
 )
 st.latex(MASK_AFTER_SOFTMAX_LATEX)
 correct_col, bug_col = st.columns(2)
 with correct_col:
-    st.markdown("**Correct**: −∞ before the softmax")
+    st.markdown(tr("**Correct**: −∞ before the softmax"))
     if answer_hidden("causal", "weight"):
-        hidden_answer_card(st, "The correctly masked weights")
+        hidden_answer_card(st, tr("The correctly masked weights"))
     else:
         chart(
             st,
@@ -254,7 +298,7 @@ with correct_col:
             share=0.5,
         )
 with bug_col:
-    st.markdown("**Bug**: softmax first, then zero the future")
+    st.markdown(tr("**Bug**: softmax first, then zero the future"))
     chart(
         st,
         attention_heatmap(bug.weights, tok, tok, allowed=masked.allowed),
@@ -272,10 +316,14 @@ leak_table = arrow_table(
     }
 )
 LEAK_COLUMNS = {  # short headers, the full meaning in each column's help
-    "row sum (correct)": ("sum, correct", "Row sum of the correctly masked weights: always 1."),
-    "row sum (bug)": ("sum, bug", "Row sum of the weights masked after the softmax."),
-    "leak = 1 − row sum": ("leak", "1 − row sum: the weight the future had before it was zeroed."),
-    "max |Δ output|": ("max |Δ out|", "Largest difference between this row's buggy output and the correct one."),
+    "row sum (correct)": (tr("sum, correct"), tr("Row sum of the correctly masked weights: always 1.")),
+    "row sum (bug)": (tr("sum, bug"), tr("Row sum of the weights masked after the softmax.")),
+    # Translators: a short column header: the weight lost to the future
+    "leak = 1 − row sum": (tr("leak"), tr("1 − row sum: the weight the future had before it was zeroed.")),
+    "max |Δ output|": (
+        tr("max |Δ out|"),
+        tr("Largest difference between this row's buggy output and the correct one."),
+    ),
 }
 leak_table_col, leak_bars_col = st.columns([3, 2], gap="large")
 leak_table_col.dataframe(
@@ -283,7 +331,8 @@ leak_table_col.dataframe(
     hide_index=True,
     width="stretch",
     column_config={
-        "query": st.column_config.TextColumn("query", width=70),
+        # Translators: a column header: the query token of each row
+        "query": st.column_config.TextColumn(tr("query"), width=70),
         **{
             c: st.column_config.NumberColumn(label, format="%.6f", help=text, width=100)
             for c, (label, text) in LEAK_COLUMNS.items()
@@ -291,34 +340,41 @@ leak_table_col.dataframe(
     },
 )
 leak_table_col.caption(
-    "leak = 1 − the bug's row sum. max |Δ out|: how far each buggy output row is from the correct one. "
-    "The last query sees every key, so nothing is masked in its row: no leak, no error."
+    tr(
+        "leak = 1 − the bug's row sum. max |Δ out|: how far each buggy output row is from the correct one. "
+        "The last query sees every key, so nothing is masked in its row: no leak, no error."
+    )
 )
 chart(leak_bars_col, leak_bars(bug.row_sums, bug.leak, tok), width="stretch", key="causal_leak_bars")
 
-st.subheader("A small leak looks like noise")
+st.subheader(tr("A small leak looks like noise"))
 quiet = small_leak(t=2)
 st.markdown(
-    f"Here every query finds its own key and scores 0 on every other (q = 4·I, k = 3·I, d_k = 6), so the future "
-    f"had little weight to lose: the leak is at most **{quiet.largest_leak:.1%}** and the buggy outputs are "
-    f"within **{quiet.largest_drift:.3f}** of the correct ones. Looked at by eye, or checked with a loose "
-    "tolerance, this passes for rounding. The invariance check does not look at the size of the numbers: it "
-    "changes the tokens after *t* and asks whether anything up to *t* moved at all."
+    tr(
+        "Here every query finds its own key and scores 0 on every other (q = 4·I, k = 3·I, d_k = 6), so the future "
+        "had little weight to lose: the leak is at most **{leak}** and the buggy outputs are "
+        "within **{drift}** of the correct ones. Looked at by eye, or checked with a loose "
+        "tolerance, this passes for rounding. The invariance check does not look at the size of the numbers: it "
+        "changes the tokens after *t* and asks whether anything up to *t* moved at all.",
+        leak=num(quiet.largest_leak, ".1%"),
+        drift=num(quiet.largest_drift, ".3f"),
+    )
 )
 st.table(  # wraps its text: the headers are sentences
     pd.DataFrame(
         {
-            "implementation": ["correct: −∞ before the softmax", "bug: zeroed after the softmax"],
-            "largest leak": ["0 %", f"{quiet.largest_leak:.1%}"],
-            f"max |Δ output| at 0…{quiet.t} when the tokens after {quiet.t} change": [
+            tr("implementation"): [tr("correct: −∞ before the softmax"), tr("bug: zeroed after the softmax")],
+            tr("largest leak"): ["0 %", num(quiet.largest_leak, ".1%")],
+            tr("max |Δ output| at 0…{t} when the tokens after {t} change", t=quiet.t): [
                 exact_text(quiet.checks[name].diff[: quiet.t + 1].max()) for name in ("correct", "bug")
             ],
-            "check": [
-                "✅ passed" if quiet.checks[name].passed else "❌ failed: the future leaked"
+            # Translators: a column header: the verdict of the invariance check
+            tr("check"): [
+                tr("✅ passed") if quiet.checks[name].passed else tr("❌ failed: the future leaked")
                 for name in ("correct", "bug")
             ],
         }
-    ).set_index("implementation"),
+    ).set_index(tr("implementation")),
 )
 
 show_snippet(attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=True, scale=True))

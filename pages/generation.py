@@ -22,9 +22,9 @@ from attention.decoder import (
     next_token_probabilities,
 )
 from figures.generation import (
+    bytes_text,
     cache_growth_figure,
     cache_kinds_figure,
-    format_bytes,
     probabilities_figure,
     step_rows_figure,
     timing_figure,
@@ -43,6 +43,7 @@ from lessons.generation import (
     weights_and_cache,
 )
 from lessons.induction import LETTERS, check_input_fits, ids_to_letters, letters_to_ids
+from locales import num, tr
 from ui.charts import chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.declared.generation import MAX_PROMPT_CHARS, REPEATS, STATE, model, report
@@ -57,8 +58,14 @@ LONG_CONTEXT = 32768  # the context of the 7B-class example
 REAL_D_HEAD, REAL_TOKENS = 8, 64  # the small real caches that check the formula
 
 
-@st.cache_data(max_entries=1, show_spinner="Timing one decoding step at longer contexts (once per server)…")
 def timing() -> ContextTiming:
+    """`timed`, with a spinner in the session's language while it is timed."""
+    with st.spinner(tr("Timing one decoding step at longer contexts (once per server)…")):
+        return timed_steps()
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def timed_steps() -> ContextTiming:
     return context_timing(TIMING_CONFIG, TIMING_LENGTHS, repeats=REPEATS)
 
 
@@ -72,53 +79,60 @@ params = model()
 config = params.config
 letters = list(LETTERS[: config.vocab_size])
 
-st.title("Generation and the KV cache")
+st.title(tr("Generation and the KV cache"))
 st.markdown(
-    "A decoder writes one token at a time: it predicts the next token, appends it, and runs again. Run naively, "
-    "each step recomputes every token so far, the prompt's and the ones generated. But a token's key and value "
-    "depend only on itself and the tokens before it (the causal mask guarantees it), so they never change: keep "
-    "them in a **KV cache**, and each new token only computes its own query, key and value and reads the cached "
-    "ones. The model here is the one from *Watch an induction head form*: it has learned to continue repeats, so "
-    "you can check its output by eye."
+    tr(
+        "A decoder writes one token at a time: it predicts the next token, appends it, and runs again. Run naively, "
+        "each step recomputes every token so far, the prompt's and the ones generated. But a token's key and value "
+        "depend only on itself and the tokens before it (the causal mask guarantees it), so they never change: keep "
+        "them in a **KV cache**, and each new token only computes its own query, key and value and reads the cached "
+        "ones. The model here is the one from *Watch an induction head form*: it has learned to continue repeats, so "
+        "you can check its output by eye."
+    )
 )
 st.latex(CAUSAL_CACHE_LATEX)
 STATE.show_warnings()
 
-st.header("1 · Generate, one token at a time")
+st.header(tr("1 · Generate, one token at a time"))
 prompt_col, new_col = st.columns([3, 1])
 prompt_text = prompt_col.text_input(
-    "Prompt (letters a to z)",
+    tr("Prompt (letters a to z)"),
     **STATE.widget("prompt"),
     max_chars=MAX_PROMPT_CHARS,
-    help="Spaces are ignored. Repeat something (a b c d a b) and the model continues the pattern.",
+    help=tr("Spaces are ignored. Repeat something (a b c d a b) and the model continues the pattern."),
 )
-n_new = number_box(new_col, "New tokens", **STATE.widget("n_new"), help="How many tokens to generate.")
+n_new = number_box(new_col, tr("New tokens"), **STATE.widget("n_new"), help=tr("How many tokens to generate."))
 temp_col, k_col, seed_col = st.columns([3, 2, 1])
+greedy = tr("0 (greedy)")
 temperature = temp_col.select_slider(
-    "Temperature T",
+    tr("Temperature T"),
     **STATE.widget("temperature"),
-    format_func=lambda t: "0 (greedy)" if t == 0 else f"{t:g}",
-    help="0 = greedy: always the most likely token. Above 0: draw from softmax(logits / T); small T sharpens "
-    "the distribution, large T flattens it.",
+    format_func=lambda t: greedy if t == 0 else num(t, "g"),
+    help=tr(
+        "0 = greedy: always the most likely token. Above 0: draw from softmax(logits / T); small T sharpens the "
+        "distribution, large T flattens it."
+    ),
 )
 top_k = number_box(
     k_col,
-    "top-k (0 = all)",
+    tr("top-k (0 = all)"),
     **STATE.widget("top_k"),
-    help="When sampling, keep only the k most likely tokens (their probabilities renormalised); 0 keeps all "
-    f"{config.vocab_size}.",
+    help=tr(
+        "When sampling, keep only the k most likely tokens (their probabilities renormalised); 0 keeps all {vocab}.",
+        vocab=config.vocab_size,
+    ),
 )
-seed = number_box(seed_col, "Seed", **STATE.widget("seed"), help="Seeds the sampling (not used when greedy).")
+seed = number_box(seed_col, tr("Seed"), **STATE.widget("seed"), help=tr("Seeds the sampling (not used when greedy)."))
 st.latex(SAMPLING_LATEX)
-st.caption("z: the model's logits, one score per letter before the softmax; T: the temperature.")
+st.caption(tr("z: the model's logits, one score per letter before the softmax; T: the temperature."))
 if temperature == 0:
-    st.caption("Greedy: top-k and the seed change nothing (the most likely token is always in the top k).")
+    st.caption(tr("Greedy: top-k and the seed change nothing (the most likely token is always in the top k)."))
 
 try:
     prompt = letters_to_ids(prompt_text)
     check_input_fits(prompt.size, int(n_new), config)
 except ValueError as err:
-    st.error(escape_markdown(f"Cannot generate: {err}."))
+    st.error(escape_markdown(tr("Cannot generate: {error}.", error=err)))
     stop()
 result = report(tuple(int(t) for t in prompt), int(n_new), float(temperature), int(top_k) or None, int(seed))
 tokens = ids_to_letters(result.ids)
@@ -133,9 +147,9 @@ for s, step in enumerate(result.steps):
 STATE.fit("step")  # also while its slider is hidden: the link then holds a step that was generated
 if n_new > 1:
     step_no = st.slider(
-        "Inspect step",
+        tr("Inspect step"),
         **STATE.widget("step"),
-        help="Which generation step the outlined row, the probabilities and the cache below refer to.",
+        help=tr("Which generation step the outlined row, the probabilities and the cache below refer to."),
     )
 else:
     step_no = 1
@@ -145,7 +159,7 @@ chosen = result.steps[step_no - 1]
 # tokens cached), the cache's table and sizes, and the last step's count of tokens stay hidden while it is open
 hide_cache = answer_hidden("generation", "cache")
 if hide_cache:
-    hidden_answer_card(st, "Each step's attention row (as long as the tokens the cache holds then)")
+    hidden_answer_card(st, tr("Each step's attention row (as long as the tokens the cache holds then)"))
 else:
     chart(
         st,
@@ -155,45 +169,58 @@ else:
         key="gen_rows",
     )
     st.caption(
-        "Each row is one step's **attention row**: the weights of the newest token's query over every token so far "
-        "(the dotted line ends the prompt). Step 1 is the prompt's last token; each later row is one position "
-        "longer, because the token chosen at the step before has joined the sequence."
+        tr(
+            "Each row is one step's **attention row**: the weights of the newest token's query over every token so "
+            "far (the dotted line ends the prompt). Step 1 is the prompt's last token; each later row is one "
+            "position longer, because the token chosen at the step before has joined the sequence."
+        )
     )
 prob_col, cache_col = st.columns([3, 2], gap="large")
 with prob_col:
     chosen_letter = letters[chosen.token]
     st.markdown(
-        f"**Step {step_no}: what the model predicts, and what the token was drawn from** (chosen: **{chosen_letter}**)"
+        tr(
+            "**Step {step}: what the model predicts, and what the token was drawn from** (chosen: **{letter}**)",
+            step=step_no,
+            letter=chosen_letter,
+        )
     )
     model_probs = next_token_probabilities(chosen.logits, 1.0)
     chart(st, probabilities_figure(model_probs, chosen.probabilities, letters, chosen.token), key="gen_probs")
 with cache_col:
-    st.markdown(f"**The cache after step {step_no}**")
+    st.markdown(tr("**The cache after step {step}**", step=step_no))
     if hide_cache:
-        hidden_answer_card(st, "The cache's shape and size after each step (its table, its bytes, its growth)")
+        hidden_answer_card(st, tr("The cache's shape and size after each step (its table, its bytes, its growth)"))
     else:
+        # Translators: a table's column headers: a layer of the model, its cached keys and its cached values
+        layer_column, keys_column, values_column = tr("layer"), tr("keys"), tr("values")
         st.dataframe(
             pd.DataFrame(
                 {
-                    "layer": [f"layer {i + 1}" for i in range(config.n_layers)],
-                    "keys": [str(chosen.cache_shape)] * config.n_layers,
-                    "values": [str(chosen.cache_shape)] * config.n_layers,
+                    layer_column: [tr("layer {layer}", layer=i + 1) for i in range(config.n_layers)],
+                    keys_column: [str(chosen.cache_shape)] * config.n_layers,
+                    values_column: [str(chosen.cache_shape)] * config.n_layers,
                 }
-            ).set_index("layer"),
+            ).set_index(layer_column),
             key="gen_cache_table",
         )
         st.caption(
-            f"Per layer: (n_kv_heads, tokens, d_head), the key/value heads (section 5), the tokens so far and the "
-            f"width of one head. {chosen.cache_shape[1]} tokens × {config.n_layers} layers × K and "
-            f"V, {np.dtype(params.dtype).name}: "
-            f"**{format_bytes(chosen.cache_nbytes)}** ({chosen.cache_nbytes:,} bytes)."
+            tr(
+                "Per layer: (n_kv_heads, tokens, d_head), the key/value heads (section 5), the tokens so far and the "
+                "width of one head. {tokens} tokens × {layers} layers × K and V, {dtype}: **{size}** ({bytes} bytes).",
+                tokens=chosen.cache_shape[1],
+                layers=config.n_layers,
+                dtype=np.dtype(params.dtype).name,
+                size=bytes_text(chosen.cache_nbytes),
+                bytes=num(chosen.cache_nbytes, ","),
+            )
         )
 
-st.header("2 · The cache grows by one row per layer per token")
+st.header(tr("2 · The cache grows by one row per layer per token"))
 st.latex(CACHE_BYTES_LATEX)
 growth_col, note_col = st.columns([3, 2], gap="large")
 if hide_cache:
-    hidden_answer_card(growth_col, "The cache's size after every step (its plot and the bytes per token)")
+    hidden_answer_card(growth_col, tr("The cache's size after every step (its plot and the bytes per token)"))
 else:
     with growth_col:
         figure = cache_growth_figure(
@@ -204,19 +231,27 @@ else:
         first, last = result.steps[0], result.steps[-1]
         itemsize = np.dtype(params.dtype).itemsize
         per_token = 2 * config.n_layers * config.n_kv_heads * config.d_head * itemsize
-        st.markdown(
-            f"Step 1 runs the whole prompt of {prompt.size} tokens and fills the cache: {first.cache_shape} per "
-            f"layer, {format_bytes(first.cache_nbytes)}. Each later step appends one row to every layer's K and V: "
-            f"2 × {config.n_layers} layers × {config.n_kv_heads} heads × d_head {config.d_head} × {itemsize} bytes "
-            f"= **{per_token} bytes per token**. "
-            + (
-                f"After the last step: {last.cache_shape}, {format_bytes(last.cache_nbytes)}."
-                if len(result.steps) > 1
-                else "With one new token there is no later step: the cache stays as step 1 left it."
-            )
+        filled = tr(
+            "Step 1 runs the whole prompt of {tokens} tokens and fills the cache: {shape} per layer, {size}. Each "
+            "later step appends one row to every layer's K and V: 2 × {layers} layers × {heads} heads × d_head "
+            "{d_head} × {itemsize} bytes = **{per_token} bytes per token**.",
+            tokens=prompt.size,
+            shape=first.cache_shape,
+            size=bytes_text(first.cache_nbytes),
+            layers=config.n_layers,
+            heads=config.n_kv_heads,
+            d_head=config.d_head,
+            itemsize=itemsize,
+            per_token=per_token,
         )
+        after = (
+            tr("After the last step: {shape}, {size}.", shape=last.cache_shape, size=bytes_text(last.cache_nbytes))
+            if len(result.steps) > 1
+            else tr("With one new token there is no later step: the cache stays as step 1 left it.")
+        )
+        st.markdown(f"{filled} {after}")
 
-st.header("3 · The work per new token, with and without the cache")
+st.header(tr("3 · The work per new token, with and without the cache"))
 count_col, time_col = st.columns(2, gap="large")
 with count_col:
     t_axis = np.unique(np.geomspace(1, 4096, 40).astype(int))
@@ -232,112 +267,160 @@ with count_col:
         share=0.5,
     )
     st.caption(
-        "Counted multiply-adds for this model's shape. With the cache a new token costs the same projections "
-        "every time plus one row of scores and its weighted sum of the values, growing linearly with the context; "
-        "without it, everything is redone for all t tokens so far."
+        tr(
+            "Counted multiply-adds for this model's shape. With the cache a new token costs the same projections "
+            "every time plus one row of scores and its weighted sum of the values, growing linearly with the "
+            "context; without it, everything is redone for all t tokens so far."
+        )
         + ("" if hide_cache else " " + last_step_work(result))  # it counts the last step's tokens: the cache's
     )
 with time_col:
     chart(st, timing_figure(result.ms_cached, result.ms_uncached), key="gen_timing", share=0.5)
-    steps_said = f"for all {n_new} steps" if n_new > 1 else "for its one step"
+    times = dict(
+        repeats=REPEATS,
+        cached=num(result.ms_cached.sum(), ".2f"),
+        uncached=num(result.ms_uncached.sum(), ".2f"),
+        steps=n_new,
+    )
+    measured_said = (
+        tr(
+            "Measured on this server, best of {repeats}: {cached} ms with the cache, {uncached} ms without, for all "
+            "{steps} steps (step 1 runs the whole prompt either way).",
+            **times,
+        )
+        if n_new > 1
+        else tr(
+            "Measured on this server, best of {repeats}: {cached} ms with the cache, {uncached} ms without, for its "
+            "one step (step 1 runs the whole prompt either way).",
+            **times,
+        )
+    )
     st.caption(
-        f"Measured on this server, best of {REPEATS}: {result.ms_cached.sum():.2f} ms with the cache, "
-        f"{result.ms_uncached.sum():.2f} ms without, {steps_said} (step 1 runs the whole prompt either "
-        "way). At a few dozen tokens of a tiny model both are mostly Python's own overhead; the gap opens with the "
-        "context, as below."
+        measured_said
+        + " "
+        + tr(
+            "At a few dozen tokens of a tiny model both are mostly Python's own overhead; the gap opens with the "
+            "context, as below."
+        )
     )
 timed = timing()
+context_column = tr("context (tokens)")
+ms_cached_column, ms_uncached_column = tr("ms with the cache"), tr("ms without")
+madds_cached_column, madds_uncached_column = tr("multiply-adds with"), tr("multiply-adds without")
+faster_column = tr("times faster")
 st.dataframe(
     pd.DataFrame(
         {
-            "context (tokens)": timed.n_total,
-            "ms with the cache": timed.ms_cached,
-            "ms without": timed.ms_uncached,
-            "times faster": timed.ms_uncached / timed.ms_cached,
-            "multiply-adds with": timed.madds_cached,
-            "multiply-adds without": timed.madds_uncached,
+            context_column: timed.n_total,
+            ms_cached_column: timed.ms_cached,
+            ms_uncached_column: timed.ms_uncached,
+            faster_column: timed.ms_uncached / timed.ms_cached,
+            madds_cached_column: timed.madds_cached,
+            madds_uncached_column: timed.madds_uncached,
         }
-    ).set_index("context (tokens)"),
+    ).set_index(context_column),
     key="gen_context_timing",
     column_config={
-        "ms with the cache": st.column_config.NumberColumn(format="%.3f"),
-        "multiply-adds with": st.column_config.NumberColumn(format="localized"),
-        "multiply-adds without": st.column_config.NumberColumn(format="localized"),
-        "ms without": st.column_config.NumberColumn(format="%.3f"),
-        "times faster": st.column_config.NumberColumn(format="%.1f"),
+        ms_cached_column: st.column_config.NumberColumn(format="%.3f"),
+        madds_cached_column: st.column_config.NumberColumn(format="localized"),
+        madds_uncached_column: st.column_config.NumberColumn(format="localized"),
+        ms_uncached_column: st.column_config.NumberColumn(format="%.3f"),
+        faster_column: st.column_config.NumberColumn(format="%.1f"),
     },
 )
 st.caption(
-    f"One decoding step of a larger random model ({TIMING_CONFIG.n_layers} layers, {TIMING_CONFIG.n_heads} heads, "
-    f"d_model {TIMING_CONFIG.d_model}), timed once per server. With "
-    "the cache the step is one token against the cached keys; without, the whole context runs again."
+    tr(
+        "One decoding step of a larger random model ({layers} layers, {heads} heads, d_model {d_model}), timed once "
+        "per server. With the cache the step is one token against the cached keys; without, the whole context runs "
+        "again.",
+        layers=TIMING_CONFIG.n_layers,
+        heads=TIMING_CONFIG.n_heads,
+        d_model=TIMING_CONFIG.d_model,
+    )
 )
 
-st.header("4 · The check that makes the cache trustworthy")
+st.header(tr("4 · The check that makes the cache trustworthy"))
 ok = result.max_diff_float64 < 1e-12
 st.markdown(
-    "The logits of cached, one-token-at-a-time decoding (the prompt at once, then each new token alone, as "
-    "above) against the logits of running the whole sequence in one go, for every position:"
+    tr(
+        "The logits of cached, one-token-at-a-time decoding (the prompt at once, then each new token alone, as "
+        "above) against the logits of running the whole sequence in one go, for every position:"
+    )
 )
 check_cols = st.columns(3)
-check_cols[0].metric("largest difference, float64", f"{result.max_diff_float64:.1e}", help="Must be below 1e-12.")
-check_cols[1].metric("largest difference, float32", f"{result.max_diff_float32:.1e}")
-check_cols[2].metric("same tokens without the cache", "yes" if result.same_tokens else "NO")
+check_cols[0].metric(
+    tr("largest difference, float64"), num(result.max_diff_float64, ".1e"), help=tr("Must be below 1e-12.")
+)
+check_cols[1].metric(tr("largest difference, float32"), num(result.max_diff_float32, ".1e"))
+check_cols[2].metric(tr("same tokens without the cache"), tr("yes") if result.same_tokens else tr("NO"))
 if ok and result.same_tokens:
     st.success(cache_verdict(result))
 else:
-    st.error("The cached logits differ from the recomputed ones: the cache is wrong.")
+    st.error(tr("The cached logits differ from the recomputed ones: the cache is wrong."))
 
-st.header("5 · MHA, GQA and MQA: the same model, three caches")
+st.header(tr("5 · MHA, GQA and MQA: the same model, three caches"))
 big_weights, big_cache = weights_and_cache(LLAMA2_7B, LONG_CONTEXT)
 _, own_cache = weights_and_cache(LLAMA2_7B, LLAMA2_7B.n_context)
 st.markdown(
-    f"At long contexts the cache can outgrow the weights: {LLAMA2_7B.name} (Touvron et al. 2023; "
-    f"{LLAMA2_7B.n_layers} layers of {LLAMA2_7B.n_heads} heads of d_head {LLAMA2_7B.d_head}) holds "
-    f"{format_bytes(big_weights)} of float16 weights; its multi-head cache is {format_bytes(own_cache)} per "
-    f"sequence at the {LLAMA2_7B.n_context:,} tokens it was trained for, and would be {format_bytes(big_cache)} "
-    f"at {LONG_CONTEXT:,}, more than the weights; every new token must read all of it. "
-    "In multi-head attention (MHA) every query head has its own key/value head. Grouped-query attention (GQA, "
-    "Ainslie et al. 2023) lets each group of g query heads share one key/value head: as many query heads as before, "
-    "a cache g times smaller. Multi-query attention (MQA, Shazeer 2019) is the extreme, one key/value head for all."
+    tr(
+        "At long contexts the cache can outgrow the weights: {model} (Touvron et al. 2023; {layers} layers of "
+        "{heads} heads of d_head {d_head}) holds {weights} of float16 weights; its multi-head cache is {own_cache} "
+        "per sequence at the {context} tokens it was trained for, and would be {long_cache} at {long_context}, more "
+        "than the weights; every new token must read all of it. In multi-head attention (MHA) every query head has "
+        "its own key/value head. Grouped-query attention (GQA, Ainslie et al. 2023) lets each group of g query heads "
+        "share one key/value head: as many query heads as before, a cache g times smaller. Multi-query attention "
+        "(MQA, Shazeer 2019) is the extreme, one key/value head for all.",
+        model=LLAMA2_7B.name,
+        layers=LLAMA2_7B.n_layers,
+        heads=LLAMA2_7B.n_heads,
+        d_head=LLAMA2_7B.d_head,
+        weights=bytes_text(big_weights),
+        own_cache=bytes_text(own_cache),
+        context=num(LLAMA2_7B.n_context, ","),
+        long_cache=bytes_text(big_cache),
+        long_context=num(LONG_CONTEXT, ","),
+    )
 )
 st.latex(GQA_LATEX)
-st.caption("Heads numbered from 0: query heads 0 to g − 1 share key/value head 0, the next g share head 1, and so on.")
+st.caption(
+    tr("Heads numbered from 0: query heads 0 to g − 1 share key/value head 0, the next g share head 1, and so on.")
+)
 c1, c2, c3 = st.columns(3)
 layers = number_box(
     c1,
-    "layers",
+    # Translators: the number of layers of the model (a short label)
+    tr("layers"),
     **STATE.widget("layers"),
-    help=f"n_layers of the model: at most {MAX_LAYERS}, the most this app's decoder takes.",
+    help=tr("n_layers of the model: at most {limit}, the most this app's decoder takes.", limit=MAX_LAYERS),
 )
 heads = c2.selectbox(
-    "query heads",
+    tr("query heads"),
     **STATE.widget("heads"),
-    help="n_heads: query heads per layer.",
+    help=tr("n_heads: query heads per layer."),
 )
 kv = c3.selectbox(
-    "GQA kv heads",
+    tr("GQA kv heads"),
     **STATE.widget("kv"),
-    help="n_kv_heads of the grouped-query model: each one is shared by a group of query heads, so it divides them.",
+    help=tr("n_kv_heads of the grouped-query model: each one is shared by a group of query heads, so it divides them."),
 )
 STATE.notes(c3, names=("kv",))
 c4, c5, c6 = st.columns(3)
-d_head = c4.selectbox("d_head", **STATE.widget("d_head"), help="The width of one head.")
+d_head = c4.selectbox("d_head", **STATE.widget("d_head"), help=tr("The width of one head."))
 context = c5.selectbox(
-    "context (tokens)",
+    tr("context (tokens)"),
     **STATE.widget("context"),
-    format_func=lambda n: f"{n:,}",
-    help="How many tokens the cache holds.",
+    format_func=lambda n: num(n, ","),
+    help=tr("How many tokens the cache holds."),
 )
 dtype = c6.selectbox(
-    "number format",
+    tr("number format"),
     **STATE.widget("dtype"),
-    help="How the cache stores each number: float16 (and bfloat16) take 2 bytes, float32 4, float64 8.",
+    help=tr("How the cache stores each number: float16 (and bfloat16) take 2 bytes, float32 4, float64 8."),
 )
 kinds = cache_kinds(int(layers), int(heads), int(kv), int(d_head), int(context), DTYPE_BYTES[dtype])
 bars_col, kinds_note = st.columns([3, 2], gap="large")
 if answer_hidden("generation", "shared"):
-    hidden_answer_card(bars_col, "The three caches' sizes (their bars, the sizes and the check on real caches)")
+    hidden_answer_card(bars_col, tr("The three caches' sizes (their bars, the sizes and the check on real caches)"))
 else:
     with bars_col:
         figure = cache_kinds_figure([k.name for k in kinds], [k.nbytes for k in kinds])
@@ -345,18 +428,56 @@ else:
     with kinds_note:
         mha, gqa, mqa = kinds
         st.markdown(
-            f"{layers} layers × {heads} query heads × d_head {d_head} (d_model {heads * d_head}), {context:,} "
-            f"tokens, {DTYPE_BYTES[dtype]} bytes per number:\n\n"
-            f"- **MHA**: {format_bytes(mha.nbytes)}\n- **GQA**, groups of {heads // kv}: {format_bytes(gqa.nbytes)} "
-            f"({heads // kv}× smaller)\n- **MQA**: {format_bytes(mqa.nbytes)} ({heads}× smaller)"
+            tr(
+                "{layers} layers × {heads} query heads × d_head {d_head} (d_model {d_model}), {context} tokens, "
+                "{itemsize} bytes per number:\n\n"
+                "- **MHA**: {mha}\n"
+                "- **GQA**, groups of {group}: {gqa} ({group}× smaller)\n"
+                "- **MQA**: {mqa} ({heads}× smaller)",
+                layers=layers,
+                heads=heads,
+                d_head=d_head,
+                d_model=heads * d_head,
+                context=num(context, ","),
+                itemsize=DTYPE_BYTES[dtype],
+                mha=bytes_text(mha.nbytes),
+                group=heads // kv,
+                gqa=bytes_text(gqa.nbytes),
+                mqa=bytes_text(mqa.nbytes),
+            )
         )
         real = {kind.n_kv_heads: real_cache(int(heads), kind.n_kv_heads, REAL_D_HEAD) for kind in kinds}
-        st.caption(
-            f"The formula, checked on caches that exist: a 2-layer float32 model with these head counts and d_head "
-            f"{REAL_D_HEAD}, run on {REAL_TOKENS} tokens, holds "
-            + ", ".join(f"{m:,} bytes (formula {f:,})" for m, f in real.values())
-            + " for MHA, GQA and MQA."
-        )
+        held = [
+            dict(size=num(measured_bytes, ","), formula=num(formula_bytes, ","))
+            for measured_bytes, formula_bytes in real.values()
+        ]
+        if len(held) == 3:
+            checked = tr(
+                "The formula, checked on caches that exist: a 2-layer float32 model with these head counts and d_head "
+                "{d_head}, run on {tokens} tokens, holds {mha} bytes (formula {mha_formula}), {gqa} bytes (formula "
+                "{gqa_formula}), {mqa} bytes (formula {mqa_formula}) for MHA, GQA and MQA.",
+                d_head=REAL_D_HEAD,
+                tokens=REAL_TOKENS,
+                mha=held[0]["size"],
+                mha_formula=held[0]["formula"],
+                gqa=held[1]["size"],
+                gqa_formula=held[1]["formula"],
+                mqa=held[2]["size"],
+                mqa_formula=held[2]["formula"],
+            )
+        else:  # GQA with as many kv heads as query heads is MHA: one cache for both
+            checked = tr(
+                "The formula, checked on caches that exist: a 2-layer float32 model with these head counts and d_head "
+                "{d_head}, run on {tokens} tokens, holds {mha} bytes (formula {mha_formula}), {mqa} bytes (formula "
+                "{mqa_formula}) for MHA, GQA and MQA.",
+                d_head=REAL_D_HEAD,
+                tokens=REAL_TOKENS,
+                mha=held[0]["size"],
+                mha_formula=held[0]["formula"],
+                mqa=held[-1]["size"],
+                mqa_formula=held[-1]["formula"],
+            )
+        st.caption(checked)
 
 show_snippet(
     generation_snippet(

@@ -21,6 +21,7 @@ from lessons.head_library import (
     buildable_presets,
     embed_tokens,
 )
+from locales import num, tr
 from ui.charts import chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.declared.heads import MAX_HEADS, STATE, compute
@@ -43,66 +44,112 @@ def attention_latex(causal: bool, scale: bool) -> str:
 
 def how_each_head_attends(causal: bool, scale: bool, d_head: int) -> str:
     """Section 4's first sentence, true of the switches as they are."""
-    scaling = (
-        f"its scores divided by √d_head = √{d_head}"
-        if scale
-        else "its scores **not** divided by √d_head (the scaling is switched off)"
+    if scale and causal:
+        return tr(
+            "Each head runs dot-product attention on its own chunk, its scores divided by √d_head = √{d_head}, and "
+            "the causal mask: each position sees itself and the positions before it.",
+            d_head=d_head,
+        )
+    if scale:
+        return tr(
+            "Each head runs dot-product attention on its own chunk, its scores divided by √d_head = √{d_head}.",
+            d_head=d_head,
+        )
+    if causal:
+        return tr(
+            "Each head runs dot-product attention on its own chunk, its scores **not** divided by √d_head (the "
+            "scaling is switched off), and the causal mask: each position sees itself and the positions before it."
+        )
+    return tr(
+        "Each head runs dot-product attention on its own chunk, its scores **not** divided by √d_head (the "
+        "scaling is switched off)."
     )
-    mask = ", and the causal mask: each position sees itself and the positions before it" if causal else ""
-    return f"Each head runs dot-product attention on its own chunk, {scaling}{mask}."
 
 
 def entropy_range(causal: bool, n: int) -> str:
     """The entropy of a row, from one key to spread evenly, for the keys the mask lets a row see."""
     if n == 1:
-        return "0 bits: one key, which gets all the weight"
+        return tr("0 bits: one key, which gets all the weight")
     if causal:
-        return (
+        return tr(
             "0 bits: all weight on one key; log₂(i + 1) bits for row i, which the causal mask lets see i + 1 keys: "
             "spread evenly"
         )
-    return f"0 bits: all weight on one key; log₂ {n} = {math.log2(n):.2f} bits: spread evenly over the {n} keys"
+    return tr(
+        "0 bits: all weight on one key; log₂ {n} = {bits} bits: spread evenly over the {n} keys",
+        n=n,
+        bits=num(math.log2(n), ".2f"),
+    )
 
 
 def preset_bullets(causal: bool) -> str:
     """The head library's presets, each said as it behaves with the mask as it is."""
-    uniform = (
-        "W_Q = W_K = 0, every score 0; the causal mask leaves row i its i + 1 keys, so each of them gets 1/(i + 1)"
-        if causal
-        else "W_Q = W_K = 0, every score 0, so every weight is 1/n"
+    if causal:
+        uniform = tr(
+            "- **uniform**: W_Q = W_K = 0, every score 0; the causal mask leaves row i its i + 1 keys, so each of "
+            "them gets 1/(i + 1)."
+        )
+        similar = tr(
+            "- **most similar word**: q and k read only the word columns (as many as the head has): a word attends "
+            "to the words whose columns are most like its own: first of all itself, and every copy of itself at or "
+            "before it equally (repeat a word on the Playground to see it), but also other words that happen to look "
+            "alike in those few columns."
+        )
+    else:
+        uniform = tr("- **uniform**: W_Q = W_K = 0, every score 0, so every weight is 1/n.")
+        similar = tr(
+            "- **most similar word**: q and k read only the word columns (as many as the head has): a word attends "
+            "to the words whose columns are most like its own: first of all itself, and every copy of itself "
+            "equally (repeat a word on the Playground to see it), but also other words that happen to look alike "
+            "in those few columns."
+        )
+    return "\n".join(
+        (
+            tr(
+                "- **previous token**: q_i is position i rotated back by one step, k_j is position j: the dot product "
+                "is largest at j = i − 1 (for every row but the first, which has no previous token)."
+            ),
+            tr("- **first token**: every query is the position-0 vector (from the query bias b_Q): largest at j = 0."),
+            tr("- **itself**: q_i and k_j are positions i and j: largest at j = i, even for a repeated word."),
+            uniform,
+            similar,
+            tr("- **random**: seeded random columns, like an untrained model."),
+        )
     )
-    copies = "every copy of itself at or before it" if causal else "every copy of itself"
-    return (
-        "- **previous token**: q_i is position i rotated back by one step, k_j is position j: the dot product is "
-        "largest at j = i − 1 (for every row but the first, which has no previous token).\n"
-        "- **first token**: every query is the position-0 vector (from the query bias b_Q): largest at j = 0.\n"
-        "- **itself**: q_i and k_j are positions i and j: largest at j = i, even for a repeated word.\n"
-        f"- **uniform**: {uniform}.\n"
-        "- **most similar word**: q and k read only the word columns (as many as the head has): a word attends to "
-        f"the words whose columns are most like its own: first of all itself, and {copies} equally (repeat "
-        "a word on the Playground to see it), but also other words that happen to look alike in those few columns.\n"
-        "- **random**: seeded random columns, like an untrained model."
-    )
+
+
+def scores_title(scale: bool, causal: bool, d_head: int) -> str:
+    """The enlarged head's scores heatmap's title: divided by √d_head or not, masked or not."""
+    if scale and causal:
+        return tr("scores Q Kᵀ / √{d_head} (masked)", d_head=d_head)
+    if scale:
+        return tr("scores Q Kᵀ / √{d_head}", d_head=d_head)
+    return tr("scores Q Kᵀ (masked)") if causal else tr("scores Q Kᵀ")
 
 
 def or_list(values) -> str:
     """[1, 2, 4] -> '1, 2 or 4'."""
     words = [str(v) for v in values]
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+    if len(words) == 1:
+        return words[0]
+    # Translators: the end of a list of numbers: "1, 2 or 4" ({items} is "1, 2")
+    return tr("{items} or {last}", items=", ".join(words[:-1]), last=words[-1])
 
 
 STATE.load()
 seq = STATE["seq"]
 tokens = tuple(seq.tokens)
 
-st.title("Multi-head attention")
+st.title(tr("Multi-head attention"))
 st.markdown(
-    "One attention head compares every query with every key in **one** way. Multi-head attention runs "
-    "**h heads side by side**: the d_model columns of Q, K and V are cut into h chunks of d_head = d_model / h "
-    "columns, each head attends with its own chunk, and the h outputs are glued back together and mixed by W_O. "
-    "Different heads can learn to look for different things: Clark et al. (2019, 'What Does BERT Look At? An "
-    "Analysis of BERT's Attention') found heads in BERT that attend to the previous token, to the next token, to "
-    "the separator token [SEP], or broadly over the whole sentence."
+    tr(
+        "One attention head compares every query with every key in **one** way. Multi-head attention runs "
+        "**h heads side by side**: the d_model columns of Q, K and V are cut into h chunks of d_head = d_model / h "
+        "columns, each head attends with its own chunk, and the h outputs are glued back together and mixed by W_O. "
+        "Different heads can learn to look for different things: Clark et al. (2019, 'What Does BERT Look At? An "
+        "Analysis of BERT's Attention') found heads in BERT that attend to the previous token, to the next token, to "
+        "the separator token [SEP], or broadly over the whole sentence."
+    )
 )
 st.latex(MULTI_HEAD_LATEX)
 STATE.show_warnings()
@@ -112,54 +159,65 @@ d_model = number_box(
     width_col,
     "d_model",
     **STATE.widget("d_model"),
-    help="Width of each token's vector; it must be a multiple of the number of heads.",
+    help=tr("Width of each token's vector; it must be a multiple of the number of heads."),
 )
 n_heads = heads_col.slider(
-    "Number of heads h",
+    tr("Number of heads h"),
     **STATE.widget("n_heads"),
-    help="How many heads share the d_model columns; each gets d_model / h of them.",
+    help=tr("How many heads share the d_model columns; each gets d_model / h of them."),
 )
 seed = number_box(
     seed_col,
-    "Seed",
+    tr("Seed"),
     **STATE.widget("seed"),
-    help="Seeds the random word vectors, W_V, W_O and the heads set to 'random'.",
+    help=tr("Seeds the random word vectors, W_V, W_O and the heads set to 'random'."),
 )
 causal = switches_col.toggle(
-    "Causal mask",
+    tr("Causal mask"),
     **STATE.widget("causal"),
-    help="Each position may only attend to itself and earlier positions (applied in every head).",
+    help=tr("Each position may only attend to itself and earlier positions (applied in every head)."),
 )
 scale = switches_col.toggle(
-    "Divide by √d_head",
+    tr("Divide by √d_head"),
     **STATE.widget("scale"),
-    help="Scale every head's scores by 1/√d_head before the softmax.",
+    help=tr("Scale every head's scores by 1/√d_head before the softmax."),
 )
 
 if not 1 <= seq.n <= MAX_POSITIONS:
     st.error(
-        f"The Playground's sequence has {seq.n} tokens; this page shows 1 to {MAX_POSITIONS}. "
-        "Shorten it on the Playground."
+        tr(
+            "The Playground's sequence has {n} tokens; this page shows 1 to {most}. Shorten it on the Playground.",
+            n=seq.n,
+            most=MAX_POSITIONS,
+        )
     )
     stop()
 if d_model % n_heads:
     valid = [h for h in divisors(d_model) if h <= MAX_HEADS]
     st.error(
-        f"**d_model = {d_model} cannot be split into {n_heads} heads**: {d_model} / {n_heads} is not a whole "
-        f"number, and every head needs the same whole number of columns. For d_model = {d_model}, choose "
-        f"{or_list(valid)} heads (or change d_model to a multiple of {n_heads})."
+        tr(
+            "**d_model = {d_model} cannot be split into {n_heads} heads**: {d_model} / {n_heads} is not a whole "
+            "number, and every head needs the same whole number of columns. For d_model = {d_model}, choose "
+            "{choices} heads (or change d_model to a multiple of {n_heads}).",
+            d_model=d_model,
+            n_heads=n_heads,
+            choices=or_list(valid),
+        )
     )
     stop()
 d_head = d_model // n_heads
 
-st.header("1 · The input X")
+st.header(tr("1 · The input X"))
 st.markdown(
-    f"The {seq.n} tokens come from the **Playground**. There, you typed each token's q, k and v directly; here we go "
-    "one step back, to the vectors X that a transformer starts from, and each head makes its *own* q, k and v "
-    "from X. Each row of X is built from the token's **position** (sinusoids, so that a head can find "
-    "'the previous position') and its **word** (random angles keyed by the word's text, so the same word always "
-    "gets the same columns). The original Transformer (Vaswani et al. 2017, 'Attention Is All You Need') adds the "
-    "two; we put them side by side so that a head can read one and ignore the other exactly."
+    tr(
+        "The {n} tokens come from the **Playground**. There, you typed each token's q, k and v directly; here we go "
+        "one step back, to the vectors X that a transformer starts from, and each head makes its *own* q, k and v "
+        "from X. Each row of X is built from the token's **position** (sinusoids, so that a head can find "
+        "'the previous position') and its **word** (random angles keyed by the word's text, so the same word always "
+        "gets the same columns). The original Transformer (Vaswani et al. 2017, 'Attention Is All You Need') adds the "
+        "two; we put them side by side so that a head can read one and ignore the other exactly.",
+        n=seq.n,
+    )
 )
 st.latex(EMBEDDING_LATEX)
 emb = embed_tokens(tokens, d_model, seed)
@@ -169,49 +227,62 @@ chart(
     column_blocks_figure(
         emb.x,
         tokens,
-        [(0, k_pos, "position", "#6a3d9a"), (k_pos, d_model, "word", "#b15928")],
+        # Translators: "position" and "word" name the two groups of columns of X (a token's position, its word)
+        [(0, k_pos, tr("position"), "#6a3d9a"), (k_pos, d_model, tr("word"), "#b15928")],
         column_labels=emb.columns if d_model <= 24 else None,
-        title=f"X: {seq.n} tokens × d_model = {d_model}",
+        title=tr("X: {n} tokens × d_model = {d_model}", n=seq.n, d_model=d_model),
     ),
     width="stretch",
     key="heads_x_fig",
 )
 
-st.header("2 · The head library")
+st.header(tr("2 · The head library"))
 st.markdown(
-    "Each head's columns of W_Q and W_K decide what it looks for. Pick a preset per head; the presets are built "
-    "by hand (no training) and really produce their pattern:\n" + preset_bullets(causal)
+    tr(
+        "Each head's columns of W_Q and W_K decide what it looks for. Pick a preset per head; the presets are built "
+        "by hand (no training) and really produce their pattern:"
+    )
+    + "\n"
+    + preset_bullets(causal)
 )
 st.info(
-    "**A clean pattern is evidence, not proof.** A heatmap that looks like 'previous token' says where a head "
-    "*reads*; what it does with what it read depends on its values (W_V), on W_O and on everything after it. "
-    "These heads are tidy because they were built by hand to be; the same pattern can move very different "
-    "information, depending on the values (see *Pitfalls*, section 3: one pattern, two different outputs).",
+    tr(
+        "**A clean pattern is evidence, not proof.** A heatmap that looks like 'previous token' says where a head "
+        "*reads*; what it does with what it read depends on its values (W_V), on W_O and on everything after it. "
+        "These heads are tidy because they were built by hand to be; the same pattern can move very different "
+        "information, depending on the values (see *Pitfalls*, section 3: one pattern, two different outputs)."
+    ),
     icon=":material/search:",
 )
 preset_cols = st.columns(min(n_heads, 4))
 chosen = [
     preset_cols[h % 4].selectbox(
-        f"Head {h + 1}",
-        format_func=PRESET_LABELS.get,
+        tr("Head {head}", head=h + 1),
+        format_func=lambda p: tr(PRESET_LABELS[p]),
         **STATE.widget("presets", slot=h),
-        help="What this head's W_Q and W_K are built to look for.",
+        help=tr("What this head's W_Q and W_K are built to look for."),
     )
     for h in range(n_heads)
 ]
 presets, problems = buildable_presets(chosen, d_head, emb)
 for h, problem in enumerate(problems):
     if problem:
-        st.warning(f"Head {h + 1}: {problem}. This head uses random weights instead.")
+        st.warning(tr("Head {head}: {problem}. This head uses random weights instead.", head=h + 1, problem=problem))
 
 emb, hw, steps, summaries = compute(tokens, d_model, n_heads, presets, seed, causal, scale)
 
-st.header("3 · Split d_model into heads")
+st.header(tr("3 · Split d_model into heads"))
 st.markdown(
-    f"Q = X W_Q (+ b_Q) has d_model = {d_model} columns. Head h takes its own {d_head} of them "
-    f"(d_head = {d_model} / {n_heads} = {d_head}); K and V are cut the same way. No number is changed: the split "
-    f"is a reshape, (n, d_model) = ({seq.n}, {d_model}) → (n, h, d_head) = ({seq.n}, {n_heads}, {d_head}), then a "
-    f"transpose of the first two axes → (h, n, d_head) = ({n_heads}, {seq.n}, {d_head})."
+    tr(
+        "Q = X W_Q (+ b_Q) has d_model = {d_model} columns. Head h takes its own {d_head} of them "
+        "(d_head = {d_model} / {n_heads} = {d_head}); K and V are cut the same way. No number is changed: the split "
+        "is a reshape, (n, d_model) = ({n}, {d_model}) → (n, h, d_head) = ({n}, {n_heads}, {d_head}), then a "
+        "transpose of the first two axes → (h, n, d_head) = ({n_heads}, {n}, {d_head}).",
+        d_model=d_model,
+        d_head=d_head,
+        n_heads=n_heads,
+        n=seq.n,
+    )
 )
 chart(
     st,
@@ -219,7 +290,13 @@ chart(
         steps.q_heads.swapaxes(0, 1).reshape(seq.n, d_model),
         n_heads,
         tokens,
-        title=f"Q = X W_Q + b_Q: {seq.n} × {d_model}, in {n_heads} chunks of {d_head} columns",
+        title=tr(
+            "Q = X W_Q + b_Q: {n} × {d_model}, in {n_heads} chunks of {d_head} columns",
+            n=seq.n,
+            d_model=d_model,
+            n_heads=n_heads,
+            d_head=d_head,
+        ),
     ),
     width="stretch",
     key="heads_split_fig",
@@ -227,38 +304,47 @@ chart(
 st.dataframe(
     arrow_table(
         {
-            "head": [h + 1 for h in range(n_heads)],
-            "columns of Q, K, V": [f"{h * d_head} … {(h + 1) * d_head - 1}" for h in range(n_heads)],
-            "Q_h, K_h, V_h shape": [str(tuple(steps.q_heads[h].shape)) for h in range(n_heads)],
+            # Translators: a table's column header: the number of an attention head
+            tr("head"): [h + 1 for h in range(n_heads)],
+            tr("columns of Q, K, V"): [f"{h * d_head} … {(h + 1) * d_head - 1}" for h in range(n_heads)],
+            tr("Q_h, K_h, V_h shape"): [str(tuple(steps.q_heads[h].shape)) for h in range(n_heads)],
         }
     ),
     hide_index=True,
     key="heads_split_table",
 )
 
-st.header("4 · Every head attends on its own")
+st.header(tr("4 · Every head attends on its own"))
 st.markdown(
-    how_each_head_attends(causal, scale, d_head) + " The heatmaps share one colour scale (0 to 1), so their "
-    "colours can be compared. Each caption is computed from the head's weights (and, for the same-word pattern, the "
-    "tokens' texts): the pattern it fits best, "
-    f"the entropy of its rows ({entropy_range(causal, seq.n)}) and how far from the diagonal it looks on average."
+    tr(
+        "{attends} The heatmaps share one colour scale (0 to 1), so their colours can be compared. Each caption is "
+        "computed from the head's weights (and, for the same-word pattern, the tokens' texts): the pattern it fits "
+        "best, the entropy of its rows ({entropy}) and how far from the diagonal it looks on average.",
+        attends=how_each_head_attends(causal, scale, d_head),
+        entropy=entropy_range(causal, seq.n),
+    )
 )
 st.latex(attention_latex(causal, scale))
 st.latex(ENTROPY_LATEX)
 if answer_hidden("heads"):
-    hidden_answer_card(st, "Every head's weights and their summary (pattern, entropy, distance)")
+    hidden_answer_card(st, tr("Every head's weights and their summary (pattern, entropy, distance)"))
 else:
-    titles = [f"head {h + 1} · {PRESET_LABELS[p]}\n{s.looks}" for h, (p, s) in enumerate(zip(presets, summaries))]
+    titles = [
+        tr("head {head} · {preset}", head=h + 1, preset=tr(PRESET_LABELS[p])) + "\n" + s.looks
+        for h, (p, s) in enumerate(zip(presets, summaries))
+    ]
     chart(st, heads_grid(steps.weights, tokens, titles), width="stretch", key="heads_grid_fig")
     st.dataframe(
         arrow_table(
             {
-                "head": [h + 1 for h in range(n_heads)],
-                "preset": [PRESET_LABELS[p] for p in presets],
-                "caption": [s.caption for s in summaries],
-                "entropy (bits)": [round(s.entropy_bits, 3) for s in summaries],
-                "entropy / max": [round(s.normalised_entropy, 3) for s in summaries],
-                "mean |i−j|": [round(s.mean_distance, 3) for s in summaries],
+                tr("head"): [h + 1 for h in range(n_heads)],
+                # Translators: a table's column header: the preset a head is built by
+                tr("preset"): [tr(PRESET_LABELS[p]) for p in presets],
+                # Translators: a table's column header: a head's one-line summary
+                tr("caption"): [s.caption for s in summaries],
+                tr("entropy (bits)"): [round(s.entropy_bits, 3) for s in summaries],
+                tr("entropy / max"): [round(s.normalised_entropy, 3) for s in summaries],
+                tr("mean |i−j|"): [round(s.mean_distance, 3) for s in summaries],
             }
         ),
         hide_index=True,
@@ -266,11 +352,17 @@ else:
         key="heads_summary_table",
     )
 
-st.header("5 · Concatenate, then project with W_O")
+st.header(tr("5 · Concatenate, then project with W_O"))
 st.markdown(
-    f"The {n_heads} head outputs (each {seq.n} × {d_head}) are put side by side again: the concatenation is "
-    f"{seq.n} × {d_model}, the same shape as X. W_O ({d_model} × {d_model}) then mixes the heads' columns, so "
-    "every output column can use what every head found."
+    tr(
+        "The {n_heads} head outputs (each {n} × {d_head}) are put side by side again: the concatenation is "
+        "{n} × {d_model}, the same shape as X. W_O ({d_model} × {d_model}) then mixes the heads' columns, so "
+        "every output column can use what every head found.",
+        n_heads=n_heads,
+        n=seq.n,
+        d_head=d_head,
+        d_model=d_model,
+    )
 )
 # With a question about the heads open, a head's output gives its answer away: row i is query i's weights · V_h,
 # and section 6 shows V_h of the enlarged head (with sharp weights, row i is V_h's row of the key that wins; with
@@ -279,7 +371,7 @@ hide_outputs = answer_hidden("heads")
 left, right = st.columns(2)
 with left:
     if hide_outputs:
-        hidden_answer_card(st, "The heads' outputs side by side (their rows are weights · V_h)")
+        hidden_answer_card(st, tr("The heads' outputs side by side (their rows are weights · V_h)"))
     else:
         chart(
             st,
@@ -296,7 +388,7 @@ with right:
             steps.output,
             tokens,
             [str(c) for c in range(d_model)],
-            title=f"Output = Concat · W_O: {seq.n} × {d_model}",
+            title=tr("Output = Concat · W_O: {n} × {d_model}", n=seq.n, d_model=d_model),
             digits=2 if d_model <= 16 else 1,
         ),
         width="stretch",
@@ -304,12 +396,12 @@ with right:
         share=0.5,
     )
 
-st.header("6 · One head, step by step")
+st.header(tr("6 · One head, step by step"))
 focus = st.selectbox(
-    "Head to enlarge",
+    tr("Head to enlarge"),
     **STATE.widget("focus"),
-    format_func=lambda h: f"head {h} · {PRESET_LABELS[presets[h - 1]]}",
-    help="Show this head's Q, K, V chunks, scores, weights and output.",
+    format_func=lambda h: tr("head {head} · {preset}", head=h, preset=tr(PRESET_LABELS[presets[h - 1]])),
+    help=tr("Show this head's Q, K, V chunks, scores, weights and output."),
 )
 STATE.notes()
 h = focus - 1
@@ -318,13 +410,26 @@ cols = [f"{c}" for c in range(h * d_head, (h + 1) * d_head)]
 for col, name, m in zip(st.columns(3), "QKV", (one.q, one.k, one.v)):
     chart(
         col,
-        matrix_heatmap(m, tokens, cols, title=f"{name}_{focus}: {seq.n} × {d_head} (columns {cols[0]}–{cols[-1]})"),
+        matrix_heatmap(
+            m,
+            tokens,
+            cols,
+            title=tr(
+                "{matrix}_{head}: {n} × {d_head} (columns {first}–{last})",
+                matrix=name,
+                head=focus,
+                n=seq.n,
+                d_head=d_head,
+                first=cols[0],
+                last=cols[-1],
+            ),
+        ),
         width="stretch",
         key=f"heads_focus_{name}",
         share=1 / 3,
     )
 if answer_hidden("heads"):  # a row's largest score is its largest weight
-    hidden_answer_card(st, f"Head {focus}'s scores, weights and summary")
+    hidden_answer_card(st, tr("Head {head}'s scores, weights and summary", head=focus))
 else:
     scores_col, weights_col = st.columns(2)
     chart(
@@ -333,7 +438,7 @@ else:
             one.masked,
             tokens,
             tokens,
-            title=(f"scores Q Kᵀ{' / √' + str(d_head) if scale else ''}{' (masked)' if causal else ''}"),
+            title=scores_title(scale, causal, d_head),
         ),
         width="stretch",
         key="heads_focus_scores",
@@ -341,7 +446,7 @@ else:
     )
     chart(
         weights_col,
-        steps_heatmap(one, tokens, title=f"weights of head {focus} (softmax of each row)"),
+        steps_heatmap(one, tokens, title=tr("weights of head {head} (softmax of each row)", head=focus)),
         width="stretch",
         key="heads_focus_weights",
         share=0.5,
@@ -349,20 +454,27 @@ else:
     st.caption(summaries[h].caption)
 output_col, note_col = st.columns(2)
 if hide_outputs:  # beside V_h above, its rows say which key each query weighs most
-    hidden_answer_card(output_col, f"Head {focus}'s output (weights · V_{focus})")
+    hidden_answer_card(output_col, tr("Head {head}'s output (weights · V_{head})", head=focus))
 else:
     chart(
         output_col,
         matrix_heatmap(
-            one.output, tokens, cols, title=f"head {focus} output = weights · V_{focus}: {seq.n} × {d_head}"
+            one.output,
+            tokens,
+            cols,
+            title=tr("head {head} output = weights · V_{head}: {n} × {d_head}", head=focus, n=seq.n, d_head=d_head),
         ),
         width="stretch",
         key="heads_focus_output",
         share=0.5,
     )
 note_col.markdown(
-    f"This head's output fills columns {cols[0]}–{cols[-1]} of the concatenation in step 5. Each row is "
-    "the weighted average of the rows of V, with that query's weights."
+    tr(
+        "This head's output fills columns {first}–{last} of the concatenation in step 5. Each row is "
+        "the weighted average of the rows of V, with that query's weights.",
+        first=cols[0],
+        last=cols[-1],
+    )
 )
 
 show_snippet(

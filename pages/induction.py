@@ -46,6 +46,7 @@ from lessons.induction import (
     sequence_scores,
     strip_indices,
 )
+from locales import num, tr
 from ui.charts import chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.declared.induction import MAX_TEXT, STATE
@@ -67,19 +68,21 @@ GRID_ROW_HEIGHT = 400  # near-square cells for 19 tokens in half the page, label
 
 def show_scores(previous: np.ndarray, induction: np.ndarray, *, key: str) -> None:
     """The per-head score table. Shapes: previous, induction (layers, heads)."""
+    # Translators: a column header: the name of an attention head (L1 H1...)
+    head, previous_score, induction_score = tr("head"), tr("previous-token score"), tr("induction score")
     table = pd.DataFrame(
         {
-            "head": head_names(*previous.shape),
-            "previous-token score": previous.reshape(-1),
-            "induction score": induction.reshape(-1),
-            "what it does": [head_role(p, i) for p, i in zip(previous.reshape(-1), induction.reshape(-1))],
+            head: head_names(*previous.shape),
+            previous_score: previous.reshape(-1),
+            induction_score: induction.reshape(-1),
+            tr("what it does"): [head_role(p, i) for p, i in zip(previous.reshape(-1), induction.reshape(-1))],
         }
-    ).set_index("head")
+    ).set_index(head)
     number = st.column_config.NumberColumn(format="%.3f")
     st.dataframe(
         table,
         key=key,
-        column_config={"previous-token score": number, "induction score": number},
+        column_config={previous_score: number, induction_score: number},
     )
 
 
@@ -89,75 +92,101 @@ def keep_step_on_a_checkpoint(run) -> str | None:
     if nearest == before:
         return None
     STATE.set("at", nearest)
-    every = run.config.checkpoint_every
-    return f"Step {before} is not one of this run's checkpoints (every {every} steps); showing step {nearest}."
+    return tr(
+        "Step {step} is not one of this run's checkpoints (every {every} steps); showing step {nearest}.",
+        step=before,
+        every=run.config.checkpoint_every,
+        nearest=nearest,
+    )
 
 
 STATE.load()
 
-st.title("Watch an induction head form")
+st.title(tr("Watch an induction head form"))
 st.markdown(
-    "A language model predicts the next token from the ones before. Here is a task where that is only possible "
-    "by **looking back**: sequences of random letters whose second half repeats the first "
-    "(Olsson et al. 2022, *In-context learning and induction heads*). The first half cannot be predicted: every "
-    "letter is fresh. The second half can, by one trick: at a letter's second occurrence, find its first "
-    "occurrence and read **the letter after it**. A single attention layer cannot do that. Two can: a "
-    "**previous-token head** in layer 1 writes *the letter before me* into each position, and an **induction "
-    "head** in layer 2 looks for the position whose previous letter is the current one and copies what is there."
+    tr(
+        "A language model predicts the next token from the ones before. Here is a task where that is only possible "
+        "by **looking back**: sequences of random letters whose second half repeats the first "
+        "(Olsson et al. 2022, *In-context learning and induction heads*). The first half cannot be predicted: every "
+        "letter is fresh. The second half can, by one trick: at a letter's second occurrence, find its first "
+        "occurrence and read **the letter after it**. A single attention layer cannot do that. Two can: a "
+        "**previous-token head** in layer 1 writes *the letter before me* into each position, and an **induction "
+        "head** in layer 2 looks for the position whose previous letter is the current one and copies what is "
+        "there."
+    )
 )
 STATE.show_warnings()
 st.latex(DECODER_LATEX)
 st.latex(CROSS_ENTROPY_LATEX)
 shipped_config = shipped_run().config
 st.caption(
-    f"The model: {shipped_config.vocab_size} letters, d_model = {shipped_config.d_model} (the number of entries "
-    f"in every token's vector), two layers of {shipped_config.n_heads} causal attention heads each, learned "
-    "positions, no MLP (the feed-forward layer of a full block) and no layer norm (attention/decoder.py). E is the "
-    "token embedding table (one row per letter), P the position table, W_U the unembedding that turns the last "
-    "vector into one logit (a score before the softmax) per letter. Trained on every next-token prediction with "
-    "Adam (the optimiser, at the foot of the page), gradients by the hand-written backward pass in "
-    "attention/decoder_backward.py (checked against finite differences in the tests); w_i weighs each prediction "
-    "in the loss, and here every w_i = 1."
+    tr(
+        "The model: {letters} letters, d_model = {d_model} (the number of entries in every token's vector), two "
+        "layers of {heads} causal attention heads each, learned positions, no MLP (the feed-forward layer of a full "
+        "block) and no layer norm (attention/decoder.py). E is the token embedding table (one row per letter), P the "
+        "position table, W_U the unembedding that turns the last vector into one logit (a score before the softmax) "
+        "per letter. Trained on every next-token prediction with Adam (the optimiser, at the foot of the page), "
+        "gradients by the hand-written backward pass in attention/decoder_backward.py (checked against finite "
+        "differences in the tests); w_i weighs each prediction in the loss, and here every w_i = 1.",
+        letters=shipped_config.vocab_size,
+        d_model=shipped_config.d_model,
+        heads=shipped_config.n_heads,
+    )
 )
 
-st.header("1 · The model: shipped, or trained by you")
+st.header(tr("1 · The model: shipped, or trained by you"))
 model_note = keep_model_truthful(STATE)
 model_col, seed_col, steps_col, button_col = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
+model_names = {"shipped": tr("the shipped model"), "yours": tr("the one you train")}
 model_choice = model_col.radio(
-    "Model shown below",
-    format_func={"shipped": "the shipped model", "yours": "the one you train"}.get,
+    tr("Model shown below"),
+    format_func=model_names.get,
     horizontal=True,
     **STATE.widget("model"),
-    help=f"The shipped model was trained by scripts/train_induction.py (seed {shipped_config.seed}, "
-    f"{shipped_config.steps} steps) and opens instantly. "
-    "'The one you train' is trained live here, on this server, with the seed and steps beside.",
+    help=tr(
+        "The shipped model was trained by scripts/train_induction.py (seed {seed}, {steps} steps) and opens "
+        "instantly. 'The one you train' is trained live here, on this server, with the seed and steps beside.",
+        seed=shipped_config.seed,
+        steps=shipped_config.steps,
+    ),
 )
 seed = number_box(
     seed_col,
-    "Training seed",
+    tr("Training seed"),
     **STATE.widget("seed"),
-    help="Seeds the starting weights and every training batch: same seed, same model.",
+    help=tr("Seeds the starting weights and every training batch: same seed, same model."),
 )
 steps = steps_col.select_slider(
-    "Steps",
+    # Translators: "Steps" is a noun: the number of training steps
+    tr("Steps"),
     **STATE.widget("steps"),
-    help=f"Adam steps of {shipped_config.batch} sequences each. The shipped model's {shipped_config.steps} took "
-    f"{shipped_run().seconds:.0f} s on one core; here a training runs in the background, at the lowest priority, "
-    "so the class's clicks come first. Stay on this page until it is done: leaving it cancels the training.",
+    help=tr(
+        "Adam steps of {batch} sequences each. The shipped model's {steps} took {seconds} s on one core; here a "
+        "training runs in the background, at the lowest priority, so the class's clicks come first. Stay on this "
+        "page until it is done: leaving it cancels the training.",
+        batch=shipped_config.batch,
+        steps=shipped_config.steps,
+        seconds=num(shipped_run().seconds, ".0f"),
+    ),
 )
 button_col.button(
-    "Train it yourself",
+    tr("Train it yourself"),
     key="induction_train",
     icon=":material/model_training:",
     on_click=request_training,
     args=(STATE,),
-    help="Train a fresh model with this seed for this many steps, live, with a progress bar.",
+    help=tr("Train a fresh model with this seed for this many steps, live, with a progress bar."),
 )
 config = InductionConfig(seed=int(seed), steps=int(steps))
 if training_requested():
     trained = train_with_progress(config)
     st.success(
-        f"Trained {config.steps} steps (seed {config.seed}) in {trained.seconds:.1f} s. Everything below now shows it."
+        tr(
+            "Trained {steps} steps (seed {seed}) in {seconds} s. Everything below now shows it.",
+            steps=config.steps,
+            seed=config.seed,
+            seconds=num(trained.seconds, ".1f"),
+        )
     )
 run, run_key = shipped_run(), ("shipped",)
 if model_note:
@@ -165,63 +194,98 @@ if model_note:
 if model_choice == "yours":
     run, run_key = stored_run(config), ("yours", config)
 else:
-    st.caption(f"The shipped model took {run.seconds:.1f} s to train on one core (scripts/train_induction.py).")
+    st.caption(
+        tr(
+            "The shipped model took {seconds} s to train on one core (scripts/train_induction.py).",
+            seconds=num(run.seconds, ".1f"),
+        )
+    )
 evaluation = measured(run_key, run)
 chance = chance_loss(run.config.vocab_size)
 
-st.header("2 · The loss on each half")
+st.header(tr("2 · The loss on each half"))
 vocab, probe_half = run.config.vocab_size, evaluation.half
-st.markdown(
+losses_intro = tr(
     "Each training step's batch is scored on its two halves separately, in **nats** (the loss measured with the "
-    f"natural logarithm). A uniform guess over V = {vocab} letters costs log {vocab} = {chance:.2f} nats. The first "
-    "half can do a little better, but not much: its letters are distinct, so a model that knew that would spread "
-    f"its guess over the letters not yet seen, and the best it can reach is the mean of log({vocab} − i) over the "
-    f"half's positions, {first_half_floor(vocab, probe_half):.2f} nats for {probe_half} letters, if it also knew "
-    f"where the half ends. This one cannot: it was trained on halves of {run.config.half_min} to "
-    f"{run.config.half_max} letters, so the repeat may start at any step (section 4 shows what it makes of that). "
-    "The repeated half sits near the first until the two heads click together, then falls"
-    + (
-        "."  # how far it falls says nearly how often the top guess is right: hidden while the class answers that
-        if (hide_losses := answer_hidden("induction", "accuracy"))
-        else f": in this run from 90% of chance to 10% of it in {fall[1] - fall[0]} steps (steps {fall[0]} to "
-        f"{fall[1]}, each a mean over {FALL_WINDOW} steps)."
-        if (fall := loss_fall(run.loss_repeated, chance)) is not None
-        else ": in this run it never reaches 10% of chance: try more steps."
-    )
+    "natural logarithm). A uniform guess over V = {vocab} letters costs log {vocab} = {chance} nats. The first half "
+    "can do a little better, but not much: its letters are distinct, so a model that knew that would spread its "
+    "guess over the letters not yet seen, and the best it can reach is the mean of log({vocab} − i) over the half's "
+    "positions, {floor} nats for {half} letters, if it also knew where the half ends. This one cannot: it was "
+    "trained on halves of {shortest} to {longest} letters, so the repeat may start at any step (section 4 shows "
+    "what it makes of that).",
+    vocab=vocab,
+    chance=num(chance, ".2f"),
+    floor=num(first_half_floor(vocab, probe_half), ".2f"),
+    half=probe_half,
+    shortest=run.config.half_min,
+    longest=run.config.half_max,
 )
+# how far it falls says nearly how often the top guess is right: hidden while the class answers that
+if hide_losses := answer_hidden("induction", "accuracy"):
+    losses_fall = tr("The repeated half sits near the first until the two heads click together, then falls.")
+elif (fall := loss_fall(run.loss_repeated, chance)) is not None:
+    losses_fall = tr(
+        "The repeated half sits near the first until the two heads click together, then falls: in this run from 90% "
+        "of chance to 10% of it in {fall_steps} steps (steps {fall_start} to {fall_end}, each a mean over {window} "
+        "steps).",
+        fall_steps=fall[1] - fall[0],
+        fall_start=fall[0],
+        fall_end=fall[1],
+        window=FALL_WINDOW,
+    )
+else:
+    losses_fall = tr(
+        "The repeated half sits near the first until the two heads click together, then falls: in this run it never "
+        "reaches 10% of chance: try more steps."
+    )
+st.markdown(f"{losses_intro} {losses_fall}")
 checkpoint_note = keep_step_on_a_checkpoint(run)
 if hide_losses:
-    hidden_answer_card(st, "The loss curves of the two halves, and the last losses")
+    hidden_answer_card(st, tr("The loss curves of the two halves, and the last losses"))
 else:
     chart(st, loss_halves_figure(run.loss_first, run.loss_repeated, chance, step=STATE["at"]), key="induction_loss")
 formed = formation_index(run.induction)
 end_first, end_repeated = final_losses(run)
-losses_now = (
-    ""
-    if hide_losses
-    else f"Over the last {END_STEPS} steps: first half {end_first:.2f} nats "
-    f"({'above' if end_first > chance else 'below'} chance, {chance:.2f}; section 4 says why), repeated half "
-    f"{end_repeated:.2f}. "
+end_values = dict(
+    steps=END_STEPS, first=num(end_first, ".2f"), chance=num(chance, ".2f"), repeated=num(end_repeated, ".2f")
 )
-st.caption(
-    losses_now
-    + (
-        f"An induction score above {ROLE_THRESHOLD} first appears at the checkpoint of step "
-        f"{int(run.checkpoint_steps[formed])}."
-        if formed is not None
-        else f"No head reached an induction score of {ROLE_THRESHOLD} in this run: try more steps."
+if hide_losses:
+    losses_now = ""
+elif end_first > chance:
+    losses_now = tr(
+        "Over the last {steps} steps: first half {first} nats (above chance, {chance}; section 4 says why), "
+        "repeated half {repeated}.",
+        **end_values,
     )
+else:
+    losses_now = tr(
+        "Over the last {steps} steps: first half {first} nats (below chance, {chance}; section 4 says why), "
+        "repeated half {repeated}.",
+        **end_values,
+    )
+threshold = num(ROLE_THRESHOLD, "g")
+formed_said = (
+    tr(
+        "An induction score above {threshold} first appears at the checkpoint of step {step}.",
+        threshold=threshold,
+        step=int(run.checkpoint_steps[formed]),
+    )
+    if formed is not None
+    else tr("No head reached an induction score of {threshold} in this run: try more steps.", threshold=threshold)
 )
+st.caption(f"{losses_now} {formed_said}" if losses_now else formed_said)
 
-st.header("3 · The heads' patterns during training")
+st.header(tr("3 · The heads' patterns during training"))
 st.markdown(
-    "Every head's attention on the same sequence (its letters twice) at a few checkpoints around the moment "
-    "the induction head forms. Rows are queries, columns keys. A **previous-token head** is a stripe just below "
-    "the diagonal; an **induction head** is a stripe in the lower-left block, one step right of the diagonal "
-    "there: from each letter's second occurrence onto the letter after its first. On this page the names rest on "
-    "where a head **looks** alone: Olsson et al. (2022) also require an induction head to **copy**, to raise the "
-    "logit of the letter it attends to, which this page does not measure (section 4's accuracy on the repeated "
-    "half is what shows the copying of the model as a whole)."
+    tr(
+        "Every head's attention on the same sequence (its letters twice) at a few checkpoints around the moment "
+        "the induction head forms. Rows are queries, columns keys. A **previous-token head** is a stripe just below "
+        "the diagonal; an **induction head** is a stripe in the lower-left block, one step right of the diagonal "
+        "there: from each letter's second occurrence onto the letter after its first. On this page the names rest "
+        "on where a head **looks** alone: Olsson et al. (2022) also require an induction head to **copy**, to raise "
+        "the logit of the letter it attends to, which this page does not measure (section 4's accuracy on the "
+        "repeated half is what shows the copying of the model as a whole)."
+    )
 )
 probe_labels = letter_labels(run.probe[:-1])
 strip = strip_indices(run.induction)
@@ -231,22 +295,26 @@ chart(
     key="induction_filmstrip",
 )
 st.caption(
-    "The probe sequence is "
-    + " ".join(ids_to_letters(run.probe[:-1]))
-    + f" (a fresh one, never trained on). Columns: steps {', '.join(str(int(run.checkpoint_steps[i])) for i in strip)}."
+    tr(
+        "The probe sequence is {letters} (a fresh one, never trained on). Columns: steps {steps}.",
+        letters=" ".join(ids_to_letters(run.probe[:-1])),
+        steps=", ".join(str(int(run.checkpoint_steps[i])) for i in strip),
+    )
 )
 st.markdown(
-    "**Any checkpoint, larger.** Move through training and watch the stripes sharpen. Each head gets two scores, "
-    "the mean weight it puts where each role would look:"
+    tr(
+        "**Any checkpoint, larger.** Move through training and watch the stripes sharpen. Each head gets two "
+        "scores, the mean weight it puts where each role would look:"
+    )
 )
 st.latex(PREVIOUS_TOKEN_LATEX)
 st.latex(INDUCTION_LATEX)
 at = st.select_slider(
-    "Training step",
+    tr("Training step"),
     options=[int(s) for s in run.checkpoint_steps],
     key=STATE.key("at"),
     persist_state="session",
-    help=f"One of the checkpoints kept every {run.config.checkpoint_every} steps while training.",
+    help=tr("One of the checkpoints kept every {every} steps while training.", every=run.config.checkpoint_every),
 )
 if checkpoint_note:
     st.caption(checkpoint_note)
@@ -264,44 +332,65 @@ chart(
     share=0.5,
 )
 st.caption(
-    f"Every head at step {at} on the probe sequence. The scores in the titles and the table are averaged over "
-    f"{SCORE_SEQUENCES} fixed sequences of 2 × {run.config.probe_half} letters; 1 is perfect."
+    tr(
+        "Every head at step {step} on the probe sequence. The scores in the titles and the table are averaged over "
+        "{sequences} fixed sequences of 2 × {half} letters; 1 is perfect.",
+        step=at,
+        sequences=SCORE_SEQUENCES,
+        half=run.config.probe_half,
+    )
 )
 show_scores(run.previous_token[k], run.induction[k], key="induction_checkpoint_scores")
 chart(st, scores_figure(run.checkpoint_steps, run.previous_token, run.induction), key="induction_scores")
 if (grew := formation_rise(run)) is not None:
-    rise = (
-        f"Around the induction head's formation, from step {grew.step_before} to step {grew.step_after}, layer 1's "
-        f"best previous-token score goes from {grew.previous_before:.2f} to {grew.previous_after:.2f} and layer 2's "
-        f"best induction score from {grew.induction_before:.2f} to {grew.induction_after:.2f}. "
-        "The two rise together because an induction head matches the current letter against what a previous-token "
-        "head wrote into each position: it has nothing to find before that head forms."
+    rise = tr(
+        "Around the induction head's formation, from step {before} to step {after}, layer 1's best previous-token "
+        "score goes from {previous_before} to {previous_after} and layer 2's best induction score from "
+        "{induction_before} to {induction_after}. The two rise together because an induction head matches the "
+        "current letter against what a previous-token head wrote into each position: it has nothing to find before "
+        "that head forms.",
+        before=grew.step_before,
+        after=grew.step_after,
+        previous_before=num(grew.previous_before, ".2f"),
+        previous_after=num(grew.previous_after, ".2f"),
+        induction_before=num(grew.induction_before, ".2f"),
+        induction_after=num(grew.induction_after, ".2f"),
     )
 else:
-    rise = f"In this run no head's induction score passed {ROLE_THRESHOLD}: try more steps."
-st.caption(f"Both scores of every head at every checkpoint. {rise}")
+    rise = tr("In this run no head's induction score passed {threshold}: try more steps.", threshold=threshold)
+st.caption(tr("Both scores of every head at every checkpoint.") + " " + rise)
 
-st.header("4 · The trained model, measured")
+st.header(tr("4 · The trained model, measured"))
 st.markdown(
-    f"On {evaluation.n_sequences} fresh sequences of 2 × {evaluation.half} letters (drawn from a seed no "
-    "training batch used): the top-1 accuracy of each prediction (how often the letter given the highest "
-    "probability is the right one), and the scores of every head."
+    tr(
+        "On {sequences} fresh sequences of 2 × {half} letters (drawn from a seed no training batch used): the top-1 "
+        "accuracy of each prediction (how often the letter given the highest probability is the right one), and "
+        "the scores of every head.",
+        sequences=evaluation.n_sequences,
+        half=evaluation.half,
+    )
 )
 if answer_hidden("induction", "accuracy"):
-    hidden_answer_card(st, "The model's accuracy and loss on each half")
+    hidden_answer_card(st, tr("The model's accuracy and loss on each half"))
 else:
     cols = st.columns(4)
     cols[0].metric(
-        "accuracy, first half", f"{evaluation.accuracy_first:.1%}", help=f"Chance is 1/{vocab} = {1 / vocab:.1%}."
+        tr("accuracy, first half"),
+        num(evaluation.accuracy_first, ".1%"),
+        help=tr("Chance is 1/{vocab} = {chance}.", vocab=vocab, chance=num(1 / vocab, ".1%")),
     )
-    cols[1].metric("accuracy, repeated half", f"{evaluation.accuracy_repeated:.1%}")
+    cols[1].metric(tr("accuracy, repeated half"), num(evaluation.accuracy_repeated, ".1%"))
     cols[2].metric(
-        "loss, first half",
-        f"{evaluation.loss_first:.2f}",
-        help=f"Chance: log {vocab} = {chance:.2f} nats; the floor for distinct letters: "
-        f"{first_half_floor(vocab, probe_half):.2f}.",
+        tr("loss, first half"),
+        num(evaluation.loss_first, ".2f"),
+        help=tr(
+            "Chance: log {vocab} = {chance} nats; the floor for distinct letters: {floor}.",
+            vocab=vocab,
+            chance=num(chance, ".2f"),
+            floor=num(first_half_floor(vocab, probe_half), ".2f"),
+        ),
     )
-    cols[3].metric("loss, repeated half", f"{evaluation.loss_repeated:.2f}")
+    cols[3].metric(tr("loss, repeated half"), num(evaluation.loss_repeated, ".2f"))
     chart(
         st,
         accuracy_by_position_figure(evaluation.by_position, evaluation.half, 1 / run.config.vocab_size),
@@ -309,36 +398,39 @@ else:
     )
     st.caption(
         first_half_verdict(evaluation, vocab, (run.config.half_min, run.config.half_max))
-        + " The grey bar is the prediction of where the repeat starts, counted in neither half."
+        + " "
+        + tr("The grey bar is the prediction of where the repeat starts, counted in neither half.")
     )
 show_scores(evaluation.previous_token, evaluation.induction, key="induction_final_scores")
 
-st.header("5 · Your own sequence")
+st.header(tr("5 · Your own sequence"))
 st.markdown(
-    "Type letters (spaces are ignored) that repeat something; the model continues greedily, one letter at a "
-    "time. Its induction head should look, at each step, at the letter after the earlier copy."
+    tr(
+        "Type letters (spaces are ignored) that repeat something; the model continues greedily, one letter at a "
+        "time. Its induction head should look, at each step, at the letter after the earlier copy."
+    )
 )
 text_col, new_col = st.columns([4, 1])
 text = text_col.text_input(
-    "Your letters",
+    tr("Your letters"),
     **STATE.widget("text"),
     max_chars=MAX_TEXT,
-    help="Letters a to z. Repeat a stretch of them (e.g. 'q w e r t y q w') and see whether the model goes on.",
+    help=tr("Letters a to z. Repeat a stretch of them (e.g. 'q w e r t y q w') and see whether the model goes on."),
 )
-n_new = number_box(new_col, "New letters", **STATE.widget("n_new"), help="How many letters the model adds.")
+n_new = number_box(new_col, tr("New letters"), **STATE.widget("n_new"), help=tr("How many letters the model adds."))
 STATE.notes(names=("n_new",))
 try:
     prompt = letters_to_ids(text)
     check_input_fits(prompt.size, int(n_new), run.params.config)
 except ValueError as err:
-    st.error(escape_markdown(f"Cannot complete this: {err}."))
+    st.error(escape_markdown(tr("Cannot complete this: {error}.", error=err)))
 else:
     completed = generate(run.params, prompt, int(n_new))
     letters = ids_to_letters(completed)
     shown = " ".join(letters[: prompt.size])  # letters a to z only: nothing to escape
     new = " ".join(f"**{x}**" for x in letters[prompt.size :])
     if answer_hidden("induction", "attend"):
-        hidden_answer_card(st, "The model's continuation and its heads' weights on your letters")
+        hidden_answer_card(st, tr("The model's continuation and its heads' weights on your letters"))
     else:
         st.markdown(f"#### {shown} → {new}")
         inputs = completed[:-1]
@@ -357,20 +449,28 @@ else:
             key="induction_own_grid",
         )
         st.caption(
-            "Every head on your letters and the model's continuation (the last new letter is never fed back). "
+            tr("Every head on your letters and the model's continuation (the last new letter is never fed back).")
+            + " "
             + (
-                "No letter repeats, so there is no induction to score, and nothing for the induction head to find."
+                tr("No letter repeats, so there is no induction to score, and nothing for the induction head to find.")
                 if ind is None
-                else "The induction score counts each repeated letter's weight on the letter after its earlier copy."
+                else tr(
+                    "The induction score counts each repeated letter's weight on the letter after its earlier copy."
+                )
             )
         )
 
 show_snippet(induction_snippet(model=run_key[0], seed=int(seed), steps=int(steps), text=text, n_new=int(n_new)))
-with st.expander("How it was trained: Adam"):
+with st.expander(tr("How it was trained: Adam")):
     st.latex(ADAM_LATEX)
     st.caption(
-        "attention/adam.py, after Kingma & Ba (2015), *Adam: a method for stochastic optimization*: each "
-        "parameter's step is usually about lr at most, whatever the size of its gradient, and never more than "
-        f"lr·(1 − β₁)/√(1 − β₂) = {largest_step():.1f}·lr with this code's β₁ = {BETA1}, β₂ = {BETA2} (their "
-        "section 2.1); smaller where the gradient is noisy, its sign changing from step to step."
+        tr(
+            "attention/adam.py, after Kingma & Ba (2015), *Adam: a method for stochastic optimization*: each "
+            "parameter's step is usually about lr at most, whatever the size of its gradient, and never more than "
+            "lr·(1 − β₁)/√(1 − β₂) = {largest}·lr with this code's β₁ = {beta1}, β₂ = {beta2} (their section 2.1); "
+            "smaller where the gradient is noisy, its sign changing from step to step.",
+            largest=num(largest_step(), ".1f"),
+            beta1=num(BETA1, "g"),
+            beta2=num(BETA2, "g"),
+        )
     )

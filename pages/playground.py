@@ -11,6 +11,7 @@ from figures.geometry import arrows_figure
 from figures.heatmaps import attention_heatmap, fmt, matrix_heatmap
 from figures.steps import hidden_rows, steps_heatmap
 from lessons.why_attention import FIXED_LATEX, fixed_versus_attention
+from locales import num, tr
 from ui.charts import SNIPPET_KEY, cell_font, chart, show_snippet, square_cells, square_chart
 from ui.classroom_open_question import asked_here
 from ui.declared.playground import STATE, STEPS, WEIGHTS_STEP
@@ -47,18 +48,20 @@ def toggles(*, horizontal: bool = True) -> tuple[bool, bool]:
     """The two switches a teacher flips most, at their natural width (labels never cut)."""
     with st.container(horizontal=horizontal, gap="medium"):
         causal = st.toggle(
-            "Causal mask",
+            tr("Causal mask"),
             key=STATE.key("causal"),
             persist_state="session",
-            help="Each position may only attend to itself and earlier positions: scores above the "
-            "diagonal become −∞ before the softmax, so their weights are exactly 0.",
+            help=tr(
+                "Each position may only attend to itself and earlier positions: scores above the "
+                "diagonal become −∞ before the softmax, so their weights are exactly 0."
+            ),
             disabled=STATE.held,
         )
         scale = st.toggle(
-            "Divide by √d_k",
+            tr("Divide by √d_k"),
             key=STATE.key("scale"),
             persist_state="session",
-            help="Scale the scores by 1/√d_k before the softmax. Off: raw dot products.",
+            help=tr("Scale the scores by 1/√d_k before the softmax. Off: raw dot products."),
             disabled=STATE.held,
         )
     return causal, scale
@@ -77,29 +80,29 @@ def step_figure(step: int, steps: AttentionSteps, tokens, causal: bool, scale: b
     d_k = [f"d{j + 1}" for j in range(steps.q.shape[1])]
     d_v = [f"d{j + 1}" for j in range(steps.v.shape[1])]
     shown = {
-        1: (steps.q, tokens, d_k, "Q: one row per position, what each one looks for."),
-        2: (steps.k.T, d_k, tokens, "Kᵀ: the keys turned into columns, ready to be dotted with every query."),
-        3: (steps.scores, tokens, tokens, "Q Kᵀ: row i, column j is q_i · k_j. Large when they point alike."),
+        1: (steps.q, tokens, d_k, tr("Q: one row per position, what each one looks for.")),
+        2: (steps.k.T, d_k, tokens, tr("Kᵀ: the keys turned into columns, ready to be dotted with every query.")),
+        3: (steps.scores, tokens, tokens, tr("Q Kᵀ: row i, column j is q_i · k_j. Large when they point alike.")),
         4: (
             steps.scaled,
             tokens,
             tokens,
-            f"Divided by √d_k = √{steps.d_k}: the spread no longer grows with d_k."
+            tr("Divided by √d_k = √{d_k}: the spread no longer grows with d_k.", d_k=steps.d_k)
             if scale
-            else "Scaling is off: the raw dot products go on as they are.",
+            else tr("Scaling is off: the raw dot products go on as they are."),
         ),
         5: (
             steps.masked,
             tokens,
             tokens,
-            "The causal mask: −∞ above the diagonal, so the future gets weight exactly 0."
+            tr("The causal mask: −∞ above the diagonal, so the future gets weight exactly 0.")
             if causal
-            else "The causal mask is off: nothing is masked.",
+            else tr("The causal mask is off: nothing is masked."),
         ),
-        7: (steps.output, tokens, d_v, "Output = weights @ V: each row is a weighted average of the values."),
+        7: (steps.output, tokens, d_v, tr("Output = weights @ V: each row is a weighted average of the values.")),
     }
     if step == WEIGHTS_STEP:
-        return weights_figure(steps, tokens), "softmax of each row: the weights, every row summing to 1."
+        return weights_figure(steps, tokens), tr("softmax of each row: the weights, every row summing to 1.")
     values, rows, cols, sentence = shown[step]
     font = cell_font(values.shape[1], FIGURE_SHARE[is_presenting()])
     fig = matrix_heatmap(values, rows, cols, annotate=font is not None, font_size=font, square=True)
@@ -120,13 +123,15 @@ STEP_LATEX = (
 def step_selector() -> int:
     """The seven steps, one click each; the page's ◀ ▶ buttons and the ← → keys step through them."""
     st.radio(
-        "Step",
+        # Translators: "Step" is a noun here: which of the seven steps of the computation the figure shows
+        tr("Step"),
         range(1, len(STEPS) + 1),
         key=STATE.key("step"),
-        format_func=lambda s: f"{s} · {STEPS[s - 1]}",
+        # translated now, in this run's language (the steps' symbols are not in the catalogue: they stay as they are)
+        format_func={s: f"{s} · {tr(name)}" for s, name in enumerate(STEPS, 1)}.__getitem__,
         persist_state="session",
         disabled=STATE.held,
-        help="What the big figure shows: the seven steps from the vectors to the output.",
+        help=tr("What the big figure shows: the seven steps from the vectors to the output."),
     )
     return STATE["step"]
 
@@ -134,19 +139,21 @@ def step_selector() -> int:
 def step_buttons(step: int) -> None:
     with st.container(horizontal=True):
         st.button(
-            "◀ previous",
+            # Translators: the button that goes back to the previous step
+            tr("◀ previous"),
             key="pg_step_back",
             shortcut="Left",
             disabled=step == 1 or STATE.held,
-            help="The step before (←)",
+            help=tr("The step before (←)"),
             on_click=lambda: STATE.set("step", max(1, STATE["step"] - 1)),
         )
         st.button(
-            "next ▶",
+            # Translators: the button that goes on to the next step
+            tr("next ▶"),
             key="pg_step_next",
             shortcut="Right",
             disabled=step == len(STEPS) or STATE.held,
-            help="The step after (→)",
+            help=tr("The step after (→)"),
             on_click=lambda: STATE.set("step", min(len(STEPS), STATE["step"] + 1)),
         )
 
@@ -157,7 +164,7 @@ def compute(seq, causal: bool, scale: bool) -> AttentionSteps:
     try:
         steps = attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale)
     except ValueError as err:
-        st.error(f"Cannot compute attention: {err}")
+        st.error(tr("Cannot compute attention: {error}", error=err))
         stop()
     return hidden_rows(steps, asked_queries())
 
@@ -186,7 +193,8 @@ def held_vectors(seq) -> None:
     pd = pandas()
 
     columns = {f"{m}{j + 1}": seq.matrix(m)[:, j] for m in "qkv" for j in range(seq.matrix(m).shape[1])}
-    st.dataframe(pd.DataFrame({"token": list(seq.tokens), **columns}), hide_index=True, width="content")
+    # Translators: the header of a table's column of token labels
+    st.dataframe(pd.DataFrame({tr("token"): list(seq.tokens), **columns}), hide_index=True, width="content")
 
 
 def presenter_layout():
@@ -194,7 +202,7 @@ def presenter_layout():
     figure_col, side_col = st.columns([7, 3], gap="medium")
     seq = st.session_state[STATE.key("seq")]
     with side_col:
-        st.subheader("Attention playground")
+        st.subheader(tr("Attention playground"))
         causal, scale = toggles(horizontal=False)
         step = step_selector()
         steps = compute(seq, causal, scale)
@@ -202,11 +210,11 @@ def presenter_layout():
         st.latex(STEP_LATEX[step - 1])
         st.markdown(sentence)
         step_buttons(step)
-        st.caption("The ← and → keys step too. Hover a cell for its numbers.")
+        st.caption(tr("The ← and → keys step too. Hover a cell for its numbers."))
     with figure_col:
         square_chart(st, fig, key="pg_heatmap" if step == WEIGHTS_STEP else "pg_step_figure")
     st.latex(ATTENTION_LATEX)
-    with st.expander("Edit Q, K and V: sizes, presets, the grid, text", icon=":material/edit:"):
+    with st.expander(tr("Edit Q, K and V: sizes, presets, the grid, text"), icon=":material/edit:"):
         if STATE.held:
             held_vectors(seq)
         else:
@@ -232,7 +240,7 @@ def weights_section(controls_col, figure_col) -> tuple[bool, bool, AttentionStep
     steps = compute(seq, causal, scale)
     with figure_col:
         square_chart(st, weights_figure(steps, seq.tokens), key="pg_heatmap")
-        st.caption("Rows are queries, columns are keys; each row sums to 1. Hover a cell for its arithmetic.")
+        st.caption(tr("Rows are queries, columns are keys; each row sums to 1. Hover a cell for its arithmetic."))
     return causal, scale, steps
 
 
@@ -243,21 +251,30 @@ def normal_layout():
     with controls_col:
         if not STATE.held:
             sequence_controls(STATE.key("seq"))
-        st.markdown("Each row of weights is the softmax of that query's row of scores $x$:")
+        st.markdown(tr("Each row of weights is the softmax of that query's row of scores $x$:"))
         st.latex(SOFTMAX_LATEX)
         st.caption(
-            "Subtracting the row's largest score changes nothing (it cancels above and below the line) and keeps "
-            "$e^x$ from overflowing; it is how the core computes it. A masked score, $-\\infty$, becomes exactly 0."
+            tr(
+                "Subtracting the row's largest score changes nothing (it cancels above and below the line) and keeps "
+                "$e^x$ from overflowing; it is how the core computes it. A masked score, $-\\infty$, becomes exactly 0."
+            )
         )
     if STATE.held:
         seq = st.session_state[STATE.key("seq")]
-        st.markdown(f"**Q** ({seq.n} × {seq.d_k}), **K** ({seq.n} × {seq.d_k}) and **V** ({seq.n} × {seq.d_v})")
+        st.markdown(
+            tr(
+                "**Q** ({n} × {d_k}), **K** ({n} × {d_k}) and **V** ({n} × {d_v})",
+                n=seq.n,
+                d_k=seq.d_k,
+                d_v=seq.d_v,
+            )
+        )
         held_vectors(seq)
     else:
         seq = sequence_grid(STATE.key("seq"), after_charts=True)
     if seq.d_k == 2:
         box = st.expander(
-            "Geometry (d_k = 2): the queries and keys as arrows",
+            tr("Geometry (d_k = 2): the queries and keys as arrows"),
             icon=":material/explore:",
             key="pg_geometry_box",
             on_change="rerun",
@@ -266,8 +283,10 @@ def normal_layout():
             arrows_col, note_col = box.columns([3, 2], gap="large")
             chart(arrows_col, arrows_figure(seq.q, seq.k, seq.tokens), width="stretch", key="pg_geometry")
             note_col.markdown(
-                "Queries in red, keys in blue: aligned arrows have a large dot product, perpendicular ones a dot "
-                "product of 0, opposite ones the most negative."
+                tr(
+                    "Queries in red, keys in blue: aligned arrows have a large dot product, perpendicular ones a dot "
+                    "product of 0, opposite ones the most negative."
+                )
             )
     return seq, causal, scale, steps
 
@@ -275,7 +294,7 @@ def normal_layout():
 def step_by_step(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
     """The seven matrices, in an expander drawn only while open (a toggle's rerun then sends 8 fewer tables)."""
     box = st.expander(
-        "Step by step: the seven matrices from Q to the output",
+        tr("Step by step: the seven matrices from Q to the output"),
         icon=":material/table_rows:",
         key="pg_steps",
         on_change="rerun",
@@ -294,28 +313,36 @@ def seven_steps(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
     with q_col:
         show_step("1. Q", steps.q, tok, dk_cols)
     with k_col:
-        show_step("2. Kᵀ", steps.k.T, dk_cols, tok, "keys as columns")
+        show_step("2. Kᵀ", steps.k.T, dk_cols, tok, tr("keys as columns"))
     with scores_col:
-        show_step("3. Q Kᵀ", steps.scores, tok, tok, "every query dotted with every key")
+        show_step("3. Q Kᵀ", steps.scores, tok, tok, tr("every query dotted with every key"))
     scaled_col, masked_col = st.columns(2)
     with scaled_col:
-        note = f"÷ √{seq.d_k} = × {steps.scale_factor:.3f}" if scale else "scaling off: same as Q Kᵀ"
-        show_step("4. Scaled scores", steps.scaled, tok, tok, note)
+        note = f"÷ √{seq.d_k} = × {num(steps.scale_factor, '.3f')}" if scale else tr("scaling off: same as Q Kᵀ")
+        show_step(tr("4. Scaled scores"), steps.scaled, tok, tok, note)
     with masked_col:
-        note = "−∞ above the diagonal (future positions)" if causal else "causal mask off: nothing masked"
-        show_step("5. Masked scores", steps.masked, tok, tok, note)
+        note = tr("−∞ above the diagonal (future positions)") if causal else tr("causal mask off: nothing masked")
+        show_step(tr("5. Masked scores"), steps.masked, tok, tok, note)
     weights_col, output_col = st.columns(2)
     with weights_col:
         with_sums = np.column_stack([steps.weights, steps.weights.sum(axis=1)])
-        show_step("6. Weights = softmax(row)", with_sums, tok, [*tok, "row sum"], "the last column is each row's sum")
+        show_step(
+            tr("6. Weights = softmax(row)"),
+            with_sums,
+            tok,
+            [*tok, tr("row sum")],
+            tr("the last column is each row's sum"),
+        )
     with output_col:
-        show_step("7. Output = weights @ V", steps.output, tok, dv_cols, "each row: a weighted average of the values")
+        show_step(
+            tr("7. Output = weights @ V"), steps.output, tok, dv_cols, tr("each row: a weighted average of the values")
+        )
 
 
 def why_attention(seq) -> None:
     """A fixed mixing matrix against attention, in an expander drawn only while open."""
     box = st.expander(
-        "Why attention at all? A fixed mixing matrix against attention",
+        tr("Why attention at all? A fixed mixing matrix against attention"),
         icon=":material/help:",
         key="pg_why",
         on_change="rerun",
@@ -324,25 +351,28 @@ def why_attention(seq) -> None:
         return
     with box:
         if asked_queries():
-            st.caption("Hidden while the class answers the teacher's question: it shows the same weights.")
+            st.caption(tr("Hidden while the class answers the teacher's question: it shows the same weights."))
             return
         fixed_against_attention(seq)
 
 
 def fixed_against_attention(seq) -> None:
     st.markdown(
-        "A layer could mix positions with a **fixed** matrix $W$ learned once: row *i* of $W$ says how much "
-        "position *i* takes from each position *j*, whatever token sits there. Attention instead **computes** its "
-        "mixing matrix from the vectors themselves. Below, both run on this sequence (A) and on the same tokens in "
-        "reverse order (B)."
+        tr(
+            "A layer could mix positions with a **fixed** matrix $W$ learned once: row *i* of $W$ says how much "
+            "position *i* takes from each position *j*, whatever token sits there. Attention instead **computes** its "
+            "mixing matrix from the vectors themselves. Below, both run on this sequence (A) and on the same tokens in "
+            "reverse order (B)."
+        )
     )
     st.latex(FIXED_LATEX)
     contrast = fixed_versus_attention(seq, seed=0)
-    positions = [f"pos {i}" for i in range(seq.n)]
+    # Translators: "pos" is short for "position": the label of a row and a column of a small heatmap
+    positions = [tr("pos {position}", position=i) for i in range(seq.n)]
     figures = (
-        ("fixed W: the same for A and for B", contrast.fixed, positions, "pg_fixed"),
-        ("attention on A", contrast.weights_a, contrast.a.tokens, "pg_attention_a"),
-        ("attention on B", contrast.weights_b, contrast.b.tokens, "pg_attention_b"),
+        (tr("fixed W: the same for A and for B"), contrast.fixed, positions, "pg_fixed"),
+        (tr("attention on A"), contrast.weights_a, contrast.a.tokens, "pg_attention_a"),
+        (tr("attention on B"), contrast.weights_b, contrast.b.tokens, "pg_attention_b"),
     )
     style = square_cells(seq.n, 1 / 3, font_size=10)
     for col, (title, weights, labels, key) in zip(st.columns(3), figures):
@@ -351,23 +381,26 @@ def fixed_against_attention(seq) -> None:
         square_chart(col, fig, key=key)
     moved = float(np.abs(contrast.weights_b_in_a_order - contrast.weights_a).max())
     st.markdown(
-        "The fixed $W$ mixes **positions**: on B, position 0 takes exactly what it took on A, although another "
-        "token now sits there. Attention's weights were computed from the vectors, so they moved with the tokens: "
-        f"put B's rows and columns back in A's order and they differ from A's by at most **{moved:.1e}** "
-        "(rounding). Each token still reads from the same tokens, wherever they stand. (This also shows that "
-        "attention alone does not know the order of the tokens.)"
+        tr(
+            "The fixed $W$ mixes **positions**: on B, position 0 takes exactly what it took on A, although another "
+            "token now sits there. Attention's weights were computed from the vectors, so they moved with the tokens: "
+            "put B's rows and columns back in A's order and they differ from A's by at most **{difference}** "
+            "(rounding). Each token still reads from the same tokens, wherever they stand. (This also shows that "
+            "attention alone does not know the order of the tokens.)",
+            difference=num(moved, ".1e"),
+        )
     )
 
 
 def downloads(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
     """Q, K, V, scores, weights and output as CSV or JSON, drawn (and computed) only while the box is open."""
     box = st.expander(
-        "Download the matrices (CSV, JSON)", icon=":material/download:", key="pg_downloads", on_change="rerun"
+        tr("Download the matrices (CSV, JSON)"), icon=":material/download:", key="pg_downloads", on_change="rerun"
     )
     if not box.open:
         return
     if asked_queries():
-        box.caption("The downloads come back once the teacher reveals the answer to the class's question.")
+        box.caption(tr("The downloads come back once the teacher reveals the answer to the class's question."))
         return
     matrices = {
         "Q": steps.q,
@@ -379,7 +412,7 @@ def downloads(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
     }
     with box, st.container(horizontal=True):
         st.download_button(
-            "Matrices as CSV",
+            tr("Matrices as CSV"),
             lambda: matrices_to_csv(seq.tokens, matrices),
             file_name="attention.csv",
             mime="text/csv",
@@ -387,7 +420,7 @@ def downloads(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
             on_click="ignore",
         )
         st.download_button(
-            "Matrices as JSON",
+            tr("Matrices as JSON"),
             lambda: matrices_to_json(seq.tokens, matrices, causal=causal, scale=scale),
             file_name="attention.json",
             mime="application/json",
@@ -398,11 +431,13 @@ def downloads(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
 
 STATE.load()
 if not is_presenting():
-    st.title("Attention playground")
+    st.title(tr("Attention playground"))
     st.markdown(
-        "Each position has a **query** (what it looks for), a **key** (what it offers) and a **value** (what it "
-        "hands over). A query is compared with every key by a dot product; the softmax turns that row of scores "
-        "into weights that sum to 1; the output is the weighted average of the values."
+        tr(
+            "Each position has a **query** (what it looks for), a **key** (what it offers) and a **value** (what it "
+            "hands over). A query is compared with every key by a dot product; the softmax turns that row of scores "
+            "into weights that sum to 1; the output is the weighted average of the values."
+        )
     )
     st.latex(ATTENTION_LATEX)
 STATE.show_warnings()

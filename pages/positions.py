@@ -21,6 +21,7 @@ from figures.positions import (
     slopes_figure,
 )
 from lessons.positions import alibi, learned, masks, rope, shuffle, sinusoidal, toy
+from locales import num, tr
 from ui.charts import cached_figure, cached_weights_figure, cell_font, chart, show_snippet, square_chart
 from ui.checks import outcome_box
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
@@ -36,6 +37,11 @@ SINUSOIDAL_POSITIONS = 100  # rows of the sinusoidal table on show
 OFFSETS = np.arange(-32, 33)  # the RoPE score curve's x axis
 
 
+def method_label(method: str) -> str:
+    """A way of adding position, as the page names it, in the session's language."""
+    return tr(toy.METHOD_LABELS[method])
+
+
 def weights_chart(where, steps, labels, key: str) -> None:
     """A weights heatmap with square cells in half the page's width."""
     square_chart(where, cached_weights_figure(steps, labels, 0.5), key=key, share=0.5)
@@ -43,27 +49,33 @@ def weights_chart(where, steps, labels, key: str) -> None:
 
 def the_words() -> toy.Toy:
     """The words every section uses, their width and seed: the toy they make (the page stops on bad words)."""
-    st.markdown("**The words** (every section below uses them)")
+    st.markdown(tr("**The words** (every section below uses them)"))
     text_col, width_col, seed_col = st.columns([6, 2, 2], vertical_alignment="bottom")
     text_col.text_input(
-        "Words, separated by spaces",
+        tr("Words, separated by spaces"),
         **STATE.widget("text"),
         max_chars=MAX_TEXT_CHARS,
-        help=f"2 to {toy.MAX_WORDS} words. Each word gets its own random vector (the same word, the same vector), "
-        "with no position in it.",
+        help=tr(
+            "2 to {most} words. Each word gets its own random vector (the same word, the same vector), "
+            "with no position in it.",
+            most=toy.MAX_WORDS,
+        ),
     )
     width_col.selectbox(
-        "d_model", **STATE.widget("d_model"), help="Length of each word's vector, and of the toy head's q, k and v."
+        "d_model",
+        **STATE.widget("d_model"),
+        help=tr("Length of each word's vector, and of the toy head's q, k and v."),
     )
     number_box(
         seed_col,
-        "Seed",
+        # Translators: the seed of a random number generator
+        tr("Seed"),
         **STATE.widget("seed"),
-        help="Seeds the word vectors and the toy head's W_Q, W_K and W_V, the matrices that make q, k and v.",
+        help=tr("Seeds the word vectors and the toy head's W_Q, W_K and W_V, the matrices that make q, k and v."),
     )
     words, problem = toy.parse_words(STATE["text"])
     if problem:
-        st.error(f"The words cannot be used: {escape_markdown(problem)}. Change the text above.")
+        st.error(tr("The words cannot be used: {problem}. Change the text above.", problem=escape_markdown(problem)))
         stop()
     return toy.Toy.build(words, STATE["d_model"], STATE["seed"])
 
@@ -72,8 +84,8 @@ def the_words() -> toy.Toy:
 @section
 def order_is_invisible(example: toy.Toy, model, alibi_heads: int) -> None:
     """Section 1, redrawn alone when its shuffle, order or method changes: nothing below reads them."""
-    st.header("1 · Order is invisible")
-    st.markdown(shuffle.SHUFFLE_INTRO)
+    st.header(tr("1 · Order is invisible"))
+    st.markdown(tr(shuffle.SHUFFLE_INTRO))
     st.latex(shuffle.SHUFFLE_LATEX)
     shuffle_controls()
     number, words = STATE["shuffle"], example.words
@@ -82,14 +94,17 @@ def order_is_invisible(example: toy.Toy, model, alibi_heads: int) -> None:
     toy_checks = shuffle.toy_shuffle_checks(example.x, example.head, perm, alibi_heads)
     st.markdown(shuffle.the_two_orders(escape_markdown(" ".join(words)), number, escape_markdown(" ".join(shuffled))))
     if shuffle.is_original_order(perm):
-        st.info("This is the original order: press **Shuffle the words** to move them.", icon=":material/touch_app:")
+        st.info(
+            tr("This is the original order: press **Shuffle the words** to move them."), icon=":material/touch_app:"
+        )
     hidden = answer_hidden("positions", "shuffle")
     side_by_side(toy_checks, words, shuffled, model, hidden)
     if hidden:
-        hidden_answer_card(st, "The shuffled order's weights, the checks' outcomes and the check table")
+        hidden_answer_card(st, tr("The shuffled order's weights, the checks' outcomes and the check table"))
     else:
         real = () if model is None else minilm_checks(words, number, STATE["head"])
-        rows = shuffle.check_rows(toy_checks, real, f"{MODEL_NAME.split('/')[-1]}, layer 1 head {STATE['head']}")
+        real_name = tr("{model}, layer 1 head {head}", model=MODEL_NAME.split("/")[-1], head=STATE["head"])
+        rows = shuffle.check_rows(toy_checks, real, real_name)
         st.dataframe(arrow_table(shuffle.check_table(rows)), hide_index=True, width="stretch", key="pos_check_table")
         st.caption(shuffle.rounding_caption(shuffle.rounding_bound(rows), alibi_heads))
     snippet = shuffle_snippet(
@@ -102,35 +117,35 @@ def shuffle_controls() -> None:
     """The shuffle's buttons and number, and the method the right-hand column adds."""
     shuffle_col, reset_col, number_col = st.columns([4, 3, 3], vertical_alignment="bottom")
     shuffle_col.button(
-        "Shuffle the words",
+        tr("Shuffle the words"),
         key="pos_shuffle_button",
         icon=":material/shuffle:",
         type="primary",
         width="stretch",
         on_click=lambda: STATE.set("shuffle", STATE["shuffle"] % SHUFFLE_MAX + 1),
-        help="A new random order (the shuffle number goes up by one).",
+        help=tr("A new random order (the shuffle number goes up by one)."),
         disabled=STATE.held,
     )
     reset_col.button(
-        "Original order",
+        tr("Original order"),
         key="pos_reset_button",
         width="stretch",
         on_click=lambda: STATE.set("shuffle", 0),
-        help="Shuffle number 0: the words as typed.",
+        help=tr("Shuffle number 0: the words as typed."),
         disabled=STATE.held,
     )
     number_box(
         number_col,
-        "Shuffle number",
+        tr("Shuffle number"),
         **STATE.widget("shuffle"),
-        help="Which shuffle: 0 is the original order, any other number a fixed random order (so a link shows it).",
+        help=tr("Which shuffle: 0 is the original order, any other number a fixed random order (so a link shows it)."),
     )
     method_col, _ = st.columns([1, 1])
     method_col.selectbox(
-        "Position information on the right",
+        tr("Position information on the right"),
         **STATE.widget("method"),
-        format_func=toy.METHOD_LABELS.get,
-        help="The right-hand column repeats the check with this way of adding position (section 2 explains each).",
+        format_func=method_label,
+        help=tr("The right-hand column repeats the check with this way of adding position (section 2 explains each)."),
     )
 
 
@@ -148,17 +163,19 @@ def side_by_side(toy_checks, words, shuffled, model, hidden: bool) -> None:
         if unknown := learned.unknown_note(model, MODEL_NAME, words):
             st.info(escape_markdown(unknown), icon=":material/help:")
     none_col, with_col = st.columns(2, gap="large")
-    none_col.subheader("No position information")
-    with_col.subheader(f"With {toy.METHOD_LABELS[method]}")
+    none_col.subheader(tr("No position information"))
+    # Translators: a heading: {method} is a way of adding position, such as "RoPE (rotates q and k)"
+    with_col.subheader(tr("With {method}", method=method_label(method)))
     for col, check, key in ((none_col, left, "none"), (with_col, right, "with")):
         if check is None:
-            col.info(learned.LEARNED_COLUMN_MISSING)
+            col.info(learned.learned_column_missing())
             continue
-        col.markdown("**Original order**")
+        col.markdown(tr("**Original order**"))
         weights_chart(col, check.before, labels, key=f"pos_shuffle_{key}_before")
         if hidden:
             continue
-        col.markdown(f"**Shuffle {number}**: {shuffle.OUTCOME_HEADINGS[check.outcome]}")
+        outcome = tr(shuffle.OUTCOME_HEADINGS[check.outcome])
+        col.markdown(tr("**Shuffle {number}**: {outcome}", number=number, outcome=outcome))
         weights_chart(col, check.after, shuffled_labels, key=f"pos_shuffle_{key}_after")
         col.container(border=True).markdown(shuffle.shuffle_verdict(check, "none" if key == "none" else method))
 
@@ -166,30 +183,34 @@ def side_by_side(toy_checks, words, shuffled, model, hidden: bool) -> None:
 # ---------------------------------------------------------------- 2 · four ways to add position
 def four_ways(example: toy.Toy, alibi_heads: int) -> None:
     """The toy head without position and with the three ways that need no training, side by side."""
-    st.header("2 · Four ways to add position")
-    st.markdown(toy.FOUR_WAYS_INTRO)
+    st.header(tr("2 · Four ways to add position"))
+    st.markdown(tr(toy.FOUR_WAYS_INTRO))
     weights = toy.methods_weights(example.x, example.head, alibi_heads)
-    labels = [toy.METHOD_LABELS[m] for m in toy.TOY_METHODS]
-    chart(st, cached_figure(four_ways_figure, weights, example.words, labels), key="pos_four_ways")
+    labels = [method_label(m) for m in toy.TOY_METHODS]
+    figure = cached_figure(four_ways_figure, weights, example.words, labels)
+    chart(st, figure, key="pos_four_ways")
     st.caption(alibi.alibi_unmasked(alibi_heads))
 
 
 def learned_absolute(model, missing, words) -> None:
     """The real model's learned table, and one of its first layer's heads with it and without it."""
-    st.subheader("Learned absolute: the real model's own table")
-    st.markdown(learned.LEARNED_INTRO)
+    st.subheader(tr("Learned absolute: the real model's own table"))
+    st.markdown(learned.learned_intro())
     if model is None:
-        st.info(learned.LEARNED_NOT_INSTALLED, icon=":material/inventory_2:")
-        st.caption(f"Details: {missing}")
+        st.info(learned.learned_not_installed(), icon=":material/inventory_2:")
+        st.caption(tr("Details: {details}", details=missing))
         return
     the_learned_table(model.config.max_positions)
-    st.markdown(learned.LEARNED_HEAD_INTRO)
+    st.markdown(tr(learned.LEARNED_HEAD_INTRO))
     if unknown := learned.unknown_note(model, MODEL_NAME, words):
         st.caption(escape_markdown(unknown))
     st.slider(
-        "Head of layer 1",
+        tr("Head of layer 1"),
         **STATE.widget("head"),
-        help=f"One of the {model.config.n_heads} heads of the first layer (head 3 attends to the previous token).",
+        help=tr(
+            "One of the {heads} heads of the first layer (head 3 attends to the previous token).",
+            heads=model.config.n_heads,
+        ),
     )
     pieces = learned.minilm_pieces(model, words)
     # how much the head reads the previous token with E_pos and without: whether it sees where each word stands,
@@ -198,15 +219,19 @@ def learned_absolute(model, missing, words) -> None:
     for col, positions, title, key in zip(
         st.columns(2, gap="large"),
         (True, False),
-        ("with E_pos (as trained)", "without E_pos"),
+        (tr("with E_pos (as trained)"), tr("without E_pos")),
         ("pos_learned_with", "pos_learned_without"),
     ):
         steps = learned.minilm_head(model, pieces.ids, STATE["head"] - 1, positions=positions)
         previous = learned.previous_token_weight(steps.weights)
-        col.markdown(f"**{title}**" + ("" if hidden else f": mean weight on the previous token {previous:.2f}"))
+        if hidden:
+            col.markdown(f"**{title}**")
+        else:
+            weight = num(previous, ".2f")
+            col.markdown(tr("**{title}**: mean weight on the previous token {weight}", title=title, weight=weight))
         weights_chart(col, steps, pieces.tokens, key=key)
     if hidden:
-        hidden_answer_card(st, "The mean weight this head puts on the previous token, with E_pos and without")
+        hidden_answer_card(st, tr("The mean weight this head puts on the previous token, with E_pos and without"))
 
 
 @section
@@ -215,9 +240,9 @@ def the_learned_table(max_positions: int) -> None:
     table_col, reading_col = st.columns(2, gap="large")
     with reading_col:
         st.selectbox(
-            "Positions shown",
+            tr("Positions shown"),
             **STATE.widget("table_n"),
-            help=f"The first N of the table's {max_positions} positions.",
+            help=tr("The first N of the table's {positions} positions.", positions=max_positions),
         )
     similarity, by_distance, reading = learned_table(STATE["table_n"])
     with table_col:
@@ -230,25 +255,25 @@ def the_learned_table(max_positions: int) -> None:
 
 def sinusoidal_section() -> tuple[int, int]:
     """The sinusoidal table and its shift; returns the table's width and the shift (the snippet reads them)."""
-    st.subheader("Sinusoidal (Vaswani et al. 2017)")
-    st.markdown(sinusoidal.SINUSOIDAL_INTRO)
+    st.subheader(tr("Sinusoidal (Vaswani et al. 2017)"))
+    st.markdown(tr(sinusoidal.SINUSOIDAL_INTRO))
     st.latex(SINUSOIDAL_LATEX)
     table_d_col, shift_col = st.columns(2)
     table_d_col.selectbox(
-        "Table width d",
+        tr("Table width d"),
         **STATE.widget("table_d"),
-        help="Columns of the table on show (the toy head above uses d_model columns).",
+        help=tr("Columns of the table on show (the toy head above uses d_model columns)."),
     )
     number_box(
         shift_col,
-        "Shift k",
+        tr("Shift k"),
         **STATE.widget("shift"),
-        help="How many positions to move: PE[p + k] is computed from PE[p] by the matrix M_k below.",
+        help=tr("How many positions to move: PE[p + k] is computed from PE[p] by the matrix M_k below."),
     )
     table_d, shift = STATE["table_d"], STATE["shift"]
     table = sinusoidal_table(SINUSOIDAL_POSITIONS, table_d)
     chart(st, cached_figure(sinusoidal_figure, table), key="pos_sinusoidal_table")
-    st.markdown(sinusoidal.SHIFT_IS_ROTATION)
+    st.markdown(tr(sinusoidal.SHIFT_IS_ROTATION))
     st.latex(sinusoidal.SHIFT_LATEX)
     rotation_col, check_col = st.columns(2, gap="large")
     small_d = min(table_d, 16)
@@ -265,28 +290,35 @@ def sinusoidal_section() -> tuple[int, int]:
 
 def rotary(example: toy.Toy) -> int:
     """RoPE: its formula, the check that moving every position keeps the scores; returns the offset."""
-    st.subheader("RoPE, rotary position embedding (Su et al. 2021, RoFormer)")
-    st.markdown(rope.ROPE_INTRO)
+    st.subheader(tr("RoPE, rotary position embedding (Su et al. 2021, RoFormer)"))
+    st.markdown(tr(rope.ROPE_INTRO))
     st.latex(ROPE_LATEX)
     st.latex(ROPE_OFFSET_LATEX)
     offset_col, rope_result_col = st.columns([1, 2], vertical_alignment="bottom")
     number_box(
         offset_col,
-        "Move every position by",
+        tr("Move every position by"),
         **STATE.widget("offset"),
-        help="The words keep their order but start at this position instead of 0: every offset m − n is the same.",
+        help=tr("The words keep their order but start at this position instead of 0: every offset m − n is the same."),
     )
     offset, words, n_words = STATE["offset"], example.words, len(example.words)
     q, k = toy.toy_queries_keys(example.x, example.head)
     rope_check = rope.rope_offset_check(q, k, offset)
     outcome_box(rope_result_col, rope_check.passed, rope_check.sentence())
     scores_col, moved_col = st.columns(2, gap="large")
-    for col, scores, title, key in (
-        (scores_col, rope_check.scores, f"scores at positions 0…{n_words - 1}", "pos_rope_scores"),
-        (moved_col, rope_check.moved, f"scores at positions {offset}…{offset + n_words - 1}", "pos_rope_moved"),
+    for col, scores, first, key in (
+        (scores_col, rope_check.scores, 0, "pos_rope_scores"),
+        (moved_col, rope_check.moved, offset, "pos_rope_moved"),
     ):
-        col.markdown(f"**{title}** (q·k after rotation; rows: queries, columns: keys)")
-        figure = cached_figure(numbered_matrix, scores, words, words, cell_font(n_words, 0.5), digits=1)
+        col.markdown(
+            tr(
+                "**scores at positions {first}…{last}** (q·k after rotation; rows: queries, columns: keys)",
+                first=first,
+                last=first + n_words - 1,
+            )
+        )
+        font = cell_font(n_words, 0.5)
+        figure = cached_figure(numbered_matrix, scores, words, words, font, digits=1)
         square_chart(col, figure, key=key, share=0.5)
     st.markdown(rope.rope_offset_paragraph(escape_markdown(words[0])))
     by_offset = rope.rope_score_by_offset(q[0], k[0], OFFSETS)
@@ -296,15 +328,17 @@ def rotary(example: toy.Toy) -> int:
 
 def alibi_section(example: toy.Toy) -> np.ndarray:
     """ALiBi: each head's slope and the window it makes; returns the slopes."""
-    st.subheader("ALiBi, attention with linear biases (Press et al. 2022)")
-    st.markdown(alibi.ALIBI_INTRO)
+    st.subheader(tr("ALiBi, attention with linear biases (Press et al. 2022)"))
+    st.markdown(tr(alibi.ALIBI_INTRO))
     st.latex(ALIBI_LATEX)
     heads_col, slopes_col = st.columns([2, 3], gap="large")
     heads_col.slider(
-        "Heads H",
+        tr("Heads H"),
         **STATE.widget("heads"),
-        help="H = 8 gives the paper's slopes 1/2, 1/4, …, 1/256, and every power of two its 2^(−8h/H); for other "
-        "H, the slopes come from the workaround in the authors' code (the paper trains powers of two only).",
+        help=tr(
+            "H = 8 gives the paper's slopes 1/2, 1/4, …, 1/256, and every power of two its 2^(−8h/H); for other "
+            "H, the slopes come from the workaround in the authors' code (the paper trains powers of two only)."
+        ),
     )
     slopes = alibi_slopes(STATE["heads"])
     heads_col.dataframe(
@@ -312,10 +346,10 @@ def alibi_section(example: toy.Toy) -> np.ndarray:
         hide_index=True,
         width="stretch",
         column_config={
-            "h": st.column_config.NumberColumn("h", width=40, help="The head, from 1."),
-            "m_h": st.column_config.TextColumn("slope m_h", help="The head's slope, a power of 2."),
+            "h": st.column_config.NumberColumn("h", width=40, help=tr("The head, from 1.")),
+            "m_h": st.column_config.TextColumn(tr("slope m_h"), help=tr("The head's slope, a power of 2.")),
             "1/m_h": st.column_config.NumberColumn(
-                "1/m_h", width=70, help="Positions back at which the weight has shrunk by a factor e."
+                "1/m_h", width=70, help=tr("Positions back at which the weight has shrunk by a factor e.")
             ),
         },
         key="pos_alibi_slopes_table",
@@ -330,38 +364,41 @@ def alibi_section(example: toy.Toy) -> np.ndarray:
 def alibi_windows_grid(example: toy.Toy, slopes: np.ndarray) -> None:
     """Each ALiBi head's weights, its penalty alone or added to the toy head's scores: redrawn alone by its switch."""
     st.toggle(
-        "Add the toy head's scores",
+        tr("Add the toy head's scores"),
         **STATE.widget("alibi_scores"),
-        help="Off: every score equal, so each heatmap shows the bias alone, the head's recency window. On: the toy "
-        "head's scores on your words plus each head's penalty.",
+        help=tr(
+            "Off: every score equal, so each heatmap shows the bias alone, the head's recency window. On: the toy "
+            "head's scores on your words plus each head's penalty."
+        ),
     )
     if STATE["alibi_scores"]:
         weights = alibi.alibi_head_weights(example.x, example.head, len(slopes))
-        st.caption("The toy head's scores on your words, plus each ALiBi head's penalty, with the causal mask.")
+        st.caption(tr("The toy head's scores on your words, plus each ALiBi head's penalty, with the causal mask."))
     else:
         weights = alibi.alibi_windows(len(example.words), len(slopes))
-        st.caption(alibi.ALIBI_PENALTY_ALONE)
-    chart(st, cached_figure(alibi_heads_figure, weights, example.words, slopes), key="pos_alibi_heads")
+        st.caption(tr(alibi.ALIBI_PENALTY_ALONE))
+    figure = cached_figure(alibi_heads_figure, weights, example.words, slopes)
+    chart(st, figure, key="pos_alibi_heads")
 
 
 # ---------------------------------------------------------------- 3 · masks beyond causal
 def sliding_window() -> tuple[int, int, int]:
     """The sliding window's reach over layers; returns n, the window and the layers (the snippet reads them)."""
-    st.subheader("A sliding window")
-    st.markdown(masks.SLIDING_WINDOW_INTRO)
+    st.subheader(tr("A sliding window"))
+    st.markdown(tr(masks.SLIDING_WINDOW_INTRO))
     st.latex(masks.REACH_LATEX)
     n_col, window_col, layers_col = st.columns(3)
     n_col.slider(
-        "Sequence length n",
+        tr("Sequence length n"),
         **STATE.widget("n"),
-        help="Positions in this example (the window's heatmap only: no words needed).",
+        help=tr("Positions in this example (the window's heatmap only: no words needed)."),
     )
     window_col.slider(
-        "Window w",
+        tr("Window w"),
         **STATE.widget("window"),
-        help="Keys each query sees in one layer, itself included (w = n: the plain causal mask).",
+        help=tr("Keys each query sees in one layer, itself included (w = n: the plain causal mask)."),
     )
-    layers_col.slider("Layers L", **STATE.widget("layers"), help="How many sliding-window layers are stacked.")
+    layers_col.slider(tr("Layers L"), **STATE.widget("layers"), help=tr("How many sliding-window layers are stacked."))
     if window_note := STATE.note("window"):
         st.info(window_note, icon=":material/straighten:")
     n, window, layers = STATE["n"], STATE["window"], STATE["layers"]
@@ -369,7 +406,7 @@ def sliding_window() -> tuple[int, int, int]:
     reach_col, reach_text_col = st.columns(2, gap="large")
     reach_text_col.markdown(masks.reach_paragraph(window, layers))
     if answer_hidden("positions", "reach"):
-        hidden_answer_card(reach_col, "The reach heatmap and the count of the positions the last query heard from")
+        hidden_answer_card(reach_col, tr("The reach heatmap and the count of the positions the last query heard from"))
     else:
         figure = cached_figure(reach_heatmap, first, layers, square=True)
         square_chart(reach_col, figure, key="pos_window_reach", share=0.5)
@@ -381,34 +418,35 @@ def sliding_window() -> tuple[int, int, int]:
 @section
 def padding_section(example: toy.Toy, n: int, window: int, layers: int) -> None:
     """The padding mask, redrawn alone when its lengths or its causal switch change."""
-    st.subheader("Padding: a batch of two sequences of different lengths")
-    st.markdown(masks.PADDING_INTRO)
+    st.subheader(tr("Padding: a batch of two sequences of different lengths"))
+    st.markdown(tr(masks.PADDING_INTRO))
     len_a_col, len_b_col = st.columns(2, gap="large")
     len_a_col.slider(
-        "Sequence 1: the first words",
+        tr("Sequence 1: the first words"),
         **STATE.widget("len_a"),
-        help="Sequence 1 is this many words from the start of your text.",
+        help=tr("Sequence 1 is this many words from the start of your text."),
     )
     len_b_col.slider(
-        "Sequence 2: the last words",
+        tr("Sequence 2: the last words"),
         **STATE.widget("len_b"),
-        help="Sequence 2 is this many words from the end of your text.",
+        help=tr("Sequence 2 is this many words from the end of your text."),
     )
     for col, name in zip((len_a_col, len_b_col), ("len_a", "len_b")):
         if note := STATE.note(name):
             col.info(note, icon=":material/straighten:")
     st.toggle(
-        "Causal mask too",
+        tr("Causal mask too"),
         **STATE.widget("pad_causal"),
-        help="Apply the causal mask as well as the padding mask (both apply).",
+        help=tr("Apply the causal mask as well as the padding mask (both apply)."),
     )
     pad_causal = STATE["pad_causal"]
     sequences = masks.padding_sequences(example.words, STATE["len_a"], STATE["len_b"])
     padding = masks.padding_check(sequences, example.head, example.d_model, example.seed, causal=pad_causal)
     for b, col in enumerate(st.columns(2, gap="large")):
         length, n_padded = padding.lengths[b], len(padding.labels[b])
-        col.markdown(masks.sequence_heading(b + 1, length, n_padded))
-        figure = cached_figure(padded_heatmap, padding.result.weights[b], padding.result.used[b], padding.labels[b])
+        col.markdown(masks.sequence_heading(b + 1, int(length), n_padded))
+        weights, used, labels = padding.result.weights[b], padding.result.used[b], padding.labels[b]
+        figure = cached_figure(padded_heatmap, weights, used, labels)
         chart(col, figure, key=f"pos_padding_{b + 1}", share=0.5)
     outcome_box(st, padding.passed, padding.sentence())
     snippet = masks_snippet(
@@ -425,8 +463,8 @@ def padding_section(example: toy.Toy, n: int, window: int, layers: int) -> None:
 
 # ---------------------------------------------------------------- the page
 STATE.load()
-st.title("Where is position?")
-st.markdown(shuffle.INTRODUCTION)
+st.title(tr("Where is position?"))
+st.markdown(tr(shuffle.INTRODUCTION))
 STATE.show_warnings()
 example = the_words()
 model, missing = model_or_reason()
@@ -441,6 +479,6 @@ four = dict(
     d_model=example.d_model, seed=example.seed, table_d=table_d, shift=shift, offset=offset, alibi_heads=len(slopes)
 )
 show_snippet(four_ways_snippet(example.words, **four), key="pos_snippet_four_ways")
-st.header("3 · Masks beyond causal")
+st.header(tr("3 · Masks beyond causal"))
 n, window, layers = sliding_window()
 padding_section(example, n, window, layers)

@@ -6,6 +6,7 @@ from attention import attention_steps
 from figures.geometry import arrows_figure
 from figures.predict import guess_heatmap
 from lessons.puzzles import PREDICT_LATEX, PUZZLES_BY_ID, Puzzle, custom_puzzle, score_guesses
+from locales import tr, tr_n
 from ui.charts import chart, show_snippet
 from ui.checks import outcome_box
 from ui.classroom_open_question import asked_here
@@ -24,7 +25,7 @@ EDIT_KEY = STATE.key("seq")
 
 
 def title_of(choice: str) -> str:
-    return "Make your own (from the Playground)" if choice == OWN else PUZZLES_BY_ID[choice].title
+    return tr("Make your own (from the Playground)") if choice == OWN else tr(PUZZLES_BY_ID[choice].title)
 
 
 def hide_reveal() -> None:
@@ -54,57 +55,65 @@ def fingerprint(p: Puzzle) -> tuple:
 
 STATE.load()
 st.session_state.setdefault("predict_round", 0)
-st.title("Predict, then check")
+st.title(tr("Predict, then check"))
 st.markdown(
-    "Before you look at a heatmap, say what it will show. For every **query** below, pick the **key** you expect "
-    "to get the largest weight (and, if you like, guess that weight). Only then press **Check my guesses**: the page "
-    "draws the weights, scores your guesses and explains every miss with the actual dot products."
+    tr(
+        "Before you look at a heatmap, say what it will show. For every **query** below, pick the **key** you expect "
+        "to get the largest weight (and, if you like, guess that weight). Only then press **Check my guesses**: the "
+        "page draws the weights, scores your guesses and explains every miss with the actual dot products."
+    )
 )
 st.info(
-    "**The rule of this lesson:** if you cannot predict the output, you are testing nothing. A test is a "
-    "prediction written down before the run.",
+    tr(
+        "**The rule of this lesson:** if you cannot predict the output, you are testing nothing. A test is a "
+        "prediction written down before the run."
+    ),
     icon=":material/target:",
 )
 st.latex(PREDICT_LATEX)
 st.caption(
-    "The softmax never changes the order within a row: the largest dot product always gets the largest "
-    "weight. Scaling by 1/√d_k changes how large that weight is, not which key gets it."
+    tr(
+        "The softmax never changes the order within a row: the largest dot product always gets the largest "
+        "weight. Scaling by 1/√d_k changes how large that weight is, not which key gets it."
+    )
 )
 STATE.show_warnings()
 
 choice = st.selectbox(
-    "Puzzle",
+    tr("Puzzle"),
     CHOICES,
     format_func=title_of,
     key=STATE.key("puzzle"),
     on_change=on_puzzle_change,
     persist_state="session",
     disabled=STATE.held,
-    help="Built-in puzzles get harder from 1 to 5. 'Make your own' copies the Playground's "
-    "vectors, which you can then edit here.",
+    help=tr(
+        "Built-in puzzles get harder from 1 to 5. 'Make your own' copies the Playground's "
+        "vectors, which you can then edit here."
+    ),
 )
 if choice == OWN:
     if STATE.held:
         seq = st.session_state[EDIT_KEY]  # the class's question is about these: they cannot change until the reveal
     else:
         st.button(
-            "Copy the Playground's vectors again",
+            tr("Copy the Playground's vectors again"),
             key="predict_copy",
             on_click=copy_playground,
-            help="Replace the vectors below with the Playground's current ones (your guesses are cleared).",
+            help=tr("Replace the vectors below with the Playground's current ones (your guesses are cleared)."),
         )
-        st.markdown("**Your vectors** (the same editor as the Playground's: change them here, then predict again)")
-        with editor_box("Edit the sequence: q, k, v and labels"):
+        st.markdown(tr("**Your vectors** (the same editor as the Playground's: change them here, then predict again)"))
+        with editor_box(tr("Edit the sequence: q, k, v and labels")):
             seq = sequence_editor(EDIT_KEY, presets=False)
     try:
         puzzle = custom_puzzle(seq)
     except ValueError as err:
-        st.error(f"These vectors cannot be used: {err}")
+        st.error(tr("These vectors cannot be used: {error}", error=err))
         stop()
 else:
     puzzle = PUZZLES_BY_ID[choice]
-with st.expander("Hint"):
-    st.markdown(puzzle.hint)
+with st.expander(tr("Hint")):
+    st.markdown(tr(puzzle.hint))
 
 n = len(puzzle.seq.tokens)
 key_names = [f"k_{j} '{tok}'" for j, tok in enumerate(puzzle.seq.tokens)]
@@ -121,15 +130,17 @@ revealed = (
 
 left, right = st.columns([5, 4], gap="large")
 with left:
-    st.subheader("The vectors")
+    st.subheader(tr("The vectors"))
     st.markdown(
-        "Each position's **query** q_i (its components in columns q1, q2…) and **key** k_i (k1, k2…), one row "
-        "per position i",
-        help="A query is what its position looks for; a key, what its position offers to be found by.",
+        tr(
+            "Each position's **query** q_i (its components in columns q1, q2…) and **key** k_i (k1, k2…), one row "
+            "per position i"
+        ),
+        help=tr("A query is what its position looks for; a key, what its position offers to be found by."),
     )
     show_vectors(st, puzzle.seq.tokens, numbered=True, q=puzzle.seq.q, k=puzzle.seq.k)
     if puzzle.seq.q.shape[1] == 2:
-        with st.expander("Draw them as arrows (d_k = 2)"):
+        with st.expander(tr("Draw them as arrows (d_k = 2)")):
             chart(
                 st,
                 arrows_figure(puzzle.seq.q, puzzle.seq.k, puzzle.seq.tokens, height=360),
@@ -137,67 +148,84 @@ with left:
                 key="predict_arrows",
             )
 
-    st.subheader("Your prediction")
+    st.subheader(tr("Your prediction"))
     for i, tok in enumerate(puzzle.seq.tokens):
         guess_col, weight_col = st.columns([3, 2], vertical_alignment="bottom")
         guess_col.selectbox(
-            f"q_{i} '{escape_markdown(tok)}' attends most to",
+            tr("q_{position} '{token}' attends most to", position=i, token=escape_markdown(tok)),
             range(n),
             index=None,  # a label is markdown
             format_func=lambda j: key_names[j],
             key=guess_keys[i],
-            placeholder="pick a key",
+            placeholder=tr("pick a key"),
             disabled=revealed,
-            help=f"Which key gets the largest weight in row {i}? Compare q_{i} with every key.",
+            help=tr("Which key gets the largest weight in row {row}? Compare q_{row} with every key.", row=i),
         )
         number_box(
             weight_col,
-            "its weight (optional)",
+            tr("its weight (optional)"),
             key=weight_keys[i],
             min_value=0.0,
             max_value=1.0,
             optional=True,
-            placeholder="e.g. 0.7",
+            # Translators: an example of what to type in a number box; keep the decimal point (the box reads 0.7)
+            placeholder=tr("e.g. 0.7"),
             disabled=revealed,
-            help="Optional: your guess of that largest weight.",
+            help=tr("Optional: your guess of that largest weight."),
         )
     guesses = [st.session_state.get(k) for k in guess_keys]
     missing = sum(g is None for g in guesses)
     if revealed:
         st.button(
-            "Try again",
+            tr("Try again"),
             key="predict_again",
             on_click=hide_reveal,
             icon=":material/replay:",
-            help="Clear your guesses and hide the weights again.",
+            help=tr("Clear your guesses and hide the weights again."),
         )
     else:
         st.button(
-            "Check my guesses",
+            tr("Check my guesses"),
             key="predict_reveal",
             type="primary",
             disabled=missing > 0 or class_asks,
             icon=":material/visibility:",
             on_click=lambda: st.session_state.update(predict_revealed=fingerprint(puzzle)),
-            help="Show the weights and score your guesses (unlocked once every query has a guess).",
+            help=tr("Show the weights and score your guesses (unlocked once every query has a guess)."),
         )
         if class_asks:
             number = asked_here().get("number")
             st.caption(
-                "Your own check waits for the class's: it opens once the teacher reveals the answer"
-                + (f" to question {number}." if number else " (and the class's connection is back).")
+                tr(
+                    "Your own check waits for the class's: it opens once the teacher reveals the answer to question "
+                    "{number}.",
+                    number=number,
+                )
+                if number
+                else tr(
+                    "Your own check waits for the class's: it opens once the teacher reveals the answer (and the "
+                    "class's connection is back)."
+                )
             )
         elif missing:
-            st.caption(f"Pick a key for {missing} more quer{'y' if missing == 1 else 'ies'} to unlock the check.")
+            st.caption(
+                tr_n(
+                    "Pick a key for {n} more query to unlock the check.",
+                    "Pick a key for {n} more queries to unlock the check.",
+                    missing,
+                    n=missing,
+                )
+            )
 
 with right:
-    st.subheader("The check")
+    st.subheader(tr("The check"))
     if not revealed:
         st.info(
-            "The weights stay hidden until the teacher reveals the class's answer."
+            tr("The weights stay hidden until the teacher reveals the class's answer.")
             if class_asks
-            else "The weights stay hidden until you have made a guess for every query and pressed **Check my "
-            "guesses**.",
+            else tr(
+                "The weights stay hidden until you have made a guess for every query and pressed **Check my guesses**."
+            ),
             icon=":material/visibility_off:",
         )
     else:
@@ -211,13 +239,13 @@ with right:
                 [escape_markdown(t) for t in puzzle.seq.tokens],
             )  # for st.error
         except ValueError as err:
-            st.error(f"Cannot score this puzzle: {err}")
+            st.error(tr("Cannot score this puzzle: {error}", error=err))
             stop()
         right_count = sum(r.correct for r in results)
         st.metric(
-            "Your score",
+            tr("Your score"),
             f"{right_count} / {n}",
-            help="A query counts as right if your key gets the largest weight (on a tie, any of the tied keys).",
+            help=tr("A query counts as right if your key gets the largest weight (on a tie, any of the tied keys)."),
         )
         chart(
             st,
@@ -232,11 +260,11 @@ with right:
             width="stretch",
             key="predict_heatmap",
         )
-        st.caption("Rows are queries, columns keys; your guess is boxed. Hover a cell for q·k and the weight.")
+        st.caption(tr("Rows are queries, columns keys; your guess is boxed. Hover a cell for q·k and the weight."))
         for r in results:
             label = escape_markdown(puzzle.seq.tokens[r.query])
             outcome_box(st, r.correct, f"**q_{r.query} '{label}'**: {r.explanation}")
-        st.info(puzzle.lesson, icon=":material/lightbulb:")
+        st.info(tr(puzzle.lesson), icon=":material/lightbulb:")
         show_snippet(
             attention_snippet(puzzle.seq.tokens, puzzle.seq.q, puzzle.seq.k, puzzle.seq.v, causal=False, scale=True)
         )

@@ -25,6 +25,7 @@ from figures.pretrained import (
     token_lines_figure,
 )
 from lessons.reading import SIMILARITY_PAIRS, future_share, shown_positions, similarity_range
+from locales import language, marked, num, tr
 from ui.charts import Download, chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.declared.pretrained import STATE
@@ -39,7 +40,7 @@ from ui.snippets import pretrained_snippet
 require_app_entry()
 
 
-CAUTION = (
+CAUTION = marked(
     "**Attention weights show which positions were read and how much, not what that meant or why.** A heavy "
     "line says that a token's new vector was built mostly from another token's value vector; it does not say what "
     "the model concluded from it, and the block's feed-forward layers, the residual stream and the other 71 heads "
@@ -48,8 +49,9 @@ CAUTION = (
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def overview(text: str, hide: bool) -> dict:
-    """The 6 × 12 thumbnail image as figure JSON (a dict: cheaper to copy out of the cache than a Figure).
+def overview(text: str, hide: bool, lang: str) -> dict:
+    """The 6 × 12 thumbnail image as figure JSON (a dict: cheaper to copy out of the cache than a Figure), its
+    words in the language `lang` (the session's: part of the cache's key).
 
     Its hover summaries always describe the full weights, [CLS] and [SEP] included.
     """
@@ -73,12 +75,26 @@ def prepared_pairs() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["pair", "sentence A", "sentence B", "cosine similarity"])
 
 
+def shown_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
+    """The prepared pairs as the page shows them: their names and column headers in the session's language (the
+    sentences stay English: the model reads them)."""
+    return pairs.assign(pair=[tr(name) for name in pairs["pair"]]).rename(
+        columns={
+            # Translators: a column header: the name of a prepared pair of sentences
+            "pair": tr("pair"),
+            "sentence A": tr("sentence A"),
+            "sentence B": tr("sentence B"),
+            "cosine similarity": tr("cosine similarity"),
+        }
+    )
+
+
 def exact_downloads(run: MiniLMRun) -> list[Download]:
     """The overview's Export: every weight exactly, as .npz always and as CSV while it stays small."""
     name = "minilm_attentions"
     files = [
         Download(
-            "Exact weights (.npz)",
+            tr("Exact weights (.npz)"),
             lambda: attentions_npz(run.attentions, run.tokens),
             f"{name}.npz",
             "application/octet-stream",
@@ -87,7 +103,7 @@ def exact_downloads(run: MiniLMRun) -> list[Download]:
     if run.attentions.size <= CSV_MAX_WEIGHTS:  # at 256 tokens the CSV would be 66 MB: the .npz is 19 MB
         files.append(
             Download(
-                "Exact weights (CSV)",
+                tr("Exact weights (CSV)"),
                 lambda: attentions_csv(run.attentions, run.tokens),
                 f"{name}.csv",
                 "text/csv",
@@ -107,18 +123,18 @@ def open_clicked_head() -> None:
             return
 
 
-def head_picker(column, suffix: str, label: str) -> tuple[int, int]:
-    """Two selectboxes (layer, head) in a column; returns the pair as shown, counted from 1."""
+def head_picker(column, suffix: str, labels: tuple[str, str]) -> tuple[int, int]:
+    """Two selectboxes (layer, head) in a column, labelled `labels`; returns the pair as shown, counted from 1."""
     layer_col, head_col = column.columns(2)
     layer = layer_col.selectbox(
-        f"{label}: layer",
+        labels[0],
         **STATE.widget(f"layer{suffix}"),
-        help=f"Which of the {n_layers()} blocks (1 is closest to the input).",
+        help=tr("Which of the {n} blocks (1 is closest to the input).", n=n_layers()),
     )
     head = head_col.selectbox(
-        f"{label}: head",
+        labels[1],
         **STATE.widget(f"head{suffix}"),
-        help=f"Which of the {n_heads()} heads in that block.",
+        help=tr("Which of the {n} heads in that block.", n=n_heads()),
     )
     return layer, head
 
@@ -135,7 +151,7 @@ def show_head(
     if len(kept) < len(tokens):
         weights, original = strip_special(full, tokens)[0], full[np.ix_(kept, kept)]  # (m, m) rescaled, as read
     labels = [tokens[i] for i in kept]
-    title = f"Head {key.upper()}: layer {layer}, head {head}"
+    title = tr("Head {letter}: layer {layer}, head {head}", letter=key.upper(), layer=layer, head=head)
     chart(
         heat_box,
         head_heatmap(
@@ -171,79 +187,104 @@ STATE.load()
 try:
     model = get_model()
 except FileNotFoundError as err:  # the model package is installed separately (requirements-model.txt)
-    not_installed(err, "A real pretrained model")
+    not_installed(err, tr("A real pretrained model"))
     stop()
 cfg = model.config
 
-st.title("A real pretrained model")
+st.title(tr("A real pretrained model"))
 st.markdown(
-    f"Everything so far ran on toy matrices. This page runs **{MODEL_NAME}**, a real sentence encoder: a "
-    "pretrained MiniLM, then fine-tuned on over a billion sentence pairs to place sentences that mean the same "
-    f"thing close together. {cfg.n_layers} transformer blocks, each with {cfg.n_heads} attention heads "
-    f"(d_model = {cfg.d_model}, d_head = {cfg.d_head}). Its weights are read from disk and run by this app's own "
-    "numpy `transformer_block`, the same function the other pages show; only the numbers are learned."
+    tr(
+        "Everything so far ran on toy matrices. This page runs **{model}**, a real sentence encoder: a pretrained "
+        "MiniLM, then fine-tuned on over a billion sentence pairs to place sentences that mean the same thing close "
+        "together. {n_layers} transformer blocks, each with {n_heads} attention heads (d_model = {d_model}, "
+        "d_head = {d_head}). Its weights are read from disk and run by this app's own numpy `transformer_block`, "
+        "the same function the other pages show; only the numbers are learned.",
+        model=MODEL_NAME,
+        n_layers=cfg.n_layers,
+        n_heads=cfg.n_heads,
+        d_model=cfg.d_model,
+        d_head=cfg.d_head,
+    )
 )
-st.info(CAUTION, icon=":material/warning:")
+st.info(tr(CAUTION), icon=":material/warning:")
 STATE.show_warnings()
 
-st.header("1 · Your sentence")
+st.header(tr("1 · Your sentence"))
 example_menu(
     STATE,
     "text",
     {s: s for s in EXAMPLE_SENTENCES},
     key="pt_example",
-    help="Copies the sentence into the box below; then edit it as you like.",
+    help=tr("Copies the sentence into the box below; then edit it as you like."),
 )
 text = st.text_area(
-    "Sentence",
+    tr("Sentence"),
     **STATE.widget("text"),
     height=80,
-    help=f"Any English text up to {MAX_TOKENS} tokens ({MAX_TEXT_CHARS:,} characters at most). Press Ctrl+Enter "
-    "(or click outside) to apply.",
+    help=tr(
+        "Any English text up to {max_tokens} tokens ({max_chars} characters at most). Press Ctrl+Enter (or click "
+        "outside) to apply.",
+        max_tokens=MAX_TOKENS,
+        max_chars=num(MAX_TEXT_CHARS, ","),
+    ),
 )
 run = read_text(text)
 if run is not None:
     tokens, ids = run.tokens, run.ids
     st.markdown(
-        f"The tokenizer cut it into **{len(tokens)} tokens** (the model takes at most {MAX_TOKENS}): "
-        "`[CLS]` opens every input, `[SEP]` closes it, and `##` marks a piece that continues a word."
+        tr(
+            "The tokenizer cut it into **{n} tokens** (the model takes at most {max_tokens}): `[CLS]` opens every "
+            "input, `[SEP]` closes it, and `##` marks a piece that continues a word.",
+            n=len(tokens),
+            max_tokens=MAX_TOKENS,
+        )
     )
     st.html(tokens_strip(tokens, ids))
 
-    st.header(f"2 · All {cfg.n_layers * cfg.n_heads} heads at a glance")
+    st.header(tr("2 · All {n} heads at a glance", n=cfg.n_layers * cfg.n_heads))
     st.markdown(
-        "Each thumbnail is one head's weight matrix: queries down, keys across, darker = more weight (the colour "
-        "follows √weight, so that thinly spread weight still shows; the big heatmap below uses the weight itself). "
-        "Rows are layers (1 at the top, nearest the input), columns are heads. **Hover** a thumbnail for where its "
-        "weight goes and its heaviest weight to a word (read from the exact weights, even where the thumbnail is "
-        "shrunk); **click** it to open it below; **Export** under the picture gives every exact weight. Many "
-        "heads park most of their weight on `[SEP]` or `[CLS]` (a dark last or first column), a known habit of "
-        "BERT-style models, often read as 'nothing to do here'."
+        tr(
+            "Each thumbnail is one head's weight matrix: queries down, keys across, darker = more weight (the colour "
+            "follows √weight, so that thinly spread weight still shows; the big heatmap below uses the weight itself). "
+            "Rows are layers (1 at the top, nearest the input), columns are heads. **Hover** a thumbnail for where its "
+            "weight goes and its heaviest weight to a word (read from the exact weights, even where the thumbnail is "
+            "shrunk); **click** it to open it below; **Export** under the picture gives every exact weight. Many "
+            "heads park most of their weight on `[SEP]` or `[CLS]` (a dark last or first column), a known habit of "
+            "BERT-style models, often read as 'nothing to do here'."
+        )
     )
     hide = st.toggle(
-        "Hide [CLS] and [SEP]",
+        tr("Hide [CLS] and [SEP]"),
         **STATE.widget("hide"),
-        help="Drop their rows and columns and rescale every remaining row to sum to 1 again, so the "
-        "weights among the real words become visible. The hover still gives the original weight.",
+        help=tr(
+            "Drop their rows and columns and rescale every remaining row to sum to 1 again, so the weights among "
+            "the real words become visible. The hover still gives the original weight."
+        ),
     )
     if hide:
         st.caption(
-            "[CLS] and [SEP] hidden: each remaining row was divided by what it kept, so rows sum to 1 again "
-            "and colours compare across heads. These are *shares of the weight left over*, not the weights "
-            "the model used; the hover of the big heatmap shows both."
+            tr(
+                "[CLS] and [SEP] hidden: each remaining row was divided by what it kept, so rows sum to 1 again and "
+                "colours compare across heads. These are *shares of the weight left over*, not the weights the model "
+                "used; the hover of the big heatmap shows both."
+            )
         )
     if len(tokens) > THUMB_CELLS:
         st.caption(
-            f"{len(tokens)} tokens: each thumbnail is shrunk to {THUMB_CELLS} × {THUMB_CELLS} (rows of a block "
-            "averaged, keys of a block added up, so every row still sums to 1)."
+            tr(
+                "{n} tokens: each thumbnail is shrunk to {cells} × {cells} (rows of a block averaged, keys of a block "
+                "added up, so every row still sums to 1).",
+                n=len(tokens),
+                cells=THUMB_CELLS,
+            )
         )
-    fig = overview(text, hide)  # a fresh copy on every run: safe to add to
+    fig = overview(text, hide, language())  # a fresh copy on every run: safe to add to
     highlighted = [(STATE["layer"] - 1, STATE["head"] - 1)]
     if STATE["compare"]:
         highlighted.append((STATE["layer2"] - 1, STATE["head2"] - 1))
     fig["layout"]["shapes"] = highlight_shapes(highlighted, len(shown_positions(tokens, hide)))
     if answer_hidden("pretrained", "attend"):
-        hidden_answer_card(st, "Every head's weights (the thumbnails and their export)")
+        hidden_answer_card(st, tr("Every head's weights (the thumbnails and their export)"))
     else:
         chart(
             st,
@@ -254,44 +295,58 @@ if run is not None:
             selection_mode="points",
             config={"displayModeBar": False},
             downloads=exact_downloads(run),
-            downloads_note=f"The thumbnails may be shrunk; these files hold every head's exact weights "
-            f"({cfg.n_layers} × {cfg.n_heads} × {len(tokens)} × {len(tokens)}, [CLS] and [SEP] included):",
+            downloads_note=tr(
+                "The thumbnails may be shrunk; these files hold every head's exact weights ({n_layers} × {n_heads} × "
+                "{n} × {n}, [CLS] and [SEP] included):",
+                n_layers=cfg.n_layers,
+                n_heads=cfg.n_heads,
+                n=len(tokens),
+            ),
         )
 
-    st.header("3 · One head up close")
+    st.header(tr("3 · One head up close"))
     # in presenter mode the options get more room: the toggle's label read "Compare with a se…" at 1280 px
     picker_a, picker_b, options_col = st.columns([3, 3, 5] if is_presenting() else [4, 4, 3])
-    layer, head = head_picker(picker_a, "", "Head A")
+    layer, head = head_picker(picker_a, "", (tr("Head A: layer"), tr("Head A: head")))
     compare = options_col.toggle(
-        "Compare with a second head",
+        tr("Compare with a second head"),
         **STATE.widget("compare"),
-        help="Show a second head (B) side by side with head A.",
+        help=tr("Show a second head (B) side by side with head A."),
     )
     if compare:
-        layer2, head2 = head_picker(picker_b, "2", "Head B")
+        layer2, head2 = head_picker(picker_b, "2", (tr("Head B: layer"), tr("Head B: head")))
+    every_token = tr("every token")
     focus = options_col.selectbox(
-        "Lines from",
+        tr("Lines from"),
         **STATE.widget("focus"),
-        format_func=lambda i: "every token" if i == -1 else f"{i} · {tokens[i]}",
-        help="Draw the token-to-token lines of one query only (handy for long inputs).",
+        format_func=lambda i: every_token if i == -1 else f"{i} · {tokens[i]}",
+        help=tr("Draw the token-to-token lines of one query only (handy for long inputs)."),
     )
     STATE.notes(options_col, names=("focus",))
     st.markdown(
-        f"Each heatmap is one head's weights, $\\mathrm{{softmax}}(Q_h K_h^\\top / \\sqrt{{{cfg.d_head}}})$, "
-        "before its output is mixed with the other heads' by $W_O$. Left: the full heatmap (hover a cell for its "
-        "weight). Right or below: the same weights as lines from each token (left) to the tokens it reads from "
-        f"(right), thicker and darker for more weight; weights under {LINE_THRESHOLD} are not drawn."
+        tr(
+            "Each heatmap is one head's weights, $\\mathrm{{softmax}}(Q_h K_h^\\top / \\sqrt{{{d_head}}})$, before "
+            "its output is mixed with the other heads' by $W_O$. Left: the full heatmap (hover a cell for its "
+            "weight). Right or below: the same weights as lines from each token (left) to the tokens it reads from "
+            "(right), thicker and darker for more weight; weights under {threshold} are not drawn.",
+            d_head=cfg.d_head,
+            threshold=num(LINE_THRESHOLD, "g"),
+        )
     )
     above = future_share(run.attentions)
     st.info(
-        "**No causal mask here.** This model is a *bidirectional* encoder: every token may read every other, "
-        f"later ones included. For this sentence {above:.0%} of all the weight (averaged over its "
-        f"{cfg.n_layers * cfg.n_heads} heads) lies above the diagonal, on later tokens; a decoder such as GPT, "
-        "with the causal mask of the earlier page, would have exactly 0 there.",
+        tr(
+            "**No causal mask here.** This model is a *bidirectional* encoder: every token may read every other, "
+            "later ones included. For this sentence {share} of all the weight (averaged over its {heads} heads) "
+            "lies above the diagonal, on later tokens; a decoder such as GPT, with the causal mask of the earlier "
+            "page, would have exactly 0 there.",
+            share=num(above, ".0%"),
+            heads=cfg.n_layers * cfg.n_heads,
+        ),
         icon=":material/swap_horiz:",
     )
     if answer_hidden("pretrained", "attend"):
-        hidden_answer_card(st, "The heads' heatmaps and lines")
+        hidden_answer_card(st, tr("The heads' heatmaps and lines"))
     elif compare:  # each head in its own column, heatmap above lines
         col_a, col_b = st.columns(2, gap="medium")
         show_head(run, hide, layer, head, focus, "a", col_a, col_a, 1 / 2)
@@ -302,33 +357,43 @@ if run is not None:
         col_a, col_b = st.columns([3, 2], gap="medium")
         show_head(run, hide, layer, head, focus, "a", col_a, col_b, 3 / 5)
     show_snippet(pretrained_snippet(text, layer=layer, head=head))
-    st.caption("Remember: " + CAUTION.replace("**", ""))
+    st.caption(tr("Remember: {caution}", caution=tr(CAUTION).replace("**", "")))
     # A link is one line, cut at the edge when too long (on a projector it was): the link short, what is there
     # in a caption that wraps.
-    st.page_link("pages/pretrained_deeper.py", label="Read deeper: the real model", icon=":material/scatter_plot:")
+    st.page_link("pages/pretrained_deeper.py", label=tr("Read deeper: the real model"), icon=":material/scatter_plot:")
     st.caption(
-        "There: a head's queries and keys as points, attention through all six layers, long inputs cut to the "
-        "rows you want, one head on two sentences."
+        tr(
+            "There: a head's queries and keys as points, attention through all six layers, long inputs cut to the "
+            "rows you want, one head on two sentences."
+        )
     )
 
-st.header("4 · Does it really work? Sentence similarity")
+st.header(tr("4 · Does it really work? Sentence similarity"))
 pairs = prepared_pairs()
 similarities = dict(zip(pairs["pair"], pairs["cosine similarity"]))
 paraphrase, unrelated = similarity_range(similarities, "Paraphrase"), similarity_range(similarities, "Unrelated")
 # the prepared pairs' own similarities, which may hold the pair asked about
 hide_similarities = answer_hidden("pretrained", "similarity")
-st.markdown(
-    "The model's real job is to turn a sentence into one vector, the **embedding** e: the average of the last "
-    "block's token vectors, scaled to length 1. Sentences that mean similar things should point in similar "
-    "directions, so their cosine similarity should be clearly higher than for unrelated sentences"
-    + (
-        " (1 would be the same direction, 0 unrelated directions)."
-        if hide_similarities
-        else f": for the prepared pairs below, {paraphrase[0]:.2f} to {paraphrase[1]:.2f} for the paraphrases "
-        f"against {unrelated[0]:.2f} to {unrelated[1]:.2f} for the unrelated ones (1 would be the same direction, 0 "
-        "unrelated directions)."
+if hide_similarities:
+    similarity_text = tr(
+        "The model's real job is to turn a sentence into one vector, the **embedding** e: the average of the last "
+        "block's token vectors, scaled to length 1. Sentences that mean similar things should point in similar "
+        "directions, so their cosine similarity should be clearly higher than for unrelated sentences (1 would be "
+        "the same direction, 0 unrelated directions)."
     )
-)
+else:
+    similarity_text = tr(
+        "The model's real job is to turn a sentence into one vector, the **embedding** e: the average of the last "
+        "block's token vectors, scaled to length 1. Sentences that mean similar things should point in similar "
+        "directions, so their cosine similarity should be clearly higher than for unrelated sentences: for the "
+        "prepared pairs below, {paraphrase_low} to {paraphrase_high} for the paraphrases against {unrelated_low} to "
+        "{unrelated_high} for the unrelated ones (1 would be the same direction, 0 unrelated directions).",
+        paraphrase_low=num(paraphrase[0], ".2f"),
+        paraphrase_high=num(paraphrase[1], ".2f"),
+        unrelated_low=num(unrelated[0], ".2f"),
+        unrelated_high=num(unrelated[1], ".2f"),
+    )
+st.markdown(similarity_text)
 st.latex(EMBEDDING_LATEX)
 st.latex(COSINE_LATEX)
 pair_menu(
@@ -336,25 +401,27 @@ pair_menu(
     ("a", "b"),
     SIMILARITY_PAIRS,
     key="pt_pair",
-    help="Copies a prepared pair of sentences into the two boxes below.",
+    help=tr("Copies a prepared pair of sentences into the two boxes below."),
 )
 sentence_a_col, sentence_b_col = st.columns(2)
 text_a = sentence_a_col.text_input(
-    "Sentence A",
+    tr("Sentence A"),
     **STATE.widget("a"),
-    help=f"Any text up to {MAX_TOKENS} tokens; press Enter to apply.",
+    help=tr("Any text up to {max_tokens} tokens; press Enter to apply.", max_tokens=MAX_TOKENS),
 )
 text_b = sentence_b_col.text_input(
-    "Sentence B",
+    tr("Sentence B"),
     **STATE.widget("b"),
-    help=f"Any text up to {MAX_TOKENS} tokens; press Enter to apply.",
+    help=tr("Any text up to {max_tokens} tokens; press Enter to apply.", max_tokens=MAX_TOKENS),
 )
 run_a, run_b = read_text(text_a), read_text(text_b)
 if hide_similarities:
-    hidden_answer_card(st, "The cosine similarity of A and B, and those of the prepared pairs")
+    hidden_answer_card(st, tr("The cosine similarity of A and B, and those of the prepared pairs"))
 else:
     if run_a is not None and run_b is not None:
-        st.metric("cosine similarity cos(e_A, e_B)", f"{cosine_similarity(run_a.embedding, run_b.embedding):.3f}")
-    st.markdown("The prepared pairs, all scored by the same model:")
-    st.dataframe(pairs, hide_index=True, width="stretch", key="pt_pairs_table")
+        st.metric(
+            tr("cosine similarity cos(e_A, e_B)"), num(cosine_similarity(run_a.embedding, run_b.embedding), ".3f")
+        )
+    st.markdown(tr("The prepared pairs, all scored by the same model:"))
+    st.dataframe(shown_pairs(pairs), hide_index=True, width="stretch", key="pt_pairs_table")
 pretrained_questions.keep_shown("pt", {text: run, text_a: run_a, text_b: run_b})

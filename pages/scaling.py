@@ -34,6 +34,7 @@ from lessons.training import (
     verdict,
 )
 from lessons.training import MAX_D_K as MAX_TRAIN_D_K
+from locales import marked, num, tr
 from ui.background import queue_message, run_niced
 from ui.charts import chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
@@ -73,14 +74,17 @@ def train_with_progress(config: TrainingConfig) -> ScalingComparison:
         return stored_comparison(config)
     except NotTrainedYet:
         pass
-    bar = st.progress(0.0, text="Training…")
+    bar = st.progress(0.0, text=tr("Training…"))
 
     def on_step(done: int, total: int) -> None:
         if done % 10 == 0 or done == total:  # a message every step would cost more than the step
-            run = "scaled" if done <= config.steps else "unscaled"
-            bar.progress(
-                done / total, text=f"Training the {run} run: step {(done - 1) % config.steps + 1} of {config.steps}"
+            step = (done - 1) % config.steps + 1
+            text = (
+                tr("Training the scaled run: step {step} of {steps}", step=step, steps=config.steps)
+                if done <= config.steps
+                else tr("Training the unscaled run: step {step} of {steps}", step=step, steps=config.steps)
             )
+            bar.progress(done / total, text=text)
 
     if config.steps * config.d_k > IN_PROCESS_BUDGET:  # seconds of CPU: in a child, at the lowest priority
 
@@ -116,8 +120,10 @@ def show_measurements(stats: ScalingStats, shown: list[int]) -> None:
     rows = [stats.index(d) for d in shown]
     if stats.n_keys == 1:
         st.info(
-            "With one key, its weight is 1 whatever the score: there is nothing to saturate, and the "
-            "softmax Jacobian is exactly 0 (drawn at the bottom of its log axis)."
+            tr(
+                "With one key, its weight is 1 whatever the score: there is nothing to saturate, and the "
+                "softmax Jacobian is exactly 0 (drawn at the bottom of its log axis)."
+            )
         )
     st.markdown(one_sample_text(stats, shown))
     chart(
@@ -158,8 +164,10 @@ def show_measurements(stats: ScalingStats, shown: list[int]) -> None:
         st.latex(JACOBIAN_LATEX)
         st.caption(jacobian_caption(stats))
     st.markdown(
-        "**All the numbers** (entropy in nats; uniform weights have log n = "
-        f"{stats.max_entropy:.2f}, one-hot weights 0)"
+        tr(
+            "**All the numbers** (entropy in nats; uniform weights have log n = {entropy}, one-hot weights 0)",
+            entropy=num(stats.max_entropy, ".2f"),
+        )
     )
     table = numbers_table(stats)
     st.dataframe(
@@ -168,7 +176,7 @@ def show_measurements(stats: ScalingStats, shown: list[int]) -> None:
         height=300,
         column_config={
             column: st.column_config.NumberColumn(
-                short, format="%.2e" if column.startswith("‖J‖") else "%.4g", width=84, help=column
+                tr(short), format="%.2e" if column.startswith("‖J‖") else "%.4g", width=84, help=tr(column)
             )
             for column, short in NUMBER_HEADERS.items()
         },
@@ -176,17 +184,21 @@ def show_measurements(stats: ScalingStats, shown: list[int]) -> None:
     )
 
 
-NUMBER_HEADERS = {  # the table's columns, with short headers so that all of them fit (the full name on hover)
-    "Var(q·k) measured": "Var(q·k)",
-    "predicted (d_k)": "= d_k?",
-    "max weight unscaled": "max w, raw",
-    "max weight scaled": "max w, ÷√d_k",
-    "entropy unscaled": "H, raw",
-    "entropy scaled": "H, ÷√d_k",
-    "‖J‖ median unscaled": "‖J‖ med, raw",
-    "‖J‖ median scaled": "‖J‖ med, ÷√d_k",
-    "‖J‖ mean unscaled": "‖J‖ mean, raw",
-    "‖J‖ mean scaled": "‖J‖ mean, ÷√d_k",
+# The table's columns (the DataFrame's own names stay English: they are a download's), with short headers so that
+# all of them fit (the full name on hover); both translated where shown.
+NUMBER_HEADERS = {
+    marked("Var(q·k) measured"): "Var(q·k)",
+    marked("predicted (d_k)"): "= d_k?",
+    # Translators: short column headers of a narrow table (keep them short): "raw" is unscaled, "÷√d_k" scaled,
+    # "max w" the largest weight, "H" the entropy, "med" the median
+    marked("max weight unscaled"): marked("max w, raw"),
+    marked("max weight scaled"): marked("max w, ÷√d_k"),
+    marked("entropy unscaled"): marked("H, raw"),
+    marked("entropy scaled"): "H, ÷√d_k",
+    marked("‖J‖ median unscaled"): marked("‖J‖ med, raw"),
+    marked("‖J‖ median scaled"): marked("‖J‖ med, ÷√d_k"),
+    marked("‖J‖ mean unscaled"): marked("‖J‖ mean, raw"),
+    marked("‖J‖ mean scaled"): marked("‖J‖ mean, ÷√d_k"),
 }
 
 
@@ -194,23 +206,27 @@ def show_training(c: ScalingComparison) -> None:
     st.info(verdict(c))
     if c.config.d_k > 1:
         st.caption(
-            "One pair of runs at one setting: other learning rates, step counts and seeds give other numbers, and "
-            "at some settings the unscaled run ends with the lower loss."
+            tr(
+                "One pair of runs at one setting: other learning rates, step counts and seeds give other numbers, "
+                "and at some settings the unscaled run ends with the lower loss."
+            )
         )
     cols = st.columns(4)
-    cols[0].metric("loss, scaled", f"{c.scaled.final_loss:.3g}")
-    cols[1].metric("loss, unscaled", f"{c.unscaled.final_loss:.3g}")
-    cols[2].metric("accuracy, scaled", f"{c.scaled.final_accuracy:.1%}")
-    cols[3].metric("accuracy, unscaled", f"{c.unscaled.final_accuracy:.1%}")
+    cols[0].metric(tr("loss, scaled"), num(c.scaled.final_loss, ".3g"))
+    cols[1].metric(tr("loss, unscaled"), num(c.unscaled.final_loss, ".3g"))
+    cols[2].metric(tr("accuracy, scaled"), num(c.scaled.final_accuracy, ".1%"))
+    cols[3].metric(tr("accuracy, unscaled"), num(c.unscaled.final_accuracy, ".1%"))
     left, right = st.columns(2, gap="large")
     with left:
         chart(st, loss_curves_figure(c.scaled.loss, c.unscaled.loss), width="stretch", key="scaling_loss")
         st.caption(
-            "The loss on each step's batch: same start, same batches, same learning rate; "
-            + (
-                "at d_k = 1 the 1/√d_k is 1, so the two curves are one."
-                if c.config.d_k == 1
-                else "only the 1/√d_k differs."
+            tr(
+                "The loss on each step's batch: same start, same batches, same learning rate; at d_k = 1 the 1/√d_k "
+                "is 1, so the two curves are one."
+            )
+            if c.config.d_k == 1
+            else tr(
+                "The loss on each step's batch: same start, same batches, same learning rate; only the 1/√d_k differs."
             )
         )
     with right:
@@ -220,99 +236,116 @@ def show_training(c: ScalingComparison) -> None:
 
 STATE.load()
 
-st.title("Why divide by √d_k")
+st.title(tr("Why divide by √d_k"))
 st.markdown(
-    "Attention compares a query with every key by a dot product. If the components of q and k are independent "
-    "with **mean 0** and variance 1, each of the d_k products $q_i k_i$ has mean 0 and variance "
-    "$\\mathbb{E}[q_i^2]\\,\\mathbb{E}[k_i^2] = 1$, so their sum has variance d_k: the "
-    "scores spread out as d_k grows, the softmax turns almost one-hot, and almost no gradient gets back through "
-    "it. Dividing by √d_k brings the variance back to 1 at every d_k. Below, the claim is measured on random "
-    "vectors, then tried on a model that learns."
+    tr(
+        "Attention compares a query with every key by a dot product. If the components of q and k are independent "
+        "with **mean 0** and variance 1, each of the d_k products $q_i k_i$ has mean 0 and variance "
+        "$\\mathbb{E}[q_i^2]\\,\\mathbb{E}[k_i^2] = 1$, so their sum has variance d_k: the "
+        "scores spread out as d_k grows, the softmax turns almost one-hot, and almost no gradient gets back through "
+        "it. Dividing by √d_k brings the variance back to 1 at every d_k. Below, the claim is measured on random "
+        "vectors, then tried on a model that learns."
+    )
 )
 st.latex(VARIANCE_LATEX)  # the whole width: half of it is too narrow for the derivation at 1400 px
 st.latex(SCALED_LATEX)
 STATE.show_warnings()
 
-st.header("1. The claim, measured")
+st.header(tr("1. The claim, measured"))
 shown = st.multiselect(
-    "d_k to compare",
+    tr("d_k to compare"),
     **STATE.widget("d_ks"),
-    help="The d_k values drawn side by side in the first plot "
-    f"(up to {MAX_SHOWN}). The curves always sweep every power of 2 from 1 to 4096.",
+    help=tr(
+        "The d_k values drawn side by side in the first plot (up to {max_shown}). The curves always sweep every "
+        "power of 2 from 1 to 4096.",
+        max_shown=MAX_SHOWN,
+    ),
 )
 keys_col, samples_col, seed_col = st.columns([3, 3, 1])
 n_keys = keys_col.slider(
-    "keys per query",
+    tr("keys per query"),
     **STATE.widget("keys"),
-    help="How many keys each random query is compared with (the length of a softmax row).",
+    help=tr("How many keys each random query is compared with (the length of a softmax row)."),
 )
 n_samples = samples_col.select_slider(
-    "samples per d_k",
+    tr("samples per d_k"),
     **STATE.widget("samples"),
-    help=f"How many random (q, K) draws each average is taken over: keys × samples at most {MAX_DRAWS:,}, so that "
-    "one measurement stays a matter of seconds.",
+    help=tr(
+        "How many random (q, K) draws each average is taken over: keys × samples at most {max_draws}, so that "
+        "one measurement stays a matter of seconds.",
+        max_draws=num(MAX_DRAWS, ","),
+    ),
 )
 STATE.notes(samples_col, ("samples",))
 seed = number_box(
     seed_col,
-    "seed",
+    # Translators: the seed of a random number generator
+    tr("seed"),
     **STATE.widget("seed"),
-    help="Seed of the random draws here and in the training below: same seed, same numbers.",
+    help=tr("Seed of the random draws here and in the training below: same seed, same numbers."),
 )
 try:
     stats = measured(n_keys, n_samples, seed)
 except ValueError as err:
-    st.error(f"Cannot measure: {err}")
+    st.error(tr("Cannot measure: {error}", error=err))
 else:
     if answer_hidden("scaling"):
-        hidden_answer_card(st, "What the measurements show (the weights, the largest weight, the table)")
+        hidden_answer_card(st, tr("What the measurements show (the weights, the largest weight, the table)"))
     elif shown:
         show_measurements(stats, sorted(shown))
     else:
-        st.warning("Pick at least one d_k to compare.")
+        st.warning(tr("Pick at least one d_k to compare."))
 
-st.header("2. One layer trained with and without 1/√d_k")
+st.header(tr("2. One layer trained with and without 1/√d_k"))
 st.markdown(
-    f"A single attention layer learns to **retrieve**. Each example is a query token and a context of "
-    f"{TRAINING.n_context} distinct tokens (out of {TRAINING.vocab}), one of which is the query token; the answer is "
-    "that token's value vector, so the layer must put its attention on that one position. It learns W_q and W_k "
-    "(the embeddings and values stay fixed). Both runs start from the same weights, which give q and k components "
-    "of expected variance 1, see the same batches and take plain gradient-descent steps with the same learning "
-    "rate; the only difference is the 1/√d_k."
+    tr(
+        "A single attention layer learns to **retrieve**. Each example is a query token and a context of "
+        "{n_context} distinct tokens (out of {vocab}), one of which is the query token; the answer is "
+        "that token's value vector, so the layer must put its attention on that one position. It learns W_q and W_k "
+        "(the embeddings and values stay fixed). Both runs start from the same weights, which give q and k components "
+        "of expected variance 1, see the same batches and take plain gradient-descent steps with the same learning "
+        "rate; the only difference is the 1/√d_k.",
+        n_context=TRAINING.n_context,
+        vocab=TRAINING.vocab,
+    )
 )
 st.latex(LOSS_LATEX)
-with st.expander("The backward pass, written by hand"):
+with st.expander(tr("The backward pass, written by hand")):
     st.markdown(
-        "The gradient of the loss reaches W_q and W_k only through the softmax, whose Jacobian "
-        "diag(p) − p pᵀ is nearly 0 when p is nearly one-hot:"
+        tr(
+            "The gradient of the loss reaches W_q and W_k only through the softmax, whose Jacobian "
+            "diag(p) − p pᵀ is nearly 0 when p is nearly one-hot:"
+        )
     )
     st.latex(SOFTMAX_BACKWARD_LATEX)
     st.latex(ATTENTION_BACKWARD_LATEX)
     st.caption(
-        "attention/gradients.py implements exactly these lines; the tests check them against centred "
-        "finite differences in float64."
+        tr(
+            "attention/gradients.py implements exactly these lines; the tests check them against centred "
+            "finite differences in float64."
+        )
     )
 train_col, lr_col, steps_col = st.columns(3)
 train_d_k = train_col.select_slider(
-    "d_k for training",
+    tr("d_k for training"),
     **STATE.widget("train_d_k"),
-    help=f"The width of q and k in the layer being trained (up to {MAX_TRAIN_D_K}).",
+    help=tr("The width of q and k in the layer being trained (up to {max_d_k}).", max_d_k=MAX_TRAIN_D_K),
 )
 lr = lr_col.select_slider(
-    "learning rate",
+    tr("learning rate"),
     **STATE.widget("lr"),
-    help="The step size of plain gradient descent, the same for both runs.",
+    help=tr("The step size of plain gradient descent, the same for both runs."),
 )
 steps = steps_col.slider(
-    "steps",
+    tr("steps"),
     step=STEPS_STEP,
     **STATE.widget("steps"),
-    help=f"Gradient-descent steps per run, each on a fresh batch of {TRAINING.batch} examples.",
+    help=tr("Gradient-descent steps per run, each on a fresh batch of {batch} examples.", batch=TRAINING.batch),
 )
 try:
     comparison = train_with_progress(replace(TRAINING, d_k=train_d_k, steps=steps, lr=lr, seed=seed))
 except ValueError as err:
-    st.error(f"Cannot train: {err}")
+    st.error(tr("Cannot train: {error}", error=err))
 else:
     show_training(comparison)
 

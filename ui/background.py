@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from locales import tr_n
 from ui.machine_pool import Cancelled, Pool, machine_pool
 from ui.run_gate import outside_run_gate
 from ui.streamlit_internals.spawn import spawn_without_main
@@ -43,9 +44,22 @@ KEPT_STEPS = 1000  # progress messages kept for the pages that share a work (bou
 
 def queue_message(place: int, slots: int) -> str:
     """What a page says while its work waits for a slot: its place in the machine's queue (1: next)."""
-    where = "you are next" if place == 1 else f"{place - 1} ahead of you in the queue"
-    runs = "one long computation" if slots == 1 else f"{slots} long computations"
-    return f"Waiting for a free place to run: {where} (this server runs {runs} at a time)."
+    if place == 1:
+        return tr_n(
+            "Waiting for a free place to run: you are next (this server runs one long computation at a time).",
+            "Waiting for a free place to run: you are next (this server runs {slots} long computations at a time).",
+            slots,
+            slots=slots,
+        )
+    return tr_n(
+        "Waiting for a free place to run: {ahead} ahead of you in the queue "
+        "(this server runs one long computation at a time).",
+        "Waiting for a free place to run: {ahead} ahead of you in the queue "
+        "(this server runs {slots} long computations at a time).",
+        slots,
+        ahead=place - 1,
+        slots=slots,
+    )
 
 
 def run_niced(

@@ -30,6 +30,7 @@ from figures.base import (
 )
 from figures.export import figure_to_csv, figure_to_json, heatmap_tables
 from figures.steps import steps_heatmap
+from locales import language, marked, tr
 from ui.shared_state import chart_format, is_presenting
 from ui.streamlit_internals.imports import pandas
 from ui.streamlit_internals.plotly_chart import (
@@ -348,16 +349,17 @@ def cached_figure(build: Callable[..., go.Figure], *args, **kwargs) -> dict:
     """`build(*args, **kwargs)` as figure JSON (`without_template`), built once per inputs and shared by every
     session: on a page of many figures a rerun changes one or two, and rebuilding the others cost the position
     page a fifth of its rerun. `build` must be a module-level function (its module and name are the cache's
-    key for it); its arguments must be hashable by st.cache_data (arrays, dataclasses of arrays, strings...)."""
+    key for it); its arguments must be hashable by st.cache_data (arrays, dataclasses of arrays, strings...).
+    The session's language is part of the key: a builder's titles and labels are in that language."""
     where = f"{build.__module__}.{build.__qualname__}"
     if "<" in where:  # a lambda or a local function: its name does not tell it from another
         raise ValueError(f"cached_figure needs a module-level builder, not {where}")
-    return _figure_json(build, where, *args, **kwargs)
+    return _figure_json(build, where, language(), *args, **kwargs)
 
 
 @st.cache_data(max_entries=FIGURE_CACHE_ENTRIES, show_spinner=False)
-def _figure_json(_build, where: str, /, *args, **kwargs) -> dict:
-    # `_build` is not hashed (a leading underscore): `where` names it
+def _figure_json(_build, where: str, lang: str, /, *args, **kwargs) -> dict:
+    # `_build` is not hashed (a leading underscore): `where` names it; `lang`: the words the builder writes (tr)
     return without_template(_build(*args, **kwargs).to_plotly_json())
 
 
@@ -402,19 +404,25 @@ def _export_menu(
     # Its buttons are drawn only while it is open (opening it reruns the page): drawn on every run, 2 download
     # buttons per chart cost the server more than the chart itself when a class shares it.
     menu = container.popover(
-        "Export", icon=":material/download:", type="tertiary", key=f"{key}_export", on_change="rerun"
+        # Translators: a menu's label under a chart: its files to download
+        tr("Export"),
+        icon=":material/download:",
+        type="tertiary",
+        key=f"{key}_export",
+        on_change="rerun",
     )
     if menu.open:
         with menu:
-            _export_buttons(fig, key, downloads, note or "The numbers behind the chart:")
+            _export_buttons(fig, key, downloads, note or tr("The numbers behind the chart:"))
 
 
 def _export_buttons(fig: go.Figure | dict, key: str, downloads: Sequence[Download] | None, note: str) -> None:
     """What the image export is, then the chart's files: `downloads`, or its numbers as CSV and JSON."""
-    st.caption(
-        f"Image: the camera button in the chart's toolbar saves a {chart_format().upper()} "
-        f"(format in the sidebar). {note}"
+    image = tr(
+        "Image: the camera button in the chart's toolbar saves a {format} (format in the sidebar).",
+        format=chart_format().upper(),
     )
+    st.caption(f"{image} {note}")
     row = st.container(horizontal=True)  # the files side by side
     if downloads:
         for i, item in enumerate(downloads):
@@ -439,7 +447,7 @@ def _export_buttons(fig: go.Figure | dict, key: str, downloads: Sequence[Downloa
 
 
 TABLE_CELLS = 400
-NUMBERS_LABEL = "Numbers of this chart: a table and files"
+NUMBERS_LABEL = marked("Numbers of this chart: a table and files")
 
 
 def _has_numbers(spec: dict) -> bool:
@@ -452,16 +460,16 @@ def _numbers_box(
     """The text alternative of a chart with heatmaps, and its export: a short description and the exact numbers
     as a table that a keyboard or a screen reader reaches (a chart is a picture to them, its numbers on hover
     only), with the chart's files (`_export_buttons`). Drawn only while open (opening it reruns the page)."""
-    box = container.expander(NUMBERS_LABEL, icon=":material/table:", key=f"{key}_numbers", on_change="rerun")
+    box = container.expander(tr(NUMBERS_LABEL), icon=":material/table:", key=f"{key}_numbers", on_change="rerun")
     if not box.open:
         return
     pd = pandas()  # a first run draws its charts with this box closed
 
     with box:
         tables = heatmap_tables(fig)
-        _export_buttons(fig, key, downloads, note or "Its numbers as files:")
+        _export_buttons(fig, key, downloads, note or tr("Its numbers as files:"))
         if not tables:
-            st.caption("Its heatmaps are empty: there are no numbers to list.")
+            st.caption(tr("Its heatmaps are empty: there are no numbers to list."))
         for table in tables:
             st.caption(table["description"])
             frame = pd.DataFrame(table["values"], index=table["rows"], columns=table["columns"])
@@ -474,14 +482,16 @@ def _numbers_box(
 SNIPPET_KEY = "snippet"  # the expander's key: a test opens it with session_state[SNIPPET_KEY] = True
 
 
-def show_snippet(code: str, *, label: str = "Reproduce this in Python", key: str = SNIPPET_KEY) -> None:
-    """An expander with a short script that reproduces the page's current example (copy button included).
+def show_snippet(code: str, *, label: str | None = None, key: str = SNIPPET_KEY) -> None:
+    """An expander with a short script that reproduces the page's current example (copy button included), labelled
+    `label` (translated by the caller; "Reproduce this in Python" if None).
 
     Its content is drawn only while it is open (opening it reruns the page): the code block costs every
     rerun an element and the browser a 1.6 MB syntax highlighter that most visits never need.
     """
+    label = tr("Reproduce this in Python") if label is None else label
     box = st.expander(label, icon=":material/code:", key=key, on_change="rerun")
     if box.open:
         with box:
-            st.caption("Paste into Python in this project's folder; it prints the numbers shown above.")
+            st.caption(tr("Paste into Python in this project's folder; it prints the numbers shown above."))
             st.code(code, language="python")

@@ -12,6 +12,7 @@ import threading
 import streamlit as st
 
 from lessons.induction import Evaluation, InductionConfig, InductionRun, evaluate, load_run, train_induction
+from locales import tr
 from ui.background import one_at_a_time, queue_message, run_niced
 from ui.page_state import PageState
 from ui.run_gate import outside_run_gate
@@ -61,7 +62,7 @@ def train_with_progress(config: InductionConfig) -> InductionRun:
         return stored_run(config)
     except NotTrainedYet:
         pass
-    bar = st.progress(0.0, text="Training…")
+    bar = st.progress(0.0, text=tr("Training…"))
     # left in the session if this run is stopped (the student left the page or changed a control): the next
     # run says the training was cancelled, and at which step
     progress = st.session_state[TRAINING_KEY] = {"seed": config.seed, "steps": config.steps, "done": 0}
@@ -69,13 +70,13 @@ def train_with_progress(config: InductionConfig) -> InductionRun:
     def on_step(done: int, total: int) -> None:
         progress["done"] = done
         if done % PROGRESS_EVERY == 0 or done == total:
-            bar.progress(done / total, text=f"Training: step {done} of {total}")
+            bar.progress(done / total, text=tr("Training: step {done} of {total}", done=done, total=total))
 
     def on_queue(place: int, slots: int) -> None:
         bar.progress(0.0, text=queue_message(place, slots))
 
     def on_wait() -> None:
-        bar.progress(0.0, text="Waiting for a training another student started on this server…")
+        bar.progress(0.0, text=tr("Waiting for a training another student started on this server…"))
 
     # waiting for another session's training must not hold the gate
     with outside_run_gate(), one_at_a_time(training_lock(), on_wait):
@@ -108,21 +109,33 @@ def keep_model_truthful(state: PageState) -> str | None:
     stopped = st.session_state.pop(TRAINING_KEY, None)
     note = None
     if stopped is not None and not is_trained(InductionConfig(seed=stopped["seed"], steps=stopped["steps"])):
-        note = (
-            f"Your training (seed {stopped['seed']}, {stopped['steps']} steps) was cancelled at step "
-            f"{stopped['done']}: a training runs only while its page waits for it, and leaving the page or "
-            "changing a control stopped it. The shipped model is shown; press **Train it yourself** to start again."
+        note = tr(
+            "Your training (seed {seed}, {steps} steps) was cancelled at step {done}: a training runs only while its "
+            "page waits for it, and leaving the page or changing a control stopped it. The shipped model is shown; "
+            "press **Train it yourself** to start again.",
+            seed=stopped["seed"],
+            steps=stopped["steps"],
+            done=stopped["done"],
         )
     if state["model"] == "yours" and not st.session_state.get(TRAIN_REQUEST_KEY) and not is_trained(config):
         state.set("model", "shipped")
-        note = note or (
-            f"The model for seed {config.seed} and {config.steps} steps has not been trained on this server yet: "
-            "the shipped model is shown. Press **Train it yourself** to train it."
+        note = note or tr(
+            "The model for seed {seed} and {steps} steps has not been trained on this server yet: the shipped model "
+            "is shown. Press **Train it yourself** to train it.",
+            seed=config.seed,
+            steps=config.steps,
         )
     return note
 
 
-@st.cache_data(max_entries=32, show_spinner="Measuring the model on fresh sequences…")
-def measured(key: tuple, _run: InductionRun) -> Evaluation:
-    """The model of `_run` on 500 fresh sequences of 2 × 10 tokens (`key` names the run for the cache)."""
+def measured(key: tuple, run: InductionRun) -> Evaluation:
+    """The model of `run` on 500 fresh sequences of 2 × 10 tokens (`key` names the run for the cache), with a
+    spinner in the session's language while it is measured."""
+    with st.spinner(tr("Measuring the model on fresh sequences…")):
+        return _measured(key, run)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _measured(key: tuple, _run: InductionRun) -> Evaluation:
+    """`measured`, cached: the same for every session (numbers only)."""
     return evaluate(_run.params, half=10, n_sequences=500, seed=12345)

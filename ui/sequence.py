@@ -13,6 +13,7 @@ import numpy as np
 
 from attention.sequence import TokenSequence, default_tokens
 from lessons.examples import compass
+from locales import marked, num, tr, tr_n
 
 MAX_N = 16
 MAX_D = 16
@@ -34,7 +35,9 @@ _VALUE_SPLIT = re.compile(r"[\s,]+")
 # The one rule for a comma, in the grid and in the paste box alike: a comma is never a decimal point, and
 # between two numbers it separates them only with a space after it ("3, 5"). So "3,5" is refused in both
 # places, instead of being two numbers in one box and an error in the other.
-COMMA_RULE = "A decimal point is '.', never ','; in the paste box a comma between numbers needs a space after it."
+COMMA_RULE = marked(
+    "A decimal point is '.', never ','; in the paste box a comma between numbers needs a space after it."
+)
 
 
 def parse_matrix(
@@ -48,28 +51,63 @@ def parse_matrix(
     `bare_commas`: the share link's own machine-written form `1,0;0,1` separates values by bare commas.
     """
     if not isinstance(text, str):
-        raise ValueError(f"{name}: expected text, got {type(text).__name__}")
+        raise ValueError(tr("{matrix}: expected text, got {kind}", matrix=name, kind=type(text).__name__))
     if len(text) > MAX_PARAM_CHARS:
-        raise ValueError(f"{name}: the text is {len(text)} characters long; at most {MAX_PARAM_CHARS} are accepted")
+        raise ValueError(
+            tr(
+                "{matrix}: the text is {length} characters long; at most {limit} are accepted",
+                matrix=name,
+                length=len(text),
+                limit=MAX_PARAM_CHARS,
+            )
+        )
     lines = [line.strip() for line in _ROW_SPLIT.split(text)]
     lines = [line for line in lines if line]
     if not lines:
-        raise ValueError(f"{name}: no numbers found")
+        raise ValueError(tr("{matrix}: no numbers found", matrix=name))
     values = [
         [_parse_number(tok, i, j, name) for j, tok in enumerate(_split_values(line, bare_commas))]
         for i, line in enumerate(lines)
     ]
     widths = {len(r) for r in values}
     if rows is not None and len(values) != rows:
-        raise ValueError(f"{name}: {len(values)} row(s) given, expected {rows} (one per position)")
+        raise ValueError(
+            tr_n(
+                "{matrix}: {given} row(s) given, expected {rows} (one per position)",
+                "{matrix}: {given} row(s) given, expected {rows} (one per position)",
+                len(values),
+                matrix=name,
+                given=len(values),
+                rows=rows,
+            )
+        )
     expected = cols if cols is not None else len(values[0])
     for i, r in enumerate(values):
         if len(r) != expected:
-            raise ValueError(f"{name}: {_row(i)} has {len(r)} value(s), expected {expected}")
+            raise ValueError(
+                tr_n(
+                    "{matrix}: {row} has {given} value(s), expected {expected}",
+                    "{matrix}: {row} has {given} value(s), expected {expected}",
+                    len(r),
+                    matrix=name,
+                    row=_row(i),
+                    given=len(r),
+                    expected=expected,
+                )
+            )
     if len(widths) != 1:
-        raise ValueError(f"{name}: rows have different lengths")
+        raise ValueError(tr("{matrix}: rows have different lengths", matrix=name))
     if len(values) > MAX_N or expected > MAX_D:
-        raise ValueError(f"{name}: {len(values)}×{expected} is too large; at most {MAX_N}×{MAX_D}")
+        raise ValueError(
+            tr(
+                "{matrix}: {rows}×{cols} is too large; at most {max_rows}×{max_cols}",
+                matrix=name,
+                rows=len(values),
+                cols=expected,
+                max_rows=MAX_N,
+                max_cols=MAX_D,
+            )
+        )
     return np.array(values, dtype=float)
 
 
@@ -81,13 +119,13 @@ def _split_values(line: str, bare_commas: bool) -> list[str]:
 
 
 def _parse_number(tok: str, i: int, j: int, name: str) -> float:
-    return parse_number(tok, f"{name}: {_row(i)}, value {j + 1}", in_row=True)
+    return parse_number(tok, tr("{matrix}: {row}, value {index}", matrix=name, row=_row(i), index=j + 1), in_row=True)
 
 
 def _row(i: int) -> str:
     """Row i of a pasted matrix as an error names it: the line a student counts from 1, and the position the page's
     labels count from 0 (q_2 is line 3)."""
-    return f"line {i + 1} (position {i})"
+    return tr("line {line} (position {position})", line=i + 1, position=i)
 
 
 # Minus signs a keyboard, a word processor or a web page may give instead of "-": −, ‒, –, ﹣, －.
@@ -118,7 +156,12 @@ def parse_number(text: str, where: str, *, in_row: bool = False) -> float:
     x = float(number_text(text, where, in_row=in_row))
     if not np.isfinite(x) or abs(x) > MAX_ABS_VALUE:
         raise ValueError(
-            f"{where}: '{shown}' is too large; values must lie between -{MAX_ABS_VALUE:g} and {MAX_ABS_VALUE:g}"
+            tr(
+                "{where}: '{typed}' is too large; values must lie between -{limit} and {limit}",
+                where=where,
+                typed=shown,
+                limit=num(MAX_ABS_VALUE, "g"),
+            )
         )
     return x
 
@@ -134,22 +177,51 @@ def number_text(text: str, where: str, *, in_row: bool = False, whole: bool = Fa
     shown = quoted(text)
     t = text.strip().translate(_MINUS_SIGNS)
     if t.lower() in _NON_FINITE:
-        raise ValueError(f"{where}: '{shown}' is not a finite number")
+        raise ValueError(tr("{where}: '{typed}' is not a finite number", where=where, typed=shown))
     if not _NUMBER.fullmatch(t):
-        hint = ""
-        if "," in t:
-            pieces = [p for p in t.split(",") if p]
-            dotted = t.replace(",", ".")
-            hint = f"a decimal point, not a comma: {dotted}" if _NUMBER.fullmatch(dotted) else "a comma is not a digit"
-            if whole and "point" in hint and Decimal(dotted) != Decimal(dotted).to_integral_value():
-                hint = f"a comma is not a digit, and {dotted} is not a whole number"
-            if _THOUSANDS.fullmatch(t):  # 10,000: a thousands separator or a decimal comma, the text cannot say
-                hint = f"no thousands separators: {t.replace(',', '')}" + ("; or " + hint if "point" in hint else "")
-            if in_row and len(pieces) > 1:
-                hint += f"; {len(pieces)} numbers take a space after each comma: {', '.join(pieces)}"
-            hint = f" ({hint})"
-        raise ValueError(f"{where}: '{shown}' is not a number{hint}")
+        if "," not in t:
+            raise ValueError(tr("{where}: '{typed}' is not a number", where=where, typed=shown))
+        raise ValueError(
+            tr(
+                "{where}: '{typed}' is not a number ({hint})",
+                where=where,
+                typed=shown,
+                hint=_comma_hint(t, in_row, whole),
+            )
+        )
     return t
+
+
+def _comma_hint(t: str, in_row: bool, whole: bool) -> str:
+    """What a refusal of `t`, a text with a comma that is not a number, says about the comma (its parenthesis):
+    each clause a whole message, the clauses separated by semicolons."""
+    pieces = [p for p in t.split(",") if p]
+    dotted = t.replace(",", ".")
+    point = bool(_NUMBER.fullmatch(dotted))  # 3,5: meant as 3.5, perhaps
+    if point and whole and Decimal(dotted) != Decimal(dotted).to_integral_value():
+        point, hint = False, tr("a comma is not a digit, and {dotted} is not a whole number", dotted=dotted)
+    elif point:
+        hint = tr("a decimal point, not a comma: {dotted}", dotted=dotted)
+    else:
+        hint = tr("a comma is not a digit")
+    if _THOUSANDS.fullmatch(t):  # 10,000: a thousands separator or a decimal comma, the text cannot say
+        plain = t.replace(",", "")
+        if point:
+            hint = tr(
+                "no thousands separators: {plain}; or a decimal point, not a comma: {dotted}",
+                plain=plain,
+                dotted=dotted,
+            )
+        else:
+            hint = tr("no thousands separators: {plain}", plain=plain)
+    if in_row and len(pieces) > 1:
+        clause = tr(
+            "{count} numbers take a space after each comma: {numbers}", count=len(pieces), numbers=", ".join(pieces)
+        )
+        # Translators: two notes about one refused number joined, e.g. "a comma is not a digit" and "2 numbers take a
+        # space after each comma: 3, 5"
+        hint = tr("{first}; {second}", first=hint, second=clause)
+    return hint
 
 
 def format_number(x: float) -> str:
@@ -177,21 +249,30 @@ def parse_tokens(text: str, n: int) -> tuple[tuple[str, ...], str | None]:
     long = [w for w in words[:n] if len(w) > MAX_TOKEN_CHARS]
     if long:
         notices.append(
-            f"{plural(len(long), 'label')} longer than {MAX_TOKEN_CHARS} characters "
-            f"{'was' if len(long) == 1 else 'were'} cut to {MAX_TOKEN_CHARS} (e.g. '{long[0][:MAX_TOKEN_CHARS]}…')."
+            tr_n(
+                "{count} label longer than {limit} characters was cut to {limit} (e.g. '{label}…').",
+                "{count} labels longer than {limit} characters were cut to {limit} (e.g. '{label}…').",
+                len(long),
+                count=len(long),
+                limit=MAX_TOKEN_CHARS,
+                label=long[0][:MAX_TOKEN_CHARS],
+            )
         )
     words = [w[:MAX_TOKEN_CHARS] for w in words]
     if len(words) < n:
-        notices.append(f"{plural(len(words), 'label')} for {n} positions: the rest are named t<i>.")
+        notices.append(
+            tr_n(
+                "{count} label for {n} positions: the rest are named t<i>.",
+                "{count} labels for {n} positions: the rest are named t<i>.",
+                len(words),
+                count=len(words),
+                n=n,
+            )
+        )
     elif len(words) > n:
-        notices.append(f"{len(words)} labels for {n} positions: only the first {n} are used.")
+        notices.append(tr("{count} labels for {n} positions: only the first {n} are used.", count=len(words), n=n))
     tokens = tuple(words[:n]) + default_tokens(n)[len(words[:n]) :]
     return tokens, " ".join(notices) or None
-
-
-def plural(count: int, noun: str) -> str:
-    """'1 label', '3 labels', '0 labels'."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def display_labels(tokens) -> list[str]:

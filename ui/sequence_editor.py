@@ -12,6 +12,7 @@ import streamlit as st
 
 from attention.sequence import TokenSequence
 from lessons.examples import compass, dominant_key, identical_keys, random_example
+from locales import marked, tr
 from ui.after_charts import after_charts as _after_charts
 from ui.number_box import number_box
 from ui.safe_text import escape_markdown
@@ -30,12 +31,14 @@ from ui.sequence_reset import reset_sequence
 from ui.shared_state import is_presenting
 from ui.streamlit_internals.imports import pandas
 
-MATRIX_HELP = {
-    "q": "Queries: what each position is looking for. One row per position, one column per dimension (d_k).",
-    "k": "Keys: what each position offers to be found by. Same width as the queries (d_k).",
-    "v": "Values: what each position hands over when it is attended to (d_v columns).",
+MATRIX_HELP = {  # shown translated: tr(MATRIX_HELP[m])
+    "q": marked("Queries: what each position is looking for. One row per position, one column per dimension (d_k)."),
+    "k": marked("Keys: what each position offers to be found by. Same width as the queries (d_k)."),
+    "v": marked("Values: what each position hands over when it is attended to (d_v columns)."),
 }
-PRESETS = ("Hand-built (compass)", "Identical keys", "One dominant key", "Random")
+# The preset picker's options: its values (the session's state) stay these English names, shown translated.
+# Translators: the names of the example presets in the editor's picker ("Random": random vectors)
+PRESETS = (marked("Hand-built (compass)"), marked("Identical keys"), marked("One dominant key"), marked("Random"))
 
 
 def _ensure_widget_state(key: str) -> TokenSequence:
@@ -82,7 +85,7 @@ def _on_text(key: str, m: str) -> None:
     try:
         value = parse_matrix(st.session_state[f"{key}_text_{m}"], rows=seq.n, cols=cols, name=m.upper())
     except ValueError as err:
-        st.session_state[f"{key}_err_{m}"] = f"{err}. The previous {m.upper()} is kept."
+        st.session_state[f"{key}_err_{m}"] = tr("{error}. The previous {matrix} is kept.", error=err, matrix=m.upper())
         return
     text = st.session_state[f"{key}_text_{m}"]
     reset_sequence(key, seq.with_matrix(m, value), keep_cut=True)
@@ -110,16 +113,25 @@ def size_controls(key: str) -> None:
     resize = {"min_value": 1, "on_change": _on_resize, "args": (key,)}
     number_box(
         c1,
-        "positions n",
+        tr("positions n"),
         key=f"{key}_n_in",
         max_value=MAX_N,
         **resize,
-        help="How many tokens in the sequence. Values that still fit are kept; rows a smaller size cut come back "
-        "when you make it larger again.",
+        help=tr(
+            "How many tokens in the sequence. Values that still fit are kept; rows a smaller size cut come back "
+            "when you make it larger again."
+        ),
     )
-    number_box(c2, "d_k", key=f"{key}_dk_in", max_value=MAX_D, **resize, help="Length of each query and key vector.")
     number_box(
-        c3, "d_v", key=f"{key}_dv_in", max_value=MAX_D, **resize, help="Length of each value vector and each output."
+        c2, "d_k", key=f"{key}_dk_in", max_value=MAX_D, **resize, help=tr("Length of each query and key vector.")
+    )
+    number_box(
+        c3,
+        "d_v",
+        key=f"{key}_dv_in",
+        max_value=MAX_D,
+        **resize,
+        help=tr("Length of each value vector and each output."),
     )
 
 
@@ -128,16 +140,24 @@ def preset_controls(key: str) -> None:
     controls 300 px wide (the Playground's at 1280 px with the sidebar open) a row of three leaves the seed's
     label and the button's too little room ("Prese / t seed", "L…")."""
     st.selectbox(
-        "Preset",
+        tr("Preset"),
         PRESETS,
         key=f"{key}_preset",
-        help="Start from a known example: the hand-built one can be predicted on paper.",
+        format_func={preset: tr(preset) for preset in PRESETS}.__getitem__,  # translated now, in this run's language
+        help=tr("Start from a known example: the hand-built one can be predicted on paper."),
     )
     c2, c3 = st.columns(2, vertical_alignment="bottom")
     number_box(
-        c2, "Preset seed", key=f"{key}_seed", min_value=0, max_value=10_000, value=0, help="Seeds the random presets."
+        c2,
+        tr("Preset seed"),
+        key=f"{key}_seed",
+        min_value=0,
+        max_value=10_000,
+        value=0,
+        help=tr("Seeds the random presets."),
     )
-    c3.button("Load", key=f"{key}_load", on_click=_on_preset, args=(key,), width="stretch")
+    # Translators: a button that loads the chosen preset example into the editor
+    c3.button(tr("Load"), key=f"{key}_load", on_click=_on_preset, args=(key,), width="stretch")
     note = st.session_state.get(f"{key}_preset_note")
     if note:
         st.caption(note)
@@ -168,11 +188,16 @@ def _grid(key: str, seq: TokenSequence) -> None:
     )
     frame.insert(0, "token", list(base.tokens))
     cell = 72 if is_presenting() else 54  # px; presenter mode's larger text needs wider columns
+    helps = {m: tr(text) for m, text in MATRIX_HELP.items()}
     config = {
-        c: st.column_config.TextColumn(c, width=cell, help=MATRIX_HELP[c[0]]) for cols in columns.values() for c in cols
+        c: st.column_config.TextColumn(c, width=cell, help=helps[c[0]]) for cols in columns.values() for c in cols
     }
     config["token"] = st.column_config.TextColumn(
-        "token", width=cell + 22, max_chars=MAX_TOKEN_CHARS, help="The label of this position (only a name)."
+        # Translators: the header of the grid's column of token labels (the column's data keeps the name "token")
+        tr("token"),
+        width=cell + 22,
+        max_chars=MAX_TOKEN_CHARS,
+        help=tr("The label of this position (only a name)."),
     )
     grid_key = f"{key}_grid_{seq.n}x{seq.d_k}x{seq.d_v}_r{st.session_state[f'{key}_rev']}"
     st.data_editor(
@@ -207,11 +232,17 @@ def _on_grid(key: str, grid_key: str) -> None:
                 continue
             m, j = column[0], int(column[1:]) - 1
             previous = format_number(matrices[m][row, j])
-            where = f"{m.upper()}, row {row + 1} ('{current.tokens[row]}'), column {column}"
+            where = tr(
+                "{matrix}, row {row} ('{token}'), column {column}",
+                matrix=m.upper(),
+                row=row + 1,
+                token=current.tokens[row],
+                column=column,
+            )
             try:
                 matrices[m][row, j] = parse_number(text, where)
             except ValueError as err:
-                errors.append(f"{err}. The cell keeps its previous value, {previous}.")
+                errors.append(tr("{error}. The cell keeps its previous value, {value}.", error=err, value=previous))
                 continue
             reshaped |= format_number(matrices[m][row, j]) != text.strip()  # 1e3 is shown as 1000
     seq = TokenSequence(tuple(tokens), matrices["q"], matrices["k"], matrices["v"])
@@ -234,11 +265,18 @@ def _grid_label(value, previous: str, row: int, notices: list[str]) -> str:
     """A label typed into the grid: spaces become '_' (labels are space-separated words), empty keeps the old."""
     text = "" if value is None else str(value)
     if not text.strip():
-        notices.append(f"Row {row + 1}: an empty label keeps its previous name, '{previous}'.")
+        notices.append(tr("Row {row}: an empty label keeps its previous name, '{label}'.", row=row + 1, label=previous))
         return previous
     label = "_".join(text.split())
     if label != text:
-        notices.append(f"Row {row + 1}: labels are single words, so '{text}' is shown as '{label}'.")
+        notices.append(
+            tr(
+                "Row {row}: labels are single words, so '{typed}' is shown as '{label}'.",
+                row=row + 1,
+                typed=text,
+                label=label,
+            )
+        )
     return label
 
 
@@ -246,22 +284,27 @@ def _text_box(key: str, m: str) -> None:
     seq = st.session_state[key]
     cols = seq.d_v if m == "v" else seq.d_k
     st.text_area(
-        f"{m.upper()} as text",
+        tr("{matrix} as text", matrix=m.upper()),
         key=f"{key}_text_{m}",
         on_change=_on_text,
         args=(key, m),
         height=110,
-        help=f"Paste {seq.n} rows of {cols} numbers: rows separated by new lines or ';', "
-        "numbers by spaces (or a comma and a space), e.g. `1 0; 0 1` or `1, 0; 0, 1`. "
-        "Press Ctrl+Enter or click away to apply.",
+        help=tr(
+            "Paste {rows} rows of {cols} numbers: rows separated by new lines or ';', "
+            "numbers by spaces (or a comma and a space), e.g. `1 0; 0 1` or `1, 0; 0, 1`. "
+            "Press Ctrl+Enter or click away to apply.",
+            rows=seq.n,
+            cols=cols,
+        ),
     )
 
 
-def editor_box(label: str = "Edit the vectors"):
+def editor_box(label: str | None = None):
     """Where a lesson page puts its editor: a bordered box, or in presenter mode an expander (one click
-    away), so the page's figures come first on a projector."""
+    away), so the page's figures come first on a projector. `label`: the expander's, already translated
+    (by default "Edit the vectors")."""
     if is_presenting():
-        return st.expander(label, icon=":material/edit:")
+        return st.expander(tr("Edit the vectors") if label is None else label, icon=":material/edit:")
     return st.container(border=True)
 
 
@@ -287,16 +330,21 @@ def sequence_grid(key: str, *, after_charts: bool = False) -> TokenSequence:
     _ensure_widget_state(key)
     seq = st.session_state[key]
     st.markdown(
-        f"**Q** ({seq.n} × {seq.d_k}), **K** ({seq.n} × {seq.d_k}) and **V** ({seq.n} × {seq.d_v}): "
-        "one row per position. Double-click a cell (or press Enter on it) to edit it; "
-        "a decimal point is '.', never ','."
+        tr(
+            "**Q** ({n} × {d_k}), **K** ({n} × {d_k}) and **V** ({n} × {d_v}): "
+            "one row per position. Double-click a cell (or press Enter on it) to edit it; "
+            "a decimal point is '.', never ','.",
+            n=seq.n,
+            d_k=seq.d_k,
+            d_v=seq.d_v,
+        )
     )
     # Room for the grid's toolbar, which Streamlit draws over whatever is above the grid (44 px up from its top)
     # while the grid is hovered or has focus: with the two gaps around it, the sentence's end stays readable.
     st.space(16)
     if not after_charts or _after_charts(
         f"{key}_grid",
-        waiting="The grid of Q, K and V is on its way: it comes just after the heatmap.",
+        waiting=tr("The grid of Q, K and V is on its way: it comes just after the heatmap."),
         # the grid's rows, its header and its border, up to the 400 px (25rem) Streamlit starts a grid at
         height=min(GRID_ROW_PX * (seq.n + 1) + 2, GRID_MAX_PX),
     ):
@@ -308,19 +356,26 @@ def sequence_grid(key: str, *, after_charts: bool = False) -> TokenSequence:
         st.info(escape_markdown(message))
     seq = st.session_state[key]
     st.text_input(
-        "Token labels",
+        tr("Token labels"),
         key=f"{key}_tokens_in",
         on_change=_on_tokens,
         args=(key,),
-        help="One label per position, separated by spaces. Labels are only names; the vectors "
-        "are what attention computes with.",
+        help=tr(
+            "One label per position, separated by spaces. Labels are only names; the vectors "
+            "are what attention computes with."
+        ),
     )
     notice = st.session_state.get(f"{key}_tokens_notice")
     if notice:
         st.info(escape_markdown(notice))  # it may quote a label
-    with st.expander("Paste Q, K or V as text", expanded=False):
+    with st.expander(tr("Paste Q, K or V as text"), expanded=False):
         st.caption(
-            f"Rows by new lines or ';', numbers by spaces. {COMMA_RULE} So `3,5` is refused here, as in the grid."
+            # Translators: {comma_rule} is the sentence "A decimal point is '.', never ','; in the paste box a comma
+            # between numbers needs a space after it." (translated on its own)
+            tr(
+                "Rows by new lines or ';', numbers by spaces. {comma_rule} So `3,5` is refused here, as in the grid.",
+                comma_rule=tr(COMMA_RULE),
+            )
         )
         for m, col in zip("qkv", st.columns(3)):
             with col:

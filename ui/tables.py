@@ -13,6 +13,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from locales import tr
+
 
 def arrow_table(columns: Mapping[str, Any]) -> pa.Table:
     """Columns in order, name -> values (a list, a range or a 1-D numpy array), as one Arrow table."""
@@ -41,7 +43,8 @@ def show_vectors(where, tokens, numbered: bool = False, number_format: str | Non
         width="stretch",
         column_config={
             "i": st.column_config.NumberColumn("i", width=32),
-            "token": st.column_config.TextColumn("token", width=68),
+            # Translators: a table's column header over the tokens (the words of the example)
+            "token": st.column_config.TextColumn(tr("token"), width=68),
             **{c: st.column_config.NumberColumn(c, format=number_format, width=46) for c in columns},
         },
     )

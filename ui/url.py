@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from attention.sequence import TokenSequence
+from locales import num, tr
 from ui.sequence import (
     MAX_D,
     MAX_N,
@@ -41,7 +42,13 @@ def decode_flag(params: Mapping[str, str], name: str, default: bool, warnings: l
         return True
     if word in FALSE_WORDS:
         return False
-    warnings.append(f"URL parameter '{name}' should be 0 or 1; using the default ({encode_flag(default)}).")
+    warnings.append(
+        tr(
+            "URL parameter '{name}' should be 0 or 1; using the default ({default}).",
+            name=name,
+            default=encode_flag(default),
+        )
+    )
     return default
 
 
@@ -60,10 +67,27 @@ def decode_int(params: Mapping[str, str], name: str, default: int, lo: int, hi: 
         if exact != exact.to_integral_value():
             raise ValueError(text)
     except ValueError:
-        warnings.append(f"URL parameter '{name}' should be a whole number from {lo} to {hi}; using {default}.")
+        warnings.append(
+            tr(
+                "URL parameter '{name}' should be a whole number from {lo} to {hi}; using {default}.",
+                name=name,
+                lo=lo,
+                hi=hi,
+                default=default,
+            )
+        )
         return default
     if not lo <= exact <= hi:
-        warnings.append(f"URL parameter '{name}'={text} is outside {lo}..{hi}; using {default}.")
+        warnings.append(
+            tr(
+                "URL parameter '{name}'={text} is outside {lo}..{hi}; using {default}.",
+                name=name,
+                text=text,
+                lo=lo,
+                hi=hi,
+                default=default,
+            )
+        )
         return default
     return int(exact)
 
@@ -77,7 +101,14 @@ def decode_choice(params: Mapping[str, str], name: str, choices, default, warnin
         if str(raw) == str(c):
             return c
     shown = ", ".join(str(c) for c in choices)
-    warnings.append(f"URL parameter '{name}' should be one of {shown}; using {default}.")
+    warnings.append(
+        tr(
+            "URL parameter '{name}' should be one of {choices}; using {default}.",
+            name=name,
+            choices=shown,
+            default=default,
+        )
+    )
     return default
 
 
@@ -101,36 +132,49 @@ def decode_sequence(
         # labels only (someone trimmed the link, or wrote one by hand): the example's vectors, these labels
         tokens, notice = parse_tokens(str(params["tokens"])[:MAX_PARAM_CHARS], default.n)
         if notice:
-            warnings.append(f"URL parameter 'tokens': {notice}")
+            warnings.append(tr("URL parameter 'tokens': {notice}", notice=notice))
         return TokenSequence(tokens, default.q, default.k, default.v)
     try:
         q, k, v = (_decode_matrix(params, m) for m in "qkv")
         _check_consistent(q, k, v)
     except ValueError as err:
-        warnings.append(f"The vectors in the URL could not be used ({err}); showing the default example.")
+        warnings.append(
+            tr("The vectors in the URL could not be used ({error}); showing the default example.", error=err)
+        )
         return default
     n = q.shape[0]
     raw_tokens = params.get("tokens")
     tokens, notice = parse_tokens(str(raw_tokens)[:MAX_PARAM_CHARS] if raw_tokens is not None else "", n)
     if raw_tokens is not None and notice:
-        warnings.append(f"URL parameter 'tokens': {notice}")
+        warnings.append(tr("URL parameter 'tokens': {notice}", notice=notice))
     return TokenSequence(tokens, q, k, v)
 
 
 def _decode_matrix(params: Mapping[str, str], name: str):
     raw = params.get(name)
     if raw is None:
-        raise ValueError(f"'{name}' is missing")
+        # Translators: the reason in "The vectors in the URL could not be used (...)": a matrix q, k or v is absent
+        raise ValueError(tr("'{name}' is missing", name=name))
     return parse_matrix(str(raw), name=name, bare_commas=True)  # the link's own form: 1,0;0,1
 
 
 def _check_consistent(q, k, v) -> None:
     if q.shape != k.shape:
-        raise ValueError(f"q is {q.shape[0]}×{q.shape[1]} but k is {k.shape[0]}×{k.shape[1]}")
+        raise ValueError(
+            tr(
+                "q is {q_rows}×{q_columns} but k is {k_rows}×{k_columns}",
+                q_rows=q.shape[0],
+                q_columns=q.shape[1],
+                k_rows=k.shape[0],
+                k_columns=k.shape[1],
+            )
+        )
     if v.shape[0] != q.shape[0]:
-        raise ValueError(f"v has {v.shape[0]} rows but q has {q.shape[0]}")
+        raise ValueError(tr("v has {v_rows} rows but q has {q_rows}", v_rows=v.shape[0], q_rows=q.shape[0]))
     if q.shape[0] > MAX_N or max(q.shape[1], v.shape[1]) > MAX_D:
-        raise ValueError(f"at most {MAX_N} positions and {MAX_D} dimensions")
+        raise ValueError(
+            tr("at most {positions} positions and {dimensions} dimensions", positions=MAX_N, dimensions=MAX_D)
+        )
 
 
 # ---------------------------------------------------------------- declared parameters
@@ -147,10 +191,11 @@ def _resolve(x, values: Values):
 
 
 def value_text(x) -> str:
-    """A value as a note shows it: whole numbers with thousands separators (5,000), floats short (0.3)."""
+    """A value as a note shows it: whole numbers with thousands separators (5,000), floats short (0.3), as the
+    session's language writes numbers (5.000 and 0,3 in Spanish)."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return str(x)
-    return f"{x:,}" if isinstance(x, int) else f"{x:g}"
+    return num(x, ",") if isinstance(x, int) else num(x, "g")
 
 
 @dataclass(frozen=True)
@@ -196,7 +241,8 @@ class Param:
 
     def bound_text(self, asked, values: Values) -> str:
         """Why `asked` does not fit: the bound it crosses, or the declared `why`."""
-        return self.why(values, asked) if self.why is not None else "it does not fit here"
+        # Translators: the reason at the end of a note such as "t lowered from 4 to 2: <reason>."
+        return self.why(values, asked) if self.why is not None else tr("it does not fit here")
 
 
 @dataclass(frozen=True)
@@ -235,7 +281,11 @@ class Int(Param):
         if self.why is not None:
             return self.why(values, asked)
         lo, hi = _resolve(self.lo, values), _resolve(self.hi, values)
-        return f"at most {value_text(hi)} here" if asked > hi else f"at least {value_text(lo)} here"
+        if asked > hi:
+            # Translators: the reason at the end of a note such as "t lowered from 4 to 2: at most 2 here."
+            return tr("at most {value} here", value=value_text(hi))
+        # Translators: the reason at the end of a note such as "t raised from 0 to 1: at least 1 here."
+        return tr("at least {value} here", value=value_text(lo))
 
 
 @dataclass(frozen=True)
@@ -284,7 +334,8 @@ class Choice(Param):
     def bound_text(self, asked, values):
         if self.why is not None:
             return self.why(values, asked)
-        return "the choices here are " + ", ".join(value_text(o) for o in self.options(values))
+        # Translators: the reason at the end of a note such as "samples lowered from 5,000 to 200: <reason>."
+        return tr("the choices here are {choices}", choices=", ".join(value_text(o) for o in self.options(values)))
 
 
 @dataclass(frozen=True)
@@ -299,8 +350,11 @@ class Text(Param):
             return self.default_value(values)
         if len(str(raw)) > self.max_chars:
             warnings.append(
-                f"URL parameter '{self.url or name}' is longer than {self.max_chars} characters; "
-                "using the default text."
+                tr(
+                    "URL parameter '{name}' is longer than {max_chars} characters; using the default text.",
+                    name=self.url or name,
+                    max_chars=self.max_chars,
+                )
             )
             return self.default_value(values)
         return str(raw)
@@ -331,8 +385,14 @@ class ChoiceList(Param):
             return sorted(set(items)) if self.sort_unique else items + default[len(items) :]
         shown = ", ".join(names) if len(names) <= 8 else f"{names[0]}, {names[1]}, … {names[-1]}"
         warnings.append(
-            f"URL parameter '{url}' should be up to {self.max_items} of {shown}, separated by commas; "
-            f"using {','.join(map(str, default))}."
+            tr(
+                "URL parameter '{name}' should be up to {max_items} of {choices}, separated by commas; "
+                "using {default}.",
+                name=url,
+                max_items=self.max_items,
+                choices=shown,
+                default=",".join(map(str, default)),
+            )
         )
         return default
 
@@ -373,8 +433,13 @@ class Slots(Param):
         if len(items) <= self.slots and all(item in self.choices for item in items):
             return tuple(items) + default[len(items) :]
         warnings.append(
-            f"URL parameter '{url}' should be up to {self.slots} of {', '.join(self.choices)}, "
-            "separated by commas; using the default presets."
+            tr(
+                "URL parameter '{name}' should be up to {slots} of {choices}, separated by commas; "
+                "using the default presets.",
+                name=url,
+                slots=self.slots,
+                choices=", ".join(self.choices),
+            )
         )
         return default
 

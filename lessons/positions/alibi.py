@@ -9,8 +9,9 @@ import numpy as np
 from attention.dot_product import attention_steps
 from attention.positions import alibi_bias, alibi_slopes
 from lessons.positions.toy import ToyHead, attend
+from locales import marked, num, tr
 
-ALIBI_INTRO = (
+ALIBI_INTRO = marked(
     "No position vectors at all: each head subtracts a penalty proportional to the distance from its scores, "
     "with its own slope m_h. A key i − j positions before query i loses m_h·(i − j) of score, so its weight "
     "shrinks by e^(−m_h (i − j)): each head has its own window, about 1/m_h positions. It is made for causal "
@@ -28,7 +29,7 @@ def slope_table(slopes) -> dict[str, list]:
     slopes = np.asarray(slopes, dtype=float)
     return {
         "h": list(range(1, len(slopes) + 1)),
-        "m_h": [f"2^−{-np.log2(m):.3g} = {m:.4g}" for m in slopes],
+        "m_h": [f"2^−{num(-np.log2(m), '.3g')} = {num(m, '.4g')}" for m in slopes],
         "1/m_h": [round(1 / m, 1) for m in slopes],
     }
 
@@ -39,12 +40,55 @@ def farthest_share(slope: float, n: int) -> float:
 
 
 def reach_phrase(share: float) -> str:
-    """A word for what a head with this farthest share reads: the threshold words the page uses."""
+    """A word for what a head with this farthest share reads: the threshold words the page uses (in English: the
+    sentences of HEAD_SENTENCES say it in the session's language)."""
     if share < 0.05:
         return "mostly the last few words"
     if share > 0.8:
         return "almost a plain average of all of them"
     return "recent words more than old ones"
+
+
+# each sentence about one head, by where it stands (its only head, the steepest, the flattest) and by what it
+# reads (reach_phrase): whole sentences, so that a translation can say each its own way
+HEAD_SENTENCES = {
+    ("only", "mostly the last few words"): marked(
+        "With one head, its slope is m = {slope}: with equal scores, the word {back} back gets e^(−m·{back}) = "
+        "{share} times the weight of the query's own word, so it reads mostly the last few words."
+    ),
+    ("only", "almost a plain average of all of them"): marked(
+        "With one head, its slope is m = {slope}: with equal scores, the word {back} back gets e^(−m·{back}) = "
+        "{share} times the weight of the query's own word, so it reads almost a plain average of all of them."
+    ),
+    ("only", "recent words more than old ones"): marked(
+        "With one head, its slope is m = {slope}: with equal scores, the word {back} back gets e^(−m·{back}) = "
+        "{share} times the weight of the query's own word, so it reads recent words more than old ones."
+    ),
+    ("steepest", "mostly the last few words"): marked(
+        "Head {head} is the steepest, m = {slope}: with equal scores, the word {back} back gets e^(−m·{back}) = "
+        "{share} times the weight of the query's own word, so it reads mostly the last few words."
+    ),
+    ("steepest", "almost a plain average of all of them"): marked(
+        "Head {head} is the steepest, m = {slope}: with equal scores, the word {back} back gets e^(−m·{back}) = "
+        "{share} times the weight of the query's own word, so it reads almost a plain average of all of them."
+    ),
+    ("steepest", "recent words more than old ones"): marked(
+        "Head {head} is the steepest, m = {slope}: with equal scores, the word {back} back gets e^(−m·{back}) = "
+        "{share} times the weight of the query's own word, so it reads recent words more than old ones."
+    ),
+    ("flattest", "mostly the last few words"): marked(
+        "Head {head} is the flattest, m = {slope}: with equal scores, the word {back} back gets e^(−m·{back}) = "
+        "{share} times the weight of the query's own word, so it reads mostly the last few words."
+    ),
+    ("flattest", "almost a plain average of all of them"): marked(
+        "Head {head} is the flattest, m = {slope}: with equal scores, the word {back} back gets e^(−m·{back}) = "
+        "{share} times the weight of the query's own word, so it reads almost a plain average of all of them."
+    ),
+    ("flattest", "recent words more than old ones"): marked(
+        "Head {head} is the flattest, m = {slope}: with equal scores, the word {back} back gets e^(−m·{back}) = "
+        "{share} times the weight of the query's own word, so it reads recent words more than old ones."
+    ),
+}
 
 
 def alibi_reading(slopes, n: int) -> list[str]:
@@ -55,45 +99,85 @@ def alibi_reading(slopes, n: int) -> list[str]:
     h = len(slopes)
     steep, flat = int(np.argmax(slopes)), int(np.argmin(slopes))
 
-    def head(k: int) -> str:
+    def head(where: str, k: int) -> str:
         share = farthest_share(slopes[k], n)
-        return (
-            f"m = {slopes[k]:.3g}: with equal scores, the word {n - 1} back gets e^(−m·{n - 1}) = {share:.2g} times "
-            f"the weight of the query's own word, so it reads {reach_phrase(share)}"
+        return tr(
+            HEAD_SENTENCES[where, reach_phrase(share)],
+            head=k + 1,
+            slope=num(slopes[k], ".3g"),
+            back=n - 1,
+            share=num(share, ".2g"),
         )
 
     if h == 1:
-        return [f"With one head, its slope is {head(0)}."]
-    sentences = [f"Head {steep + 1} is the steepest, {head(steep)}.", f"Head {flat + 1} is the flattest, {head(flat)}."]
+        return [head("only", 0)]
+    sentences = [head("steepest", steep), head("flattest", flat)]
     power = 2 ** int(np.floor(np.log2(h)))
     if power == h:
         sentences.append(
-            f"From head 1 to head {h}, each slope is {slopes[1] / slopes[0]:.3g} times the one before (2^(−8/{h}))."
+            tr(
+                "From head 1 to head {heads}, each slope is {ratio} times the one before (2^(−8/{heads})).",
+                heads=h,
+                ratio=num(slopes[1] / slopes[0], ".3g"),
+            )
         )
     else:
         extra = slopes[power:]
         steeper_than = int(np.sum(slopes[:power] >= extra.min())) + 1  # the first head less steep than them all
+        values = dict(
+            heads=h,
+            power=power,
+            double=2 * power,
+            first_extra=power + 1,
+            extra=h - power,
+            steepest_extra=num(extra.max(), ".3g"),
+            flattest_extra=num(extra.min(), ".3g"),
+            than=steeper_than,
+            last=num(slopes[-1], ".3g"),
+        )
         one = h == power + 1
-        added = f"head {h} gets the first" if one else f"heads {power + 1}–{h} get the first {h - power}"
-        which = (
-            "That extra slope is"
-            if one
-            else f"Those {h - power} extra slopes, from m = {extra.max():.3g} down to {extra.min():.3g}, are all"
-        )
-        than = "every other head's" if steeper_than == 1 else f"head {steeper_than}'s"
-        sentences.append(
-            f"H = {h} is not a power of two: heads 1–{power} get the slopes of {power} heads, falling from head 1 to "
-            f"head {power}; {added} of every other slope of {2 * power} heads (the workaround in Press et al.'s code; "
-            f"the paper trains powers of two only). {which} steeper than {than}, so head {h} "
-            f"(m = {slopes[-1]:.3g}) is steeper than head {power}, the flattest."
-        )
+        if one and steeper_than == 1:
+            sentence = tr(
+                "H = {heads} is not a power of two: heads 1–{power} get the slopes of {power} heads, falling from "
+                "head 1 to head {power}; head {heads} gets the first of every other slope of {double} heads (the "
+                "workaround in Press et al.'s code; the paper trains powers of two only). That extra slope is steeper "
+                "than every other head's, so head {heads} (m = {last}) is steeper than head {power}, the flattest.",
+                **values,
+            )
+        elif one:
+            sentence = tr(
+                "H = {heads} is not a power of two: heads 1–{power} get the slopes of {power} heads, falling from "
+                "head 1 to head {power}; head {heads} gets the first of every other slope of {double} heads (the "
+                "workaround in Press et al.'s code; the paper trains powers of two only). That extra slope is steeper "
+                "than head {than}'s, so head {heads} (m = {last}) is steeper than head {power}, the flattest.",
+                **values,
+            )
+        elif steeper_than == 1:
+            sentence = tr(
+                "H = {heads} is not a power of two: heads 1–{power} get the slopes of {power} heads, falling from "
+                "head 1 to head {power}; heads {first_extra}–{heads} get the first {extra} of every other slope of "
+                "{double} heads (the workaround in Press et al.'s code; the paper trains powers of two only). Those "
+                "{extra} extra slopes, from m = {steepest_extra} down to {flattest_extra}, are all steeper than every "
+                "other head's, so head {heads} (m = {last}) is steeper than head {power}, the flattest.",
+                **values,
+            )
+        else:
+            sentence = tr(
+                "H = {heads} is not a power of two: heads 1–{power} get the slopes of {power} heads, falling from "
+                "head 1 to head {power}; heads {first_extra}–{heads} get the first {extra} of every other slope of "
+                "{double} heads (the workaround in Press et al.'s code; the paper trains powers of two only). Those "
+                "{extra} extra slopes, from m = {steepest_extra} down to {flattest_extra}, are all steeper than head "
+                "{than}'s, so head {heads} (m = {last}) is steeper than head {power}, the flattest.",
+                **values,
+            )
+        sentences.append(sentence)
     return sentences
 
 
 # ---------------------------------------------------------------- each head's window
 
 
-ALIBI_PENALTY_ALONE = (
+ALIBI_PENALTY_ALONE = marked(
     "Every score equal (q = 0), so the weights come from the penalty alone: row i of head h is proportional "
     "to e^(−m_h (i − j)) for j ≤ i: the steepest head's window is the narrowest, the flattest head's the "
     "widest."
@@ -122,9 +206,10 @@ def alibi_head_weights(x, head: ToyHead, n_heads: int) -> np.ndarray:
 
 def alibi_unmasked(n_heads: int) -> str:
     """What ALiBi does where the page runs it without the causal mask (its shuffle check and four ways)."""
-    return (
-        f"ALiBi in sections 1 and 2 is head 1 of H = {n_heads} (m = {alibi_slopes(n_heads)[0]:.3g}), run without the "
-        "causal mask: only "
+    return tr(
+        "ALiBi in sections 1 and 2 is head 1 of H = {heads} (m = {slope}), run without the causal mask: only "
         "keys before a query are penalised, so the first word's query gets no bias at all, and keys after a query, "
-        "unpenalised, gain weight beside those before it."
+        "unpenalised, gain weight beside those before it.",
+        heads=n_heads,
+        slope=num(alibi_slopes(n_heads)[0], ".3g"),
     )

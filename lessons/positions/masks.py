@@ -12,11 +12,12 @@ from attention.checks import check_positive_int
 from attention.dot_product import PaddedAttention, padded_attention
 from attention.masks import sliding_window_mask
 from lessons.positions.toy import ToyHead, attend, diff_text, word_count, word_vectors
+from locales import marked, num, tr, tr_n
 
 # ---------------------------------------------------------------- a sliding window per layer
 
 
-SLIDING_WINDOW_INTRO = (
+SLIDING_WINDOW_INTRO = marked(
     "Local-attention models let query i see only the last w keys, itself included: i − w < j ≤ i. That costs "
     "at most n·w scores instead of the n(n + 1)/2 of the plain causal mask (n² without a mask), yet information "
     "still travels: after one layer, what token j held is in "
@@ -34,7 +35,12 @@ REACH_LATEX = (
 def window_why(values, asked) -> str:
     """Why the window is lowered below `asked`: it cannot hold more keys than the sequence has."""
     n = values["n"]
-    return f"a window holds at most the n = {n} position{'s' * (n != 1)} of the sequence"
+    return tr_n(
+        "a window holds at most the n = {n} position of the sequence",
+        "a window holds at most the n = {n} positions of the sequence",
+        n,
+        n=n,
+    )
 
 
 def window_reach(n: int, window: int, layers: int) -> np.ndarray:
@@ -60,13 +66,19 @@ def last_query_reach(first: np.ndarray) -> int:
 
 def reach_paragraph(window: int, layers: int) -> str:
     """How to read the reach heatmap of a window of `window` keys stacked `layers` times."""
-    return (
+    reading = tr(
         "Rows are queries i, columns keys j. A cell's colour is the first layer by which key j's information "
         "reaches query i (the colour bar and the hover give the number, and the cell too when it fits). "
-        f"Layer **1** is the mask itself: what a query reads directly. Layer **ℓ** arrives through ℓ hops of at "
-        f"most {window - 1} position{'s' if window != 2 else ''}. Blank: not within {layers} "
-        f"layer{'s' if layers > 1 else ''}."
+        "Layer **1** is the mask itself: what a query reads directly."
     )
+    hops = tr_n(
+        "Layer **ℓ** arrives through ℓ hops of at most {most} position.",
+        "Layer **ℓ** arrives through ℓ hops of at most {most} positions.",
+        window - 1,
+        most=window - 1,
+    )
+    blank = tr_n("Blank: not within {layers} layer.", "Blank: not within {layers} layers.", layers, layers=layers)
+    return f"{reading} {hops} {blank}"
 
 
 def reach_span(window: int, layers: int) -> int:
@@ -78,19 +90,35 @@ def reach_sentence(n: int, window: int, layers: int, reached: int) -> tuple[bool
     """Whether the last query heard from as many positions as the formula says, and the sentence saying so."""
     span = reach_span(window, layers)
     if reached != min(n, span):
-        return False, f"The last query heard from {reached} positions, not {min(n, span)}."
-    formula = f"L(w − 1) + 1 = {layers}·{window - 1} + 1 = {span}"
-    if span > n:
-        rest = f", capped by the {n} positions there are"
-    elif layers == 1 or window == 1:
-        rest = ""  # one layer: L(w − 1) + 1 = w = L·w; a window of 1: nothing travels, and the sentence says 1
-    else:
-        rest = (
-            f"; the round figure L·w = {layers * window} counts {layers - 1} too many (a layer carries information "
-            "w − 1 positions, not w), close only when w is large"
+        return False, tr(
+            "The last query heard from {reached} positions, not {expected}.", reached=reached, expected=min(n, span)
         )
-    positions = "position" if reached == 1 else "positions"
-    return True, f"The last query has heard from {reached} {positions}: {formula}{rest}."
+    values = dict(reached=reached, formula=f"L(w − 1) + 1 = {layers}·{window - 1} + 1 = {span}", n=n)
+    if span > n:
+        return True, tr_n(
+            "The last query has heard from {reached} position: {formula}, capped by the {n} positions there are.",
+            "The last query has heard from {reached} positions: {formula}, capped by the {n} positions there are.",
+            reached,
+            **values,
+        )
+    if layers == 1 or window == 1:
+        # one layer: L(w − 1) + 1 = w = L·w; a window of 1: nothing travels, and the sentence says 1
+        return True, tr_n(
+            "The last query has heard from {reached} position: {formula}.",
+            "The last query has heard from {reached} positions: {formula}.",
+            reached,
+            **values,
+        )
+    return True, tr_n(
+        "The last query has heard from {reached} position: {formula}; the round figure L·w = {round} counts "
+        "{extra} too many (a layer carries information w − 1 positions, not w), close only when w is large.",
+        "The last query has heard from {reached} positions: {formula}; the round figure L·w = {round} counts "
+        "{extra} too many (a layer carries information w − 1 positions, not w), close only when w is large.",
+        reached,
+        round=layers * window,
+        extra=layers - 1,
+        **values,
+    )
 
 
 MISTRAL_WINDOW, MISTRAL_LAYERS = 4096, 32  # Jiang et al. 2023, Mistral 7B: its sliding window and its depth
@@ -98,17 +126,21 @@ MISTRAL_WINDOW, MISTRAL_LAYERS = 4096, 32  # Jiang et al. 2023, Mistral 7B: its 
 
 def mistral_sentence() -> str:
     """Mistral 7B's reach through its sliding windows, by the formula above (the paper says about 131K)."""
-    return (
-        f"Mistral 7B (Jiang et al. 2023), for instance, uses w = {MISTRAL_WINDOW} with {MISTRAL_LAYERS} layers: "
-        f"{reach_span(MISTRAL_WINDOW, MISTRAL_LAYERS):,} positions, from {MISTRAL_WINDOW:,} per layer (the paper "
-        f"rounds L·w = {MISTRAL_LAYERS * MISTRAL_WINDOW:,} to 'approximately 131K')."
+    return tr(
+        "Mistral 7B (Jiang et al. 2023), for instance, uses w = {window} with {layers} layers: {reach} positions, "
+        "from {per_layer} per layer (the paper rounds L·w = {product} to 'approximately 131K').",
+        window=MISTRAL_WINDOW,
+        layers=MISTRAL_LAYERS,
+        reach=num(reach_span(MISTRAL_WINDOW, MISTRAL_LAYERS), ","),
+        per_layer=num(MISTRAL_WINDOW, ","),
+        product=num(MISTRAL_LAYERS * MISTRAL_WINDOW, ","),
     )
 
 
 # ---------------------------------------------------------------- a padded batch
 
 
-PADDING_INTRO = (
+PADDING_INTRO = marked(
     "To run sequences of different lengths as one array, the short ones are padded to the longest with a "
     "filler token, [PAD]. The padding mask hides the padded **keys**: they get weight exactly 0, so the real "
     "tokens compute what they would alone (up to rounding: the check below measures it). A padded **query** "
@@ -144,7 +176,7 @@ def padding_sequences(words, len_a: int, len_b: int) -> list[list[str]]:
 def length_why(values, asked) -> str:
     """Why a padded sequence's length is lowered below `asked`: it is cut from the words above."""
     n = word_count(values)
-    return f"the text has {n} word{'s' * (n != 1)}"
+    return tr_n("the text has {n} word", "the text has {n} words", n, n=n)
 
 
 @dataclass(frozen=True)
@@ -173,11 +205,18 @@ class PaddingCheck:
     def sentence(self) -> str:
         """The check's outcome, as the page says it."""
         if not self.passed:
-            return f"A padded key got weight {self.on_padding:g}, or a value is not finite."
-        alone = "exactly." if self.alone_diff == 0 else f"to within {diff_text(self.alone_diff)} (rounding)."
-        return (
-            f"Padded keys: largest weight exactly 0. NaN anywhere: none. Unused query rows: {self.unused}, "
-            f"reported as 0. The real tokens' outputs equal each sequence run alone {alone}"
+            return tr("A padded key got weight {weight}, or a value is not finite.", weight=num(self.on_padding, "g"))
+        if self.alone_diff == 0:
+            return tr(
+                "Padded keys: largest weight exactly 0. NaN anywhere: none. Unused query rows: {unused}, reported as "
+                "0. The real tokens' outputs equal each sequence run alone exactly.",
+                unused=self.unused,
+            )
+        return tr(
+            "Padded keys: largest weight exactly 0. NaN anywhere: none. Unused query rows: {unused}, reported as 0. "
+            "The real tokens' outputs equal each sequence run alone to within {diff} (rounding).",
+            unused=self.unused,
+            diff=diff_text(self.alone_diff),
         )
 
 
@@ -199,4 +238,11 @@ def padding_check(sequences, head: ToyHead, d_model: int, seed: int = 0, *, caus
 
 def sequence_heading(number: int, length: int, padded_to: int) -> str:
     """The heading over padded sequence `number` (from 1): its words, and the length it is padded to."""
-    return f"**Sequence {number}**: {length} word{'s' if length > 1 else ''}, padded to {padded_to}"
+    return tr_n(
+        "**Sequence {number}**: {length} word, padded to {padded}",
+        "**Sequence {number}**: {length} words, padded to {padded}",
+        int(length),
+        number=number,
+        length=length,
+        padded=padded_to,
+    )

@@ -10,8 +10,9 @@ import numpy as np
 
 from attention.positions import rope
 from lessons.positions.toy import diff_text
+from locales import marked, tr
 
-ROPE_INTRO = (
+ROPE_INTRO = marked(
     "Rotate q and k instead of adding anything to the embeddings: each pair (x₂ᵢ, x₂ᵢ₊₁) of a query or key at "
     "position p turns by the angle p θᵢ. The values are not rotated. A rotation keeps lengths, and the score "
     "of a rotated query with a rotated key sees only the **difference** of their angles. With R_p the rotation "
@@ -46,15 +47,24 @@ class RopeOffsetCheck:
         """The check's outcome, as the page says it."""
         n = self.scores.shape[0]
         if not self.passed:
-            return f"The scores moved by {diff_text(self.max_diff)} when every position moved."
-        lengths = (
-            "no vector's length changed at all"
-            if self.norm_diff == 0
-            else f"no vector's length moved by more than {diff_text(self.norm_diff)} (rounding)"
+            return tr("The scores moved by {diff} when every position moved.", diff=diff_text(self.max_diff))
+        values = dict(
+            last=n - 1,
+            first_moved=self.offset,
+            last_moved=self.offset + n - 1,
+            diff=diff_text(self.max_diff),
+            norm=diff_text(self.norm_diff),
         )
-        return (
-            f"Positions 0…{n - 1} and {self.offset}…{self.offset + n - 1} give the same scores: they differ by at "
-            f"most {diff_text(self.max_diff)} (rounding), and {lengths}."
+        if self.norm_diff == 0:
+            return tr(
+                "Positions 0…{last} and {first_moved}…{last_moved} give the same scores: they differ by at most "
+                "{diff} (rounding), and no vector's length changed at all.",
+                **values,
+            )
+        return tr(
+            "Positions 0…{last} and {first_moved}…{last_moved} give the same scores: they differ by at most "
+            "{diff} (rounding), and no vector's length moved by more than {norm} (rounding).",
+            **values,
         )
 
 
@@ -71,10 +81,10 @@ def rope_offset_check(q, k, offset: int) -> RopeOffsetCheck:
 
 def rope_offset_paragraph(first_word: str) -> str:
     """Introduces the score-by-offset curve of the first word's query against its own key (already escaped)."""
-    return (
-        f"**The score depends on the offset alone.** Word 1's query ('{first_word}') against its "
-        "own key, placed m − n positions apart: the score changes with the distance, the same wherever the pair "
-        "stands."
+    return tr(
+        "**The score depends on the offset alone.** Word 1's query ('{word}') against its own key, placed m − n "
+        "positions apart: the score changes with the distance, the same wherever the pair stands.",
+        word=first_word,
     )
 
 

@@ -15,8 +15,9 @@ from attention.dot_product import AttentionSteps
 from lessons.positions.alibi import alibi_unmasked
 from lessons.positions.learned import minilm_head, minilm_pieces
 from lessons.positions.toy import METHOD_LABELS, SHORT_NAMES, TOY_METHODS, ToyHead, attend, diff_text
+from locales import marked, tr
 
-INTRODUCTION = (
+INTRODUCTION = marked(
     "Attention compares every query with every key and averages the values. Nothing in that says **where** a "
     "token stands: to attention, a sentence is a bag of words. This is the first surprise of the mechanism, and "
     "one of the places where later models changed the original design (Vaswani et al. 2017), beside where the "
@@ -25,7 +26,7 @@ INTRODUCTION = (
     "four ways models add it back, and masks that use position to limit what each token may read."
 )
 
-SHUFFLE_INTRO = (
+SHUFFLE_INTRO = marked(
     "Shuffle the words with a permutation matrix P (each row of P is a row of the identity, in a new order). The "
     "scores S = Q Kᵀ / √d (d: the length of q and k) become P S Pᵀ, the softmax of each row is shuffled the "
     "same way, and the output is P times the old output: each word's output vector is **unchanged**, only "
@@ -65,7 +66,12 @@ def is_original_order(perm) -> bool:
 
 def the_two_orders(original: str, shuffle: int, shuffled: str) -> str:
     """The words as typed and after shuffle number `shuffle`, on two lines (both already escaped)."""
-    return f"**Original order:** {original}  \n**Shuffle {shuffle}:** {shuffled}"
+    return tr(
+        "**Original order:** {original}  \n**Shuffle {number}:** {shuffled}",
+        original=original,
+        number=shuffle,
+        shuffled=shuffled,
+    )
 
 
 # ---------------------------------------------------------------- the check
@@ -101,15 +107,15 @@ class ShuffleCheck:
         return "only shuffled" if self.passed else "order was seen"
 
 
-OUTCOME_HEADINGS = {
-    "unchanged": "the same input",
-    "only shuffled": "the same weights, moved",
-    "order was seen": "changed, not just moved",
+OUTCOME_HEADINGS = {  # English, marked: shown as tr(OUTCOME_HEADINGS[outcome])
+    "unchanged": marked("the same input"),
+    "only shuffled": marked("the same weights, moved"),
+    "order was seen": marked("changed, not just moved"),
 }
-OUTCOME_CELLS = {
-    "unchanged": "– nothing moved",
-    "only shuffled": "✓ only shuffled",
-    "order was seen": "✗ order was seen",
+OUTCOME_CELLS = {  # English, marked: check_table translates them
+    "unchanged": marked("– nothing moved"),
+    "only shuffled": marked("✓ only shuffled"),
+    "order was seen": marked("✗ order was seen"),
 }
 
 
@@ -117,27 +123,37 @@ def shuffle_sentence(check: ShuffleCheck, what: str) -> str:
     """The check's outcome as the sentence the page shows beside its two heatmaps (`what`: the method)."""
     size = diff_text(check.max_diff)
     if check.outcome == "unchanged":
-        return (
-            f"{what}: the shuffled tokens are the original ones in the original order (at most, equal tokens traded "
-            "places), so the input and the weights are the same as before: nothing to compare. Shuffle again."
+        return tr(
+            "{method}: the shuffled tokens are the original ones in the original order (at most, equal tokens traded "
+            "places), so the input and the weights are the same as before: nothing to compare. Shuffle again.",
+            method=what,
         )
+    if check.passed and check.max_diff == 0:
+        return tr("{method}: after undoing the shuffle, the outputs are the same (exactly 0).", method=what)
     if check.passed:
-        detail = "exactly 0" if check.max_diff == 0 else f"{size}, rounding: the sums ran in another order"
-        return f"{what}: after undoing the shuffle, the outputs are the same ({detail})."
-    return f"{what}: after undoing the shuffle, the outputs differ by up to **{size}**."
+        return tr(
+            "{method}: after undoing the shuffle, the outputs are the same ({size}, rounding: the sums ran in another "
+            "order).",
+            method=what,
+            size=size,
+        )
+    return tr("{method}: after undoing the shuffle, the outputs differ by up to **{size}**.", method=what, size=size)
 
 
-BADGES = {
-    "unchanged": ":gray-badge[:material/drag_handle: nothing moved]",
-    "only shuffled": ":green-badge[:material/check_circle: only shuffled]",
-    "order was seen": ":red-badge[:material/cancel: order was seen]",
+BADGES = {  # English, marked: shown as tr(BADGES[outcome])
+    # Translators: a Streamlit badge: translate only the words after the icon's name
+    "unchanged": marked(":gray-badge[:material/drag_handle: nothing moved]"),
+    # Translators: a Streamlit badge: translate only the words after the icon's name
+    "only shuffled": marked(":green-badge[:material/check_circle: only shuffled]"),
+    # Translators: a Streamlit badge: translate only the words after the icon's name
+    "order was seen": marked(":red-badge[:material/cancel: order was seen]"),
 }
 
 
 def shuffle_verdict(check: ShuffleCheck, method: str) -> str:
     """The shuffle check's outcome with its badge (`method`: "none" or a way of adding position). Shown in a plain
     box, not an error: a failing check is what the section sets out to show, not something that went wrong."""
-    return f"{BADGES[check.outcome]} {shuffle_sentence(check, SHORT_NAMES[method])}"
+    return f"{tr(BADGES[check.outcome])} {shuffle_sentence(check, tr(SHORT_NAMES[method]))}"
 
 
 def compare_shuffled(
@@ -186,8 +202,8 @@ CheckRow = tuple[str, str, ShuffleCheck]  # (model, position information, its ch
 def check_rows(toy: dict[str, ShuffleCheck], real: Sequence[ShuffleCheck] = (), real_name: str = "") -> list[CheckRow]:
     """The check table's rows: the toy head with each of TOY_METHODS, then `real` (a trained model's head
     `real_name` without and with its learned table), if given."""
-    rows = [("toy head", METHOD_LABELS[m], toy[m]) for m in TOY_METHODS]
-    rows += [(real_name, METHOD_LABELS[m], check) for m, check in zip(("none", "learned"), real)]
+    rows = [(tr("toy head"), tr(METHOD_LABELS[m]), toy[m]) for m in TOY_METHODS]
+    rows += [(real_name, tr(METHOD_LABELS[m]), check) for m, check in zip(("none", "learned"), real)]
     return rows
 
 
@@ -195,12 +211,15 @@ def check_table(rows: Sequence[CheckRow]) -> dict[str, list[str]]:
     """The check table's columns: what each row ran, the largest difference after undoing the shuffle ("–"
     when the input did not change: nothing to compare) and the outcome."""
     return {
-        "model": [model for model, _, _ in rows],
-        "position information": [label for _, label, _ in rows],
-        "largest difference after undoing the shuffle": [
+        # Translators: a table's column: which model ran the check
+        tr("model"): [model for model, _, _ in rows],
+        # Translators: a table's column: which way of adding position the check ran with
+        tr("position information"): [label for _, label, _ in rows],
+        tr("largest difference after undoing the shuffle"): [
             "–" if check.outcome == "unchanged" else diff_text(check.max_diff) for _, _, check in rows
         ],
-        "check": [OUTCOME_CELLS[check.outcome] for _, _, check in rows],
+        # Translators: a table's column: the outcome of the check
+        tr("check"): [tr(OUTCOME_CELLS[check.outcome]) for _, _, check in rows],
     }
 
 
@@ -213,8 +232,10 @@ def rounding_bound(rows: Sequence[CheckRow]) -> float:
 def rounding_caption(bound: float, alibi_heads: int) -> str:
     """Why the differences marked ✓ (at most `bound`, `rounding_bound`) are not position, and why
     the check runs without the causal mask."""
-    return (
-        f"The differences marked ✓ (at most {diff_text(bound)}) are rounding (the sums over keys run "
+    why = tr(
+        "The differences marked ✓ (at most {bound}) are rounding (the sums over keys run "
         "in another order), not position. The causal mask would break the symmetry too (a word then sees only "
-        f"itself and the words before it), which is why this check runs without it. {alibi_unmasked(alibi_heads)}"
+        "itself and the words before it), which is why this check runs without it.",
+        bound=diff_text(bound),
     )
+    return f"{why} {alibi_unmasked(alibi_heads)}"

@@ -8,13 +8,14 @@ import numpy as np
 
 from attention.positions import frequencies, sinusoidal_encoding
 from lessons.positions.toy import diff_text
+from locales import marked, num, tr
 
-SINUSOIDAL_INTRO = (
+SINUSOIDAL_INTRO = marked(
     "No training: position p gets a fixed vector of sines and cosines, one frequency per pair of dimensions, "
     "from fast (θ₀ = 1 radian per position) to slow, and it is added to the embedding."
 )
 
-SHIFT_IS_ROTATION = (
+SHIFT_IS_ROTATION = marked(
     "**A shift is a rotation.** Pair i turns at θ_i = base^(−2i/d) radians per position, so moving k positions "
     "adds kθ_i to its angle. By the angle-sum formulas, each (sin, cos) pair is rotated by kθ_i: PE[p + k] is "
     "PE[p] times one fixed matrix M_k, the same for every p. That is why the paper hoped a model could learn to "
@@ -47,9 +48,12 @@ def shift_error(n: int, d: int, k: int, base: float = 10000.0) -> float:
 
 def shift_matrix_caption(shift: int, table_d: int, shown: int) -> str:
     """What the drawn corner of M_shift is: its first `shown` rows and columns."""
-    return (
-        f"M_{shift} for d = {table_d}, its first {shown} rows and columns (the fastest pairs): one 2×2 rotation "
-        "per pair, zeros elsewhere."
+    return tr(
+        "M_{shift} for d = {d}, its first {shown} rows and columns (the fastest pairs): one 2×2 rotation per pair, "
+        "zeros elsewhere.",
+        shift=shift,
+        d=table_d,
+        shown=shown,
     )
 
 
@@ -60,10 +64,14 @@ def row_length(d: int) -> float:
 
 def row_length_paragraph(shift: int, table_d: int) -> str:
     """M_shift moves every position alike, and every row of the width-`table_d` table has the same length."""
-    return (
-        f"M_{shift} does not depend on p: the same matrix moves position 0 to {shift}, and 50 to {50 + shift}. "
+    return tr(
+        "M_{shift} does not depend on p: the same matrix moves position 0 to {shift}, and 50 to {moved_50}. "
         "Each 2×2 block keeps lengths, and each (sin, cos) pair has length 1, so every row of the table has the "
-        f"same length, √(d/2) = √{table_d // 2} ≈ {row_length(table_d):.3g}."
+        "same length, √(d/2) = √{half} ≈ {length}.",
+        shift=shift,
+        moved_50=50 + shift,
+        half=table_d // 2,
+        length=num(row_length(table_d), ".3g"),
     )
 
 
@@ -74,6 +82,11 @@ def shift_sentence(n: int, d: int, k: int) -> tuple[bool, str]:
     """Whether PE[p + k] = PE[p] M_k for p = 0..n-1 up to rounding, and the sentence saying so."""
     error = shift_error(n, d, k)
     if error > SHIFT_ROUNDING:
-        return False, f"PE[p + {k}] and PE[p] M_{k} differ by {diff_text(error)}."
-    within = f"to within {diff_text(error)} (rounding), with d = {d}."
-    return True, f"For every p from 0 to {n - 1}, PE[p + {k}] = PE[p] M_{k} {within}"
+        return False, tr("PE[p + {k}] and PE[p] M_{k} differ by {diff}.", k=k, diff=diff_text(error))
+    return True, tr(
+        "For every p from 0 to {last}, PE[p + {k}] = PE[p] M_{k} to within {diff} (rounding), with d = {d}.",
+        last=n - 1,
+        k=k,
+        diff=diff_text(error),
+        d=d,
+    )

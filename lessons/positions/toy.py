@@ -13,17 +13,24 @@ import numpy as np
 from attention.checks import check_positive_int
 from attention.dot_product import AttentionSteps, attention_steps
 from attention.positions import alibi_bias, rope, sinusoidal_encoding
+from locales import marked, num, tr
 
 METHODS = ("none", "learned", "sinusoidal", "rope", "alibi")
 TOY_METHODS = ("none", "sinusoidal", "rope", "alibi")  # the ways the toy head runs: the learned table needs a model
-METHOD_LABELS = {
-    "none": "no position information",
-    "learned": "learned absolute (MiniLM's table)",
-    "sinusoidal": "sinusoidal (added to X)",
-    "rope": "RoPE (rotates q and k)",
-    "alibi": "ALiBi (bias on the scores)",
+METHOD_LABELS = {  # English, marked: shown as tr(METHOD_LABELS[m])
+    "none": marked("no position information"),
+    "learned": marked("learned absolute (MiniLM's table)"),
+    "sinusoidal": marked("sinusoidal (added to X)"),
+    "rope": marked("RoPE (rotates q and k)"),
+    "alibi": marked("ALiBi (bias on the scores)"),
 }
-SHORT_NAMES = dict(none="No positions", learned="Learned absolute", sinusoidal="Sinusoidal", rope="RoPE", alibi="ALiBi")
+SHORT_NAMES = dict(  # English, marked: shown as tr(SHORT_NAMES[m]) (RoPE and ALiBi are names in every language)
+    none=marked("No positions"),
+    learned=marked("Learned absolute"),
+    sinusoidal=marked("Sinusoidal"),
+    rope="RoPE",
+    alibi="ALiBi",
+)
 DEFAULT_TEXT = "the dog chased the cat up the tall tree"
 MAX_WORDS = 16
 MAX_WORD_CHARS = 24
@@ -37,12 +44,14 @@ def parse_words(text: str) -> tuple[tuple[str, ...], str | None]:
     """The words of `text` (split at spaces), and what is wrong with them (None if nothing)."""
     words = tuple(str(text).split())
     if len(words) < 2:
-        return words, f"type at least 2 words (found {len(words)})"
+        return words, tr("type at least 2 words (found {found})", found=len(words))
     if len(words) > MAX_WORDS:
-        return words, f"this page takes at most {MAX_WORDS} words (found {len(words)})"
+        return words, tr("this page takes at most {most} words (found {found})", most=MAX_WORDS, found=len(words))
     long = next((w for w in words if len(w) > MAX_WORD_CHARS), None)
     if long is not None:
-        return words, f"a word has {len(long)} characters; at most {MAX_WORD_CHARS} per word"
+        return words, tr(
+            "a word has {length} characters; at most {most} per word", length=len(long), most=MAX_WORD_CHARS
+        )
     return words, None
 
 
@@ -144,7 +153,7 @@ def toy_queries_keys(x, head: ToyHead) -> tuple[np.ndarray, np.ndarray]:
 # ---------------------------------------------------------------- 2 · four ways to add position, side by side
 
 
-FOUR_WAYS_INTRO = (
+FOUR_WAYS_INTRO = marked(
     "The same toy head on the same words, without position and with the three methods that need no training "
     "(the fourth, a learned table, belongs to a trained model: below it, on the real one)."
 )
@@ -163,4 +172,4 @@ def methods_weights(x, head: ToyHead, alibi_heads: int = 8) -> np.ndarray:
 
 def diff_text(d: float) -> str:
     """A difference as text that never rounds a non-zero to 0."""
-    return "0" if d == 0.0 else f"{d:.2g}"
+    return "0" if d == 0.0 else num(d, ".2g")

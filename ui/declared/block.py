@@ -5,6 +5,7 @@ import streamlit as st
 
 from attention import ACTIVATIONS, NORMS
 from lessons.head_library import MAX_POSITIONS, embed_tokens, run_stack, stack_params
+from locales import marked, tr, tr_n
 from ui.page_questions import ask_from
 from ui.page_state import PageState
 from ui.questions import block as block_questions
@@ -23,7 +24,7 @@ STATE = PageState(
         lo=1,
         hi=lambda v: 4 * v["d_model"],
         label="d_ff",
-        why=lambda v, _: f"at most 4 × d_model = {4 * v['d_model']}",
+        why=lambda v, _: tr("at most 4 × d_model = {limit}", limit=4 * v["d_model"]),
     ),
     activation=Choice("relu", url="act", choices=ACTIVATIONS),
     norm=Choice("post", choices=NORMS),
@@ -34,8 +35,8 @@ STATE = PageState(
         1,
         choices=tuple(range(1, MAX_BLOCKS + 1)),
         allowed=lambda v: tuple(range(1, v["n_blocks"] + 1)),
-        label="Block to look inside",
-        why=lambda v, _: f"the stack has {v['n_blocks']} block{'s' * (v['n_blocks'] != 1)}",
+        label=marked("Block to look inside"),
+        why=lambda v, _: tr_n("the stack has {n} block", "the stack has {n} blocks", v["n_blocks"], n=v["n_blocks"]),
     ),
 )
 

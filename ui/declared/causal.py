@@ -1,6 +1,7 @@
 """The declared state and class questions of pages/causal.py (see ui/declared/__init__.py)."""
 
 from lessons.pitfalls import leak_example
+from locales import marked, tr
 from ui.page_questions import ask_from
 from ui.page_state import PageState
 from ui.questions import causal
@@ -21,8 +22,8 @@ STATE = PageState(
         lambda v: min(2, last_t(v)),
         lo=0,
         hi=last_t,
-        label="position t",
-        why=lambda v, asked: f"position {last_t(v)} is the last one that has a later token",
+        label=marked("position t"),  # translated where the note shows it
+        why=lambda v, asked: tr("position {position} is the last one that has a later token", position=last_t(v)),
     ),
     seed=Int(0, lo=0, hi=SEED_MAX),
 )

@@ -7,6 +7,7 @@ import streamlit as st
 from attention.decoder import MAX_LAYERS
 from lessons.generation import DTYPE_BYTES, GenerationReport, generation_report
 from lessons.induction import check_input_fits, letters_to_ids, load_induction_model
+from locales import marked, tr, tr_n
 from ui.page_questions import ask_from
 from ui.page_state import PageState
 from ui.questions import generation as generation_questions
@@ -25,7 +26,7 @@ REPEATS = 3  # each timing is the best of this many runs
 def step_why(values, asked) -> str:
     """Why the inspected step is lowered below `asked`: there are only the steps generated."""
     n_new = values["n_new"]
-    return f"only {n_new} token{'s are' if n_new != 1 else ' is'} generated"
+    return tr_n("only {n} token is generated", "only {n} tokens are generated", n_new, n=n_new)
 
 
 STATE = PageState(
@@ -35,15 +36,18 @@ STATE = PageState(
     temperature=Choice(0.0, choices=TEMPERATURES),
     top_k=Int(0, lo=0, hi=26),
     seed=Int(0, lo=0, hi=9999),
-    step=Int(1, lo=1, hi=lambda values: values["n_new"], label="Step", why=step_why),
+    # Translators: "Step" is a noun here: the generation step inspected
+    step=Int(1, lo=1, hi=lambda values: values["n_new"], label=marked("Step"), why=step_why),
     layers=Int(32, lo=1, hi=MAX_LAYERS),  # the core's limit (DecoderConfig), so every value the box takes runs
     heads=Choice(32, choices=HEAD_CHOICES),
     kv=Choice(
         8,
         choices=GQA_CHOICES,
         allowed=lambda values: tuple(k for k in GQA_CHOICES if values["heads"] % k == 0),  # the core's rule
-        label="GQA kv heads",
-        why=lambda values, asked: f"{asked} does not divide the {values['heads']} query heads",
+        label=marked("GQA kv heads"),
+        why=lambda values, asked: tr(
+            "{asked} does not divide the {heads} query heads", asked=asked, heads=values["heads"]
+        ),
     ),
     d_head=Choice(128, choices=D_HEAD_CHOICES),
     context=Choice(4096, choices=CONTEXT_CHOICES),

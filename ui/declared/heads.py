@@ -12,6 +12,7 @@ from lessons.head_library import (
     head_library_weights,
     summarise_head,
 )
+from locales import marked, tr_n
 from ui.page_questions import ask_from
 from ui.page_state import PageState
 from ui.questions import heads
@@ -35,8 +36,8 @@ STATE = PageState(
         1,
         choices=tuple(range(1, MAX_HEADS + 1)),
         allowed=lambda v: tuple(range(1, v["n_heads"] + 1)),
-        label="Head to enlarge",
-        why=lambda v, _: f"the page has {v['n_heads']} head{'s' * (v['n_heads'] != 1)}",
+        label=marked("Head to enlarge"),
+        why=lambda v, _: tr_n("the page has {n} head", "the page has {n} heads", v["n_heads"], n=v["n_heads"]),
     ),
 )
 

@@ -9,6 +9,7 @@ from lessons.induction import (
     new_letters_reason,
     new_letters_room,
 )
+from locales import marked
 from ui.induction_training import NotTrainedYet, measured, shipped_run, stored_run
 from ui.page_questions import NotShownYet, ask_from
 from ui.page_state import PageState
@@ -35,7 +36,13 @@ STATE = PageState(
     steps=Choice(2000, choices=STEP_CHOICES),
     at=Int(250, lo=0, hi=MAX_STEPS),
     text=Text(DEFAULT_TEXT, max_chars=MAX_TEXT),
-    n_new=Int(5, lo=1, hi=lambda v: new_letters_room(v["text"], TRAINED, MAX_NEW), label="New letters", why=room_why),
+    n_new=Int(
+        5,
+        lo=1,
+        hi=lambda v: new_letters_room(v["text"], TRAINED, MAX_NEW),
+        label=marked("New letters"),
+        why=room_why,
+    ),
 )
 
 

@@ -1,5 +1,6 @@
 """The declared state and class questions of pages/playground.py (see ui/declared/__init__.py)."""
 
+from locales import marked
 from ui.page_questions import ask_from
 from ui.page_state import PageState
 from ui.questions import playground
@@ -7,7 +8,9 @@ from ui.sequence import default_sequence
 from ui.shared_state import SEQUENCE_KEY
 from ui.url import Flag, Int, SequenceParam
 
-STEPS = ("Q", "Kᵀ", "Q Kᵀ", "÷ √d_k", "mask", "softmax", "@ V")  # the seven steps, as the walkthrough names them
+# The seven steps, as the walkthrough names them (shown translated: tr(STEPS[i]); the symbols are not in the catalogue).
+# Translators: "mask" is the step that applies the causal mask (a noun), a short label of the step picker
+STEPS = ("Q", "Kᵀ", "Q Kᵀ", "÷ √d_k", marked("mask"), "softmax", "@ V")
 WEIGHTS_STEP = 6
 STATE = PageState(
     "pg",

@@ -3,6 +3,7 @@ checks on the real model its questions read their true values from."""
 
 from attention.pretrained import MODEL_NAME
 from lessons.positions import masks, toy
+from locales import marked
 from ui.minilm import minilm_checks, model_or_reason
 from ui.page_questions import ask_from
 from ui.page_state import PageState
@@ -29,10 +30,10 @@ STATE = PageState(
     heads=Int(8, lo=1, hi=16),
     alibi_scores=Flag(False),
     n=Int(16, lo=2, hi=32),
-    window=Int(lambda v: min(3, v["n"]), lo=1, hi=lambda v: v["n"], label="Window w", why=masks.window_why),
+    window=Int(lambda v: min(3, v["n"]), lo=1, hi=lambda v: v["n"], label=marked("Window w"), why=masks.window_why),
     layers=Int(3, lo=1, hi=8),
-    len_a=Int(toy.word_count, lo=1, hi=toy.word_count, label="Sequence 1's length", why=masks.length_why),
-    len_b=Int(toy.half_the_words, lo=1, hi=toy.word_count, label="Sequence 2's length", why=masks.length_why),
+    len_a=Int(toy.word_count, lo=1, hi=toy.word_count, label=marked("Sequence 1's length"), why=masks.length_why),
+    len_b=Int(toy.half_the_words, lo=1, hi=toy.word_count, label=marked("Sequence 2's length"), why=masks.length_why),
     pad_causal=Flag(False),
 )
 

@@ -3,6 +3,7 @@ state reads off the real model (6 layers and 12 heads when it is not installed).
 
 from attention.pretrained import EXAMPLE_SENTENCES, MAX_TOKENS
 from lessons.reading import shown_positions
+from locales import marked, tr
 from ui.minilm import MAX_TEXT_CHARS, encode, model_or_reason, n_heads, n_layers
 from ui.page_questions import ask_from
 from ui.page_state import PageState
@@ -25,13 +26,14 @@ def lines_why(values, asked: int) -> str:
     """Why the query of the lines moved from `asked`."""
     n = len(encode(values["text"]).tokens)
     if asked < n:
-        return "[CLS] and [SEP] are hidden"
-    hidden = values["hide"]
-    return f"this text has {n} tokens" + (", and [SEP] is hidden" if hidden else "")
+        return tr("[CLS] and [SEP] are hidden")
+    if values["hide"]:
+        return tr("this text has {n} tokens, and [SEP] is hidden", n=n)
+    return tr("this text has {n} tokens", n=n)
 
 
 def token_text(i: int) -> str:
-    return "every token" if i == -1 else f"token {i}"
+    return tr("every token") if i == -1 else tr("token {position}", position=i)
 
 
 STATE = PageState(
@@ -49,7 +51,7 @@ STATE = PageState(
         -1,
         choices=(-1, *range(MAX_TOKENS)),
         allowed=lines_choices,
-        label="Lines from",
+        label=marked("Lines from"),  # made at import: the note that names it shows tr(label)
         why=lines_why,
         shown=token_text,
     ),

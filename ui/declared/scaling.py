@@ -15,6 +15,7 @@ from lessons.scaling import (
     sweep_stats,
 )
 from lessons.training import MAX_D_K as MAX_TRAIN_D_K
+from locales import marked, num, tr
 from ui import background
 from ui.page_questions import NotShownYet, ask_from
 from ui.page_state import PageState
@@ -37,9 +38,13 @@ STATE = PageState(
         1000,
         choices=SAMPLE_COUNTS,
         allowed=lambda v: sample_counts_within(v["keys"]),
-        label="Samples per d_k",
-        why=lambda v, asked: (
-            f"with {v['keys']} keys, {asked:,} samples would be {asked * v['keys']:,} draws, more than {MAX_DRAWS:,}"
+        label=marked("Samples per d_k"),
+        why=lambda v, asked: tr(
+            "with {keys} keys, {asked} samples would be {draws} draws, more than {max_draws}",
+            keys=v["keys"],
+            asked=num(asked, ","),
+            draws=num(asked * v["keys"], ","),
+            max_draws=num(MAX_DRAWS, ","),
         ),
     ),
     seed=Int(0, lo=0, hi=9999),
