@@ -59,9 +59,8 @@ rooms = Table(
     Column("removals", Integer, nullable=False),  # since version 5: bumped when the teacher removes a seat
     Column("lesson", Text),  # since version 6: the lesson deck the room runs, as JSON (None: none)
     Column("lesson_step", Integer),  # since version 6: the step of it the class is on, from 0
-    # since version 7: None while the class follows the teacher; while students go at their own pace, the id of the
-    # room's last question before they started (the steps' questions asked for it are the ones after it)
-    Column("paced_after", Integer),
+    Column("lesson_after", Integer),  # since version 7: the room's last question id before the lesson started
+    Column("paced_at", Integer),  # since version 7: the room's version when its students went at their own pace
 )
 students = Table(
     "classroom_students",
@@ -73,6 +72,7 @@ students = Table(
     Column("joined_at", Float, nullable=False),
     Column("seen_at", Float),  # since version 5: when a worker last saw the student's browser connected
     Column("lesson_step", Integer),  # since version 7: the step a student at their own pace is on (None: the room's)
+    Column("lesson_reached", Integer),  # since version 7: the furthest step they went to at that pace (None: theirs)
 )
 questions = Table(
     "classroom_questions",
@@ -84,7 +84,7 @@ questions = Table(
     Column("asked_at", Float, nullable=False),
     Column("revealed", Boolean, nullable=False),
     Column("truth", Text),  # the true value as JSON, set by the reveal
-    Column("step", Integer),  # since version 7: the lesson step it is open on while students go at their own pace
+    Column("step", Integer),  # since version 7: the step of the room's lesson it was asked on
 )
 answers = Table(
     "classroom_answers",
@@ -194,10 +194,12 @@ def _v6(conn: Connection) -> None:
 
 
 def _v7(conn: Connection) -> None:
-    """Students at their own pace through a lesson: the room's switch, each student's step, and a question per step
-    (one open question per step instead of one per room)."""
-    conn.execute(text("ALTER TABLE classroom_rooms ADD COLUMN paced_after INTEGER"))
-    conn.execute(text("ALTER TABLE classroom_students ADD COLUMN lesson_step INTEGER"))
+    """Students at their own pace through a lesson: the step each question was asked on (one question per step of a
+    lesson, open on its step), the room's switch, and each student's step and the furthest one they reached."""
+    for column in ("lesson_after INTEGER", "paced_at INTEGER"):
+        conn.execute(text(f"ALTER TABLE classroom_rooms ADD COLUMN {column}"))
+    for column in ("lesson_step INTEGER", "lesson_reached INTEGER"):
+        conn.execute(text(f"ALTER TABLE classroom_students ADD COLUMN {column}"))
     conn.execute(text("ALTER TABLE classroom_questions ADD COLUMN step INTEGER"))
 
 

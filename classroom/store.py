@@ -131,8 +131,8 @@ class RoomState:
     link_token: str = ""
     lesson_step: int | None = None  # the step of the room's lesson the class is on (None: no lesson)
     steps: tuple[LessonStep, ...] = ()  # the room's lesson, as students read it (empty: none)
-    pace: int | None = None  # while students go through the lesson at their own pace: which pacing (Store.pace_lesson)
-    step_questions: dict = field(default_factory=dict)  # while paced: {step: the question open on it}
+    pace: int | None = None  # while students go through the lesson at their own pace: the room's version then
+    step_questions: dict = field(default_factory=dict)  # the lesson's questions: {step: the last one asked on it}
 
     @property
     def paced(self) -> bool:
@@ -705,7 +705,10 @@ class Store:
             room = self._teacher(conn, code, teacher_key, lock=posed is not None)
             if not _may_lead(conn, room, tab):
                 return None
-            changes = {"lesson": stored, **self._step_changes(conn, room, steps, 0, tab, posed, started=True)}
+            after = _last_question(conn, room)  # the questions of this lesson are the ones after it
+            started = dict(room) | {"lesson": stored, "lesson_after": after, "paced_at": None}
+            changes = {"lesson": stored, "lesson_after": after, "paced_at": None}
+            changes |= self._step_changes(conn, started, steps, 0, tab, posed)
             conn.execute(_bumped(room).values(**changes))
             return int(room["version"]) + 1
 
@@ -744,30 +747,29 @@ class Store:
             conn.execute(_bumped(room).values(**self._step_changes(conn, room, steps, step, tab, posed)))
             return int(room["version"]) + 1
 
-    def _step_changes(
-        self, conn: Connection, room, steps: list, step: int, tab: str | None, posed, started: bool = False
-    ) -> dict:
+    def _step_changes(self, conn: Connection, room, steps: list, step: int, tab: str | None, posed) -> dict:
         """The room's changes that put the class on step `step` (its view, the tab that leads, the question asked).
-        Students at their own pace all come to it and follow the teacher again; the question they were answering
-        on that step stays the one asked (their answers count), instead of `posed`, unless the lesson is one just
-        `started`."""
+        A step's question is asked once in a lesson: one the class has been asked on that step already (revealed, or
+        answered by students at their own pace) becomes the room's question again instead of `posed`. Students at
+        their own pace all come to the step and follow the teacher again."""
         changes = {"view": check_view(steps[step]["view"]), "lesson_step": step}
         if tab is not None and room["leader"] is None:
             changes |= {"leader": str(tab)[:100], "leader_seen_at": self.clock()}
-        if room["paced_after"] is not None:
-            changes |= {"paced_after": None, "gather": rooms.c.gather + 1, "question_id": None}
-            answered = None if started else _step_questions(conn, room).get(step)
-            if answered is not None:
-                return changes | {"question_id": answered.id}
-        if posed is not None:
-            changes |= self._pose(conn, room, *posed)
+        if room["paced_at"] is not None:
+            changes |= {"paced_at": None, "gather": rooms.c.gather + 1, "question_id": None}
+        asked = _lesson_questions(conn, room).get(step)
+        if asked is not None:
+            changes["question_id"] = asked.id
+        elif posed is not None:
+            changes |= self._pose(conn, room, *posed, step=step)
         return changes
 
     def pace_lesson(self, code: str, teacher_key: str, posed: list[tuple[int, dict, Any]]) -> int | None:
         """The students go through the room's lesson at their own pace, each from the step the class is on, with
-        each step's question open on it: `posed`, one (step, question, truth) per step that has one (a question's
-        time limit is dropped: students reach it at different times). `go_to_step` brings them all back. Returns
-        the room's version after it; None, and nothing changes, while a question is open."""
+        each step's question open on it: `posed`, one (step, question, truth) per step that has one, for the steps
+        whose question the class has not been asked yet in this lesson (one it has keeps its answers, and its reveal;
+        a question's time limit is dropped: students reach it at different times). `go_to_step` brings them all
+        back. Returns the room's version after it; None, and nothing changes, while a question is open."""
         checked = []
         for step, question, truth in posed:
             body, hidden = _checked_question({k: v for k, v in question.items() if k != "seconds"}, truth)
@@ -782,35 +784,47 @@ class Store:
                 raise errors.InvalidLesson(f"one question per step, on steps 1 to {count}: not {steps!r}")
             if not _may_lead(conn, room, None):
                 return None
-            after = conn.execute(select(func.max(questions.c.id)).where(questions.c.room_code == room["code"]))
-            after = after.scalar() or 0
+            asked = _lesson_questions(conn, room)
             for step, body, hidden in checked:
-                self._insert_question(conn, room, body, hidden, step)
-            conn.execute(students.update().where(students.c.room_code == room["code"]).values(lesson_step=None))
-            conn.execute(_bumped(room).values(paced_after=after, question_id=None))
-            return int(room["version"]) + 1
+                if step not in asked:
+                    self._insert_question(conn, room, body, hidden, step)
+            conn.execute(
+                students.update()
+                .where(students.c.room_code == room["code"])
+                .values(lesson_step=None, lesson_reached=None)
+            )
+            version = int(room["version"]) + 1
+            conn.execute(_bumped(room).values(paced_at=version, question_id=None))
+            return version
 
-    def my_step(self, code: str, sid: str) -> int | None:
-        """The lesson step student `sid` is on: their own while the students go at their own pace (from the step
-        the class was on when they started), else the class's; None when the room runs no lesson."""
+    def my_step(self, code: str, sid: str) -> tuple[int, int] | None:
+        """The lesson step student `sid` is on and the furthest one they went to: their own while the students go at
+        their own pace (from the step the class was on when they started), else the class's (both); None when the
+        room runs no lesson."""
         with self._read() as conn:
             room = self._room(conn, code)
             self._check_open(room)
-            return _step_of(self._student(conn, room["code"], sid), room)
+            student = self._student(conn, room["code"], sid)
+            step = _step_of(student, room)
+            return None if step is None else (step, _reached(student, room))
 
     def student_step(self, code: str, sid: str, step: int) -> None:
-        """Student `sid`, at their own pace, goes to lesson step `step` (from 0). Refused while the class follows
-        the teacher, and outside the lesson's steps."""
+        """Student `sid`, at their own pace, goes to lesson step `step` (from 0); the questions of the steps before
+        the furthest one they reach take no more answers from them. Refused while the class follows the teacher,
+        and outside the lesson's steps."""
         with self._write() as conn:
             room = self._room(conn, code)
             self._check_open(room)
             student = self._student(conn, room["code"], sid)
-            if room["lesson"] is None or room["paced_after"] is None:
+            if room["lesson"] is None or room["paced_at"] is None:
                 raise errors.InvalidLesson("the class follows the teacher through the lesson now")
             count = len(json.loads(room["lesson"])["step"])
             if not _is_step(step, count):
                 raise errors.InvalidLesson(f"the lesson has steps 1 to {count}, not {step!r}")
-            conn.execute(students.update().where(students.c.id == student["id"]).values(lesson_step=step))
+            reached = max(_reached(student, room), step)
+            conn.execute(
+                students.update().where(students.c.id == student["id"]).values(lesson_step=step, lesson_reached=reached)
+            )
             conn.execute(_active(room))
 
     def step_counts(self, code: str, teacher_key: str) -> list[int]:
@@ -822,12 +836,12 @@ class Store:
             counts = [0] * len(json.loads(room["lesson"])["step"])
             seen = func.coalesce(students.c.seen_at, students.c.joined_at)
             rows = conn.execute(
-                select(students.c.lesson_step).where(
+                select(students.c.lesson_step, students.c.lesson_reached).where(
                     students.c.room_code == room["code"], seen > self.clock() - self.limits.here_s
                 )
-            ).scalars()
-            for own in rows:
-                step = _step_of({"lesson_step": own}, room)
+            ).mappings()
+            for student in rows:
+                step = _step_of(student, room)
                 if step is not None and 0 <= step < len(counts):
                     counts[step] += 1
             return counts
@@ -837,8 +851,8 @@ class Store:
         teacher again)."""
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key)
-            changes = {"lesson": None, "lesson_step": None, "paced_after": None}
-            if room["paced_after"] is not None:
+            changes = {"lesson": None, "lesson_step": None, "paced_at": None}
+            if room["paced_at"] is not None:
                 changes |= {"gather": rooms.c.gather + 1}
             conn.execute(_bumped(room).values(**changes))
 
@@ -853,10 +867,11 @@ class Store:
             conn.execute(_bumped(room).values(paused=bool(paused)))
 
     def gather(self, code: str, teacher_key: str) -> int:
-        """Bring every student back to following the teacher; returns the room's new gather count."""
+        """Bring every student back to following the teacher (those at their own pace too); returns the room's new
+        gather count."""
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key)
-            conn.execute(_bumped(room).values(gather=rooms.c.gather + 1))
+            conn.execute(_bumped(room).values(gather=rooms.c.gather + 1, paced_at=None))  # at their own pace: no more
             return room["gather"] + 1
 
     def state(self, code: str) -> RoomState:
@@ -884,8 +899,8 @@ class Store:
                 room["link_token"] or "",
                 room["lesson_step"] if room["lesson"] is not None else None,
                 _public_steps(room["lesson"]),
-                room["paced_after"] if room["lesson"] is not None else None,
-                _step_questions(conn, room),
+                room["paced_at"] if room["lesson"] is not None else None,
+                _lesson_questions(conn, room),
             )
 
     def pulses(self, codes) -> dict[str, RoomPulse]:
@@ -918,29 +933,31 @@ class Store:
         return {code: found.get(code, 0) for code in codes}
 
     # ------------------------------------------------------------ questions
-    def ask(self, code: str, teacher_key: str, question: dict, truth: Any = None) -> int:
+    def ask(self, code: str, teacher_key: str, question: dict, truth: Any = None, step: int | None = None) -> int:
         """Pose `question` to the room (it becomes the question asked now, and every student follows the teacher
         again: it is asked about the teacher's view); returns its id. `truth`, the true answer if the page knows it
         (a choice question's: one option or the list of every right one), is kept out of every student's sight
-        until the reveal."""
+        until the reveal. `step`: the lesson step the class is on, whose question this is (asked again)."""
         body, hidden = _checked_question(question, truth)
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key, lock=True)
-            changes = self._pose(conn, room, body, hidden)
+            if step is not None and (room["lesson"] is None or step != room["lesson_step"]):
+                raise errors.InvalidLesson(f"the class is not on step {step!r} of a lesson")
+            changes = self._pose(conn, room, body, hidden, step=step)
             conn.execute(_bumped(room).values(**changes))
             return int(changes["question_id"])
 
-    def _pose(self, conn: Connection, room, body: dict, hidden: str | None) -> dict:
-        """Store the question `body` (checked) in `room` and return the room's changes that make it the one asked
-        now (the whole class's: students at their own pace follow the teacher again)."""
-        qid = self._insert_question(conn, room, body, hidden)
-        changes = {"question_id": qid, "gather": rooms.c.gather + 1, "paced_after": None}
+    def _pose(self, conn: Connection, room, body: dict, hidden: str | None, step: int | None = None) -> dict:
+        """Store the question `body` (checked) in `room`, as lesson `step`'s if given, and return the room's changes
+        that make it the one asked now (the whole class's: students at their own pace follow the teacher again)."""
+        qid = self._insert_question(conn, room, body, hidden, step)
+        changes = {"question_id": qid, "gather": rooms.c.gather + 1, "paced_at": None}
         if isinstance(body.get("view"), str):
             changes["view"] = check_view(body["view"])  # the students see what the question is about
         return changes
 
     def _insert_question(self, conn: Connection, room, body: dict, hidden: str | None, step: int | None = None) -> int:
-        """Store the question `body` (checked) in `room`, open on lesson `step` if given; returns its id."""
+        """Store the question `body` (checked) in `room`, as the question of lesson `step` if given; returns its id."""
         asked = conn.execute(
             select(func.count()).select_from(questions).where(questions.c.room_code == room["code"])
         ).scalar_one()
@@ -991,7 +1008,9 @@ class Store:
             self._check_open(room)
             student = self._student(conn, room["code"], sid)
             question = _question(conn, room["code"], qid)
-            on_step = _step_questions(conn, room).get(_step_of(student, room))  # at their own pace: their step's
+            on_step = None  # at their own pace: their step's question, until they go on past it
+            if room["paced_at"] is not None and _reached(student, room) <= (_step_of(student, room) or 0):
+                on_step = _lesson_questions(conn, room).get(_step_of(student, room))
             if question.revealed or question.id not in (room["question_id"], on_step and on_step.id):
                 raise errors.AnswersClosed(f"question {question.number} is no longer taking answers")
             if question.closes_at is not None and self.clock() > question.closes_at:
@@ -1213,25 +1232,42 @@ def _as_question(row, teacher: bool = False) -> Question:
     )
 
 
-def _step_questions(conn: Connection, room) -> dict[int, Question]:
-    """While the students of `room` go through its lesson at their own pace: {step: the question open on it} (its
-    true value hidden until revealed); else empty."""
-    if room["lesson"] is None or room["paced_after"] is None:
+def _lesson_questions(conn: Connection, room) -> dict[int, Question]:
+    """The questions of the lesson `room` runs, by step: the last one asked on each step since the lesson started (its
+    true value hidden until revealed); empty without a lesson."""
+    if room["lesson"] is None:
         return {}
     rows = conn.execute(
-        select(questions).where(
-            questions.c.room_code == room["code"], questions.c.step.is_not(None), questions.c.id > room["paced_after"]
+        select(questions)
+        .where(
+            questions.c.room_code == room["code"],
+            questions.c.step.is_not(None),
+            questions.c.id > (room["lesson_after"] or 0),
         )
+        .order_by(questions.c.id)
     ).mappings()
     return {int(row["step"]): _as_question(row) for row in rows}
+
+
+def _last_question(conn: Connection, room) -> int:
+    """The id of the room's last question (0: none)."""
+    found = conn.execute(select(func.max(questions.c.id)).where(questions.c.room_code == room["code"])).scalar()
+    return int(found or 0)
 
 
 def _step_of(student, room) -> int | None:
     """The lesson step `student` is on: their own while the students go at their own pace, else the class's."""
     if room["lesson"] is None:
         return None
-    own = student["lesson_step"] if room["paced_after"] is not None else None
+    own = student["lesson_step"] if room["paced_at"] is not None else None
     return room["lesson_step"] if own is None else int(own)
+
+
+def _reached(student, room) -> int:
+    """The furthest lesson step `student` went to at their own pace (the step they are on, if they have not moved)."""
+    step = _step_of(student, room) or 0
+    reached = student["lesson_reached"] if room["paced_at"] is not None else None
+    return step if reached is None else max(int(reached), step)
 
 
 def _is_step(step: Any, count: int) -> bool:

@@ -43,6 +43,7 @@ from ui.classroom_teacher import (
     results_panel,
     seats_list,
     step_answers,
+    step_question_panels,
     teacher_action,
     when,
 )
@@ -240,6 +241,9 @@ def _live_answers(code: str) -> None:
     with st.expander(f"Seats ({state.seats}; {state.here} here now)"):
         seats_list(code, key)
     st.subheader("Answers")
+    current = state.question.id if state.question is not None else None
+    # the lesson's questions the students answered at their own pace and nobody has revealed yet
+    left_open = {n: q for n, q in state.step_questions.items() if not q.revealed and q.id != current}
     if state.paced:
         step_answers(code, key, state)
     elif state.question is not None:
@@ -249,7 +253,13 @@ def _live_answers(code: str) -> None:
             "No question is open. Go to a lesson page and press **Ask the class**, under the room bar.",
             icon=":material/quiz:",
         )
-    shown = {q.id for q in (state.question, *state.step_questions.values()) if q is not None}
+    if left_open and not state.paced:
+        st.markdown(
+            "**Answered at the students' own pace, not revealed yet:** each reveal goes into the answers file; the "
+            "class sees it when it comes to that step again."
+        )
+        step_question_panels(code, key, left_open)
+    shown = {current, *(q.id for q in (state.step_questions if state.paced else left_open).values())}
     earlier_questions([q for q in asked if q.id not in shown])
 
 

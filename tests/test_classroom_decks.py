@@ -83,9 +83,11 @@ def test_a_teacher_runs_a_shipped_lesson_and_the_class_follows_each_step():
     assert again.id != asked.id and again.body["prompt"] == asked.body["prompt"] and not again.revealed
     store().reveal(code, key, again.id)
     teacher.run()
+    assert store().state(code).step_questions[3].id == again.id, "the step's question, asked again from the bar"
     teacher.button(key="class_step_back").click().run()
     state = store().state(code)
-    assert state.lesson_step == 2 and state.view.startswith("/?tokens=") and state.asking
+    assert state.lesson_step == 2 and state.view.startswith("/?tokens=")
+    assert state.question.revealed and state.question.step == 2, "back on a step: its question as the class saw it"
 
 
 def test_the_lesson_survives_a_reload_and_the_notes_stay_off_the_projected_tab():
@@ -134,14 +136,15 @@ def test_the_teachers_own_step_is_not_pushed_back_to_the_teachers_screen(monkeyp
 def test_students_at_their_own_pace_move_alone_answer_their_steps_question_and_are_brought_back():
     teacher, code = started_lesson()
     key = teacher.session_state["class_teacher_key"]
-    store().reveal(code, key, store().state(code).question.id)
+    asked = store().state(code).question
+    store().end_question(code, key)  # ended, not revealed: at their own pace it is open again, on its step
     teacher.switch_page(CLASS).run()
     teacher.button(key="class_lesson_pace").click().run()
     assert not teacher.exception
     state = store().state(code)
     assert state.paced and state.question is None and len(state.step_questions) == 8, "one question per step"
     first = state.step_questions[0]
-    assert first.body["source"]["question"] == "argmax" and not first.revealed
+    assert first.id == asked.id and not first.revealed, "step 1's question, asked once"
     student = open_page("pages/playground.py", query={"room": code})
     text = every_text(student)
     assert "going through the lesson at your own pace" in text and "Step 1 of 10** · A query reads its keys" in text
@@ -156,7 +159,7 @@ def test_students_at_their_own_pace_move_alone_answer_their_steps_question_and_a
         student.button(key="class_own_step_next").click().run()
         student.run()  # the move the bar asked for
     assert not student.exception
-    assert store().my_step(code, student.session_state["class_sid"]) == 3
+    assert store().my_step(code, student.session_state["class_sid"]) == (3, 3)
     assert [t.value for t in student.title] == ["Predict, then check"], "the student's own step, not the teacher's"
     assert store().state(code).lesson_step == 0, "the class's step stays the teacher's"
     fourth = store().state(code).step_questions[3]
@@ -167,6 +170,11 @@ def test_students_at_their_own_pace_move_alone_answer_their_steps_question_and_a
     # the teacher's screen, maybe projected, hides a step question's answer on its page too
     teacher.switch_page("pages/playground.py").run()
     assert np.isnan(heatmap_rows(teacher)[0][2]).all()
+    student.button(key="class_own_step_back").click().run()
+    student.run()
+    assert store().my_step(code, student.session_state["class_sid"]) == (2, 3)
+    assert "You went on past this step, so your answer is final: you sent no answer." in every_text(student)
+    assert not [b for b in student.button if b.key.startswith("class_send_")], "no answer after going past it"
     teacher.selectbox(key="class_step_bring_to").set_value(0)
     teacher.button(key="class_step_bring").click().run()
     state = store().state(code)

@@ -1179,9 +1179,10 @@ def test_students_at_their_own_pace_each_answer_the_question_of_the_step_they_ar
     assert [s.title for s in state.steps] == ["one", "two", "three"]
     assert state.steps[0].student_notes == "read row 1" and "for the teacher" not in repr(state.steps)
     two, three = state.step_questions[1], state.step_questions[2]
+    assert (two.step, three.step) == (1, 2)
     assert two.truth is None and two.closes_at is None, "hidden until revealed; no time: students reach it apart"
     assert state.on_step(1).asking and state.on_step(1).question == two and not state.on_step(0).asking
-    assert [other.my_step(code, s) for s in (ann, bob, cy)] == [0, 0, 0], "everyone starts where the class was"
+    assert [other.my_step(code, s) for s in (ann, bob, cy)] == [(0, 0)] * 3, "everyone starts where the class was"
     with pytest.raises(errors.AnswersClosed):
         store.answer(code, ann, two.id, 1)  # ann is on step 1, not step 2
     store.student_step(code, ann, 1)
@@ -1189,9 +1190,17 @@ def test_students_at_their_own_pace_each_answer_the_question_of_the_step_they_ar
     store.answer(code, ann, two.id, 1)
     other.answer(code, bob, three.id, 0.3)
     with pytest.raises(errors.AnswersClosed):
-        store.answer(code, bob, two.id, 2)  # bob went on to step 3
+        store.answer(code, bob, two.id, 2)  # bob is on step 3
     assert store.step_counts(code, key) == [1, 1, 1]
     assert store.results(code, key, two.id).values == [1] and store.results(code, key, three.id).values == [0.3]
+    # Gone past a step, a student cannot change its answer: a later step may show what answers it.
+    store.student_step(code, bob, 1)
+    assert store.my_step(code, bob) == (1, 2)
+    with pytest.raises(errors.AnswersClosed):
+        store.answer(code, bob, two.id, 2)
+    store.student_step(code, ann, 1)  # staying on (or coming back to) the furthest step keeps it open
+    store.answer(code, ann, two.id, 0)
+    assert store.results(code, key, two.id).values == [0]
     store.reveal(code, key, two.id)
     assert other.state(code).on_step(1).question.truth == [2] and not other.state(code).on_step(1).asking
     with pytest.raises(errors.AnswersClosed):
@@ -1200,6 +1209,40 @@ def test_students_at_their_own_pace_each_answer_the_question_of_the_step_they_ar
         store.student_step(code, cy, 3)
     with pytest.raises(errors.UnknownStudent):
         store.student_step(code, "not a student", 1)
+
+
+def test_a_steps_question_is_asked_once_in_a_lesson_whoever_paces_it(stores):
+    """Back on a step, at the teacher's pace or the students', its question is the one asked before: a revealed one
+    stays revealed, an open one keeps its answers; a new pace asks only the steps never asked."""
+    store = stores()
+    room = store.create_room()
+    code, key = room.code, room.teacher_key
+    on_one = {**WEIGHT, "view": "/causal?t=1"}
+    store.start_lesson(code, key, THREE, question=on_one, truth=0.5)
+    first = store.state(code).question
+    assert first.step == 0 and store.state(code).step_questions == {0: first}
+    store.reveal(code, key, first.id)
+    store.go_to_step(code, key, 1)
+    store.go_to_step(code, key, 0, question=on_one, truth=0.5)  # back: the same question, revealed
+    state = store.state(code)
+    assert state.question.id == first.id and state.question.revealed and not state.asking
+    ann = store.join(code)
+    on_three = {**WEIGHT, "view": "/block"}
+    store.pace_lesson(code, key, [(0, on_one, 0.5), (2, on_three, 0.25)])
+    asked = store.state(code).step_questions
+    assert asked[0].id == first.id and asked[0].revealed, "step 1 is not asked again"
+    store.student_step(code, ann, 2)
+    store.answer(code, ann, asked[2].id, 0.3)
+    store.go_to_step(code, key, 1)  # everyone to step 2; step 3's question stays open, with ann's answer
+    store.pace_lesson(code, key, [(0, on_one, 0.5), (2, on_three, 0.25)])
+    again = store.state(code).step_questions
+    assert again == asked and store.results(code, key, asked[2].id).values == [0.3], "no question asked twice"
+    assert len(store.questions(code, key)) == 2
+    store.go_to_step(code, key, 1)
+    store.ask(code, key, {**WEIGHT, "view": "/heads?n_heads=2"}, truth=0.1, step=1)  # the step's Ask button
+    assert store.state(code).step_questions[1].id == store.state(code).question.id
+    with pytest.raises(errors.InvalidLesson, match="not on step 2"):
+        store.ask(code, key, CHOICE, step=2)
 
 
 def test_bringing_everyone_to_a_step_keeps_its_answers_and_the_class_follows_again(stores):
@@ -1217,24 +1260,26 @@ def test_bringing_everyone_to_a_step_keeps_its_answers_and_the_class_follows_aga
     store.go_to_step(code, key, 2, question={**WEIGHT, "view": "/block"}, truth=0.25)
     state = store.state(code)
     assert not state.paced and state.gather == gather + 1 and state.view == "/block" and state.lesson_step == 2
-    assert state.asking and state.question.id == qid and state.step_questions == {}
+    assert state.asking and state.question.id == qid and state.on_step(0) is state
     store.answer(code, bob, qid, 0.2)  # now the whole class's question
     assert store.results(code, key, qid).values == [0.3, 0.2]
-    assert store.my_step(code, ann) == store.my_step(code, bob) == 2
+    assert store.my_step(code, ann) == store.my_step(code, bob) == (2, 2)
     with pytest.raises(errors.InvalidLesson, match="follows the teacher"):
         store.student_step(code, ann, 0)
     assert store.pace_lesson(code, key, []) is None, "not while a question is open"
     store.reveal(code, key, qid)
     assert store.pace_lesson(code, key, []) is not None
-    assert store.my_step(code, ann) == 2, "a new pace starts from the class's step"
-    assert store.state(code).step_questions == {}, "the earlier pace's questions are not open on their step again"
+    assert store.my_step(code, ann) == (2, 2), "a new pace starts from the class's step"
+    store.gather(code, key)
+    assert not store.state(code).paced, "Gather brings everyone back to the teacher"
+    store.pace_lesson(code, key, [])
     store.ask(code, key, CHOICE)
     assert not store.state(code).paced, "a question to the whole class brings it back to the teacher"
     store.end_question(code, key)
     store.pace_lesson(code, key, [(0, {**WEIGHT, "view": "/causal?t=1"}, 0.5)])
     store.start_lesson(code, key, LESSON)  # another lesson, started over this one
     state = store.state(code)
-    assert not state.paced and state.question is None, "the other lesson's step 1 is not asked its question"
+    assert not state.paced and state.question is None and state.step_questions == {}, "a new lesson asks afresh"
 
 
 @pytest.mark.parametrize(

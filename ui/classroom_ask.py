@@ -223,12 +223,15 @@ def _ask(url_path: str, code: str, teacher_key: str, store) -> None:
         st.session_state[ASK_ROUND] = st.session_state.get(ASK_ROUND, 0) + 1
 
 
-def pose(url_path: str, code: str, teacher_key: str, store, declared, values, kind: str, picks, seconds: int) -> None:
+def pose(
+    url_path: str, code: str, teacher_key: str, store, declared, values, kind: str, picks, seconds: int, step=None
+) -> None:
     """Ask the class question `kind` of the page running now (`declared`, its `values`) with `picks`, open for
-    `seconds` (0: until the reveal): built from the page as the class sees it, its true value computed by the core.
-    ValueError (or the store's error) naming why it cannot be asked."""
+    `seconds` (0: until the reveal): built from the page as the class sees it, its true value computed by the core;
+    `step`: the lesson step the class is on, whose question it is. ValueError (or the store's error) naming why it
+    cannot be asked."""
     question, truth = declared.ask(kind, values, picks)
     if seconds:
         question["seconds"] = seconds
     question["view"] = teacher_view(url_path)  # what the students' pages are held to until the reveal
-    store.ask(code, teacher_key, question, truth=truth)
+    store.ask(code, teacher_key, question, truth=truth, step=step)

@@ -182,7 +182,7 @@ def lesson_controls(state, url_path: str, code: str, key: str) -> None:
     with st.container(horizontal=True, vertical_alignment="center"):  # each button as wide as its label
         step_buttons(at, len(deck.steps), lambda n: _go(code, key, n, deck.steps[n]), "class_step", held=held)
         if step.question is not None and not state.asking:
-            _step_question(step, url_path, code, key)
+            _step_question(step, at, url_path, code, key)
     if step.notes and not is_presenting():
         with st.expander("Your notes for this step (hidden in presenter mode)"):
             st.text(step.notes)  # the deck's text, as text
@@ -228,7 +228,7 @@ def step_buttons(at: int, count: int, go, prefix: str, held: bool = False) -> No
     )
 
 
-def _step_question(step: Step, url_path: str, code: str, key: str) -> None:
+def _step_question(step: Step, at: int, url_path: str, code: str, key: str) -> None:
     found = page_questions()
     here = (url_path or "playground") == step.page
     kind = step.question["kind"]
@@ -239,7 +239,7 @@ def _step_question(step: Step, url_path: str, code: str, key: str) -> None:
         icon=":material/quiz:",
         disabled=not here,
         on_click=_ask_step,
-        args=(url_path, code, key, step),
+        args=(url_path, code, key, step, at),
         help=(
             "The step's question, about the page as it is now: its true value is computed when you ask."
             if here
@@ -248,7 +248,7 @@ def _step_question(step: Step, url_path: str, code: str, key: str) -> None:
     )
 
 
-def _ask_step(url_path: str, code: str, key: str, step: Step) -> None:
+def _ask_step(url_path: str, code: str, key: str, step: Step, at: int) -> None:
     question = dict(step.question)
     kind, seconds = question.pop("kind"), question.pop("seconds", 0)
     try:
@@ -256,7 +256,7 @@ def _ask_step(url_path: str, code: str, key: str, step: Step) -> None:
         if found is None or (url_path or "playground") != step.page:
             raise ValueError(f"the step's question is about /{page_of(step.view)}: go back to the step first")
         declared, values = found
-        pose(url_path, code, key, store(), declared, values, kind, question, seconds)
+        pose(url_path, code, key, store(), declared, values, kind, question, seconds, step=at)
     except (errors.ClassroomError, PermissionError, ValueError) as err:
         st.session_state[MESSAGE_KEY] = f"Could not ask the step's question: {err}."
 

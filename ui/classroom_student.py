@@ -32,7 +32,7 @@ from ui.classroom_session import (
     store,
 )
 from ui.classroom_student_answer import PAGE_RUN_KEY, answer_box
-from ui.classroom_student_pace import own_step, own_step_controls
+from ui.classroom_student_pace import own_step, own_step_controls, passed_box
 from ui.page_state import CURRENT_KEY, LOADED_KEY, PageState, stop
 from ui.safe_text import escape_markdown
 from ui.streamlit_internals.browser import move_script
@@ -123,8 +123,8 @@ def _student_bar(pages: dict[str, list[st.Page]]):
     if not code or not is_student():
         return None
     state = _room_or_leave(code)
-    mine = own_step(code, state) if state.paced else None
-    state = state.on_step(mine)  # at their own pace: the question open on this student's step is the one asked
+    mine, reached = own_step(code, state) if state.paced else (None, None)
+    state = state.on_step(mine)  # at their own pace: the question of this student's step is the one asked
     asking = state.asking
     following = st.session_state.get(FOLLOW_KEY, True) or asking or mine is not None
     # where this student's page belongs: their own step's view at their own pace, else the teacher's
@@ -175,7 +175,7 @@ def _student_bar(pages: dict[str, list[st.Page]]):
             )
         )
         if mine is not None:
-            own_step_controls(code, state, mine)
+            own_step_controls(code, state, mine, reached)
         elif following:
             right.button(
                 "Stop following",
@@ -191,7 +191,9 @@ def _student_bar(pages: dict[str, list[st.Page]]):
             right.button("Follow the teacher", key="class_follow", type="primary", on_click=_follow_again)
         if st.session_state.get(NAME_CARD_KEY) and not nickname and not asking:  # an open question comes first
             _name_card(code)
-        if state.question is not None:
+        if mine is not None and reached > mine and state.asking:
+            passed_box(code, state.question)
+        elif state.question is not None:
             answer_box(code, state.question)
     return state
 

@@ -312,7 +312,12 @@ def step_answers(code: str, key: str, state) -> None:
         hide_index=True,
         key="class_step_counts",
     )
-    for n, question in sorted(state.step_questions.items()):
+    step_question_panels(code, key, state.step_questions)
+
+
+def step_question_panels(code: str, key: str, asked: dict) -> None:
+    """Each of the lesson's questions `asked` ({step: question}), in an expander: its answers and its Reveal."""
+    for n, question in sorted(asked.items()):
         shown = "revealed" if question.revealed else "open"
         with st.expander(f"Step {n + 1}: question {question.number} ({shown})"):
             results_panel(code, key, question.id, compact=True, step=True)

@@ -71,14 +71,14 @@ def _at_their_own_pace(browser, proxy: Proxy, pages: list) -> None:
         expect(s.get_by_text(f"Room {code}").first).to_be_visible()
     teacher.get_by_role("button", name="Start the lesson").click()  # Attention in 20 minutes, the first lesson
     expect(teacher.get_by_text("Step 1 of 10").first).to_be_visible()
-    teacher.get_by_role("button", name="Reveal the answer to the class").first.click()
+    teacher.get_by_role("button", name="End question").first.click()  # not revealed: open again at their pace
     expect(teacher.get_by_role("button", name="Next step")).to_be_enabled()
     teacher.goto(f"{proxy.url}/class")
     teacher.get_by_role("button", name="Let the students go at their own pace").click()
     expect(teacher.get_by_text("At their own pace").first).to_be_visible()
     for s in (laptop, phone):
         expect(s.get_by_text("going through the lesson at your own pace").first).to_be_visible()
-        expect(s.get_by_text("Question 2:").first).to_be_visible()  # step 1's own question, open for each
+        expect(s.get_by_text("Question 1:").first).to_be_visible()  # step 1's question, open again for each
     laptop.locator('.st-key-class_bar [data-testid="stRadio"]').get_by_text("k_1 'east'").click()
     laptop.get_by_role("button", name="Send my answer").click()
     expect(laptop.get_by_text("Sent: k_1 'east'").first).to_be_visible()
@@ -89,7 +89,7 @@ def _at_their_own_pace(browser, proxy: Proxy, pages: list) -> None:
     phone.get_by_role("button", name="Next step").click()
     expect(phone).to_have_url(re.compile(r"/\?tokens=up\+right\+down"))
     expect(teacher.get_by_text("step 2: 1 · step 4: 1").first).to_be_visible()  # the counts, pushed to the teacher
-    expect(teacher.get_by_text("Step 1: question 2 (open)")).to_be_visible()
+    expect(teacher.get_by_text("Step 1: question 1 (open)")).to_be_visible()
     screenshot(teacher, "class_paced_dashboard")
     screenshot(phone, "class_paced_phone")
     screenshot(laptop, "class_paced_laptop")
@@ -99,8 +99,8 @@ def _at_their_own_pace(browser, proxy: Proxy, pages: list) -> None:
     teacher.goto(f"{proxy.url}/causal")
     expect(teacher.get_by_role("heading", name="Causal masking").first).to_be_visible()
     teacher.goto(f"{proxy.url}/class")
-    second = teacher.locator('[data-testid="stExpander"]').filter(has_text="Step 2: question 3 (open)")
-    second.get_by_text("Step 2: question 3 (open)").click()
+    second = teacher.locator('[data-testid="stExpander"]').filter(has_text="Step 2: question 2 (open)")
+    second.get_by_text("Step 2: question 2 (open)").click()
     second.get_by_role("button", name="Reveal the answer to the class").click()
     expect(phone.get_by_text("The answer: 0.1").first).to_be_visible()  # about 0.19, the note's number
     expect(phone).to_have_url(re.compile(r"/\?tokens=up\+right\+down"))
@@ -109,7 +109,7 @@ def _at_their_own_pace(browser, proxy: Proxy, pages: list) -> None:
     for s in (laptop, phone):
         expect(s.get_by_text("following the teacher").first).to_be_visible()
         expect(s).to_have_url(re.compile(r"/\?tokens=north\+east\+south\+west"))
-        expect(s.get_by_text("Question 2:").first).to_be_visible()
+        expect(s.get_by_text("Question 1:").first).to_be_visible()
     expect(laptop.get_by_text("Sent: k_1 'east'").first).to_be_visible()  # the answer given at its own pace counts
 
 
