@@ -10,12 +10,14 @@ cd "$(dirname "$0")/.."
 #   used: no service is started);
 # - podman, runc, mmdebstrap: tests/browser/test_image.py builds the image on a Debian base made with
 #   mmdebstrap and runs it (deploy/image.sh; the base is built once per machine, then cached);
-# - postgresql: the classroom store's tests against PostgreSQL (classroom/: SQLite by default, PostgreSQL for many machines).
+# - postgresql: the classroom store's tests against PostgreSQL (classroom/: SQLite by default, PostgreSQL for many machines);
+# - fonts-noto-cjk: Chinese text in Chromium, prose and charts (a student's own device brings its own fonts).
 missing=()
 for tool in chromium nginx podman runc mmdebstrap; do
     command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+compgen -G "/usr/share/fonts/opentype/noto/NotoSansCJK*" >/dev/null || missing+=(fonts-noto-cjk)
 if [ "${#missing[@]}" -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "installing Debian's ${missing[*]} with apt-get (the browser, deployment and database tests; a few minutes)"
