@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from figures.base import colorscale as named_colorscale
 from figures.base import figure, subplot_title
-from figures.heatmaps import WEIGHT_COLORSCALE, fmt, safe_labels
+from figures.heatmaps import WEIGHT_COLORSCALE, fmt, pair_text, safe_labels
 from locales import tr
 
 HEAD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
@@ -182,17 +182,7 @@ def heads_grid(
         suffix = str(k + 1) if k else ""
         layout["xaxis" + suffix] = dict(anchor="y" + suffix, domain=x_domain)
         layout["yaxis" + suffix] = dict(anchor="x" + suffix, domain=y_domain)
-    pairs = [
-        tr(
-            "query {query} '{query_token}' → key {key} '{key_token}'",
-            query=i,
-            query_token=ticks[i],
-            key=j,
-            key_token=ticks[j],
-        )
-        for i in range(n)
-        for j in range(m)
-    ]
+    pairs = [pair_text(i, j, ticks) for i in range(n) for j in range(m)]
     hover = "%{customdata}<br>" + tr("weight = {weight}", weight="%{z:.3f}") + "<extra></extra>"
     data, annotations = [], []
     for k in range(h):

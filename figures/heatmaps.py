@@ -36,6 +36,17 @@ def fmt(x: float, digits: int = 3) -> str:
     return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 
+def pair_text(i: int, j: int, ticks) -> str:
+    """A hover's name for the cell of query `i` and key `j` (their labels `ticks`), in the session's language."""
+    return tr(
+        "query {query} '{query_token}' → key {key} '{key_token}'",
+        query=i,
+        query_token=ticks[i],
+        key=j,
+        key_token=ticks[j],
+    )
+
+
 def safe_labels(labels: Sequence[str]) -> list[str]:
     """Token labels escaped for plotly's HTML-like text (a label is user text, never markup)."""
     return [html.escape(str(label)) for label in labels]

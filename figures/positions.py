@@ -14,7 +14,7 @@ from plotly.colors import sample_colorscale
 
 from figures.base import colorscale, figure, wrap_title
 from figures.heads import heads_grid
-from figures.heatmaps import WEIGHT_COLORSCALE, matrix_heatmap, safe_labels, square_layout
+from figures.heatmaps import WEIGHT_COLORSCALE, matrix_heatmap, pair_text, safe_labels, square_layout
 from locales import num, tr
 
 UNUSED_FILL = "rgba(120, 120, 120, 0.55)"
@@ -250,13 +250,7 @@ def padded_heatmap(
     unused = tr("a padded query: unused (reported as 0)")
     hover = [
         [
-            tr(
-                "query {query} '{query_token}' → key {key} '{key_token}'",
-                query=i,
-                query_token=ticks[i],
-                key=j,
-                key_token=ticks[j],
-            )
+            pair_text(i, j, ticks)
             + "<br>"
             + (tr("weight = {weight}", weight=num(weights[i, j], ".3f")) if used[i] else unused)
             for j in range(n)

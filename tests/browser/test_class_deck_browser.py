@@ -53,22 +53,31 @@ def test_students_at_their_own_pace_are_counted_per_step_and_brought_back(browse
         _at_their_own_pace(browser, class_proxy, pages)
 
 
-def _at_their_own_pace(browser, proxy: Proxy, pages: list) -> None:
+def _room(browser, proxy: Proxy, pages: list, query: str = ""):
+    """A teacher (1280x720, on /class with `query`) starts a room; a laptop (1200x900) and a phone (390x844) join
+    it by its link. Returns (teacher, code, [laptop, phone])."""
     from playwright.sync_api import expect
 
     expect.set_options(timeout=COLD_RUN_MS)
     teacher = _new_page(browser, 1280, 720)
     pages.append(teacher)
-    teacher.goto(f"{proxy.url}/class")
+    teacher.goto(f"{proxy.url}/class{query}")
     teacher.get_by_role("button", name="Start a room").click()
     code_box = teacher.locator('[data-testid="class-join-code"]')
     expect(code_box).to_have_text(re.compile(r"^[A-Z0-9]{6}$"))
     code = code_box.inner_text()
-    laptop, phone = _new_page(browser, 1200, 900), _new_page(browser, 390, 844)
-    pages.extend([laptop, phone])
-    for s in (laptop, phone):
+    students = [_new_page(browser, 1200, 900), _new_page(browser, 390, 844)]
+    pages.extend(students)
+    for s in students:
         s.goto(f"{proxy.url}/?room={code}")
         expect(s.get_by_text(f"Room {code}").first).to_be_visible()
+    return teacher, code, students
+
+
+def _at_their_own_pace(browser, proxy: Proxy, pages: list) -> None:
+    from playwright.sync_api import expect
+
+    teacher, code, (laptop, phone) = _room(browser, proxy, pages)
     teacher.get_by_role("button", name="Start the lesson").click()  # Attention in 20 minutes, the first lesson
     expect(teacher.get_by_text("Step 1 of 10").first).to_be_visible()
     teacher.get_by_role("button", name="End question").first.click()  # not revealed: open again at their pace
@@ -121,20 +130,7 @@ def test_a_shipped_lesson_moves_the_class_step_by_step_and_survives_a_reload_and
 def _run_the_lesson(browser, proxy: Proxy, pages: list) -> None:
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=COLD_RUN_MS)
-    teacher = _new_page(browser, 1280, 720)
-    pages.append(teacher)
-    teacher.goto(f"{proxy.url}/class?present=1")
-    teacher.get_by_role("button", name="Start a room").click()
-    code_box = teacher.locator('[data-testid="class-join-code"]')
-    expect(code_box).to_have_text(re.compile(r"^[A-Z0-9]{6}$"))
-    code = code_box.inner_text()
-    students = [_new_page(browser, 1200, 900), _new_page(browser, 390, 844)]
-    pages.extend(students)
-    for s in students:
-        s.goto(f"{proxy.url}/?room={code}")
-        expect(s.get_by_text(f"Room {code}").first).to_be_visible()
-
+    teacher, code, students = _room(browser, proxy, pages, "?present=1")
     pick(teacher, "Lesson", LESSON)
     expect(teacher.get_by_text("9 steps, 4 of them with a question")).to_be_visible()
     teacher.get_by_role("button", name="Start the lesson").click()
