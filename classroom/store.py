@@ -706,6 +706,7 @@ class Store:
             if not _may_lead(conn, room, tab):
                 return None
             after = _last_question(conn, room)  # the questions of this lesson are the ones after it
+            _forget_steps(conn, room)
             started = dict(room) | {"lesson": stored, "lesson_after": after, "paced_at": None}
             changes = {"lesson": stored, "lesson_after": after, "paced_at": None}
             changes |= self._step_changes(conn, started, steps, 0, tab, posed)
@@ -791,7 +792,7 @@ class Store:
             conn.execute(
                 students.update()
                 .where(students.c.room_code == room["code"])
-                .values(lesson_step=None, lesson_reached=None)
+                .values(lesson_step=None)  # from the class's step; how far each went stays (their answers)
             )
             version = int(room["version"]) + 1
             conn.execute(_bumped(room).values(paced_at=version, question_id=None))
@@ -851,6 +852,7 @@ class Store:
         teacher again)."""
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key)
+            _forget_steps(conn, room)
             changes = {"lesson": None, "lesson_step": None, "paced_at": None}
             if room["paced_at"] is not None:
                 changes |= {"gather": rooms.c.gather + 1}
@@ -1008,11 +1010,15 @@ class Store:
             self._check_open(room)
             student = self._student(conn, room["code"], sid)
             question = _question(conn, room["code"], qid)
-            on_step = None  # at their own pace: their step's question, until they go on past it
-            if room["paced_at"] is not None and _reached(student, room) <= (_step_of(student, room) or 0):
-                on_step = _lesson_questions(conn, room).get(_step_of(student, room))
+            asked = _lesson_questions(conn, room)
+            on_step = asked.get(_step_of(student, room)) if room["paced_at"] is not None else None  # at their pace
             if question.revealed or question.id not in (room["question_id"], on_step and on_step.id):
                 raise errors.AnswersClosed(f"question {question.number} is no longer taking answers")
+            of_step = asked.get(question.step)  # this lesson's question of its step, if it is one
+            if of_step is not None and of_step.id == question.id and _reached(student, room) > question.step:
+                raise errors.AnswersClosed(
+                    f"you went on past question {question.number}'s step at your own pace: your answer is final"
+                )
             if question.closes_at is not None and self.clock() > question.closes_at:
                 raise errors.AnswersClosed(f"the time for answers to question {question.number} is up")
             stored = json.dumps(check_answer(question.body, value))
@@ -1264,10 +1270,18 @@ def _step_of(student, room) -> int | None:
 
 
 def _reached(student, room) -> int:
-    """The furthest lesson step `student` went to at their own pace (the step they are on, if they have not moved)."""
+    """The furthest step of the room's lesson `student` went to at their own pace, or the step they are on if
+    further: a later step may show what answers an earlier step's question, so past it their answer is final."""
     step = _step_of(student, room) or 0
-    reached = student["lesson_reached"] if room["paced_at"] is not None else None
+    reached = student["lesson_reached"]
     return step if reached is None else max(int(reached), step)
+
+
+def _forget_steps(conn: Connection, room) -> None:
+    """A lesson starts or ends in `room`: no student has a step of it, or went anywhere in it."""
+    conn.execute(
+        students.update().where(students.c.room_code == room["code"]).values(lesson_step=None, lesson_reached=None)
+    )
 
 
 def _is_step(step: Any, count: int) -> bool:

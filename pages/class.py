@@ -242,8 +242,12 @@ def _live_answers(code: str) -> None:
         seats_list(code, key)
     st.subheader("Answers")
     current = state.question.id if state.question is not None else None
-    # the lesson's questions the students answered at their own pace and nobody has revealed yet
-    left_open = {n: q for n, q in state.step_questions.items() if not q.revealed and q.id != current}
+    # the lesson's questions students answered at their own pace that nobody has revealed yet
+    left_open = {
+        n: q
+        for n, q in state.step_questions.items()
+        if not q.revealed and q.id != current and not state.paced and store().results(code, key, q.id).answered
+    }
     if state.paced:
         step_answers(code, key, state)
     elif state.question is not None:
@@ -260,6 +264,7 @@ def _live_answers(code: str) -> None:
         )
         step_question_panels(code, key, left_open)
     shown = {current, *(q.id for q in (state.step_questions if state.paced else left_open).values())}
+    shown |= {q.id for q in state.step_questions.values() if not q.revealed}  # a step's, not asked yet in class
     earlier_questions([q for q in asked if q.id not in shown])
 
 

@@ -185,3 +185,5 @@ def test_students_at_their_own_pace_move_alone_answer_their_steps_question_and_a
     assert f"Question {first.number} is open: this page stays as the teacher asked it" in every_text(student)
     assert [t.value for t in student.title] == ["Attention playground"]
     assert store().results(code, key, first.id).values == [1], "the step's answers stay with its question"
+    assert "You went on past this step, so your answer is final: you sent k_1 'east'." in every_text(student)
+    assert not [b for b in student.button if b.key.startswith("class_send_")], "final, though the class is back on it"

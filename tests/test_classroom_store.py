@@ -1245,6 +1245,34 @@ def test_a_steps_question_is_asked_once_in_a_lesson_whoever_paces_it(stores):
         store.ask(code, key, CHOICE, step=2)
 
 
+def test_an_answer_is_final_for_a_student_who_went_past_its_step_whoever_paces_the_class_after(stores):
+    """A later step may show what answers an earlier step's question: a student who went past it at their own pace
+    cannot change that answer when the teacher brings the class back to it, nor at a second own pace."""
+    store = stores()
+    room = store.create_room()
+    code, key = room.code, room.teacher_key
+    store.start_lesson(code, key, THREE)
+    ann, bob = store.join(code), store.join(code)
+    store.pace_lesson(code, key, [(1, {**WEIGHT, "view": "/heads?n_heads=2"}, 0.25)])
+    qid = store.state(code).step_questions[1].id
+    store.student_step(code, ann, 1)
+    store.answer(code, ann, qid, 0.5)
+    store.student_step(code, ann, 2)  # where the answer might show
+    store.go_to_step(code, key, 1)  # Bring everyone to step 2: its question is the class's now
+    assert store.state(code).question.id == qid
+    with pytest.raises(errors.AnswersClosed, match="your answer is final"):
+        store.answer(code, ann, qid, 0.25)
+    store.answer(code, bob, qid, 0.3)  # bob never went past it
+    store.end_question(code, key)
+    assert store.pace_lesson(code, key, []) is not None
+    assert store.my_step(code, ann) == (1, 2), "from the class's step, as far as ann went before"
+    with pytest.raises(errors.AnswersClosed, match="your answer is final"):
+        store.answer(code, ann, qid, 0.25)
+    assert store.results(code, key, qid).values == [0.5, 0.3]
+    store.start_lesson(code, key, THREE)  # a new lesson: nobody has been anywhere in it
+    assert store.my_step(code, ann) == (0, 0)
+
+
 def test_bringing_everyone_to_a_step_keeps_its_answers_and_the_class_follows_again(stores):
     store = stores()
     room = store.create_room()

@@ -229,10 +229,9 @@ def step_buttons(at: int, count: int, go, prefix: str, held: bool = False) -> No
 
 
 def _step_question(step: Step, at: int, url_path: str, code: str, key: str) -> None:
-    found = page_questions()
     here = (url_path or "playground") == step.page
     kind = step.question["kind"]
-    title = found[0].by_kind(kind).title if found is not None and here else kind
+    title = declared_page(step.page).by_kind(kind).title  # the page's declaration, whether or not it ran here
     st.button(
         f"Ask: {title}",
         key="class_step_ask",

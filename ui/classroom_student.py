@@ -32,7 +32,7 @@ from ui.classroom_session import (
     store,
 )
 from ui.classroom_student_answer import PAGE_RUN_KEY, answer_box
-from ui.classroom_student_pace import own_step, own_step_controls, passed_box
+from ui.classroom_student_pace import own_step, own_step_controls, passed_box, went_past
 from ui.page_state import CURRENT_KEY, LOADED_KEY, PageState, stop
 from ui.safe_text import escape_markdown
 from ui.streamlit_internals.browser import move_script
@@ -191,7 +191,7 @@ def _student_bar(pages: dict[str, list[st.Page]]):
             right.button("Follow the teacher", key="class_follow", type="primary", on_click=_follow_again)
         if st.session_state.get(NAME_CARD_KEY) and not nickname and not asking:  # an open question comes first
             _name_card(code)
-        if mine is not None and reached > mine and state.asking:
+        if went_past(code, state, reached):
             passed_box(code, state.question)
         elif state.question is not None:
             answer_box(code, state.question)

@@ -52,6 +52,27 @@ def own_step_controls(code: str, state, at: int, reached: int) -> None:
         )
 
 
+def went_past(code: str, state, reached: int | None) -> bool:
+    """Whether this student went on past the step of the lesson question asked now (`state.question`), at their own
+    pace: their answer to it is final. `reached`: how far they went, if this session knows it (at their own pace);
+    else the store says."""
+    question = state.question
+    if question is None or question.revealed or question.step is None:
+        return False
+    of_step = state.step_questions.get(question.step)
+    if of_step is None or of_step.id != question.id:
+        return False  # not the lesson's question of that step (another lesson's, or asked outside it)
+    if reached is None:
+        try:
+            found = store().my_step(code, st.session_state.get(SID_KEY))
+        except errors.StoreUnavailable:
+            raise
+        except errors.ClassroomError:
+            found = None
+        reached = found[1] if found is not None else None
+    return reached is not None and reached > question.step
+
+
 def passed_box(code: str, question) -> None:
     """The question of a step this student went on past, at their own pace: what they sent, final until the
     reveal (a later step may have shown its answer)."""

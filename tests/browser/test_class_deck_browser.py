@@ -119,7 +119,8 @@ def _at_their_own_pace(browser, proxy: Proxy, pages: list) -> None:
         expect(s.get_by_text("following the teacher").first).to_be_visible()
         expect(s).to_have_url(re.compile(r"/\?tokens=north\+east\+south\+west"))
         expect(s.get_by_text("Question 1:").first).to_be_visible()
-    expect(laptop.get_by_text("Sent: k_1 'east'").first).to_be_visible()  # the answer given at its own pace counts
+    # the answer given at its own pace counts, and is final: the laptop went on past step 1, whose answer step 2 shows
+    expect(laptop.get_by_text("your answer is final: you sent k_1 'east'").first).to_be_visible()
 
 
 def test_a_shipped_lesson_moves_the_class_step_by_step_and_survives_a_reload_and_a_dead_worker(browser, class_proxy):
