@@ -24,7 +24,7 @@ from attention.decoder import (
     generation_steps,
     kv_cache_nbytes,
 )
-from locales import num, tr
+from locales import num, sentence_space, tr
 
 DTYPE_BYTES = {"float16": 2, "float32": 4, "float64": 8}  # bfloat16 takes 2 bytes too
 
@@ -245,7 +245,7 @@ def cache_verdict(report: GenerationReport) -> str:
     if d32 > 0:
         return (
             said
-            + " "
+            + sentence_space()
             + tr(
                 "In float32 the two differ in the last digits only ({difference}), because the same sums are added "
                 "in a different order.",
@@ -255,10 +255,14 @@ def cache_verdict(report: GenerationReport) -> str:
     if len(report.steps) == 1:
         return (
             said
-            + " "
+            + sentence_space()
             + tr(
                 "In float32 they are equal too: with one new token, no token is decoded against the cache (step 1 "
                 "runs the whole prompt, the same sums as the full run)."
             )
         )
-    return said + " " + tr("In float32 they are equal too: here the two orders of the sums happen to round alike.")
+    return (
+        said
+        + sentence_space()
+        + tr("In float32 they are equal too: here the two orders of the sums happen to round alike.")
+    )

@@ -29,7 +29,7 @@ from attention.adam import AdamState, adam_step
 from attention.checks import check_positive_int
 from attention.decoder import DecoderConfig, DecoderParams, forward_trace
 from attention.decoder_backward import next_token_loss
-from locales import num, tr, tr_n
+from locales import num, sentence_space, tr, tr_n
 
 DATA = Path(__file__).resolve().parent / "data"
 MODEL_FILE = DATA / "induction_model.npz"
@@ -171,7 +171,7 @@ def first_half_verdict(evaluation: "Evaluation", vocab_size: int, halves: tuple[
     start = evaluation.by_position[evaluation.half - 1]
     return (
         said
-        + " "
+        + sentence_space()
         + tr(
             "Its top guess there is the sequence's first letter in {first_letter} of the predictions: the guess that "
             "the repeat starts now, which in training (halves of {shortest} to {longest} letters) it could after any "

@@ -25,7 +25,7 @@ import numpy as np
 from attention.checks import check_positive_int
 from attention.dot_product import scaled_dot_product_attention
 from attention.gradients import attention_backward
-from locales import num, tr, tr_n
+from locales import num, sentence_space, tr, tr_n
 
 MAX_D_K = 1024  # the effect is total by here; at 4096 one comparison takes half a minute on 2 cores
 MAX_STEPS = 1000
@@ -354,7 +354,7 @@ def stuck_sentence(c: ScalingComparison) -> str:
             "No held-out example of either run is stuck (more than {weight} of its weight on a wrong position).",
             **values,
         )
-    return " " + said
+    return sentence_space() + said
 
 
 def verdict(c: ScalingComparison) -> str:
@@ -433,4 +433,4 @@ def grad_norm_caption(c: ScalingComparison) -> str:
                 **values,
             )
         parts.append(part)
-    return tr("The size of each step's gradient (log scale).") + " " + " ".join(parts)
+    return tr("The size of each step's gradient (log scale).") + sentence_space() + sentence_space().join(parts)

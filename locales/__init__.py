@@ -77,6 +77,14 @@ def tr_n(singular: str, plural: str, n: int, /, **values) -> str:
     return text.format(**values) if values else text
 
 
+NO_SPACE_BETWEEN_SENTENCES = {"zh_Hans"}  # the languages whose sentences follow each other without a space
+
+
+def sentence_space() -> str:
+    """What goes between two sentences joined into one text, in the session's language ("" in Chinese)."""
+    return "" if language() in NO_SPACE_BETWEEN_SENTENCES else " "
+
+
 def num(value: float, spec: str = "g") -> str:
     """`value` formatted with the Python format `spec`, written as the session's language writes numbers: a decimal
     comma and a point between thousands in Spanish ("0,19", "1.024"), as in English otherwise."""

@@ -43,7 +43,7 @@ from lessons.generation import (
     weights_and_cache,
 )
 from lessons.induction import LETTERS, check_input_fits, ids_to_letters, letters_to_ids
-from locales import num, tr
+from locales import num, sentence_space, tr
 from ui.charts import chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.declared.generation import MAX_PROMPT_CHARS, REPEATS, STATE, model, report
@@ -272,7 +272,8 @@ with count_col:
             "every time plus one row of scores and its weighted sum of the values, growing linearly with the "
             "context; without it, everything is redone for all t tokens so far."
         )
-        + ("" if hide_cache else " " + last_step_work(result))  # it counts the last step's tokens: the cache's
+        # the last step's work, unless the question asked now is about the cache (it would answer it)
+        + ("" if hide_cache else sentence_space() + last_step_work(result))
     )
 with time_col:
     chart(st, timing_figure(result.ms_cached, result.ms_uncached), key="gen_timing", share=0.5)
@@ -297,7 +298,7 @@ with time_col:
     )
     st.caption(
         measured_said
-        + " "
+        + sentence_space()
         + tr(
             "At a few dozen tokens of a tiny model both are mostly Python's own overhead; the gap opens with the "
             "context, as below."

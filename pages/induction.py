@@ -46,7 +46,7 @@ from lessons.induction import (
     sequence_scores,
     strip_indices,
 )
-from locales import num, tr
+from locales import num, sentence_space, tr
 from ui.charts import chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.declared.induction import MAX_TEXT, STATE
@@ -358,7 +358,7 @@ if (grew := formation_rise(run)) is not None:
     )
 else:
     rise = tr("In this run no head's induction score passed {threshold}: try more steps.", threshold=threshold)
-st.caption(tr("Both scores of every head at every checkpoint.") + " " + rise)
+st.caption(tr("Both scores of every head at every checkpoint.") + sentence_space() + rise)
 
 st.header(tr("4 · The trained model, measured"))
 st.markdown(
@@ -398,7 +398,7 @@ else:
     )
     st.caption(
         first_half_verdict(evaluation, vocab, (run.config.half_min, run.config.half_max))
-        + " "
+        + sentence_space()
         + tr("The grey bar is the prediction of where the repeat starts, counted in neither half.")
     )
 show_scores(evaluation.previous_token, evaluation.induction, key="induction_final_scores")
@@ -450,7 +450,7 @@ else:
         )
         st.caption(
             tr("Every head on your letters and the model's continuation (the last new letter is never fed back).")
-            + " "
+            + sentence_space()
             + (
                 tr("No letter repeats, so there is no induction to score, and nothing for the induction head to find.")
                 if ind is None

@@ -21,7 +21,7 @@ from figures.positions import (
     slopes_figure,
 )
 from lessons.positions import alibi, learned, masks, rope, shuffle, sinusoidal, toy
-from locales import num, tr
+from locales import num, sentence_space, tr
 from ui.charts import cached_figure, cached_weights_figure, cell_font, chart, show_snippet, square_chart
 from ui.checks import outcome_box
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
@@ -355,7 +355,7 @@ def alibi_section(example: toy.Toy) -> np.ndarray:
         key="pos_alibi_slopes_table",
     )
     chart(slopes_col, cached_figure(slopes_figure, slopes), key="pos_alibi_slopes")
-    st.markdown(" ".join(alibi.alibi_reading(slopes, len(example.words))))
+    st.markdown(sentence_space().join(alibi.alibi_reading(slopes, len(example.words))))
     alibi_windows_grid(example, slopes)
     return slopes
 

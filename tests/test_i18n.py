@@ -144,5 +144,7 @@ def test_a_bad_language_in_the_link_is_english_with_a_note(bad):
 def test_numbers_are_written_as_the_language_writes_them(monkeypatch):
     monkeypatch.setattr(i18n, "language", lambda: "es")
     assert i18n.num(0.19, ".2f") == "0,19" and i18n.num(1024, ",") == "1.024" and i18n.num(1.5e-3, "g") == "0,0015"
+    assert i18n.sentence_space() == " "
     monkeypatch.setattr(i18n, "language", lambda: "zh_Hans")
     assert i18n.num(0.19, ".2f") == "0.19" and i18n.num(1024, ",") == "1,024"
+    assert i18n.sentence_space() == "", "Chinese sentences follow each other without a space"

@@ -12,6 +12,7 @@ import itertools
 import streamlit as st
 
 from classroom.decks import MAX_STEPS, DeckError, deck_from_dict, page_of, parse_deck, to_toml
+from locales import tr, tr_n
 from ui.classroom_session import teacher_view
 from ui.declared import PAGES, declared_page
 from ui.number_box import number_box
@@ -32,19 +33,27 @@ def record_button(url_path: str, title: str) -> None:
         return
     steps = draft()["steps"]
     st.sidebar.button(
-        "Add this view to my lesson",
+        tr("Add this view to my lesson"),
         key="lesson_record",
         icon=":material/playlist_add:",
         on_click=_record,
         args=(url_path, title),
         disabled=len(steps) >= MAX_STEPS,
-        help="A step of a lesson you can edit, download and run in a room (Teach a class). It keeps this page as it "
-        "is now: every setting and the vectors.",
+        help=tr(
+            "A step of a lesson you can edit, download and run in a room (Teach a class). It keeps this page as it "
+            "is now: every setting and the vectors."
+        ),
     )
     if steps:
         st.sidebar.caption(
-            f"Your lesson: {len(steps)} step{'s' * (len(steps) != 1)}. Edit and download it on *Teach a class*: this "
-            "tab holds it until it is reloaded or closed."
+            tr_n(
+                "Your lesson: {n} step. Edit and download it on *Teach a class*: this tab holds it until it is "
+                "reloaded or closed.",
+                "Your lesson: {n} steps. Edit and download it on *Teach a class*: this tab holds it until it is "
+                "reloaded or closed.",
+                len(steps),
+                n=len(steps),
+            )
         )
 
 
