@@ -17,7 +17,7 @@ import signal
 
 import pytest
 
-from tests.browser.conftest import closing_pages, environment, screenshot
+from tests.browser.conftest import closing_pages, environment, screenshot, wait_idle
 from tests.browser.test_deploy import COLD_RUN_MS, Proxy, _worker_cookie
 from tests.browser.test_lessons_browser import pick
 
@@ -183,6 +183,9 @@ def _run_the_lesson(browser, proxy: Proxy, pages: list) -> None:
     os.kill(proxy.worker_pid(int(victim)), signal.SIGKILL)
     teacher.wait_for_function("() => (window.__attnReconnectReruns || 0) > 0")
     expect(teacher.get_by_text("Step 4 of 9 · Copying works").first).to_be_visible()
+    # The reconnect's own rerun settles first: a Reveal clicked while it ran was lost once in five runs beside a
+    # CPU hog (the question stayed open; a second click reveals it). Known, not yet explained: see the closing note.
+    wait_idle(teacher)
     _reveal_and(teacher, "Previous step")
     expect(teacher.get_by_text("Step 3 of 9").first).to_be_visible()
     for s in students:
