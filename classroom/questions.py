@@ -13,6 +13,13 @@ A question is a dict the page builds, with a `kind`:
   within the question's `tolerance` of the true one is right.
 All carry a `prompt` (plain text, shown as text). Anything else the page puts in (the puzzle, the
 cell, the query, the view it was asked on) is kept as it is, for the page and the CSV export.
+
+A question is language-free when it carries `values`: then its prompt and its options are messages of the
+catalogue (marked in the page's code with `marked`) with `{named}` placeholders, and `values` fills them (texts
+as they are, numbers written in the reader's style), so that each student reads it in their own language
+(`prompt_text`, `option_texts`) while an answer stays an index or a number. A choice question may add
+`option_values`, one dict per option, filling that option's own placeholders (an option that is a token as typed
+is the message "{token}" with its own value: never translated). A question without `values` reads as written.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from typing import Any
 from classroom import errors
 from classroom.errors import InvalidAnswer, InvalidQuestion
 from classroom.schema import VIEW_CHARS
+from locales import num, placeholders, tr
 
 KINDS = ("choice", "number", "row", "build")
 SAID_CHARS = 300  # a build verdict's sentence
@@ -48,13 +56,15 @@ def check_question(question: Any) -> dict:
     kind, prompt = question.get("kind"), question.get("prompt")
     if kind not in KINDS:
         raise InvalidQuestion(f"a question's kind must be one of {', '.join(KINDS)}, not {kind!r}")
-    if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > PROMPT_CHARS:
+    values = _check_values(question)
+    if not isinstance(prompt, str) or not 0 < len(_english(prompt, values).strip()) <= PROMPT_CHARS:
         raise InvalidQuestion(f"a question needs a prompt of 1 to {PROMPT_CHARS} characters")
     if kind == "choice":
         options = question.get("options")
         if not isinstance(options, list) or not 2 <= len(options) <= MAX_OPTIONS:
             raise InvalidQuestion(f"a choice question needs a list of 2 to {MAX_OPTIONS} options")
-        if not all(isinstance(o, str) and 0 < len(o) <= OPTION_CHARS for o in options):
+        own = _option_values(question, values, len(options))
+        if not all(isinstance(o, str) and 0 < len(_english(o, v)) <= OPTION_CHARS for o, v in zip(options, own)):
             raise InvalidQuestion(f"every option must be text of 1 to {OPTION_CHARS} characters")
     elif kind == "build":
         if not isinstance(question.get("goal"), dict) or not question["goal"]:
@@ -91,6 +101,65 @@ def check_question(question: Any) -> dict:
     if len(encoded) > BODY_CHARS:
         raise InvalidQuestion(f"the question is {len(encoded)} characters as JSON; at most {BODY_CHARS}")
     return json.loads(encoded)
+
+
+def _check_values(question: dict, key: str = "values") -> dict | None:
+    """A language-free question's `values` (named texts and finite numbers), or None for a question written out."""
+    values = question.get(key)
+    if values is None:
+        return None
+    if not _named_values(values):
+        raise InvalidQuestion(f"a question's {key} are named texts and finite numbers")
+    return values
+
+
+def _named_values(values: Any) -> bool:
+    return isinstance(values, dict) and all(
+        isinstance(k, str) and k.isidentifier() and (isinstance(v, str) or _finite(v)) for k, v in values.items()
+    )
+
+
+def _option_values(question: dict, values: dict | None, n: int) -> list[dict | None]:
+    """Each option's values: the question's, and the option's own from `option_values` (a language-free question's)."""
+    own = question.get("option_values")
+    if own is None:
+        return [values] * n
+    if values is None or not isinstance(own, list) or len(own) != n or not all(_named_values(v) for v in own):
+        raise InvalidQuestion(f"a language-free question's option_values are {n} dicts of named texts and numbers")
+    return [{**values, **v} for v in own]
+
+
+def _english(message: Any, values: dict | None) -> str:
+    """A question's text as it reads in English (the message filled); InvalidQuestion if a placeholder has no value."""
+    if not isinstance(message, str) or values is None:
+        return message if isinstance(message, str) else ""
+    missing = placeholders(message) - set(values)
+    if missing:
+        raise InvalidQuestion(f"the question's text {message[:40]!r} names {sorted(missing)} without a value")
+    return message.format(**{k: v if isinstance(v, str) else format(v, "g") for k, v in values.items()})
+
+
+def question_text(question: dict, message: str) -> str:
+    """One of a question's texts (its prompt, an option) in the session's language: a language-free question's
+    message translated and filled with its values (numbers in the language's style); any other as written."""
+    values = question.get("values")
+    if values is None:
+        return message
+    return tr(message, **{k: v if isinstance(v, str) else num(v) for k, v in values.items()})
+
+
+def prompt_text(question: dict) -> str:
+    """The question's prompt in the session's language."""
+    return question_text(question, question["prompt"])
+
+
+def option_texts(question: dict) -> list[str]:
+    """A choice question's options in the session's language, in their order (an answer is an index)."""
+    own = question.get("option_values") or [{}] * len(question["options"])
+    return [
+        question_text({**question, "values": {**question.get("values", {}), **v}}, o)
+        for o, v in zip(question["options"], own, strict=True)
+    ]
 
 
 def check_answer(question: dict, value: Any) -> int | float | list[float]:
@@ -167,8 +236,8 @@ def check_row(value: Any, n: int) -> list[float]:
 
 
 def row_labels(question: dict) -> list[str]:
-    """A row question's key labels, as the page named them, or "key 0", "key 1"..."""
-    return list(question.get("labels") or [f"key {j}" for j in range(question["n"])])
+    """A row question's key labels, as the page named them (tokens, never translated), or "key 0", "key 1"..."""
+    return list(question.get("labels") or [tr("key {index}", index=j) for j in range(question["n"])])
 
 
 def check_truth(question: dict, truth: Any) -> list[int] | float | list[float]:
@@ -213,14 +282,19 @@ def answer_label(question: dict, value: Any) -> str:
     if value is None:
         return ""
     if question["kind"] == "choice":
+        options = option_texts(question)
         if isinstance(value, list):
-            return " or ".join(question["options"][int(v)] for v in value)
-        return question["options"][int(value)]
+            # Translators: joins the labels of every right option: "north or east"
+            return tr(" or ").join(options[int(v)] for v in value)
+        return options[int(value)]
     if question["kind"] == "build":
-        return f"{value['view']} ({'solved' if value['solved'] else 'not solved'}: {value['said']})"
+        if value["solved"]:
+            return tr("{view} (solved: {said})", view=value["view"], said=value["said"])
+        return tr("{view} (not solved: {said})", view=value["view"], said=value["said"])
     if question["kind"] == "row":
-        return ", ".join(f"{float(w):.2f}" for w in value)
-    return f"{value:g}"
+        # Translators: between the weights of a row: "0.25, 0.75" (a Spanish row is written "0,25; 0,75")
+        return tr(", ").join(num(float(w), ".2f") for w in value)
+    return num(value, "g")
 
 
 def _finite(x: Any) -> bool:

@@ -48,7 +48,15 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from classroom import errors
 from classroom.codes import CODE_ALPHABET, CODE_LENGTH, normalise_code
-from classroom.questions import answer_label, check_answer, check_question, check_truth, check_view, is_right
+from classroom.questions import (
+    answer_label,
+    check_answer,
+    check_question,
+    check_truth,
+    check_view,
+    is_right,
+    prompt_text,
+)
 from classroom.schema import (
     NICKNAME_CHARS,
     answers,
@@ -1099,7 +1107,7 @@ class Store:
             ).scalars():
                 q = _question(conn, room["code"], qid, teacher=True)
                 truth = q.truth if q.revealed else None
-                head = [room["code"], q.number, q.body["prompt"], q.body["kind"], answer_label(q.body, truth)]
+                head = [room["code"], q.number, prompt_text(q.body), q.body["kind"], answer_label(q.body, truth)]
                 rows = conn.execute(
                     select(answers)
                     .join(students, students.c.id == answers.c.student_id)
