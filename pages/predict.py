@@ -168,7 +168,7 @@ with left:
             min_value=0.0,
             max_value=1.0,
             optional=True,
-            # Translators: an example of what to type in a number box; keep the decimal point (the box reads 0.7)
+            # Translators: an example of what to type in a number box, as the language writes numbers (0,7 in Spanish)
             placeholder=tr("e.g. 0.7"),
             disabled=revealed,
             help=tr("Optional: your guess of that largest weight."),

@@ -31,7 +31,7 @@ import streamlit as st
 
 from locales import tr
 from ui.safe_text import escape_markdown
-from ui.sequence import format_number, number_text, quoted
+from ui.sequence import decimal_comma, format_number, number_text, quoted
 
 Number = int | float
 
@@ -56,14 +56,14 @@ def whole_numbers(lo: Number, hi: Number) -> bool:
 
 
 def written(x: Number | None) -> str:
-    """A number as the box shows it: plainly (1000, 0.7), in the form the box reads back as the same number."""
+    """A number as the box shows it: plainly (1000, 0.7; 0,7 where the session's language writes a decimal comma),
+    in the form the box reads back as the same number."""
     if x is None:
         return ""
-    return str(x) if isinstance(x, int) else format_number(x)
+    return str(x) if isinstance(x, int) else format_number(x, comma=decimal_comma())
 
 
-# The bounds in the messages below are written as the box reads them (`written`: 0.5, never 0,5, whatever the
-# language): the box refuses a decimal comma, and the messages tell the student what to type.
+# The bounds in the messages below are written as the box reads them (`written`: 0.5 in English, 0,5 in Spanish).
 
 
 def allowed(lo: Number, hi: Number, *, optional: bool = False) -> str:
@@ -190,6 +190,10 @@ def number_box(
     current = st.session_state[key]
     text_key, record = box_key(key), _record(key)
     dropped = None
+    comma = decimal_comma()
+    if record.get("comma", False) != comma and not record.get("refused"):
+        record.pop("shows", None)  # the language changed: the value held is written again as it writes numbers
+    record["comma"] = comma
     if text_key not in st.session_state or record.get("shows", _MISSING) != current:
         if record.pop("refused", None) and text_key in st.session_state:
             # A refused text replaced by a value set elsewhere (a button pressed while the box still held it

@@ -13,7 +13,7 @@ import numpy as np
 
 from attention.sequence import TokenSequence, default_tokens
 from lessons.examples import compass
-from locales import marked, num, tr, tr_n
+from locales import DECIMAL_COMMA, language, marked, num, tr, tr_n
 
 MAX_N = 16
 MAX_D = 16
@@ -38,6 +38,16 @@ _VALUE_SPLIT = re.compile(r"[\s,]+")
 COMMA_RULE = marked(
     "A decimal point is '.', never ','; in the paste box a comma between numbers needs a space after it."
 )
+# Where the session's language writes a decimal comma (locales.DECIMAL_COMMA: Spanish), "3,5" is three and a half
+# in every editor (the grid, the paste box, the number boxes) and "3.5" too; a comma then never separates numbers:
+# spaces do, and ";" or a new line separates rows. A link's numbers are always written one way ("1,0;0,1": bare
+# commas between numbers, a decimal point), whatever the language.
+DECIMAL_COMMA_RULE = marked("The decimal mark is ',' (or '.'): numbers are separated by spaces, never by commas.")
+
+
+def decimal_comma() -> bool:
+    """Whether the session's language writes a decimal comma, which its editors then read and write."""
+    return language() in DECIMAL_COMMA
 
 
 def parse_matrix(
@@ -48,7 +58,9 @@ def parse_matrix(
     Raises ValueError with a message a student can act on: which row, which value, what was expected.
     Values must be finite and at most MAX_ABS_VALUE in size; with `rows`/`cols`, the shape must match.
     A comma between digits (`3,5`) is refused as `parse_number` refuses it (COMMA_RULE), unless
-    `bare_commas`: the share link's own machine-written form `1,0;0,1` separates values by bare commas.
+    `bare_commas`: the share link's own machine-written form `1,0;0,1` separates values by bare commas, in every
+    language. Where the language writes a decimal comma (`decimal_comma`), `3,5` is three and a half and only
+    spaces separate the numbers of a row (DECIMAL_COMMA_RULE).
     """
     if not isinstance(text, str):
         raise ValueError(tr("{matrix}: expected text, got {kind}", matrix=name, kind=type(text).__name__))
@@ -65,8 +77,9 @@ def parse_matrix(
     lines = [line for line in lines if line]
     if not lines:
         raise ValueError(tr("{matrix}: no numbers found", matrix=name))
+    comma = not bare_commas and decimal_comma()
     values = [
-        [_parse_number(tok, i, j, name) for j, tok in enumerate(_split_values(line, bare_commas))]
+        [_parse_number(tok, i, j, name, comma) for j, tok in enumerate(_split_values(line, bare_commas, comma))]
         for i, line in enumerate(lines)
     ]
     widths = {len(r) for r in values}
@@ -111,15 +124,19 @@ def parse_matrix(
     return np.array(values, dtype=float)
 
 
-def _split_values(line: str, bare_commas: bool) -> list[str]:
-    """The values of one row: split at spaces, a comma ending a value ("1, 0") is its separator."""
+def _split_values(line: str, bare_commas: bool, comma: bool) -> list[str]:
+    """The values of one row: split at spaces, a comma ending a value ("1, 0") is its separator (unless the comma
+    is the decimal mark: then spaces alone separate values)."""
     if bare_commas:
         return [tok for tok in _VALUE_SPLIT.split(line) if tok]
+    if comma:
+        return line.split()
     return [tok.rstrip(",") for tok in line.split() if tok.rstrip(",")]
 
 
-def _parse_number(tok: str, i: int, j: int, name: str) -> float:
-    return parse_number(tok, tr("{matrix}: {row}, value {index}", matrix=name, row=_row(i), index=j + 1), in_row=True)
+def _parse_number(tok: str, i: int, j: int, name: str, comma: bool) -> float:
+    where = tr("{matrix}: {row}, value {index}", matrix=name, row=_row(i), index=j + 1)
+    return parse_number(tok, where, in_row=True, comma=comma)
 
 
 def _row(i: int) -> str:
@@ -144,16 +161,17 @@ def quoted(text: str) -> str:
     return t if len(t) <= QUOTED_CHARS else t[:QUOTED_CHARS] + "…"
 
 
-def parse_number(text: str, where: str, *, in_row: bool = False) -> float:
+def parse_number(text: str, where: str, *, in_row: bool = False, comma: bool | None = None) -> float:
     """One number exactly as a student typed it, for the grid and the paste box alike.
 
     Accepted: `2`, `-0.5`, `.5`, `1e3`, `1E-3`, a Unicode minus (`−1`), spaces around it. Refused, with a
     `ValueError` starting with `where`: anything else (`3,5` by COMMA_RULE, `0.1+0.2`, `1_000`, `½`, digits of other
     scripts), NaN and infinities, and values beyond ±MAX_ABS_VALUE (refused, never clamped). `in_row`: the
-    value is one of a row's (the paste box), where the message also says how to write several numbers.
+    value is one of a row's (the paste box), where the message also says how to write several numbers. `comma`:
+    whether a decimal comma is read (`3,5` is 3.5); by default where the session's language writes one.
     """
     shown = quoted(text)
-    x = float(number_text(text, where, in_row=in_row))
+    x = float(number_text(text, where, in_row=in_row, comma=comma))
     if not np.isfinite(x) or abs(x) > MAX_ABS_VALUE:
         raise ValueError(
             tr(
@@ -169,15 +187,19 @@ def parse_number(text: str, where: str, *, in_row: bool = False) -> float:
 _THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+")  # digits grouped by commas, as 10,000 or 1,234,567
 
 
-def number_text(text: str, where: str, *, in_row: bool = False, whole: bool = False) -> str:
+def number_text(text: str, where: str, *, in_row: bool = False, whole: bool = False, comma: bool | None = None) -> str:
     """The written form of one number as `parse_number` accepts it (spaces stripped, any minus sign made "-"),
     with no limit on its size: the number boxes (ui/number_box.py) read it exactly and check their own bounds.
     Refused, with the same `ValueError` as `parse_number`'s: anything that is not one number, NaN, infinities.
-    `whole`: for a box of whole numbers, whose refusal must not suggest a fraction (`1,5`: not "1.5")."""
+    `whole`: for a box of whole numbers, whose refusal must not suggest a fraction (`1,5`: not "1.5").
+    `comma`: whether one comma is read as the decimal mark (`3,5` is written 3.5); by default where the session's
+    language writes a decimal comma (`decimal_comma`). A link's numbers are read with `comma=False`."""
     shown = quoted(text)
     t = text.strip().translate(_MINUS_SIGNS)
     if t.lower() in _NON_FINITE:
         raise ValueError(tr("{where}: '{typed}' is not a finite number", where=where, typed=shown))
+    if decimal_comma() if comma is None else comma:
+        return _decimal_comma_text(t, where, shown)
     if not _NUMBER.fullmatch(t):
         if "," not in t:
             raise ValueError(tr("{where}: '{typed}' is not a number", where=where, typed=shown))
@@ -190,6 +212,20 @@ def number_text(text: str, where: str, *, in_row: bool = False, whole: bool = Fa
             )
         )
     return t
+
+
+def _decimal_comma_text(t: str, where: str, shown: str) -> str:
+    """`number_text` where a comma is the decimal mark: one comma or one point, no thousands separators."""
+    dotted = t.replace(",", ".", 1) if "." not in t else t
+    if _NUMBER.fullmatch(dotted):
+        return dotted
+    if "," not in t:
+        raise ValueError(tr("{where}: '{typed}' is not a number", where=where, typed=shown))
+    if "." in t or t.count(",") > 1 and _THOUSANDS.fullmatch(t):
+        hint = tr("one decimal mark, ',' or '.', and no thousands separators")
+    else:
+        hint = tr("the comma is the decimal mark: numbers are separated by spaces")
+    raise ValueError(tr("{where}: '{typed}' is not a number ({hint})", where=where, typed=shown, hint=hint))
 
 
 def _comma_hint(t: str, in_row: bool, whole: bool) -> str:
@@ -224,15 +260,18 @@ def _comma_hint(t: str, in_row: bool, whole: bool) -> str:
     return hint
 
 
-def format_number(x: float) -> str:
-    """Shortest text that reads back as exactly the same float (1.0 -> '1', 0.1 -> '0.1')."""
+def format_number(x: float, *, comma: bool = False) -> str:
+    """Shortest text that reads back as exactly the same float (1.0 -> '1', 0.1 -> '0.1'; '0,1' with `comma`, as
+    an editor writes it where the session's language writes a decimal comma)."""
     s = repr(float(x))
-    return s[:-2] if s.endswith(".0") else s
+    s = s[:-2] if s.endswith(".0") else s
+    return s.replace(".", ",") if comma else s
 
 
-def format_matrix(a: np.ndarray, row_sep: str = "\n") -> str:
-    """The text form `parse_matrix` reads back exactly: values separated by spaces, rows by `row_sep`."""
-    return row_sep.join(" ".join(format_number(x) for x in row) for row in np.asarray(a))
+def format_matrix(a: np.ndarray, row_sep: str = "\n", *, comma: bool = False) -> str:
+    """The text form `parse_matrix` reads back exactly: values separated by spaces, rows by `row_sep`; decimal
+    commas with `comma` (an editor's text in a language that writes them, read back in that language)."""
+    return row_sep.join(" ".join(format_number(x, comma=comma) for x in row) for row in np.asarray(a))
 
 
 # ---------------------------------------------------------------- token labels

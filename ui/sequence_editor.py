@@ -18,9 +18,11 @@ from ui.number_box import number_box
 from ui.safe_text import escape_markdown
 from ui.sequence import (
     COMMA_RULE,
+    DECIMAL_COMMA_RULE,
     MAX_D,
     MAX_N,
     MAX_TOKEN_CHARS,
+    decimal_comma,
     format_matrix,
     format_number,
     parse_matrix,
@@ -54,10 +56,19 @@ def _ensure_widget_state(key: str) -> TokenSequence:
         f"{key}_dk_in": seq.d_k,
         f"{key}_dv_in": seq.d_v,
         f"{key}_tokens_in": " ".join(seq.tokens),
-        **{f"{key}_text_{m}": format_matrix(seq.matrix(m)) for m in "qkv"},
+        **{f"{key}_text_{m}": format_matrix(seq.matrix(m), comma=decimal_comma()) for m in "qkv"},
     }
     for k, v in defaults.items():
         st.session_state.setdefault(k, v)
+    comma = decimal_comma()
+    if st.session_state.setdefault(f"{key}_comma", comma) != comma:
+        # The language changed to one that writes numbers otherwise: the grid and every text box not holding a
+        # refused text are written again in its style (a refused text stays as typed, with its message).
+        st.session_state[f"{key}_comma"] = comma
+        st.session_state[f"{key}_rev"] += 1
+        for m in "qkv":
+            if not st.session_state.get(f"{key}_err_{m}"):
+                st.session_state[f"{key}_text_{m}"] = format_matrix(seq.matrix(m), comma=comma)
     return seq
 
 
@@ -184,7 +195,11 @@ def _grid(key: str, seq: TokenSequence) -> None:
     base: TokenSequence = st.session_state[f"{key}_base"]
     columns = _grid_columns(base)
     frame = pd.DataFrame(
-        {c: [format_number(x) for x in base.matrix(m)[:, j]] for m in "qkv" for j, c in enumerate(columns[m])}
+        {
+            c: [format_number(x, comma=decimal_comma()) for x in base.matrix(m)[:, j]]
+            for m in "qkv"
+            for j, c in enumerate(columns[m])
+        }
     )
     frame.insert(0, "token", list(base.tokens))
     cell = 72 if is_presenting() else 54  # px; presenter mode's larger text needs wider columns
@@ -231,7 +246,7 @@ def _on_grid(key: str, grid_key: str) -> None:
                 reshaped |= tokens[row] != text
                 continue
             m, j = column[0], int(column[1:]) - 1
-            previous = format_number(matrices[m][row, j])
+            previous = format_number(matrices[m][row, j], comma=decimal_comma())
             where = tr(
                 "{matrix}, row {row} ('{token}'), column {column}",
                 matrix=m.upper(),
@@ -244,7 +259,7 @@ def _on_grid(key: str, grid_key: str) -> None:
             except ValueError as err:
                 errors.append(tr("{error}. The cell keeps its previous value, {value}.", error=err, value=previous))
                 continue
-            reshaped |= format_number(matrices[m][row, j]) != text.strip()  # 1e3 is shown as 1000
+            reshaped |= format_number(matrices[m][row, j], comma=decimal_comma()) != text.strip()  # 1e3: 1000
     seq = TokenSequence(tuple(tokens), matrices["q"], matrices["k"], matrices["v"])
     if errors or reshaped:
         # Redraw the grid from the values in use, so every cell shows the number the maths holds (1000 for
@@ -255,7 +270,7 @@ def _on_grid(key: str, grid_key: str) -> None:
         st.session_state[key] = st.session_state[f"{key}_synced"] = seq
         st.session_state[f"{key}_tokens_in"] = " ".join(seq.tokens)
         for m in "qkv":
-            st.session_state[f"{key}_text_{m}"] = format_matrix(seq.matrix(m))  # the text boxes follow the grid
+            st.session_state[f"{key}_text_{m}"] = format_matrix(seq.matrix(m), comma=decimal_comma())  # they follow
             st.session_state.pop(f"{key}_err_{m}", None)
     st.session_state.pop(f"{key}_tokens_notice", None)  # it was about the label box, which now shows the grid's
     st.session_state[f"{key}_grid_messages"] = (errors, notices)
@@ -369,14 +384,22 @@ def sequence_grid(key: str, *, after_charts: bool = False) -> TokenSequence:
     if notice:
         st.info(escape_markdown(notice))  # it may quote a label
     with st.expander(tr("Paste Q, K or V as text"), expanded=False):
-        st.caption(
+        if decimal_comma():
+            # Translators: only in a language that writes a decimal comma (Spanish); {comma_rule} is the sentence
+            # "The decimal mark is ',' (or '.'): numbers are separated by spaces, never by commas."
+            rule = tr(
+                "Rows by new lines or ';', numbers by spaces. {comma_rule} So `3,5` is three and a half here, as in "
+                "the grid.",
+                comma_rule=tr(DECIMAL_COMMA_RULE),
+            )
+        else:
             # Translators: {comma_rule} is the sentence "A decimal point is '.', never ','; in the paste box a comma
             # between numbers needs a space after it." (translated on its own)
-            tr(
+            rule = tr(
                 "Rows by new lines or ';', numbers by spaces. {comma_rule} So `3,5` is refused here, as in the grid.",
                 comma_rule=tr(COMMA_RULE),
             )
-        )
+        st.caption(rule)
         for m, col in zip("qkv", st.columns(3)):
             with col:
                 _text_box(key, m)

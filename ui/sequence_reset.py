@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attention.sequence import TokenSequence
-from ui.sequence import format_matrix
+from ui.sequence import decimal_comma, format_matrix
 
 
 def reset_sequence(key: str, seq: TokenSequence, *, keep_token_text: bool = False, keep_cut: bool = False) -> None:
@@ -25,8 +25,9 @@ def reset_sequence(key: str, seq: TokenSequence, *, keep_token_text: bool = Fals
     st.session_state[f"{key}_synced"] = seq
     st.session_state[f"{key}_base"] = seq
     st.session_state[f"{key}_rev"] = st.session_state.get(f"{key}_rev", 0) + 1
+    comma = st.session_state[f"{key}_comma"] = decimal_comma()  # the texts are written as the language writes
     for m in "qkv":
-        st.session_state[f"{key}_text_{m}"] = format_matrix(seq.matrix(m))
+        st.session_state[f"{key}_text_{m}"] = format_matrix(seq.matrix(m), comma=comma)
         st.session_state.pop(f"{key}_err_{m}", None)
     st.session_state[f"{key}_n_in"], st.session_state[f"{key}_dk_in"], st.session_state[f"{key}_dv_in"] = (
         seq.n,

@@ -63,7 +63,7 @@ def decode_int(params: Mapping[str, str], name: str, default: int, lo: int, hi: 
     try:
         if len(text) > 12:  # refused whole, never cut: "5     junk" is not 5
             raise ValueError(text[:12])
-        exact = Decimal(number_text(text, name))  # exact: read before any int() of a huge 1e999999999
+        exact = Decimal(number_text(text, name, comma=False))  # exact: read before any int() of a huge 1e999999999
         if exact != exact.to_integral_value():
             raise ValueError(text)
     except ValueError:
