@@ -506,19 +506,38 @@ def _thin_ticks(axis: dict, keep: int) -> dict:
     return out
 
 
+# Characters as wide as two Latin letters (Chinese, Japanese, Korean, full-width forms): a line may break between
+# any two of them (Chinese writes no spaces), except before the punctuation that never starts a line.
+_WIDE = "\u1100-\u115f\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6"
+_TITLE_TOKENS = re.compile(rf"[{_WIDE}]|(?:<[^>]+>|[^\s<{_WIDE}])+| +")
+_NO_LINE_START = set("，。、；：？！）》」』”’,.;:?!)")
+
+
 def wrap_title(text: str, width: int) -> str:
-    """Plotly title text with its lines broken at spaces to about `width` characters (its <br>s kept)."""
+    """Plotly title text with its lines broken to about `width` characters (its <br>s kept): at spaces, and between
+    two Chinese characters, each of which counts as two."""
     lines = []
     for line in text.split("<br>"):
-        current = ""
-        for word in line.split(" "):
-            if current and len(_visible(current + " " + word)) > max(width, 6):
+        current, shown, space = "", 0, False
+        for token in _TITLE_TOKENS.findall(line):
+            if token.isspace():
+                space = True
+                continue
+            wide = _title_width(token)
+            sep = " " if space and current else ""
+            if current and wide and shown + len(sep) + wide > max(width, 6) and token[0] not in _NO_LINE_START:
                 lines.append(current)
-                current = word
+                current, shown = token, wide
             else:
-                current = f"{current} {word}" if current else word
+                current, shown = current + sep + token, shown + len(sep) + wide
+            space = False
         lines.append(current)
     return "<br>".join(lines)
+
+
+def _title_width(token: str) -> int:
+    """How many Latin letters' width a piece of a title takes (its tags none, a Chinese character two)."""
+    return sum(2 if re.match(f"[{_WIDE}]", c) else 1 for c in _visible(token))
 
 
 def _visible(text: str) -> str:

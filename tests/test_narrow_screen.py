@@ -265,3 +265,12 @@ def test_thinned_tick_labels_never_show_a_repeated_word_where_another_choice_sho
     assert len(steps) == 1  # evenly spaced
     same = heads_grid(np.full((1, 9, 9), 1 / 9), ["a"] * 9, ["one"], columns=1)  # no choice avoids repeats
     assert for_narrow_screen(same.spec, width_px=120)["layout"]["xaxis"]["tickvals"][0] == 0
+
+
+def test_a_chinese_title_breaks_between_characters_each_as_wide_as_two_letters():
+    title = "每一层第一个注意力头的注意力权重，以及它们的和。"
+    lines = wrap_title(title, 20).split("<br>")
+    assert len(lines) == 3 and "".join(lines) == title  # broken where Chinese has no spaces, nothing lost or added
+    assert all(len(line) * 2 <= 20 for line in lines)  # each character as wide as two letters
+    assert not any(line[0] in "，。" for line in lines)  # punctuation never starts a line
+    assert wrap_title("注意力 attention weights", 12) == "注意力<br>attention<br>weights"
