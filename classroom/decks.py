@@ -35,6 +35,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from classroom import errors
 from classroom.questions import MAX_SECONDS, MIN_SECONDS, NotShownYet, check_question, check_view
+from locales import num, tr, tr_n
 
 MAX_BYTES = 64_000  # a deck file; the three shipped ones are under 12 kB
 MAX_STEPS = 30
@@ -126,15 +127,23 @@ def parse_deck(data: bytes | str, pages: Pages) -> Deck:
     name that is not a lesson page."""
     raw = data.encode() if isinstance(data, str) else bytes(data)
     if len(raw) > MAX_BYTES:
-        raise DeckError([f"the file is {len(raw):,} bytes; a lesson file is at most {MAX_BYTES:,}"])
+        raise DeckError(
+            [
+                tr(
+                    "the file is {size} bytes; a lesson file is at most {most}",
+                    size=num(len(raw), ","),
+                    most=num(MAX_BYTES, ","),
+                )
+            ]
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise DeckError(["the file is not UTF-8 text: a lesson file is a TOML text file"]) from None
+        raise DeckError([tr("the file is not UTF-8 text: a lesson file is a TOML text file")]) from None
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise DeckError([f"the file is not valid TOML: {err}"]) from None
+        raise DeckError([tr("the file is not valid TOML: {error}", error=err)]) from None
     return deck_from_dict(document, pages)
 
 
@@ -143,21 +152,38 @@ def deck_from_dict(document: dict, pages: Pages) -> Deck:
     problems: list[str] = []
     unknown = sorted(set(document) - {"title", "level", "minutes", "language", "step"})
     if unknown:
-        problems.append(f"unknown field{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))} at the top")
-    title = _text(document, "title", TITLE_CHARS, problems, "the lesson")
-    level = _text(document, "level", LEVEL_CHARS, problems, "the lesson")
+        names = ", ".join(map(repr, unknown))
+        problems.append(
+            tr_n("unknown field {names} at the top", "unknown fields {names} at the top", len(unknown), names=names)
+        )
+    # Translators: {where} in the problems of a lesson file ("{where}'s title must be text of ..."): the lesson itself
+    lesson = tr("the lesson")
+    title = _text(document, "title", TITLE_CHARS, problems, lesson)
+    level = _text(document, "level", LEVEL_CHARS, problems, lesson)
     minutes = document.get("minutes")
     if isinstance(minutes, bool) or not isinstance(minutes, int) or not 1 <= minutes <= MAX_MINUTES:
-        problems.append(f"the lesson's minutes must be a whole number from 1 to {MAX_MINUTES}, not {minutes!r}")
+        problems.append(
+            tr(
+                "the lesson's minutes must be a whole number from 1 to {most}, not {value}",
+                most=MAX_MINUTES,
+                value=repr(minutes),
+            )
+        )
     language = document.get("language", "en")
     if language not in LANGUAGES:
-        problems.append(f"the lesson's language must be one of {', '.join(LANGUAGES)}, not {language!r}")
+        problems.append(
+            tr(
+                "the lesson's language must be one of {languages}, not {value}",
+                languages=", ".join(LANGUAGES),
+                value=repr(language),
+            )
+        )
     raw_steps = document.get("step")
     if not isinstance(raw_steps, list) or not raw_steps:
-        problems.append("a lesson has at least one [[step]]")
+        problems.append(tr("a lesson has at least one [[step]]"))
         raw_steps = []
     elif len(raw_steps) > MAX_STEPS:
-        problems.append(f"the lesson has {len(raw_steps)} steps; at most {MAX_STEPS}")
+        problems.append(tr("the lesson has {count} steps; at most {most}", count=len(raw_steps), most=MAX_STEPS))
         raw_steps = []
     steps = [_step(n, raw, pages, problems) for n, raw in enumerate(raw_steps, 1)]
     if problems:
@@ -168,25 +194,54 @@ def deck_from_dict(document: dict, pages: Pages) -> Deck:
 def _text(table: dict, name: str, limit: int, problems: list[str], where: str, required: bool = True) -> str:
     value = table.get(name, None if required else "")
     if not isinstance(value, str) or (required and not value.strip()) or len(value) > limit:
-        need = f"1 to {limit}" if required else f"at most {limit}"
-        problems.append(f"{where}'s {name} must be text of {need} characters, not {_short(value)}")
+        if required:
+            # Translators: {where} is "the lesson" or "step 3 (its title)"; {field} a field of the file (title, notes)
+            problem = tr(
+                "{where}'s {field} must be text of 1 to {limit} characters, not {value}",
+                where=where,
+                field=name,
+                limit=limit,
+                value=_short(value),
+            )
+        else:
+            # Translators: {where} is "the lesson" or "step 3 (its title)"; {field} a field of the file (title, notes)
+            problem = tr(
+                "{where}'s {field} must be text of at most {limit} characters, not {value}",
+                where=where,
+                field=name,
+                limit=limit,
+                value=_short(value),
+            )
+        problems.append(problem)
         return ""
     if any(ord(c) < 32 and c not in "\n\t" for c in value):
-        problems.append(f"{where}'s {name} holds a control character")
+        # Translators: {where} is "the lesson" or "step 3 (its title)"; {field} a field of the file (title, notes)
+        problems.append(tr("{where}'s {field} holds a control character", where=where, field=name))
     return value
 
 
 def _step(n: int, raw: Any, pages, problems: list[str]) -> Step | None:
-    where = f"step {n}"
+    # Translators: {where} in the problems of a lesson file ("{where}'s view: ..."): a step, by its number
+    where = tr("step {number}", number=n)
     if not isinstance(raw, dict):
-        problems.append(f"{where} is not a table of fields")
+        problems.append(tr("{where} is not a table of fields", where=where))
         return None
     title = _text(raw, "title", TITLE_CHARS, problems, where)
     if title:
-        where = f"step {n} ({title})"
+        # Translators: {where} in the problems of a lesson file ("{where}'s view: ..."): a step, its number and title
+        where = tr("step {number} ({title})", number=n, title=title)
     unknown = sorted(set(raw) - {"title", "view", "notes", "student_notes", "question"})
     if unknown:
-        problems.append(f"{where} has unknown field{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}")
+        names = ", ".join(map(repr, unknown))
+        problems.append(
+            tr_n(
+                "{where} has unknown field {names}",
+                "{where} has unknown fields {names}",
+                len(unknown),
+                where=where,
+                names=names,
+            )
+        )
     notes = _text(raw, "notes", NOTES_CHARS, problems, where, required=False)
     student_notes = _text(raw, "student_notes", NOTES_CHARS, problems, where, required=False)
     view = raw.get("view")
@@ -202,43 +257,64 @@ def _check_view(view: Any, where: str, pages, problems: list[str]) -> dict | Non
     try:
         check_view(view)
     except errors.InvalidView as err:
-        problems.append(f"{where}'s view: {err}")
+        problems.append(tr("{where}'s view: {error}", where=where, error=err))
         return None
     path, _, query = view.partition("?")
     if "#" in view or "://" in view or path.count("/") > 1:
-        problems.append(f"{where}'s view must be a page of the app and its parameters ('/causal?t=2'), not {view!r}")
+        problems.append(
+            tr(
+                "{where}'s view must be a page of the app and its parameters ('/causal?t=2'), not {view}",
+                where=where,
+                view=repr(view),
+            )
+        )
         return None
     try:
         declared = pages(page_of(view))
     except ValueError as err:
-        problems.append(f"{where}'s view: {err}")
+        problems.append(tr("{where}'s view: {error}", where=where, error=err))
         return None
     pairs = parse_qsl(query, keep_blank_values=True)
     names = [name for name, _ in pairs]
     found = len(problems)
     for name in sorted({name for name in names if names.count(name) > 1}):
-        problems.append(f"{where}'s view gives {name!r} more than once")
+        problems.append(tr("{where}'s view gives {name} more than once", where=where, name=repr(name)))
     known = {u for name, param in declared.state.params.items() for u in param.url_names(name)}
     for name in sorted(set(names) - known):
         if name in NOT_IN_A_VIEW:
-            problems.append(f"{where}'s view holds {name!r}: presentation and language are each screen's own")
+            problems.append(
+                tr(
+                    "{where}'s view holds {name}: presentation and language are each screen's own",
+                    where=where,
+                    name=repr(name),
+                )
+            )
         else:
-            has = ", ".join(sorted(known))
-            problems.append(f"{where}'s view: the page {page_of(view)} has no parameter {name!r} (it has {has})")
+            problems.append(
+                tr(
+                    "{where}'s view: the page {page} has no parameter {name} (it has {known})",
+                    where=where,
+                    page=page_of(view),
+                    name=repr(name),
+                    known=", ".join(sorted(known)),
+                )
+            )
     if len(problems) > found:
         return None
     try:
         values, warnings = declared.state.decode(dict(pairs))
     except ValueError as err:  # a value a page's bound cannot be worked out for (an empty text for the model)
-        problems.append(f"{where}'s view: {err}")
+        problems.append(tr("{where}'s view: {error}", where=where, error=err))
         return None
-    problems += [f"{where}'s view: {warning}" for warning in warnings]
+    problems += [tr("{where}'s view: {error}", where=where, error=warning) for warning in warnings]
     return values if not warnings else None
 
 
 def _check_question(question: Any, view: Any, values, where: str, pages, problems: list[str]) -> dict | None:
     if not isinstance(question, dict) or not isinstance(question.get("kind"), str):
-        problems.append(f'{where}\'s question must be a table with a kind, e.g. {{ kind = "weight", query = 1 }}')
+        problems.append(
+            tr('{where}\'s question must be a table with a kind, e.g. {{ kind = "weight", query = 1 }}', where=where)
+        )
         return None
     if values is None:
         return None  # the view is refused: its problem is said already
@@ -248,20 +324,59 @@ def _check_question(question: Any, view: Any, values, where: str, pages, problem
         asked = declared.by_kind(kind)
     except ValueError:
         kinds = ", ".join(q.kind for q in declared.questions)
-        problems.append(f"{where}'s question: the page {page_of(view)} has no question {kind!r} (it has {kinds})")
+        problems.append(
+            tr(
+                "{where}'s question: the page {page} has no question {kind} (it has {kinds})",
+                where=where,
+                page=page_of(view),
+                kind=repr(kind),
+                kinds=kinds,
+            )
+        )
         return None
     picks = {pick.name: pick for pick in asked.picks}
     found = len(problems)
     unknown = sorted(set(question) - {"kind", "seconds", *picks})
     if unknown:
-        takes = ", ".join(picks) or "no picks"
-        problems.append(f"{where}'s question {kind!r} takes {takes} (and seconds), not {', '.join(map(repr, unknown))}")
+        names = ", ".join(map(repr, unknown))
+        if picks:
+            problems.append(
+                tr(
+                    "{where}'s question {kind} takes {picks} (and seconds), not {names}",
+                    where=where,
+                    kind=repr(kind),
+                    picks=", ".join(picks),
+                    names=names,
+                )
+            )
+        else:
+            problems.append(
+                tr(
+                    "{where}'s question {kind} takes no picks (and seconds), not {names}",
+                    where=where,
+                    kind=repr(kind),
+                    names=names,
+                )
+            )
     for name, pick in picks.items():
         options = list(pick.options(values))
         value = question.get(name, options[0] if options else None)
         if isinstance(value, bool) or value not in options:
-            shown = ", ".join(map(str, sorted(options))) if len(options) <= 12 else f"{min(options)} to {max(options)}"
-            problems.append(f"{where}'s question {kind!r}: {name} must be one the view offers ({shown}), not {value!r}")
+            if len(options) <= 12:
+                shown = ", ".join(map(str, sorted(options)))
+            else:
+                # Translators: the options of a pick, when there are many: "0 to 15"
+                shown = tr("{first} to {last}", first=min(options), last=max(options))
+            problems.append(
+                tr(
+                    "{where}'s question {kind}: {pick} must be one the view offers ({shown}), not {value}",
+                    where=where,
+                    kind=repr(kind),
+                    pick=name,
+                    shown=shown,
+                    value=repr(value),
+                )
+            )
     if len(problems) == found:  # asked as the teacher's click will ask it: the page may refuse it for this view
         picked = {name: question[name] for name in picks if name in question}
         try:
@@ -269,12 +384,26 @@ def _check_question(question: Any, view: Any, values, where: str, pages, problem
         except NotShownYet:
             pass  # read from what the page computes when the step opens (a model's reading, a measurement)
         except ValueError as err:  # the page's refusal, or the store's (InvalidQuestion is a ValueError)
-            problems.append(f"{where}'s question {kind!r} cannot be asked of this view: {err}")
+            problems.append(
+                tr(
+                    "{where}'s question {kind} cannot be asked of this view: {error}",
+                    where=where,
+                    kind=repr(kind),
+                    error=err,
+                )
+            )
     seconds = question.get("seconds")
     if seconds is not None and (
         isinstance(seconds, bool) or not isinstance(seconds, int) or not MIN_SECONDS <= seconds <= MAX_SECONDS
     ):
-        problems.append(f"{where}'s question: seconds must be a whole number from {MIN_SECONDS} to {MAX_SECONDS}")
+        problems.append(
+            tr(
+                "{where}'s question: seconds must be a whole number from {least} to {most}",
+                where=where,
+                least=MIN_SECONDS,
+                most=MAX_SECONDS,
+            )
+        )
     return dict(question)
 
 

@@ -52,54 +52,81 @@ class NotShownYet(ValueError):
 def check_question(question: Any) -> dict:
     """The question as stored, after checking it; InvalidQuestion naming what is wrong."""
     if not isinstance(question, dict):
-        raise InvalidQuestion(f"a question is a dict with a kind and a prompt, not {type(question).__name__}")
+        raise InvalidQuestion(
+            tr("a question is a dict with a kind and a prompt, not {type}", type=type(question).__name__)
+        )
     kind, prompt = question.get("kind"), question.get("prompt")
     if kind not in KINDS:
-        raise InvalidQuestion(f"a question's kind must be one of {', '.join(KINDS)}, not {kind!r}")
+        raise InvalidQuestion(
+            tr("a question's kind must be one of {kinds}, not {kind}", kinds=", ".join(KINDS), kind=repr(kind))
+        )
     values = _check_values(question)
     if not isinstance(prompt, str) or not 0 < len(_english(prompt, values).strip()) <= PROMPT_CHARS:
-        raise InvalidQuestion(f"a question needs a prompt of 1 to {PROMPT_CHARS} characters")
+        raise InvalidQuestion(tr("a question needs a prompt of 1 to {chars} characters", chars=PROMPT_CHARS))
     if kind == "choice":
         options = question.get("options")
         if not isinstance(options, list) or not 2 <= len(options) <= MAX_OPTIONS:
-            raise InvalidQuestion(f"a choice question needs a list of 2 to {MAX_OPTIONS} options")
+            raise InvalidQuestion(tr("a choice question needs a list of 2 to {most} options", most=MAX_OPTIONS))
         own = _option_values(question, values, len(options))
         if not all(isinstance(o, str) and 0 < len(_english(o, v)) <= OPTION_CHARS for o, v in zip(options, own)):
-            raise InvalidQuestion(f"every option must be text of 1 to {OPTION_CHARS} characters")
+            raise InvalidQuestion(tr("every option must be text of 1 to {chars} characters", chars=OPTION_CHARS))
     elif kind == "build":
         if not isinstance(question.get("goal"), dict) or not question["goal"]:
-            raise InvalidQuestion("a build question needs its goal, a dict the page reads")
+            raise InvalidQuestion(tr("a build question needs its goal, a dict the page reads"))
     elif kind == "row":
         n, labels = question.get("n"), question.get("labels")
         if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= MAX_OPTIONS:
-            raise InvalidQuestion(f"a row question needs n, its number of keys, from 2 to {MAX_OPTIONS}, not {n!r}")
+            raise InvalidQuestion(
+                tr("a row question needs n, its number of keys, from 2 to {most}, not {n}", most=MAX_OPTIONS, n=repr(n))
+            )
         if labels is not None and not (
             isinstance(labels, list)
             and len(labels) == n
             and all(isinstance(o, str) and 0 < len(o) <= OPTION_CHARS for o in labels)
         ):
-            raise InvalidQuestion(f"a row question's labels are {n} texts of 1 to {OPTION_CHARS} characters")
+            raise InvalidQuestion(
+                tr("a row question's labels are {n} texts of 1 to {chars} characters", n=n, chars=OPTION_CHARS)
+            )
         tolerance = question.get("tolerance", 0)
         if not (_finite(tolerance) and 0 <= tolerance <= 1):
-            raise InvalidQuestion(f"a row question's tolerance must be from 0 to 1, not {tolerance!r}")
+            raise InvalidQuestion(
+                tr("a row question's tolerance must be from 0 to 1, not {tolerance}", tolerance=repr(tolerance))
+            )
     else:
         lo, hi = question.get("lo"), question.get("hi")
         if not (_finite(lo) and _finite(hi) and lo < hi):
-            raise InvalidQuestion(f"a number question needs finite bounds lo < hi, got lo={lo!r}, hi={hi!r}")
+            raise InvalidQuestion(
+                tr("a number question needs finite bounds lo < hi, got lo={lo}, hi={hi}", lo=repr(lo), hi=repr(hi))
+            )
         tolerance = question.get("tolerance", 0)
         if not (_finite(tolerance) and 0 <= tolerance <= hi - lo):
-            raise InvalidQuestion(f"a number question's tolerance must be from 0 to {hi - lo:g}, not {tolerance!r}")
+            raise InvalidQuestion(
+                tr(
+                    "a number question's tolerance must be from 0 to {most}, not {tolerance}",
+                    most=num(hi - lo, "g"),
+                    tolerance=repr(tolerance),
+                )
+            )
     seconds = question.get("seconds")
     if seconds is not None and (
         isinstance(seconds, bool) or not isinstance(seconds, int) or not MIN_SECONDS <= seconds <= MAX_SECONDS
     ):
-        raise InvalidQuestion(f"a question's time for answers is {MIN_SECONDS} to {MAX_SECONDS} s, not {seconds!r}")
+        raise InvalidQuestion(
+            tr(
+                "a question's time for answers is {least} to {most} s, not {seconds}",
+                least=MIN_SECONDS,
+                most=MAX_SECONDS,
+                seconds=repr(seconds),
+            )
+        )
     try:
         encoded = json.dumps(question, allow_nan=False)
     except (TypeError, ValueError) as err:
-        raise InvalidQuestion(f"a question must be plain JSON data: {err}") from None
+        raise InvalidQuestion(tr("a question must be plain JSON data: {error}", error=str(err))) from None
     if len(encoded) > BODY_CHARS:
-        raise InvalidQuestion(f"the question is {len(encoded)} characters as JSON; at most {BODY_CHARS}")
+        raise InvalidQuestion(
+            tr("the question is {chars} characters as JSON; at most {most}", chars=len(encoded), most=BODY_CHARS)
+        )
     return json.loads(encoded)
 
 
@@ -172,16 +199,20 @@ def check_answer(question: dict, value: Any) -> int | float | list[float]:
         page = (question.get("source") or {}).get("page")
         path = solution["view"].partition("?")[0]
         if isinstance(page, str) and path != page_path(page):
-            raise InvalidAnswer(f"a solution is a view of the challenge's page ({page}), not of {path}")
+            raise InvalidAnswer(
+                tr("a solution is a view of the challenge's page ({page}), not of {path}", page=page, path=path)
+            )
         return solution
     if question["kind"] == "choice":
         n = len(question["options"])
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
-            raise InvalidAnswer(f"the answer must be the number of one of the {n} options (0 to {n - 1})")
+            raise InvalidAnswer(
+                tr("the answer must be the number of one of the {n} options (0 to {last})", n=n, last=n - 1)
+            )
         return int(value)
     lo, hi = question["lo"], question["hi"]
     if isinstance(value, bool) or not _finite(value) or not lo <= value <= hi:
-        raise InvalidAnswer(f"the answer must be a number from {lo} to {hi}")
+        raise InvalidAnswer(tr("the answer must be a number from {lo} to {hi}", lo=num(lo, ""), hi=num(hi, "")))
     return float(value)
 
 
@@ -193,16 +224,17 @@ def page_path(page: str) -> str:
 def check_solution(value: Any) -> dict:
     """A build question's answer as stored: {"view", "solved", "said"}; InvalidAnswer naming the problem."""
     if not isinstance(value, dict) or set(value) != {"view", "solved", "said"}:
-        raise InvalidAnswer("a solution is its view, the verdict (solved) and its sentence (said), nothing else")
+        raise InvalidAnswer(tr("a solution is its view, the verdict (solved) and its sentence (said), nothing else"))
     try:
         view = check_view(value["view"])
     except errors.InvalidView as err:
-        raise InvalidAnswer(f"a solution's {err}") from None
+        # Translators: "a solution's" + why its view is refused ("a view is a link within the app...")
+        raise InvalidAnswer(tr("a solution's {error}", error=str(err))) from None
     if not isinstance(value["solved"], bool):
-        raise InvalidAnswer(f"a solution's verdict is true or false, not {value['solved']!r}")
+        raise InvalidAnswer(tr("a solution's verdict is true or false, not {verdict}", verdict=repr(value["solved"])))
     said = value["said"]
     if not isinstance(said, str) or not 0 < len(said) <= SAID_CHARS or _CONTROL.search(said):
-        raise InvalidAnswer(f"a solution's sentence is 1 to {SAID_CHARS} characters of text")
+        raise InvalidAnswer(tr("a solution's sentence is 1 to {chars} characters of text", chars=SAID_CHARS))
     return {"view": view, "solved": value["solved"], "said": said}
 
 
@@ -212,26 +244,36 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 def check_view(view: Any) -> str:
     """A view of the app: a relative link within it ("/page?query"), never another site."""
     if not isinstance(view, str) or not view.startswith("/") or view.startswith("//"):
-        raise errors.InvalidView(f"a view is a link within the app starting with '/', not {str(view)[:40]!r}")
+        raise errors.InvalidView(
+            tr("a view is a link within the app starting with '/', not {view}", view=repr(str(view)[:40]))
+        )
     if len(view) > VIEW_CHARS or _CONTROL.search(view) or "\\" in view:
-        raise errors.InvalidView(f"a view is at most {VIEW_CHARS} characters of a link, without control characters")
+        raise errors.InvalidView(
+            tr("a view is at most {chars} characters of a link, without control characters", chars=VIEW_CHARS)
+        )
     return view
 
 
 def check_row(value: Any, n: int) -> list[float]:
     """A row of n attention weights as stored; InvalidAnswer naming the first problem."""
     if not isinstance(value, (list, tuple)):
-        raise InvalidAnswer(f"a row is a list of {n} weights, not {type(value).__name__}")
+        raise InvalidAnswer(tr("a row is a list of {n} weights, not {type}", n=n, type=type(value).__name__))
     if len(value) != n:
-        raise InvalidAnswer(f"a row has {n} weights, one per key; this one has {len(value)}")
+        raise InvalidAnswer(tr("a row has {n} weights, one per key; this one has {count}", n=n, count=len(value)))
     for j, w in enumerate(value):
         if not _finite(w):
-            raise InvalidAnswer(f"weight {j} of the row is {w!r}, not a finite number")
+            raise InvalidAnswer(
+                tr("weight {index} of the row is {weight}, not a finite number", index=j, weight=repr(w))
+            )
         if not 0 <= w <= 1:
-            raise InvalidAnswer(f"weight {j} of the row is {w:g}: a weight is from 0 to 1")
+            raise InvalidAnswer(
+                tr("weight {index} of the row is {weight}: a weight is from 0 to 1", index=j, weight=num(w, "g"))
+            )
     total = math.fsum(value)
     if abs(total - 1) > ROW_SUM:
-        raise InvalidAnswer(f"the row's weights sum to {total:.6g}: a row of attention weights sums to 1")
+        raise InvalidAnswer(
+            tr("the row's weights sum to {total}: a row of attention weights sums to 1", total=num(total, ".6g"))
+        )
     return [float(w) for w in value]
 
 
@@ -245,11 +287,11 @@ def check_truth(question: dict, truth: Any) -> list[int] | float | list[float]:
     one), a number within the bounds, or a row; InvalidAnswer naming the problem otherwise (a build question has
     none)."""
     if question["kind"] == "build":
-        raise InvalidAnswer("a build question has no true value: each solution carries its verdict")
+        raise InvalidAnswer(tr("a build question has no true value: each solution carries its verdict"))
     if question["kind"] == "choice":
         found = truth if isinstance(truth, (list, tuple)) else [truth]
         if not found:
-            raise InvalidAnswer("a choice question's true value names at least one option")
+            raise InvalidAnswer(tr("a choice question's true value names at least one option"))
         return sorted({check_answer(question, value) for value in found})
     return check_answer(question, truth)
 

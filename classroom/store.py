@@ -66,6 +66,7 @@ from classroom.schema import (
     rooms,
     students,
 )
+from locales import marked, num, tr, tr_n
 
 URL_ENV = "ATTENTION_DB_URL"
 LESSON_STEPS = 30  # classroom.decks.MAX_STEPS
@@ -340,27 +341,38 @@ class Store:
             query = query.with_for_update()  # PostgreSQL: joins and questions of one room take turns
         row = conn.execute(query).mappings().first()
         if row is None:
-            raise errors.RoomNotFound(f"there is no room with the code {normalise_code(code)[:12]!r}")
+            raise errors.RoomNotFound(tr("there is no room with the code {code}", code=repr(normalise_code(code)[:12])))
         return row
 
     def _check_open(self, room) -> None:
         if room["closed"]:
-            raise errors.RoomClosed(f"room {room['code']} has been closed by its teacher")
+            raise errors.RoomClosed(tr("room {code} has been closed by its teacher", code=room["code"]))
         if room["expires_at"] <= self.clock():
-            raise errors.RoomExpired(f"room {room['code']} has expired (a room lasts {self.limits.room_hours:g} hours)")
+            raise errors.RoomExpired(
+                tr(
+                    "room {code} has expired (a room lasts {hours} hours)",
+                    code=room["code"],
+                    hours=num(self.limits.room_hours, "g"),
+                )
+            )
 
     def _teacher(self, conn: Connection, code: str, teacher_key: Any, *, lock: bool = False, open_: bool = True):
         room = self._room(conn, code, lock=lock)
         if not isinstance(teacher_key, str) or not hmac.compare_digest(hash_key(teacher_key), room["teacher_hash"]):
-            raise errors.TeacherKeyRejected(f"that is not the teacher key of room {room['code']}")
+            raise errors.TeacherKeyRejected(tr("that is not the teacher key of room {code}", code=room["code"]))
         if open_:
             self._check_open(room)
         ended_at = self._ended_at(room)
         if ended_at is not None and ended_at + self.limits.keep_days * 86400 <= self.clock():
             # past its keeping time: gone for its teacher at once, deleted at the next purge
             raise errors.RoomNotFound(
-                f"room {room['code']}'s answers were deleted: they are kept {self.limits.keep_days:g} "
-                f"day{'s' * (self.limits.keep_days != 1)} after it ends"
+                tr_n(
+                    "room {code}'s answers were deleted: they are kept {days} day after it ends",
+                    "room {code}'s answers were deleted: they are kept {days} days after it ends",
+                    _plural_count(self.limits.keep_days),
+                    code=room["code"],
+                    days=num(self.limits.keep_days, "g"),
+                )
             )
         return room
 
@@ -378,7 +390,10 @@ class Store:
             ).scalar_one()
             if open_rooms >= self.limits.open_rooms:
                 raise errors.TooManyRooms(
-                    f"this server already has {open_rooms} open rooms, its limit: try again when a class ends"
+                    tr(
+                        "this server already has {rooms} open rooms, its limit: try again when a class ends",
+                        rooms=open_rooms,
+                    )
                 )
             for _ in range(20):
                 code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
@@ -428,7 +443,7 @@ class Store:
             room = self._teacher(conn, code, teacher_key, open_=False)
             ended_at = self._ended_at(room)
             if ended_at is None:
-                raise errors.ClassroomError(f"room {room['code']} is still open")
+                raise errors.ClassroomError(tr("room {code} is still open", code=room["code"]))
             asked = conn.execute(
                 select(func.count()).select_from(questions).where(questions.c.room_code == room["code"])
             ).scalar_one()
@@ -552,13 +567,20 @@ class Store:
                 here = _count_here(conn, room["code"], now - self.limits.here_s)
                 if here >= self.limits.students_per_room:
                     raise errors.RoomFull(
-                        f"room {room['code']} is full: {here} students are in it, the limit is "
-                        f"{self.limits.students_per_room}"
+                        tr(
+                            "room {code} is full: {here} students are in it, the limit is {limit}",
+                            code=room["code"],
+                            here=here,
+                            limit=self.limits.students_per_room,
+                        )
                     )
                 if seats >= self.limits.seats_per_room:
                     raise errors.RoomFull(
-                        f"room {room['code']} has handed out {seats} seats, its limit: ask the teacher to start a "
-                        "new room"
+                        tr(
+                            "room {code} has handed out {seats} seats, its limit: ask the teacher to start a new room",
+                            code=room["code"],
+                            seats=seats,
+                        )
                     )
                 sid = secrets.token_urlsafe(24)
                 number = (
@@ -578,9 +600,23 @@ class Store:
         return sid
 
     def _check_guesses(self, conn: Connection, client: str, browser: str, window: float) -> None:
-        for who, limit, whose in (
-            (browser, self.limits.wrong_joins, "from this browser tab"),
-            (client, self.limits.wrong_joins_per_address, "from this network address"),
+        for who, limit, message in (
+            (
+                browser,
+                self.limits.wrong_joins,
+                marked(
+                    "{wrong} wrong room codes from this browser tab in the last {minutes} minutes: wait a few "
+                    "minutes, or open the student link (or scan the QR code), which always works"
+                ),
+            ),
+            (
+                client,
+                self.limits.wrong_joins_per_address,
+                marked(
+                    "{wrong} wrong room codes from this network address in the last {minutes} minutes: wait a few "
+                    "minutes, or open the student link (or scan the QR code), which always works"
+                ),
+            ),
         ):
             wrong = conn.execute(
                 select(func.count())
@@ -589,8 +625,7 @@ class Store:
             ).scalar_one()
             if wrong >= limit:
                 raise errors.JoinRateLimited(
-                    f"{wrong} wrong room codes {whose} in the last {self.limits.wrong_join_window_s / 60:g} "
-                    "minutes: wait a few minutes, or open the student link (or scan the QR code), which always works"
+                    tr(message, wrong=wrong, minutes=num(self.limits.wrong_join_window_s / 60, "g"))
                 )
 
     def student(self, code: str, sid: str) -> str | None:
@@ -621,7 +656,7 @@ class Store:
                 .first()
             )
         if row is None:
-            raise errors.UnknownStudent(f"this device is not a student of room {code}: join it again")
+            raise errors.UnknownStudent(tr("this device is not a student of room {code}: join it again", code=code))
         return row
 
     def seats(self, code: str, teacher_key: str) -> list[Seat]:
@@ -658,7 +693,9 @@ class Store:
                 select(students.c.id).where(students.c.room_code == room["code"], students.c.number == number)
             ).scalar()
             if sid is None:
-                raise errors.UnknownStudent(f"room {room['code']} has no seat {number!r}")
+                raise errors.UnknownStudent(
+                    tr("room {code} has no seat {number}", code=room["code"], number=repr(number))
+                )
             conn.execute(answers.delete().where(answers.c.student_id == sid))
             conn.execute(students.delete().where(students.c.id == sid))
             conn.execute(_bumped(room).values(removals=rooms.c.removals + 1, activity=rooms.c.activity + 1))
@@ -699,15 +736,18 @@ class Store:
         it, or None, and nothing changes, when the class cannot move now."""
         steps = lesson.get("step") if isinstance(lesson, dict) else None
         if not isinstance(steps, list) or not 1 <= len(steps) <= LESSON_STEPS:
-            raise errors.InvalidLesson(f"a lesson has 1 to {LESSON_STEPS} steps")
+            raise errors.InvalidLesson(tr("a lesson has 1 to {most} steps", most=LESSON_STEPS))
         for n, step in enumerate(steps, 1):
             try:
                 check_view(step.get("view") if isinstance(step, dict) else None)
             except errors.InvalidView as err:
-                raise errors.InvalidLesson(f"step {n}'s {err}") from None
+                # Translators: "step 3's" + why its view is refused ("a view is a link within the app...")
+                raise errors.InvalidLesson(tr("step {n}'s {error}", n=n, error=str(err))) from None
         stored = json.dumps(lesson, ensure_ascii=False)
         if len(stored) > LESSON_CHARS:
-            raise errors.InvalidLesson(f"a lesson is at most {LESSON_CHARS:,} characters as stored")
+            raise errors.InvalidLesson(
+                tr("a lesson is at most {chars} characters as stored", chars=num(LESSON_CHARS, ","))
+            )
         posed = None if question is None else _checked_question(question, truth)
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key, lock=posed is not None)
@@ -747,10 +787,12 @@ class Store:
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key, lock=posed is not None)
             if room["lesson"] is None:
-                raise errors.InvalidLesson("the room runs no lesson")
+                raise errors.InvalidLesson(tr("the room runs no lesson"))
             steps = json.loads(room["lesson"])["step"]
             if not _is_step(step, len(steps)):
-                raise errors.InvalidLesson(f"the lesson has steps 1 to {len(steps)}, not {step!r}")
+                raise errors.InvalidLesson(
+                    tr("the lesson has steps 1 to {count}, not {step}", count=len(steps), step=repr(step))
+                )
             if not _may_lead(conn, room, tab):
                 return None
             conn.execute(_bumped(room).values(**self._step_changes(conn, room, steps, step, tab, posed)))
@@ -786,11 +828,13 @@ class Store:
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key, lock=True)
             if room["lesson"] is None:
-                raise errors.InvalidLesson("the room runs no lesson")
+                raise errors.InvalidLesson(tr("the room runs no lesson"))
             count = len(json.loads(room["lesson"])["step"])
             steps = [step for step, _, _ in checked]
             if len(set(steps)) != len(steps) or not all(_is_step(step, count) for step in steps):
-                raise errors.InvalidLesson(f"one question per step, on steps 1 to {count}: not {steps!r}")
+                raise errors.InvalidLesson(
+                    tr("one question per step, on steps 1 to {count}: not {steps}", count=count, steps=repr(steps))
+                )
             if not _may_lead(conn, room, None):
                 return None
             asked = _lesson_questions(conn, room)
@@ -826,10 +870,12 @@ class Store:
             self._check_open(room)
             student = self._student(conn, room["code"], sid)
             if room["lesson"] is None or room["paced_at"] is None:
-                raise errors.InvalidLesson("the class follows the teacher through the lesson now")
+                raise errors.InvalidLesson(tr("the class follows the teacher through the lesson now"))
             count = len(json.loads(room["lesson"])["step"])
             if not _is_step(step, count):
-                raise errors.InvalidLesson(f"the lesson has steps 1 to {count}, not {step!r}")
+                raise errors.InvalidLesson(
+                    tr("the lesson has steps 1 to {count}, not {step}", count=count, step=repr(step))
+                )
             reached = max(_reached(student, room), step)
             conn.execute(
                 students.update().where(students.c.id == student["id"]).values(lesson_step=step, lesson_reached=reached)
@@ -952,7 +998,7 @@ class Store:
         with self._write() as conn:
             room = self._teacher(conn, code, teacher_key, lock=True)
             if step is not None and (room["lesson"] is None or step != room["lesson_step"]):
-                raise errors.InvalidLesson(f"the class is not on step {step!r} of a lesson")
+                raise errors.InvalidLesson(tr("the class is not on step {step} of a lesson", step=repr(step)))
             changes = self._pose(conn, room, body, hidden, step=step)
             conn.execute(_bumped(room).values(**changes))
             return int(changes["question_id"])
@@ -973,7 +1019,11 @@ class Store:
         ).scalar_one()
         if asked >= self.limits.questions_per_room:
             raise errors.TooManyQuestions(
-                f"room {room['code']} has asked {asked} questions, its limit: start a new room"
+                tr(
+                    "room {code} has asked {asked} questions, its limit: start a new room",
+                    code=room["code"],
+                    asked=asked,
+                )
             )
         return conn.execute(
             questions.insert()
@@ -1021,14 +1071,19 @@ class Store:
             asked = _lesson_questions(conn, room)
             on_step = asked.get(_step_of(student, room)) if room["paced_at"] is not None else None  # at their pace
             if question.revealed or question.id not in (room["question_id"], on_step and on_step.id):
-                raise errors.AnswersClosed(f"question {question.number} is no longer taking answers")
+                raise errors.AnswersClosed(tr("question {number} is no longer taking answers", number=question.number))
             of_step = asked.get(question.step)  # this lesson's question of its step, if it is one
             if of_step is not None and of_step.id == question.id and _reached(student, room) > question.step:
                 raise errors.AnswersClosed(
-                    f"you went on past question {question.number}'s step at your own pace: your answer is final"
+                    tr(
+                        "you went on past question {number}'s step at your own pace: your answer is final",
+                        number=question.number,
+                    )
                 )
             if question.closes_at is not None and self.clock() > question.closes_at:
-                raise errors.AnswersClosed(f"the time for answers to question {question.number} is up")
+                raise errors.AnswersClosed(
+                    tr("the time for answers to question {number} is up", number=question.number)
+                )
             stored = json.dumps(check_answer(question.body, value))
             values = {"question_id": question.id, "student_id": student["id"], "value": stored}
             values["answered_at"] = self.clock()
@@ -1228,7 +1283,7 @@ def _question(conn: Connection, code: str, qid: Any, teacher: bool = False) -> Q
             .first()
         )
     if row is None:
-        raise errors.UnknownQuestion(f"room {code} has no question {qid!r}")
+        raise errors.UnknownQuestion(tr("room {code} has no question {question}", code=code, question=repr(qid)))
     return _as_question(row, teacher)
 
 
@@ -1306,20 +1361,31 @@ def _public_steps(lesson: str | None) -> tuple[LessonStep, ...]:
     )
 
 
+def _plural_count(value: float) -> int:
+    """A count for choosing a message's plural form from a number that may be fractional (2.5 days: plural)."""
+    return int(value) if value == int(value) else 2
+
+
 def check_nickname(nickname: Any) -> str | None:
     """A nickname as stored: None (anonymous) for nothing or blanks; the text typed, without the spaces
     around it, else NicknameRefused naming why (too long, control characters, not text)."""
     if nickname is None:
         return None
     if not isinstance(nickname, str):
-        raise errors.NicknameRefused("a nickname is text")
+        raise errors.NicknameRefused(tr("a nickname is text"))
     nickname = nickname.strip()
     if not nickname:
         return None
     if len(nickname) > NICKNAME_CHARS:
-        raise errors.NicknameRefused(f"a nickname has at most {NICKNAME_CHARS} characters, this one {len(nickname)}")
+        raise errors.NicknameRefused(
+            tr(
+                "a nickname has at most {most} characters, this one {chars}",
+                most=NICKNAME_CHARS,
+                chars=len(nickname),
+            )
+        )
     if _CONTROL.search(nickname):
-        raise errors.NicknameRefused("a nickname cannot contain control characters (line breaks, tabs)")
+        raise errors.NicknameRefused(tr("a nickname cannot contain control characters (line breaks, tabs)"))
     return nickname
 
 

@@ -13,7 +13,9 @@ from ui.shared_state import is_presenting, require_app_entry
 require_app_entry()
 
 from classroom import errors
+from classroom.questions import prompt_text
 from classroom.schema import NICKNAME_CHARS
+from locales import num, sentence_space, tr, tr_n
 from ui.classroom_lesson import lesson_picker
 from ui.classroom_lesson import start as start_lesson
 from ui.classroom_push import screen_drawn
@@ -65,10 +67,6 @@ CODE_CSS = (
 PRESENT_CODE_CSS = "<style>.class-code{font-size:clamp(3rem,14vh,7rem)}</style>"
 
 
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def room_link(code: str, token: str):
     """The student link (the app's first page, in the room, with the room's link token) and what it is."""
     listen = os.environ.get(LISTEN_ENV, "") or str(st.get_option("server.address") or "")
@@ -94,7 +92,7 @@ def start_room() -> None:
         room = store().create_room()
         become_teacher(room.code, room.teacher_key)
     except errors.ClassroomError as err:
-        st.session_state[MESSAGE_KEY] = f"Could not start a room: {err}."
+        st.session_state[MESSAGE_KEY] = tr("Could not start a room: {error}.", error=err)
 
 
 def take_back() -> None:
@@ -110,52 +108,63 @@ def take_back() -> None:
             store().ended(code, key)
             become_ended_teacher(code, key)
         except (errors.ClassroomError, PermissionError) as err:
-            st.session_state[MESSAGE_KEY] = f"Could not take back the room: {err}."
+            st.session_state[MESSAGE_KEY] = tr("Could not take back the room: {error}.", error=err)
     except (errors.ClassroomError, PermissionError) as err:
-        st.session_state[MESSAGE_KEY] = f"Could not take back the room: {err}."
+        st.session_state[MESSAGE_KEY] = tr("Could not take back the room: {error}.", error=err)
 
 
 def join_room() -> None:
     try:
         join(st.session_state.get("class_join_code", ""), st.session_state.get("class_join_nickname") or None)
     except errors.ClassroomError as err:
-        st.session_state[MESSAGE_KEY] = f"Could not join: {err}."
+        st.session_state[MESSAGE_KEY] = tr("Could not join: {error}.", error=err)
 
 
 def outside_a_room() -> None:
     st.markdown(
-        "Class mode puts a whole class on the same screen: the students' browsers follow the teacher's page, "
-        "the teacher can pause everyone, ask the class a question from any lesson page, "
-        "and watch the answers arrive."
+        tr(
+            "Class mode puts a whole class on the same screen: the students' browsers follow the teacher's page, "
+            "the teacher can pause everyone, ask the class a question from any lesson page, "
+            "and watch the answers arrive."
+        )
     )
     teach, learn = st.columns(2, gap="large")
     with teach:
-        st.subheader("Teach")
-        st.button("Start a room", key="class_start", type="primary", icon=":material/add:", on_click=start_room)
-        with st.expander("Take back a room (after switching browsers, or after it ended)"):
+        # Translators: a heading: the teacher's side of the page (beside "Join a class")
+        st.subheader(tr("Teach"))
+        st.button(tr("Start a room"), key="class_start", type="primary", icon=":material/add:", on_click=start_room)
+        with st.expander(tr("Take back a room (after switching browsers, or after it ended)")):
             st.caption(
-                "Type the room's code and the teacher key from the file you downloaded when you started it. A room "
-                "that has ended gives back its answers while they are kept."
+                tr(
+                    "Type the room's code and the teacher key from the file you downloaded when you started it. A "
+                    "room that has ended gives back its answers while they are kept."
+                )
             )
             # a form: both boxes are sent with the click, wherever the focus was (a password box's eye button
             # keeps the focus inside the box, and its text would not be sent before the click)
             with st.form("class_reclaim_form", border=False):
-                st.text_input("Your room's code", key="class_reclaim_code", max_chars=12)
-                st.text_input("Teacher key", key="class_reclaim_key", type="password", max_chars=64)
-                st.form_submit_button("Take back the room", key="class_reclaim", on_click=take_back)
+                st.text_input(tr("Your room's code"), key="class_reclaim_code", max_chars=12)
+                st.text_input(tr("Teacher key"), key="class_reclaim_key", type="password", max_chars=64)
+                st.form_submit_button(tr("Take back the room"), key="class_reclaim", on_click=take_back)
     with learn:
-        st.subheader("Join a class")
+        st.subheader(tr("Join a class"))
         with st.form("class_join_form", border=False):  # Enter in a box joins; both boxes go with the click
-            st.text_input("Room code", key="class_join_code", max_chars=12, placeholder="e.g. K7PX3M")
             st.text_input(
-                "Nickname (optional)",
+                tr("Room code"), key="class_join_code", max_chars=12, placeholder=tr("e.g. {code}", code="K7PX3M")
+            )
+            st.text_input(
+                tr("Nickname (optional)"),
                 key="class_join_nickname",
                 max_chars=NICKNAME_CHARS,
-                help="Leave it empty to stay anonymous. Your teacher sees nicknames beside the answers (on their "
-                "screen when they choose, and in the answers file they download); other students do not, unless the "
-                "teacher shows nicknames on a screen the class can see.",
+                help=tr(
+                    "Leave it empty to stay anonymous. Your teacher sees nicknames beside the answers (on their "
+                    "screen when they choose, and in the answers file they download); other students do not, unless "
+                    "the teacher shows nicknames on a screen the class can see."
+                ),
             )
-            st.form_submit_button("Join", key="class_join", type="primary", icon=":material/login:", on_click=join_room)
+            st.form_submit_button(
+                tr("Join"), key="class_join", type="primary", icon=":material/login:", on_click=join_room
+            )
         alone_picker()
     lesson_editor()
 
@@ -167,58 +176,77 @@ def teacher_dashboard(code: str) -> None:
     st.html(CODE_CSS + (PRESENT_CODE_CSS if is_presenting() else ""))
     left, right = st.columns([3, 2], gap="large")
     with left:
-        st.markdown("**Join code**")
+        st.markdown(tr("**Join code**"))
         st.html(f"<div class='class-code' data-testid='class-join-code'>{html.escape(code)}</div>")
-        st.markdown("**Student link** (opens the app in this room)")
+        st.markdown(tr("**Student link** (opens the app in this room)"))
         st.html(f"{LINK_CSS}<div class='class-link' data-testid='class-student-link'>{html.escape(link.url)}</div>")
         st.caption(
-            escape_markdown(link.note) + " Students open the link or scan the code, or type the join code on this page."
+            tr(
+                "{note} Students open the link or scan the code, or type the join code on this page.",
+                note=escape_markdown(link.note),
+            )
         )
         if link.problem:
             st.warning(escape_markdown(link.problem), icon=":material/wifi_off:")
         buttons = st.container(horizontal=True)
         if state.paused:
             buttons.button(
-                "Resume the class", key="class_dash_resume", type="primary", on_click=teacher_action, args=("resume",)
+                tr("Resume the class"),
+                key="class_dash_resume",
+                type="primary",
+                on_click=teacher_action,
+                args=("resume",),
             )
         else:
-            buttons.button("Pause the class", key="class_dash_pause", on_click=teacher_action, args=("pause",))
-        buttons.button("Gather everyone", key="class_dash_gather", on_click=teacher_action, args=("gather",))
+            buttons.button(tr("Pause the class"), key="class_dash_pause", on_click=teacher_action, args=("pause",))
+        buttons.button(tr("Gather everyone"), key="class_dash_gather", on_click=teacher_action, args=("gather",))
         with buttons:
             answers_button(code, key)
-        buttons.button("Close the room…", key="class_close", on_click=ask_to, args=("close",))
-        buttons.button("Sign out…", key="class_sign_out", on_click=ask_to, args=("sign_out",))
+        buttons.button(tr("Close the room…"), key="class_close", on_click=ask_to, args=("close",))
+        buttons.button(tr("Sign out…"), key="class_sign_out", on_click=ask_to, args=("sign_out",))
     with right:
         png = qr_png(link.url)
-        st.image(png, width=360 if is_presenting() else 300, caption="Scan to join")
-        st.download_button("QR code as PNG", png, file_name=f"room-{code}.png", mime="image/png", key="class_qr_png")
+        st.image(png, width=360 if is_presenting() else 300, caption=tr("Scan to join"))
+        st.download_button(
+            tr("QR code as PNG"), png, file_name=f"room-{code}.png", mime="image/png", key="class_qr_png"
+        )
     confirm = st.session_state.get(CONFIRM_KEY)
     if confirm == "close":
         confirm_box(
             "close",
-            f"**Close room {code}?** Students can no longer follow you or answer. Download the answers first if you "
-            f"want them now; they also stay downloadable for {store().limits.keep_days:g} days after: from this "
-            f"browser for its cookie's {COOKIE_HOURS} hours, then with the teacher key file.",
-            "Close the room",
-            extra=lambda: answers_button(code, key, "Download the answers first", "class_csv_before_close"),
+            tr(
+                "**Close room {code}?** Students can no longer follow you or answer. Download the answers first if "
+                "you want them now; they also stay downloadable for {days} days after: from this browser for its "
+                "cookie's {hours} hours, then with the teacher key file.",
+                code=code,
+                days=num(store().limits.keep_days, "g"),
+                hours=COOKIE_HOURS,
+            ),
+            tr("Close the room"),
+            extra=lambda: answers_button(code, key, tr("Download the answers first"), "class_csv_before_close"),
         )
     elif confirm == "sign_out":
         confirm_box(
             "sign_out",
-            f"**Sign out of room {code} in this browser?** The room goes on and the class keeps its place; this "
-            "tab forgets the teacher key and the browser's cookie goes. Another tab of this room that is still open "
-            "keeps its controls until you sign out there too, or close it. To take the room back, here or on another "
-            "computer, you need the teacher key file.",
-            "Sign out",
+            tr(
+                "**Sign out of room {code} in this browser?** The room goes on and the class keeps its place; this "
+                "tab forgets the teacher key and the browser's cookie goes. Another tab of this room that is still "
+                "open keeps its controls until you sign out there too, or close it. To take the room back, here or on "
+                "another computer, you need the teacher key file.",
+                code=code,
+            ),
+            tr("Sign out"),
             extra=lambda: key_file_button(code, key, "class_key_file_before_sign_out"),
         )
     lesson_picker(code, key, state.paced)
     lesson_editor(start=functools.partial(start_lesson, code, key))
-    with st.expander("Your teacher key (keep it; never project it)"):
+    with st.expander(tr("Your teacher key (keep it; never project it)")):
         st.markdown(
-            "This browser keeps your controls over a reload. To take the room back from another browser, you need "
-            "the teacher key: download it now. It is never shown on screen or put in a link. On a shared computer, "
-            "**Sign out…** when you are done."
+            tr(
+                "This browser keeps your controls over a reload. To take the room back from another browser, you need "
+                "the teacher key: download it now. It is never shown on screen or put in a link. On a shared "
+                "computer, **Sign out…** when you are done."
+            )
         )
         key_file_button(code, key)
     st.caption(keep_note())
@@ -238,9 +266,10 @@ def _live_answers(code: str) -> None:
         st.warning(escape_markdown(str(err)))
         return
     screen_drawn(store(), code, state.version, activity=state.activity)
-    with st.expander(f"Seats ({state.seats}; {state.here} here now)"):
+    with st.expander(tr("Seats ({seats}; {here} here now)", seats=state.seats, here=state.here)):
         seats_list(code, key)
-    st.subheader("Answers")
+    # Translators: a heading: the answers of the class
+    st.subheader(tr("Answers"))
     current = state.question.id if state.question is not None else None
     # the lesson's questions students answered at their own pace that nobody has revealed yet
     left_open = {
@@ -254,13 +283,15 @@ def _live_answers(code: str) -> None:
         results_panel(code, key, state.question.id)
     else:
         st.info(
-            "No question is open. Go to a lesson page and press **Ask the class**, under the room bar.",
+            tr("No question is open. Go to a lesson page and press **Ask the class**, under the room bar."),
             icon=":material/quiz:",
         )
     if left_open and not state.paced:
         st.markdown(
-            "**Answered at the students' own pace, not revealed yet:** each reveal goes into the answers file; the "
-            "class sees it when it comes to that step again."
+            tr(
+                "**Answered at the students' own pace, not revealed yet:** each reveal goes into the answers file; "
+                "the class sees it when it comes to that step again."
+            )
         )
         step_question_panels(code, key, left_open)
     shown = {current, *(q.id for q in (state.step_questions if state.paced else left_open).values())}
@@ -273,9 +304,13 @@ live_answers = pushed_or_timed(_live_answers)
 
 def earlier_questions(earlier) -> None:
     if earlier:
-        with st.expander(f"Earlier questions ({len(earlier)})"):
+        with st.expander(tr("Earlier questions ({n})", n=len(earlier))):
             for q in reversed(earlier):
-                st.markdown(f"{q.number}. {escape_markdown(q.body['prompt'])}" + (" (revealed)" if q.revealed else ""))
+                prompt = escape_markdown(prompt_text(q.body))
+                if q.revealed:
+                    st.markdown(tr("{number}. {prompt} (revealed)", number=q.number, prompt=prompt))
+                else:
+                    st.markdown(tr("{number}. {prompt}", number=q.number, prompt=prompt))
 
 
 def ended_room(code: str) -> None:
@@ -285,46 +320,66 @@ def ended_room(code: str) -> None:
         ended = store().ended(code, key)
         asked = store().questions(code, key)
     except (errors.ClassroomError, PermissionError) as err:
-        leave(f"Room {code} is gone: {err}.")
+        leave(tr("Room {code} is gone: {error}.", code=code, error=err))
         st.rerun()
-    how = "closed" if ended.closed else "expired"
-    st.markdown(
-        f"Room **{code}** has ended ({how} at {when(ended.ended_at)}): nobody can join or answer any more. Its "
-        f"{plural(ended.questions, 'question')} and the answers of its {plural(ended.seats, 'seat')} are kept for you "
-        f"until **{when(ended.kept_until)}**, then deleted."
+    if ended.closed:
+        how = tr(
+            "Room **{code}** has ended (closed at {time}): nobody can join or answer any more.",
+            code=code,
+            time=when(ended.ended_at),
+        )
+    else:
+        how = tr(
+            "Room **{code}** has ended (expired at {time}): nobody can join or answer any more.",
+            code=code,
+            time=when(ended.ended_at),
+        )
+    # Translators: "{n} question(s)", the {questions} of "Its {questions} and the answers of its {seats}..."
+    questions = tr_n("{n} question", "{n} questions", ended.questions, n=ended.questions)
+    # Translators: "{n} seat(s)", the {seats} of "Its {questions} and the answers of its {seats}..."
+    seats = tr_n("{n} seat", "{n} seats", ended.seats, n=ended.seats)
+    kept = tr(
+        "Its {questions} and the answers of its {seats} are kept for you until **{time}**, then deleted.",
+        questions=questions,
+        seats=seats,
+        time=when(ended.kept_until),
     )
+    st.markdown(how + sentence_space() + kept)
     with st.container(horizontal=True):
         answers_button(code, key)
-        st.button("Delete them now…", key="class_delete", on_click=ask_to, args=("delete",))
+        st.button(tr("Delete them now…"), key="class_delete", on_click=ask_to, args=("delete",))
         st.button(
-            "Forget this room here",
+            tr("Forget this room here"),
             key="class_done",
             on_click=leave,
-            help="This browser leaves the room's results (its cookie goes); the teacher key file takes you back.",
+            help=tr("This browser leaves the room's results (its cookie goes); the teacher key file takes you back."),
         )
     if st.session_state.get(CONFIRM_KEY) == "delete":
         confirm_box(
             "delete",
-            f"**Delete room {code} and every answer in it, now?** This cannot be undone.",
-            "Delete everything",
-            extra=lambda: answers_button(code, key, "Download the answers first", "class_csv_before_delete"),
+            tr("**Delete room {code} and every answer in it, now?** This cannot be undone.", code=code),
+            tr("Delete everything"),
+            extra=lambda: answers_button(code, key, tr("Download the answers first"), "class_csv_before_delete"),
         )
     for q in asked:
-        with st.expander(f"Question {q.number}: {q.body['prompt']}"[:200]):
+        with st.expander(tr("Question {number}: {prompt}", number=q.number, prompt=prompt_text(q.body))[:200]):
             results_panel(code, key, q.id, compact=True)
 
 
 def student_panel(code: str) -> None:
     nickname = st.session_state.get(NICK_KEY)
+    if nickname:
+        st.markdown(tr("You are in room **{code}** as **{nickname}**.", code=code, nickname=escape_markdown(nickname)))
+    else:
+        st.markdown(tr("You are in room **{code}**, anonymous.", code=code))
     st.markdown(
-        f"You are in room **{code}**" + (f" as **{escape_markdown(nickname)}**." if nickname else ", anonymous.")
+        tr("The bar at the top of every page shows whether you follow the teacher, and the teacher's questions.")
     )
-    st.markdown("The bar at the top of every page shows whether you follow the teacher, and the teacher's questions.")
-    st.button("Leave the room", key="class_leave", on_click=leave, args=(f"You left room {code}.",))
+    st.button(tr("Leave the room"), key="class_leave", on_click=leave, args=(tr("You left room {code}.", code=code),))
 
 
 STATE.load()
-st.title("Teach a class")
+st.title(tr("Teach a class"))
 code = in_room()
 try:
     if code and is_teacher() and st.session_state.get(ENDED_KEY):
@@ -336,4 +391,7 @@ try:
     else:
         outside_a_room()
 except errors.StoreUnavailable as err:
-    st.warning(f"Class mode cannot reach its database: {escape_markdown(str(err))}.", icon=":material/cloud_off:")
+    st.warning(
+        tr("Class mode cannot reach its database: {error}.", error=escape_markdown(str(err))),
+        icon=":material/cloud_off:",
+    )

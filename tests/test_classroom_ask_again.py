@@ -3,6 +3,7 @@ the students answer afresh, and the teacher sees the first vote beside the secon
 
 from __future__ import annotations
 
+from classroom.questions import option_texts, prompt_text
 from tests.apptest_helpers import chart_by_key, every_text, open_page
 from tests.classroom_asking import ask, reveal, store
 from ui.classroom_ask import ask_box_key
@@ -26,7 +27,7 @@ def test_asked_again_the_class_answers_afresh_and_the_teacher_sees_both_votes(ro
     teacher.selectbox(key="predict_puzzle").set_value("aligned").run()
     first = ask(teacher, "argmax", query=1)
     right = first.truth[0]
-    wrong = (right + 1) % len(first.body["options"])
+    wrong = (right + 1) % len(option_texts(first.body))
     answer(student, first, wrong)
     answer(other, first, wrong)
     teacher.run()
@@ -35,7 +36,7 @@ def test_asked_again_the_class_answers_afresh_and_the_teacher_sees_both_votes(ro
     key = teacher.session_state["class_teacher_key"]
     again = store().state(code).question
     assert again.id != first.id and again.body["again_of"] == first.id
-    assert again.body["prompt"] == first.body["prompt"] and again.body["view"] == first.body["view"]
+    assert prompt_text(again.body) == prompt_text(first.body) and again.body["view"] == first.body["view"]
     assert store().results(code, key, again.id).question.truth == first.truth
     student.run()
     assert "Asked again" in every_text(student)
@@ -43,9 +44,9 @@ def test_asked_again_the_class_answers_afresh_and_the_teacher_sees_both_votes(ro
     answer(student, again, right)
     answer(other, again, wrong)
     teacher.run()
-    expected_first = [0] * len(first.body["options"])
+    expected_first = [0] * len(option_texts(first.body))
     expected_first[wrong] = 2
-    expected_again = [0] * len(first.body["options"])
+    expected_again = [0] * len(option_texts(first.body))
     expected_again[right] += 1
     expected_again[wrong] += 1
     assert bars(teacher, f"class_dist_first_{again.id}") == expected_first
@@ -57,7 +58,7 @@ def test_asked_again_the_class_answers_afresh_and_the_teacher_sees_both_votes(ro
     student.run()
     assert len(student.success) == 1
     csv_text = store().export_csv(code, key)
-    assert csv_text.count(first.body["prompt"][:40]) == 4  # two answers to each vote
+    assert csv_text.count(prompt_text(first.body)[:40]) == 4  # two answers to each vote
 
 
 def test_a_timed_question_takes_answers_until_its_time_and_refuses_later_ones(room, monkeypatch):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from classroom.questions import prompt_text
 from tests.apptest_helpers import every_text, open_page
 from tests.test_classroom_lesson import heatmap_rows
 from ui import classroom_session
@@ -73,7 +74,7 @@ def test_a_teacher_runs_a_shipped_lesson_and_the_class_follows_each_step():
     assert student.session_state["predict_puzzle"] == "orthogonal"
     asked = store().state(code).question
     assert asked.body["source"].items() >= {"page": "predict", "question": "argmax", "query": 0}.items()
-    assert "query 0 'up'" in asked.body["prompt"]
+    assert "query 0 'up'" in prompt_text(asked.body)
     # ended without a reveal, the step's question is one click away again, built from the page as the class sees it
     store().end_question(code, key)
     teacher.switch_page("pages/predict.py").run()  # AppTest runs the page it was last told to

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import update
 
 from attention import attention_steps
+from classroom.questions import prompt_text
 from classroom.schema import students
 from lessons.puzzles import PUZZLES_BY_ID
 from tests.apptest_helpers import chart_by_key, every_text, open_page, plotly_values
@@ -65,7 +66,7 @@ def test_an_open_question_is_hidden_on_every_students_playground_and_the_project
     student = open_page("pages/playground.py", query={"room": code})
     west = 3  # the default example's query 3 'west'
     question = ask(teacher, "pages/playground.py", query=west)
-    assert question.body["prompt"].startswith(
+    assert prompt_text(question.body).startswith(
         "Playground, tokens 'north east south west' (no mask, scaled by 1/√d_k): which key will query 3 'west'"
     )
     seq = teacher.session_state["seq"]
@@ -109,7 +110,7 @@ def test_the_page_stays_in_the_state_the_question_was_asked_in_until_the_reveal(
     teacher, code = start_room()
     student = open_page("pages/playground.py", query={"room": code})
     question = ask(teacher, "pages/playground.py", kind="weight", query=2, key=1)
-    assert question.body["prompt"].startswith(
+    assert prompt_text(question.body).startswith(
         "Playground, tokens 'north east south west' (no mask, scaled by 1/√d_k): what weight will query 2"
     )
     assert "causal=0" in question.body["view"] and store().current_view(code) == question.body["view"]

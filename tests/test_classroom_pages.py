@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from attention import attention_steps
+from classroom.questions import option_texts
 from lessons.puzzles import PUZZLES_BY_ID
 from tests.apptest_helpers import chart_by_key, every_text, open_page
 from ui import classroom_session
@@ -166,7 +167,7 @@ def test_ask_answer_reveal_from_the_predict_page():
     question = ask_on_predict(teacher, query=1)
     p = PUZZLES_BY_ID["aligned"]
     truth = int(np.argmax(attention_steps(p.seq.q, p.seq.k, p.seq.v).weights[1]))
-    assert question.body["options"][0].startswith("k_0") and question.truth is None  # hidden from students
+    assert option_texts(question.body)[0].startswith("k_0") and question.truth is None  # hidden from students
     for student, choice in zip(students, [truth, truth, 0]):
         student.run()
         student.radio(key=f"class_answer_{question.id}").set_value(choice)
@@ -185,11 +186,11 @@ def test_ask_answer_reveal_from_the_predict_page():
     for student, right in zip(students, [True, True, truth == 2]):
         student.run()
         shown = student.success if right else student.error
-        assert len(shown) == 1 and f"The answer: **{question.body['options'][truth]}**" in shown[0].value
+        assert len(shown) == 1 and f"The answer: **{option_texts(question.body)[truth]}**" in shown[0].value
     teacher.run()
     assert chart_by_key(teacher, f"class_dist_{question.id}")["layout"]["annotations"][0]["text"].startswith("true: k_")
     exported = list(csv.DictReader(io.StringIO(store().export_csv(code, teacher.session_state["class_teacher_key"]))))
-    assert len(exported) == 3 and {r["truth"] for r in exported} == {question.body["options"][truth]}
+    assert len(exported) == 3 and {r["truth"] for r in exported} == {option_texts(question.body)[truth]}
 
 
 def test_ask_a_weight_on_the_playground():

@@ -5,7 +5,7 @@ import pytest
 
 from attention import attention_steps
 from attention.sequence import TokenSequence
-from classroom.questions import check_question, check_truth
+from classroom.questions import check_question, check_truth, option_texts, prompt_text
 from lessons.puzzles import PUZZLES
 from ui.classroom_questions import (
     argmax_question,
@@ -24,7 +24,7 @@ def test_a_predict_question_has_the_puzzles_keys_and_its_true_answer(puzzle):
     for query in range(len(puzzle.seq.tokens)):
         question, truth = predict_question(puzzle.id, query)
         assert check_question(question) == question  # the store takes it as it is
-        assert len(question["options"]) == len(puzzle.seq.tokens)
+        assert len(option_texts(question)) == len(puzzle.seq.tokens)
         assert truth and all(weights[query, t] >= weights[query].max() - 1e-9 for t in truth)
         assert sorted(set(range(len(puzzle.seq.tokens))) - set(truth)) == [
             j for j in range(len(puzzle.seq.tokens)) if weights[query, j] < weights[query].max() - 1e-9
@@ -82,7 +82,7 @@ def test_every_tied_key_is_right_on_the_playgrounds_default_example_mask_on_or_o
     for causal in (False, True):
         question, truth = argmax_question(seq, west, causal=causal, scale=True, source={})
         weights = attention_steps(seq.q, seq.k, seq.v, causal=causal).weights[west]
-        assert len(truth) >= 2 and [question["options"][t] for t in truth][:2] == ["k_0 'north'", "k_1 'east'"]
+        assert len(truth) >= 2 and [option_texts(question)[t] for t in truth][:2] == ["k_0 'north'", "k_1 'east'"]
         assert all(abs(weights[t] - weights.max()) <= 1e-12 for t in truth)
 
 
@@ -100,22 +100,22 @@ def test_both_ties_of_the_between_two_keys_puzzle_are_right():
 def test_a_prompt_names_the_state_its_answer_depends_on():
     seq = TokenSequence(("a", "b", "c"), [[1, 0], [0, 1], [3, 3]], [[0, 1], [1, 0], [4, 4]], np.eye(3))
     masked, _ = argmax_question(seq, 1, causal=True, scale=False, source={})
-    assert masked["prompt"].startswith(
+    assert prompt_text(masked).startswith(
         "Playground, tokens 'a b c' (causal mask on, not scaled): which key will query 1"
     )
     plain, _ = weight_question(seq, 1, 0, causal=False, scale=True, source={})
-    assert plain["prompt"].startswith(
+    assert prompt_text(plain).startswith(
         "Playground, tokens 'a b c' (no mask, scaled by 1/√d_k): what weight will query 1 'b' give key 0 'a'"
     )
     long = TokenSequence(tuple("abcdefghijklmnop"), np.eye(16)[:, :2], np.eye(16)[:, :2], np.eye(16))
     long = TokenSequence(tuple(f"word{i:02d}long" for i in range(16)), long.q, long.k, long.v)
-    prompt = row_question(long, 15, causal=False, scale=True, source={})[0]["prompt"]
+    prompt = prompt_text(row_question(long, 15, causal=False, scale=True, source={})[0])
     assert len(prompt) <= 300 and prompt.endswith("counts as right)") and "…" in prompt  # tokens cut, not the ask
     assert plain["tolerance"] == 0.05
     from lessons.puzzles import PUZZLES
 
     asked, _ = predict_question(PUZZLES[0].id, 0)
-    assert asked["prompt"].startswith(f"Puzzle '{PUZZLES[0].title}' (no mask, scaled by 1/√d_k): which key")
+    assert prompt_text(asked).startswith(f"Puzzle '{PUZZLES[0].title}' (no mask, scaled by 1/√d_k): which key")
 
 
 def test_the_reveal_marks_every_tied_bar():

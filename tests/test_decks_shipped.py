@@ -10,6 +10,7 @@ import pytest
 
 from attention import attention_steps
 from classroom.decks import shipped
+from classroom.questions import option_texts
 from lessons.positions import toy
 from lessons.puzzles import PUZZLES_BY_ID
 from tests.apptest_helpers import every_text, open_page
@@ -92,7 +93,7 @@ def test_attention_in_20_minutes_numbers():
     masked = attention_steps(causal["seq"].q, causal["seq"].k, causal["seq"].v, causal=True).weights
     assert np.all(masked[2, 3:] == 0) and masked[2, :3].sum() == pytest.approx(1) and step_of(title, 7).question is None
     body = declared_page("causal").ask("changes", values_of(step_of(title, 8)), {"token": 2, "mask": 1})[0]
-    assert [body["options"][i] for i in truth(title, 8)] == ["outputs 2…5"]
+    assert [option_texts(body)[i] for i in truth(title, 8)] == ["outputs 2…5"]
     # step 9: "16 split into 4 heads of 4 dimensions"; the four heads named; "the least sharp is head 4"
     heads = values_of(step_of(title, 9))
     assert (heads["d_model"], heads["n_heads"]) == (16, 4)
@@ -134,5 +135,5 @@ def test_toy_to_real_model_numbers():
     assert (gen["layers"], gen["heads"], gen["d_head"], gen["context"], gen["dtype"]) == (32, 32, 128, 32768, "float16")
     assert gen["heads"] // gen["kv"] == 8 and gen["kv"] == 4  # "8 query heads share each of 4 key-value heads"
     body = declared_page("generation").ask("shared", gen, {"sharing": 0})[0]
-    assert body["options"][truth(title, 7)[0]] == "2.0 GiB"  # "2 GiB"
+    assert option_texts(body)[truth(title, 7)[0]] == "2 GiB"  # the deck's "2 GiB"
     assert 32 * 2 * 32 * 128 * 32768 * 2 == 16 * 2**30  # "the 16 GiB without sharing": layers x (K, V) x heads ...

@@ -11,7 +11,8 @@ import pytest
 from babel.messages.pofile import read_po
 
 import locales as i18n
-from tests.apptest_helpers import open_page
+from tests.apptest_helpers import every_text, open_page
+from tests.i18n_helpers import english_left
 
 ROOT = Path(__file__).resolve().parents[1]
 TRANSLATED = [lang for lang in i18n.LANGUAGES if lang != i18n.ENGLISH]
@@ -148,3 +149,26 @@ def test_numbers_are_written_as_the_language_writes_them(monkeypatch):
     monkeypatch.setattr(i18n, "language", lambda: "zh_Hans")
     assert i18n.num(0.19, ".2f") == "0.19" and i18n.num(1024, ",") == "1,024"
     assert i18n.sentence_space() == "", "Chinese sentences follow each other without a space"
+
+
+PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
+
+
+def page_text(at) -> str:
+    """What a student reads on a page under AppTest: its text and the labels and help of its controls."""
+    parts = [every_text(at)]
+    for kind in ("button", "text_input", "text_area", "selectbox", "radio", "checkbox", "toggle", "expander"):
+        for e in at.get(kind):
+            parts += [str(getattr(e, name, "") or "") for name in ("label", "help", "placeholder")]
+            parts += [str(o) for o in getattr(e, "options", []) or []]
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_runs_in_the_language_with_no_english_sentence_of_ours(page, lang, monkeypatch):
+    monkeypatch.setattr(i18n, "language", lambda: lang)  # AppTest formats a selectbox's options in the test's thread
+    at = open_page(page, query={"lang": lang})
+    assert not at.exception, at.exception
+    assert at.session_state["language"] == lang
+    assert english_left(page_text(at), lang) == []

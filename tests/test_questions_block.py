@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy.special import erf
 
+from classroom.questions import option_texts, prompt_text
 from figures.block import shape_text
 from lessons.head_library import embed_tokens, run_stack, stack_params
 from tests.apptest_helpers import chart_by_key, every_text
@@ -89,9 +90,9 @@ def test_the_length_answer_is_the_stack_run_by_hand(values, tokens, norm):
     for block in range(1, values["n_blocks"] + 1):
         body, truth = length_question(values, tokens, runs, norm, block)
         assert truth == expected_length(values, tokens, norm, block)
-        assert body["options"] == length_options(values["d_model"])
-        assert f"√d_model = {math.sqrt(values['d_model']):.2f}" in body["options"][1]
-        prompt = body["prompt"]
+        assert option_texts(body) == length_options(values["d_model"])
+        assert f"√d_model = {round(math.sqrt(values['d_model']), 2):g}" in option_texts(body)[1]
+        prompt = prompt_text(body)
         assert prompt.startswith(f"{norm.capitalize()}-norm stack of {values['n_blocks']} random blocks")
         for named in (
             f"d_model {values['d_model']}, d_ff {values['d_ff']}, {values['n_heads']} heads, {values['activation']}",
@@ -99,7 +100,7 @@ def test_the_length_answer_is_the_stack_run_by_hand(values, tokens, norm):
             f"seed {values['seed']}",
             " ".join(tokens),
             f"after block {block},",
-            f"At the input it is {input_length:.2f}",
+            f"At the input it is {round(input_length, 2):g}.",
         ):
             assert named in prompt
     # post-norm ends every block with a layer norm: √d_model; the pre-norm stream grows past it here
@@ -127,12 +128,13 @@ def test_the_shape_answer_is_made_of_the_blocks_sizes(values, tokens):
     runs = page_runs(values, tokens)
     for tensor, (name, said, _) in enumerate(TENSORS):
         body, truth = shape_question(values, tokens, runs, tensor)
-        assert [body["options"][i] for i in truth] == [expected[name]]
-        assert len(set(body["options"])) == len(body["options"]) >= 3
-        assert f"(d_model, d_ff) = {shape_text((d, d_ff))}" in body["options"]  # the weight W_1, not the activation
-        assert said in body["prompt"] and f"n = {n} tokens" in body["prompt"] and " ".join(tokens) in body["prompt"]
-        assert f"h = {h} heads, d_head = d_model / h = {d // h}" in body["prompt"]
-        assert f"d_model {d}, d_ff {d_ff}, {h} heads" in body["prompt"] and len(body["prompt"]) <= 300
+        assert [option_texts(body)[i] for i in truth] == [expected[name]]
+        assert len(set(option_texts(body))) == len(option_texts(body)) >= 3
+        assert f"(d_model, d_ff) = {shape_text((d, d_ff))}" in option_texts(body)  # the weight W_1, not the activation
+        prompt = prompt_text(body)
+        assert said in prompt and f"n = {n} tokens" in prompt and " ".join(tokens) in prompt
+        assert f"h = {h} heads, d_head = d_model / h = {d // h}" in prompt
+        assert f"d_model {d}, d_ff {d_ff}, {h} heads" in prompt and len(prompt) <= 300
 
 
 def test_each_shape_option_names_its_axes_so_one_with_the_same_sizes_is_not_right():
@@ -143,7 +145,7 @@ def test_each_shape_option_names_its_axes_so_one_with_the_same_sizes_is_not_righ
     assert len(TOKENS) == values["n_heads"] == values["d_model"] // values["n_heads"] == 4
     runs = page_runs(values, TOKENS)
     body, truth = shape_question(values, TOKENS, runs, [name for name, *_ in TENSORS].index("q_heads"))
-    options = body["options"]
+    options = option_texts(body)
     assert "(h, n, d_head) = (4, 4, 4)" in options and "(h, n, n) = (4, 4, 4)" in options
     assert "(n, n) = (4, 4)" in options and "(n, d_head) = (4, 4)" in options
     assert [options[i] for i in truth] == ["(h, n, d_head) = (4, 4, 4)"]
@@ -206,7 +208,7 @@ def test_asked_in_a_room_the_shapes_are_hidden_until_the_reveal(room):
     teacher.switch_page(PAGE).run()
     student.run()
     question = ask(teacher, "shape", tensor=0)  # the feed-forward hidden layer
-    assert question.body["options"][question.truth[0]] == f"(n, d_ff) = {shape_text((len(TOKENS), 64))}"
+    assert option_texts(question.body)[question.truth[0]] == f"(n, d_ff) = {shape_text((len(TOKENS), 64))}"
     for screen in (student, teacher):
         screen.run()
         assert not screen.exception and hidden_on(screen)

@@ -12,7 +12,7 @@ import pytest
 from attention import attention_steps
 from attention.sequence import TokenSequence
 from classroom import errors
-from classroom.questions import check_question, check_truth, is_right
+from classroom.questions import check_question, check_truth, is_right, prompt_text
 from tests.apptest_helpers import chart_by_key, every_text, open_page
 from tests.classroom_asking import ask, store
 from ui.questions.playground import check_goal
@@ -170,7 +170,7 @@ def test_a_class_builds_a_leak_on_the_causal_page(room):
     teacher.switch_page("pages/causal.py").run()
     question = ask(teacher, "build_leak", query=4)
     assert question.body["goal"] == {"name": "leak", "query": 4, "at_least": 0.5}
-    assert "leaks at least 0.5 of query 4's weight (row 4 of section 3's leak table" in question.body["prompt"]
+    assert "leaks at least 0.5 of query 4's weight (row 4 of section 3's leak table" in prompt_text(question.body)
     student.run()
     assert [t.value for t in student.title] == [t.value for t in teacher.title]  # the class follows onto the page
     assert "Opening the challenge on this page" in every_text(student)  # its bar ran before the page's first run

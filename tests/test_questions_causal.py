@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from attention.sequence import TokenSequence
+from classroom.questions import option_texts, prompt_text
 from lessons.examples import random_example
 from lessons.pitfalls import leak_example, randomise_at
 from tests.apptest_helpers import chart_by_key, every_text, heatmap_z
@@ -52,8 +53,8 @@ def test_the_weight_is_the_masked_softmax_and_the_mask_off_row_renormalised(seq,
     tok = seq.tokens
     pair = (f"query {query} '{tok[query]}'", f"key {key} '{tok[key]}'")
     for named in (" ".join(tok), "causal mask on", "1/√d_k", *pair):
-        assert named in body["prompt"]
-    assert len(body["prompt"]) <= 300
+        assert named in prompt_text(body)
+    assert len(prompt_text(body)) <= 300
 
 
 def test_the_weights_the_page_already_says_are_not_asked():
@@ -83,13 +84,15 @@ def test_the_outputs_that_change_are_the_token_and_the_ones_after_it_with_the_ma
     body, truth = outputs_question(seq, p, causal, seed=7)
     moved = numpy_moved(seq, p, causal)
     assert moved == (set(range(p, seq.n)) if causal else set(range(seq.n)))
-    assert [body["options"][i] for i in truth] == [label]
-    assert len(set(body["options"])) == len(body["options"]) >= 4 and all(len(o) <= 80 for o in body["options"])
+    assert [option_texts(body)[i] for i in truth] == [label]
+    assert len(set(option_texts(body))) == len(option_texts(body)) >= 4 and all(
+        len(o) <= 80 for o in option_texts(body)
+    )
     tok = seq.tokens
     mask = "causal mask on" if causal else "mask off"
     for named in (" ".join(tok), mask, "1/√d_k", f"token {p} '{tok[p]}'", "its own random draw"):
-        assert named in body["prompt"]
-    assert "seed" not in body["prompt"]  # not the page's seed box: the question draws its own numbers
+        assert named in prompt_text(body)
+    assert "seed" not in prompt_text(body)  # not the page's seed box: the question draws its own numbers
 
 
 def test_the_change_is_token_p_alone_and_bad_tokens_are_refused():
@@ -114,7 +117,7 @@ def test_the_answer_and_the_prompt_do_not_depend_on_the_draw(p, causal):
     seq = leak_example().seq
     asked = [outputs_question(seq, p, causal, seed) for seed in (0, 1, 17, 9999)]
     assert len({tuple(truth) for _, truth in asked}) == 1
-    assert len({body["prompt"] for body, _ in asked}) == 1
+    assert len({prompt_text(body) for body, _ in asked}) == 1
     assert {body["source"]["seed"] for body, _ in asked} == {0, 1, 17, 9999}  # kept, to rebuild the question
 
 
@@ -146,7 +149,7 @@ def test_asked_in_a_room_the_check_is_hidden_until_the_reveal(room):
     student.run()
     assert frame(student, "max |after − before|") is not None
     question = ask(teacher, "changes", token=2, mask=1)
-    assert question.body["options"][question.truth[0]] == "outputs 2…5" and len(question.truth) == 1
+    assert option_texts(question.body)[question.truth[0]] == "outputs 2…5" and len(question.truth) == 1
     for screen in (student, teacher):
         screen.run()
         assert not screen.exception and hidden_on(screen)
@@ -170,5 +173,5 @@ def test_the_longest_labels_still_fit_a_prompt():
     weight_body, _ = masked_weight(seq, 15, 14)
     changes_body, _ = outputs_question(seq, 15, False, 9999)
     for body in (weight_body, changes_body):
-        assert len(body["prompt"]) <= 300 and "?" in body["prompt"]
-        assert "query 15" in body["prompt"] or "token 15" in body["prompt"]
+        assert len(prompt_text(body)) <= 300 and "?" in prompt_text(body)
+        assert "query 15" in prompt_text(body) or "token 15" in prompt_text(body)

@@ -8,13 +8,14 @@ from __future__ import annotations
 import pytest
 
 from attention.decoder import decoder_forward
+from classroom.questions import option_texts, prompt_text
 from figures.generation import format_bytes
 from lessons.generation import generation_report
 from lessons.induction import letters_to_ids, load_induction_model
 from tests.apptest_helpers import chart_by_key, every_text
 from tests.classroom_asking import ask, hidden_on, reveal
 from ui.page_questions import PageQuestions
-from ui.questions.generation import KINDS, bytes_text, cache_question, questions, shared_question
+from ui.questions.generation import KINDS, bytes_text, cache_question, questions, shared_question, size_text
 
 PAGE = "pages/generation.py"
 DEFAULTS = dict(
@@ -52,11 +53,11 @@ def test_the_cache_answer_is_the_bytes_of_a_real_cache(params, values):
         tokens = p + step - 1  # step 1 runs the prompt; each later step feeds the token chosen before it
         real = decoder_forward(report.ids[:tokens], params).cache.nbytes  # a cache filled here in one go
         by_formula = 2 * config.n_layers * config.n_kv_heads * tokens * config.d_head * 4  # float32
-        assert [body["options"][i] for i in truth] == [bytes_text(real)] and real == by_formula
-        assert body["options"] == sorted(body["options"], key=lambda o: int(o.split()[0].replace(",", "")))
-        assert len(set(body["options"])) == len(body["options"]) >= 3
-        assert bytes_text(by_formula + by_formula // tokens) in body["options"]  # one token too many
-        prompt = body["prompt"]
+        assert [option_texts(body)[i] for i in truth] == [bytes_text(real)] and real == by_formula
+        assert option_texts(body) == sorted(option_texts(body), key=lambda o: int(o.split()[0].replace(",", "")))
+        assert len(set(option_texts(body))) == len(option_texts(body)) >= 3
+        assert bytes_text(by_formula + by_formula // tokens) in option_texts(body)  # one token too many
+        prompt = prompt_text(body)
         for named in (
             f"{config.n_layers} layers, {config.n_kv_heads} key/value heads of d_head {config.d_head}, float32",
             f"“{values['prompt']}” ({p} tokens",
@@ -74,10 +75,11 @@ def test_the_cache_prompt_says_what_each_step_adds_and_fits_at_the_longest_promp
     longest = " ".join("abcdefghijklmnopqrstuvwxyzabcde")
     report = page_report(params, dict(DEFAULTS, prompt=longest, n_new=1))
     body, truth = cache_question(report, params, 1)
-    assert len(body["prompt"]) <= 300 and f"“{longest}” (31 tokens;" in body["prompt"]
-    assert "step 1 runs the whole prompt, each later step the token chosen before it" in body["prompt"]
+    prompt = prompt_text(body)
+    assert len(prompt) <= 300 and f"“{longest}” (31 tokens;" in prompt
+    assert "step 1 runs the whole prompt, each later step the token chosen before it" in prompt
     config = params.config
-    assert body["options"][truth[0]] == bytes_text(2 * config.n_layers * config.n_kv_heads * 31 * config.d_head * 4)
+    assert option_texts(body)[truth[0]] == bytes_text(2 * config.n_layers * config.n_kv_heads * 31 * config.d_head * 4)
 
 
 @pytest.mark.parametrize(
@@ -90,13 +92,13 @@ def test_the_shared_answer_is_the_formula_with_the_kv_heads(values, kind):
     body, truth = shared_question(values, kind)
     n_kv = values["kv"] if kind == "GQA" else 1
     nbytes = 2 * values["layers"] * n_kv * values["context"] * values["d_head"] * BYTES[values["dtype"]]
-    assert [body["options"][i] for i in truth] == [format_bytes(nbytes)]
+    assert [option_texts(body)[i] for i in truth] == [size_text(nbytes)]
     group = values["heads"] // values["kv"]  # the slip: as many kv heads as the group has query heads
-    assert format_bytes(nbytes * group // n_kv if kind == "GQA" else nbytes * values["heads"]) in body["options"]
-    prompt = body["prompt"]
+    assert size_text(nbytes * group // n_kv if kind == "GQA" else nbytes * values["heads"]) in option_texts(body)
+    prompt = prompt_text(body)
     for named in (
         f"{values['layers']} layers of {values['heads']} query heads of d_head {values['d_head']}",
-        f"{values['context']:,} tokens cached in {values['dtype']}",
+        f"{values['context']} tokens cached in {values['dtype']}",
         f"with {values['kv']} key/value heads" if kind == "GQA" else "multi-query attention",
     ):
         assert named in prompt
@@ -110,7 +112,7 @@ def test_bad_picks_and_states_are_refused(params):
 
     declared = PageQuestions("gen", "generation", questions(report_of, lambda: params))
     body, truth = declared.ask("cache", DEFAULTS, {})  # the default pick: the last step
-    assert body["source"]["step"] == 10 and body["options"][truth[0]] == "8,704 bytes (8.5 KiB)"
+    assert body["source"]["step"] == 10 and option_texts(body)[truth[0]] == "8704 bytes (8.5 KiB)"
     with pytest.raises(ValueError, match="is not one this page offers"):
         declared.ask("cache", DEFAULTS, {"step": 11})
     with pytest.raises(ValueError, match="is not one this page offers"):
@@ -128,7 +130,7 @@ def test_asked_in_a_room_the_cache_sizes_are_hidden_until_the_reveal(room):
     assert [t.value for t in student.title] == ["Generation and the KV cache"]
     assert "512 bytes per token" in every_text(student)
     question = ask(teacher, "cache", step=10)
-    assert question.body["options"][question.truth[0]] == bytes_text(2 * 2 * 2 * (8 + 9) * 16 * 4)
+    assert option_texts(question.body)[question.truth[0]] == bytes_text(2 * 2 * 2 * (8 + 9) * 16 * 4)
     for screen in (student, teacher):
         screen.run()
         assert not screen.exception and hidden_on(screen)
@@ -161,8 +163,9 @@ def test_asked_in_a_room_the_three_caches_are_hidden_until_the_reveal(room):
     teacher.selectbox(key="gen_kv").set_value(4).run()
     student.run()
     question = ask(teacher, "shared", sharing=0)
-    assert "with 4 key/value heads" in question.body["prompt"]
-    assert question.body["options"][question.truth[0]] == format_bytes(2 * 32 * 4 * 4096 * 128 * 2) == "256.0 MiB"
+    assert "with 4 key/value heads" in prompt_text(question.body)
+    assert format_bytes(2 * 32 * 4 * 4096 * 128 * 2) == "256.0 MiB"  # the page's text
+    assert option_texts(question.body)[question.truth[0]] == size_text(2 * 32 * 4 * 4096 * 128 * 2) == "256 MiB"
     for screen in (student, teacher):
         screen.run()
         assert not screen.exception and hidden_on(screen)

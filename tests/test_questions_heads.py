@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from attention.sequence import TokenSequence
+from classroom.questions import option_texts, prompt_text
 from lessons.head_library import embed_tokens, head_library_weights, summarise_head
 from tests.apptest_helpers import chart_by_key, heatmap_z, open_page, type_number
 from tests.apptest_helpers import table_with_column as frame
@@ -96,20 +97,20 @@ def test_the_head_closest_to_uniform_has_the_largest_share_of_the_maximum_entrop
     shares = [share_of_max_entropy(w, values["causal"]) for w in numpy_heads(values)]
     assert truth == [int(np.argmax(shares))]
     assert sorted(shares)[-1] - sorted(shares)[-2] > 0.02  # a clear winner: the question has one answer
-    assert body["options"] == [f"head {h + 1} · {label}" for h, label in enumerate(body_labels(values))]
+    assert option_texts(body) == [f"head {h + 1} · {label}" for h, label in enumerate(body_labels(values))]
     named = [" ".join(values["seq"].tokens), "d_model 16", "4 heads of d_head 4", f"seed {values['seed']}"]
     named.append("causal mask on" if values["causal"] else "no mask")
-    assert all(text in body["prompt"] for text in named) and len(body["prompt"]) <= 300
+    assert all(text in prompt_text(body) for text in named) and len(prompt_text(body)) <= 300
 
 
 def test_the_prompt_says_what_entropy_over_max_is_each_row_over_its_own_largest():
     """With the mask, row i may see i + 1 keys: its largest entropy is log₂(i + 1), and row 0 (one key) is left out
     of the mean (the page's summary table's 'entropy / max', checked here by share_of_max_entropy)."""
     plain, _ = closest_to_uniform(shown_by_core(DEFAULT), DEFAULT)
-    assert "'entropy / max'" in plain["prompt"] and "log₂ 4, averaged over the 4 rows" in plain["prompt"]
+    assert "'entropy / max'" in prompt_text(plain) and "log₂ 4, averaged over the 4 rows" in prompt_text(plain)
     masked, _ = closest_to_uniform(shown_by_core(CHANGED), CHANGED)
-    assert "row i's entropy H_i over its largest, log₂(i + 1)" in masked["prompt"]
-    assert "averaged over rows 1…5" in masked["prompt"] and "log₂ 6" not in masked["prompt"]
+    assert "row i's entropy H_i over its largest, log₂(i + 1)" in prompt_text(masked)
+    assert "averaged over rows 1…5" in prompt_text(masked) and "log₂ 6" not in prompt_text(masked)
     weights = numpy_heads(CHANGED)[0]  # the definition the prompt states, written out
     seen = [row[: i + 1] for i, row in enumerate(weights)]  # the keys the mask lets row i see
     stated = np.mean([-(w * np.log2(w)).sum() / np.log2(i + 1) for i, w in enumerate(seen) if i >= 1])
@@ -121,8 +122,8 @@ def test_the_prompt_says_what_entropy_over_max_is_each_row_over_its_own_largest(
     n, w = 16, np.tril(np.ones((16, 16))) / np.arange(1, 17)[:, None]
     shown = ShownHeads(long.tokens, presets, np.stack([w] * 8), (summarise_head(w, True),) * 8)
     body, _ = closest_to_uniform(shown, values)
-    assert len(body["prompt"]) <= 300 and f"H_i / log₂(i + 1) over rows 1…{n - 1}" in body["prompt"]
-    assert "leaving out heads 1, 3, 4, 5, 6, 8 (uniform preset)" in body["prompt"]
+    assert len(prompt_text(body)) <= 300 and f"H_i / log₂(i + 1) over rows 1…{n - 1}" in prompt_text(body)
+    assert "leaving out heads 1, 3, 4, 5, 6, 8 (uniform preset)" in prompt_text(body)
 
 
 def body_labels(values) -> list[str]:
@@ -137,8 +138,8 @@ def test_the_default_heads_most_similar_word_is_the_flattest():
 def test_a_uniform_head_is_left_out_since_its_label_says_the_answer():
     values = {**DEFAULT, "presets": ("uniform", "previous", "first", "self")}
     body, truth = closest_to_uniform(shown_by_core(values), values)
-    assert body["options"] == ["head 2 · previous token", "head 3 · first token", "head 4 · itself"]
-    assert "leaving out head 1 (uniform preset)" in body["prompt"]
+    assert option_texts(body) == ["head 2 · previous token", "head 3 · first token", "head 4 · itself"]
+    assert "leaving out head 1 (uniform preset)" in prompt_text(body)
     shares = [share_of_max_entropy(w, False) for w in numpy_heads(values)[1:]]
     assert truth == [int(np.argmax(shares))]
     two_uniform = {**DEFAULT, "n_heads": 2, "d_model": 16, "presets": ("uniform", "self")}
@@ -157,8 +158,8 @@ def test_the_key_a_query_attends_to_most_is_the_argmax_of_the_heads_row(values, 
     body, truth = head_argmax(shown_by_core(values), values, head, query)
     assert truth == largest(numpy_heads(values)[head - 1, query]) == expected
     tok = values["seq"].tokens
-    assert f"query {query} '{tok[query]}'" in body["prompt"] and f"head {head} · random" in body["prompt"]
-    assert body["options"][truth[0]].startswith(f"k_{truth[0]} ")
+    assert f"query {query} '{tok[query]}'" in prompt_text(body) and f"head {head} · random" in prompt_text(body)
+    assert option_texts(body)[truth[0]].startswith(f"k_{truth[0]} ")
 
 
 @pytest.mark.parametrize("values", [DEFAULT, CHANGED], ids=["default", "changed"])
@@ -188,7 +189,7 @@ def test_a_head_whose_label_states_where_it_looks_is_neither_offered_nor_asked(v
 def test_a_previous_token_heads_query_0_is_asked_without_the_mask_since_its_rule_skips_that_row():
     shown = shown_by_core(DEFAULT)
     body, truth = head_argmax(shown, DEFAULT, 1, 0)  # head 1: 'previous token'
-    assert truth == largest(numpy_heads(DEFAULT)[0, 0]) and "head 1 · previous token" in body["prompt"]
+    assert truth == largest(numpy_heads(DEFAULT)[0, 0]) and "head 1 · previous token" in prompt_text(body)
     with pytest.raises(ValueError, match="so its label gives the answer"):
         head_argmax(shown, DEFAULT, 1, 1)
     with pytest.raises(ValueError, match="so its label gives the answer"):
@@ -286,7 +287,7 @@ def test_asked_in_a_room_on_a_changed_page_the_students_take_the_teachers_sequen
     student.session_state["seq"] = default_sequence()  # then the student edits their own
     question = ask(teacher, "argmax", head=1, query=4)  # head 1 is set to 'random': the one offered
     assert question.truth == largest(numpy_heads(CHANGED)[0, 4]) == [3]
-    assert "the cat sat on the mat" in question.body["prompt"] and "causal mask on" in question.body["prompt"]
+    assert "the cat sat on the mat" in prompt_text(question.body) and "causal mask on" in prompt_text(question.body)
     student.run()
     assert not student.exception and hidden_on(student)
     assert student.session_state["seq"].tokens == SENTENCE.tokens  # held to the teacher's view, sequence included

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from attention.decoder import DecoderParams, decoder_forward
+from classroom.questions import option_texts, prompt_text
 from lessons.induction import InductionConfig, batch_attentions, evaluate, letters_to_ids, load_run
 from tests.apptest_helpers import chart_by_key, every_text, open_page
 from tests.classroom_asking import ask, hidden_on, reveal
@@ -62,17 +63,17 @@ def independent_accuracy(params, half: int = 10, n_sequences: int = 300, seed: i
 def test_the_true_key_is_where_the_shipped_models_head_looks(shipped, text, layer, head, query, expected):
     body, truth = attend(shipped, "shipped", text, 5, layer * 2 + head, query)
     assert truth == [independent_top_key(shipped.params, text, layer, head, query)] == [expected]
-    assert body["kind"] == "choice" and len(body["options"]) == query + 1
+    assert body["kind"] == "choice" and len(option_texts(body)) == query + 1
     letters = text.split()
-    assert body["options"][expected] == f"k_{expected} '{letters[expected]}'"
+    assert option_texts(body)[expected] == f"k_{expected} '{letters[expected]}'"
     for named in (
         "The shipped model (seed 0, 2000 steps)",
         f"'{' '.join(letters)}'",
         f"L{layer + 1} H{head + 1}",
         f"query {query} '{letters[query]}'",
     ):
-        assert named in body["prompt"]
-    assert len(body["prompt"]) <= 300
+        assert named in prompt_text(body)
+    assert len(prompt_text(body)) <= 300
 
 
 def test_another_model_gives_its_own_answer(shipped):
@@ -83,7 +84,7 @@ def test_another_model_gives_its_own_answer(shipped):
     for query in range(1, 9):
         body, truth = attend(mine, "yours", TEXT, 5, 2, query)
         assert truth == [independent_top_key(params, TEXT, 1, 0, query)]
-        assert "The model trained here (seed 3, 250 steps)" in body["prompt"]
+        assert "The model trained here (seed 3, 250 steps)" in prompt_text(body)
     theirs = [attend(shipped, "shipped", TEXT, 5, 2, q)[1] for q in range(1, 9)]
     differs = [q for q in range(1, 9) if attend(mine, "yours", TEXT, 5, 2, q)[1] != theirs[q - 1]]
     assert differs  # a build that ignored the run would agree everywhere
@@ -112,8 +113,8 @@ def test_the_accuracy_is_the_measured_share_and_agrees_with_an_independent_count
     assert truth_first < 0.1  # the first half is not
     assert body["kind"] == "number" and (body["lo"], body["hi"]) == (0.0, 1.0)
     for named in ("The shipped model (seed 0, 2000 steps)", "500 fresh sequences", "10 random distinct letters"):
-        assert named in body["prompt"] and named in body_first["prompt"]
-    assert "on the repeated half" in body["prompt"] and "on the first half" in body_first["prompt"]
+        assert named in prompt_text(body) and named in prompt_text(body_first)
+    assert "on the repeated half" in prompt_text(body) and "on the first half" in prompt_text(body_first)
 
 
 def test_the_accuracy_prompt_says_which_guesses_each_half_counts(shipped):
@@ -128,8 +129,8 @@ def test_the_accuracy_prompt_says_which_guesses_each_half_counts(shipped):
     for run, model in ((shipped, "shipped"), (widest, "yours")):
         for repeated_half in (True, False):
             body, _ = accuracy(run, evaluation, model, repeated_half)
-            assert "(The first repeated letter's guess is in neither half; at random: 1/26.)" in body["prompt"]
-            assert len(body["prompt"]) <= 300
+            assert "(The first repeated letter's guess is in neither half; at random: 1/26.)" in prompt_text(body)
+            assert len(prompt_text(body)) <= 300
 
 
 def test_the_page_asks_about_the_model_it_shows_and_not_one_it_has_not_trained():
@@ -171,7 +172,7 @@ def test_asked_in_a_room_where_the_head_looks_is_hidden_until_the_reveal(room, s
     assert chart_by_key(student, "induction_own_grid")
     question = ask(teacher, "attend", head=2, query=8)
     assert question.truth == [2]  # from the second w, the induction head looks at the e after the first
-    assert "from query 8 'w'" in question.body["prompt"]
+    assert "from query 8 'w'" in prompt_text(question.body)
     for screen in (student, teacher):
         screen.run()
         assert not screen.exception and hidden_on(screen)
@@ -190,7 +191,7 @@ def test_asked_in_a_room_the_accuracy_is_hidden_until_the_reveal(room, shipped):
     question = ask(teacher, "accuracy", half=0)
     expected = evaluate(shipped.params, half=10, n_sequences=500, seed=12345).accuracy_first
     assert question.truth == pytest.approx(expected, abs=1e-12)
-    assert "on the first half" in question.body["prompt"]
+    assert "on the first half" in prompt_text(question.body)
     for screen in (student, teacher):
         screen.run()
         assert not screen.exception and hidden_on(screen)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from attention.sequence import TokenSequence
+from classroom.questions import option_texts, prompt_text
 from lessons.examples import random_example
 from lessons.pitfalls import key_query_attention, transpose_hand_example
 from tests.apptest_helpers import chart_by_key, heatmap_z
@@ -41,26 +42,26 @@ def test_the_winning_key_is_the_argmax_of_k_q_transposed(seq, query):
     expected = int(np.argmax(numpy_kq(seq)[query]))
     assert truth == [expected]
     assert expected == int(np.argmax((seq.q @ seq.k.T)[:, query]))  # column `query` of the right scores
-    assert body["kind"] == "choice" and len(body["options"]) == seq.n
+    assert body["kind"] == "choice" and len(option_texts(body)) == seq.n
     tok = seq.tokens
     for named in (" ".join(tok), "softmax(K Qᵀ/√d_k)", "no mask", f"query {query} ('{tok[query]}')"):
-        assert named in body["prompt"]
-    assert len(body["prompt"]) <= 300
+        assert named in prompt_text(body)
+    assert len(prompt_text(body)) <= 300
 
 
 def test_the_kq_prompt_asks_for_a_column_of_the_row_the_code_uses_as_the_querys_weights():
     """Row i of K Qᵀ is key i against every query; the code still weighs the values with it as query i's weights,
     column j weighing v_j: the prompt asks which column of that row is largest, not which key a query picks."""
     body, truth = transpose_argmax(CHANGED_SEQ, 1)
-    assert "uses its row 1 as the weights of query 1" in body["prompt"]
-    assert "Which column (key position) is largest there?" in body["prompt"]
-    assert "In the weights it gives query" not in body["prompt"]
+    assert "uses its row 1 as the weights of query 1" in prompt_text(body)
+    assert "Which column (key position) is largest there?" in prompt_text(body)
+    assert "In the weights it gives query" not in prompt_text(body)
     scores, weights, output = key_query_attention(CHANGED_SEQ.q, CHANGED_SEQ.k, CHANGED_SEQ.v)
     np.testing.assert_allclose(output[1], weights[1] @ CHANGED_SEQ.v)  # row 1 weighs the values for output 1
     np.testing.assert_allclose(scores[1], CHANGED_SEQ.k[1] @ CHANGED_SEQ.q.T / np.sqrt(3))  # key 1, every query
-    assert truth == [int(np.argmax(weights[1]))] and body["options"][truth[0]].startswith(f"k_{truth[0]} ")
+    assert truth == [int(np.argmax(weights[1]))] and option_texts(body)[truth[0]].startswith(f"k_{truth[0]} ")
     longest = random_example(16, 3, 2, seed=1).seq.with_tokens(tuple(f"{i:02d}" + "x" * 22 for i in range(16)))
-    assert len(transpose_argmax(longest, 15)[0]["prompt"]) <= 300
+    assert len(prompt_text(transpose_argmax(longest, 15)[0])) <= 300
 
 
 def test_on_the_hand_example_k_q_transposed_picks_the_key_after_not_before():
@@ -78,8 +79,8 @@ def test_the_row_sum_is_what_is_left_of_the_unmasked_row(seq, query):
     assert body["kind"] == "number" and (body["lo"], body["hi"], body["tolerance"]) == (0.0, 1.0, 0.05)
     tok = seq.tokens
     for named in (" ".join(tok), "1/√d_k", "softmax over every key", f"row {query} ('{tok[query]}')"):
-        assert named in body["prompt"]
-    assert len(body["prompt"]) <= 300
+        assert named in prompt_text(body)
+    assert len(prompt_text(body)) <= 300
 
 
 def test_the_answers_the_page_already_says_are_not_asked_and_bad_queries_are_refused():

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from attention.pretrained import load_minilm
+from classroom.questions import option_texts, prompt_text
 from lessons.positions.learned import minilm_head
 from lessons.positions.shuffle import permutation
 from lessons.positions.toy import attend, parse_words, toy_head, word_vectors
@@ -108,8 +109,8 @@ def test_the_shuffle_answer_is_the_check_done_by_hand(values, row, minilm):
         )
     else:
         assert truth == toy_expected(values, method) == (SAME if method == "none" else DIFFERENT)
-    assert body["kind"] == "choice" and body["options"] == list(SHUFFLE_OPTIONS)
-    prompt = body["prompt"]
+    assert body["kind"] == "choice" and option_texts(body) == list(SHUFFLE_OPTIONS)
+    prompt = prompt_text(body)
     words = parse_words(values["text"])[0]
     shuffled = " ".join(words[i] for i in permutation(len(words), values["shuffle"]))
     assert len(prompt) <= 300 and f"reads “{' '.join(words)}” in shuffle {values['shuffle']}'s order, “{shuffled}”" in (
@@ -160,7 +161,7 @@ def test_the_shuffle_question_offers_only_the_ways_of_adding_position(minilm):
     assert [method for _, method in CHECK_ROWS] == ["sinusoidal", "rope", "alibi", "learned"]
     assert not [label for label in labels if "no position" in label]
     for i in offered:
-        prompt = shuffle_question(DEFAULTS, i, minilm_checks_of(minilm))[0]["prompt"]
+        prompt = prompt_text(shuffle_question(DEFAULTS, i, minilm_checks_of(minilm))[0])
         assert "no position information" not in prompt
 
 
@@ -171,12 +172,12 @@ def test_the_shuffle_prompt_quotes_both_orders_within_300_characters():
     alibi = CHECK_ROWS.index((False, "alibi"))
     body, _ = shuffle_question(values, alibi, None)
     shuffled = " ".join(WORDS[i] for i in permutation(len(WORDS), 9999))
-    assert f"reads “{TEXT}” in shuffle 9999's order, “{shuffled}” (no mask)" in body["prompt"]
-    assert len(body["prompt"]) <= 300
+    assert f"reads “{TEXT}” in shuffle 9999's order, “{shuffled}” (no mask)" in prompt_text(body)
+    assert len(prompt_text(body)) <= 300
     long = dict(values, text=" ".join(f"word{i:02d}longer" for i in range(16)))
     body, _ = shuffle_question(long, alibi, None)
-    assert len(body["prompt"]) <= 300 and body["prompt"].count("…”") == 2
-    assert "reads “word00longer word01longer" in body["prompt"]
+    assert len(prompt_text(body)) <= 300 and prompt_text(body).count("…”") == 2
+    assert "reads “word00longer word01longer" in prompt_text(body)
 
 
 def test_the_shuffle_options_answer_the_prompts_question(minilm):
@@ -184,15 +185,15 @@ def test_the_shuffle_options_answer_the_prompts_question(minilm):
     without the "only listed in the new order" that contradicted it; the prompt quotes the original order, which
     the outputs are compared with, and the shuffled one the head reads."""
     body, _ = shuffle_question(DEFAULTS, 0, minilm_checks_of(minilm))
-    assert body["options"] == [
+    assert option_texts(body) == [
         "The same outputs (each word's output unchanged, within rounding)",
         "Different outputs: the head saw where each word stands",
     ]
-    assert not [option for option in body["options"] if "listed" in option or "order" in option]
+    assert not [option for option in option_texts(body) if "listed" in option or "order" in option]
     shuffled = " ".join(WORDS[i] for i in permutation(len(WORDS), 1))
-    assert f"reads “{TEXT}” in shuffle 1's order, “{shuffled}” (no mask)." in body["prompt"]
-    assert "reads shuffle 1 of the words" not in body["prompt"]
-    assert "Once the shuffle is undone, are its outputs the same as on the original order?" in body["prompt"]
+    assert f"reads “{TEXT}” in shuffle 1's order, “{shuffled}” (no mask)." in prompt_text(body)
+    assert "reads shuffle 1 of the words" not in prompt_text(body)
+    assert "Once the shuffle is undone, are its outputs the same as on the original order?" in prompt_text(body)
 
 
 @pytest.mark.parametrize(
@@ -202,23 +203,23 @@ def test_the_shuffle_options_answer_the_prompts_question(minilm):
 def test_the_reach_answer_is_the_closed_form(n, window, layers, query):
     body, truth = reach_question(n, window, layers, query)
     heard = min(query + 1, layers * (window - 1) + 1)  # L(w − 1) + 1 positions back, itself included, from 0 on
-    assert body["options"][truth[0]] == str(heard) and body["options"] == [str(c) for c in range(1, n + 1)]
+    assert option_texts(body)[truth[0]] == str(heard) and option_texts(body) == [str(c) for c in range(1, n + 1)]
     for named in (f"w = {window} keys", f"{layers} layer", f"n = {n} positions", f"query {query} heard"):
-        assert named in body["prompt"]
-    assert len(body["prompt"]) <= 300
+        assert named in prompt_text(body)
+    assert len(prompt_text(body)) <= 300
 
 
 def test_the_reach_prompt_says_where_the_positions_are_counted_from():
     """Query i has heard from min(i + 1, L(w − 1) + 1) positions: with positions counted from 1 the count for an
     early query would be one less, so the prompt says they are numbered from 0 (as the page's heatmap is)."""
     body, truth = reach_question(16, 3, 3, 4)
-    assert "n = 16 positions (numbered from 0)" in body["prompt"] and body["options"][truth[0]] == "5"
+    assert "n = 16 positions (numbered from 0)" in prompt_text(body) and option_texts(body)[truth[0]] == "5"
 
 
 def test_the_reach_question_offers_the_queries_last_first_and_refuses_others():
     declared = PageQuestions("pos", "positions", questions(lambda *_: None))
     body, truth = declared.ask("reach", DEFAULTS, {})  # the default pick: the last query
-    assert body["source"]["query"] == 15 and body["options"][truth[0]] == "7"  # 3·(3 − 1) + 1
+    assert body["source"]["query"] == 15 and option_texts(body)[truth[0]] == "7"  # 3·(3 − 1) + 1
     with pytest.raises(ValueError, match="is not one this page offers"):
         declared.ask("reach", DEFAULTS, {"query": 16})
     with pytest.raises(ValueError, match="outside"):
@@ -243,7 +244,7 @@ def test_asked_in_a_room_the_shuffle_outcome_is_hidden_until_the_reveal(room, mi
     assert shuffle_shown(student) and shuffle_shown(teacher)
     question = ask(teacher, "shuffle", row=CHECK_ROWS.index((False, "sinusoidal")))
     assert question.truth == toy_expected(DEFAULTS, "sinusoidal") == DIFFERENT
-    assert "seed 0" in question.body["prompt"] and "sinusoidal" in question.body["prompt"]
+    assert "seed 0" in prompt_text(question.body) and "sinusoidal" in prompt_text(question.body)
     for screen in (student, teacher):
         screen.run()
         assert not screen.exception and hidden_on(screen)
@@ -260,7 +261,7 @@ def test_asked_in_a_room_the_learned_check_reads_the_real_model(room, minilm):
     teacher.switch_page(PAGE).run()
     question = ask(teacher, "shuffle", row=CHECK_ROWS.index((True, "learned")))  # MiniLM's head 3 with its table
     assert question.truth == minilm_expected(minilm, DEFAULTS, learned=True) == DIFFERENT
-    assert "MiniLM's layer 1 head 3 with learned absolute" in question.body["prompt"]
+    assert "MiniLM's layer 1 head 3 with learned absolute" in prompt_text(question.body)
 
 
 PREVIOUS_TOKEN_LINE = "mean weight on the previous token"
@@ -296,8 +297,8 @@ def test_asked_in_a_room_the_reach_is_hidden_until_the_reveal(room):
     student.run()
     assert "The last query has heard from 7 positions" in every_text(student)
     question = ask(teacher, "reach", query=15)
-    assert question.body["options"][question.truth[0]] == "7"  # 2·(4 − 1) + 1
-    assert "w = 4 keys" in question.body["prompt"] and "2 layers" in question.body["prompt"]
+    assert option_texts(question.body)[question.truth[0]] == "7"  # 2·(4 − 1) + 1
+    assert "w = 4 keys" in prompt_text(question.body) and "2 layers" in prompt_text(question.body)
     for screen in (student, teacher):
         screen.run()
         assert not screen.exception and hidden_on(screen)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from attention.pretrained import EXAMPLE_SENTENCES
+from classroom.questions import option_texts, prompt_text
 from tests.apptest_helpers import chart_by_key, every_text, plotly_figures
 from tests.classroom_asking import ask, hidden_on, reveal
 from ui.questions.pretrained import attend, shown_reading, similarity
@@ -58,13 +59,13 @@ def test_the_true_token_is_the_heads_largest_weight(model, text, layer, head, wo
     query = run.tokens.index(word)
     body, truth = attend(run, layer, head, hide, query)
     expected = independent_top_token(model, text, layer, head, query, hide)
-    assert [option_token(body["options"][i]) for i in truth] == [expected]
-    assert len(body["options"]) == run.n_tokens - (2 if hide else 0)
-    assert all(option_token(o) not in SPECIAL for o in body["options"]) or not hide
-    assert body["kind"] == "choice" and len(body["prompt"]) <= 300
+    assert [option_token(option_texts(body)[i]) for i in truth] == [expected]
+    assert len(option_texts(body)) == run.n_tokens - (2 if hide else 0)
+    assert all(option_token(o) not in SPECIAL for o in option_texts(body)) or not hide
+    assert body["kind"] == "choice" and len(prompt_text(body)) <= 300
     for named in (f"'{text}'", f"Layer {layer}, head {head}", f"token {query} '{word}'", "all-MiniLM-L6-v2"):
-        assert named in body["prompt"]
-    assert ("[CLS] and [SEP] hidden" in body["prompt"]) == hide
+        assert named in prompt_text(body)
+    assert ("[CLS] and [SEP] hidden" in prompt_text(body)) == hide
 
 
 def test_a_head_that_parks_its_weight_on_cls_answers_otherwise_once_it_is_hidden(model):
@@ -73,10 +74,10 @@ def test_a_head_that_parks_its_weight_on_cls_answers_otherwise_once_it_is_hidden
     run = model.run(TEXT)
     query = run.tokens.index("it")
     (shown, (top,)), (hidden, (top_hidden,)) = attend(run, 4, 1, False, query), attend(run, 4, 1, True, query)
-    assert option_token(shown["options"][top]) == "[CLS]"
-    assert option_token(hidden["options"][top_hidden]) not in SPECIAL
+    assert option_token(option_texts(shown)[top]) == "[CLS]"
+    assert option_token(option_texts(hidden)[top_hidden]) not in SPECIAL
     body, truth = attend(run, 4, 2, False, query)
-    assert [option_token(body["options"][i]) for i in truth] == ["animal"]
+    assert [option_token(option_texts(body)[i]) for i in truth] == ["animal"]
 
 
 def test_what_cannot_be_asked_is_refused(model):
@@ -95,10 +96,10 @@ def test_long_texts_are_quoted_by_their_start_within_300_characters(model):
     run = model.run(long)
     assert len(long) > 200 and run.n_tokens <= 64
     body, _ = attend(run, 6, 12, False, run.n_tokens - 2)
-    assert len(body["prompt"]) <= 300 and "'extraordinarily extraordinarily" in body["prompt"]
-    assert "…'" in body["prompt"]
+    assert len(prompt_text(body)) <= 300 and "'extraordinarily extraordinarily" in prompt_text(body)
+    assert "…'" in prompt_text(body)
     body, _ = similarity(run, model.run(long.upper()))
-    assert len(body["prompt"]) <= 300 and body["prompt"].count("…'") == 2
+    assert len(prompt_text(body)) <= 300 and prompt_text(body).count("…'") == 2
 
 
 def test_the_similarity_is_the_cosine_of_the_two_embeddings(model):
@@ -106,7 +107,7 @@ def test_the_similarity_is_the_cosine_of_the_two_embeddings(model):
         body, truth = similarity(model.run(a), model.run(b))
         assert truth == pytest.approx(independent_cosine(model, a, b), abs=1e-5)
         assert body["kind"] == "number" and (body["lo"], body["hi"]) == (-1.0, 1.0)
-        assert f"'{a}'" in body["prompt"] and f"'{b}'" in body["prompt"] and len(body["prompt"]) <= 300
+        assert f"'{a}'" in prompt_text(body) and f"'{b}'" in prompt_text(body) and len(prompt_text(body)) <= 300
     assert similarity(model.run(A), model.run(B))[1] > 0.5 > similarity(model.run(A), model.run(TEXT))[1]
 
 
@@ -116,7 +117,7 @@ def test_the_similarity_prompt_gives_the_cosines_whole_range_and_what_an_embeddi
     long = " ".join(["extraordinarily"] * 14)
     for a, b in ((A, B), (long, long.upper())):
         body, _ = similarity(model.run(a), model.run(b))
-        prompt = body["prompt"]
+        prompt = prompt_text(body)
         assert prompt.endswith("? 1: same direction, 0: unrelated, −1: opposite") and len(prompt) <= 300
         assert (body["lo"], body["hi"]) == (-1.0, 1.0)
         assert "all-MiniLM-L6-v2 embeddings (the mean of the last layer's token vectors)" in prompt
@@ -152,8 +153,8 @@ def test_asked_in_a_room_the_heads_weights_are_hidden_until_the_reveal(room, mod
     query = run.tokens.index("it")
     question = ask(teacher, "attend", which=0, query=query)
     expected = independent_top_token(model, TEXT, 4, 2, query, False)
-    assert [option_token(question.body["options"][i]) for i in question.truth] == [expected]
-    assert "Layer 4, head 2" in question.body["prompt"] and f"token {query} 'it'" in question.body["prompt"]
+    assert [option_token(option_texts(question.body)[i]) for i in question.truth] == [expected]
+    assert "Layer 4, head 2" in prompt_text(question.body) and f"token {query} 'it'" in prompt_text(question.body)
     for screen in (student, teacher):
         screen.run()
         assert not screen.exception and hidden_on(screen)

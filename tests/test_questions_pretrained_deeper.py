@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from attention.pretrained import EXAMPLE_SENTENCES
+from classroom.questions import option_texts, prompt_text
 from lessons.reading import LONG_EXAMPLE, SENTENCE_PAIRS
 from tests.apptest_helpers import chart_by_key, every_text, open_page
 from tests.classroom_asking import ask, hidden_on, reveal
@@ -64,8 +65,8 @@ def test_the_true_share_is_what_rollout_gives_cls_and_sep(model, text, pool):
     assert body["kind"] == "number" and (body["lo"], body["hi"]) == (0.0, 1.0)
     named = ("the embedding" if pool == "mean" else "[CLS] at the top", f"'{text}'", "all 6 layers", "all-MiniLM")
     for name in named:
-        assert name in body["prompt"]
-    assert len(body["prompt"]) <= 300
+        assert name in prompt_text(body)
+    assert len(prompt_text(body)) <= 300
     with pytest.raises(ValueError, match="pool must be one of"):
         rollout_share(model.run(text), "max")
 
@@ -78,14 +79,14 @@ def test_the_rollout_prompt_prints_its_numbers_to_three_figures_and_names_the_ro
     rollout mixes each layer (its heads' mean, half and half with the identity, as section 4's formula): named."""
     run = model.run(text)
     body, _ = rollout_share(run, "mean")
-    assert f"{2 / run.n_tokens:.3g}" == spread and f"(Even spread: {spread})" in body["prompt"]
-    assert f"({run.n_tokens} tokens)" in body["prompt"] and len(body["prompt"]) <= 300
-    assert "all 6 layers (per layer: ½ heads' mean + ½ identity)" in body["prompt"]
+    assert f"{2 / run.n_tokens:.3g}" == spread and f"(Even spread: {spread})" in prompt_text(body)
+    assert f"({run.n_tokens} tokens)" in prompt_text(body) and len(prompt_text(body)) <= 300
+    assert "all 6 layers (per layer: ½ heads' mean + ½ identity)" in prompt_text(body)
 
 
 def test_a_long_text_is_quoted_by_its_start_within_300_characters(model):
     body, _ = rollout_share(model.run(LONG_EXAMPLE), "mean")  # 252 tokens
-    assert len(body["prompt"]) <= 300 and "(252 tokens)" in body["prompt"] and "…'" in body["prompt"]
+    assert len(prompt_text(body)) <= 300 and "(252 tokens)" in prompt_text(body) and "…'" in prompt_text(body)
 
 
 @pytest.mark.parametrize(
@@ -103,13 +104,13 @@ def test_the_true_token_is_what_the_weights_on_show_read_most(model, sentence, l
     body, truth = pair_read(run_a, run_b, layer, head, mean, sentence, shared)
     text = (A, B)[sentence]
     top = independent_top_token(model, text, layer, head, mean, "it")
-    assert [option_token(body["options"][i]) for i in truth] == [top]
+    assert [option_token(option_texts(body)[i]) for i in truth] == [top]
     assert expected is None or top == expected
-    assert len(body["options"]) == (run_a, run_b)[sentence].n_tokens
+    assert len(option_texts(body)) == (run_a, run_b)[sentence].n_tokens
     name = f"layer {layer}, its 12 heads averaged" if mean else f"layer {layer}, head {head}"
     for named in (name, f"sentence {'AB'[sentence]}: '{text}'", f"token {shared} 'it'"):
-        assert named in body["prompt"]
-    assert len(body["prompt"]) <= 300
+        assert named in prompt_text(body)
+    assert len(prompt_text(body)) <= 300
 
 
 def test_pairs_that_cannot_be_asked_about_are_refused(model):
@@ -184,8 +185,8 @@ def test_asked_in_a_room_the_pairs_weights_are_hidden_until_the_reveal(room, mod
     shared = model.run(A).tokens.index("it")
     question = ask(teacher, "pair", sentence=sentence, shared=shared)
     top = independent_top_token(model, (A, B)[sentence], 4, 2, False, "it")
-    assert [option_token(question.body["options"][i]) for i in question.truth] == [top]
-    assert f"sentence {'AB'[sentence]}" in question.body["prompt"]
+    assert [option_token(option_texts(question.body)[i]) for i in question.truth] == [top]
+    assert f"sentence {'AB'[sentence]}" in prompt_text(question.body)
     for screen in (student, teacher):
         screen.run()
         assert not screen.exception and hidden_on(screen)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from attention import attention_steps
+from classroom.questions import prompt_text
 from tests.apptest_helpers import chart_by_key, every_text, heatmap_z, open_page
 from tests.classroom_asking import ask, reveal, store
 from ui.classroom_questions import common_miss, row_question
@@ -35,7 +36,9 @@ def test_the_class_predicts_a_row_and_the_teacher_sees_every_row_the_mean_and_th
     question = ask(teacher, "row", query=2)
     truth = attention_steps(seq.q, seq.k, seq.v, causal=False, scale=True).weights[2]
     np.testing.assert_allclose(question.truth, truth, atol=1e-12)
-    assert question.body["n"] == n and "query 2" in question.body["prompt"] and "no mask" in question.body["prompt"]
+    assert (
+        question.body["n"] == n and "query 2" in prompt_text(question.body) and "no mask" in prompt_text(question.body)
+    )
     first = [0.0] * n
     first[0], first[1] = 0.5, 0.3  # sums to 0.8: sent as 0.625, 0.375
     set_row(student, question, first)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from classroom.questions import prompt_text
 from lessons.scaling import sweep_stats
 from tests.apptest_helpers import every_text
 from tests.classroom_asking import ask, hidden_on, reveal
@@ -33,8 +34,8 @@ def test_the_true_value_is_the_measured_average_and_agrees_with_an_independent_d
     assert truth == column[stats.index(d_k)]
     assert truth == pytest.approx(independent_largest_weight(d_k, 8, scaled), abs=0.03)
     assert body["kind"] == "number" and (body["lo"], body["hi"]) == (0.0, 1.0)
-    for named in ("8 keys", f"d_k = {d_k}", "1,000 draws", "seed 0", "scaled by 1/√d_k" if scaled else "unscaled"):
-        assert named in body["prompt"]
+    for named in ("8 keys", f"d_k = {d_k}", "1000 draws", "seed 0", "scaled by 1/√d_k" if scaled else "unscaled"):
+        assert named in prompt_text(body)
 
 
 def test_the_prompt_names_the_distribution_the_measurement_draws_from():
@@ -42,9 +43,9 @@ def test_the_prompt_names_the_distribution_the_measurement_draws_from():
     normal components): the prompt says so, not a bare "random", and fits the classroom's 300 characters."""
     for stats in (sweep_stats((8, 1000, 0)), sweep_stats((64, 1250, 9999))):
         body, _ = largest_weight(stats, 4096, True)
-        assert body["prompt"].startswith("q and k with independent standard normal components, ")
-        assert "Random" not in body["prompt"] and len(body["prompt"]) <= 300
-        assert f"{1 / stats.n_keys:.3g}: uniform" in body["prompt"]
+        assert prompt_text(body).startswith("q and k with independent standard normal components, ")
+        assert "Random" not in prompt_text(body) and len(prompt_text(body)) <= 300
+        assert f"{1 / stats.n_keys:.3g}: uniform" in prompt_text(body)
 
 
 def test_unscaled_the_largest_weight_heads_for_1_and_scaled_it_does_not():

@@ -12,7 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom import errors
-from classroom.questions import check_question
+from classroom.questions import check_question, option_texts, prompt_text
+from locales import tr
 from ui.classroom_open_question import TIMES, time_text
 from ui.classroom_session import teacher_view
 from ui.page_questions import PageQuestions, questions_of
@@ -45,18 +46,19 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
     if found is None:
         return
     declared, values = found
-    box = st.popover("Ask the class", icon=":material/quiz:", key=ask_box_key(st.session_state), on_change="rerun")
+    box = st.popover(tr("Ask the class"), icon=":material/quiz:", key=ask_box_key(st.session_state), on_change="rerun")
     if not box.open:  # drawn only while open: each of the teacher's runs draws three or four elements fewer
         return
     chosen = st.session_state.setdefault(CHOSEN, {})
     with box:
         kinds = [q.kind for q in declared.questions]
-        titles = [q.title for q in declared.questions]
+        titles = [tr(q.title) for q in declared.questions]
         kind = chosen.get("kind") if chosen.get("kind") in kinds else kinds[0]
         try:
             kind = picked(
                 st.radio(
-                    "Question",
+                    # Translators: the label of the radio that picks which question to ask
+                    tr("Question"),
                     kinds,
                     index=kinds.index(kind),
                     format_func=dict(zip(kinds, titles)).get,
@@ -65,14 +67,14 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
                 ),
                 kinds,
                 titles,
-                "question",
+                tr("question"),
             )
         except ValueError:
             pass  # the radio holds another page's question: this run draws this page's (its first)
         for widget, pick, options, labels in _boxes(declared.by_kind(kind), values):
             shown = chosen.get(pick.name)
             st.selectbox(
-                pick.label,
+                tr(pick.label),
                 options,
                 index=options.index(shown) if shown in options else (0 if options else None),
                 format_func=dict(zip(options, labels)).get,
@@ -81,28 +83,34 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
             )
         shown = chosen.get("seconds", 0)
         st.selectbox(
-            "Time for answers",
+            tr("Time for answers"),
             TIMES,
             index=TIMES.index(shown) if shown in TIMES else 0,
             format_func=time_text,
             key="class_ask_seconds",
             on_change=_keep,
-            help="The answers close by themselves after this time (the server refuses later ones); you reveal the "
-            "answer when you choose.",
+            help=tr(
+                "The answers close by themselves after this time (the server refuses later ones); you reveal the "
+                "answer when you choose."
+            ),
         )
         if kind.startswith("build"):
             st.caption(
-                "A challenge: each student edits their own copy of the page towards the goal; nothing is held or "
-                "hidden. You see who solved it, and can show a solution to the class."
+                tr(
+                    "A challenge: each student edits their own copy of the page towards the goal; nothing is held or "
+                    "hidden. You see who solved it, and can show a solution to the class."
+                )
             )
         else:
             st.caption(
-                "The answer is computed from the page as it is now. From Ask until you reveal it (or end the "
-                "question), the page stays so on every screen and hides the answer."
+                tr(
+                    "The answer is computed from the page as it is now. From Ask until you reveal it (or end the "
+                    "question), the page stays so on every screen and hides the answer."
+                )
             )
         error = st.session_state.pop(ASK_ERROR, None)
         if error:
-            st.error(escape_markdown(f"Could not ask: {error}"))
+            st.error(escape_markdown(tr("Could not ask: {error}", error=error)))
         try:  # what Ask would send now, checked as the store checks it; or why it cannot be asked (Ask then waits)
             body, why_not = (
                 check_question(declared.ask(kind, values, _picks_now(declared.by_kind(kind), values, chosen))[0]),
@@ -111,14 +119,16 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
         except ValueError as err:  # the page's refusal, or the store's (errors.InvalidQuestion is one)
             body, why_not = None, str(err)
         if why_not:
-            st.warning(escape_markdown(f"Cannot ask this now: {why_not}."), icon=":material/block:")
+            st.warning(escape_markdown(tr("Cannot ask this now: {why}.", why=why_not)), icon=":material/block:")
+        elif body["kind"] == "choice":
+            options = "; ".join(f"({n}) {o}" for n, o in enumerate(option_texts(body), 1))
+            read = tr("The class will read: {prompt} Choices: {options}.", prompt=prompt_text(body), options=options)
+            st.caption(escape_markdown(read))
         else:
-            options = ""
-            if body["kind"] == "choice":
-                options = " Choices: " + "; ".join(f"({n}) {o}" for n, o in enumerate(body["options"], 1)) + "."
-            st.caption(escape_markdown(f"The class will read: {body['prompt']}{options}"))
+            st.caption(escape_markdown(tr("The class will read: {prompt}", prompt=prompt_text(body))))
         st.button(
-            "Ask",
+            # Translators: a button: ask the class the question picked above
+            tr("Ask"),
             key="class_ask",
             type="primary",
             disabled=why_not is not None,
@@ -142,7 +152,8 @@ def picked(value, options: list, labels: list[str], what: str):
             return option
     if isinstance(value, str) and value in labels:
         return options[labels.index(value)]
-    raise ValueError(f"pick a {what} from the list (the box holds {str(value)[:40]!r})")
+    # Translators: {what} is what the box picks: "question", "time", or a pick's name ("query", "key", "head"...)
+    raise ValueError(tr("pick a {what} from the list (the box holds {held})", what=what, held=repr(str(value)[:40])))
 
 
 def _boxes(question, values) -> list:
@@ -162,7 +173,7 @@ def _picks_now(question, values, chosen: dict) -> dict:
     for widget, pick, options, labels in _boxes(question, values):
         value = st.session_state.get(widget)
         if value is not None:
-            picks[pick.name] = picked(value, options, labels, pick.label.lower())
+            picks[pick.name] = picked(value, options, labels, tr(pick.label).lower())
         else:
             shown = chosen.get(pick.name)
             picks[pick.name] = shown if shown in options else (options[0] if options else None)
@@ -177,21 +188,22 @@ def _keep() -> None:
         return
     declared, values = found
     chosen = st.session_state.setdefault(CHOSEN, {})
-    kinds, titles = [q.kind for q in declared.questions], [q.title for q in declared.questions]
+    kinds, titles = [q.kind for q in declared.questions], [tr(q.title) for q in declared.questions]
     try:
-        chosen["kind"] = picked(st.session_state.get("class_ask_kind"), kinds, titles, "question")
+        chosen["kind"] = picked(st.session_state.get("class_ask_kind"), kinds, titles, tr("question"))
     except ValueError:
         pass  # _ask says so; the box opens with the last good choice
     try:
         raw, times = st.session_state.get("class_ask_seconds"), list(TIMES)
-        chosen["seconds"] = picked(raw, times, list(map(time_text, times)), "time")
+        # Translators: the time for answers a question is open (what the box picks)
+        chosen["seconds"] = picked(raw, times, list(map(time_text, times)), tr("time"))
     except ValueError:
         pass
     for question in declared.questions:
         for widget, pick, options, labels in _boxes(question, values):
             if st.session_state.get(widget) is not None:
                 try:
-                    chosen[pick.name] = picked(st.session_state[widget], options, labels, pick.label.lower())
+                    chosen[pick.name] = picked(st.session_state[widget], options, labels, tr(pick.label).lower())
                 except ValueError:
                     pass
 
@@ -203,13 +215,13 @@ def _ask(url_path: str, code: str, teacher_key: str, store) -> None:
     try:
         found = page_questions()
         if found is None:
-            raise ValueError("this page asks no questions")
+            raise ValueError(tr("this page asks no questions"))
         declared, values = found
-        kinds, titles = [q.kind for q in declared.questions], [q.title for q in declared.questions]
+        kinds, titles = [q.kind for q in declared.questions], [tr(q.title) for q in declared.questions]
         raw = st.session_state.get("class_ask_kind")
-        kind = picked(raw, kinds, titles, "question") if raw is not None else chosen.get("kind", kinds[0])
+        kind = picked(raw, kinds, titles, tr("question")) if raw is not None else chosen.get("kind", kinds[0])
         seconds = st.session_state.get("class_ask_seconds", chosen.get("seconds", 0))
-        seconds = picked(seconds, list(TIMES), [time_text(t) for t in TIMES], "time") if seconds else 0
+        seconds = picked(seconds, list(TIMES), [time_text(t) for t in TIMES], tr("time")) if seconds else 0
         picks = _picks_now(declared.by_kind(kind), values, chosen)
         pose(url_path, code, teacher_key, store, declared, values, kind, picks, seconds)
     except (errors.ClassroomError, PermissionError, ValueError) as err:

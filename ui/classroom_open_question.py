@@ -9,6 +9,7 @@ from urllib.parse import parse_qsl
 
 import streamlit as st
 
+from locales import tr
 from ui.classroom_push import redraw_in
 from ui.classroom_session import ASKED_KEY, DRAWN_QUESTION_KEY, NOT_A_VIEW, store
 from ui.page_state import hold
@@ -54,21 +55,31 @@ def hold_for_question(state, url_path: str, teacher: bool) -> None:
     if path.strip("/") != url_path or state.question.body.get("kind") == "build":
         return  # a build question holds nothing and hides nothing: each student edits their own copy of the page
     question = state.question
-    if state.paced and question.step is not None:  # open on a lesson step, for students at their own pace
-        note = (
-            f"Question {question.number} is open on step {question.step + 1} for the students at their own pace: this "
-            "page stays as the step set it, and hides the answer, until "
-            + ("you reveal it (on *Teach a class*)." if teacher else "the teacher reveals it.")
+    if state.paced and question.step is not None and teacher:  # open on a lesson step, for students at their own pace
+        note = tr(
+            "Question {number} is open on step {step} for the students at their own pace: this page stays as the step "
+            "set it, and hides the answer, until you reveal it (on *Teach a class*).",
+            number=question.number,
+            step=question.step + 1,
+        )
+    elif state.paced and question.step is not None:
+        note = tr(
+            "Question {number} is open on step {step} for the students at their own pace: this page stays as the step "
+            "set it, and hides the answer, until the teacher reveals it.",
+            number=question.number,
+            step=question.step + 1,
         )
     elif teacher:
-        note = (
-            f"Question {question.number} is open: this page stays as it was when you asked, and hides the answer, "
-            "until you reveal it to the class (or end the question)."
+        note = tr(
+            "Question {number} is open: this page stays as it was when you asked, and hides the answer, until you "
+            "reveal it to the class (or end the question).",
+            number=question.number,
         )
     else:
-        note = (
-            f"Question {question.number} is open: this page stays as the teacher asked it, and hides the answer, "
-            "until the teacher reveals it (or ends the question)."
+        note = tr(
+            "Question {number} is open: this page stays as the teacher asked it, and hides the answer, until the "
+            "teacher reveals it (or ends the question).",
+            number=question.number,
         )
     hold({k: v for k, v in parse_qsl(query) if k not in NOT_A_VIEW}, note)
     st.session_state[ASKED_KEY] = {**question.body.get("source", {}), "number": question.number}
@@ -100,25 +111,42 @@ def hidden_answer_card(where, what: str) -> None:
     asked = asked_here() or {}
     if asked.get("unknown"):
         where.info(
-            f"Hidden while class mode cannot reach its database (a question may be open): {what}. It comes back when "
-            "the connection does.",
+            tr(
+                "Hidden while class mode cannot reach its database (a question may be open): {what}. It comes back "
+                "when the connection does.",
+                what=what,
+            ),
             icon=":material/visibility_off:",
         )
         return
     number = asked.get("number")
-    question = f"question {number}" if number else "the open question"
-    where.info(
-        f"Hidden while the class answers {question}: {what}. It comes back when the teacher reveals the answer or "
-        "ends the question.",
-        icon=":material/visibility_off:",
-    )
+    if number:
+        text = tr(
+            "Hidden while the class answers question {number}: {what}. It comes back when the teacher reveals the "
+            "answer or ends the question.",
+            number=number,
+            what=what,
+        )
+    else:
+        text = tr(
+            "Hidden while the class answers the open question: {what}. It comes back when the teacher reveals the "
+            "answer or ends the question.",
+            what=what,
+        )
+    where.info(text, icon=":material/visibility_off:")
 
 
 TIMES = (0, 30, 60, 120, 300)  # the Ask box's choices of a time for answers, s (0: none)
 
 
 def time_text(seconds: int) -> str:
-    return "no time limit" if not seconds else (f"{seconds} s" if seconds < 60 else f"{seconds // 60} min")
+    if not seconds:
+        return tr("no time limit")
+    if seconds < 60:
+        # Translators: a time for answers in seconds: "30 s"
+        return tr("{seconds} s", seconds=seconds)
+    # Translators: a time for answers in minutes: "2 min"
+    return tr("{minutes} min", minutes=seconds // 60)
 
 
 def answers_open(where, question, key: str) -> bool:
@@ -129,20 +157,28 @@ def answers_open(where, question, key: str) -> bool:
         return True
     left = question.closes_at - store().clock()
     if left <= 0:
-        where.caption(":material/timer_off: Time is up: the answers to this question are closed.")
+        where.caption(":material/timer_off: " + tr("Time is up: the answers to this question are closed."))
         return False
     ident = f"attn-timer-{re.sub(r'[^A-Za-z0-9_-]', '', key)}"
     where.html(
-        f'<div id="{ident}" style="font-size:0.9rem">Answers close in '
-        f"<b>{round(left) // 60}:{round(left) % 60:02d}</b>"
-        "</div><script>(() => { const end = Date.now() + "
+        f'<div id="{ident}" style="font-size:0.9rem">'
+        + tr("Answers close in {time}", time=f"<b>{round(left) // 60}:{round(left) % 60:02d}</b>")
+        + "</div><script>(() => { const end = Date.now() + "
         f"{int(left * 1000)}; const el = document.getElementById('{ident}');"
         " const tick = () => { if (!el || !el.isConnected) return; const s = Math.max(0, Math.round((end - Date.now())"
         " / 1000)); el.querySelector('b').textContent = Math.floor(s / 60) + ':' + String(s % 60).padStart(2, '0');"
-        " if (s > 0) setTimeout(tick, 1000); else el.textContent = 'Time is up: the answers are closed.'; };"
+        " if (s > 0) setTimeout(tick, 1000); else el.textContent = "
+        + _js_text(tr("Time is up: the answers are closed."))
+        + "; };"
         " tick(); })();"
         "</script>",
         unsafe_allow_javascript=True,
     )
     redraw_in(store(), left + 0.25)
     return True
+
+
+def _js_text(text: str) -> str:
+    """`text` as a JavaScript string literal in single quotes, inside an HTML script element (a message of ours)."""
+    escaped = text.replace("\\", "\\\\").replace("'", "\\'").replace("<", "\\x3c")
+    return f"'{escaped}'"

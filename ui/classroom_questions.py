@@ -5,6 +5,9 @@ Pure functions (no Streamlit): a question is the dict classroom.store.ask takes,
 by the project's own attention core from exactly the state the students see; its prompt names that state
 (the puzzle, or the mask and the scaling), since the true value is fixed when it is asked. The chart is a
 plotly figure dict.
+
+A question is language-free (classroom/questions.py): its prompt is one of the messages below, marked for the
+catalogue, one whole sentence for each setting of the switches (and each puzzle), filled by the question's values.
 """
 
 from __future__ import annotations
@@ -16,35 +19,150 @@ import plotly.graph_objects as go
 
 from attention import attention_steps
 from attention.sequence import TokenSequence
-from classroom.questions import right_options, row_labels
+from classroom.questions import PROMPT_CHARS, option_texts, right_options, row_labels
 from lessons.puzzles import PUZZLES_BY_ID, TIE_TOLERANCE, custom_puzzle
-from ui.page_questions import key_options
+from locales import marked, num, sentence_space, tr, tr_n
+from ui.page_questions import key_options, token_options
 
 WEIGHT_TOLERANCE = 0.05  # a weight answer this close to the true weight counts as right (the reveal says so)
 BAR_WIDTH = 0.05  # the width of a bar of a number question's histogram
+TOKENS_CHARS = 80  # the longest a Playground prompt quotes its tokens
+
+# The Playground's two switches in words, (causal, scale): each setting a whole message
+SETTINGS = {
+    (True, True): marked("causal mask on, scaled by 1/√d_k"),
+    (True, False): marked("causal mask on, not scaled"),
+    (False, True): marked("no mask, scaled by 1/√d_k"),
+    (False, False): marked("no mask, not scaled"),
+}
+ARGMAX_PROMPTS = {
+    (True, True): marked(
+        "Playground, tokens '{tokens}' (causal mask on, scaled by 1/√d_k): which key will query {query} "
+        "'{query_token}' attend to most?"
+    ),
+    (True, False): marked(
+        "Playground, tokens '{tokens}' (causal mask on, not scaled): which key will query {query} '{query_token}' "
+        "attend to most?"
+    ),
+    (False, True): marked(
+        "Playground, tokens '{tokens}' (no mask, scaled by 1/√d_k): which key will query {query} '{query_token}' "
+        "attend to most?"
+    ),
+    (False, False): marked(
+        "Playground, tokens '{tokens}' (no mask, not scaled): which key will query {query} '{query_token}' attend "
+        "to most?"
+    ),
+}
+WEIGHT_PROMPTS = {
+    (True, True): marked(
+        "Playground, tokens '{tokens}' (causal mask on, scaled by 1/√d_k): what weight will query {query} "
+        "'{query_token}' give key {key} '{key_token}'?"
+    ),
+    (True, False): marked(
+        "Playground, tokens '{tokens}' (causal mask on, not scaled): what weight will query {query} "
+        "'{query_token}' give key {key} '{key_token}'?"
+    ),
+    (False, True): marked(
+        "Playground, tokens '{tokens}' (no mask, scaled by 1/√d_k): what weight will query {query} "
+        "'{query_token}' give key {key} '{key_token}'?"
+    ),
+    (False, False): marked(
+        "Playground, tokens '{tokens}' (no mask, not scaled): what weight will query {query} '{query_token}' give "
+        "key {key} '{key_token}'?"
+    ),
+}
+ROW_PROMPTS = {
+    (True, True): marked(
+        "Playground, tokens '{tokens}' (causal mask on, scaled by 1/√d_k): predict the whole row of query {query} "
+        "'{query_token}', the weight it gives each key (they sum to 1; each weight within {tolerance} of the true "
+        "one counts as right)"
+    ),
+    (True, False): marked(
+        "Playground, tokens '{tokens}' (causal mask on, not scaled): predict the whole row of query {query} "
+        "'{query_token}', the weight it gives each key (they sum to 1; each weight within {tolerance} of the true "
+        "one counts as right)"
+    ),
+    (False, True): marked(
+        "Playground, tokens '{tokens}' (no mask, scaled by 1/√d_k): predict the whole row of query {query} "
+        "'{query_token}', the weight it gives each key (they sum to 1; each weight within {tolerance} of the true "
+        "one counts as right)"
+    ),
+    (False, False): marked(
+        "Playground, tokens '{tokens}' (no mask, not scaled): predict the whole row of query {query} "
+        "'{query_token}', the weight it gives each key (they sum to 1; each weight within {tolerance} of the true "
+        "one counts as right)"
+    ),
+}
+# The Predict page's question, one message per puzzle (its title as lessons/puzzles.py writes it; the page scores
+# with no mask and scaling on); a puzzle not listed here (a title changed) is named by its English title
+PREDICT_PROMPTS = {
+    "1 · Obvious alignment": marked(
+        "Puzzle '1 · Obvious alignment' (no mask, scaled by 1/√d_k): which key will query {query} '{query_token}' "
+        "attend to most?"
+    ),
+    "2 · Nothing points its way": marked(
+        "Puzzle '2 · Nothing points its way' (no mask, scaled by 1/√d_k): which key will query {query} "
+        "'{query_token}' attend to most?"
+    ),
+    "3 · Between two keys": marked(
+        "Puzzle '3 · Between two keys' (no mask, scaled by 1/√d_k): which key will query {query} '{query_token}' "
+        "attend to most?"
+    ),
+    "4 · Short and long keys": marked(
+        "Puzzle '4 · Short and long keys' (no mask, scaled by 1/√d_k): which key will query {query} "
+        "'{query_token}' attend to most?"
+    ),
+    "5 · Four dimensions": marked(
+        "Puzzle '5 · Four dimensions' (no mask, scaled by 1/√d_k): which key will query {query} '{query_token}' "
+        "attend to most?"
+    ),
+    "Make your own": marked(
+        "Puzzle 'Make your own' (no mask, scaled by 1/√d_k): which key will query {query} '{query_token}' attend "
+        "to most?"
+    ),
+}
+PREDICT_PROMPT = marked(
+    "Puzzle '{puzzle}' (no mask, scaled by 1/√d_k): which key will query {query} '{query_token}' attend to most?"
+)
 
 
 def settings_text(causal: bool, scale: bool) -> str:
-    """The Playground's two switches in words, as a prompt names them."""
-    return ("causal mask on" if causal else "no mask") + ", " + ("scaled by 1/√d_k" if scale else "not scaled")
+    """The Playground's two switches in words, in the session's language."""
+    return tr(SETTINGS[bool(causal), bool(scale)])
 
 
-def playground_where(seq: TokenSequence, causal: bool, scale: bool) -> str:
-    """How a Playground prompt names the state its answer depends on: the tokens (cut to 80 characters) and the
-    two switches."""
-    tokens = " ".join(seq.tokens)
-    tokens = tokens if len(tokens) <= 80 else tokens[:79] + "…"
-    return f"Playground, tokens '{tokens}' ({settings_text(causal, scale)})"
+def cut(text: str, room: int) -> str:
+    """`text`, cut to `room` characters with an ellipsis if it is longer."""
+    return text if len(text) <= room else text[: max(room - 1, 0)] + "…"
+
+
+def english(message: str, values: dict) -> str:
+    """A language-free question's text as it reads in English (as classroom/questions.py checks its length)."""
+    return message.format(**{k: v if isinstance(v, str) else format(v, "g") for k, v in values.items()})
+
+
+def fitted(message: str, values: dict, long: str, room: int = PROMPT_CHARS) -> dict:
+    """`values`, the text `long` cut so that the message reads in at most `room` characters in English."""
+    over = len(english(message, values)) - room
+    return values if over <= 0 else {**values, long: cut(values[long], len(values[long]) - over)}
+
+
+def playground_values(seq: TokenSequence, query: int) -> dict:
+    """What a Playground prompt names: the tokens (cut to TOKENS_CHARS characters) and the query."""
+    return {"tokens": cut(" ".join(seq.tokens), TOKENS_CHARS), "query": query, "query_token": seq.tokens[query]}
 
 
 def check_not_masked_away(query: int, key: int | None, causal: bool) -> None:
     """With the causal mask on, refuse what the mask alone answers: query 0's row (it can read only itself) and a
     key after the query (its weight is exactly 0)."""
     if causal and query == 0:
-        raise ValueError("with the causal mask on, query 0 reads only itself (weight 1): pick a later query")
+        raise ValueError(tr("with the causal mask on, query 0 reads only itself (weight 1): pick a later query"))
     if causal and key is not None and key > query:
         raise ValueError(
-            f"with the causal mask on, query {query} gives every later key exactly 0: pick a key ≤ {query}"
+            tr(
+                "with the causal mask on, query {query} gives every later key exactly 0: pick a key ≤ {query}",
+                query=query,
+            )
         )
 
 
@@ -54,22 +172,34 @@ def top_keys(row: np.ndarray) -> list[int]:
 
 
 def argmax_question(
-    seq: TokenSequence, query: int, *, causal: bool, scale: bool, source: dict, where: str = ""
+    seq: TokenSequence,
+    query: int,
+    *,
+    causal: bool,
+    scale: bool,
+    source: dict,
+    prompt: str | None = None,
+    values: dict | None = None,
 ) -> tuple[dict, list[int]]:
     """'Which key will query i attend to most?' for `seq`, and its answer: every key with the largest weight (on a
-    tie each is right). `where` names the state the answer depends on (a page and its settings)."""
+    tie each is right). `prompt` (a marked message: the Playground's by default) names the state the answer depends
+    on (a page and its settings), filled by `values` and the query's."""
     n = len(seq.tokens)
     if not 0 <= query < n:
-        raise ValueError(f"query {query} is outside 0..{n - 1}")
+        raise ValueError(tr("query {query} is outside 0..{last}", query=query, last=n - 1))
     if n < 2:
-        raise ValueError("a sequence of one token has only one key: nothing to ask")
+        raise ValueError(tr("a sequence of one token has only one key: nothing to ask"))
     check_not_masked_away(query, None, causal)
     weights = attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale).weights  # (n, n)
-    where = where or playground_where(seq, causal, scale)
+    if prompt is None:
+        prompt, filled = ARGMAX_PROMPTS[causal, scale], playground_values(seq, query)
+    else:
+        filled = {**(values or {}), "query": query, "query_token": seq.tokens[query]}
     question = {
         "kind": "choice",
-        "prompt": f"{where}: which key will query {query} '{seq.tokens[query]}' attend to most?"[:300],
-        "options": key_options(seq.tokens),
+        "prompt": prompt,
+        "values": fitted(prompt, filled, "tokens" if "tokens" in filled else "query_token"),
+        **token_options(key_options(seq.tokens)),
         "source": {**source, "kind": "argmax", "query": query, "causal": causal, "scale": scale},
     }
     return question, top_keys(weights[query])
@@ -82,15 +212,14 @@ def weight_question(
     WEIGHT_TOLERANCE of it counts as right."""
     n = len(seq.tokens)
     if not (0 <= query < n and 0 <= key < n):
-        raise ValueError(f"query {query} and key {key} must be in 0..{n - 1}")
+        raise ValueError(tr("query {query} and key {key} must be in 0..{last}", query=query, key=key, last=n - 1))
     check_not_masked_away(query, key, causal)
     weights = attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale).weights  # (n, n)
+    prompt = WEIGHT_PROMPTS[causal, scale]
     question = {
         "kind": "number",
-        "prompt": (
-            f"{playground_where(seq, causal, scale)}: what weight will query {query} '{seq.tokens[query]}' "
-            f"give key {key} '{seq.tokens[key]}'?"
-        )[:300],
+        "prompt": prompt,
+        "values": fitted(prompt, {**playground_values(seq, query), "key": key, "key_token": seq.tokens[key]}, "tokens"),
         "lo": 0.0,
         "hi": 1.0,
         "tolerance": WEIGHT_TOLERANCE,
@@ -109,19 +238,17 @@ def row_question(
     the row's scores as the softmax sees them (None where the mask set −∞), for the reveal's words."""
     n = len(seq.tokens)
     if not 0 <= query < n:
-        raise ValueError(f"query {query} is outside 0..{n - 1}")
+        raise ValueError(tr("query {query} is outside 0..{last}", query=query, last=n - 1))
     if n < 2:
-        raise ValueError("a sequence of one token has a row of one weight, 1: nothing to predict")
+        raise ValueError(tr("a sequence of one token has a row of one weight, 1: nothing to predict"))
     check_not_masked_away(query, None, causal)
     steps = attention_steps(seq.q, seq.k, seq.v, causal=causal, scale=scale)
     scores = [round(float(x), 6) if np.isfinite(x) else None for x in steps.masked[query]]
+    prompt = ROW_PROMPTS[causal, scale]
     question = {
         "kind": "row",
-        "prompt": (
-            f"{playground_where(seq, causal, scale)}: predict the whole row of query {query} "
-            f"'{seq.tokens[query]}', the weight it gives each key (they sum to 1; each weight within "
-            f"{ROW_TOLERANCE:g} of the true one counts as right)"
-        )[:300],
+        "prompt": prompt,
+        "values": fitted(prompt, {**playground_values(seq, query), "tolerance": ROW_TOLERANCE}, "tokens"),
         "n": n,
         "labels": key_options(seq.tokens),
         "tolerance": ROW_TOLERANCE,
@@ -137,15 +264,17 @@ def predict_question(puzzle_id: str, query: int, own: TokenSequence | None = Non
     elif own is not None:
         puzzle = custom_puzzle(own)
     else:
-        raise ValueError(f"no puzzle {puzzle_id!r}")
+        raise ValueError(tr("no puzzle {puzzle}", puzzle=repr(puzzle_id)))
     # The Predict page scores with scaling on and no mask (pages/predict.py).
+    prompt = PREDICT_PROMPTS.get(puzzle.title, PREDICT_PROMPT)
     return argmax_question(
         puzzle.seq,
         query,
         causal=False,
         scale=True,
         source={"page": "predict", "puzzle": puzzle.id},
-        where=f"Puzzle '{puzzle.title}' ({settings_text(False, True)})",
+        prompt=prompt,
+        values={} if prompt != PREDICT_PROMPT else {"puzzle": puzzle.title},
     )
 
 
@@ -166,10 +295,11 @@ def counts(question: dict, values: list) -> tuple[list[str], list[int]]:
     """Bars of the distribution: one per option, or per BAR_WIDTH-wide bin of a number question."""
     if question["kind"] == "choice":
         found = Counter(int(v) for v in values)
-        return list(question["options"]), [found.get(i, 0) for i in range(len(question["options"]))]
+        return option_texts(question), [found.get(i, 0) for i in range(len(question["options"]))]
     edges = _edges(question)
     found = Counter(bar_of(question, float(v)) for v in values)
-    return [f"{a:.2f}–{b:.2f}" for a, b in zip(edges[:-1], edges[1:])], [found.get(i, 0) for i in range(len(edges) - 1)]
+    bars = [f"{num(a, '.2f')}–{num(b, '.2f')}" for a, b in zip(edges[:-1], edges[1:])]
+    return bars, [found.get(i, 0) for i in range(len(edges) - 1)]
 
 
 def truth_bars(question: dict, truth) -> list[int]:
@@ -185,19 +315,19 @@ def rows_figure(question: dict, values: list, truth=None) -> dict:
     """The class's predicted rows as a small heatmap, one per answer (anonymous: numbered in the order the students
     joined, not by seat), then the class's mean row and, after the reveal, the true row."""
     rows = [list(map(float, v)) for v in values]
-    names = [f"answer {i + 1}" for i in range(len(rows))]
+    names = [tr("answer {number}", number=i + 1) for i in range(len(rows))]
     if rows:
         rows.append(list(np.mean(rows, axis=0)))
-        names.append("class mean")
+        names.append(tr("class mean"))
     if truth is not None:
         rows.append(list(map(float, truth)))
-        names.append("true row")
+        names.append(tr("true row"))
     keys = row_labels(question)
     fig = go.Figure(
         go.Heatmap(
             z=rows or [[0.0] * len(keys)],
             x=keys,
-            y=names or ["no answers yet"],
+            y=names or [tr("no answers yet")],
             zmin=0,
             zmax=1,
             colorscale="Blues",
@@ -237,31 +367,81 @@ def common_miss(question: dict, values: list, truth) -> str | None:
     count, _, j, up = max(misses)  # the most students; on a tie, the larger gap
     if count == 0:
         return None
-    label = row_labels(question)[j]
     tol = question.get("tolerance", 0)
-    by = f" by more than {tol:g}" if tol else ""
-    text = (
-        f"{count} of {len(rows)} gave {label} {'more' if up else 'less'} weight than it gets{by}: "
-        f"{rows[over[:, j] if up else under[:, j], j].mean():.2f} on average, {true[j]:.2f} in truth."
-    )
+    values = {
+        "count": count,
+        "total": len(rows),
+        "key": row_labels(question)[j],
+        "tolerance": num(tol, "g"),
+        "mean": num(rows[over[:, j] if up else under[:, j], j].mean(), ".2f"),
+        "truth": num(true[j], ".2f"),
+    }
+    if up and tol:
+        text = tr_n(
+            "{count} of {total} gave {key} more weight than it gets by more than {tolerance}: {mean} on average, "
+            "{truth} in truth.",
+            "{count} of {total} gave {key} more weight than it gets by more than {tolerance}: {mean} on average, "
+            "{truth} in truth.",
+            count,
+            **values,
+        )
+    elif up:
+        text = tr_n(
+            "{count} of {total} gave {key} more weight than it gets: {mean} on average, {truth} in truth.",
+            "{count} of {total} gave {key} more weight than it gets: {mean} on average, {truth} in truth.",
+            count,
+            **values,
+        )
+    elif tol:
+        text = tr_n(
+            "{count} of {total} gave {key} less weight than it gets by more than {tolerance}: {mean} on average, "
+            "{truth} in truth.",
+            "{count} of {total} gave {key} less weight than it gets by more than {tolerance}: {mean} on average, "
+            "{truth} in truth.",
+            count,
+            **values,
+        )
+    else:
+        text = tr_n(
+            "{count} of {total} gave {key} less weight than it gets: {mean} on average, {truth} in truth.",
+            "{count} of {total} gave {key} less weight than it gets: {mean} on average, {truth} in truth.",
+            count,
+            **values,
+        )
+    why = score_why(question, j, up, len(true))
+    return text + sentence_space() + why if why else text
+
+
+def score_why(question: dict, j: int, up: bool, n: int) -> str | None:
+    """Why key j's weight is missed (in the direction `up`), from the row's scores when the question kept them."""
     scores = (question.get("source") or {}).get("scores")  # the row's scores; None where the mask set -inf
-    if isinstance(scores, list) and len(scores) == len(true):
-        finite = sorted((x for x in scores if isinstance(x, (int, float))), reverse=True)
-        score = scores[j]
-        if score is None:
-            text += " It is masked: its score is −∞, so its weight is exactly 0." if up else ""
-        elif up and score < finite[0]:
-            text += f" Its score, {score:.2f}, is {finite[0] - score:.2f} below the row's largest, {finite[0]:.2f}."
-        elif up and len(finite) > 1 and round(score - finite[1], 2) == 0:
-            text += f" Its score, {score:.2f}, ties for the row's largest: the tied keys share the weight."
-        elif up and len(finite) > 1:
-            text += (
-                f" Its score, {score:.2f}, is the row's largest, but the next is only {score - finite[1]:.2f} below "
-                "it: the softmax leaves the others some weight."
-            )
-        elif not up and score == finite[0]:
-            text += f" Its score, {score:.2f}, is the row's largest."
-    return text
+    if not (isinstance(scores, list) and len(scores) == n):
+        return None
+    finite = sorted((x for x in scores if isinstance(x, (int, float))), reverse=True)
+    score = scores[j]
+    if score is None:
+        return tr("It is masked: its score is −∞, so its weight is exactly 0.") if up else None
+    if up and score < finite[0]:
+        return tr(
+            "Its score, {score}, is {gap} below the row's largest, {largest}.",
+            score=num(score, ".2f"),
+            gap=num(finite[0] - score, ".2f"),
+            largest=num(finite[0], ".2f"),
+        )
+    if up and len(finite) > 1 and round(score - finite[1], 2) == 0:
+        return tr(
+            "Its score, {score}, ties for the row's largest: the tied keys share the weight.", score=num(score, ".2f")
+        )
+    if up and len(finite) > 1:
+        return tr(
+            "Its score, {score}, is the row's largest, but the next is only {gap} below it: the softmax leaves the "
+            "others some weight.",
+            score=num(score, ".2f"),
+            gap=num(score - finite[1], ".2f"),
+        )
+    if not up and score == finite[0]:
+        return tr("Its score, {score}, is the row's largest.", score=num(score, ".2f"))
+    return None
 
 
 def distribution_figure(question: dict, values: list, truth=None) -> dict:
@@ -276,16 +456,21 @@ def distribution_figure(question: dict, values: list, truth=None) -> dict:
             x=labels,
             y=heights,
             marker_color=["#2e7d32" if i in right else "#4c78a8" for i in range(len(labels))],
-            hovertemplate="%{x}: %{y} answers<extra></extra>",
+            # Translators: a bar's hover: an option (or a range of numbers) and how many answers chose it
+            hovertemplate=tr("{option}: {count} answers", option="%{x}", count="%{y}") + "<extra></extra>",
         )
     )
     for i in right:
-        shown = labels[i] if question["kind"] == "choice" else f"{truth:.3f}"
-        fig.add_annotation(x=labels[i], y=heights[i], text=f"true: {shown}", showarrow=True, arrowhead=2)
+        shown = labels[i] if question["kind"] == "choice" else num(truth, ".3f")
+        # Translators: the arrow at the bar of the true answer, after the reveal: "true: k_0 'north'"
+        fig.add_annotation(
+            x=labels[i], y=heights[i], text=tr("true: {answer}", answer=shown), showarrow=True, arrowhead=2
+        )
     fig.update_layout(
         height=260,
         margin={"l": 40, "r": 10, "t": 30, "b": 40},
-        yaxis={"title": "answers", "rangemode": "tozero", "dtick": 1 if max(heights, default=0) < 10 else None},
+        # Translators: the axis of the number of answers
+        yaxis={"title": tr("answers"), "rangemode": "tozero", "dtick": 1 if max(heights, default=0) < 10 else None},
         xaxis={"type": "category"},
         showlegend=False,
     )

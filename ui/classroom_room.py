@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom import errors
+from locales import tr
 from ui.classroom_open_question import hold_for_question, page_name
 from ui.classroom_push import bar_gone
 from ui.classroom_session import (
@@ -104,15 +105,21 @@ def outage_card() -> None:
     with st.container(border=True, key="class_outage"):
         if is_teacher() or not in_room() and cookie_role() != "s":
             st.warning(
-                f"Class mode cannot reach its database: {escape_markdown(problem)}. This page works as usual; the room "
-                "comes back here by itself once the database answers.",
+                tr(
+                    "Class mode cannot reach its database: {problem}. This page works as usual; the room comes back "
+                    "here by itself once the database answers.",
+                    problem=escape_markdown(problem),
+                ),
                 icon=":material/cloud_off:",
             )
         else:
             st.warning(
-                f"The class's connection to room {in_room() or cookie_room()} is lost for now (the classroom's "
-                "database does not answer). This page works as usual, and hides what a question could be asking; you "
-                "will be back in the room, following the teacher, as soon as it answers.",
+                tr(
+                    "The class's connection to room {code} is lost for now (the classroom's database does not "
+                    "answer). This page works as usual, and hides what a question could be asking; you will be back "
+                    "in the room, following the teacher, as soon as it answers.",
+                    code=in_room() or cookie_room(),
+                ),
                 icon=":material/cloud_off:",
             )
         _look_again()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom import errors
+from locales import tr
 from ui.classroom_open_question import asked_now, drawn_question
 from ui.classroom_push import moved_here, room_state, screen_drawn
 from ui.classroom_session import (
@@ -91,8 +92,8 @@ def student_screens(url_path: str, pages: dict[str, list[st.Page]]):
         go(move, pages)
     if st.session_state.get(PAUSED_KEY):
         with st.container(border=True, key="class_pause_card"):
-            st.markdown("## :material/visibility: Eyes on the teacher")
-            st.markdown("The teacher has paused the class. This page comes back when the class resumes.")
+            st.markdown("## :material/visibility: " + tr("Eyes on the teacher"))
+            st.markdown(tr("The teacher has paused the class. This page comes back when the class resumes."))
         stop()
     return state
 
@@ -111,10 +112,10 @@ def _room_or_leave(code: str):
         st.rerun(scope="app")  # the outage card, on the whole page
     except errors.UnknownStudent:
         leave()
-        st.session_state[JOIN_CARD_KEY] = (code, "the teacher removed this seat from the room")
+        st.session_state[JOIN_CARD_KEY] = (code, tr("the teacher removed this seat from the room"))
         st.rerun(scope="app")
     except errors.ClassroomError as err:
-        leave(f"You are no longer in room {code}: {err}.")
+        leave(tr("You are no longer in room {code}: {error}.", code=code, error=str(err)))
         st.rerun(scope="app")
 
 
@@ -165,30 +166,30 @@ def _student_bar(pages: dict[str, list[st.Page]]):
             st.warning(escape_markdown(message), icon=":material/groups:")
         left, right = st.columns([3, 2], vertical_alignment="center")
         nickname = st.session_state.get(NICK_KEY)
-        who = f" as {escape_markdown(nickname)}" if nickname else " (anonymous)"
-        left.markdown(
-            f":material/groups: **Room {code}**{who} · "
-            + (
-                "going through the lesson at your own pace"
-                if mine is not None
-                else ("following the teacher" if following else "exploring on your own")
-            )
-        )
+        if nickname:
+            who = tr("**Room {code}** as {nickname}", code=code, nickname=escape_markdown(nickname))
+        else:
+            who = tr("**Room {code}** (anonymous)", code=code)
+        if mine is not None:
+            doing = tr("going through the lesson at your own pace")
+        else:
+            doing = tr("following the teacher") if following else tr("exploring on your own")
+        left.markdown(f":material/groups: {who} · {doing}")
         if mine is not None:
             own_step_controls(code, state, mine, reached)
         elif following:
             right.button(
-                "Stop following",
+                tr("Stop following"),
                 key="class_unfollow",
                 on_click=_set_follow,
                 args=(False,),
                 disabled=asking,
-                help="While a question is open you stay on the teacher's page: it is what the question is about."
+                help=tr("While a question is open you stay on the teacher's page: it is what the question is about.")
                 if asking
-                else "Explore other pages on your own; 'Follow the teacher' brings you back.",
+                else tr("Explore other pages on your own; 'Follow the teacher' brings you back."),
             )
         else:
-            right.button("Follow the teacher", key="class_follow", type="primary", on_click=_follow_again)
+            right.button(tr("Follow the teacher"), key="class_follow", type="primary", on_click=_follow_again)
         if st.session_state.get(NAME_CARD_KEY) and not nickname and not asking:  # an open question comes first
             _name_card(code)
         if went_past(code, state, reached):
@@ -225,16 +226,18 @@ def _name_card(code: str) -> None:
     from classroom.schema import NICKNAME_CHARS
 
     left.text_input(
-        "Nickname (optional)",
+        tr("Nickname (optional)"),
         key="class_rename",
         max_chars=NICKNAME_CHARS,
-        placeholder="stay anonymous: leave it empty",
-        help="Your teacher sees it beside your answers, on their screen when they choose and in the answers file "
-        "they download; other students do not, unless the teacher shows nicknames on a screen the class can see.",
+        placeholder=tr("stay anonymous: leave it empty"),
+        help=tr(
+            "Your teacher sees it beside your answers, on their screen when they choose and in the answers file "
+            "they download; other students do not, unless the teacher shows nicknames on a screen the class can see."
+        ),
     )
     with right.container(horizontal=True):
-        st.button("Save", key="class_rename_save", on_click=_rename, args=(code,))
-        st.button("No, thanks", key="class_rename_skip", on_click=lambda: st.session_state.pop(NAME_CARD_KEY, None))
+        st.button(tr("Save"), key="class_rename_save", on_click=_rename, args=(code,))
+        st.button(tr("No, thanks"), key="class_rename_skip", on_click=lambda: st.session_state.pop(NAME_CARD_KEY, None))
 
 
 def _rename(code: str) -> None:
@@ -242,7 +245,7 @@ def _rename(code: str) -> None:
         nickname = store().rename(code, st.session_state.get(SID_KEY), st.session_state.get("class_rename"))
         st.session_state[NICK_KEY] = nickname
     except errors.ClassroomError as err:
-        st.session_state[MESSAGE_KEY] = f"Your nickname was not taken: {err}."
+        st.session_state[MESSAGE_KEY] = tr("Your nickname was not taken: {error}.", error=str(err))
         return
     st.session_state.pop(NAME_CARD_KEY, None)
 
@@ -268,14 +271,20 @@ def join_card() -> None:
         return
     code, why = found
     with st.container(border=True, key="class_join_card"):
-        st.markdown(f":material/groups: **Could not join room {escape_markdown(code)}:** {escape_markdown(why)}.")
-        st.caption("Check the code on the teacher's screen and type it here, or open the student link again.")
+        st.markdown(
+            ":material/groups: "
+            + tr("**Could not join room {code}:** {why}.", code=escape_markdown(code), why=escape_markdown(why))
+        )
+        st.caption(tr("Check the code on the teacher's screen and type it here, or open the student link again."))
         left, mid, right = st.columns([2, 2, 2], vertical_alignment="bottom")
-        left.text_input("Room code", key="class_card_code", max_chars=12, placeholder="e.g. K7PX3M")
-        mid.text_input("Nickname (optional)", key="class_card_nickname", max_chars=24)
+        left.text_input(tr("Room code"), key="class_card_code", max_chars=12, placeholder=tr("e.g. K7PX3M"))
+        mid.text_input(tr("Nickname (optional)"), key="class_card_nickname", max_chars=24)
         with right.container(horizontal=True):
-            st.button("Join", key="class_card_join", type="primary", on_click=_join_from_card)
-            st.button("Dismiss", key="class_card_dismiss", on_click=lambda: st.session_state.pop(JOIN_CARD_KEY, None))
+            # Translators: a button: join the class's room
+            st.button(tr("Join"), key="class_card_join", type="primary", on_click=_join_from_card)
+            st.button(
+                tr("Dismiss"), key="class_card_dismiss", on_click=lambda: st.session_state.pop(JOIN_CARD_KEY, None)
+            )
 
 
 def _join_from_card() -> None:

@@ -10,7 +10,8 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from classroom import errors
-from classroom.questions import answer_label, is_right, page_path, row_labels
+from classroom.questions import answer_label, is_right, option_texts, page_path, prompt_text, row_labels
+from locales import num, sentence_space, tr
 from ui.checks import outcome_box
 from ui.classroom_open_question import answers_open, page_name
 from ui.classroom_push import redraw_in
@@ -40,16 +41,23 @@ def answer_box(code: str, question) -> None:
             mine[question.id] = store().my_answer(code, sid, question.id)
         except errors.ClassroomError:
             mine[question.id] = None
-    st.markdown(f"**Question {question.number}:** {escape_markdown(body['prompt'])}")
+    st.markdown(
+        tr("**Question {number}:** {prompt}", number=question.number, prompt=escape_markdown(prompt_text(body)))
+    )
     if isinstance(body.get("again_of"), int) and not question.revealed:
-        st.caption(f"Asked again: answer afresh. Your first answer stays with question {question.number - 1}.")
+        st.caption(
+            tr(
+                "Asked again: answer afresh. Your first answer stays with question {number}.",
+                number=question.number - 1,
+            )
+        )
     if question.revealed:
         shown = store().current_view(code) if body["kind"] == "build" else None
         show_reveal(body, question.truth, mine[question.id], shown)
         return
     if not answers_open(st, question, f"s{question.id}"):
         if mine[question.id] is not None:
-            st.caption(f"Sent: {escape_markdown(answer_label(body, mine[question.id]))}.")
+            st.caption(tr("Sent: {answer}.", answer=escape_markdown(answer_label(body, mine[question.id]))))
         return
     if body["kind"] == "build":
         build_box(code, question, mine[question.id])
@@ -60,12 +68,13 @@ def answer_box(code: str, question) -> None:
     if body["kind"] == "row":
         row_editor(body, key, chosen)
     elif body["kind"] == "choice":
-        options = list(range(len(body["options"])))
+        labels = option_texts(body)
+        options = list(range(len(labels)))
         st.radio(
-            "Your answer",
+            tr("Your answer"),
             options,
             index=None if chosen is None else int(chosen),
-            format_func=lambda i: body["options"][i],
+            format_func=lambda i: labels[i],
             key=key,
             horizontal=True,
         )
@@ -75,28 +84,36 @@ def answer_box(code: str, question) -> None:
             st.session_state[key] = float(chosen)
         number_box(
             st,
-            f"Your answer (a number from {lo:g} to {hi:g})",
+            tr("Your answer (a number from {lo} to {hi})", lo=num(lo, "g"), hi=num(hi, "g")),
             key=key,
             min_value=lo,
             max_value=hi,
             optional=True,
-            placeholder="type it, e.g. 0.35",
-            help=f"Type the number you predict; within {body.get('tolerance', 0):g} of the true value counts as right.",
+            placeholder=tr("type it, e.g. {example}", example=num(0.35, "g")),
+            help=tr(
+                "Type the number you predict; within {tolerance} of the true value counts as right.",
+                tolerance=num(body.get("tolerance", 0), "g"),
+            ),
         )
-    st.button("Send my answer", key=f"class_send_{question.id}", on_click=_send, args=(code, question.id, key))
+    st.button(tr("Send my answer"), key=f"class_send_{question.id}", on_click=_send, args=(code, question.id, key))
     if unsent is not None:
-        st.warning(
-            f"Not sent: {escape_markdown(answer_label(body, unsent))}. Press **Send my answer** again"
-            + (
-                f" (the teacher has {escape_markdown(answer_label(body, mine[question.id]))})."
-                if mine[question.id] is not None
-                else "."
+        not_sent = escape_markdown(answer_label(body, unsent))
+        if mine[question.id] is not None:
+            st.warning(
+                tr(
+                    "Not sent: {answer}. Press **Send my answer** again (the teacher has {sent}).",
+                    answer=not_sent,
+                    sent=escape_markdown(answer_label(body, mine[question.id])),
+                )
             )
-        )
+        else:
+            st.warning(tr("Not sent: {answer}. Press **Send my answer** again.", answer=not_sent))
     if mine[question.id] is not None:
         said = escape_markdown(answer_label(body, mine[question.id]))
-        until = "the time is up (or the reveal)" if question.closes_at is not None else "the reveal"
-        st.caption(f"Sent: {said}. You can change it until {until}.")
+        if question.closes_at is not None:
+            st.caption(tr("Sent: {answer}. You can change it until the time is up (or the reveal).", answer=said))
+        else:
+            st.caption(tr("Sent: {answer}. You can change it until the reveal.", answer=said))
 
 
 def build_goal(body: dict):
@@ -124,31 +141,36 @@ def build_box(code: str, question, mine) -> None:
     if found is None and on_it:
         # this run is the student's first of the challenge's page, whose state the page reads after this bar: the
         # watcher redraws the bar once the run has ended (a screen without a watcher, at its next run)
-        st.caption("Opening the challenge on this page…")
+        st.caption(tr("Opening the challenge on this page…"))
         redraw_in(store(), 0.0)
     elif found is None:
-        st.info("Go to the page the challenge is on (follow the teacher) to build it there.")
+        st.info(tr("Go to the page the challenge is on (follow the teacher) to build it there."))
     else:
         page, check = found
         solved, said = check(question.body["goal"], page.values())
         (st.success if solved else st.caption)(escape_markdown(said[:1].upper() + said[1:]))
         st.button(
-            "Submit my solution",
+            tr("Submit my solution"),
             key=f"class_submit_{question.id}",
             type="primary" if solved else "secondary",
             on_click=_submit,
             args=(code, question.id, question.body),
-            help="Sends this page as it is now (its link) and the check's verdict; you can submit again until the "
-            "teacher closes the challenge.",
+            help=tr(
+                "Sends this page as it is now (its link) and the check's verdict; you can submit again until the "
+                "teacher closes the challenge."
+            ),
         )
     if mine is not None:
-        st.caption(f"Submitted: {'solved' if mine['solved'] else 'not solved yet'}. You can submit again.")
+        if mine["solved"]:
+            st.caption(tr("Submitted: solved. You can submit again."))
+        else:
+            st.caption(tr("Submitted: not solved yet. You can submit again."))
 
 
 def _submit(code: str, qid: int, body: dict) -> None:
     found = build_goal(body)
     if found is None:
-        st.session_state[MESSAGE_KEY] = "Nothing was sent: go to the page the challenge is on first."
+        st.session_state[MESSAGE_KEY] = tr("Nothing was sent: go to the page the challenge is on first.")
         return
     page, check = found
     solved, said = check(body["goal"], page.values())
@@ -156,10 +178,10 @@ def _submit(code: str, qid: int, body: dict) -> None:
     try:
         store().answer(code, st.session_state.get(SID_KEY), qid, {"view": view, "solved": solved, "said": said})
     except errors.StoreUnavailable:
-        st.session_state[MESSAGE_KEY] = "Your solution was not sent: the class's connection is lost for now."
+        st.session_state[MESSAGE_KEY] = tr("Your solution was not sent: the class's connection is lost for now.")
         return
     except errors.ClassroomError as err:
-        st.session_state[MESSAGE_KEY] = f"Your solution was not taken: {err}."
+        st.session_state[MESSAGE_KEY] = tr("Your solution was not taken: {error}.", error=str(err))
         return
     st.session_state.setdefault(MINE_KEY, {})[qid] = {"view": view, "solved": solved, "said": said}
 
@@ -183,9 +205,15 @@ def row_editor(body: dict, key: str, chosen) -> None:
     total = sum(weights)
     if total > 0:
         sent = answer_label(body, row_sent(weights))
-        st.caption(f"Sum: {total:.2f}. *Send my answer* sends this row scaled to sum to 1: {escape_markdown(sent)}.")
+        st.caption(
+            tr(
+                "Sum: {total}. *Send my answer* sends this row scaled to sum to 1: {row}.",
+                total=num(total, ".2f"),
+                row=escape_markdown(sent),
+            )
+        )
     else:
-        st.caption("Sum: 0. Give at least one key some weight: a row of attention weights sums to 1.")
+        st.caption(tr("Sum: 0. Give at least one key some weight: a row of attention weights sums to 1."))
 
 
 def row_sent(weights: list[float]) -> list[float] | None:
@@ -199,17 +227,17 @@ def _send(code: str, qid: int, key: str) -> None:
     if f"{key}_0" in st.session_state:  # a row question's sliders
         value = row_sent([st.session_state[k] for k in _row_keys(key)])
     if value is None:
-        st.session_state[MESSAGE_KEY] = "Pick or type an answer first: nothing was sent."
+        st.session_state[MESSAGE_KEY] = tr("Pick or type an answer first: nothing was sent.")
         return
     try:
         store().answer(code, st.session_state.get(SID_KEY), qid, value)
     except errors.StoreUnavailable:
         # kept under the box until it is sent: a message alone would be gone with the next redraw of the bar
         st.session_state.setdefault(UNSENT_KEY, {})[qid] = value
-        st.session_state[MESSAGE_KEY] = "Your answer was not sent: the class's connection is lost for now."
+        st.session_state[MESSAGE_KEY] = tr("Your answer was not sent: the class's connection is lost for now.")
         return
     except errors.ClassroomError as err:
-        st.session_state[MESSAGE_KEY] = f"Your answer was not taken: {err}."
+        st.session_state[MESSAGE_KEY] = tr("Your answer was not taken: {error}.", error=str(err))
         return
     st.session_state.setdefault(MINE_KEY, {})[qid] = value
     st.session_state.get(UNSENT_KEY, {}).pop(qid, None)
@@ -228,34 +256,45 @@ def show_reveal(body: dict, truth, mine, shown_view: str | None = None) -> None:
     (`shown_view`, the room's view: the one the teacher chose to show, if any)."""
     if body["kind"] == "build":
         if mine is not None and shown_view == mine["view"]:
-            on_screen = " Every screen shows your solution now (without your name)."
+            on_screen = sentence_space() + tr("Every screen shows your solution now (without your name).")
         elif shown_view is not None and shown_view.partition("?")[0] == challenge_path(body):
-            on_screen = " The page shows a classmate's solution, chosen by the teacher (no name), not yours."
+            on_screen = sentence_space() + tr(
+                "The page shows a classmate's solution, chosen by the teacher (no name), not yours."
+            )
         else:
             on_screen = ""
         if mine is None:
-            st.info(f"The teacher has closed the challenge: you did not submit a solution.{on_screen}")
+            st.info(tr("The teacher has closed the challenge: you did not submit a solution.") + on_screen)
         else:
             outcome_box(
                 st,
                 bool(mine["solved"]),
-                f"The challenge is closed. Your solution: {escape_markdown(mine['said'])}.{on_screen}",
+                tr("The challenge is closed. Your solution: {said}.", said=escape_markdown(mine["said"])) + on_screen,
             )
         return
     if truth is None:
-        st.info("The teacher has closed this question.")
+        st.info(tr("The teacher has closed this question."))
         return
-    said = "no answer" if mine is None else answer_label(body, mine)
+    said = None if mine is None else answer_label(body, mine)
     shown = answer_label(body, truth)
+    tolerance = num(body.get("tolerance", 0), "g")
     if body["kind"] == "choice" and isinstance(truth, list) and len(truth) > 1:
-        shown += " (a tie: each of them is right)"
+        shown = tr("{answer} (a tie: each of them is right)", answer=shown)
     elif body["kind"] == "number":
-        shown = f"{truth:.3f} (within {body.get('tolerance', 0):g} counts as right)"
+        shown = tr("{answer} (within {tolerance} counts as right)", answer=num(truth, ".3f"), tolerance=tolerance)
     elif body["kind"] == "row":
         labels = row_labels(body)
-        shown = ", ".join(f"{label} {w:.2f}" for label, w in zip(labels, truth))
-        shown += f" (each weight within {body.get('tolerance', 0):g} of it counts as right)"
-        said = "no answer" if mine is None else ", ".join(f"{label} {w:.2f}" for label, w in zip(labels, mine))
-    said = "You did not answer." if mine is None else f"You said {escape_markdown(said)}."
-    text = f"The answer: **{escape_markdown(shown)}**. {said}"
+        shown = tr(
+            "{row} (each weight within {tolerance} of it counts as right)",
+            row=_weights(labels, truth),
+            tolerance=tolerance,
+        )
+        said = None if mine is None else _weights(labels, mine)
+    said = tr("You did not answer.") if mine is None else tr("You said {answer}.", answer=escape_markdown(said))
+    text = tr("The answer: **{answer}**. {said}", answer=escape_markdown(shown), said=said)
     outcome_box(st, bool(is_right(body, truth, mine)), text)
+
+
+def _weights(labels: list[str], row) -> str:
+    """A row of weights with its keys' labels: "north 0.25, east 0.75" (the labels are tokens: never translated)."""
+    return tr(", ").join(f"{label} {num(w, '.2f')}" for label, w in zip(labels, row))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom import errors
+from locales import tr
 from ui.classroom_lesson import step_buttons
 from ui.classroom_session import LEFT_BEHIND, MESSAGE_KEY, SID_KEY, store
 from ui.safe_text import escape_markdown
@@ -41,14 +42,22 @@ def own_step_controls(code: str, state, at: int, reached: int) -> None:
     """In the student's bar: the step, its note for students, and Previous and Next, which move only this student
     (not while the class is paused)."""
     step = state.steps[at]
-    st.markdown(f":material/slideshow: **Step {at + 1} of {len(state.steps)}** · {escape_markdown(step.title)}")
+    st.markdown(
+        ":material/slideshow: "
+        + tr(
+            "**Step {step} of {steps}** · {title}",
+            step=at + 1,
+            steps=len(state.steps),
+            title=escape_markdown(step.title),
+        )
+    )
     if step.student_notes:
         st.text(step.student_notes)  # the deck's text, as text
     with st.container(horizontal=True, vertical_alignment="center"):
         step_buttons(at, len(state.steps), lambda n: _go(code, state.pace, n, reached), "class_own_step", state.paused)
     if state.asking and reached <= at:
         st.caption(
-            "Send your answer before you go on: once you go past this step, your answer to its question is final."
+            tr("Send your answer before you go on: once you go past this step, your answer to its question is final.")
         )
 
 
@@ -76,24 +85,41 @@ def went_past(code: str, state, reached: int | None) -> bool:
 def passed_box(code: str, question) -> None:
     """The question of a step this student went on past, at their own pace: what they sent, final until the
     reveal (a later step may have shown its answer)."""
-    from classroom.questions import answer_label
+    from classroom.questions import answer_label, prompt_text
 
     try:
         mine = store().my_answer(code, st.session_state.get(SID_KEY), question.id)
     except errors.ClassroomError:
         mine = None
-    st.markdown(f"**Question {question.number}:** {escape_markdown(question.body['prompt'])}")
-    sent = (
-        f"you sent {escape_markdown(answer_label(question.body, mine))}" if mine is not None else "you sent no answer"
+    st.markdown(
+        tr(
+            "**Question {number}:** {prompt}",
+            number=question.number,
+            prompt=escape_markdown(prompt_text(question.body)),
+        )
     )
-    st.caption(f"You went on past this step, so your answer is final: {sent}. The teacher reveals the answer.")
+    if mine is not None:
+        st.caption(
+            tr(
+                "You went on past this step, so your answer is final: you sent {answer}. The teacher reveals the "
+                "answer.",
+                answer=escape_markdown(answer_label(question.body, mine)),
+            )
+        )
+    else:
+        st.caption(
+            tr(
+                "You went on past this step, so your answer is final: you sent no answer. The teacher reveals the "
+                "answer."
+            )
+        )
 
 
 def _go(code: str, pace: int, step: int, reached: int) -> None:
     try:
         store().student_step(code, st.session_state.get(SID_KEY), step)
     except errors.ClassroomError as err:
-        st.session_state[MESSAGE_KEY] = f"Could not go to that step: {err}."
+        st.session_state[MESSAGE_KEY] = tr("Could not go to that step: {error}.", error=str(err))
         st.session_state.pop(OWN_STEP_KEY, None)  # read again from the store
         return
     st.session_state[OWN_STEP_KEY] = (pace, step, max(reached, step))

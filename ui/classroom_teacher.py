@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from classroom import errors
-from classroom.questions import answer_label, is_right
+from classroom.questions import answer_label, is_right, prompt_text
+from locales import marked, num, tr
 from ui.classroom_ask import ask_controls
 from ui.classroom_lesson import lesson_controls
 from ui.classroom_open_question import answers_open, asked_now, drawn_question, held_for_teacher
@@ -58,7 +59,9 @@ def teacher_screens(url_path: str):
     Returns the room's state as the bar drew it (None: the room has ended, or this session is no longer its
     teacher)."""
     if st.session_state.get(ENDED_KEY):
-        st.info(f"Room {in_room()} has ended: its answers are on *Teach a class*.", icon=":material/history:")
+        st.info(
+            tr("Room {code} has ended: its answers are on *Teach a class*.", code=in_room()), icon=":material/history:"
+        )
         return None
     state = teacher_bar(url_path)
     if is_teacher():
@@ -91,7 +94,7 @@ def _teacher_bar(url_path: str):
         become_ended_teacher(code, key)
         st.rerun(scope="app")
     except (errors.ClassroomError, PermissionError) as err:
-        leave(f"Room {code} ended: {err}.")
+        leave(tr("Room {code} ended: {error}.", code=code, error=err))
         st.rerun(scope="app")
     # None: the tab that led has gone (a reload, a closed tab, its worker died); the next of the teacher's tabs whose
     # page runs leads (a reload's new session, at once; another tab, at its next click)
@@ -113,15 +116,16 @@ def _teacher_bar(url_path: str):
         message = st.session_state.pop(MESSAGE_KEY, None)
         if message:
             st.warning(escape_markdown(message), icon=":material/groups:")
-        summary = f":material/co_present: **Room {code}** · {here_text(state.here, state.seats)} · " + (
-            "**paused**"
-            if state.paused
-            else (
-                "the students go at their own pace"
-                if state.paced
-                else ("the class follows this tab" if leads else "**another tab leads**")
-            )
-        )
+        here = here_text(state.here, state.seats)
+        if state.paused:
+            summary = tr("**Room {code}** · {here} · **paused**", code=code, here=here)
+        elif state.paced:
+            summary = tr("**Room {code}** · {here} · the students go at their own pace", code=code, here=here)
+        elif leads:
+            summary = tr("**Room {code}** · {here} · the class follows this tab", code=code, here=here)
+        else:
+            summary = tr("**Room {code}** · {here} · **another tab leads**", code=code, here=here)
+        summary = ":material/co_present: " + summary
         if url_path in NOT_LED:  # the dashboard below has the controls
             st.markdown(summary)
             lead_button(leads)
@@ -131,28 +135,34 @@ def _teacher_bar(url_path: str):
         left, mid, right = st.columns([3, 1, 1], vertical_alignment="center")
         left.markdown(summary)
         if state.paused:
-            mid.button("Resume", key="class_resume", type="primary", on_click=teacher_action, args=("resume",))
+            mid.button(tr("Resume"), key="class_resume", type="primary", on_click=teacher_action, args=("resume",))
         else:
-            mid.button("Pause", key="class_pause", on_click=teacher_action, args=("pause",))
+            mid.button(tr("Pause"), key="class_pause", on_click=teacher_action, args=("pause",))
         right.button(
-            "Gather",
+            # Translators: a button: bring every student back to following the teacher
+            tr("Gather"),
             key="class_gather",
             on_click=teacher_action,
             args=("gather",),
-            help="Bring every student back to following you (those who stopped following too).",
+            help=tr("Bring every student back to following you (those who stopped following too)."),
         )
         lead_button(leads)
         if state.lesson_step is not None:
             lesson_controls(state, url_path, code, key)
         if state.asking and state.question.body.get("kind") == "build":
             st.caption(
-                f"Challenge {state.question.number} is open: each student edits their own copy of the page until you "
-                "close it."
+                tr(
+                    "Challenge {number} is open: each student edits their own copy of the page until you close it.",
+                    number=state.question.number,
+                )
             )
         elif state.asking:
             st.caption(
-                f"Question {state.question.number} is open: the class stays on the page it was asked on, as it was "
-                "asked, until you reveal the answer or end the question."
+                tr(
+                    "Question {number} is open: the class stays on the page it was asked on, as it was asked, until "
+                    "you reveal the answer or end the question.",
+                    number=state.question.number,
+                )
             )
         if state.question is not None:
             results_panel(code, key, state.question.id, compact=True)
@@ -164,24 +174,29 @@ teacher_bar = pushed_or_timed(_teacher_bar)
 
 def here_text(here: int, seats: int) -> str:
     """Who is in the room, as the teacher reads it: students here now, and seats ever made when there are more."""
-    text = f"{here} here"
-    return text if seats == here else f"{text} ({seats} seats in all)"
+    if seats == here:
+        return tr("{here} here", here=here)
+    return tr("{here} here ({seats} seats in all)", here=here, seats=seats)
 
 
 def lead_button(leads: bool) -> None:
     if not leads:
         st.caption(
-            "The class follows another of your tabs: the one that started the room, took it back, or last pressed "
-            "'Lead from this tab' (or reloaded while it led). If that tab's server process has just stopped, this "
-            "tab takes over within half a minute."
+            tr(
+                "The class follows another of your tabs: the one that started the room, took it back, or last pressed "
+                "'Lead from this tab' (or reloaded while it led). If that tab's server process has just stopped, this "
+                "tab takes over within half a minute."
+            )
         )
         st.button(
-            "Lead from this tab",
+            tr("Lead from this tab"),
             key="class_take_lead",
             on_click=teacher_action,
             args=("lead",),
-            help="The class will follow this tab from now on; your other tabs keep their controls but stop moving "
-            "the class.",
+            help=tr(
+                "The class will follow this tab from now on; your other tabs keep their controls but stop moving "
+                "the class."
+            ),
         )
 
 
@@ -205,13 +220,18 @@ def teacher_action(action: str) -> None:
         elif action == "sign_out":
             if not st.session_state.get(ENDED_KEY):
                 store().take_lead(code, key, None)  # no tab leads: the next to come back takes the lead
-            leave(f"You signed out of room {code} in this browser. The room goes on; the key file takes it back.")
+            leave(
+                tr(
+                    "You signed out of room {code} in this browser. The room goes on; the key file takes it back.",
+                    code=code,
+                )
+            )
         elif action == "delete":
             store().delete_room(code, key)
-            leave(f"Room {code} and all its answers are deleted.")
+            leave(tr("Room {code} and all its answers are deleted.", code=code))
         st.session_state.pop(CONFIRM_KEY, None)
     except (errors.ClassroomError, PermissionError) as err:
-        st.session_state[MESSAGE_KEY] = f"That did not work: {err}."
+        st.session_state[MESSAGE_KEY] = tr("That did not work: {error}.", error=err)
 
 
 def results_panel(code: str, key: str, qid: int, compact: bool = False, step: bool = False) -> None:
@@ -224,11 +244,26 @@ def results_panel(code: str, key: str, qid: int, compact: bool = False, step: bo
         st.warning(escape_markdown(str(err)))
         return
     q = res.question
-    summary = f"**Question {q.number}:** {escape_markdown(q.body['prompt'])} · **{res.answered}** answered · "
-    summary += here_text(res.here, res.seats)
+    prompt, here = escape_markdown(prompt_text(q.body)), here_text(res.here, res.seats)
     if q.revealed and q.truth is not None:
         right = sum(bool(is_right(q.body, q.truth, v)) for v in res.values)
-        summary += f" · revealed: **{right}** of {res.answered} right"
+        summary = tr(
+            "**Question {number}:** {prompt} · **{answered}** answered · {here} · revealed: **{right}** of {answered} "
+            "right",
+            number=q.number,
+            prompt=prompt,
+            answered=res.answered,
+            here=here,
+            right=right,
+        )
+    else:
+        summary = tr(
+            "**Question {number}:** {prompt} · **{answered}** answered · {here}",
+            number=q.number,
+            prompt=prompt,
+            answered=res.answered,
+            here=here,
+        )
     st.markdown(summary)
     from ui.charts import chart  # here: ui.charts imports plotly helpers only pages with charts need
 
@@ -242,55 +277,74 @@ def results_panel(code: str, key: str, qid: int, compact: bool = False, step: bo
         chart(st, distribution_figure(q.body, res.values, truth), key=f"class_dist_{qid}", export=False)
     else:  # asked again: the first vote beside this one, on the same scale
         before, after = st.columns(2)
-        before.markdown(f"**First vote** (question {first.question.number}): {first.answered} answered")
+        before.markdown(
+            tr(
+                "**First vote** (question {number}): {answered} answered",
+                number=first.question.number,
+                answered=first.answered,
+            )
+        )
         chart(before, distribution_figure(q.body, first.values, truth), key=f"class_dist_first_{qid}", export=False)
-        after.markdown(f"**After discussion**: {res.answered} answered")
+        after.markdown(tr("**After discussion**: {answered} answered", answered=res.answered))
         chart(after, distribution_figure(q.body, res.values, truth), key=f"class_dist_{qid}", export=False)
     if q.body["kind"] == "row" and q.revealed:
         miss = common_miss(q.body, res.values, q.truth)
-        st.markdown(escape_markdown(miss) if miss else "The class's mean row is within the tolerance of the true row.")
+        st.markdown(
+            escape_markdown(miss) if miss else tr("The class's mean row is within the tolerance of the true row.")
+        )
     with st.container(horizontal=True):
         if not q.revealed:
+            build = q.body["kind"] == "build"
             st.button(
-                "Close the challenge" if q.body["kind"] == "build" else "Reveal the answer to the class",
+                tr("Close the challenge") if build else tr("Reveal the answer to the class"),
                 key=f"class_reveal_{qid}",
                 type="primary",
                 on_click=_reveal,
                 args=(code, key, qid),
-                help="End the submissions: each student sees their own verdict."
-                if q.body["kind"] == "build"
-                else "End the answers and show the true value on every screen, and on the page the question is about.",
+                help=tr("End the submissions: each student sees their own verdict.")
+                if build
+                else tr(
+                    "End the answers and show the true value on every screen, and on the page the question is about."
+                ),
             )
             if first is None and res.answered and q.body["kind"] != "build" and not step:
                 st.button(
-                    "Ask again",
+                    tr("Ask again"),
                     key=f"class_again_{qid}",
                     on_click=_ask_again,
                     args=(code, key, qid),
-                    help="Peer instruction: let the class discuss, then ask the same question again, without "
-                    "revealing it. You see the two votes side by side; the first one stays in the answers file.",
+                    help=tr(
+                        "Peer instruction: let the class discuss, then ask the same question again, without "
+                        "revealing it. You see the two votes side by side; the first one stays in the answers file."
+                    ),
                 )
         if not step:
             st.button(
-                "End question",
+                tr("End question"),
                 key=f"class_end_{qid}",
                 on_click=teacher_action,
                 args=("end",),
-                help="Take the question off the students' screens without revealing it: the page shows its answer "
-                "again on every screen; its answers stay in the CSV, without a true value.",
+                help=tr(
+                    "Take the question off the students' screens without revealing it: the page shows its answer "
+                    "again on every screen; its answers stay in the CSV, without a true value."
+                ),
             )
     if not compact:
         st.toggle(
-            "Show nicknames",
+            tr("Show nicknames"),
             key=NAMES_KEY,
-            help="Nicknames beside the answers, on this screen: if this screen is projected, the class sees them. "
-            "Students' screens never show them; the answers file always has them.",
+            help=tr(
+                "Nicknames beside the answers, on this screen: if this screen is projected, the class sees them. "
+                "Students' screens never show them; the answers file always has them."
+            ),
         )
         if res.names is not None:
             st.dataframe(
                 {
-                    "student": [n or "(anonymous)" for n in res.names],
-                    "answer": [answer_label(q.body, v) for v in res.values],
+                    # Translators: a table's column header
+                    tr("student"): [n or tr("(anonymous)") for n in res.names],
+                    # Translators: a table's column header
+                    tr("answer"): [answer_label(q.body, v) for v in res.values],
                 },
                 hide_index=True,
             )
@@ -302,11 +356,16 @@ def step_answers(code: str, key: str, state) -> None:
     counts = store().step_counts(code, key)
     st.dataframe(
         {
-            "step": [f"{n + 1}" for n in range(len(state.steps))],
-            "title": [step.title for step in state.steps],
-            "here on it": counts,
-            "question": [
-                f"question {q.number}" if (q := state.step_questions.get(n)) else "" for n in range(len(counts))
+            # Translators: a table's column header: the lesson's step
+            tr("step"): [f"{n + 1}" for n in range(len(state.steps))],
+            # Translators: a table's column header: the step's title
+            tr("title"): [step.title for step in state.steps],
+            # Translators: a table's column header: how many students are on this step now
+            tr("here on it"): counts,
+            # Translators: a table's column header
+            tr("question"): [
+                tr("question {number}", number=q.number) if (q := state.step_questions.get(n)) else ""
+                for n in range(len(counts))
             ],
         },
         hide_index=True,
@@ -318,12 +377,21 @@ def step_answers(code: str, key: str, state) -> None:
 def step_question_panels(code: str, key: str, asked: dict) -> None:
     """Each of the lesson's questions `asked` ({step: question}), in an expander: its answers and its Reveal."""
     for n, question in sorted(asked.items()):
-        shown = "revealed" if question.revealed else "open"
-        with st.expander(f"Step {n + 1}: question {question.number} ({shown})"):
+        if question.revealed:
+            label = tr("Step {step}: question {number} (revealed)", step=n + 1, number=question.number)
+        else:
+            label = tr("Step {step}: question {number} (open)", step=n + 1, number=question.number)
+        with st.expander(label):
             results_panel(code, key, question.id, compact=True, step=True)
 
 
 GALLERY = 24  # the solutions a build question's gallery shows at most, solved ones first
+SOLUTION_CAPTIONS = {  # (solved, shown on the class's screens now): a solution's caption in the gallery
+    (True, False): marked("Solution {number} · solved"),
+    (False, False): marked("Solution {number} · not yet"),
+    (True, True): marked("Solution {number} · solved · shown"),
+    (False, True): marked("Solution {number} · not yet · shown"),
+}
 
 
 def build_gallery(code: str, key: str, q, res, compact: bool) -> None:
@@ -331,8 +399,12 @@ def build_gallery(code: str, key: str, q, res, compact: bool) -> None:
     Show this one (the class's view becomes that solution)."""
     solved = sum(bool(v["solved"]) for v in res.values)
     st.markdown(
-        f"**{solved}** solved · **{res.answered - solved}** submitted, not solved yet · "
-        f"{max(res.here - res.answered, 0)} here have not submitted"
+        tr(
+            "**{solved}** solved · **{unsolved}** submitted, not solved yet · {waiting} here have not submitted",
+            solved=solved,
+            unsolved=res.answered - solved,
+            waiting=max(res.here - res.answered, 0),
+        )
     )
     source = q.body.get("source") or {}
     declared_questions = questions_named(str(source.get("page")))
@@ -350,8 +422,7 @@ def build_gallery(code: str, key: str, q, res, compact: bool) -> None:
     columns = st.columns(4)
     for place, (i, solution) in enumerate(shown):
         with columns[place % len(columns)]:
-            mark = " · shown" if solution["view"] == on_screen else ""
-            st.caption(f"Solution {i + 1} · {'solved' if solution['solved'] else 'not yet'}{mark}")
+            st.caption(tr(SOLUTION_CAPTIONS[bool(solution["solved"]), solution["view"] == on_screen], number=i + 1))
             if question is not None and question.preview is not None and page is not None:
                 from ui.charts import square_chart  # as in results_panel
 
@@ -359,12 +430,14 @@ def build_gallery(code: str, key: str, q, res, compact: bool) -> None:
                 figure = question.preview(q.body["goal"], values)
                 square_chart(st, figure, key=f"class_solution_{q.id}_{i}", export=False)
             st.button(
-                "Show this one",
+                tr("Show this one"),
                 key=f"class_show_{q.id}_{i}",
                 on_click=_show_solution,
                 args=(code, key, q.id, solution["view"]),
-                help="This solution on your screen and every student's, without its author's name; it closes the "
-                "challenge.",
+                help=tr(
+                    "This solution on your screen and every student's, without its author's name; it closes the "
+                    "challenge."
+                ),
             )
 
 
@@ -375,7 +448,7 @@ def _show_solution(code: str, key: str, qid: int, view: str) -> None:
         if not store().results(code, key, qid).question.revealed:
             store().reveal(code, key, qid)
     except (errors.ClassroomError, PermissionError) as err:
-        st.session_state[MESSAGE_KEY] = f"Could not show it: {err}."
+        st.session_state[MESSAGE_KEY] = tr("Could not show it: {error}.", error=err)
         return
     st.session_state[SHOW_KEY] = view
     st.session_state[SHOWN_SOLUTION_KEY] = {qid: view}  # bounded: the last question's only
@@ -415,14 +488,14 @@ def _ask_again(code: str, key: str, qid: int) -> None:
         asked = store().results(code, key, qid).question
         store().ask(code, key, {**asked.body, "again_of": qid}, truth=asked.truth)
     except (errors.ClassroomError, PermissionError, ValueError) as err:
-        st.session_state[MESSAGE_KEY] = f"Could not ask again: {err}."
+        st.session_state[MESSAGE_KEY] = tr("Could not ask again: {error}.", error=err)
 
 
 def _reveal(code: str, key: str, qid: int) -> None:
     try:
         store().reveal(code, key, qid)
     except (errors.ClassroomError, PermissionError) as err:
-        st.session_state[MESSAGE_KEY] = f"Could not reveal: {err}."
+        st.session_state[MESSAGE_KEY] = tr("Could not reveal: {error}.", error=err)
 
 
 # ------------------------------------------------------------------ leading the class
@@ -437,7 +510,7 @@ def lead_class(url_path: str) -> None:
     try:
         version = store().lead(in_room(), teacher_key(), view, tab_id())
     except errors.InvalidView as err:
-        st.warning(f"The class cannot follow this view: {err}.", icon=":material/link_off:")
+        st.warning(tr("The class cannot follow this view: {error}.", error=err), icon=":material/link_off:")
         return
     except errors.StoreUnavailable as err:
         outage(err)
@@ -456,11 +529,13 @@ def when(seconds: float) -> str:
 
 
 def keep_note() -> str:
-    days = store().limits.keep_days
-    return (
-        f"A room's answers are kept for {days:g} days after it ends (closed, or expired {store().limits.room_hours:g} "
-        f"hours after it started), then deleted with everything else of the room. This browser remembers the room "
-        f"for {COOKIE_HOURS} hours; after that, the teacher key file takes you back to it."
+    return tr(
+        "A room's answers are kept for {days} days after it ends (closed, or expired {room_hours} hours after it "
+        "started), then deleted with everything else of the room. This browser remembers the room for {hours} hours; "
+        "after that, the teacher key file takes you back to it.",
+        days=num(store().limits.keep_days, "g"),
+        room_hours=num(store().limits.room_hours, "g"),
+        hours=COOKIE_HOURS,
     )
 
 
@@ -472,29 +547,32 @@ def confirm_box(action: str, question: str, yes: str, extra=None) -> None:
             extra()
         with st.container(horizontal=True):
             st.button(yes, key=f"class_confirm_{action}_yes", type="primary", on_click=teacher_action, args=(action,))
-            st.button("Cancel", key=f"class_confirm_{action}_no", on_click=lambda: st.session_state.pop(CONFIRM_KEY))
+            st.button(
+                tr("Cancel"), key=f"class_confirm_{action}_no", on_click=lambda: st.session_state.pop(CONFIRM_KEY)
+            )
 
 
 def ask_to(action: str) -> None:
     st.session_state[CONFIRM_KEY] = action
 
 
-def answers_button(code: str, key: str, label: str = "Answers as CSV", button_key: str = "class_csv") -> None:
+def answers_button(code: str, key: str, label: str | None = None, button_key: str = "class_csv") -> None:
+    """The answers file's download (`label`: the button's, translated; "Answers as CSV" when not given)."""
     st.download_button(
-        label,
+        label or tr("Answers as CSV"),
         lambda: store().export_csv(code, key),
         file_name=f"room-{code}-answers.csv",
         mime="text/csv",
         key=button_key,
         icon=":material/download:",
         on_click="ignore",
-        help="Every question and every answer, with nicknames and seat numbers; times in UTC.",
+        help=tr("Every question and every answer, with nicknames and seat numbers; times in UTC."),
     )
 
 
 def key_file_button(code: str, key: str, button_key: str = "class_key_file") -> None:
     st.download_button(
-        "Download the teacher key",
+        tr("Download the teacher key"),
         f"Room {code}\nTeacher key: {key}\nTake back the room on the app's 'Teach a class' page.\n",
         file_name=f"room-{code}-teacher-key.txt",
         key=button_key,
@@ -509,22 +587,40 @@ def seats_list(code: str, key: str) -> None:
     seats = store().seats(code, key)
     names = st.session_state.get(NAMES_KEY, False)
     st.caption(
-        "One line per seat. A browser that cleared its cookies, or a student on two devices, has two seats: remove "
-        "the one left empty (its answers go with it). A removed student can join again."
+        tr(
+            "One line per seat. A browser that cleared its cookies, or a student on two devices, has two seats: remove "
+            "the one left empty (its answers go with it). A removed student can join again."
+        )
     )
     if not seats:
-        st.markdown("Nobody has joined yet.")
+        st.markdown(tr("Nobody has joined yet."))
     now = time.time()
     for seat in seats:
         left, right = st.columns([4, 1], vertical_alignment="center")
         name = f" · {escape_markdown(seat.nickname)}" if names and seat.nickname else ""
-        where = "here now" if seat.here else f"last seen {max(0, round((now - seat.seen_at) / 60))} min ago"
-        left.markdown(f"Seat {seat.number}{name} · {where} · {seat.answers} answered")
-        right.button("Remove", key=f"class_remove_{seat.number}", on_click=_remove, args=(code, key, seat.number))
+        if seat.here:
+            # Translators: {nickname} is empty, or " · " and the student's nickname (shown when the teacher asks)
+            line = tr(
+                "Seat {number}{nickname} · here now · {answers} answered",
+                number=seat.number,
+                nickname=name,
+                answers=seat.answers,
+            )
+        else:
+            # Translators: {nickname} is empty, or " · " and the student's nickname (shown when the teacher asks)
+            line = tr(
+                "Seat {number}{nickname} · last seen {minutes} min ago · {answers} answered",
+                number=seat.number,
+                nickname=name,
+                minutes=max(0, round((now - seat.seen_at) / 60)),
+                answers=seat.answers,
+            )
+        left.markdown(line)
+        right.button(tr("Remove"), key=f"class_remove_{seat.number}", on_click=_remove, args=(code, key, seat.number))
 
 
 def _remove(code: str, key: str, number: int) -> None:
     try:
         store().remove_seat(code, key, number)
     except (errors.ClassroomError, PermissionError) as err:
-        st.session_state[MESSAGE_KEY] = f"Could not remove seat {number}: {err}."
+        st.session_state[MESSAGE_KEY] = tr("Could not remove seat {number}: {error}.", number=number, error=err)

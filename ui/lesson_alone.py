@@ -9,7 +9,8 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom.decks import page_of, stored_deck
-from ui.classroom_lesson import shipped_lessons, step_buttons
+from locales import tr
+from ui.classroom_lesson import language_note, shipped_lessons, step_buttons
 from ui.classroom_session import SHOW_KEY
 from ui.classroom_teacher import open_shown_solution
 from ui.safe_text import escape_markdown
@@ -22,11 +23,14 @@ def alone_picker() -> None:
     lessons = shipped_lessons()
     with st.container(border=True, key="lesson_alone"):
         st.markdown(
-            "**Go through a lesson on your own** (homework): the lesson's steps, one page at a time, with a note for "
-            "each; no room and no teacher needed."
+            tr(
+                "**Go through a lesson on your own** (homework): the lesson's steps, one page at a time, with a note "
+                "for each; no room and no teacher needed."
+            )
         )
-        choice = st.selectbox("Lesson to go through", list(lessons), key="lesson_alone_pick")
-        st.button("Open the lesson", key="lesson_alone_open", on_click=_open, args=(lessons[choice],))
+        choice = st.selectbox(tr("Lesson to go through"), list(lessons), key="lesson_alone_pick")
+        language_note(st, lessons[choice].get("language", "en"))
+        st.button(tr("Open the lesson"), key="lesson_alone_open", on_click=_open, args=(lessons[choice],))
 
 
 def _open(lesson: dict) -> None:
@@ -45,19 +49,31 @@ def alone_bar(url_path: str, pages) -> None:
     step = deck.steps[at]
     with st.container(border=True, key="lesson_alone_bar"):
         st.markdown(
-            f":material/school: **{escape_markdown(deck.title)}** · **Step {at + 1} of {len(deck.steps)}** · "
-            f"{escape_markdown(step.title)}"
+            ":material/school: "
+            + tr(
+                "**{lesson}** · **Step {step} of {count}** · {title}",
+                lesson=escape_markdown(deck.title),
+                step=at + 1,
+                count=len(deck.steps),
+                title=escape_markdown(step.title),
+            )
         )
+        language_note(st, deck.language)
         if step.student_notes:
             st.text(step.student_notes)  # the deck's text, as text
         here = (url_path or "playground") == step.page
         if not here:
-            st.caption(f"This step is on /{page_of(step.view)}: *Back to the step* opens it as the lesson set it.")
+            st.caption(
+                tr(
+                    "This step is on /{page}: *Back to the step* opens it as the lesson set it.",
+                    page=page_of(step.view),
+                )
+            )
         with st.container(horizontal=True, vertical_alignment="center"):
             step_buttons(at, len(deck.steps), _go, "lesson_alone")
             if not here:
-                st.button("Back to the step", key="lesson_alone_again", on_click=_go, args=(at,))
-            st.button("Leave the lesson", key="lesson_alone_leave", on_click=_leave)
+                st.button(tr("Back to the step"), key="lesson_alone_again", on_click=_go, args=(at,))
+            st.button(tr("Leave the lesson"), key="lesson_alone_leave", on_click=_leave)
 
 
 def _go(at: int) -> None:

@@ -23,7 +23,9 @@ _ids = itertools.count(1)  # a step's widgets are keyed by its id, which a reord
 
 
 def draft() -> dict:
-    return st.session_state.setdefault(DRAFT_KEY, {"title": "My lesson", "level": "", "minutes": 20, "steps": []})
+    if DRAFT_KEY not in st.session_state:
+        st.session_state[DRAFT_KEY] = {"title": tr("My lesson"), "level": "", "minutes": 20, "steps": []}
+    return st.session_state[DRAFT_KEY]
 
 
 # ------------------------------------------------------------------ recording, on every lesson page
@@ -69,8 +71,14 @@ def lesson_editor(start=None) -> None:
     when given (in a room), runs it."""
     lesson = draft()
     n = len(lesson["steps"])
-    with st.expander(f"Your lesson ({n} step{'s' * (n != 1)}): edit, download, or open a lesson file"):
-        upload = st.file_uploader("Open a lesson file to edit (.toml)", type=["toml"], key="lesson_edit_file")
+    label = tr_n(
+        "Your lesson ({n} step): edit, download, or open a lesson file",
+        "Your lesson ({n} steps): edit, download, or open a lesson file",
+        n,
+        n=n,
+    )
+    with st.expander(label):
+        upload = st.file_uploader(tr("Open a lesson file to edit (.toml)"), type=["toml"], key="lesson_edit_file")
         if upload is not None and st.session_state.get("_lesson_edit_opened") != upload.file_id:
             try:
                 opened = parse_deck(upload.getvalue(), declared_page)
@@ -83,29 +91,40 @@ def lesson_editor(start=None) -> None:
                 _forget_widgets()
         if not lesson["steps"]:
             st.caption(
-                "No steps yet: on any lesson page, press *Add this view to my lesson* in the sidebar. This tab holds "
-                "the lesson until it is reloaded or closed: download it to keep it."
+                tr(
+                    "No steps yet: on any lesson page, press *Add this view to my lesson* in the sidebar. This tab "
+                    "holds the lesson until it is reloaded or closed: download it to keep it."
+                )
             )
             return
-        lesson["title"] = st.text_input("Lesson title", lesson["title"], key="lesson_edit_title", max_chars=80)
+        lesson["title"] = st.text_input(tr("Lesson title"), lesson["title"], key="lesson_edit_title", max_chars=80)
         lesson["level"] = st.text_input(
-            "Who it is for", lesson["level"], key="lesson_edit_level", max_chars=60, placeholder="e.g. First contact"
+            tr("Who it is for"),
+            lesson["level"],
+            key="lesson_edit_level",
+            max_chars=60,
+            placeholder=tr("e.g. First contact"),
         )
         lesson["minutes"] = number_box(
-            st, "Length (minutes)", key="lesson_edit_minutes", min_value=1, max_value=240, value=int(lesson["minutes"])
+            st,
+            tr("Length (minutes)"),
+            key="lesson_edit_minutes",
+            min_value=1,
+            max_value=240,
+            value=int(lesson["minutes"]),
         )
         for n, step in enumerate(lesson["steps"]):
             _step_editor(n, step, len(lesson["steps"]))
         try:
             deck = deck_from_dict(as_document(lesson), declared_page)
         except DeckError as err:
-            st.warning("Not ready yet:", icon=":material/edit_note:")
+            st.warning(tr("Not ready yet:"), icon=":material/edit_note:")
             for problem in err.problems:
                 st.caption(escape_markdown(problem))
             return
         with st.container(horizontal=True):
             st.download_button(
-                "Download the lesson (.toml)",
+                tr("Download the lesson (.toml)"),
                 to_toml(deck),
                 file_name="lesson.toml",
                 mime="application/toml",
@@ -114,29 +133,36 @@ def lesson_editor(start=None) -> None:
             )
             if start is not None:
                 st.button(
-                    "Start this lesson in the room", key="lesson_edit_start", on_click=start, args=(deck.to_dict(),)
+                    tr("Start this lesson in the room"),
+                    key="lesson_edit_start",
+                    on_click=start,
+                    args=(deck.to_dict(),),
                 )
-            st.button("Clear the lesson", key="lesson_edit_clear", on_click=_clear)
+            st.button(tr("Clear the lesson"), key="lesson_edit_clear", on_click=_clear)
 
 
 def _step_editor(n: int, step: dict, count: int) -> None:
     sid = step["id"]
     with st.container(border=True, key=f"lesson_edit_step_{sid}"):
-        st.markdown(f"**Step {n + 1}** · `{escape_markdown(step['view'][:80])}`")
-        step["title"] = st.text_input("Title", step["title"], key=f"lesson_edit_{sid}_title", max_chars=80)
+        st.markdown(tr("**Step {step}** · `{view}`", step=n + 1, view=escape_markdown(step["view"][:80])))
+        # Translators: the label of a step's title box
+        step["title"] = st.text_input(tr("Title"), step["title"], key=f"lesson_edit_{sid}_title", max_chars=80)
         step["notes"] = st.text_area(
-            "Your notes (the teacher's only)", step.get("notes", ""), key=f"lesson_edit_{sid}_notes"
+            tr("Your notes (the teacher's only)"), step.get("notes", ""), key=f"lesson_edit_{sid}_notes"
         )
         step["student_notes"] = st.text_area(
-            "Notes for a student working alone (optional)",
+            tr("Notes for a student working alone (optional)"),
             step.get("student_notes", ""),
             key=f"lesson_edit_{sid}_student",
         )
         step["question"] = _question_picker(step)
         with st.container(horizontal=True):
-            st.button("Up", key=f"lesson_edit_{sid}_up", disabled=n == 0, on_click=_move, args=(n, -1))
-            st.button("Down", key=f"lesson_edit_{sid}_down", disabled=n == count - 1, on_click=_move, args=(n, 1))
-            st.button("Delete", key=f"lesson_edit_{sid}_delete", on_click=_delete, args=(n,))
+            # Translators: a button: move this step up in the lesson
+            st.button(tr("Up"), key=f"lesson_edit_{sid}_up", disabled=n == 0, on_click=_move, args=(n, -1))
+            # Translators: a button: move this step down in the lesson
+            st.button(tr("Down"), key=f"lesson_edit_{sid}_down", disabled=n == count - 1, on_click=_move, args=(n, 1))
+            # Translators: a button: delete this step
+            st.button(tr("Delete"), key=f"lesson_edit_{sid}_delete", on_click=_delete, args=(n,))
 
 
 def _question_picker(step: dict) -> dict | None:
@@ -149,10 +175,11 @@ def _question_picker(step: dict) -> dict | None:
     except ValueError:
         return step.get("question")
     kinds = [None, *(q.kind for q in declared.questions)]
-    titles = {None: "No question", **{q.kind: q.title for q in declared.questions}}
+    titles = {None: tr("No question"), **{q.kind: tr(q.title) for q in declared.questions}}
     current = step.get("question") or {}
     kind = st.selectbox(
-        "Question",
+        # Translators: the label of the box that picks a step's question
+        tr("Question"),
         kinds,
         index=kinds.index(current.get("kind")) if current.get("kind") in kinds else 0,
         format_func=titles.get,
@@ -165,7 +192,7 @@ def _question_picker(step: dict) -> dict | None:
         options, labels = list(pick.options(values)), list(pick.labels(values))
         shown = current.get(pick.name)
         question[pick.name] = st.selectbox(
-            pick.label,
+            tr(pick.label),
             options,
             index=options.index(shown) if shown in options else 0,
             format_func=dict(zip(options, labels)).get,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from classroom.questions import NotShownYet  # noqa: F401 - the pages' questions raise it from here
+from locales import marked, tr
 from ui.safe_text import escape_markdown
 
 Values = Mapping[str, Any]  # a page's declared values, by name
@@ -29,7 +30,7 @@ Values = Mapping[str, Any]  # a page's declared values, by name
 @dataclass(frozen=True)
 class Pick:
     """One thing the teacher picks when asking: `options(values)` are the values it can take (ints), `labels(values)`
-    how the box shows each."""
+    how the box shows each (in the session's language). `label` is English, marked: shown as tr(label)."""
 
     name: str
     label: str
@@ -39,7 +40,8 @@ class Pick:
 
 @dataclass(frozen=True)
 class Question:
-    """One question of a page: `kind` names it within the page, `title` is what the teacher's menu says."""
+    """One question of a page: `kind` names it within the page, `title` is what the teacher's menu says (English,
+    marked: shown as tr(title))."""
 
     kind: str
     title: str
@@ -75,7 +77,9 @@ class PageQuestions:
             options = list(pick.options(values))
             value = picks.get(pick.name, options[0] if options else None)
             if value not in options:
-                raise ValueError(f"{pick.label.lower()} {value!r} is not one this page offers now")
+                raise ValueError(
+                    tr("{pick} {value} is not one this page offers now", pick=tr(pick.label).lower(), value=repr(value))
+                )
             chosen[pick.name] = value
         body, truth = question.build(values, chosen)
         source = {"page": self.page, "question": kind, **chosen, **body.get("source", {})}
@@ -86,6 +90,16 @@ def key_options(tokens) -> list[str]:
     return [f"k_{j} '{tok}'"[:80] for j, tok in enumerate(tokens)]
 
 
+TOKEN_OPTION = marked("{token}")  # a choice option that is a token as typed, or a key's label: never translated
+
+
+def token_options(labels) -> dict:
+    """A language-free choice question's options that are tokens as typed (or labels made of them, `key_options`):
+    each the message "{token}" with its own value, so that no student's language changes them."""
+    labels = list(labels)
+    return {"options": [TOKEN_OPTION] * len(labels), "option_values": [{"token": label} for label in labels]}
+
+
 def ask_labels(tokens) -> tuple[list[str], list[str]]:
     """The Query and Key boxes' labels, one per position ("q_2 'north'", "k_2 'north'"): distinct even for
     repeated words (each names its position)."""
@@ -93,13 +107,17 @@ def ask_labels(tokens) -> tuple[list[str], list[str]]:
     return ["q" + label[1:] for label in keys], keys
 
 
+# Translators: the boxes where the teacher picks a query, a key (a position of the sequence)
+QUERY, KEY = marked("Query"), marked("Key")
+
+
 def query_pick(seq_of) -> Pick:
     """The teacher picks a query of the sequence `seq_of(values)` shows."""
-    return Pick("query", "Query", lambda v: range(len(seq_of(v).tokens)), lambda v: ask_labels(seq_of(v).tokens)[0])
+    return Pick("query", QUERY, lambda v: range(len(seq_of(v).tokens)), lambda v: ask_labels(seq_of(v).tokens)[0])
 
 
 def key_pick(seq_of) -> Pick:
-    return Pick("key", "Key", lambda v: range(len(seq_of(v).tokens)), lambda v: ask_labels(seq_of(v).tokens)[1])
+    return Pick("key", KEY, lambda v: range(len(seq_of(v).tokens)), lambda v: ask_labels(seq_of(v).tokens)[1])
 
 
 _DECLARED: dict[str, PageQuestions] = {}  # bounded: one entry per page that declares questions (its prefix)

@@ -20,6 +20,8 @@ import subprocess
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
+from locales import sentence_space, tr
+
 PUBLIC_URL_ENV = "ATTENTION_PUBLIC_URL"
 LISTEN_ENV = "ATTENTION_LISTEN_ADDRESS"  # where the class connects (deploy/serve.py: nginx's address)
 
@@ -121,34 +123,50 @@ def student_link(
         parts = urlsplit(public_url)
         if parts.scheme in ("http", "https") and parts.hostname:
             return StudentLink(
-                f"{_root(public_url)}/{query}", f"The server's public address ({PUBLIC_URL_ENV}): {parts.hostname}."
+                f"{_root(public_url)}/{query}",
+                tr("The server's public address ({env}): {host}.", env=PUBLIC_URL_ENV, host=parts.hostname),
             )
-        problem = f"{PUBLIC_URL_ENV} is not an http(s) address ({public_url[:60]!r}): it is not used."
+        problem = tr(
+            "{env} is not an http(s) address ({url}): it is not used.", env=PUBLIC_URL_ENV, url=repr(public_url[:60])
+        )
     else:
         problem = None
     parts = urlsplit(teacher_url or "http://localhost:8501/")
     host = parts.hostname or "localhost"
     loopback_only = bool(listen) and is_loopback(listen)
     if loopback_only:
-        problem = (
-            f"This server listens on this computer only ({listen}): students cannot reach it. Serve it on the network "
-            "(deploy/serve.sh does; or streamlit run app.py --server.address 0.0.0.0)."
+        problem = tr(
+            "This server listens on this computer only ({address}): students cannot reach it. Serve it on the network "
+            "(deploy/serve.sh does; or streamlit run app.py --server.address 0.0.0.0).",
+            address=listen,
         )
     if not is_loopback(host):
         root = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
-        return StudentLink(f"{root}{base}/{query}", f"The address you opened the app at: {host}.", problem)
+        return StudentLink(
+            f"{root}{base}/{query}", tr("The address you opened the app at: {host}.", host=host), problem
+        )
     if lan is None:
         return StudentLink(
             f"{_with_host(teacher_url or 'http://localhost:8501', host)}{base}/{query}",
-            "This is this computer's own name.",
+            tr("This is this computer's own name."),
             problem
-            or f"'{host}' means each student's own laptop, and this computer has no other network address: connect "
-            f"it to the students' network, or set {PUBLIC_URL_ENV} to the address they can open.",
+            or tr(
+                "'{host}' means each student's own laptop, and this computer has no other network address: connect "
+                "it to the students' network, or set {env} to the address they can open.",
+                host=host,
+                env=PUBLIC_URL_ENV,
+            ),
         )
-    note = f"This computer's network address ({lan}), in place of '{host}', which would mean each student's own laptop."
+    note = tr(
+        "This computer's network address ({address}), in place of '{host}', which would mean each student's own "
+        "laptop.",
+        address=lan,
+        host=host,
+    )
     if problem is None:
-        note += (
-            " Students on the same network open it; behind a proxy, a firewall or in a container, set "
-            f"{PUBLIC_URL_ENV} to the address they can open."
+        note += sentence_space() + tr(
+            "Students on the same network open it; behind a proxy, a firewall or in a container, set {env} to the "
+            "address they can open.",
+            env=PUBLIC_URL_ENV,
         )
     return StudentLink(f"{_with_host(teacher_url or 'http://localhost:8501', lan)}{base}/{query}", note, problem)

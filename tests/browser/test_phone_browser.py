@@ -3,13 +3,18 @@ browser's window 390 and 600 px wide (no phone in its User-Agent: the layout mus
 browser's name). Nothing runs off the page's right edge, no two chart titles overlap, no x tick label runs
 into a title (the next row's, in a grid of subplots), and a display formula too wide for the screen scrolls.
 390 px wide, small multiples have at most two columns; on a touch screen plotly's toolbar stays hidden until
-the chart is tapped. Screenshots are saved."""
+the chart is tapped. Screenshots are saved.
+
+Each window reads the app in another language (issue #48): the phone in Simplified Chinese, the 390 px desktop
+window in Spanish (its sentences are the longest), the 600 px one in English; in Chinese and Spanish no English
+sentence of ours is left on the page (tests/i18n_helpers.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.browser.conftest import PAGES, WAIT_MS, assert_no_exception, screenshot, wait_idle
+from tests.i18n_helpers import english_left
 
 PHONE_UA = (
     "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Mobile Safari/537.36"
@@ -81,6 +86,7 @@ WINDOWS = {  # name: browser context options
     "desktop390": dict(viewport={"width": 390, "height": 844}),
     "desktop600": dict(viewport={"width": 600, "height": 844}),
 }
+LANGUAGES = {"phone": "zh_Hans", "desktop390": "es", "desktop600": "en"}  # the language each window reads
 
 
 def holds(page, check: str, ok: str, what: str) -> None:
@@ -115,7 +121,8 @@ def phone(browser):
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p or "playground")
 def test_every_page_is_readable_in_a_narrow_window(window, app_url, path):
     name, page = window
-    page.goto(f"{app_url}/{path}")
+    lang = LANGUAGES[name]
+    page.goto(f"{app_url}/{path}" + ("" if lang == "en" else f"?lang={lang}"))
     wait_idle(page, timeout=180_000)  # the real-model pages load their weights on a first visit
     assert_no_exception(page)
     page.wait_for_function(CHARTS_DRAWN, timeout=WAIT_MS)
@@ -127,7 +134,9 @@ def test_every_page_is_readable_in_a_narrow_window(window, app_url, path):
         holds(page, MOST_COLUMNS, "v <= 2", "the most subplots side by side")
     if name == "phone":  # over the top row of numbers until the chart is tapped
         holds(page, SHOWN_TOOLBARS, "v.length === 0", "toolbars shown untapped")
-    screenshot(page, f"{name}_{path or 'playground'}")
+    if lang != "en":
+        assert english_left(page.locator("body").inner_text(), lang) == []
+    screenshot(page, f"{name}_{lang}_{path or 'playground'}")
 
 
 def test_a_tap_on_a_chart_shows_its_toolbar(phone, app_url):

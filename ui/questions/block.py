@@ -8,18 +8,20 @@ from __future__ import annotations
 import math
 
 from attention.block import NORMS
+from classroom.questions import option_texts
 from figures.block import shape_text
-from ui.page_questions import Pick, Question
+from locales import marked, tr
+from ui.page_questions import Pick, Question, token_options
 
 BAND = 0.05  # within 5% of √d_model counts as "about √d_model"
-NORM_NAMES = {"post": "Post-norm", "pre": "Pre-norm"}
+NORM_NAMES = {"post": marked("Post-norm"), "pre": marked("Pre-norm")}
 # The tensors the shape question can ask about: (name in the block's trace, or "q_heads"; how the prompt says it;
 # its axes, named as SHAPE_AXES names them).
 TENSORS = (
-    ("ffn_hidden", "the feed-forward hidden layer (after the activation)", ("n", "d_ff")),
-    ("q_heads", "the queries q of all the heads, stacked", ("h", "n", "d_head")),
-    ("attention", "the multi-head attention's output (after W_O)", ("n", "d_model")),
-    ("ffn_out", "the feed-forward network's output", ("n", "d_model")),
+    ("ffn_hidden", marked("the feed-forward hidden layer (after the activation)"), ("n", "d_ff")),
+    ("q_heads", marked("the queries q of all the heads, stacked"), ("h", "n", "d_head")),
+    ("attention", marked("the multi-head attention's output (after W_O)"), ("n", "d_model")),
+    ("ffn_out", marked("the feed-forward network's output"), ("n", "d_model")),
 )
 # The shapes offered, each by its axes: several can have the same sizes (with n = h = d_head = 4, (h, n, d_head) and
 # (h, n, n) are both (4, 4, 4)), so an option names its axes and its sizes, and each is one shape.
@@ -34,26 +36,148 @@ SHAPE_AXES = (
     ("h", "n", "d_model"),
 )
 PROMPT_CHARS = 300  # classroom/questions.py's limit
+TOKENS_CHARS = 58  # the prompt quotes the tokens up to this long (and the start of longer ones)
+
+LENGTH_OPTIONS = [
+    marked("Shorter than √d_model = {root} (below {below}% of it)"),
+    marked("About √d_model = {root} (within {band}%)"),
+    marked("Longer than √d_model = {root} (above {above}% of it)"),
+]
+# The prompts, each variant a whole message: the stack's settings (the mask on or not) and the tokens it reads, by
+# (norm, causal) for the length question, by (norm, causal, tensor) for the shape question.
+LENGTH_PROMPTS = {
+    ("post", True): marked(
+        "Post-norm stack of {n_blocks} random blocks (d_model {d_model}, d_ff {d_ff}, {n_heads} heads, "
+        "{activation}, causal mask, seed {seed}, on “{tokens}”): after block {block}, how long is a position's "
+        "vector on average? At the input it is {input_length}."
+    ),
+    ("post", False): marked(
+        "Post-norm stack of {n_blocks} random blocks (d_model {d_model}, d_ff {d_ff}, {n_heads} heads, "
+        "{activation}, no mask, seed {seed}, on “{tokens}”): after block {block}, how long is a position's vector"
+        " on average? At the input it is {input_length}."
+    ),
+    ("pre", True): marked(
+        "Pre-norm stack of {n_blocks} random blocks (d_model {d_model}, d_ff {d_ff}, {n_heads} heads, "
+        "{activation}, causal mask, seed {seed}, on “{tokens}”): after block {block}, how long is a position's "
+        "vector on average? At the input it is {input_length}."
+    ),
+    ("pre", False): marked(
+        "Pre-norm stack of {n_blocks} random blocks (d_model {d_model}, d_ff {d_ff}, {n_heads} heads, "
+        "{activation}, no mask, seed {seed}, on “{tokens}”): after block {block}, how long is a position's vector"
+        " on average? At the input it is {input_length}."
+    ),
+}
+SHAPE_PROMPTS = {
+    ("post", True, "ffn_hidden"): marked(
+        "Block 1 (post-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, causal mask, seed "
+        "{seed}, on “{tokens}”): what is the shape of the feed-forward hidden layer (after the activation)? Axes:"
+        " n = {n} tokens, h = {n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+    ("post", True, "q_heads"): marked(
+        "Block 1 (post-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, causal mask, seed "
+        "{seed}, on “{tokens}”): what is the shape of the queries q of all the heads, stacked? Axes: n = {n} "
+        "tokens, h = {n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+    ("post", True, "attention"): marked(
+        "Block 1 (post-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, causal mask, seed "
+        "{seed}, on “{tokens}”): what is the shape of the multi-head attention's output (after W_O)? Axes: n = "
+        "{n} tokens, h = {n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+    ("post", True, "ffn_out"): marked(
+        "Block 1 (post-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, causal mask, seed "
+        "{seed}, on “{tokens}”): what is the shape of the feed-forward network's output? Axes: n = {n} tokens, h "
+        "= {n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+    ("post", False, "ffn_hidden"): marked(
+        "Block 1 (post-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, no mask, seed {seed},"
+        " on “{tokens}”): what is the shape of the feed-forward hidden layer (after the activation)? Axes: n = "
+        "{n} tokens, h = {n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+    ("post", False, "q_heads"): marked(
+        "Block 1 (post-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, no mask, seed {seed},"
+        " on “{tokens}”): what is the shape of the queries q of all the heads, stacked? Axes: n = {n} tokens, h ="
+        " {n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+    ("post", False, "attention"): marked(
+        "Block 1 (post-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, no mask, seed {seed},"
+        " on “{tokens}”): what is the shape of the multi-head attention's output (after W_O)? Axes: n = {n} "
+        "tokens, h = {n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+    ("post", False, "ffn_out"): marked(
+        "Block 1 (post-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, no mask, seed {seed},"
+        " on “{tokens}”): what is the shape of the feed-forward network's output? Axes: n = {n} tokens, h = "
+        "{n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+    ("pre", True, "ffn_hidden"): marked(
+        "Block 1 (pre-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, causal mask, seed "
+        "{seed}, on “{tokens}”): what is the shape of the feed-forward hidden layer (after the activation)? Axes:"
+        " n = {n} tokens, h = {n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+    ("pre", True, "q_heads"): marked(
+        "Block 1 (pre-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, causal mask, seed "
+        "{seed}, on “{tokens}”): what is the shape of the queries q of all the heads, stacked? Axes: n = {n} "
+        "tokens, h = {n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+    ("pre", True, "attention"): marked(
+        "Block 1 (pre-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, causal mask, seed "
+        "{seed}, on “{tokens}”): what is the shape of the multi-head attention's output (after W_O)? Axes: n = "
+        "{n} tokens, h = {n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+    ("pre", True, "ffn_out"): marked(
+        "Block 1 (pre-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, causal mask, seed "
+        "{seed}, on “{tokens}”): what is the shape of the feed-forward network's output? Axes: n = {n} tokens, h "
+        "= {n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+    ("pre", False, "ffn_hidden"): marked(
+        "Block 1 (pre-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, no mask, seed {seed}, "
+        "on “{tokens}”): what is the shape of the feed-forward hidden layer (after the activation)? Axes: n = {n}"
+        " tokens, h = {n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+    ("pre", False, "q_heads"): marked(
+        "Block 1 (pre-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, no mask, seed {seed}, "
+        "on “{tokens}”): what is the shape of the queries q of all the heads, stacked? Axes: n = {n} tokens, h = "
+        "{n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+    ("pre", False, "attention"): marked(
+        "Block 1 (pre-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, no mask, seed {seed}, "
+        "on “{tokens}”): what is the shape of the multi-head attention's output (after W_O)? Axes: n = {n} "
+        "tokens, h = {n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+    ("pre", False, "ffn_out"): marked(
+        "Block 1 (pre-norm, d_model {d_model}, d_ff {d_ff}, {n_heads} heads, {activation}, no mask, seed {seed}, "
+        "on “{tokens}”): what is the shape of the feed-forward network's output? Axes: n = {n} tokens, h = "
+        "{n_heads} heads, d_head = d_model / h = {d_head}."
+    ),
+}
+
+
+def length_values(d_model: int) -> dict:
+    """The values of LENGTH_OPTIONS: √d_model to two decimals, and the band around it in percent."""
+    return {
+        "root": round(math.sqrt(d_model), 2),
+        "below": round(100 * (1 - BAND)),
+        "band": round(100 * BAND),
+        "above": round(100 * (1 + BAND)),
+    }
 
 
 def length_options(d_model: int) -> list[str]:
-    root = f"√d_model = {math.sqrt(d_model):.2f}"
-    return [
-        f"Shorter than {root} (below {1 - BAND:.0%} of it)",
-        f"About {root} (within {BAND:.0%})",
-        f"Longer than {root} (above {1 + BAND:.0%} of it)",
-    ]
+    """The length question's options as a student reads them (in the session's language)."""
+    return option_texts({"options": LENGTH_OPTIONS, "values": length_values(d_model)})
 
 
-def settings(values, tokens) -> str:
-    """The stack's settings and the tokens it reads, as a prompt names them (the tokens cut to fit)."""
-    mask = "causal mask" if values["causal"] else "no mask"
-    head = (
-        f"d_model {values['d_model']}, d_ff {values['d_ff']}, {values['n_heads']} heads, {values['activation']}, "
-        f"{mask}, seed {values['seed']}, on "
-    )
-    words = f"“{' '.join(tokens)}”"
-    return head + (words if len(words) <= 60 else words[:58] + "…”")
+def settings(values, tokens) -> dict:
+    """The stack's settings and the tokens it reads, as a prompt's values (the tokens cut to fit); the mask picks
+    the prompt's message."""
+    words = " ".join(tokens)
+    return {
+        "d_model": values["d_model"],
+        "d_ff": values["d_ff"],
+        "n_heads": values["n_heads"],
+        "activation": values["activation"],
+        "seed": values["seed"],
+        "tokens": words if len(words) <= TOKENS_CHARS else words[: TOKENS_CHARS - 1] + "…",
+    }
 
 
 def length_question(values, tokens, runs, norm: str, block: int) -> tuple[dict, list[int]]:
@@ -64,14 +188,17 @@ def length_question(values, tokens, runs, norm: str, block: int) -> tuple[dict, 
     lengths = runs[norm].residual_norms  # (N + 1,): the input, then after each block
     ratio = float(lengths[block]) / math.sqrt(values["d_model"])
     truth = 0 if ratio < 1 - BAND else 2 if ratio > 1 + BAND else 1
-    prompt = (
-        f"{NORM_NAMES[norm]} stack of {values['n_blocks']} random blocks ({settings(values, tokens)}): after block "
-        f"{block}, how long is a position's vector on average? At the input it is {lengths[0]:.2f}."
-    )
     body = {
         "kind": "choice",
-        "prompt": prompt[:PROMPT_CHARS],
-        "options": length_options(values["d_model"]),
+        "prompt": LENGTH_PROMPTS[norm, bool(values["causal"])],
+        "values": {
+            **settings(values, tokens),
+            **length_values(values["d_model"]),
+            "n_blocks": values["n_blocks"],
+            "block": block,
+            "input_length": round(float(lengths[0]), 2),
+        },
+        "options": list(LENGTH_OPTIONS),
         "source": {"tokens": list(tokens), "norm": norm, "block": block},
     }
     return body, [truth]
@@ -84,7 +211,7 @@ def axis_sizes(n: int, values) -> dict[str, int]:
 
 
 def shape_label(axes: tuple[str, ...], sizes: dict[str, int]) -> str:
-    """An option: the shape's axes, then its sizes, "(h, n, d_head) = (4, 4, 4)"."""
+    """An option: the shape's axes, then its sizes, "(h, n, d_head) = (4, 4, 4)" (never translated)."""
     return f"({', '.join(axes)}) = {shape_text([sizes[a] for a in axes])}"
 
 
@@ -92,20 +219,17 @@ def shape_question(values, tokens, runs, tensor: int) -> tuple[dict, list[int]]:
     """'What is the shape of this tensor inside block 1?' and its true option: the tensor's axes, each option naming
     its axes and sizes (SHAPE_AXES: one shape each, even where two have the same sizes), its sizes checked against
     the shape in the block's own trace."""
-    name, said, axes = TENSORS[tensor]
+    name, _, axes = TENSORS[tensor]
     trace = runs[values["norm"]].traces[0]
     shape = tuple(trace.q_heads.shape if name == "q_heads" else trace[name].shape)
     sizes = axis_sizes(len(tokens), values)
     if shape != tuple(sizes[a] for a in axes):  # the trace is the truth: said loudly if its axes are not these
         raise ValueError(f"the block's {name} has shape {shape}, not ({', '.join(axes)})")
-    prompt = (
-        f"Block 1 ({values['norm']}-norm, {settings(values, tokens)}): what is the shape of {said}? Axes: n = "
-        f"{sizes['n']} tokens, h = {sizes['h']} heads, d_head = d_model / h = {sizes['d_head']}."
-    )
     body = {
         "kind": "choice",
-        "prompt": prompt[:PROMPT_CHARS],
-        "options": [shape_label(a, sizes) for a in SHAPE_AXES],
+        "prompt": SHAPE_PROMPTS[values["norm"], bool(values["causal"]), name],
+        "values": {**settings(values, tokens), "n": sizes["n"], "d_head": sizes["d_head"]},
+        **token_options(shape_label(a, sizes) for a in SHAPE_AXES),
         "source": {"tokens": list(tokens), "tensor": name},
     }
     return body, [SHAPE_AXES.index(axes)]
@@ -127,15 +251,19 @@ def questions(runs_of) -> tuple[Question, ...]:
         shown = NORMS.index(values["norm"])
         return [shown, 1 - shown]  # the norm the page's section 1 shows first
 
-    norm = Pick("norm", "Norm", norm_options, lambda v: [NORM_NAMES[NORMS[i]] for i in norm_options(v)])
+    # Translators: the box where the teacher picks a layer normalisation (post-norm or pre-norm)
+    norm = Pick("norm", marked("Norm"), norm_options, lambda v: [tr(NORM_NAMES[NORMS[i]]) for i in norm_options(v)])
     block = Pick(
         "block",
-        "Block",
+        # Translators: the box where the teacher picks a transformer block of the stack
+        marked("Block"),
         lambda v: range(v["n_blocks"], 0, -1),  # the last first: the stack's output
-        lambda v: [f"after block {b}" for b in range(v["n_blocks"], 0, -1)],
+        lambda v: [tr("after block {block}", block=b) for b in range(v["n_blocks"], 0, -1)],
     )
-    tensor = Pick("tensor", "Tensor", lambda v: range(len(TENSORS)), lambda v: [said for _, said, _ in TENSORS])
+    tensor = Pick(
+        "tensor", marked("Tensor"), lambda v: range(len(TENSORS)), lambda v: [tr(said) for _, said, _ in TENSORS]
+    )
     return (
-        Question("length", "How long is a vector after a block, post- or pre-norm?", length, (norm, block)),
-        Question("shape", "What is the shape of a tensor inside the block?", shape, (tensor,)),
+        Question("length", marked("How long is a vector after a block, post- or pre-norm?"), length, (norm, block)),
+        Question("shape", marked("What is the shape of a tensor inside the block?"), shape, (tensor,)),
     )

@@ -18,13 +18,35 @@ import numpy as np
 from attention import attention_steps, scaled_dot_product_attention
 from attention.sequence import TokenSequence
 from lessons.pitfalls import causal_attention, invariance_check, mask_after_softmax, randomise_at
+from locales import marked, num, tr, tr_n
 from ui.classroom_questions import weights_thumbnail
-from ui.page_questions import Pick, Question, ask_labels, key_pick
+from ui.page_questions import QUERY, Pick, Question, ask_labels, key_pick
 from ui.safe_text import escape_markdown
 
 WEIGHT_TOLERANCE = 0.05  # a weight this close to the true one counts as right
 SENTENCE_CHARS = 60  # the longest the prompt quotes the sequence's labels
-MASKS = ("causal mask on", "mask off")
+MASKS = (marked("causal mask on"), marked("mask off"))  # the Mask box's labels (English: shown as tr(m))
+WEIGHT_PROMPT = marked(
+    "Sequence '{sentence}', scaled by 1/√d_k, causal mask on (−∞ before the softmax): what weight will query {query} "
+    "'{query_token}' give key {key} '{key_token}'? (The mask-off weights stay on screen.)"
+)
+CHANGES_PROMPTS = {  # with the mask on, and off
+    True: marked(
+        "Sequence '{sentence}', scaled by 1/√d_k, causal mask on: token {position} '{token}' alone gets new random q, "
+        "k and v (its own random draw). Which outputs change at all, even by one bit?"
+    ),
+    False: marked(
+        "Sequence '{sentence}', scaled by 1/√d_k, mask off: token {position} '{token}' alone gets new random q, k "
+        "and v (its own random draw). Which outputs change at all, even by one bit?"
+    ),
+}
+# The answers to "which outputs change?", filled by each option's own values
+NONE_CHANGE = marked("none of them")
+ONE_OUTPUT = marked("output {output} only")
+OUTPUTS = marked("outputs {first}…{last}")
+ONE_OUTPUT_NOT = marked("output {output} only (not {changed} itself)")
+OUTPUTS_NOT = marked("outputs {first}…{last} (not {changed} itself)")
+EVERY_OUTPUT = marked("every output, 0…{last}")
 
 
 def sentence(tokens) -> str:
@@ -38,20 +60,27 @@ def masked_weight(seq: TokenSequence, query: int, key: int) -> tuple[dict, float
     and the keys after the query are refused: the page says their weights (1 and exactly 0)."""
     n = seq.n
     if not (0 <= query < n and 0 <= key < n):
-        raise ValueError(f"query {query} and key {key} must be positions from 0 to {n - 1}")
+        raise ValueError(
+            tr("query {query} and key {key} must be positions from 0 to {last}", query=query, key=key, last=n - 1)
+        )
     if query == 0:
-        raise ValueError("query 0 sees only itself (the page says its weight is 1): pick a later query")
+        raise ValueError(tr("query 0 sees only itself (the page says its weight is 1): pick a later query"))
     if key > query:
-        raise ValueError(f"key {key} is after query {query}: the mask gives it exactly 0, as the page says")
+        raise ValueError(
+            tr("key {key} is after query {query}: the mask gives it exactly 0, as the page says", key=key, query=query)
+        )
     weights = attention_steps(seq.q, seq.k, seq.v, causal=True, scale=True).weights  # (n, n)
     tok = seq.tokens
-    prompt = (
-        f"Sequence '{sentence(tok)}', scaled by 1/√d_k, causal mask on (−∞ before the softmax): what weight will "
-        f"query {query} '{tok[query]}' give key {key} '{tok[key]}'? (The mask-off weights stay on screen.)"
-    )
     body = {
         "kind": "number",
-        "prompt": prompt,
+        "prompt": WEIGHT_PROMPT,
+        "values": {
+            "sentence": sentence(tok),
+            "query": query,
+            "query_token": tok[query],
+            "key": key,
+            "key_token": tok[key],
+        },
         "lo": 0.0,
         "hi": 1.0,
         "tolerance": WEIGHT_TOLERANCE,
@@ -73,27 +102,32 @@ def changed_outputs(seq: TokenSequence, p: int, causal: bool, seed: int) -> list
     return [int(i) for i in np.flatnonzero(check.diff != 0.0)]
 
 
-def output_options(n: int, p: int) -> list[tuple[str, frozenset[int]]]:
-    """The answers offered to 'which outputs change?' for token p of n, each with the positions it names; no two name
-    the same positions."""
+def output_options(n: int, p: int) -> list[tuple[str, dict, frozenset[int]]]:
+    """The answers offered to 'which outputs change?' for token p of n, each a message with its own values and the
+    positions it names; no two name the same positions."""
 
-    def span(a: int, b: int) -> str:
-        return f"output {a} only" if a == b else f"outputs {a}…{b}"
+    def span(a: int, b: int) -> tuple[str, dict]:
+        return (ONE_OUTPUT, {"output": a}) if a == b else (OUTPUTS, {"first": a, "last": b})
+
+    def span_not(a: int, b: int) -> tuple[str, dict]:
+        if a == b:
+            return ONE_OUTPUT_NOT, {"output": a, "changed": p}
+        return OUTPUTS_NOT, {"first": a, "last": b, "changed": p}
 
     offered = [
-        ("none of them", frozenset()),
-        (f"output {p} only", frozenset({p})),
+        ((NONE_CHANGE, {}), frozenset()),
+        ((ONE_OUTPUT, {"output": p}), frozenset({p})),
         (span(0, p), frozenset(range(p + 1))),
         (span(p, n - 1), frozenset(range(p, n))),
-        (f"{span(p + 1, n - 1)} (not {p} itself)" if p < n - 1 else "", frozenset(range(p + 1, n))),
-        (f"{span(0, p - 1)} (not {p} itself)" if p > 0 else "", frozenset(range(p))),
-        (f"every output, 0…{n - 1}", frozenset(range(n))),
+        (span_not(p + 1, n - 1) if p < n - 1 else None, frozenset(range(p + 1, n))),
+        (span_not(0, p - 1) if p > 0 else None, frozenset(range(p))),
+        ((EVERY_OUTPUT, {"last": n - 1}), frozenset(range(n))),
     ]
     options, seen = [], set()
     for label, positions in offered:
         if label and positions not in seen:
             seen.add(positions)
-            options.append((label, positions))
+            options.append((*label, positions))
     return options
 
 
@@ -103,25 +137,30 @@ def outputs_question(seq: TokenSequence, p: int, causal: bool, seed: int) -> tup
     n = seq.n
     if n < 2:
         raise ValueError(
-            "with a single position there is only one output, the changed token's own, and it moves: nothing to "
-            "ask; give the sequence 2 positions or more"
+            tr(
+                "with a single position there is only one output, the changed token's own, and it moves: nothing to "
+                "ask; give the sequence 2 positions or more"
+            )
         )
     if not 0 <= p < n:
-        raise ValueError(f"token {p} is outside 0..{n - 1}")
+        raise ValueError(tr("token {token} is outside 0..{last}", token=p, last=n - 1))
     moved = frozenset(changed_outputs(seq, p, causal, seed))
     options = output_options(n, p)
-    truth = [i for i, (_, positions) in enumerate(options) if positions == moved]
+    truth = [i for i, (*_, positions) in enumerate(options) if positions == moved]
     if not truth:
-        raise ValueError(f"the change moved outputs {sorted(moved)}, which no answer names: try another seed")
+        raise ValueError(
+            tr(
+                "the change moved outputs {outputs}, which no answer names: try another seed",
+                outputs=str(sorted(moved)),
+            )
+        )
     tok = seq.tokens
-    prompt = (
-        f"Sequence '{sentence(tok)}', scaled by 1/√d_k, {MASKS[0] if causal else MASKS[1]}: token {p} '{tok[p]}' "
-        f"alone gets new random q, k and v (its own random draw). Which outputs change at all, even by one bit?"
-    )
     body = {
         "kind": "choice",
-        "prompt": prompt,
-        "options": [label for label, _ in options],
+        "prompt": CHANGES_PROMPTS[bool(causal)],
+        "values": {"sentence": sentence(tok), "position": p, "token": tok[p]},
+        "options": [label for label, _, _ in options],
+        "option_values": [own for _, own, _ in options],
         "source": {"tokens": list(tok), "token": p, "causal": causal, "scale": True, "seed": seed},
     }
     return body, truth
@@ -140,22 +179,36 @@ def questions(seq_of=lambda v: v["seq"]) -> tuple[Question, ...]:
         n = seq_of(values).n
         return range(1, n) if n > 1 else range(1)
 
-    query = Pick("query", "Query", queries, lambda v: [ask_labels(seq_of(v).tokens)[0][i] for i in queries(v)])
+    query = Pick("query", QUERY, queries, lambda v: [ask_labels(seq_of(v).tokens)[0][i] for i in queries(v)])
     token = Pick(
         "token",
-        "Token that changes",
+        marked("Token that changes"),
         lambda v: range(seq_of(v).n),
-        lambda v: [escape_markdown(f"token {i} '{t}'"[:80]) for i, t in enumerate(seq_of(v).tokens)],
+        lambda v: [
+            escape_markdown(tr("token {position} '{token}'", position=i, token=t)[:80])
+            for i, t in enumerate(seq_of(v).tokens)
+        ],
     )
-    mask = Pick("mask", "Mask", lambda v: [1, 0], lambda v: list(MASKS))
+    # Translators: the box where the teacher picks the causal mask on or off
+    mask = Pick("mask", marked("Mask"), lambda v: [1, 0], lambda v: [tr(m) for m in MASKS])
     return (
-        Question("weight", "With the mask on, what weight will a query give a key?", weight, (query, key_pick(seq_of))),
-        Question("changes", "One token changes: which outputs change?", changes, (token, mask)),
+        Question(
+            "weight",
+            marked("With the mask on, what weight will a query give a key?"),
+            weight,
+            (query, key_pick(seq_of)),
+        ),
+        Question("changes", marked("One token changes: which outputs change?"), changes, (token, mask)),
     )
 
 
 # ---------------------------------------------------------------- build it: a leak a student makes by editing
 LEAK_AT_LEAST = 0.5  # "leak" goal: the share of the row's weight the bug must lose
+LEAK_PROMPT = marked(
+    "Build it on the Causal masking page (scaled by 1/√d_k): edit the vectors so that masking after the softmax "
+    "(section 3's bug) leaks at least {at_least} of query {query}'s weight (row {query} of section 3's leak table, "
+    "counting the top row as 0). Submit when the check says solved."
+)
 
 
 def check_leak(goal: dict, values) -> tuple[bool, str]:
@@ -163,13 +216,29 @@ def check_leak(goal: dict, values) -> tuple[bool, str]:
     `goal["query"]`'s row loses at least `goal["at_least"]` (section 3's leak column)."""
     seq, query = values["seq"], goal["query"]
     if query >= seq.n - 1:
-        return False, f"not yet: the sequence needs a token after query {query} (it has {seq.n} tokens)"
+        return False, tr_n(
+            "not yet: the sequence needs a token after query {query} (it has {n} tokens)",
+            "not yet: the sequence needs a token after query {query} (it has {n} tokens)",
+            seq.n,
+            query=query,
+            n=seq.n,
+        )
     leak = float(mask_after_softmax(seq.q, seq.k, seq.v, scale=True).leak[query])
-    row = f"query {query}'s leak (row {query} of the leak table, from 0)"
+    at_least = num(goal["at_least"], "g")
     if leak >= goal["at_least"]:
-        return True, f"solved: {row} is {leak:.3f} ≥ {goal['at_least']:g}"
-    shown = f"{leak:.3f}" if round(leak, 3) < goal["at_least"] else f"{leak:.6f}"  # never "0.500, below 0.5"
-    return False, f"not yet: {row} is {shown}, below {goal['at_least']:g}"
+        return True, tr(
+            "solved: query {query}'s leak (row {query} of the leak table, from 0) is {leak} ≥ {at_least}",
+            query=query,
+            leak=num(leak, ".3f"),
+            at_least=at_least,
+        )
+    shown = num(leak, ".3f") if round(leak, 3) < goal["at_least"] else num(leak, ".6f")  # never "0.500, below 0.5"
+    return False, tr(
+        "not yet: query {query}'s leak (row {query} of the leak table, from 0) is {leak}, below {at_least}",
+        query=query,
+        leak=shown,
+        at_least=at_least,
+    )
 
 
 def leak_figure(goal: dict, values) -> dict:
@@ -184,24 +253,37 @@ def build_questions(seq_of=lambda v: v["seq"]) -> tuple[Question, ...]:
     def leak(values, picks):
         seq, query = seq_of(values), picks["query"]
         if seq.n < 2:
-            raise ValueError("with a single position there is no later key to leak from: give the sequence 2 or more")
+            raise ValueError(
+                tr("with a single position there is no later key to leak from: give the sequence 2 or more")
+            )
         if not 0 <= query < seq.n - 1:
-            raise ValueError(f"query {query} has no later key to leak from: pick a query before the last")
+            raise ValueError(
+                tr("query {query} has no later key to leak from: pick a query before the last", query=query)
+            )
         goal = {"name": "leak", "query": query, "at_least": LEAK_AT_LEAST}
         solved, said = check_leak(goal, values)
         if solved:
-            raise ValueError(f"it is already true on this page ({said}): pick another query")
-        prompt = (
-            f"Build it on the Causal masking page (scaled by 1/√d_k): edit the vectors so that masking after the "
-            f"softmax (section 3's bug) leaks at least {LEAK_AT_LEAST:g} of query {query}'s weight (row {query} of "
-            "section 3's leak table, counting the top row as 0). Submit when the check says solved."
-        )
-        return {"kind": "build", "prompt": prompt, "goal": goal, "source": {"goal": "leak"}}, None
+            raise ValueError(tr("it is already true on this page ({said}): pick another query", said=said))
+        body = {
+            "kind": "build",
+            "prompt": LEAK_PROMPT,
+            "values": {"at_least": LEAK_AT_LEAST, "query": query},
+            "goal": goal,
+            "source": {"goal": "leak"},
+        }
+        return body, None
 
     def queries(values) -> range:  # the last query sees every key: nothing to leak
         return range(max(seq_of(values).n - 1, 1))
 
-    query = Pick("query", "Query", queries, lambda v: [ask_labels(seq_of(v).tokens)[0][i] for i in queries(v)])
+    query = Pick("query", QUERY, queries, lambda v: [ask_labels(seq_of(v).tokens)[0][i] for i in queries(v)])
     return (
-        Question("build_leak", "Build it: make the bug leak a query's weight", leak, (query,), check_leak, leak_figure),
+        Question(
+            "build_leak",
+            marked("Build it: make the bug leak a query's weight"),
+            leak,
+            (query,),
+            check_leak,
+            leak_figure,
+        ),
     )

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from lessons.head_library import PRESET_LABELS, HeadSummary
+from locales import marked, tr
 from ui.classroom_questions import top_keys
-from ui.page_questions import Pick, Question, ask_labels, key_options
+from ui.page_questions import QUERY, Pick, Question, ask_labels, key_options, token_options
 
 SENTENCE_CHARS = 60  # the longest the prompt quotes the sequence's labels
 SHORT_AT = 30  # a quote this short, and the prompt still too long: it says the rest shorter
@@ -50,60 +51,230 @@ def sentence(tokens, chars: int = SENTENCE_CHARS) -> str:
     return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
-def settings_text(values, tokens, chars: int = SENTENCE_CHARS) -> str:
-    """Everything the heads depend on, as a prompt names it (the tokens quoted in `chars` at most)."""
+def settings_values(values, tokens, chars: int = SENTENCE_CHARS) -> dict:
+    """Everything the heads depend on, as a prompt's values (the tokens quoted in `chars` at most); the mask and the
+    scaling pick the prompt's message."""
     d_model, n_heads = values["d_model"], values["n_heads"]
-    return (
-        f"Tokens '{sentence(tokens, chars)}', d_model {d_model}, {n_heads} heads of d_head {d_model // n_heads}, seed "
-        f"{values['seed']}, {'causal mask on' if values['causal'] else 'no mask'}, "
-        f"{'scaled by 1/√d_head' if values['scale'] else 'not scaled'}"
-    )
+    return {
+        "sentence": sentence(tokens, chars),
+        "d_model": d_model,
+        "n_heads": n_heads,
+        "d_head": d_model // n_heads,
+        "seed": values["seed"],
+    }
 
 
-def head_label(shown: ShownHeads, h: int) -> str:
-    return f"head {h + 1} · {PRESET_LABELS[shown.presets[h]]}"
+def english(message: str, values: dict) -> str:
+    """A language-free prompt as it reads in English (as classroom.questions checks its length)."""
+    return message.format(**{k: v if isinstance(v, str) else format(v, "g") for k, v in values.items()})
 
 
-def fitted(prompt_with: Callable[..., str]) -> str:
-    """`prompt_with(chars, short)`: the prompt with the tokens quoted in `chars` at most, said in full or `short`.
-    The first that fits PROMPT_CHARS: in full with the longest quote that lets it (down to SHORT_AT), then short
-    (down to FEWEST_CHARS); longer still, the store refuses it and says why."""
+# Option labels of the uniform question: a head and its preset (the uniform preset's heads are not offered)
+HEAD_OPTIONS = {
+    "random": marked("head {head} · random"),
+    "previous": marked("head {head} · previous token"),
+    "first": marked("head {head} · first token"),
+    "self": marked("head {head} · itself"),
+    "similar": marked("head {head} · most similar word"),
+}
+
+# The prompts, each variant a whole message. The settings come first: tokens, sizes, seed, the mask (on or not), the
+# scaling (by 1/√d_head or not). The uniform question then says which heads it leaves out (none, one, several) and
+# what the page's summary table prints as 'entropy / max' (HeadSummary.normalised_entropy, with ENTROPY_LATEX's
+# H_i): each row's entropy over the largest its keys allow, averaged over the rows that see two keys or more (with
+# the mask, row i sees i + 1 keys: rows 1 to n − 1), said in full or, for a long prompt, by the formula alone.
+# Keys: (causal, scaled, heads left out: "", "one" or "many", short).
+UNIFORM_PROMPTS = {
+    (True, True, "", False): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, causal mask"
+        " on, scaled by 1/√d_head: which head's weights are closest to uniform (highest 'entropy / max' in "
+        "the summary table: row i's entropy H_i over its largest, log₂(i + 1) for its i + 1 keys, averaged "
+        "over rows 1…{last_row})?"
+    ),
+    (True, True, "", True): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, causal mask"
+        " on, scaled by 1/√d_head: which head's weights are closest to uniform (highest 'entropy / max': the "
+        "mean of H_i / log₂(i + 1) over rows 1…{last_row})?"
+    ),
+    (True, True, "one", False): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, causal mask"
+        " on, scaled by 1/√d_head: leaving out head {left_out} (uniform preset), which head's weights are "
+        "closest to uniform (highest 'entropy / max' in the summary table: row i's entropy H_i over its "
+        "largest, log₂(i + 1) for its i + 1 keys, averaged over rows 1…{last_row})?"
+    ),
+    (True, True, "one", True): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, causal mask"
+        " on, scaled by 1/√d_head: leaving out head {left_out} (uniform preset), which head's weights are "
+        "closest to uniform (highest 'entropy / max': the mean of H_i / log₂(i + 1) over rows 1…{last_row})?"
+    ),
+    (True, True, "many", False): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, causal mask"
+        " on, scaled by 1/√d_head: leaving out heads {left_out} (uniform preset), which head's weights are "
+        "closest to uniform (highest 'entropy / max' in the summary table: row i's entropy H_i over its "
+        "largest, log₂(i + 1) for its i + 1 keys, averaged over rows 1…{last_row})?"
+    ),
+    (True, True, "many", True): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, causal mask"
+        " on, scaled by 1/√d_head: leaving out heads {left_out} (uniform preset), which head's weights are "
+        "closest to uniform (highest 'entropy / max': the mean of H_i / log₂(i + 1) over rows 1…{last_row})?"
+    ),
+    (True, False, "", False): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, causal mask"
+        " on, not scaled: which head's weights are closest to uniform (highest 'entropy / max' in the summary"
+        " table: row i's entropy H_i over its largest, log₂(i + 1) for its i + 1 keys, averaged over rows "
+        "1…{last_row})?"
+    ),
+    (True, False, "", True): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, causal mask"
+        " on, not scaled: which head's weights are closest to uniform (highest 'entropy / max': the mean of "
+        "H_i / log₂(i + 1) over rows 1…{last_row})?"
+    ),
+    (True, False, "one", False): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, causal mask"
+        " on, not scaled: leaving out head {left_out} (uniform preset), which head's weights are closest to "
+        "uniform (highest 'entropy / max' in the summary table: row i's entropy H_i over its largest, log₂(i "
+        "+ 1) for its i + 1 keys, averaged over rows 1…{last_row})?"
+    ),
+    (True, False, "one", True): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, causal mask"
+        " on, not scaled: leaving out head {left_out} (uniform preset), which head's weights are closest to "
+        "uniform (highest 'entropy / max': the mean of H_i / log₂(i + 1) over rows 1…{last_row})?"
+    ),
+    (True, False, "many", False): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, causal mask"
+        " on, not scaled: leaving out heads {left_out} (uniform preset), which head's weights are closest to "
+        "uniform (highest 'entropy / max' in the summary table: row i's entropy H_i over its largest, log₂(i "
+        "+ 1) for its i + 1 keys, averaged over rows 1…{last_row})?"
+    ),
+    (True, False, "many", True): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, causal mask"
+        " on, not scaled: leaving out heads {left_out} (uniform preset), which head's weights are closest to "
+        "uniform (highest 'entropy / max': the mean of H_i / log₂(i + 1) over rows 1…{last_row})?"
+    ),
+    (False, True, "", False): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "scaled by 1/√d_head: which head's weights are closest to uniform (highest 'entropy / max' in the "
+        "summary table: each row's entropy H_i over its largest, log₂ {n}, averaged over the {n} rows)?"
+    ),
+    (False, True, "", True): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "scaled by 1/√d_head: which head's weights are closest to uniform (highest 'entropy / max': the mean "
+        "of H_i / log₂ {n} over the {n} rows)?"
+    ),
+    (False, True, "one", False): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "scaled by 1/√d_head: leaving out head {left_out} (uniform preset), which head's weights are closest "
+        "to uniform (highest 'entropy / max' in the summary table: each row's entropy H_i over its largest, "
+        "log₂ {n}, averaged over the {n} rows)?"
+    ),
+    (False, True, "one", True): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "scaled by 1/√d_head: leaving out head {left_out} (uniform preset), which head's weights are closest "
+        "to uniform (highest 'entropy / max': the mean of H_i / log₂ {n} over the {n} rows)?"
+    ),
+    (False, True, "many", False): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "scaled by 1/√d_head: leaving out heads {left_out} (uniform preset), which head's weights are closest"
+        " to uniform (highest 'entropy / max' in the summary table: each row's entropy H_i over its largest, "
+        "log₂ {n}, averaged over the {n} rows)?"
+    ),
+    (False, True, "many", True): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "scaled by 1/√d_head: leaving out heads {left_out} (uniform preset), which head's weights are closest"
+        " to uniform (highest 'entropy / max': the mean of H_i / log₂ {n} over the {n} rows)?"
+    ),
+    (False, False, "", False): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "not scaled: which head's weights are closest to uniform (highest 'entropy / max' in the summary "
+        "table: each row's entropy H_i over its largest, log₂ {n}, averaged over the {n} rows)?"
+    ),
+    (False, False, "", True): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "not scaled: which head's weights are closest to uniform (highest 'entropy / max': the mean of H_i / "
+        "log₂ {n} over the {n} rows)?"
+    ),
+    (False, False, "one", False): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "not scaled: leaving out head {left_out} (uniform preset), which head's weights are closest to "
+        "uniform (highest 'entropy / max' in the summary table: each row's entropy H_i over its largest, log₂"
+        " {n}, averaged over the {n} rows)?"
+    ),
+    (False, False, "one", True): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "not scaled: leaving out head {left_out} (uniform preset), which head's weights are closest to "
+        "uniform (highest 'entropy / max': the mean of H_i / log₂ {n} over the {n} rows)?"
+    ),
+    (False, False, "many", False): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "not scaled: leaving out heads {left_out} (uniform preset), which head's weights are closest to "
+        "uniform (highest 'entropy / max' in the summary table: each row's entropy H_i over its largest, log₂"
+        " {n}, averaged over the {n} rows)?"
+    ),
+    (False, False, "many", True): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "not scaled: leaving out heads {left_out} (uniform preset), which head's weights are closest to "
+        "uniform (highest 'entropy / max': the mean of H_i / log₂ {n} over the {n} rows)?"
+    ),
+}
+# Keys: (causal, scaled, the asked head's preset: "random", or "previous" for query 0 without the mask).
+ARGMAX_PROMPTS = {
+    (True, True, "random"): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, causal mask"
+        " on, scaled by 1/√d_head: in head {head} · random, which key will query {query} '{query_token}' "
+        "attend to most?"
+    ),
+    (True, False, "random"): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, causal mask"
+        " on, not scaled: in head {head} · random, which key will query {query} '{query_token}' attend to "
+        "most?"
+    ),
+    (False, True, "random"): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "scaled by 1/√d_head: in head {head} · random, which key will query {query} '{query_token}' attend to"
+        " most?"
+    ),
+    (False, False, "random"): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "not scaled: in head {head} · random, which key will query {query} '{query_token}' attend to most?"
+    ),
+    (False, True, "previous"): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "scaled by 1/√d_head: in head {head} · previous token, which key will query {query} '{query_token}' "
+        "attend to most?"
+    ),
+    (False, False, "previous"): marked(
+        "Tokens '{sentence}', d_model {d_model}, {n_heads} heads of d_head {d_head}, seed {seed}, no mask, "
+        "not scaled: in head {head} · previous token, which key will query {query} '{query_token}' attend to "
+        "most?"
+    ),
+}
+
+
+def fitted(prompt_with: Callable[..., tuple[str, dict]]) -> tuple[str, dict]:
+    """`prompt_with(chars, short)`: (message, values) of the prompt with the tokens quoted in `chars` at most, said in
+    full or `short`. The first whose English fits PROMPT_CHARS: in full with the longest quote that lets it (down to
+    SHORT_AT), then short (down to FEWEST_CHARS); longer still, the store refuses it and says why."""
     for short, fewest in ((False, SHORT_AT), (True, FEWEST_CHARS)):
         for chars in range(SENTENCE_CHARS, fewest - 1, -1):
             prompt = prompt_with(chars, short)
-            if len(prompt) <= PROMPT_CHARS:
+            if len(english(*prompt)) <= PROMPT_CHARS:
                 return prompt
     return prompt
-
-
-def entropy_share_text(n: int, causal: bool, short: bool = False) -> str:
-    """What the page's summary table prints as 'entropy / max' (HeadSummary.normalised_entropy, with ENTROPY_LATEX's
-    H_i), said for n tokens and the mask as it is: each row's entropy over the largest its keys allow, averaged over
-    the rows that see two keys or more (with the mask, row i sees i + 1 keys: rows 1 to n − 1). `short`: the
-    formula alone."""
-    if causal:
-        if short:
-            return f"'entropy / max': the mean of H_i / log₂(i + 1) over rows 1…{n - 1}"
-        return (
-            f"'entropy / max' in the summary table: row i's entropy H_i over its largest, log₂(i + 1) for its i + 1 "
-            f"keys, averaged over rows 1…{n - 1}"
-        )
-    if short:
-        return f"'entropy / max': the mean of H_i / log₂ {n} over the {n} rows"
-    return (
-        f"'entropy / max' in the summary table: each row's entropy H_i over its largest, log₂ {n}, averaged over the "
-        f"{n} rows"
-    )
 
 
 # Where each preset looks, as the page's list of presets states it (pages/heads.py, preset_bullets): a head set to
 # one of these, its label gives the answer to "which key will query i attend to most?"
 RULES = {
-    "previous": "largest at j = i − 1",
-    "first": "largest at j = 0",
-    "self": "largest at j = i",
-    "similar": "first of all itself, and its copies",
-    "uniform": "every key it may see ties",
+    # Translators: where a "previous token" head looks: its largest weight is on key j = i − 1
+    "previous": marked("largest at j = i − 1"),
+    # Translators: where a "first token" head looks
+    "first": marked("largest at j = 0"),
+    # Translators: where an "itself" head looks
+    "self": marked("largest at j = i"),
+    # Translators: where a "most similar word" head looks: itself first, and the copies of its word
+    "similar": marked("first of all itself, and its copies"),
+    # Translators: where a "uniform" head looks
+    "uniform": marked("every key it may see ties"),
 }
 
 
@@ -129,27 +300,28 @@ def closest_to_uniform(shown: ShownHeads, values) -> tuple[dict, list[int]]:
     """'Which head's weights are closest to uniform?' (the uniform preset's heads left out) and its answer: every
     offered head with the largest share of the maximum entropy (several on a tie)."""
     if len(shown.tokens) < 2:
-        raise ValueError("with one token every row is a single weight of 1: give the sequence 2 tokens or more")
+        raise ValueError(tr("with one token every row is a single weight of 1: give the sequence 2 tokens or more"))
     offered = [h for h, preset in enumerate(shown.presets) if preset != "uniform"]
     if len(offered) < 2:
-        raise ValueError("this needs two heads or more that are not set to 'uniform': add heads or change a preset")
+        raise ValueError(tr("this needs two heads or more that are not set to 'uniform': add heads or change a preset"))
     share = np.array([shown.summaries[h].normalised_entropy for h in offered])
     truth = [i for i, s in enumerate(share) if s >= share.max() - ENTROPY_TIE]
     left_out = [h + 1 for h, preset in enumerate(shown.presets) if preset == "uniform"]
-    leaving = ""
-    if left_out:
-        leaving = f"leaving out head{'s' * (len(left_out) > 1)} {', '.join(map(str, left_out))} (uniform preset), "
-    n, causal = len(shown.tokens), bool(values["causal"])
-    prompt = fitted(
+    leaving = "" if not left_out else "one" if len(left_out) == 1 else "many"
+    n, causal, scale = len(shown.tokens), bool(values["causal"]), bool(values["scale"])
+    extra = {"left_out": ", ".join(map(str, left_out)), "n": n, "last_row": n - 1}
+    prompt, prompt_values = fitted(
         lambda chars, short: (
-            f"{settings_text(values, shown.tokens, chars)}: {leaving}which head's weights are closest to uniform "
-            f"(highest {entropy_share_text(n, causal, short)})?"
+            UNIFORM_PROMPTS[causal, scale, leaving, short],
+            {**settings_values(values, shown.tokens, chars), **extra},
         )
     )
     body = {
         "kind": "choice",
         "prompt": prompt,
-        "options": [head_label(shown, h) for h in offered],
+        "values": prompt_values,
+        "options": [HEAD_OPTIONS[shown.presets[h]] for h in offered],
+        "option_values": [{"head": h + 1} for h in offered],
         "source": source(values, shown),
     }
     return body, truth
@@ -165,27 +337,40 @@ def head_argmax(shown: ShownHeads, values, head: int, query: int) -> tuple[dict,
     if not 0 <= query < n:
         raise ValueError(f"query {query} is outside 0..{n - 1}")
     if n < 2:
-        raise ValueError("a sequence of one token has only one key: nothing to ask")
+        raise ValueError(tr("a sequence of one token has only one key: nothing to ask"))
     if values["causal"] and query == 0:
-        raise ValueError("with the causal mask on, query 0 sees key 0 alone (weight 1): pick a later query")
+        raise ValueError(tr("with the causal mask on, query 0 sees key 0 alone (weight 1): pick a later query"))
     preset = shown.presets[head - 1]
-    if not unruled(preset, query, bool(values["causal"])):
-        instead = "ask about a head set to 'random'" if askable_heads(shown) else "set a head to 'random' to ask this"
+    causal, scale = bool(values["causal"]), bool(values["scale"])
+    if not unruled(preset, query, causal):
+        said = {"head": head, "preset": tr(PRESET_LABELS[preset]), "rule": tr(RULES[preset])}
+        if askable_heads(shown):
+            raise ValueError(
+                tr(
+                    "head {head} is set to '{preset}': the page's list of presets says where it looks ({rule}), so "
+                    "its label gives the answer: ask about a head set to 'random' (section 2)",
+                    **said,
+                )
+            )
         raise ValueError(
-            f"head {head} is set to '{PRESET_LABELS[preset]}': the page's list of presets says where it looks "
-            f"({RULES[preset]}), so its label gives the answer: {instead} (section 2)"
+            tr(
+                "head {head} is set to '{preset}': the page's list of presets says where it looks ({rule}), so its "
+                "label gives the answer: set a head to 'random' to ask this (section 2)",
+                **said,
+            )
         )
     tok = shown.tokens
-    prompt = fitted(
+    prompt, prompt_values = fitted(
         lambda chars, _: (
-            f"{settings_text(values, tok, chars)}: in {head_label(shown, head - 1)}, which key will query {query} "
-            f"'{tok[query]}' attend to most?"
+            ARGMAX_PROMPTS[causal, scale, preset],
+            {**settings_values(values, tok, chars), "head": head, "query": query, "query_token": tok[query]},
         )
     )
     body = {
         "kind": "choice",
         "prompt": prompt,
-        "options": key_options(tok),
+        "values": prompt_values,
+        **token_options(key_options(tok)),
         "source": source(values, shown),
     }
     return body, top_keys(shown.weights[head - 1, query])
@@ -211,16 +396,16 @@ def questions(shown: Callable[..., ShownHeads]) -> tuple[Question, ...]:
         try:
             presets = shown(values).presets
         except ValueError:
-            return [f"head {h}" for h in heads(values)]
-        return [f"head {h} · {PRESET_LABELS[presets[h - 1]]}" for h in heads(values)]
+            return [tr("head {head}", head=h) for h in heads(values)]
+        return [tr("head {head} · {preset}", head=h, preset=tr(PRESET_LABELS[presets[h - 1]])) for h in heads(values)]
 
     def queries(values) -> range:  # with the mask, query 0 sees key 0 alone; one token: its build says why not
         n = values["seq"].n
         return range(1, n) if values["causal"] and n > 1 else range(n)
 
-    head = Pick("head", "Head", heads, head_labels)
-    query = Pick("query", "Query", queries, lambda v: [ask_labels(v["seq"].tokens)[0][i] for i in queries(v)])
+    head = Pick("head", marked("Head"), heads, head_labels)
+    query = Pick("query", QUERY, queries, lambda v: [ask_labels(v["seq"].tokens)[0][i] for i in queries(v)])
     return (
-        Question("uniform", "Which head's weights are closest to uniform?", uniform),
-        Question("argmax", "In one head, which key will a query attend to most?", argmax, (head, query)),
+        Question("uniform", marked("Which head's weights are closest to uniform?"), uniform),
+        Question("argmax", marked("In one head, which key will a query attend to most?"), argmax, (head, query)),
     )

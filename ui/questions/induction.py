@@ -15,18 +15,69 @@ import numpy as np
 
 from attention.decoder import decoder_forward
 from lessons.induction import InductionConfig, InductionRun, check_input_fits, ids_to_letters, letters_to_ids
+from locales import marked, tr
 from ui.classroom_questions import top_keys
-from ui.page_questions import Pick, Question, ask_labels, key_options
+from ui.page_questions import QUERY, Pick, Question, ask_labels, key_options, token_options
 
 SHAPE = InductionConfig().decoder  # every model the page shows has this shape (only the seed and steps vary)
 ACCURACY_TOLERANCE = 0.05  # an answer this close to the measured share counts as right
-HALVES = ("the first half (fresh letters)", "the repeated half")
+HALVES = (marked("the first half (fresh letters)"), marked("the repeated half"))
+
+# The prompts, each variant a whole message, by (the shipped model or one trained here, and for "attend" whether the
+# query's letter was seen before, for "accuracy" whether the repeated half is asked).
+ATTEND_PROMPTS = {
+    (True, True): marked(
+        "The shipped model (seed {seed}, {steps} steps) reads your letters '{letters}'. Head L{layer} H{head} "
+        "(layer {layer}, head {head}): from query {query} '{letter}' (seen before at {earlier}), which position "
+        "does it attend to most?"
+    ),
+    (True, False): marked(
+        "The shipped model (seed {seed}, {steps} steps) reads your letters '{letters}'. Head L{layer} H{head} "
+        "(layer {layer}, head {head}): from query {query} '{letter}' (not seen before), which position does it "
+        "attend to most?"
+    ),
+    (False, True): marked(
+        "The model trained here (seed {seed}, {steps} steps) reads your letters '{letters}'. Head L{layer} "
+        "H{head} (layer {layer}, head {head}): from query {query} '{letter}' (seen before at {earlier}), which "
+        "position does it attend to most?"
+    ),
+    (False, False): marked(
+        "The model trained here (seed {seed}, {steps} steps) reads your letters '{letters}'. Head L{layer} "
+        "H{head} (layer {layer}, head {head}): from query {query} '{letter}' (not seen before), which position "
+        "does it attend to most?"
+    ),
+}
+ACCURACY_PROMPTS = {
+    (True, False): marked(
+        "The shipped model (seed {seed}, {steps} steps) on {n_sequences} fresh sequences of {length} random "
+        "distinct letters, then the same {length} again: on the first half (fresh letters), what share of its top "
+        "guesses of the next letter are right, 0 to 1? (The first repeated letter's guess is in neither half; at "
+        "random: 1/{vocab}.)"
+    ),
+    (True, True): marked(
+        "The shipped model (seed {seed}, {steps} steps) on {n_sequences} fresh sequences of {length} random "
+        "distinct letters, then the same {length} again: on the repeated half, what share of its top guesses of the"
+        " next letter are right, 0 to 1? (The first repeated letter's guess is in neither half; at random: "
+        "1/{vocab}.)"
+    ),
+    (False, False): marked(
+        "The model trained here (seed {seed}, {steps} steps) on {n_sequences} fresh sequences of {length} random "
+        "distinct letters, then the same {length} again: on the first half (fresh letters), what share of its top "
+        "guesses of the next letter are right, 0 to 1? (The first repeated letter's guess is in neither half; at "
+        "random: 1/{vocab}.)"
+    ),
+    (False, True): marked(
+        "The model trained here (seed {seed}, {steps} steps) on {n_sequences} fresh sequences of {length} random "
+        "distinct letters, then the same {length} again: on the repeated half, what share of its top guesses of the"
+        " next letter are right, 0 to 1? (The first repeated letter's guess is in neither half; at random: "
+        "1/{vocab}.)"
+    ),
+}
 
 
-def model_name(model: str, run: InductionRun) -> str:
-    """The model the page shows, as a prompt names it."""
-    which = "The shipped model" if model == "shipped" else "The model trained here"
-    return f"{which} (seed {run.config.seed}, {run.config.steps} steps)"
+def model_values(run: InductionRun) -> dict:
+    """The model the page shows, as a prompt's values (which model it is picks the prompt's message)."""
+    return {"seed": run.config.seed, "steps": run.config.steps}
 
 
 def head_options() -> list[int]:
@@ -37,7 +88,7 @@ def head_options() -> list[int]:
 
 def head_label(head: int) -> str:
     layer, h = divmod(head, SHAPE.n_heads)
-    return f"L{layer + 1} H{h + 1} (layer {layer + 1}, head {h + 1})"
+    return tr("L{layer} H{head} (layer {layer}, head {head})", layer=layer + 1, head=h + 1)
 
 
 def typed_letters(text: str) -> list[str]:
@@ -56,7 +107,7 @@ def attend(run: InductionRun, model: str, text: str, n_new: int, head: int, quer
     check_input_fits(ids.size, n_new, run.params.config)
     n = ids.size
     if n < 2:
-        raise ValueError("one letter has only itself to look at: type at least two letters to ask this")
+        raise ValueError(tr("one letter has only itself to look at: type at least two letters to ask this"))
     if not 1 <= query < n:
         raise ValueError(f"query {query} is outside 1..{n - 1}")
     layer, h = divmod(head, run.config.n_heads)
@@ -66,16 +117,19 @@ def attend(run: InductionRun, model: str, text: str, n_new: int, head: int, quer
     weights = decoder_forward(ids, run.params).attentions[layer, h, query, : query + 1]  # (query + 1,)
     letters = ids_to_letters(ids)
     earlier = [j for j in range(query) if ids[j] == ids[query]]
-    seen = f"seen before at {earlier[-1]}" if earlier else "not seen before"
-    prompt = (
-        f"{model_name(model, run)} reads your letters '{' '.join(letters)}'. Head L{layer + 1} H{h + 1} (layer "
-        f"{layer + 1}, head {h + 1}): from query {query} '{letters[query]}' ({seen}), which position does it "
-        "attend to most?"
-    )
     body = {
         "kind": "choice",
-        "prompt": prompt,
-        "options": key_options(letters[: query + 1]),
+        "prompt": ATTEND_PROMPTS[model == "shipped", bool(earlier)],
+        "values": {
+            **model_values(run),
+            "letters": " ".join(letters),
+            "layer": layer + 1,
+            "head": h + 1,
+            "query": query,
+            "letter": letters[query],
+            **({"earlier": earlier[-1]} if earlier else {}),
+        },
+        **token_options(key_options(letters[: query + 1])),
         "source": {"model": model, "seed": run.config.seed, "steps": run.config.steps, "text": " ".join(letters)},
     }
     return body, top_keys(np.asarray(weights, dtype=np.float64))
@@ -87,15 +141,15 @@ def accuracy(run: InductionRun, evaluation, model: str, repeated: bool) -> tuple
     vocab = run.config.vocab_size
     # the guess of where the repeat starts (the first repeated letter) is in neither half (lessons.induction's
     # half_weights): counted in the repeated half, it would pull its share down by about 1/half
-    prompt = (
-        f"{model_name(model, run)} on {evaluation.n_sequences} fresh sequences of {evaluation.half} random distinct "
-        f"letters, then the same {evaluation.half} again: on {HALVES[int(repeated)]}, what share of its top guesses "
-        f"of the next letter are right, 0 to 1? (The first repeated letter's guess is in neither half; at random: "
-        f"1/{vocab}.)"
-    )
     body = {
         "kind": "number",
-        "prompt": prompt,
+        "prompt": ACCURACY_PROMPTS[model == "shipped", bool(repeated)],
+        "values": {
+            **model_values(run),
+            "n_sequences": evaluation.n_sequences,
+            "length": evaluation.half,
+            "vocab": vocab,
+        },
         "lo": 0.0,
         "hi": 1.0,
         "tolerance": ACCURACY_TOLERANCE,
@@ -122,10 +176,11 @@ def questions(run_of, evaluation_of) -> tuple[Question, ...]:
         labels = ask_labels(typed_letters(values["text"]))[0][1:]
         return labels or ["q_1"]
 
-    head = Pick("head", "Head", lambda v: head_options(), lambda v: [head_label(h) for h in head_options()])
-    query = Pick("query", "Query", queries, query_labels)
-    half = Pick("half", "Half", lambda v: [1, 0], lambda v: [HALVES[1], HALVES[0]])
+    head = Pick("head", marked("Head"), lambda v: head_options(), lambda v: [head_label(h) for h in head_options()])
+    query = Pick("query", QUERY, queries, query_labels)
+    # Translators: the box where the teacher picks a half of the sequences (the fresh letters or the repeated ones)
+    half = Pick("half", marked("Half"), lambda v: [1, 0], lambda v: [tr(HALVES[1]), tr(HALVES[0])])
     return (
-        Question("attend", "Where does a head look from one of your letters?", build_attend, (head, query)),
-        Question("accuracy", "How often is the model's top guess right on each half?", build_accuracy, (half,)),
+        Question("attend", marked("Where does a head look from one of your letters?"), build_attend, (head, query)),
+        Question("accuracy", marked("How often is the model's top guess right on each half?"), build_accuracy, (half,)),
     )

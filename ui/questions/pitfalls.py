@@ -16,11 +16,21 @@ from __future__ import annotations
 
 from attention.sequence import TokenSequence
 from lessons.pitfalls import key_query_attention, mask_after_softmax
+from locales import marked, tr
 from ui.classroom_questions import top_keys
-from ui.page_questions import Pick, Question, ask_labels, key_options, query_pick
+from ui.page_questions import QUERY, Pick, Question, ask_labels, key_options, query_pick, token_options
 
 LEAK_TOLERANCE = 0.05  # a row sum this close to the true one counts as right
 SENTENCE_CHARS = 60  # the longest the prompt quotes the sequence's labels
+KQ_PROMPT = marked(
+    "Section 1's vectors ('{sentence}', no mask): the code computes softmax(K Qᵀ/√d_k) by mistake, not "
+    "softmax(Q Kᵀ/√d_k), and uses its row {query} as the weights of query {query} ('{query_token}'). Which column "
+    "(key position) is largest there?"
+)
+LEAK_PROMPT = marked(
+    "Section 1's vectors ('{sentence}'), scaled by 1/√d_k: the code takes the softmax over every key, then sets the "
+    "weights of the keys after each query to 0. What does row {query} ('{query_token}') sum to?"
+)
 
 
 def sentence(tokens) -> str:
@@ -31,9 +41,9 @@ def sentence(tokens) -> str:
 
 def check_query(seq: TokenSequence, query: int) -> None:
     if seq.n < 2:
-        raise ValueError("a sequence of one position has one key: give the vectors at least 2 positions")
+        raise ValueError(tr("a sequence of one position has one key: give the vectors at least 2 positions"))
     if not 0 <= query < seq.n:
-        raise ValueError(f"query {query} is outside 0..{seq.n - 1}")
+        raise ValueError(tr("query {query} is outside 0..{last}", query=query, last=seq.n - 1))
 
 
 def transpose_argmax(seq: TokenSequence, query: int) -> tuple[dict, list[int]]:
@@ -44,15 +54,11 @@ def transpose_argmax(seq: TokenSequence, query: int) -> tuple[dict, list[int]]:
     check_query(seq, query)
     _, weights, _ = key_query_attention(seq.q, seq.k, seq.v)  # (n, n), row i: key i against every query
     tok = seq.tokens
-    prompt = (
-        f"Section 1's vectors ('{sentence(tok)}', no mask): the code computes softmax(K Qᵀ/√d_k) by mistake, not "
-        f"softmax(Q Kᵀ/√d_k), and uses its row {query} as the weights of query {query} ('{tok[query]}'). Which "
-        "column (key position) is largest there?"
-    )
     body = {
         "kind": "choice",
-        "prompt": prompt,
-        "options": key_options(tok),
+        "prompt": KQ_PROMPT,
+        "values": {"sentence": sentence(tok), "query": query, "query_token": tok[query]},
+        **token_options(key_options(tok)),
         "source": {"tokens": list(tok), "query": query, "scale": True},
     }
     return body, top_keys(weights[query])
@@ -65,22 +71,21 @@ def leaked_row_sum(seq: TokenSequence, query: int) -> tuple[dict, float]:
     check_query(seq, query)
     if seq.n < 3:
         raise ValueError(
-            "with 2 positions, row 0 keeps one weight, which the Right heatmap prints, and row 1 has no future: give "
-            "the vectors at least 3 positions"
+            tr(
+                "with 2 positions, row 0 keeps one weight, which the Right heatmap prints, and row 1 has no future: "
+                "give the vectors at least 3 positions"
+            )
         )
     if query == 0:
-        raise ValueError("row 0 keeps only its weight on key 0, which the Right heatmap prints: pick a later query")
+        raise ValueError(tr("row 0 keeps only its weight on key 0, which the Right heatmap prints: pick a later query"))
     if query == seq.n - 1:
-        raise ValueError("the last row has no future: it still sums to 1, as the page says; pick an earlier query")
+        raise ValueError(tr("the last row has no future: it still sums to 1, as the page says; pick an earlier query"))
     bug = mask_after_softmax(seq.q, seq.k, seq.v)
     tok = seq.tokens
-    prompt = (
-        f"Section 1's vectors ('{sentence(tok)}'), scaled by 1/√d_k: the code takes the softmax over every key, then "
-        f"sets the weights of the keys after each query to 0. What does row {query} ('{tok[query]}') sum to?"
-    )
     body = {
         "kind": "number",
-        "prompt": prompt,
+        "prompt": LEAK_PROMPT,
+        "values": {"sentence": sentence(tok), "query": query, "query_token": tok[query]},
         "lo": 0.0,
         "hi": 1.0,
         "tolerance": LEAK_TOLERANCE,
@@ -102,8 +107,8 @@ def questions(seq_of=lambda v: v["seq"]) -> tuple[Question, ...]:
         n = seq_of(values).n  # fewer than 3 positions: query 0, whose build says why not
         return range(1, n - 1) if n > 2 else range(1)
 
-    leaking_query = Pick("query", "Query", leaking, lambda v: [ask_labels(seq_of(v).tokens)[0][i] for i in leaking(v)])
+    leaking_query = Pick("query", QUERY, leaking, lambda v: [ask_labels(seq_of(v).tokens)[0][i] for i in leaking(v)])
     return (
-        Question("kq", "K Qᵀ by mistake: which key wins a row?", kq, (query_pick(seq_of),)),
-        Question("leak", "Masked after the softmax: what does a row sum to?", leak, (leaking_query,)),
+        Question("kq", marked("K Qᵀ by mistake: which key wins a row?"), kq, (query_pick(seq_of),)),
+        Question("leak", marked("Masked after the softmax: what does a row sum to?"), leak, (leaking_query,)),
     )

@@ -6,11 +6,12 @@ and how far a stack of sliding-window layers carries information (section 3). Bo
 from __future__ import annotations
 
 from lessons.positions import masks, shuffle, toy
-from ui.page_questions import Pick, Question
+from locales import marked, tr
+from ui.page_questions import QUERY, Pick, Question
 
 SHUFFLE_OPTIONS = (
-    "The same outputs (each word's output unchanged, within rounding)",
-    "Different outputs: the head saw where each word stands",
+    marked("The same outputs (each word's output unchanged, within rounding)"),
+    marked("Different outputs: the head saw where each word stands"),
 )
 # The rows of the page's check table the teacher can ask about: (on the real model, the way of adding position).
 # Not the rows without position information: section 1's own text says what the shuffle does there (each word's
@@ -23,6 +24,43 @@ CHECK_ROWS = (
 )
 MODEL = "MiniLM"
 PROMPT_CHARS = 300  # classroom/questions.py's limit
+# The shuffle question's prompt for each of CHECK_ROWS' ways of adding position (the toy head's, MiniLM's), with the
+# words in both orders
+SHUFFLE_PROMPTS = {
+    "sinusoidal": marked(
+        "The toy head (d_model {d_model}, seed {seed}) with sinusoidal (added to X) reads “{original}” in shuffle "
+        "{shuffle}'s order, “{shuffled}” (no mask). Once the shuffle is undone, are its outputs the same as on the "
+        "original order?"
+    ),
+    "rope": marked(
+        "The toy head (d_model {d_model}, seed {seed}) with RoPE (rotates q and k) reads “{original}” in shuffle "
+        "{shuffle}'s order, “{shuffled}” (no mask). Once the shuffle is undone, are its outputs the same as on the "
+        "original order?"
+    ),
+    "alibi": marked(
+        "The toy head (d_model {d_model}, seed {seed}, ALiBi head 1 of {heads}) with ALiBi (bias on the scores) reads "
+        "“{original}” in shuffle {shuffle}'s order, “{shuffled}” (no mask). Once the shuffle is undone, are its "
+        "outputs the same as on the original order?"
+    ),
+    "learned": marked(
+        "MiniLM's layer 1 head {head} with learned absolute (MiniLM's table) reads “{original}” in shuffle "
+        "{shuffle}'s order, “{shuffled}” (no mask). Once the shuffle is undone, are its outputs the same as on the "
+        "original order?"
+    ),
+}
+REACH_PROMPTS = {  # one layer, several
+    False: marked(
+        "A causal sliding window of w = {window} keys (the query itself included), {layers} layer stacked, n = {n} "
+        "positions (numbered from 0): after the {layers} layer, from how many positions (itself included) has query "
+        "{query} heard?"
+    ),
+    True: marked(
+        "A causal sliding window of w = {window} keys (the query itself included), {layers} layers stacked, n = {n} "
+        "positions (numbered from 0): after the {layers} layers, from how many positions (itself included) has "
+        "query {query} heard?"
+    ),
+}
+COUNT_OPTION = marked("{count}")  # an option that is a number of positions
 
 
 def clipped(text: str, room: int) -> str:
@@ -30,18 +68,25 @@ def clipped(text: str, room: int) -> str:
     return text if len(text) <= room else text[: max(0, room - 2)] + "…”"
 
 
+def english(message: str, values: dict) -> str:
+    """A language-free question's text as it reads in English (as classroom/questions.py checks its length)."""
+    return message.format(**{k: v if isinstance(v, str) else format(v, "g") for k, v in values.items()})
+
+
 def check_row_labels(values) -> list[str]:
     """The Ask box's label of each of CHECK_ROWS: the model and the way of adding position."""
     return [
-        (f"{MODEL} layer 1 head {values['head']}" if real else "Toy head") + f", {toy.METHOD_LABELS[method]}"
-        for real, method in CHECK_ROWS
+        tr("{model} layer 1 head {head}, {method}", model=MODEL, head=values["head"], method=tr(toy.METHOD_LABELS[m]))
+        if real
+        else tr("Toy head, {method}", method=tr(toy.METHOD_LABELS[m]))
+        for real, m in CHECK_ROWS
     ]
 
 
 def the_words(values) -> tuple[str, ...]:
     words, problem = toy.parse_words(values["text"])
     if problem:
-        raise ValueError(f"the words cannot be used ({problem}): the page shows no check")
+        raise ValueError(tr("the words cannot be used ({problem}): the page shows no check", problem=problem))
     return words
 
 
@@ -51,30 +96,33 @@ def shuffle_question(values, row: int, minilm_checks) -> tuple[dict, list[int]]:
     (without E_pos, with E_pos) checks on the real model (ValueError when it is not installed)."""
     words, number = the_words(values), values["shuffle"]
     if number == 0:
-        raise ValueError("the words are in their original order (shuffle 0): shuffle them before asking this")
+        raise ValueError(tr("the words are in their original order (shuffle 0): shuffle them before asking this"))
     real, method = CHECK_ROWS[row]
     perm = shuffle.permutation(len(words), number)
     if real:
         check = minilm_checks(words, number, values["head"])[1]  # (without E_pos, with E_pos): the learned one
-        who = f"{MODEL}'s layer 1 head {values['head']} with {toy.METHOD_LABELS[method]}"
+        filled = {"head": values["head"]}
     else:
         example = toy.Toy.build(words, values["d_model"], values["seed"])
         check = shuffle.shuffle_check(example.x, example.head, perm, method, alibi_heads=values["heads"])
-        alibi = f", ALiBi head 1 of {values['heads']}" if method == "alibi" else ""
-        who = (
-            f"The toy head (d_model {values['d_model']}, seed {values['seed']}{alibi}) with {toy.METHOD_LABELS[method]}"
-        )
+        filled = {"d_model": values["d_model"], "seed": values["seed"]}
+        if method == "alibi":
+            filled["heads"] = values["heads"]
     if check.outcome == "unchanged":
-        raise ValueError(f"shuffle {number} only traded equal words: the input did not change. Shuffle again")
-    # both orders: the original one, which the outputs are compared with, and the shuffled one the head reads
-    middle = f" in shuffle {number}'s order, "
-    question = " (no mask). Once the shuffle is undone, are its outputs the same as on the original order?"
-    room = PROMPT_CHARS - len(who) - len(" reads ") - len(middle) - len(question)
+        raise ValueError(
+            tr("shuffle {shuffle} only traded equal words: the input did not change. Shuffle again", shuffle=number)
+        )
+    # both orders: the original one, which the outputs are compared with, and the shuffled one the head reads, each
+    # quoted (“…”) and cut to its share of the room the rest of the prompt leaves
+    prompt = SHUFFLE_PROMPTS[method]
+    filled["shuffle"] = number
+    room = PROMPT_CHARS - len(english(prompt, {**filled, "original": "", "shuffled": ""})) + 4  # the quotes count
     original = clipped(f"“{' '.join(words)}”", room // 2)
     shuffled = clipped(f"“{' '.join(shuffle.apply_permutation(words, perm))}”", room - len(original))
     body = {
         "kind": "choice",
-        "prompt": f"{who} reads {original}{middle}{shuffled}{question}",
+        "prompt": prompt,
+        "values": {**filled, "original": original[1:-1], "shuffled": shuffled[1:-1]},
         "options": list(SHUFFLE_OPTIONS),
         "source": {"words": list(words), "shuffle": number, "method": method, "model": MODEL if real else "toy"},
     }
@@ -85,19 +133,15 @@ def reach_question(n: int, window: int, layers: int, query: int) -> tuple[dict, 
     """'After L sliding-window layers, from how many positions has query i heard?' and its true option: the count
     of keys whose information reaches query i within `layers` layers (masks.window_reach). Options 1..n."""
     if not 0 <= query < n:
-        raise ValueError(f"query {query} is outside 0..{n - 1}")
+        raise ValueError(tr("query {query} is outside 0..{last}", query=query, last=n - 1))
     first = masks.window_reach(n, window, layers)  # (n, n): the first layer by which key j reaches query i
     reached = int((first[query] > 0).sum())
-    s = "s" if layers > 1 else ""
-    prompt = (
-        f"A causal sliding window of w = {window} keys (the query itself included), {layers} layer{s} stacked, n = "
-        f"{n} positions (numbered from 0): after the {layers} layer{s}, from how many positions (itself included) "
-        f"has query {query} heard?"
-    )
     body = {
         "kind": "choice",
-        "prompt": prompt,
-        "options": [str(count) for count in range(1, n + 1)],
+        "prompt": REACH_PROMPTS[layers > 1],
+        "values": {"window": window, "layers": layers, "n": n, "query": query},
+        "options": [COUNT_OPTION] * n,
+        "option_values": [{"count": count} for count in range(1, n + 1)],
         "source": {"n": n, "window": window, "layers": layers},
     }
     return body, [reached - 1]
@@ -113,14 +157,18 @@ def questions(minilm_checks) -> tuple[Question, ...]:
     def reach(values, picks):
         return reach_question(values["n"], values["window"], values["layers"], picks["query"])
 
-    row = Pick("row", "Check", lambda v: range(len(CHECK_ROWS)), check_row_labels)
+    # Translators: the box where the teacher picks a row of the page's check table (a head and a way of adding position)
+    row = Pick("row", marked("Check"), lambda v: range(len(CHECK_ROWS)), check_row_labels)
     query = Pick(
         "query",
-        "Query",
+        QUERY,
         lambda v: range(v["n"] - 1, -1, -1),  # the last first: the one the page's sentence counts
-        lambda v: [f"query {i}" + (" (the last)" if i == v["n"] - 1 else "") for i in range(v["n"] - 1, -1, -1)],
+        lambda v: [
+            tr("query {index} (the last)", index=i) if i == v["n"] - 1 else tr("query {index}", index=i)
+            for i in range(v["n"] - 1, -1, -1)
+        ],
     )
     return (
-        Question("shuffle", "Once a shuffle is undone, are the outputs the same?", shuffled, (row,)),
-        Question("reach", "How far does a sliding window reach through L layers?", reach, (query,)),
+        Question("shuffle", marked("Once a shuffle is undone, are the outputs the same?"), shuffled, (row,)),
+        Question("reach", marked("How far does a sliding window reach through L layers?"), reach, (query,)),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from attention.sequence import TokenSequence
 from lessons.puzzles import PUZZLES_BY_ID
+from locales import marked
 from ui.classroom_questions import predict_question
 from ui.page_questions import Question, query_pick
 
@@ -22,4 +23,4 @@ def questions(own: str) -> tuple[Question, ...]:
         puzzle = values["puzzle"]
         return predict_question(puzzle, picks["query"], own=values["seq"] if puzzle == own else None)
 
-    return (Question("argmax", "Which key will a query attend to most?", argmax, (query_pick(seq_of),)),)
+    return (Question("argmax", marked("Which key will a query attend to most?"), argmax, (query_pick(seq_of),)),)

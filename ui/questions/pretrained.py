@@ -16,15 +16,31 @@ import streamlit as st
 
 from attention.pretrained import MODEL_NAME, MiniLMRun, cosine_similarity, read_model_config
 from lessons.reading import shown_positions
+from locales import marked, tr
 from ui.classroom_questions import top_keys
 from ui.classroom_session import is_teacher
-from ui.page_questions import NotShownYet, Pick, Question, ask_labels, key_options
+from ui.page_questions import QUERY, NotShownYet, Pick, Question, ask_labels, key_options, token_options
 
 MAX_OPTIONS = 64  # a choice question's limit (classroom/questions.py)
 SIMILARITY_TOLERANCE = 0.1  # an answer this close to the true cosine counts as right
 QUOTED_CHARS = 90  # a prompt quotes a text up to this long, and the start of a longer one
 SIMILARITY_QUOTED_CHARS = 54  # the similarity prompt quotes two texts: each up to this long
 MODEL = MODEL_NAME.rsplit("/", 1)[-1]  # "all-MiniLM-L6-v2": a prompt has 300 characters
+ATTEND_PROMPTS = {  # by whether [CLS] and [SEP] are hidden
+    False: marked(
+        "{model} reads {text} ({n} tokens). Layer {layer}, head {head}: from token {query} {token}, which token gets "
+        "the most weight?"
+    ),
+    True: marked(
+        "{model} reads {text} ({n} tokens, [CLS] and [SEP] hidden). Layer {layer}, head {head}: from token {query} "
+        "{token}, which token gets the most weight?"
+    ),
+}
+# the cosine runs from −1 to 1 (the answer's bounds); the embedding is the model's mean pooling, named
+SIMILARITY_PROMPT = marked(
+    "Sentence A: {a}; sentence B: {b}. What is the cosine similarity of their {model} embeddings (the mean of the "
+    "last layer's token vectors)? 1: same direction, 0: unrelated, −1: opposite"
+)
 
 
 def keep_shown(prefix: str, readings: dict[str, MiniLMRun | None]) -> None:
@@ -41,10 +57,12 @@ def shown_reading(prefix: str, text: str) -> MiniLMRun:
     try:
         read_model_config()
     except FileNotFoundError:
-        raise ValueError(f"the weights of {MODEL_NAME} are not installed here: the page shows no model") from None
+        raise ValueError(
+            tr("the weights of {model} are not installed here: the page shows no model", model=MODEL_NAME)
+        ) from None
     reading = st.session_state.get(f"_{prefix}_shown_readings", {}).get(text)
     if reading is None:
-        raise NotShownYet("still computing: ask again once the page shows it")
+        raise NotShownYet(tr("still computing: ask again once the page shows it"))
     return reading
 
 
@@ -63,19 +81,29 @@ def attend(run: MiniLMRun, layer: int, head: int, hide: bool, query: int) -> tup
     if query not in shown:
         raise ValueError(f"token {query} is not one of the tokens on show")
     if len(shown) > MAX_OPTIONS:
-        raise ValueError(f"{len(shown)} tokens are on show, more than a question's {MAX_OPTIONS} answers: shorten it")
+        raise ValueError(
+            tr(
+                "{n} tokens are on show, more than a question's {most} answers: shorten it",
+                n=len(shown),
+                most=MAX_OPTIONS,
+            )
+        )
     if not (1 <= layer <= run.attentions.shape[0] and 1 <= head <= run.attentions.shape[1]):
         raise ValueError(f"layer {layer}, head {head} is not one of the model's (counted from 1)")
     row = run.attentions[layer - 1, head - 1, query, shown]  # (m,) the query's weights on the tokens on show
-    without = ", [CLS] and [SEP] hidden" if hide and len(shown) < len(tokens) else ""
-    prompt = (
-        f"{MODEL} reads {quoted(run.text)} ({len(tokens)} tokens{without}). Layer {layer}, head {head}: from "
-        f"token {query} {quoted(tokens[query], 40)}, which token gets the most weight?"
-    )
     body = {
         "kind": "choice",
-        "prompt": prompt,
-        "options": [key_options(tokens)[i] for i in shown],
+        "prompt": ATTEND_PROMPTS[bool(hide) and len(shown) < len(tokens)],
+        "values": {
+            "model": MODEL,
+            "text": quoted(run.text),
+            "n": len(tokens),
+            "layer": layer,
+            "head": head,
+            "query": query,
+            "token": quoted(tokens[query], 40),
+        },
+        **token_options(key_options(tokens)[i] for i in shown),
         "source": {"layer": layer, "head": head, "hide": hide},
     }
     return body, top_keys(np.asarray(row, dtype=np.float64))
@@ -83,13 +111,18 @@ def attend(run: MiniLMRun, layer: int, head: int, hide: bool, query: int) -> tup
 
 def similarity(run_a: MiniLMRun, run_b: MiniLMRun) -> tuple[dict, float]:
     """'What is the cosine similarity of the two sentences' embeddings?' and its true value."""
-    # the cosine runs from −1 to 1 (the answer's bounds); the embedding is the model's mean pooling, named
-    prompt = (
-        f"Sentence A: {quoted(run_a.text, SIMILARITY_QUOTED_CHARS)}; sentence B: "
-        f"{quoted(run_b.text, SIMILARITY_QUOTED_CHARS)}. What is the cosine similarity of their {MODEL} embeddings "
-        "(the mean of the last layer's token vectors)? 1: same direction, 0: unrelated, −1: opposite"
-    )
-    body = {"kind": "number", "prompt": prompt, "lo": -1.0, "hi": 1.0, "tolerance": SIMILARITY_TOLERANCE}
+    body = {
+        "kind": "number",
+        "prompt": SIMILARITY_PROMPT,
+        "values": {
+            "a": quoted(run_a.text, SIMILARITY_QUOTED_CHARS),
+            "b": quoted(run_b.text, SIMILARITY_QUOTED_CHARS),
+            "model": MODEL,
+        },
+        "lo": -1.0,
+        "hi": 1.0,
+        "tolerance": SIMILARITY_TOLERANCE,
+    }
     return body, cosine_similarity(run_a.embedding, run_b.embedding)
 
 
@@ -132,12 +165,15 @@ def questions(reading_of, tokens_of=None) -> tuple[Question, ...]:
 
     which = Pick(
         "which",
-        "Head",
+        marked("Head"),
         lambda v: range(len(heads_shown(v))),
-        lambda v: [f"head {'AB'[i]}: layer {lay}, head {h}" for i, (lay, h) in enumerate(heads_shown(v))],
+        lambda v: [
+            tr("head {which}: layer {layer}, head {head}", which="AB"[i], layer=lay, head=h)
+            for i, (lay, h) in enumerate(heads_shown(v))
+        ],
     )
-    query = Pick("query", "Query", lambda v: shown_tokens(v)[1], query_labels)
+    query = Pick("query", QUERY, lambda v: shown_tokens(v)[1], query_labels)
     return (
-        Question("attend", "Which token does a head read most from one token?", build_attend, (which, query)),
-        Question("similarity", "How similar are the two sentences' embeddings?", build_similarity),
+        Question("attend", marked("Which token does a head read most from one token?"), build_attend, (which, query)),
+        Question("similarity", marked("How similar are the two sentences' embeddings?"), build_similarity),
     )
