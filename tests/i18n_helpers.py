@@ -14,6 +14,7 @@ import re
 from babel.messages.pofile import read_po
 
 import locales
+from tests.apptest_helpers import every_text
 
 MIN_WORDS = 4
 _SPLIT = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*(?:![rsa])?(?::[^{}]*)?\}|\*\*|\*|`[^`]*`|\$[^$]*\$|\[|\]\([^)]*\)|\n")
@@ -42,3 +43,13 @@ def english_left(text: str, lang: str) -> list[str]:
     """The messages of ours whose English is in `text` (a page's text in `lang`)."""
     flat = " ".join(text.replace("**", "").replace("`", "").split())
     return sorted({msgid for run, msgid in english_runs(lang) if run in flat})
+
+
+def page_text(at) -> str:
+    """What a student reads on a page under AppTest: its text and the labels and help of its controls."""
+    parts = [every_text(at)]
+    for kind in ("button", "text_input", "text_area", "selectbox", "radio", "checkbox", "toggle", "expander"):
+        for e in at.get(kind):
+            parts += [str(getattr(e, name, "") or "") for name in ("label", "help", "placeholder")]
+            parts += [str(o) for o in getattr(e, "options", []) or []]
+    return "\n".join(parts)

@@ -10,6 +10,7 @@ import pytest
 import locales
 from classroom.questions import prompt_text
 from tests.apptest_helpers import chart_by_key, every_text, open_page
+from tests.i18n_helpers import english_left, page_text
 from ui import classroom_session
 from ui.classroom_ask import ask_box_key
 
@@ -61,6 +62,8 @@ def test_an_english_teacher_and_students_in_spanish_and_chinese_answer_one_quest
         student.text_input(key=f"class_answer_{question.id}_box").input(typed[lang]).run()
         student.button(key=f"class_send_{question.id}").click().run()
         assert not student.exception
+        if lang != "en":  # the room's bar, the question, the answer box and what was sent: all in the language
+            assert english_left(page_text(student), lang) == []
 
     results = classroom_session.store().results(code, key, question.id)
     assert sorted(results.values) == [0.3, 0.4, 0.5]  # every answer counted, the Spanish 0,4 as 0.4

@@ -11,8 +11,8 @@ import pytest
 from babel.messages.pofile import read_po
 
 import locales as i18n
-from tests.apptest_helpers import every_text, open_page
-from tests.i18n_helpers import english_left
+from tests.apptest_helpers import open_page
+from tests.i18n_helpers import english_left, page_text
 
 ROOT = Path(__file__).resolve().parents[1]
 TRANSLATED = [lang for lang in i18n.LANGUAGES if lang != i18n.ENGLISH]
@@ -152,16 +152,6 @@ def test_numbers_are_written_as_the_language_writes_them(monkeypatch):
 
 
 PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
-
-
-def page_text(at) -> str:
-    """What a student reads on a page under AppTest: its text and the labels and help of its controls."""
-    parts = [every_text(at)]
-    for kind in ("button", "text_input", "text_area", "selectbox", "radio", "checkbox", "toggle", "expander"):
-        for e in at.get(kind):
-            parts += [str(getattr(e, name, "") or "") for name in ("label", "help", "placeholder")]
-            parts += [str(o) for o in getattr(e, "options", []) or []]
-    return "\n".join(parts)
 
 
 @pytest.mark.parametrize("lang", TRANSLATED)

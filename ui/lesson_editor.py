@@ -12,19 +12,25 @@ import itertools
 import streamlit as st
 
 from classroom.decks import MAX_STEPS, DeckError, deck_from_dict, page_of, parse_deck, to_toml
-from locales import tr, tr_n
+from locales import LANGUAGES, language, tr, tr_n
 from ui.classroom_session import teacher_view
 from ui.declared import PAGES, declared_page
 from ui.number_box import number_box
 from ui.safe_text import escape_markdown
 
-DRAFT_KEY = "_lesson_draft"  # {"title", "level", "minutes", "steps": [{"id", "title", "view", ...}]}
+DRAFT_KEY = "_lesson_draft"  # {"title", "level", "minutes", "language", "steps": [{"id", "title", "view", ...}]}
 _ids = itertools.count(1)  # a step's widgets are keyed by its id, which a reorder keeps
 
 
 def draft() -> dict:
     if DRAFT_KEY not in st.session_state:
-        st.session_state[DRAFT_KEY] = {"title": tr("My lesson"), "level": "", "minutes": 20, "steps": []}
+        st.session_state[DRAFT_KEY] = {
+            "title": tr("My lesson"),
+            "level": "",
+            "minutes": 20,
+            "language": language(),  # a teacher writes their notes in the language they read the app in
+            "steps": [],
+        }
     return st.session_state[DRAFT_KEY]
 
 
@@ -112,6 +118,14 @@ def lesson_editor(start=None) -> None:
             min_value=1,
             max_value=240,
             value=int(lesson["minutes"]),
+        )
+        lesson["language"] = st.selectbox(
+            tr("Notes written in"),
+            list(LANGUAGES),
+            index=list(LANGUAGES).index(lesson.get("language", "en")),
+            format_func=LANGUAGES.__getitem__,
+            key="lesson_edit_language",
+            help=tr("The language of the lesson's titles and notes: a class reading another is told so."),
         )
         for n, step in enumerate(lesson["steps"]):
             _step_editor(n, step, len(lesson["steps"]))
@@ -212,7 +226,13 @@ def as_document(lesson: dict) -> dict:
         if step.get("question"):
             entry["question"] = dict(step["question"])
         steps.append(entry)
-    return {"title": lesson["title"], "level": lesson["level"], "minutes": int(lesson["minutes"]), "step": steps}
+    return {
+        "title": lesson["title"],
+        "level": lesson["level"],
+        "minutes": int(lesson["minutes"]),
+        "language": lesson.get("language", "en"),
+        "step": steps,
+    }
 
 
 def from_deck(data: dict) -> dict:
@@ -221,6 +241,7 @@ def from_deck(data: dict) -> dict:
         "title": data["title"],
         "level": data["level"],
         "minutes": data["minutes"],
+        "language": data.get("language", "en"),
         "steps": [
             {
                 "id": next(_ids),
