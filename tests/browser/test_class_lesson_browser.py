@@ -13,7 +13,8 @@ import re
 
 import pytest
 
-from tests.browser.conftest import class_server, closing_pages
+from tests.browser.conftest import class_server, closing_pages, screenshot
+from tests.i18n_helpers import english_left
 from ui.student_link import lan_ip
 
 WAIT = 60_000
@@ -165,3 +166,30 @@ def test_the_student_link_names_an_address_the_students_can_open(browser, lesson
             pages.append(local)
             start_room(local, lesson_url)
             expect(local.get_by_text("listens on this computer only").first).to_be_visible()
+
+
+def test_a_spanish_teacher_and_a_chinese_student_read_class_mode_in_their_own_languages(browser, lesson_url):
+    """Issue #48: the room's view carries no language; each screen reads class mode in its own, nothing of ours
+    left in English (the teacher's controls and the student's room bar)."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=WAIT)
+    with closing_pages("class_languages") as pages:
+        teacher = new_page(browser)
+        pages.append(teacher)
+        teacher.goto(f"{lesson_url}/class?lang=es")
+        teacher.locator(".st-key-class_start button").click()
+        code_box = teacher.locator('[data-testid="class-join-code"]')
+        expect(code_box).to_have_text(re.compile(r"^[A-Z0-9]{6}$"))
+        code, query = code_box.inner_text(), teacher.locator('[data-testid="class-student-link"]').inner_text()
+        assert "lang=" not in query  # the student link carries no language: each student reads their own
+        idle(teacher)
+        assert english_left(teacher.locator("body").inner_text(), "es") == []
+        student = new_page(browser, context=browser.new_context(viewport={"width": 390, "height": 844}))
+        pages.append(student)
+        student.goto(f"{lesson_url}/?{query.partition('?')[2]}&lang=zh_Hans")
+        expect(student.get_by_text(code).first).to_be_visible()
+        idle(student)
+        assert english_left(student.locator("body").inner_text(), "zh_Hans") == []
+        screenshot(teacher, "class_teacher_es")
+        screenshot(student, "class_student_zh_Hans_phone")
