@@ -21,6 +21,7 @@ import signal
 
 import pytest
 
+from classroom.questions import option_texts
 from tests.browser.conftest import closing_pages, environment
 from tests.browser.test_deploy import COLD_RUN_MS, Proxy, _worker_cookie
 
@@ -126,7 +127,7 @@ def _half_the_class_loses_its_worker(browser, proxy: Proxy, db_url: str, pages: 
     qid = store.state(code).question.id
     res = store.results(code, key, qid)
     assert (res.seats, res.answered) == (STUDENTS, STUDENTS)  # nobody joined twice, no answer lost
-    labels = res.question.body["options"]
+    labels = option_texts(res.question.body)  # the options as an English screen reads them
     assert sorted(res.values) == sorted(labels.index(a) for a in ANSWERS)
 
     # A student whose worker died can still change their answer: the new one replaces the old, once.
