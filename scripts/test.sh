@@ -53,4 +53,12 @@ if command -v npm >/dev/null 2>&1; then
 else
     echo "note: npm is missing: the accessibility test (axe-core) will fail" >&2
 fi
-python -m pytest "$@"
+if [ "$#" -gt 0 ]; then
+    python -m pytest "$@"  # what was asked for, as asked
+else
+    # The whole suite in two runs: the tests without a browser on both cores (pytest-xdist; each file on one worker,
+    # so a file's module fixtures start once), then the browser tests one at a time (each drives Chromium and servers
+    # that use both cores themselves, and their waits are for conditions a second test would slow down).
+    python -m pytest -n 2 --dist loadfile tests --ignore=tests/browser
+    python -m pytest tests/browser
+fi
