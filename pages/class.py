@@ -238,8 +238,8 @@ def teacher_dashboard(code: str) -> None:
             tr("Sign out"),
             extra=lambda: key_file_button(code, key, "class_key_file_before_sign_out"),
         )
-    lesson_picker(code, key, state.paced)
-    lesson_editor(start=functools.partial(start_lesson, code, key))
+    if not lesson_picker(code, key, state.paced):  # while a lesson runs, its bar leads: no second lesson to edit
+        lesson_editor(start=functools.partial(start_lesson, code, key))
     with st.expander(tr("Your teacher key (keep it; never project it)")):
         st.markdown(
             tr(

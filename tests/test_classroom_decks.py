@@ -108,8 +108,11 @@ def test_the_lesson_survives_a_reload_and_the_notes_stay_off_the_projected_tab()
     assert "step 2 of 9" in every_text(again)
     assert NOTES not in [e.label for e in again.expander], "presenter mode is the projected tab"
     assert "Attention compares" not in every_text(again)
+    editing = [e for e in again.expander if e.label.startswith("Your lesson")]
+    assert not editing, "while a lesson runs, the dashboard offers no second lesson to edit and start"
     again.button(key="class_lesson_end").click().run()
     assert store().state(code).lesson_step is None
+    assert [e for e in again.expander if e.label.startswith("Your lesson")], "ended: the editor is back"
 
 
 def test_an_uploaded_lesson_with_problems_is_refused_one_problem_at_a_time():

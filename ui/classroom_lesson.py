@@ -64,9 +64,9 @@ def checked_upload(data: bytes, lang: str) -> tuple[dict | None, list[str]]:
 
 
 # ------------------------------------------------------------------ on /class
-def lesson_picker(code: str, key: str, paced: bool = False) -> None:
+def lesson_picker(code: str, key: str, paced: bool = False) -> bool:
     """The teacher's dashboard: the lesson the room runs (`paced`: the students go through it at their own pace),
-    the switch to their own pace and End the lesson; or the Lesson picker and Start."""
+    the switch to their own pace and End the lesson; or the Lesson picker and Start. Whether a lesson runs."""
     with st.container(border=True, key="class_lesson"):
         running = store().lesson(code, key)
         if running is not None:
@@ -108,7 +108,7 @@ def lesson_picker(code: str, key: str, paced: bool = False) -> None:
                         ),
                     )
                 st.button(tr("End the lesson"), key="class_lesson_end", on_click=_end, args=(code, key))
-            return
+            return True
         st.markdown(tr("**Run a prepared lesson**: the class follows it step by step; you press Next."))
         lessons = shipped_lessons()
         choice = st.selectbox(
@@ -129,13 +129,13 @@ def lesson_picker(code: str, key: str, paced: bool = False) -> None:
                 ),
             )
             if upload is None:
-                return
+                return False
             with st.spinner(tr("Checking the lesson file…")):
                 lesson, problems = checked_upload(upload.getvalue(), language())
             for problem in problems:
                 st.error(escape_markdown(problem), icon=":material/error:")
             if lesson is None:
-                return
+                return False
         else:
             lesson = lessons[choice]
         questions = sum("question" in s for s in lesson["step"])
@@ -154,6 +154,7 @@ def lesson_picker(code: str, key: str, paced: bool = False) -> None:
         st.button(
             tr("Start the lesson"), key="class_lesson_start", type="primary", on_click=start, args=(code, key, lesson)
         )
+    return False
 
 
 def start(code: str, key: str, lesson: dict) -> None:
