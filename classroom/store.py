@@ -118,6 +118,7 @@ class LessonStep:
     title: str
     view: str
     student_notes: str = ""
+    language: str = "en"  # the language the lesson's titles and notes are written in
 
 
 @dataclass(frozen=True)
@@ -1355,9 +1356,11 @@ def _public_steps(lesson: str | None) -> tuple[LessonStep, ...]:
     """The room's stored lesson as students read it: each step's title, view and student notes."""
     if lesson is None:
         return ()
+    deck = json.loads(lesson)
+    written_in = str(deck.get("language", "en"))
     return tuple(
-        LessonStep(str(s.get("title", "")), s["view"], str(s.get("student_notes", "")))
-        for s in json.loads(lesson)["step"]
+        LessonStep(str(s.get("title", "")), s["view"], str(s.get("student_notes", "")), written_in)
+        for s in deck["step"]
     )
 
 

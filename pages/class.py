@@ -362,7 +362,8 @@ def ended_room(code: str) -> None:
             extra=lambda: answers_button(code, key, tr("Download the answers first"), "class_csv_before_delete"),
         )
     for q in asked:
-        with st.expander(tr("Question {number}: {prompt}", number=q.number, prompt=prompt_text(q.body))[:200]):
+        label = tr("Question {number}: {prompt}", number=q.number, prompt=prompt_text(q.body))
+        with st.expander(label if len(label) <= 200 else label[:199] + "…"):
             results_panel(code, key, q.id, compact=True)
 
 

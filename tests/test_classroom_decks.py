@@ -153,6 +153,9 @@ def test_students_at_their_own_pace_move_alone_answer_their_steps_question_and_a
     text = every_text(student)
     assert "going through the lesson at your own pace" in text and "Step 1 of 10** · A query reads its keys" in text
     assert "A row's weights sum to 1." in text, "the step's note for students"
+    assert "written in" not in text, "an English student reads an English lesson without a word about it"
+    spanish = open_page("pages/playground.py", query={"room": code, "lang": "es"})
+    assert "Esta lección está escrita en inglés." in every_text(spanish), "a Spanish student is told"
     assert "Attention compares" not in text and "The question: the query of 'south'" not in text, "never the notes"
     assert np.isnan(heatmap_rows(student)[0][2]).all(), "step 1's question is open for this student: its row hidden"
     assert f"Question {first.number} is open on step 1 for the students at their own pace" in every_text(student)
@@ -169,8 +172,8 @@ def test_students_at_their_own_pace_move_alone_answer_their_steps_question_and_a
     fourth = store().state(code).step_questions[3]
     assert f"**Question {fourth.number}:**" in every_text(student)
     teacher.run()
-    assert "**At their own pace** · step 4: 1" in every_text(teacher)
-    assert teacher.dataframe[0].value["here on it"].tolist() == [0, 0, 0, 1] + [0] * 6
+    assert "**At their own pace** · step 1: 1 · step 4: 1" in every_text(teacher)  # the Spanish student on step 1
+    assert teacher.dataframe[0].value["here on it"].tolist() == [1, 0, 0, 1] + [0] * 6
     # the teacher's screen, maybe projected, hides a step question's answer on its page too
     teacher.switch_page("pages/playground.py").run()
     assert np.isnan(heatmap_rows(teacher)[0][2]).all()

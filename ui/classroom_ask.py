@@ -121,7 +121,8 @@ def ask_controls(url_path: str, code: str, teacher_key: str, store) -> None:
         if why_not:
             st.warning(escape_markdown(tr("Cannot ask this now: {why}.", why=why_not)), icon=":material/block:")
         elif body["kind"] == "choice":
-            options = "; ".join(f"({n}) {o}" for n, o in enumerate(option_texts(body), 1))
+            # Translators: between the numbered choices of a question: "(1) north; (2) east"
+            options = tr("; ").join(f"({n}) {o}" for n, o in enumerate(option_texts(body), 1))
             read = tr("The class will read: {prompt} Choices: {options}.", prompt=prompt_text(body), options=options)
             st.caption(escape_markdown(read))
         else:

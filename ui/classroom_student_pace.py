@@ -11,7 +11,7 @@ import streamlit as st
 
 from classroom import errors
 from locales import tr
-from ui.classroom_lesson import step_buttons
+from ui.classroom_lesson import language_note, step_buttons
 from ui.classroom_session import LEFT_BEHIND, MESSAGE_KEY, SID_KEY, store
 from ui.safe_text import escape_markdown
 
@@ -53,6 +53,7 @@ def own_step_controls(code: str, state, at: int, reached: int) -> None:
     )
     if step.student_notes:
         st.text(step.student_notes)  # the deck's text, as text
+    language_note(st, step.language)  # the step's title and notes, when the lesson is in another language
     with st.container(horizontal=True, vertical_alignment="center"):
         step_buttons(at, len(state.steps), lambda n: _go(code, state.pace, n, reached), "class_own_step", state.paused)
     if state.asking and reached <= at:

@@ -158,7 +158,8 @@ def lesson_editor(start=None) -> None:
 def _step_editor(n: int, step: dict, count: int) -> None:
     sid = step["id"]
     with st.container(border=True, key=f"lesson_edit_step_{sid}"):
-        st.markdown(tr("**Step {step}** · `{view}`", step=n + 1, view=escape_markdown(step["view"][:80])))
+        view = step["view"].replace("`", "%60")  # shown as code, where Markdown's escapes would show as backslashes
+        st.markdown(tr("**Step {step}** · `{view}`", step=n + 1, view=view if len(view) <= 80 else view[:79] + "…"))
         # Translators: the label of a step's title box
         step["title"] = st.text_input(tr("Title"), step["title"], key=f"lesson_edit_{sid}_title", max_chars=80)
         step["notes"] = st.text_area(
