@@ -10,9 +10,9 @@ import pytest
 import locales
 from classroom.questions import prompt_text
 from tests.apptest_helpers import chart_by_key, every_text, open_page
+from tests.classroom_asking import ask
 from tests.i18n_helpers import english_left, page_text
 from ui import classroom_session
-from ui.classroom_ask import ask_box_key
 
 
 @pytest.fixture(autouse=True)
@@ -37,15 +37,7 @@ def test_an_english_teacher_and_students_in_spanish_and_chinese_answer_one_quest
         lang: open_page("pages/playground.py", query={"room": code, "lang": lang}) for lang in ("en", "es", "zh_Hans")
     }
     teacher.switch_page("pages/playground.py").run()
-    n = len(teacher.session_state["seq"].tokens)
-    teacher.session_state[ask_box_key(teacher.session_state)] = True
-    teacher.run()
-    teacher.radio(key="class_ask_kind").set_value("weight").run()
-    teacher.selectbox(key=f"class_ask_query_{n}").set_value(2).run()
-    teacher.selectbox(key=f"class_ask_key_{n}").set_value(1).run()
-    teacher.button(key="class_ask").click().run()
-    assert not teacher.exception
-    question = classroom_session.store().state(code).question
+    question = ask(teacher, "weight", query=2, key=1)
     body = question.body
     assert "values" in body and "Playground" not in str(body["values"])  # stored language-free: a message, values
 

@@ -40,6 +40,14 @@ WRITTEN_IN = {  # a deck's language (its `language`): what its own text, titles 
 }
 
 
+def step_heading(at: int, count: int, title: str) -> None:
+    """A lesson bar's heading: "Step 2 of 10 · its title" (the teacher's bar, and a student's at their own pace)."""
+    st.markdown(
+        ":material/slideshow: "
+        + tr("**Step {step} of {count}** · {title}", step=at + 1, count=count, title=escape_markdown(title))
+    )
+
+
 def language_note(where, deck_language: str) -> None:
     """A caption in `where` saying which language a lesson deck's own text (its titles and notes, shown as written)
     is in, when it is not the session's language."""
@@ -219,15 +227,7 @@ def lesson_controls(state, url_path: str, code: str, key: str) -> None:
     if state.paced:
         _paced_controls(deck, at, code, key, lesson)
         return
-    st.markdown(
-        ":material/slideshow: "
-        + tr(
-            "**Step {step} of {count}** · {title}",
-            step=at + 1,
-            count=len(deck.steps),
-            title=escape_markdown(step.title),
-        )
-    )
+    step_heading(at, len(deck.steps), step.title)
     held = state.asking  # the bar says a question is open: no tooltip over the step's title on the projector
     with st.container(horizontal=True, vertical_alignment="center"):  # each button as wide as its label
         step_buttons(at, len(deck.steps), lambda n: _go(code, key, n, deck.steps[n]), "class_step", held=held)

@@ -11,7 +11,7 @@ import streamlit as st
 
 from classroom import errors
 from locales import tr
-from ui.classroom_lesson import language_note, step_buttons
+from ui.classroom_lesson import language_note, step_buttons, step_heading
 from ui.classroom_session import LEFT_BEHIND, MESSAGE_KEY, SID_KEY, store
 from ui.safe_text import escape_markdown
 
@@ -42,15 +42,7 @@ def own_step_controls(code: str, state, at: int, reached: int) -> None:
     """In the student's bar: the step, its note for students, and Previous and Next, which move only this student
     (not while the class is paused)."""
     step = state.steps[at]
-    st.markdown(
-        ":material/slideshow: "
-        + tr(
-            "**Step {step} of {steps}** · {title}",
-            step=at + 1,
-            steps=len(state.steps),
-            title=escape_markdown(step.title),
-        )
-    )
+    step_heading(at, len(state.steps), step.title)
     if step.student_notes:
         st.text(step.student_notes)  # the deck's text, as text
     language_note(st, step.language)  # the step's title and notes, when the lesson is in another language
