@@ -84,6 +84,7 @@ class RunResult:
     waiting: list[str] = field(default_factory=list)  # ids of those page scripts drawn by this run, not answered yet
     # label -> (id, the value the server sent for the browser to show, or None when it sent none: the box keeps its own)
     text_boxes: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    first_chart_at: float | None = None  # time.perf_counter() when the run's first plotly chart arrived
 
 
 class ProtocolSession:
@@ -496,6 +497,8 @@ class ProtocolSession:
             result.exceptions.append(f"{el.exception.type}: {el.exception.message}"[:300])
         elif kind == "alert" and el.alert.format == el.alert.ERROR:
             result.errors.append(el.alert.body[:200])
+        elif kind == "plotly_chart" and result.first_chart_at is None:
+            result.first_chart_at = time.perf_counter()
         elif kind == "heading" and el.heading.tag == "h1" and not result.h1:
             result.h1 = el.heading.body
         elif kind == "html" and el.html.unsafe_allow_javascript:

@@ -43,10 +43,15 @@ What it measures, in one run:
 3. questions: the teacher asks from the Playground (its "Ask the class" popover); every student picks an answer,
    then all 30 press "Send my answer" within the same second; the store's results (store.results, with the
    teacher key the teacher's page wrote into its cookie script) must count each student exactly once with the
-   answer they sent. `--answer-rounds` times, each student changing their answer in the later rounds.
+   answer they sent. `--answer-rounds` times, each student changing their answer in the later rounds;
+4. with `--storm S`, the join storm (issue #49): in each class phase every browser-less student opens the student
+   link within S s, evenly spread, and each is timed from opening it (the page's HTTP load, then the websocket) to
+   the first chart of its first run, the class's view (the Playground's heatmap); all must be in the room;
+5. the server CPU per following student per move: the class phases' server CPU over the follower moves.
 
 Targets (issue #33): move p95 <= 2 s to every following student, class-mode CPU <= 1.15 x the same load without
-it, every answer counted exactly once. The exit code is 1 when one is missed.
+it, every answer counted exactly once; (issue #49) the join storm's p95 <= 5 s with every student in the room. The
+exit code is 1 when one is missed. The CPU per following student (issue #49's target: 10 ms) is reported.
 """
 
 from __future__ import annotations
@@ -72,6 +77,8 @@ from harness.servers import ROOT, serve_reading_output, snapshot_of, start_proxy
 TOUR = ["causal", "heads", "positions", "block", "predict", "playground"]  # light pages, every one followable
 TARGET_P95_S = 2.0
 TARGET_CPU_RATIO = 1.15
+TARGET_STORM_P95_S = 5.0  # the join storm: from opening the student link to the first heatmap (issue #49)
+TARGET_CPU_PER_STUDENT_MS = 10.0  # server CPU per following student per move (issue #49; measured, not yet gated)
 
 
 @dataclass
@@ -95,6 +102,10 @@ class Figures:
     reruns: list[float] = field(default_factory=list)  # time.monotonic() of every timer or pushed rerun, the
     # teacher's too
     pushed: list[float] = field(default_factory=list)  # ms of the runs the server pushed to students
+    storm: list[float] = field(default_factory=list)  # the join storm (--storm): s from a student opening the
+    # student link to the first chart of its first run (the class's view: the Playground's heatmap)
+    storm_started: list[float] = field(default_factory=list)  # time.perf_counter() when each student opened it
+    joined: list[tuple[int, int]] = field(default_factory=list)  # (in the room, expected) of each class phase
     runs: list[tuple[float, str, str]] = field(default_factory=list)  # (time.monotonic(), "student" or "teacher",
     # kind) of every run a session had besides those it asked for itself: "timer", "pushed page" (the server ran
     # the teacher's new view), "pushed bar" (the server reran a bar alone), "move script" (a history navigation)
@@ -125,6 +136,20 @@ class WsStudent:
     async def open(self, query: str = "") -> None:
         await self.client.connect("")
         self.check("opening the app", await self.client.open("", query))
+
+    async def open_in_storm(self, query: str, at: float) -> None:
+        """Open the student link `at` s from now, as one of a class arriving at once: the time from opening it (the
+        page's HTTP load, then the websocket) to the first chart of the first run goes into `figures.storm`."""
+        await asyncio.sleep(at)
+        t0 = time.perf_counter()
+        self.figures.storm_started.append(t0)
+        await self.client.connect("")
+        result = await self.client.open("", query)
+        if self.check("opening the student link in the join storm", result):
+            if result.first_chart_at is None:
+                self.figures.errors.append(f"[{self.name}] the join storm's first run drew no chart")
+            else:
+                self.figures.storm.append(result.first_chart_at - t0)
 
     def after_run(self, result) -> str | None:
         """Note an arrival on the page of the current move; return the link a move script sends it to."""
@@ -252,7 +277,10 @@ class ChromiumStudent:
 async def new_students(args, url: str, browser, figures: Figures, tag: str, query: str = ""):
     ws = [WsStudent(url, f"{tag}-p{i:02d}", figures, args.timeout) for i in range(args.students)]
     chromium = [ChromiumStudent(browser, url, f"{tag}-c{i}", figures, args.timeout) for i in range(args.browsers)]
-    for group in range(0, len(ws), 7):  # joining in small groups: a class arrives over a minute, not at once
+    storm = getattr(args, "storm", 0.0)
+    if storm and query:  # the join storm: every browser-less student opens the link within `storm` s, evenly spread
+        await asyncio.gather(*(s.open_in_storm(query, i * storm / len(ws)) for i, s in enumerate(ws)))
+    for group in range(0, len(ws) if not (storm and query) else 0, 7):  # else in small groups, over a minute
         await asyncio.gather(*(s.open(query) for s in ws[group : group + 7]))
     for s in chromium:
         await s.open(query)
@@ -284,6 +312,7 @@ async def phase(args, url: str, browser, figures: Figures, servers: Servers, kin
         expected = args.students + args.browsers
         joined = await wait_joined(room[0], expected, args.timeout)
         log(f"  room {room[0]}: {joined} of {expected} students in, following")
+        figures.joined.append((joined, expected))
     if args.workers:
         on: dict[str, int] = {}
         for s in ws:
@@ -585,7 +614,26 @@ def report(args, figures: Figures, log) -> int:
             f"{statistics.median(figures.pushed):.0f} ms, p95 {pct(figures.pushed, 95):.0f} ms "
             f"({len(figures.pushed)} reruns)"
         )
+    if figures.storm_started:
+        spread = max(figures.storm_started) - min(figures.storm_started)
+        joined = figures.joined[0] if figures.joined else (0, args.students + args.browsers)
+        times = figures.storm or [float("inf")]
+        log(
+            f"join storm: {len(figures.storm_started)} students opened the student link within {spread:.1f} s; "
+            f"{joined[0]} of {joined[1]} in the room; from opening the link to the first heatmap: "
+            f"p50 {pct(times, 50):.2f} s, p95 {pct(times, 95):.2f} s, max {max(times):.2f} s "
+            f"(target p95 <= {TARGET_STORM_P95_S:g} s)"
+        )
+        ok &= joined[0] == joined[1] and len(figures.storm) == args.students and pct(times, 95) <= TARGET_STORM_P95_S
     cpu = {k: [c for c in figures.cpu if c["phase"] == k] for k in ("alone", "class")}
+    if cpu["class"]:
+        follower_runs = args.moves * len(cpu["class"]) * (args.students + args.browsers)
+        per_student = 1000 * sum(c["cpu_s"] for c in cpu["class"]) / max(1, follower_runs)
+        log(
+            f"server CPU per following student per move: {per_student:.1f} ms (the class phases' server CPU over "
+            f"{follower_runs} follower moves, the teacher's and the timers' included; target <= "
+            f"{TARGET_CPU_PER_STUDENT_MS:g} ms)"
+        )
     if cpu["alone"] and cpu["class"]:
         rate = {k: sum(c["cpu_s"] for c in v) / sum(c["wall_s"] for c in v) for k, v in cpu.items()}
         ratio = rate["class"] / rate["alone"]
@@ -644,6 +692,13 @@ def main() -> None:
     parser.add_argument("--every", type=float, default=10.0, help="s between the teacher's moves (±10 %%)")
     parser.add_argument("--rounds", type=int, default=2, help="phases of each kind, alternating")
     parser.add_argument("--answer-rounds", type=int, default=2, help="times the whole class answers at once")
+    parser.add_argument(
+        "--storm",
+        type=float,
+        default=0.0,
+        help="the join storm: in each class phase, every browser-less student opens the student link within this "
+        "many s, evenly spread, timed to the first heatmap (0: they join in groups of 7)",
+    )
     parser.add_argument("--timeout", type=float, default=60.0, help="s for any one step")
     parser.add_argument(
         "--workers",

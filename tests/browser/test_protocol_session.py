@@ -357,3 +357,42 @@ def test_a_browserless_teacher_opens_the_ask_popover_and_asks(monkeypatch, tmp_p
     question = open_store(db).state(code).question
     assert question is not None and question.body["source"]["query"] == 0  # the popover's first query
     assert "Ask" not in after  # asked: the popover closed again, its controls gone
+
+
+def test_the_load_tests_join_storm_times_each_student_to_the_first_heatmap(monkeypatch, tmp_path):
+    """The class-mode load test's join storm (bench/load/classroom.py --storm): every browser-less student opens the
+    student link within the window, evenly spread, each timed from opening it to the first chart of its first run;
+    all are in the room, and the report says so and passes only then."""
+    import argparse
+
+    from bench.load.classroom import Figures, new_students, report
+    from classroom.store import open_store
+    from harness.servers import start_server
+
+    db = f"sqlite:///{tmp_path / 'class.db'}"
+    monkeypatch.setenv("ATTENTION_DB_URL", db)
+    proc, url = start_server()
+    store = open_store(db)
+    room = store.create_room()
+    args = argparse.Namespace(students=4, browsers=0, storm=2.0, timeout=60.0, rounds=0, moves=0)
+    figures = Figures()
+    try:
+
+        async def storm():
+            ws, _ = await new_students(args, url, None, figures, "storm", f"room={room.code}")
+            await asyncio.gather(*(s.close() for s in ws))
+
+        _run(storm())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert not figures.errors, figures.errors
+    assert store.state(room.code).seats == 4  # every student of the storm is in the room
+    started = sorted(figures.storm_started)
+    assert len(started) == 4 and 1.2 <= started[-1] - started[0] <= 2.0  # spread over the window, 0.5 s apart
+    assert len(figures.storm) == 4 and all(0 < s < 60 for s in figures.storm)  # each reached its first heatmap
+    said: list[str] = []
+    figures.joined.append((4, 4))
+    report(args, figures, said.append)
+    (line,) = [x for x in said if x.startswith("join storm:")]
+    assert "4 students opened the student link" in line and "4 of 4 in the room" in line and "p95" in line
