@@ -10,6 +10,7 @@ import pytest
 import locales
 import ui.sequence
 from tests.apptest_helpers import every_text, number_box, open_page, type_number
+from tests.test_sequence import ACCEPTED, REFUSED
 from ui import sequence_editor
 from ui.number_box import read_number, written
 from ui.sequence import default_sequence, format_matrix, format_number, parse_matrix, parse_number
@@ -27,6 +28,27 @@ def spanish_apptest(monkeypatch):
     """A Spanish page under AppTest: AppTest formats a selectbox's value again in the test's own thread, outside
     any session (English there), so the test speaks the page's language too."""
     monkeypatch.setattr(locales, "language", lambda: "es")
+
+
+@pytest.mark.parametrize("lang", ["es", "zh_Hans"])
+@pytest.mark.parametrize("typed, value", ACCEPTED)
+def test_what_is_a_number_in_english_is_the_same_number_in_every_language(monkeypatch, lang, typed, value):
+    monkeypatch.setattr(ui.sequence, "language", lambda: lang)
+    assert parse_number(typed, "Q") == value and parse_matrix(typed, name="Q")[0, 0] == value
+
+
+@pytest.mark.parametrize("lang", ["es", "zh_Hans"])
+@pytest.mark.parametrize("typed, message", REFUSED)
+def test_what_english_refuses_every_language_refuses(monkeypatch, lang, typed, message):
+    monkeypatch.setattr(ui.sequence, "language", lambda: lang)
+    with pytest.raises(ValueError, match="^Q: "):
+        parse_number(typed, "Q")
+
+
+def test_in_chinese_a_comma_is_refused_as_in_english(monkeypatch):
+    monkeypatch.setattr(ui.sequence, "language", lambda: "zh_Hans")
+    with pytest.raises(ValueError, match="not a number"):
+        parse_number("3,5", "Q")
 
 
 @pytest.mark.parametrize(
