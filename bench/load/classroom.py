@@ -323,7 +323,7 @@ async def phase(args, url: str, browser, figures: Figures, servers: Servers, kin
     rng = random.Random(rnd)
     cpu0, proxy0 = cpu_seconds(servers.workers), cpu_seconds(servers.proxy)
     each0 = [cpu_seconds(pids) for pids in servers.each]
-    wall0, load0 = time.monotonic(), os.getloadavg()
+    wall0, load0, own0 = time.monotonic(), os.getloadavg(), time.process_time()  # own: the load generator's CPU
     for n in range(args.moves):
         path = PAGES[TOUR[(n + rnd) % len(TOUR)]]
         before = {s.name: await s.page.evaluate(H1_JS) for s in chromium}
@@ -344,6 +344,7 @@ async def phase(args, url: str, browser, figures: Figures, servers: Servers, kin
     proxy_cpu = cpu_seconds(servers.proxy) - proxy0
     each = [cpu_seconds(pids) - c0 for pids, c0 in zip(servers.each, each0, strict=True)]
     wall = time.monotonic() - wall0
+    own = time.process_time() - own0
     reruns = sum(1 for t in figures.reruns if wall0 <= t <= wall0 + wall)
     kinds: dict[str, int] = {}
     for t, who, what in figures.runs:
@@ -355,6 +356,7 @@ async def phase(args, url: str, browser, figures: Figures, servers: Servers, kin
             "round": rnd,
             "cpu_s": cpu,
             "proxy_cpu_s": proxy_cpu,
+            "generator_cpu_s": own,
             "wall_s": wall,
             "load": (load0, os.getloadavg()),
             "reruns": reruns,
@@ -366,6 +368,7 @@ async def phase(args, url: str, browser, figures: Figures, servers: Servers, kin
         f"load average {load0[0]:.1f} -> {os.getloadavg()[0]:.1f}"
         + (f"; by worker {', '.join(f'{c:.1f}' for c in each)} s" if len(each) > 1 else "")
         + (f"; nginx and the supervisor {proxy_cpu:.1f} s" if servers.proxy else "")
+        + f"; the load generator itself {own:.1f} s ({100 * own / wall:.0f} % of a core, on the same machine)"
     )
     if kind == "class" and rnd == args.rounds - 1:
         await ask_and_answer(args, teacher, room, ws, chromium, figures, log)
