@@ -36,6 +36,7 @@ import json
 import os
 import re
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -314,6 +315,7 @@ def make_engine(url: str) -> Engine:
 
 
 CONNECT_TIMEOUT_S = 5
+NOTIFY_CHANNEL = "attention_rooms"  # PostgreSQL: every committed write of the store is announced on it
 
 
 def hash_key(key: str) -> str:
@@ -328,6 +330,31 @@ class Store:
         # called with no argument after each committed write of this process (a watcher looks at once instead of
         # at its next tick: ui/classroom_push.py); a failing callback is the caller's, the write stays committed
         self.after_write: list[Callable[[], None]] = []
+
+    # ------------------------------------------------------------ other processes' writes
+    def listens(self) -> bool:
+        """Whether `listen` can hear other processes' writes (PostgreSQL); with SQLite, on one machine, the
+        watchers look every PUSH_EVERY_S instead (ui/classroom_push.py)."""
+        return self.engine.dialect.name == "postgresql"
+
+    def listen(self, heard: Callable[[], None], stopped: threading.Event, wait_s: float = 5.0) -> None:
+        """PostgreSQL: call `heard()` once LISTEN holds, then after each committed write of the store by any
+        process on any host (NOTIFY at the commit: `_Tx`), until `stopped` is set. One connection of its own,
+        outside the pool; errors.StoreUnavailable when it is lost (the caller listens again). Several writes
+        heard at once may give one call."""
+        import psycopg
+
+        url = self.engine.url
+        args = {**url.translate_connect_args(username="user", database="dbname"), **dict(url.query)}
+        try:
+            with psycopg.connect(autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, **args) as conn:
+                conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                heard()  # what was written before LISTEN held
+                while not stopped.is_set():
+                    for _ in conn.notifies(timeout=wait_s, stop_after=1):
+                        heard()
+        except psycopg.Error as err:
+            raise unavailable(err, url) from None
 
     # ------------------------------------------------------------ transactions
     def _read(self):
@@ -1208,6 +1235,9 @@ class _Tx:
         try:
             try:
                 if exc_type is None:
+                    if self.write and self.conn.dialect.name == "postgresql":
+                        # every process's watcher LISTENs (Store.listen): PostgreSQL tells them at the commit
+                        self.conn.execute(text(f"NOTIFY {NOTIFY_CHANNEL}"))
                     self.tx.commit()
                 else:
                     self.tx.rollback()

@@ -321,3 +321,91 @@ def test_a_screen_woken_for_a_time_is_redrawn_once_then_although_its_room_did_no
     assert watcher.check() == [], "once"
     watcher.follow("s1", room.code, "bar", store.state(room.code).version)  # its run came: a new screen, no wake
     assert watcher.check() == []
+
+
+# ---------------------------------------------------------------- several hosts on one PostgreSQL: LISTEN/NOTIFY
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    from tests.classroom_postgres import Postgres
+
+    server = Postgres()
+    yield server
+    server.stop()
+
+
+def _listening(watcher: Watcher, timeout_s: float = 30.0) -> bool:
+    """Wait until the watcher's LISTEN holds (its first `heard`), or the time is up."""
+    end = time.monotonic() + timeout_s
+    while not watcher.listening and time.monotonic() < end:
+        time.sleep(0.01)
+    return watcher.listening
+
+
+def test_postgresql_tells_the_watcher_of_another_host_at_once_without_its_looks(postgres):
+    url = postgres.new_database()
+    host_a, host_b = open_store(url), open_store(url)  # two engines: two hosts sharing one database
+    room = host_a.create_room()
+    sessions = Sessions()
+    # looks an hour apart: only the database's notification can move the student within the test's wait
+    watcher = Watcher(host_b.pulses, sessions.rerun, sessions.move, sessions.alive, every_s=3600, listen_every_s=3600)
+    watcher.listen = host_b.listen
+    try:
+        assert host_b.listens()
+        watcher.follow("s1", room.code, "bar", host_b.state(room.code).version, at="")
+        watcher.start()
+        assert _listening(watcher)
+        assert watcher.next_look_s() == 3600
+        sessions.pushed.clear()
+        t0 = time.monotonic()
+        host_a.lead(room.code, room.teacher_key, "/causal")
+        assert sessions.pushed.wait(timeout=10), "host B was not told of host A's move"
+        assert sessions.moved == [("s1", "/causal")]
+        assert time.monotonic() - t0 < 2.0
+    finally:
+        watcher.stop()
+        host_a.engine.dispose()
+        host_b.engine.dispose()
+
+
+def test_a_lost_listening_connection_is_listened_again_and_no_write_is_missed(postgres):
+    url = postgres.new_database()
+    host_a, host_b = open_store(url), open_store(url)
+    room = host_a.create_room()
+    sessions = Sessions()
+    watcher = Watcher(host_b.pulses, sessions.rerun, sessions.move, sessions.alive, every_s=3600, listen_every_s=3600)
+    watcher.listen = host_b.listen
+    try:
+        watcher.follow("s1", room.code, "bar", host_b.state(room.code).version, at="")
+        watcher.start()
+        assert _listening(watcher)
+        dbname = host_b.engine.url.database
+        postgres.psql(  # the database drops the LISTEN connection (a restart, a network cut)
+            f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{dbname}' AND query LIKE 'LISTEN%'"
+        )
+        host_a.lead(room.code, room.teacher_key, "/heads")  # written while nobody may be listening
+        assert sessions.pushed.wait(timeout=30), "the move written during the cut never reached host B's student"
+        assert sessions.moved == [("s1", "/heads")]
+        assert _listening(watcher)
+    finally:
+        watcher.stop()
+        host_a.engine.dispose()
+        host_b.engine.dispose()
+
+
+def test_sqlite_does_not_listen_and_the_watcher_looks_every_half_second(store):
+    assert not store.listens()
+    watcher = Watcher(store.pulses, Sessions().rerun)
+    assert watcher.listen is None and watcher.next_look_s() == 0.5
+
+
+def test_a_screen_due_to_wake_shortens_the_wait_of_a_listening_watcher(store):
+    room = store.create_room()
+    watcher = Watcher(store.pulses, Sessions().rerun, every_s=0.5, listen_every_s=2.0)
+    watcher.listening = True
+    watcher.follow("s1", room.code, "bar", store.state(room.code).version)
+    assert watcher.next_look_s(now=0.0) == 2.0
+    watcher.redraw_at("s1", "bar", 0.75)
+    assert watcher.next_look_s(now=0.0) == 0.75
+    assert watcher.next_look_s(now=1.0) == 0.0

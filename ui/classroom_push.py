@@ -15,7 +15,9 @@ answer), and then:
 - any other screen whose room changed reruns its fragment (ui/streamlit_internals/push.py): a student's bar
   for a pause, a question, a reveal; the teacher's bar and dashboard for a join or an answer.
 Workers on other machines see the same pulses in the same database (PostgreSQL), so the teacher may be on any
-worker; a worker learns of another's writes at its next look.
+worker. There PostgreSQL tells every watcher of each committed write (LISTEN/NOTIFY: Store.listen), so a worker
+looks as soon as another host writes, and otherwise every LISTEN_EVERY_S only; with SQLite, on one machine, a
+worker learns of another's writes at its next look, every PUSH_EVERY_S.
 
 Every HEARTBEAT_S the watcher also tells the store which students' and leading teacher tabs' browsers it holds
 connected (Store.seen: who is here now, and whether the tab the class follows has gone), and pushes a teacher's
@@ -36,6 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 PUSH_EVERY_S = 0.5  # how often the watcher asks the store (for writes made by other workers)
+LISTEN_EVERY_S = 2.0  # how often it looks anyway while PostgreSQL tells it of every write (Store.listen)
+LISTEN_RETRY_S = 1.0  # how soon it listens again after the database's connection was lost
 HEARTBEAT_S = 15.0  # how often it tells the store which students and leading tabs it holds connected
 PURGE_EVERY_S = 3600.0  # how often it deletes the rooms past their keeping time (Store.purge)
 RETRY_S = 10.0  # a screen asked to redraw that no run has redrawn since is asked again after this
@@ -86,12 +90,16 @@ class Watcher:
         release: Callable[..., list[str]] | None = None,
         leader_stale_s: float = 30.0,
         purge: Callable[[], int] | None = None,
+        listen: Callable[[Callable[[], None], threading.Event], None] | None = None,
+        listen_every_s: float = LISTEN_EVERY_S,
     ) -> None:
         self.pulses, self.rerun, self.move, self.alive = pulses, rerun, move, alive
         self.every_s, self.max_sessions, self.retry_s = every_s, max_sessions, retry_s
         self.seen, self.here, self.heartbeat_s = seen, here, heartbeat_s
         self.release, self.leader_stale_s = release, leader_stale_s
         self.purge, self.last_purge = purge, -PURGE_EVERY_S
+        self.listen, self.listen_every_s = listen, listen_every_s
+        self.listening = False  # the database tells this watcher of every write (listen holds): look less often
         self.last_beat = -heartbeat_s  # time.monotonic() of the last heartbeat: the first look sends one
         self.here_counts: dict[str, int] = {}  # room code -> students here at the last heartbeat (teachers' rooms)
         self.screens: dict[str, dict[str, _Screen]] = {}  # session id -> {fragment id: a screen of that session}
@@ -100,6 +108,7 @@ class Watcher:
         self.states: dict = {}  # room code -> the room's state read at that pulse (room_state); bounded like latest
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
+        self.listener: threading.Thread | None = None
         self.stopped = threading.Event()
         self.wake = threading.Event()
 
@@ -285,15 +294,43 @@ class Watcher:
             if self.thread is not None:
                 return
             self.thread = threading.Thread(target=self._run, name="classroom-push", daemon=True)
+            if self.listen is not None:
+                self.listener = threading.Thread(target=self._listen, name="classroom-listen", daemon=True)
         self.thread.start()
+        if self.listener is not None:
+            self.listener.start()
 
     def stop(self) -> None:
         self.stopped.set()
         self.wake.set()
 
+    def next_look_s(self, now: float | None = None) -> float:
+        """How long the thread waits for a poke before it looks anyway: `every_s`, or `listen_every_s` while the
+        database tells it of every write; sooner when a screen is due to be woken (a question's time is up)."""
+        now = time.monotonic() if now is None else now
+        wait = self.listen_every_s if self.listening else self.every_s
+        with self.lock:
+            due = [s.wake_at for held in self.screens.values() for s in held.values() if s.wake_at is not None]
+        return max(0.0, min([wait, *(at - now for at in due)]))
+
+    def _heard(self) -> None:
+        self.listening = True
+        self.wake.set()
+
+    def _listen(self) -> None:
+        """Hear every write of the store by any process (`listen`: PostgreSQL's LISTEN/NOTIFY), and look at once;
+        listen again after a lost connection, looking every `every_s` meanwhile."""
+        while not self.stopped.is_set():
+            try:
+                self.listen(self._heard, self.stopped)
+            except Exception as err:  # noqa: BLE001 - a database that went away: listen again, say it once a minute
+                log_once(f"the classroom watcher could not listen to its database: {err}", exc=err)
+            self.listening = False
+            self.stopped.wait(LISTEN_RETRY_S)
+
     def _run(self) -> None:
         while not self.stopped.is_set():
-            self.wake.wait(self.every_s)
+            self.wake.wait(self.next_look_s())
             self.wake.clear()
             if self.stopped.is_set():
                 return
@@ -348,6 +385,7 @@ def watcher_for(store) -> Watcher:
                 release=store.release_leads,
                 leader_stale_s=store.limits.leader_stale_s,
                 purge=store.purge,
+                listen=store.listen if store.listens() else None,
             )
             store.after_write.append(watcher.poke)
     watcher.start()
