@@ -15,9 +15,9 @@ from sqlalchemy import update
 from attention import attention_steps
 from classroom.questions import prompt_text
 from classroom.schema import students
+from harness.postgres import Postgres
 from lessons.puzzles import PUZZLES_BY_ID
 from tests.apptest_helpers import chart_by_key, every_text, open_page, plotly_values
-from tests.classroom_postgres import Postgres
 from ui import classroom_session
 from ui.classroom_ask import ask_box_key
 

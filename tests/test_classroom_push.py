@@ -328,7 +328,7 @@ def test_a_screen_woken_for_a_time_is_redrawn_once_then_although_its_room_did_no
 
 @pytest.fixture(scope="module")
 def postgres():
-    from tests.classroom_postgres import Postgres
+    from harness.postgres import Postgres
 
     server = Postgres()
     yield server
@@ -382,7 +382,8 @@ def test_a_lost_listening_connection_is_listened_again_and_no_write_is_missed(po
         assert _listening(watcher)
         dbname = host_b.engine.url.database
         postgres.psql(  # the database drops the LISTEN connection (a restart, a network cut)
-            f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{dbname}' AND query LIKE 'LISTEN%'"
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            f" WHERE datname = '{dbname}' AND query LIKE 'LISTEN%'"
         )
         host_a.lead(room.code, room.teacher_key, "/heads")  # written while nobody may be listening
         assert sessions.pushed.wait(timeout=30), "the move written during the cut never reached host B's student"

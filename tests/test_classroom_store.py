@@ -17,7 +17,7 @@ from classroom import errors
 from classroom.codes import CODE_ALPHABET
 from classroom.schema import SCHEMA_VERSION, answers, current_version, migrate, rooms, students, version_table
 from classroom.store import Limits, default_url, open_store
-from tests.classroom_postgres import Postgres
+from harness.postgres import Postgres
 
 CHOICE = {"kind": "choice", "prompt": "Which key will q_1 attend to most?", "options": ["k_0", "k_1", "k_2"]}
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """Several machines behind one front, sharing one PostgreSQL (issue #49): two deployments of deploy/serve.py,
 each with its own nginx and worker, listening on 127.0.0.2 and 127.0.0.3 as two hosts would, behind
-deploy/front.py's nginx (sticky by its `attn_host` cookie), and one real PostgreSQL (tests/classroom_postgres.py).
+deploy/front.py's nginx (sticky by its `attn_host` cookie), and one real PostgreSQL (harness/postgres.py).
 
 Browser-less sessions (harness/protocol.py) speak Streamlit's protocol through the front, keep the cookies a
 browser keeps (the front's, and the class cookie the app's script writes), and reconnect as Streamlit's client
@@ -14,36 +14,19 @@ answers there, and the class follows the teacher's next move. Every wait is for 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
+from harness.hosts import start_hosts
 from harness.load.sessions import TEACHER_COOKIE
+from harness.postgres import Postgres
 from harness.protocol import ProtocolSession
-from harness.servers import ROOT, free_port, proxy_ports, serve_dirs, wait_until_healthy
-from tests.browser.conftest import browser_required, environment
+from tests.browser.conftest import browser_required
 
 STUDENT_COOKIE = re.compile(r"attention_class=(s\.[A-Z0-9]{6}\.[A-Za-z0-9_-]+);")
-HOSTS = ("127.0.0.2", "127.0.0.3")
 FOLLOW_S = 2.0  # the issue's target: the teacher's move reaches the other host's students within 2 s
-
-
-def _started(cmd: list[str], log, health: str) -> subprocess.Popen:
-    """`cmd` in a process group of its own (a host is stopped whole: its nginx and workers), once `health` answers."""
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    wait_until_healthy(proc, health, 120, lambda: open(log.name).read()[-3000:], poll=0.2)
-    return proc
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=20)
 
 
 @pytest.fixture(scope="module")
@@ -53,32 +36,15 @@ def hosts(tmp_path_factory):
     if shutil.which("nginx") is None:
         message = "nginx is not installed (scripts/test.sh installs Debian's nginx)"
         pytest.fail(message) if browser_required() else pytest.skip(message)
-    from tests.classroom_postgres import Postgres
-
     tmp = tmp_path_factory.mktemp("hosts")
     db = Postgres()
     url = db.new_database()
-    procs, ports = [], []
     try:
         # the bars' safety timer at an hour: a student who follows within the waits was pushed by a watcher
-        with environment(ATTENTION_DB_URL=url, ATTENTION_CLASS_SAFETY_S="3600"):
-            for i, address in enumerate(HOSTS):
-                port, worker_port = proxy_ports(1)
-                cmd = [sys.executable, str(ROOT / "deploy" / "serve.py"), "--workers", "1", "--port", str(port)]
-                cmd += ["--address", address, "--worker-port", str(worker_port), "--no-restart"]
-                cmd += serve_dirs(tmp / f"host{i}")
-                log = open(tmp / f"host{i}.log", "w")
-                procs.append(_started(cmd, log, f"http://{address}:{port}/healthz"))
-                ports.append(port)
-        front_port = free_port()
-        cmd = [sys.executable, str(ROOT / "deploy" / "front.py"), "--port", str(front_port), "--address", "127.0.0.1"]
-        cmd += [f"--host={a}:{p}" for a, p in zip(HOSTS, ports)] + ["--run-dir", str(tmp / "front")]
-        front = _started(cmd, open(tmp / "front.log", "w"), f"http://127.0.0.1:{front_port}/healthz")
-        yield f"http://127.0.0.1:{front_port}", procs, url
-        _stop(front)
+        running = start_hosts(tmp, {"ATTENTION_DB_URL": url, "ATTENTION_CLASS_SAFETY_S": "3600"})
+        yield running, url
+        running.stop()
     finally:
-        for proc in procs:
-            _stop(proc)
         db.stop()
 
 
@@ -121,7 +87,8 @@ async def _follow(students, move):
 def test_a_class_on_two_hosts_follows_across_them_and_survives_losing_one(hosts):
     from classroom.store import open_store
 
-    front, procs, db_url = hosts
+    running, db_url = hosts
+    front = running.front
     _warm(front)
     store = open_store(db_url)  # read the room as any host does
 
@@ -168,7 +135,7 @@ def test_a_class_on_two_hosts_follows_across_them_and_survives_losing_one(hosts)
 
         # 3. the teacher's whole host stops mid-question
         await _drain(teacher, *students)
-        _stop(procs[int(teacher_host)])
+        running.stop_host(int(teacher_host))
         lost = [teacher, *here]
         deadline = time.monotonic() + 90
         while any(not x.recoveries for x in lost) and time.monotonic() < deadline:

@@ -1,12 +1,12 @@
-"""A real PostgreSQL for the classroom tests: Debian's server, started in a temporary directory.
+"""A real PostgreSQL for the classroom's tests and benchmarks: Debian's server, started in a temporary directory.
 
 `initdb` makes a fresh cluster there and `pg_ctl` starts it on a free local port (TCP on 127.0.0.1 only,
 its socket in the same directory), trusting local connections. PostgreSQL refuses to run as root: when
 the tests run as root (CI), the directory is given to the `postgres` user Debian's package creates and
 the server runs as that user (runuser). The server is stopped when the test session ends.
 
-There is no skip: without Debian's `postgresql` installed (scripts/test.sh installs it), the fixture
-fails and says how to install it.
+There is no skip: without Debian's `postgresql` installed (scripts/test.sh installs it), starting one raises
+RuntimeError saying how to install it, which fails the test that asked for it.
 """
 
 from __future__ import annotations
@@ -20,15 +20,13 @@ import tempfile
 import uuid
 from pathlib import Path
 
-import pytest
-
 from harness.servers import free_port
 
 
 def _bin_dir() -> Path:
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
     if not found:
-        pytest.fail("PostgreSQL is not installed: `apt-get install postgresql` (scripts/test.sh does it)")
+        raise RuntimeError("PostgreSQL is not installed: `apt-get install postgresql` (scripts/test.sh does it)")
     return Path(found[-1]).parent
 
 
@@ -46,7 +44,8 @@ class Postgres:
             try:
                 entry = pwd.getpwnam(self.user)
             except KeyError:
-                pytest.fail("running as root needs Debian's `postgres` user (apt-get install postgresql)")
+                needs = "running as root needs Debian's `postgres` user (apt-get install postgresql)"
+                raise RuntimeError(needs) from None
             os.chown(self.dir, entry.pw_uid, entry.pw_gid)
         self._run([self.bin / "initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"])
         options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
@@ -60,7 +59,7 @@ class Postgres:
         if done.returncode != 0:
             log = self.dir / "log"
             tail = log.read_text()[-2000:] if log.exists() else ""
-            pytest.fail(f"{' '.join(cmd)} failed: {done.stdout}{done.stderr}{tail}")
+            raise RuntimeError(f"{' '.join(cmd)} failed: {done.stdout}{done.stderr}{tail}")
 
     def pg_ctl(self, action: str) -> None:
         """Stop, start or reload the server ("stop", "start", "reload"): a database that goes away mid-class and
