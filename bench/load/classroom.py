@@ -69,7 +69,7 @@ from pathlib import Path
 
 from harness.browser import CHROMIUM
 from harness.load.plan import PAGES
-from harness.load.processes import ServerOutput, cpu_seconds, process_tree, worker_pid
+from harness.load.processes import ServerOutput, cpu_seconds, process_tree, rss_kib, worker_pid
 from harness.load.report import pct, tee_log, uptime
 from harness.load.sessions import BROWSER_ARGS, H1_JS, MOVE_URL, TEACHER_COOKIE, WAIT_JS
 from harness.servers import ROOT, serve_reading_output, snapshot_of, start_proxy, start_server
@@ -106,6 +106,7 @@ class Figures:
     # student link to the first chart of its first run (the class's view: the Playground's heatmap)
     storm_started: list[float] = field(default_factory=list)  # time.perf_counter() when each student opened it
     joined: list[tuple[int, int]] = field(default_factory=list)  # (in the room, expected) of each class phase
+    memory: list[tuple[str, list[float]]] = field(default_factory=list)  # (when, each worker's resident MiB)
     runs: list[tuple[float, str, str]] = field(default_factory=list)  # (time.monotonic(), "student" or "teacher",
     # kind) of every run a session had besides those it asked for itself: "timer", "pushed page" (the server ran
     # the teacher's new view), "pushed bar" (the server reran a bar alone), "move script" (a history navigation)
@@ -313,6 +314,7 @@ async def phase(args, url: str, browser, figures: Figures, servers: Servers, kin
         joined = await wait_joined(room[0], expected, args.timeout)
         log(f"  room {room[0]}: {joined} of {expected} students in, following")
         figures.joined.append((joined, expected))
+        remember_memory(figures, servers, f"class round {rnd}: every student in the room (after the join storm)")
     if args.workers:
         on: dict[str, int] = {}
         for s in ws:
@@ -342,6 +344,8 @@ async def phase(args, url: str, browser, figures: Figures, servers: Servers, kin
         await asyncio.sleep(max(0.0, args.every * rng.uniform(0.9, 1.1) - (time.monotonic() - t_move)))
     cpu = cpu_seconds(servers.workers) - cpu0
     proxy_cpu = cpu_seconds(servers.proxy) - proxy0
+    if kind == "class":
+        remember_memory(figures, servers, f"class round {rnd}: after the {args.moves} moves")
     each = [cpu_seconds(pids) - c0 for pids, c0 in zip(servers.each, each0, strict=True)]
     wall = time.monotonic() - wall0
     own = time.process_time() - own0
@@ -376,6 +380,13 @@ async def phase(args, url: str, browser, figures: Figures, servers: Servers, kin
         s.stop.set()
     await asyncio.gather(*timers, return_exceptions=True)
     await asyncio.gather(*(s.close() for s in [*ws, *chromium, teacher]), return_exceptions=True)
+    if kind == "class":
+        remember_memory(figures, servers, f"class round {rnd}: every student gone (their sessions kept for the TTL)")
+
+
+def remember_memory(figures: Figures, servers: Servers, when: str) -> None:
+    """Each worker's resident memory now (VmRSS of its process and its children, MiB)."""
+    figures.memory.append((when, [rss_kib(pids) / 1024 for pids in servers.each]))
 
 
 async def wait_joined(code: str, expected: int, timeout: float) -> int:
@@ -565,6 +576,10 @@ async def main_async(args, log) -> int:
                         await phase(args, url, browser, figures, servers, kind, rnd, log)
             finally:
                 await browser.close()
+        if args.linger:
+            log(f"waiting {args.linger:g} s with nobody connected")
+            await asyncio.sleep(args.linger)
+            remember_memory(figures, servers, f"{args.linger:g} s after the last phase")
     finally:
         proc.terminate()
         try:
@@ -628,6 +643,8 @@ def report(args, figures: Figures, log) -> int:
             f"(target p95 <= {TARGET_STORM_P95_S:g} s)"
         )
         ok &= joined[0] == joined[1] and len(figures.storm) == args.students and pct(times, 95) <= TARGET_STORM_P95_S
+    for when, mib in figures.memory:
+        log(f"memory by worker, {when}: {', '.join(f'{m:.0f}' for m in mib)} MiB")
     cpu = {k: [c for c in figures.cpu if c["phase"] == k] for k in ("alone", "class")}
     if cpu["class"]:
         follower_runs = args.moves * len(cpu["class"]) * (args.students + args.browsers)
@@ -713,6 +730,13 @@ def main() -> None:
     parser.add_argument("--snapshot", help="serve a copy of this commit (e.g. HEAD), not the working tree")
     parser.add_argument("--scratch", default="/tmp/classload", help="the store and the server's log go here")
     parser.add_argument("--out", help="also write the output to this file")
+    parser.add_argument(
+        "--linger",
+        type=float,
+        default=0.0,
+        help="after the last phase, wait this many s and read the workers' memory again (past the 120 s for "
+        "which Streamlit keeps a closed session with --workers: the memory once every session is gone)",
+    )
     args = parser.parse_args()
     log = tee_log(args.out)
     log(f"command: python -m bench.load.classroom {' '.join(sys.argv[1:])}")
