@@ -6,13 +6,16 @@ SQLite file in ATTENTION_DATA_DIR. deploy/serve.py runs it before it says "servi
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from classroom.errors import ClassroomError
 from classroom.store import check_database
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    about = "Check the classroom database the app is configured with, as the app will open it; exit 1 if it cannot."
+    argparse.ArgumentParser(prog="python -m classroom.check", description=about).parse_args(argv)
     try:
         found = check_database()
     except ClassroomError as err:

@@ -133,6 +133,7 @@ def test_the_command_line_check_names_each_problem_and_fails(tmp_path):
     assert lines[1].startswith(f"{bad}: step 1 (x)'s view: URL parameter 't'")
     assert lines[2].startswith(f"{tmp_path / 'missing.toml'}: cannot read it")
     assert len(lines) == 3
+    assert "ScriptRunContext" not in run.stderr and "WARNING" not in run.stderr  # nothing but the verdicts
 
 
 def test_the_shipped_decks_pass_the_check():

@@ -109,13 +109,9 @@ def forget_stores() -> None:
 
 
 def configured_url() -> str | None:
-    url = os.environ.get("ATTENTION_DB_URL", "").strip()
-    if url:
-        return url
-    try:
-        return str(st.secrets["ATTENTION_DB_URL"])
-    except Exception:  # noqa: BLE001 - no secrets file, or no such entry: the default file
-        return None
+    """ATTENTION_DB_URL from the environment only, as `python -m classroom.check` (deploy/serve.py's check before
+    it serves) reads it; None: the default SQLite file."""
+    return os.environ.get("ATTENTION_DB_URL", "").strip() or None
 
 
 # ------------------------------------------------------------------ a database that does not answer
