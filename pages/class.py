@@ -19,6 +19,8 @@ from locales import num, sentence_space, tr, tr_n
 from ui.classroom_lesson import lesson_picker
 from ui.classroom_lesson import start as start_lesson
 from ui.classroom_push import screen_drawn
+from ui.classroom_results import results_panel, step_answers, step_question_panels
+from ui.classroom_roster import answers_button, keep_note, key_file_button, seats_list, when
 from ui.classroom_session import (
     COOKIE_HOURS,
     ENDED_KEY,
@@ -35,20 +37,7 @@ from ui.classroom_session import (
     store,
     teacher_key,
 )
-from ui.classroom_teacher import (
-    CONFIRM_KEY,
-    answers_button,
-    ask_to,
-    confirm_box,
-    keep_note,
-    key_file_button,
-    results_panel,
-    seats_list,
-    step_answers,
-    step_question_panels,
-    teacher_action,
-    when,
-)
+from ui.classroom_teacher_actions import CONFIRM_KEY, ask_to, confirm_box, teacher_action
 from ui.lesson_alone import alone_picker
 from ui.lesson_editor import lesson_editor
 from ui.page_state import PageState
