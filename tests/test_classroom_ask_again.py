@@ -36,6 +36,7 @@ def test_asked_again_the_class_answers_afresh_and_the_teacher_sees_both_votes(ro
     key = teacher.session_state["class_teacher_key"]
     again = store().state(code).question
     assert again.id != first.id and again.body["again_of"] == first.id
+    assert again.body["again_of_number"] == first.number == 1
     assert prompt_text(again.body) == prompt_text(first.body) and again.body["view"] == first.body["view"]
     assert store().results(code, key, again.id).question.truth == first.truth
     student.run()
@@ -101,3 +102,21 @@ def test_a_question_refuses_a_time_outside_its_bounds():
     for bad in (0, 9, 3601, 30.0, True, "30", -5):
         with pytest.raises(InvalidQuestion, match="time for answers"):
             check_question({**base, "seconds": bad})
+
+
+def test_a_student_reads_the_number_of_the_question_asked_again_not_of_the_one_before(room):
+    """Ask again need not follow its question (Bring everyone can reopen an earlier step's question): the student's
+    note names the question asked again, by its number."""
+    teacher, student, code = room
+    teacher.switch_page("pages/predict.py").run()
+    teacher.selectbox(key="predict_puzzle").set_value("aligned").run()
+    first = ask(teacher, "argmax", query=1)
+    reveal(teacher, first)
+    second = ask(teacher, "argmax", query=0)
+    reveal(teacher, second)
+    key = teacher.session_state["class_teacher_key"]
+    store().ask(code, key, {**first.body, "again_of": first.id, "again_of_number": first.number}, truth=first.truth)
+    assert store().state(code).question.number == 3
+    student.run()
+    text = every_text(student)
+    assert "Your first answer stays with question 1." in text and "question 2." not in text

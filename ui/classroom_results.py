@@ -269,7 +269,8 @@ def _ask_again(code: str, key: str, qid: int) -> None:
     afresh, and the first vote stays with the first."""
     try:
         asked = store().results(code, key, qid).question
-        store().ask(code, key, {**asked.body, "again_of": qid}, truth=asked.truth)
+        again = {**asked.body, "again_of": qid, "again_of_number": asked.number}  # the number: what students read
+        store().ask(code, key, again, truth=asked.truth)
     except (errors.ClassroomError, PermissionError, ValueError) as err:
         st.session_state[MESSAGE_KEY] = tr("Could not ask again: {error}.", error=err)
 

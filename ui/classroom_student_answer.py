@@ -44,11 +44,13 @@ def answer_box(code: str, question) -> None:
     st.markdown(
         tr("**Question {number}:** {prompt}", number=question.number, prompt=escape_markdown(prompt_text(body)))
     )
+    first = body.get("again_of_number")
     if isinstance(body.get("again_of"), int) and not question.revealed:
         st.caption(
             tr(
                 "Asked again: answer afresh. Your first answer stays with question {number}.",
-                number=question.number - 1,
+                # the question asked again (not the one before this: Bring everyone can reopen an earlier step's)
+                number=first if isinstance(first, int) and not isinstance(first, bool) else question.number - 1,
             )
         )
     if question.revealed:
