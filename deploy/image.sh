@@ -5,6 +5,7 @@
 #   bash deploy/image.sh build [--base local|public|IMAGE]   build the image attention-from-scratch:latest
 #   bash deploy/image.sh base                                the local Debian base (built once, then cached)
 #   bash deploy/image.sh start NAME HOST_PORT                run the image as container NAME on 127.0.0.1:HOST_PORT
+#   bash deploy/image.sh healthcheck NAME                    run the image's own health check in container NAME
 #   bash deploy/image.sh stop NAME                           stop it (SIGTERM, 10 s grace) and remove it
 #
 # --base local (the default) builds the base from Debian's packages with mmdebstrap (bookworm, python3 and its
@@ -211,5 +212,5 @@ case "$cmd" in
     healthcheck) [ $# -eq 1 ] || die "usage: image.sh healthcheck NAME"; pick_engine; healthcheck "$@" ;;
     stop) [ $# -eq 1 ] || die "usage: image.sh stop NAME"; pick_engine; stop "$@" ;;
     check) pick_engine; check "$@" ;;
-    *) sed -n '2,17p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,18p' "$0" >&2; exit 2 ;;
 esac

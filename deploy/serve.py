@@ -8,8 +8,8 @@
   worker per core (the default), worker i is pinned to core i (`--pin`).
 - nginx (deploy/nginx.conf.template, filled in here) listens on A:P and proxies to them: a cookie keeps a
   browser on one worker, and moves it to a live one when its worker is down. Streamlit's static bundles are
-  served by nginx from a copy compressed ahead of time (made once per Streamlit version, under the run dir's
-  parent: `static-<version>`).
+  served by nginx from a copy compressed ahead of time (made once per Streamlit version, in --cache-dir,
+  by default attention-serve-cache/static-<version> beside the run dir).
 - The classroom database the app will open (ATTENTION_DB_URL, or the SQLite file) is checked first
   (`python -m classroom.check`, with the workers' environment): if it cannot be used, nothing is started.
 - HTTPS with `--cert FILE --key FILE`, or `--self-signed` (a pair made once and kept in ~/.cache, for the
