@@ -472,11 +472,11 @@ def main(argv: list[str]) -> int:
     # The one import of this layer from the app's: a deck is checked against the pages' declarations, as the app
     # checks it when a teacher loads it (tests/test_imports.py names this exception). Outside a server Streamlit
     # warns at every session-state read ("missing ScriptRunContext"): only errors are worth a teacher's eye here.
-    from streamlit.logger import set_log_level
+    import logging
 
     from ui.declared import declared_page
 
-    set_log_level("error")
+    logging.disable(logging.WARNING)  # this command's own process only
 
     failed = 0
     for name in argv[1:]:
