@@ -10,7 +10,8 @@ guarantees it). The first step has nothing cached yet: it runs the whole prompt 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -129,6 +130,39 @@ def cache_check(params: DecoderParams, ids: np.ndarray, prompt_length: int) -> f
         rows.append(out.logits)
         cache = out.cache
     return float(np.max(np.abs(np.concatenate(rows) - full)))
+
+
+def step_attention_rows(steps: Sequence[GenerationStep]) -> np.ndarray:
+    """Each step's attention row for every head of every layer, stacked: the weights of the query that chose the
+    step's token over the tokens fed in so far, NaN where the step had not yet seen a position (each step's row is
+    one position longer than the step before's, as the chosen token joins the sequence).
+
+    Shapes: steps[s].attentions (n_layers, n_heads, p + s) for a prompt of p tokens -> (n_layers * n_heads,
+    len(steps), p + len(steps) - 1), rows in layer-major order (layer 1's heads, then layer 2's...).
+    """
+    last = steps[-1].attentions  # the longest row: every token fed in
+    n_rows = last.shape[0] * last.shape[1]
+    rows = np.full((n_rows, len(steps), last.shape[-1]), np.nan)
+    for s, step in enumerate(steps):
+        row = step.attentions.reshape(n_rows, -1)  # (layers x heads, p + s)
+        rows[:, s, : row.shape[1]] = row
+    return rows
+
+
+def work_per_new_token(
+    config: DecoderConfig, longest: int = 4096, points: int = 40
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The multiply-adds of producing one new token after t tokens, with the cache and without, for t from 1 to
+    `longest` spaced evenly on a log scale, on a model of `config`'s shape given room for `longest` positions.
+
+    Shapes: returns (t, with_cache, without) of (T,) each, T <= points (the lengths rounded down, repeats
+    dropped).
+    """
+    t = np.unique(np.geomspace(1, longest, points).astype(int))
+    big = replace(config, max_positions=longest)  # this model's shape, with room for long contexts
+    cached = np.array([decode_step_madds(big, int(n), use_cache=True).total for n in t])
+    uncached = np.array([decode_step_madds(big, int(n), use_cache=False).total for n in t])
+    return t, cached, uncached
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention.pretrained import MAX_TOKENS
 from lessons.projection import queries_and_keys, query_readout
 from locales import marked, tr, tr_n
 
@@ -174,6 +175,31 @@ def unknown_note(tokens: Sequence[str], whose: str = "these") -> str | None:
         "same token and cannot tell them apart.",
         count,
         count=count,
+    )
+
+
+def length_note(n_tokens: int, max_positions: int) -> str:
+    """How long the text is to the model: its n_tokens, [CLS] and [SEP] included, against the most this app reads
+    (MAX_TOKENS) and the model's position table (`max_positions`); past TRAINED_TOKENS, also that the model's
+    sentence-embedding training never reached the positions it now reads."""
+    if n_tokens > TRAINED_TOKENS:
+        return tr(
+            "{n} tokens, [CLS] and [SEP] included: the markers the tokenizer puts before and after every text (this "
+            "app, like sentence-transformers, reads at most {max_tokens}; the model's position table has "
+            "{max_positions}). Its model card says its sentence-embedding training cut inputs at {trained} tokens: "
+            "past that, it reads positions that this training never reached.",
+            n=n_tokens,
+            max_tokens=MAX_TOKENS,
+            max_positions=max_positions,
+            trained=TRAINED_TOKENS,
+        )
+    return tr(
+        "{n} tokens, [CLS] and [SEP] included: the markers the tokenizer puts before and after every text (this "
+        "app, like sentence-transformers, reads at most {max_tokens}; the model's position table has "
+        "{max_positions}).",
+        n=n_tokens,
+        max_tokens=MAX_TOKENS,
+        max_positions=max_positions,
     )
 
 

@@ -5,8 +5,6 @@ from ui.shared_state import require_app_entry
 
 require_app_entry()
 
-from dataclasses import replace
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -14,17 +12,13 @@ import streamlit as st
 from attention.decoder import (
     CACHE_BYTES_LATEX,
     CAUSAL_CACHE_LATEX,
-    GQA_LATEX,
-    MAX_LAYERS,
     SAMPLING_LATEX,
     DecoderConfig,
-    decode_step_madds,
     next_token_probabilities,
 )
 from figures.generation import (
     bytes_text,
     cache_growth_figure,
-    cache_kinds_figure,
     probabilities_figure,
     step_rows_figure,
     timing_figure,
@@ -32,21 +26,19 @@ from figures.generation import (
 )
 from figures.induction import head_names
 from lessons.generation import (
-    DTYPE_BYTES,
-    LLAMA2_7B,
     ContextTiming,
-    cache_kinds,
     cache_verdict,
     context_timing,
     last_step_work,
-    measured_cache_bytes,
-    weights_and_cache,
+    step_attention_rows,
+    work_per_new_token,
 )
 from lessons.induction import LETTERS, check_input_fits, ids_to_letters, letters_to_ids
 from locales import num, sentence_space, tr
 from ui.charts import chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.declared.generation import MAX_PROMPT_CHARS, REPEATS, STATE, model, report
+from ui.generation_kinds import cache_kinds_section
 from ui.number_box import number_box
 from ui.page_state import stop
 from ui.safe_text import escape_markdown
@@ -54,8 +46,6 @@ from ui.snippets import generation_snippet
 
 TIMING_LENGTHS = (16, 64, 128, 256, 512)
 TIMING_CONFIG = DecoderConfig(26, 4, 8, 8, 128, 512)  # a larger random model, to time longer contexts
-LONG_CONTEXT = 32768  # the context of the 7B-class example
-REAL_D_HEAD, REAL_TOKENS = 8, 64  # the small real caches that check the formula
 
 
 def timing() -> ContextTiming:
@@ -67,11 +57,6 @@ def timing() -> ContextTiming:
 @st.cache_data(max_entries=1, show_spinner=False)
 def timed_steps() -> ContextTiming:
     return context_timing(TIMING_CONFIG, TIMING_LENGTHS, repeats=REPEATS)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def real_cache(n_heads: int, n_kv: int, d_head: int) -> tuple[int, int]:
-    return measured_cache_bytes(n_heads, n_kv, d_head, REAL_TOKENS)
 
 
 STATE.load()
@@ -139,11 +124,7 @@ tokens = ids_to_letters(result.ids)
 st.markdown(f"#### {' '.join(tokens[: prompt.size])} → **{' '.join(tokens[prompt.size :])}**")
 
 fed = tokens[:-1]  # the last new token is never fed back in
-n_heads_total = config.n_layers * config.n_heads
-rows = np.full((n_heads_total, n_new, len(fed)), np.nan)
-for s, step in enumerate(result.steps):
-    row = step.attentions.reshape(n_heads_total, -1)  # (layers x heads, prompt + s)
-    rows[:, s, : row.shape[1]] = row
+rows = step_attention_rows(result.steps)  # (layers x heads, n_new, len(fed))
 STATE.fit("step")  # also while its slider is hidden: the link then holds a step that was generated
 if n_new > 1:
     step_no = st.slider(
@@ -254,18 +235,7 @@ else:
 st.header(tr("3 · The work per new token, with and without the cache"))
 count_col, time_col = st.columns(2, gap="large")
 with count_col:
-    t_axis = np.unique(np.geomspace(1, 4096, 40).astype(int))
-    big = replace(config, max_positions=4096)  # this model's shape, with room for long contexts
-    chart(
-        st,
-        work_figure(
-            t_axis,
-            [decode_step_madds(big, int(t), use_cache=True).total for t in t_axis],
-            [decode_step_madds(big, int(t), use_cache=False).total for t in t_axis],
-        ),
-        key="gen_work",
-        share=0.5,
-    )
+    chart(st, work_figure(*work_per_new_token(config, longest=4096)), key="gen_work", share=0.5)
     st.caption(
         tr(
             "Counted multiply-adds for this model's shape. With the cache a new token costs the same projections "
@@ -360,125 +330,7 @@ else:
     st.error(tr("The cached logits differ from the recomputed ones: the cache is wrong."))
 
 st.header(tr("5 · MHA, GQA and MQA: the same model, three caches"))
-big_weights, big_cache = weights_and_cache(LLAMA2_7B, LONG_CONTEXT)
-_, own_cache = weights_and_cache(LLAMA2_7B, LLAMA2_7B.n_context)
-st.markdown(
-    tr(
-        "At long contexts the cache can outgrow the weights: {model} (Touvron et al. 2023; {layers} layers of "
-        "{heads} heads of d_head {d_head}) holds {weights} of float16 weights; its multi-head cache is {own_cache} "
-        "per sequence at the {context} tokens it was trained for, and would be {long_cache} at {long_context}, more "
-        "than the weights; every new token must read all of it. In multi-head attention (MHA) every query head has "
-        "its own key/value head. Grouped-query attention (GQA, Ainslie et al. 2023) lets each group of g query heads "
-        "share one key/value head: as many query heads as before, a cache g times smaller. Multi-query attention "
-        "(MQA, Shazeer 2019) is the extreme, one key/value head for all.",
-        model=LLAMA2_7B.name,
-        layers=LLAMA2_7B.n_layers,
-        heads=LLAMA2_7B.n_heads,
-        d_head=LLAMA2_7B.d_head,
-        weights=bytes_text(big_weights),
-        own_cache=bytes_text(own_cache),
-        context=num(LLAMA2_7B.n_context, ","),
-        long_cache=bytes_text(big_cache),
-        long_context=num(LONG_CONTEXT, ","),
-    )
-)
-st.latex(GQA_LATEX)
-st.caption(
-    tr("Heads numbered from 0: query heads 0 to g − 1 share key/value head 0, the next g share head 1, and so on.")
-)
-c1, c2, c3 = st.columns(3)
-layers = number_box(
-    c1,
-    # Translators: the number of layers of the model (a short label)
-    tr("layers"),
-    **STATE.widget("layers"),
-    help=tr("n_layers of the model: at most {limit}, the most this app's decoder takes.", limit=MAX_LAYERS),
-)
-heads = c2.selectbox(
-    tr("query heads"),
-    **STATE.widget("heads"),
-    help=tr("n_heads: query heads per layer."),
-)
-kv = c3.selectbox(
-    tr("GQA kv heads"),
-    **STATE.widget("kv"),
-    help=tr("n_kv_heads of the grouped-query model: each one is shared by a group of query heads, so it divides them."),
-)
-STATE.notes(c3, names=("kv",))
-c4, c5, c6 = st.columns(3)
-d_head = c4.selectbox("d_head", **STATE.widget("d_head"), help=tr("The width of one head."))
-context = c5.selectbox(
-    tr("context (tokens)"),
-    **STATE.widget("context"),
-    format_func=lambda n: num(n, ","),
-    help=tr("How many tokens the cache holds."),
-)
-dtype = c6.selectbox(
-    tr("number format"),
-    **STATE.widget("dtype"),
-    help=tr("How the cache stores each number: float16 (and bfloat16) take 2 bytes, float32 4, float64 8."),
-)
-kinds = cache_kinds(int(layers), int(heads), int(kv), int(d_head), int(context), DTYPE_BYTES[dtype])
-bars_col, kinds_note = st.columns([3, 2], gap="large")
-if answer_hidden("generation", "shared"):
-    hidden_answer_card(bars_col, tr("The three caches' sizes (their bars, the sizes and the check on real caches)"))
-else:
-    with bars_col:
-        figure = cache_kinds_figure([k.name for k in kinds], [k.nbytes for k in kinds])
-        chart(st, figure, key="gen_kinds", share=0.6)
-    with kinds_note:
-        mha, gqa, mqa = kinds
-        st.markdown(
-            tr(
-                "{layers} layers × {heads} query heads × d_head {d_head} (d_model {d_model}), {context} tokens, "
-                "{itemsize} bytes per number:\n\n"
-                "- **MHA**: {mha}\n"
-                "- **GQA**, groups of {group}: {gqa} ({group}× smaller)\n"
-                "- **MQA**: {mqa} ({heads}× smaller)",
-                layers=layers,
-                heads=heads,
-                d_head=d_head,
-                d_model=heads * d_head,
-                context=num(context, ","),
-                itemsize=DTYPE_BYTES[dtype],
-                mha=bytes_text(mha.nbytes),
-                group=heads // kv,
-                gqa=bytes_text(gqa.nbytes),
-                mqa=bytes_text(mqa.nbytes),
-            )
-        )
-        real = {kind.n_kv_heads: real_cache(int(heads), kind.n_kv_heads, REAL_D_HEAD) for kind in kinds}
-        held = [
-            dict(size=num(measured_bytes, ","), formula=num(formula_bytes, ","))
-            for measured_bytes, formula_bytes in real.values()
-        ]
-        if len(held) == 3:
-            checked = tr(
-                "The formula, checked on caches that exist: a 2-layer float32 model with these head counts and d_head "
-                "{d_head}, run on {tokens} tokens, holds {mha} bytes (formula {mha_formula}), {gqa} bytes (formula "
-                "{gqa_formula}), {mqa} bytes (formula {mqa_formula}) for MHA, GQA and MQA.",
-                d_head=REAL_D_HEAD,
-                tokens=REAL_TOKENS,
-                mha=held[0]["size"],
-                mha_formula=held[0]["formula"],
-                gqa=held[1]["size"],
-                gqa_formula=held[1]["formula"],
-                mqa=held[2]["size"],
-                mqa_formula=held[2]["formula"],
-            )
-        else:  # GQA with as many kv heads as query heads is MHA: one cache for both
-            checked = tr(
-                "The formula, checked on caches that exist: a 2-layer float32 model with these head counts and d_head "
-                "{d_head}, run on {tokens} tokens, holds {mha} bytes (formula {mha_formula}), {mqa} bytes (formula "
-                "{mqa_formula}) for MHA, GQA and MQA.",
-                d_head=REAL_D_HEAD,
-                tokens=REAL_TOKENS,
-                mha=held[0]["size"],
-                mha_formula=held[0]["formula"],
-                mqa=held[-1]["size"],
-                mqa_formula=held[-1]["formula"],
-            )
-        st.caption(checked)
+cache_kinds_section()  # its own controls of a model's shape, the three caches, the formula checked
 
 show_snippet(
     generation_snippet(

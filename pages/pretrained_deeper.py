@@ -11,23 +11,16 @@ from figures.reading import (
     display_max,
     feed_figure,
     heaviest,
-    key_lines,
-    query_key_figure,
     rollout_heatmap,
     rows_heatmap,
     rows_lines_figure,
 )
-from lessons.projection import PCA_LATEX, queries_and_keys
 from lessons.reading import (
     LONG_EXAMPLE,
     SENTENCE_PAIRS,
-    TRAINED_TOKENS,
-    attentionviz_normalise,
-    axis_shares,
     chosen_weights,
-    heaviest_nearest,
-    key_readout,
     largest_differences,
+    length_note,
     output_feed,
     pair_difference,
     shown_rows,
@@ -43,11 +36,11 @@ from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_
 from ui.minilm_inputs import example_menu, pair_menu
 from ui.number_box import number_box
 from ui.page_state import stop
+from ui.pretrained_points import points_section
 from ui.questions.pretrained import keep_shown
 from ui.safe_text import escape_markdown
 from ui.shared_state import require_app_entry
 from ui.snippets import deeper_snippet
-from ui.tables import arrow_table
 
 require_app_entry()
 
@@ -88,14 +81,6 @@ def rollout_of(text: str) -> np.ndarray:
     rollout = attention_rollout(encode(text).attentions)
     rollout.flags.writeable = False
     return rollout
-
-
-def pick_clicked_query() -> None:
-    """A click on a query's point (trace 0 of the picture) draws its lines."""
-    for point in st.session_state["ptd_points"].selection.get("points", []):
-        if point.get("curve_number") == 0:
-            STATE.set("query", int(point["point_index"]))
-            return
 
 
 def controls(run: MiniLMRun) -> tuple[int, int, bool, list[int]]:
@@ -172,127 +157,6 @@ def rows_view(run: MiniLMRun, weights: np.ndarray, name: str, rows: list[int]) -
     title = tr("{name}: {shown} of {n} queries", name=name[:1].upper() + name[1:], shown=len(rows), n=n)
     chart(heat_col, rows_heatmap(weights[rows], tokens, rows, title=title), key="ptd_rows_heatmap", share=0.6)
     chart(lines_col, rows_lines_figure(weights, tokens, rows, title=title), key="ptd_rows_lines", share=0.4)
-
-
-def points_view(run: MiniLMRun, layer: int, head: int, rows: list[int], hidden: bool) -> None:
-    """Section 3: the head's queries and keys on two principal axes; a clicked query's lines (`hidden`: only the
-    controls, while the class answers a question these weights answer)."""
-    tokens, n = run.tokens, run.n_tokens
-    q, k = run.queries[layer - 1, head - 1], run.keys[layer - 1, head - 1]  # (n, d_head) each
-    weights = run.attentions[layer - 1, head - 1]  # (n, n)
-    if STATE["query"] >= n:
-        st.info(
-            tr("Query {query} is past this text's {n} tokens: no query is chosen.", query=STATE["query"], n=n),
-            icon=":material/touch_app:",
-        )
-        STATE.set("query", -1)
-    # a third of the width beside the picture: at 2/7 the toggle read "Normalise as Atten…" on a projector
-    # (1280 px, presenter mode)
-    picture_col, side_col = st.columns([2, 1], gap="medium")
-    viz = side_col.toggle(
-        tr("Normalise as AttentionViz"),
-        **STATE.widget("viz"),
-        help=tr(
-            "Yeh et al. (2023): before projecting, scale the queries by c and the keys by 1/c so that their mean "
-            "lengths match, then move the keys so that their centre is the queries'. No weight changes; the picture "
-            "and its distances do."
-        ),
-    )
-    points = queries_and_keys(*(attentionviz_normalise(q, k) if viz else (q, k)))
-    no_query = tr("none (click a circle)")
-    query = side_col.selectbox(
-        tr("Lines from query"),
-        [-1, *range(n)],
-        key=STATE.key("query"),
-        format_func=lambda i: no_query if i == -1 else f"{i} · {tokens[i]}",
-        help=tr("Or click a query's circle in the picture."),
-    )
-    selected = None if query == -1 else query
-    if hidden:
-        hidden_answer_card(picture_col, tr("The queries and keys of this head, and its heaviest keys"))
-        return
-    fig = query_key_figure(
-        points.coords,
-        tokens,
-        weights,
-        axis_shares=axis_shares(points.variances),
-        selected=selected,
-        named=rows if len(rows) < n else [],
-        title=tr(
-            "Layer {layer}, head {head}: {n} queries and {n} keys, {share} of their spread kept",
-            layer=layer,
-            head=head,
-            n=n,
-            share=num(points.share, ".0%"),
-        ),
-    )
-    chart(picture_col, fig, key="ptd_points", on_select=pick_clicked_query, selection_mode="points")
-    side_col.metric(
-        tr("Spread kept"),
-        num(points.share, ".0%"),
-        help=tr(
-            "By the two axes: (s₁² + s₂²) / Σ sᵢ² of the SVD of the {points} points; the other {rest} directions "
-            "hold the rest.",
-            points=2 * n,
-            rest=q.shape[1] - 2,
-        ),
-    )
-    raw, normalised = heaviest_nearest(q, k, weights)
-    side_col.caption(
-        tr(
-            "Each query's heaviest key is also its nearest key on the picture for {raw} of the {n} queries drawn from "
-            "the raw vectors, {normalised} after AttentionViz's normalisation.",
-            raw=raw,
-            n=n,
-            normalised=normalised,
-        )
-    )
-    if selected is None:
-        side_col.caption(tr("Click a query's circle (or choose one above) to draw lines to its heaviest keys."))
-        return
-    readout = key_readout(q, k, weights, selected, key_lines(weights[selected]))
-
-    def ranked(rank: int) -> str:
-        # Translators: a key's rank by nearness among all the keys: "3 of 12"
-        return tr("{rank} of {n}", rank=rank, n=n)
-
-    st.markdown(
-        tr(
-            "**Query {query} · '{token}'**: its heaviest keys",
-            query=selected,
-            token=escape_markdown(tokens[selected]),
-        )
-    )
-    table = arrow_table(
-        {
-            # Translators: a column header: the key (a token of the text)
-            tr("key"): [f"{r['key']} · {tokens[r['key']]}" for r in readout],
-            tr("weight"): [round(r["weight"], 3) for r in readout],
-            tr("score q·k/√d"): [round(r["score"], 2) for r in readout],
-            tr("nearness, raw"): [ranked(r["near_raw"]) for r in readout],
-            tr("nearness, AttentionViz"): [ranked(r["near_viz"]) for r in readout],
-        }
-    )
-    st.dataframe(table, hide_index=True, key="ptd_readout")
-    if viz:
-        score_note = tr(
-            "Score: q·k/√{d_head}, what the softmax turns into the weights. Nearness: the key's rank by distance "
-            "from the query on the picture (1 = nearest of the {n} keys), drawn from the raw vectors and after "
-            "AttentionViz's normalisation (the picture above shows the second). The score is the same either way; "
-            "where a rank disagrees with the weight, that picture misleads.",
-            d_head=q.shape[1],
-            n=n,
-        )
-    else:
-        score_note = tr(
-            "Score: q·k/√{d_head}, what the softmax turns into the weights. Nearness: the key's rank by distance "
-            "from the query on the picture (1 = nearest of the {n} keys), drawn from the raw vectors and after "
-            "AttentionViz's normalisation (the picture above shows the first). The score is the same either way; "
-            "where a rank disagrees with the weight, that picture misleads.",
-            d_head=q.shape[1],
-            n=n,
-        )
-    st.caption(score_note)
 
 
 def rollout_view(run: MiniLMRun, text: str, rows: list[int]) -> None:
@@ -473,27 +337,7 @@ if not fits_a_link("text")(STATE.values()):
     st.caption(tr(LINK_NOTE))
 if run is not None:
     tokens = run.tokens
-    if len(tokens) > TRAINED_TOKENS:
-        counted = tr(
-            "{n} tokens, [CLS] and [SEP] included: the markers the tokenizer puts before and after every text (this "
-            "app, like sentence-transformers, reads at most {max_tokens}; the model's position table has "
-            "{max_positions}). Its model card says its sentence-embedding training cut inputs at {trained} tokens: "
-            "past that, it reads positions that this training never reached.",
-            n=len(tokens),
-            max_tokens=MAX_TOKENS,
-            max_positions=get_model().config.max_positions,
-            trained=TRAINED_TOKENS,
-        )
-    else:
-        counted = tr(
-            "{n} tokens, [CLS] and [SEP] included: the markers the tokenizer puts before and after every text (this "
-            "app, like sentence-transformers, reads at most {max_tokens}; the model's position table has "
-            "{max_positions}).",
-            n=len(tokens),
-            max_tokens=MAX_TOKENS,
-            max_positions=get_model().config.max_positions,
-        )
-    st.caption(counted)
+    st.caption(length_note(len(tokens), get_model().config.max_positions))
     if note := unknown_note(tokens):
         st.info(note, icon=":material/help:")
     layer, head, mean, rows = controls(run)
@@ -517,41 +361,7 @@ if run is not None:
         rows_view(run, weights, name, rows)
 
     st.header(tr("3 · Queries and keys as points"))
-    st.markdown(
-        tr(
-            "A head compares each query vector with every key vector (d_head = {d_head} numbers each). Here are the "
-            "{n} queries (circles) and {n} keys (diamonds) of layer {layer}, head {head}, placed by PCA (principal "
-            "component analysis) on the two directions along which these points spread most. **Hover** a point for "
-            "its token and its heaviest keys; **click** a query to draw lines to its heaviest keys, as thick as their "
-            "weights.",
-            d_head=cfg.d_head,
-            n=len(tokens),
-            layer=layer,
-            head=head,
-        )
-    )
-    st.latex(PCA_LATEX)
-    points_view(run, layer, head, rows, weights_hidden)
-    st.info(  # an info, not a warning: a warning on these pages means a bad link or input
-        tr(
-            "**A projection can hide closeness.** Two points near each other here may be far apart in the {left_out} "
-            "directions left out. Never the other way round: a projection never lengthens a distance, so points far "
-            "apart here are at least as far apart in all {d_head}. And attention does not measure closeness: the "
-            "score is the dot product q·k/√{d_head}, which also grows with a key's length, so a distant long key can "
-            "outscore a near short one. The queries' and the keys' clouds often sit apart: moving every key by the "
-            "same vector changes no weight (each of a query's scores moves by the same amount, which the softmax "
-            "ignores), but it moves every key on the picture, and with it the nearness ranks. AttentionViz (Yeh et "
-            "al. 2023), whose maps use projections such as t-SNE and UMAP, therefore scales the queries by c and the "
-            "keys by 1/c so that their mean lengths match (every score is kept), then moves the keys' centre onto the "
-            "queries' (which changes the keys' mean length a little again; the paper names both steps, not their "
-            "order), so that nearness may stand in for attention better. The switch above does the same before this "
-            "page's PCA, where it often does the opposite: the count beside the picture says which, for this head. "
-            "The lines use the real weights.",
-            left_out=cfg.d_head - 2,
-            d_head=cfg.d_head,
-        ),
-        icon=":material/map:",
-    )
+    points_section(run, layer, head, rows, weights_hidden)  # the picture, its PCA, what a projection hides
 
     st.header(tr("4 · Attention across layers: rollout"))
     st.markdown(

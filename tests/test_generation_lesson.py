@@ -13,7 +13,9 @@ from lessons.generation import (
     generation_report,
     last_step_work,
     measured_cache_bytes,
+    step_attention_rows,
     weights_and_cache,
+    work_per_new_token,
 )
 
 CONFIG = DecoderConfig(9, 2, 4, 2, 8, 24, True)
@@ -84,3 +86,26 @@ def test_the_7b_example_by_hand():
     assert cache > weights  # "the cache can outgrow the weights"
     _, own = weights_and_cache(LLAMA2_7B, LLAMA2_7B.n_context)
     assert LLAMA2_7B.n_context == 4096 and own == cache // 8 == 2 * 2**30 < weights  # at its own context it does not
+
+
+def test_the_step_rows_are_each_query_over_the_tokens_fed_so_far(params):
+    r = generation_report(params, [1, 2, 3], 5, repeats=1)
+    rows = step_attention_rows(r.steps)
+    assert rows.shape == (CONFIG.n_layers * CONFIG.n_heads, 5, 3 + 5 - 1)
+    full = decoder_forward(r.ids[:-1], params).attentions  # (layers, heads, 7, 7): every token fed in, at once
+    for layer in range(CONFIG.n_layers):
+        for head in range(CONFIG.n_heads):
+            got = rows[layer * CONFIG.n_heads + head]  # layer-major: layer 1's heads first
+            for s in range(5):  # step s is the query of position 2 + s, over the 3 + s positions so far
+                np.testing.assert_allclose(got[s, : 3 + s], full[layer, head, 2 + s, : 3 + s], atol=1e-5)
+                assert np.all(np.isnan(got[s, 3 + s :]))
+    assert step_attention_rows(r.steps[:1]).shape == (CONFIG.n_layers * CONFIG.n_heads, 1, 3)  # the prompt only
+
+
+def test_the_work_per_new_token_is_counted_at_lengths_up_to_the_longest():
+    t, cached, uncached = work_per_new_token(CONFIG, longest=4096)  # far past CONFIG's 24 positions
+    assert t[0] == 1 and t[-1] == 4096 and np.all(np.diff(t) > 0) and len(t) <= 40
+    for n, with_cache, without in zip(t, cached, uncached):
+        assert with_cache == decode_step_madds(CONFIG, int(n), use_cache=True).total
+        assert without == decode_step_madds(CONFIG, int(n), use_cache=False).total
+    assert cached[0] == uncached[0] and uncached[-1] > 1000 * cached[-1]  # one token alike; the gap grows with t

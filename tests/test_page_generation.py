@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from attention.decoder import decoder_forward, generate, next_token_probabilities
+from lessons.generation import cache_kinds
 from lessons.induction import ids_to_letters, letters_to_ids, load_induction_model
 from tests.apptest_helpers import chart_by_key, number_box, open_page, plotly_values, type_number
+from ui.generation_kinds import formula_check
 
 PAGE = "pages/generation.py"
 CHARTS = ("gen_rows", "gen_probs", "gen_growth", "gen_work", "gen_timing", "gen_kinds")
@@ -137,6 +139,15 @@ def test_the_cache_comparison_controls():
     expected = [f"{2 * 2 * kv * 64 * 8 * 4:,}" for kv in (16, 2, 1)]  # 2 layers, 64 tokens, d_head 8, float32
     assert pairs == [(e, e) for e in expected]
     assert at.query_params["dtype"] == "float32" and at.query_params["context"] == "1024"
+
+
+@pytest.mark.parametrize("kv", [2, 8])
+def test_the_formula_is_checked_on_each_distinct_real_cache(kv):
+    caption = formula_check(cache_kinds(4, 8, kv, 64, 1024, 4), 8)  # 8 query heads; kv 8 makes GQA the MHA cache
+    pairs = re.findall(r"([\d,]+) bytes \(formula ([\d,]+)\)", caption)
+    distinct = (8, 2, 1) if kv == 2 else (8, 1)
+    expected = [f"{2 * 2 * n_kv * 64 * 8 * 4:,}" for n_kv in distinct]  # 2 layers, 64 tokens, d_head 8, float32
+    assert pairs == [(e, e) for e in expected] and caption.endswith("for MHA, GQA and MQA.")
 
 
 def test_the_work_and_timing_are_reported():

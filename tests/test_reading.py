@@ -7,10 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from attention.pretrained import MAX_TOKENS
 from attention.stable_softmax import softmax
 from lessons.projection import queries_and_keys
 from lessons.reading import (
     SIMILARITY_PAIRS,
+    TRAINED_TOKENS,
     PairDifference,
     attentionviz_normalise,
     axis_shares,
@@ -18,6 +20,7 @@ from lessons.reading import (
     future_share,
     heaviest_nearest,
     key_readout,
+    length_note,
     matching_positions,
     nearness_both_ways,
     output_feed,
@@ -138,6 +141,15 @@ def test_unknown_tokens_are_named_only_when_there_are_some():
     assert unknown_note(["[CLS]", "hello", "[SEP]"]) is None
     assert unknown_note(["[CLS]", "[UNK]", "[UNK]", "[SEP]"]).startswith("2 of these tokens are [UNK]")
     assert unknown_note(["[UNK]"], "sentence A's").startswith("1 of sentence A's tokens is [UNK]")
+
+
+def test_the_length_note_says_past_the_trained_length_only_past_it():
+    within = length_note(TRAINED_TOKENS, 512)
+    assert within.startswith(f"{TRAINED_TOKENS} tokens, [CLS] and [SEP] included")
+    assert f"reads at most {MAX_TOKENS}; the model's position table has 512)." in within
+    assert "model card" not in within
+    past = length_note(TRAINED_TOKENS + 1, 512)
+    assert past.startswith(f"{TRAINED_TOKENS + 1} tokens") and f"training cut inputs at {TRAINED_TOKENS} tokens" in past
 
 
 def test_shown_rows_say_why_they_are_not_the_rows_asked_for():
