@@ -21,6 +21,7 @@ A preset sets one head's columns of W_Q and W_K (and of the query bias b_Q):
 
 from __future__ import annotations
 
+import math
 import zlib
 from dataclasses import dataclass
 
@@ -191,6 +192,42 @@ def buildable_presets(presets, d_head: int, embedding: Embedding) -> tuple[tuple
     return tuple("random" if why else p for p, why in zip(presets, problems)), problems
 
 
+def preset_bullets(causal: bool) -> str:
+    """The presets as the page lists them (Markdown bullets), each said as it behaves with the mask as it is."""
+    if causal:
+        uniform = tr(
+            "- **uniform**: W_Q = W_K = 0, every score 0; the causal mask leaves row i its i + 1 keys, so each of "
+            "them gets 1/(i + 1)."
+        )
+        similar = tr(
+            "- **most similar word**: q and k read only the word columns (as many as the head has): a word attends "
+            "to the words whose columns are most like its own: first of all itself, and every copy of itself at or "
+            "before it equally (repeat a word on the Playground to see it), but also other words that happen to look "
+            "alike in those few columns."
+        )
+    else:
+        uniform = tr("- **uniform**: W_Q = W_K = 0, every score 0, so every weight is 1/n.")
+        similar = tr(
+            "- **most similar word**: q and k read only the word columns (as many as the head has): a word attends "
+            "to the words whose columns are most like its own: first of all itself, and every copy of itself "
+            "equally (repeat a word on the Playground to see it), but also other words that happen to look alike "
+            "in those few columns."
+        )
+    return "\n".join(
+        (
+            tr(
+                "- **previous token**: q_i is position i rotated back by one step, k_j is position j: the dot product "
+                "is largest at j = i − 1 (for every row but the first, which has no previous token)."
+            ),
+            tr("- **first token**: every query is the position-0 vector (from the query bias b_Q): largest at j = 0."),
+            tr("- **itself**: q_i and k_j are positions i and j: largest at j = i, even for a repeated word."),
+            uniform,
+            similar,
+            tr("- **random**: seeded random columns, like an untrained model."),
+        )
+    )
+
+
 def head_library_weights(embedding: Embedding, presets, seed: int = 0) -> HeadWeights:
     """W_Q, W_K (and b_Q) with head i built by presets[i]; W_V, W_O and "random" heads drawn from `seed`.
 
@@ -311,6 +348,37 @@ def summarise_head(weights, causal: bool = False, tokens=None) -> HeadSummary:
     elif share <= 0.5:
         pattern = "mixed"
     return HeadSummary(float(np.mean(row_entropy)), normalised, distance, pattern, share)
+
+
+def entropy_range(causal: bool, n: int) -> str:
+    """The entropy of a row, from one key to spread evenly, for the keys the mask lets a row see (n positions)."""
+    if n == 1:
+        return tr("0 bits: one key, which gets all the weight")
+    if causal:
+        return tr(
+            "0 bits: all weight on one key; log₂(i + 1) bits for row i, which the causal mask lets see i + 1 keys: "
+            "spread evenly"
+        )
+    return tr(
+        "0 bits: all weight on one key; log₂ {n} = {bits} bits: spread evenly over the {n} keys",
+        n=n,
+        bits=num(math.log2(n), ".2f"),
+    )
+
+
+def summary_table(presets, summaries) -> dict[str, list]:
+    """The page's table of the heads, by column: each head's preset, caption, entropy and mean distance (rounded to
+    3 decimals). `summaries`: one HeadSummary per preset, in the same order."""
+    return {
+        tr("head"): [h + 1 for h in range(len(presets))],
+        # Translators: a table's column header: the preset a head is built by
+        tr("preset"): [tr(PRESET_LABELS[p]) for p in presets],
+        # Translators: a table's column header: a head's one-line summary
+        tr("caption"): [s.caption for s in summaries],
+        tr("entropy (bits)"): [round(s.entropy_bits, 3) for s in summaries],
+        tr("entropy / max"): [round(s.normalised_entropy, 3) for s in summaries],
+        tr("mean |i−j|"): [round(s.mean_distance, 3) for s in summaries],
+    }
 
 
 # ---------------------------------------------------------------- stacks of blocks

@@ -4,11 +4,9 @@ from ui.shared_state import require_app_entry
 
 require_app_entry()
 
-import math
-
 import streamlit as st
 
-from attention import attention_steps, divisors
+from attention import attention_steps
 from attention.heads import MULTI_HEAD_LATEX
 from figures.heads import column_blocks_figure, head_split_figure, heads_grid
 from figures.heatmaps import matrix_heatmap
@@ -20,8 +18,12 @@ from lessons.head_library import (
     PRESET_LABELS,
     buildable_presets,
     embed_tokens,
+    entropy_range,
+    preset_bullets,
+    summary_table,
 )
-from locales import num, tr
+from lessons.heads import attention_latex, how_each_head_attends, scores_title, split_problem, split_table
+from locales import tr
 from ui.charts import chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.declared.heads import MAX_HEADS, STATE, compute
@@ -29,112 +31,6 @@ from ui.number_box import number_box
 from ui.page_state import stop
 from ui.snippets import heads_snippet
 from ui.tables import arrow_table
-
-
-def attention_latex(causal: bool, scale: bool) -> str:
-    """One head's attention as the page's switches compute it: divided by √d_head or not, masked or not."""
-    scores = r"\frac{Q_h K_h^\top}{\sqrt{d_{head}}}" if scale else r"Q_h K_h^\top"
-    if not causal:
-        return rf"\mathrm{{head}}_h = \mathrm{{softmax}}\!\left({scores}\right) V_h"
-    return (
-        rf"\mathrm{{head}}_h = \mathrm{{softmax}}\!\left({scores} + M\right) V_h,\qquad "
-        r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}"
-    )
-
-
-def how_each_head_attends(causal: bool, scale: bool, d_head: int) -> str:
-    """Section 4's first sentence, true of the switches as they are."""
-    if scale and causal:
-        return tr(
-            "Each head runs dot-product attention on its own chunk, its scores divided by √d_head = √{d_head}, and "
-            "the causal mask: each position sees itself and the positions before it.",
-            d_head=d_head,
-        )
-    if scale:
-        return tr(
-            "Each head runs dot-product attention on its own chunk, its scores divided by √d_head = √{d_head}.",
-            d_head=d_head,
-        )
-    if causal:
-        return tr(
-            "Each head runs dot-product attention on its own chunk, its scores **not** divided by √d_head (the "
-            "scaling is switched off), and the causal mask: each position sees itself and the positions before it."
-        )
-    return tr(
-        "Each head runs dot-product attention on its own chunk, its scores **not** divided by √d_head (the "
-        "scaling is switched off)."
-    )
-
-
-def entropy_range(causal: bool, n: int) -> str:
-    """The entropy of a row, from one key to spread evenly, for the keys the mask lets a row see."""
-    if n == 1:
-        return tr("0 bits: one key, which gets all the weight")
-    if causal:
-        return tr(
-            "0 bits: all weight on one key; log₂(i + 1) bits for row i, which the causal mask lets see i + 1 keys: "
-            "spread evenly"
-        )
-    return tr(
-        "0 bits: all weight on one key; log₂ {n} = {bits} bits: spread evenly over the {n} keys",
-        n=n,
-        bits=num(math.log2(n), ".2f"),
-    )
-
-
-def preset_bullets(causal: bool) -> str:
-    """The head library's presets, each said as it behaves with the mask as it is."""
-    if causal:
-        uniform = tr(
-            "- **uniform**: W_Q = W_K = 0, every score 0; the causal mask leaves row i its i + 1 keys, so each of "
-            "them gets 1/(i + 1)."
-        )
-        similar = tr(
-            "- **most similar word**: q and k read only the word columns (as many as the head has): a word attends "
-            "to the words whose columns are most like its own: first of all itself, and every copy of itself at or "
-            "before it equally (repeat a word on the Playground to see it), but also other words that happen to look "
-            "alike in those few columns."
-        )
-    else:
-        uniform = tr("- **uniform**: W_Q = W_K = 0, every score 0, so every weight is 1/n.")
-        similar = tr(
-            "- **most similar word**: q and k read only the word columns (as many as the head has): a word attends "
-            "to the words whose columns are most like its own: first of all itself, and every copy of itself "
-            "equally (repeat a word on the Playground to see it), but also other words that happen to look alike "
-            "in those few columns."
-        )
-    return "\n".join(
-        (
-            tr(
-                "- **previous token**: q_i is position i rotated back by one step, k_j is position j: the dot product "
-                "is largest at j = i − 1 (for every row but the first, which has no previous token)."
-            ),
-            tr("- **first token**: every query is the position-0 vector (from the query bias b_Q): largest at j = 0."),
-            tr("- **itself**: q_i and k_j are positions i and j: largest at j = i, even for a repeated word."),
-            uniform,
-            similar,
-            tr("- **random**: seeded random columns, like an untrained model."),
-        )
-    )
-
-
-def scores_title(scale: bool, causal: bool, d_head: int) -> str:
-    """The enlarged head's scores heatmap's title: divided by √d_head or not, masked or not."""
-    if scale and causal:
-        return tr("scores Q Kᵀ / √{d_head} (masked)", d_head=d_head)
-    if scale:
-        return tr("scores Q Kᵀ / √{d_head}", d_head=d_head)
-    return tr("scores Q Kᵀ (masked)") if causal else tr("scores Q Kᵀ")
-
-
-def or_list(values) -> str:
-    """[1, 2, 4] -> '1, 2 or 4'."""
-    words = [str(v) for v in values]
-    if len(words) == 1:
-        return words[0]
-    # Translators: the end of a list of numbers: "1, 2 or 4" ({items} is "1, 2")
-    return tr("{items} or {last}", items=", ".join(words[:-1]), last=words[-1])
-
 
 STATE.load()
 seq = STATE["seq"]
@@ -192,18 +88,8 @@ if not 1 <= seq.n <= MAX_POSITIONS:
         )
     )
     stop()
-if d_model % n_heads:
-    valid = [h for h in divisors(d_model) if h <= MAX_HEADS]
-    st.error(
-        tr(
-            "**d_model = {d_model} cannot be split into {n_heads} heads**: {d_model} / {n_heads} is not a whole "
-            "number, and every head needs the same whole number of columns. For d_model = {d_model}, choose "
-            "{choices} heads (or change d_model to a multiple of {n_heads}).",
-            d_model=d_model,
-            n_heads=n_heads,
-            choices=or_list(valid),
-        )
-    )
+if problem := split_problem(d_model, n_heads, MAX_HEADS):
+    st.error(problem)
     stop()
 d_head = d_model // n_heads
 
@@ -301,18 +187,7 @@ chart(
     width="stretch",
     key="heads_split_fig",
 )
-st.dataframe(
-    arrow_table(
-        {
-            # Translators: a table's column header: the number of an attention head
-            tr("head"): [h + 1 for h in range(n_heads)],
-            tr("columns of Q, K, V"): [f"{h * d_head} … {(h + 1) * d_head - 1}" for h in range(n_heads)],
-            tr("Q_h, K_h, V_h shape"): [str(tuple(steps.q_heads[h].shape)) for h in range(n_heads)],
-        }
-    ),
-    hide_index=True,
-    key="heads_split_table",
-)
+st.dataframe(arrow_table(split_table(steps.q_heads)), hide_index=True, key="heads_split_table")
 
 st.header(tr("4 · Every head attends on its own"))
 st.markdown(
@@ -334,23 +209,8 @@ else:
         for h, (p, s) in enumerate(zip(presets, summaries))
     ]
     chart(st, heads_grid(steps.weights, tokens, titles), width="stretch", key="heads_grid_fig")
-    st.dataframe(
-        arrow_table(
-            {
-                tr("head"): [h + 1 for h in range(n_heads)],
-                # Translators: a table's column header: the preset a head is built by
-                tr("preset"): [tr(PRESET_LABELS[p]) for p in presets],
-                # Translators: a table's column header: a head's one-line summary
-                tr("caption"): [s.caption for s in summaries],
-                tr("entropy (bits)"): [round(s.entropy_bits, 3) for s in summaries],
-                tr("entropy / max"): [round(s.normalised_entropy, 3) for s in summaries],
-                tr("mean |i−j|"): [round(s.mean_distance, 3) for s in summaries],
-            }
-        ),
-        hide_index=True,
-        width="stretch",
-        key="heads_summary_table",
-    )
+    table = arrow_table(summary_table(presets, summaries))
+    st.dataframe(table, hide_index=True, width="stretch", key="heads_summary_table")
 
 st.header(tr("5 · Concatenate, then project with W_O"))
 st.markdown(

@@ -25,26 +25,14 @@ from locales import num, sentence_space, tr
 from ui.charts import cached_figure, cached_weights_figure, cell_font, chart, show_snippet, square_chart
 from ui.checks import outcome_box
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
-from ui.declared.positions import MAX_TEXT_CHARS, SHUFFLE_MAX, STATE
-from ui.minilm import learned_table, minilm_checks, model_or_reason
+from ui.declared.positions import MAX_TEXT_CHARS, STATE
+from ui.minilm import learned_table, model_or_reason
 from ui.number_box import number_box
 from ui.page_state import section, stop
+from ui.positions_shuffle import order_is_invisible
 from ui.safe_text import escape_markdown
-from ui.snippets import four_ways_snippet, masks_snippet, shuffle_snippet
+from ui.snippets import four_ways_snippet, masks_snippet
 from ui.tables import arrow_table
-
-SINUSOIDAL_POSITIONS = 100  # rows of the sinusoidal table on show
-OFFSETS = np.arange(-32, 33)  # the RoPE score curve's x axis
-
-
-def method_label(method: str) -> str:
-    """A way of adding position, as the page names it, in the session's language."""
-    return tr(toy.METHOD_LABELS[method])
-
-
-def weights_chart(where, steps, labels, key: str) -> None:
-    """A weights heatmap with square cells in half the page's width."""
-    square_chart(where, cached_weights_figure(steps, labels, 0.5), key=key, share=0.5)
 
 
 def the_words() -> toy.Toy:
@@ -80,113 +68,13 @@ def the_words() -> toy.Toy:
     return toy.Toy.build(words, STATE["d_model"], STATE["seed"])
 
 
-# ---------------------------------------------------------------- 1 · order is invisible
-@section
-def order_is_invisible(example: toy.Toy, model, alibi_heads: int) -> None:
-    """Section 1, redrawn alone when its shuffle, order or method changes: nothing below reads them."""
-    st.header(tr("1 · Order is invisible"))
-    st.markdown(tr(shuffle.SHUFFLE_INTRO))
-    st.latex(shuffle.SHUFFLE_LATEX)
-    shuffle_controls()
-    number, words = STATE["shuffle"], example.words
-    perm = shuffle.permutation(len(words), number)
-    shuffled = shuffle.apply_permutation(words, perm)
-    toy_checks = shuffle.toy_shuffle_checks(example.x, example.head, perm, alibi_heads)
-    st.markdown(shuffle.the_two_orders(escape_markdown(" ".join(words)), number, escape_markdown(" ".join(shuffled))))
-    if shuffle.is_original_order(perm):
-        st.info(
-            tr("This is the original order: press **Shuffle the words** to move them."), icon=":material/touch_app:"
-        )
-    hidden = answer_hidden("positions", "shuffle")
-    side_by_side(toy_checks, words, shuffled, model, hidden)
-    if hidden:
-        hidden_answer_card(st, tr("The shuffled order's weights, the checks' outcomes and the check table"))
-    else:
-        real = () if model is None else minilm_checks(words, number, STATE["head"])
-        real_name = tr("{model}, layer 1 head {head}", model=MODEL_NAME.split("/")[-1], head=STATE["head"])
-        rows = shuffle.check_rows(toy_checks, real, real_name)
-        st.dataframe(arrow_table(shuffle.check_table(rows)), hide_index=True, width="stretch", key="pos_check_table")
-        st.caption(shuffle.rounding_caption(shuffle.rounding_bound(rows), alibi_heads))
-    snippet = shuffle_snippet(
-        words, d_model=example.d_model, seed=example.seed, shuffle=number, alibi_heads=alibi_heads, head=STATE["head"]
-    )
-    show_snippet(snippet, key="pos_snippet_shuffle")
-
-
-def shuffle_controls() -> None:
-    """The shuffle's buttons and number, and the method the right-hand column adds."""
-    shuffle_col, reset_col, number_col = st.columns([4, 3, 3], vertical_alignment="bottom")
-    shuffle_col.button(
-        tr("Shuffle the words"),
-        key="pos_shuffle_button",
-        icon=":material/shuffle:",
-        type="primary",
-        width="stretch",
-        on_click=lambda: STATE.set("shuffle", STATE["shuffle"] % SHUFFLE_MAX + 1),
-        help=tr("A new random order (the shuffle number goes up by one)."),
-        disabled=STATE.held,
-    )
-    reset_col.button(
-        tr("Original order"),
-        key="pos_reset_button",
-        width="stretch",
-        on_click=lambda: STATE.set("shuffle", 0),
-        help=tr("Shuffle number 0: the words as typed."),
-        disabled=STATE.held,
-    )
-    number_box(
-        number_col,
-        tr("Shuffle number"),
-        **STATE.widget("shuffle"),
-        help=tr("Which shuffle: 0 is the original order, any other number a fixed random order (so a link shows it)."),
-    )
-    method_col, _ = st.columns([1, 1])
-    method_col.selectbox(
-        tr("Position information on the right"),
-        **STATE.widget("method"),
-        format_func=method_label,
-        help=tr("The right-hand column repeats the check with this way of adding position (section 2 explains each)."),
-    )
-
-
-def side_by_side(toy_checks, words, shuffled, model, hidden: bool) -> None:
-    """The check without positions and with the chosen method, each before and after the shuffle; with the
-    learned table, both columns on the real model, so that they compare like with like. `hidden`: the original
-    order only (a class question asks what the shuffle does)."""
-    number, method = STATE["shuffle"], STATE["method"]
-    left, right = toy_checks["none"], toy_checks.get(method)
-    labels, shuffled_labels = words, shuffled
-    if method == "learned" and model is not None:
-        left, right = minilm_checks(words, number, STATE["head"])
-        labels, shuffled_labels = (learned.minilm_pieces(model, w).tokens for w in (words, shuffled))
-        st.caption(learned.learned_columns_caption(STATE["head"]))
-        if unknown := learned.unknown_note(model, MODEL_NAME, words):
-            st.info(escape_markdown(unknown), icon=":material/help:")
-    none_col, with_col = st.columns(2, gap="large")
-    none_col.subheader(tr("No position information"))
-    # Translators: a heading: {method} is a way of adding position, such as "RoPE (rotates q and k)"
-    with_col.subheader(tr("With {method}", method=method_label(method)))
-    for col, check, key in ((none_col, left, "none"), (with_col, right, "with")):
-        if check is None:
-            col.info(learned.learned_column_missing())
-            continue
-        col.markdown(tr("**Original order**"))
-        weights_chart(col, check.before, labels, key=f"pos_shuffle_{key}_before")
-        if hidden:
-            continue
-        outcome = tr(shuffle.OUTCOME_HEADINGS[check.outcome])
-        col.markdown(tr("**Shuffle {number}**: {outcome}", number=number, outcome=outcome))
-        weights_chart(col, check.after, shuffled_labels, key=f"pos_shuffle_{key}_after")
-        col.container(border=True).markdown(shuffle.shuffle_verdict(check, "none" if key == "none" else method))
-
-
 # ---------------------------------------------------------------- 2 · four ways to add position
 def four_ways(example: toy.Toy, alibi_heads: int) -> None:
     """The toy head without position and with the three ways that need no training, side by side."""
     st.header(tr("2 · Four ways to add position"))
     st.markdown(tr(toy.FOUR_WAYS_INTRO))
     weights = toy.methods_weights(example.x, example.head, alibi_heads)
-    labels = [method_label(m) for m in toy.TOY_METHODS]
+    labels = [toy.method_label(m) for m in toy.TOY_METHODS]
     figure = cached_figure(four_ways_figure, weights, example.words, labels)
     chart(st, figure, key="pos_four_ways")
     st.caption(alibi.alibi_unmasked(alibi_heads))
@@ -229,7 +117,7 @@ def learned_absolute(model, missing, words) -> None:
         else:
             weight = num(previous, ".2f")
             col.markdown(tr("**{title}**: mean weight on the previous token {weight}", title=title, weight=weight))
-        weights_chart(col, steps, pieces.tokens, key=key)
+        square_chart(col, cached_weights_figure(steps, pieces.tokens, 0.5), key=key, share=0.5)
     if hidden:
         hidden_answer_card(st, tr("The mean weight this head puts on the previous token, with E_pos and without"))
 
@@ -248,7 +136,7 @@ def the_learned_table(max_positions: int) -> None:
     with table_col:
         square_chart(st, similarity, key="pos_learned_similarity", share=0.5)
     with reading_col:
-        st.latex(r"\cos(p, q) = \frac{E_{pos}[p] \cdot E_{pos}[q]}{\lVert E_{pos}[p] \rVert\,\lVert E_{pos}[q] \rVert}")
+        st.latex(learned.POSITION_COSINE_LATEX)
         st.dataframe(by_distance, hide_index=True, key="pos_learned_distances")
         st.markdown(learned.learned_table_reading(reading))
 
@@ -271,7 +159,7 @@ def sinusoidal_section() -> tuple[int, int]:
         help=tr("How many positions to move: PE[p + k] is computed from PE[p] by the matrix M_k below."),
     )
     table_d, shift = STATE["table_d"], STATE["shift"]
-    table = sinusoidal_table(SINUSOIDAL_POSITIONS, table_d)
+    table = sinusoidal_table(sinusoidal.TABLE_POSITIONS, table_d)
     chart(st, cached_figure(sinusoidal_figure, table), key="pos_sinusoidal_table")
     st.markdown(tr(sinusoidal.SHIFT_IS_ROTATION))
     st.latex(sinusoidal.SHIFT_LATEX)
@@ -282,7 +170,7 @@ def sinusoidal_section() -> tuple[int, int]:
     figure = cached_figure(numbered_matrix, corner, ticks, ticks, cell_font(small_d, 0.5))
     square_chart(rotation_col, figure, key="pos_shift_matrix", share=0.5)
     rotation_col.caption(sinusoidal.shift_matrix_caption(shift, table_d, small_d))
-    shift_ok, sentence = sinusoidal.shift_sentence(SINUSOIDAL_POSITIONS, table_d, shift)
+    shift_ok, sentence = sinusoidal.shift_sentence(sinusoidal.TABLE_POSITIONS, table_d, shift)
     outcome_box(check_col, shift_ok, escape_markdown(sentence))
     check_col.markdown(sinusoidal.row_length_paragraph(shift, table_d))
     return table_d, shift
@@ -321,8 +209,8 @@ def rotary(example: toy.Toy) -> int:
         figure = cached_figure(numbered_matrix, scores, words, words, font, digits=1)
         square_chart(col, figure, key=key, share=0.5)
     st.markdown(rope.rope_offset_paragraph(escape_markdown(words[0])))
-    by_offset = rope.rope_score_by_offset(q[0], k[0], OFFSETS)
-    chart(st, cached_figure(offset_figure, OFFSETS, by_offset), key="pos_rope_offsets")
+    by_offset = rope.rope_score_by_offset(q[0], k[0], rope.OFFSETS)
+    chart(st, cached_figure(offset_figure, rope.OFFSETS, by_offset), key="pos_rope_offsets")
     return offset
 
 

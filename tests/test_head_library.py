@@ -15,19 +15,23 @@ from attention import multi_head_steps, transformer_block
 from lessons.head_library import (
     MAX_POSITIONS,
     POSITION_PERIODS,
+    PRESET_LABELS,
     PRESETS,
     best_position_pairs,
     buildable_presets,
     embed_tokens,
+    entropy_range,
     head_library_weights,
     position_frequencies,
     positional_margin,
+    preset_bullets,
     preset_problem,
     residual_sources,
     run_stack,
     shift_rotation,
     stack_params,
     summarise_head,
+    summary_table,
 )
 
 SENTENCE = ("the", "cat", "sat", "on", "the", "mat", "and", "the", "dog")
@@ -240,6 +244,25 @@ def test_random_heads_and_value_projections_are_seeded():
     assert not np.allclose(a.w_v, head_library_weights(emb, ["random"] * 2, 2).w_v)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_preset_list_names_every_preset_once_and_says_the_uniform_weights_the_mask_gives(causal):
+    bullets = preset_bullets(causal).split("\n")
+    named = [b.removeprefix("- **").split("**")[0] for b in bullets]
+    assert all(b.startswith("- **") for b in bullets)
+    assert sorted(named) == sorted(PRESET_LABELS.values())
+    uniform = next(b for b in bullets if b.startswith("- **uniform**"))
+    n = len(SENTENCE)
+    w = head_weights(SENTENCE, 16, ("uniform", "random"), causal=causal)[0]
+    if causal:  # what the bullet says each key of row i gets, and what the head gives
+        assert "1/(i + 1)" in uniform and "1/n" not in uniform
+        np.testing.assert_allclose(w, np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None], atol=1e-12)
+    else:
+        assert "every weight is 1/n" in uniform and "1/(i + 1)" not in uniform
+        np.testing.assert_allclose(w, np.full((n, n), 1 / n), atol=1e-12)
+    similar = next(b for b in bullets if b.startswith("- **most similar word**"))
+    assert ("every copy of itself at or before it" in similar) == causal
+
+
 # ---------------------------------------------------------------- captions from weights
 
 
@@ -298,6 +321,38 @@ def test_half_and_half_is_mixed():
 def test_summary_rejects_non_square():
     with pytest.raises(ValueError, match="square"):
         summarise_head(np.ones((2, 3)) / 3)
+
+
+@pytest.mark.parametrize("n", [2, 5, 9])
+def test_the_entropy_range_quotes_the_entropy_of_even_weights(n):
+    even = summarise_head(np.full((n, n), 1 / n))  # spread evenly over every key: the most a row can have
+    assert f"log₂ {n} = {even.entropy_bits:.2f} bits: spread evenly over the {n} keys" in entropy_range(False, n)
+    assert entropy_range(False, n).startswith("0 bits: all weight on one key")
+    causal = entropy_range(True, n)  # row i sees i + 1 keys: its largest entropy is log2(i + 1)
+    assert "log₂(i + 1) bits for row i" in causal and f"log₂ {n} =" not in causal
+    rows = summarise_head(np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None], causal=True)
+    assert rows.entropy_bits == pytest.approx(np.mean(np.log2(np.arange(1, n + 1))))
+
+
+def test_the_entropy_range_of_one_key():
+    assert entropy_range(False, 1) == entropy_range(True, 1) == "0 bits: one key, which gets all the weight"
+
+
+def test_the_summary_table_lists_each_heads_preset_and_its_summary_rounded():
+    presets = ("previous", "uniform", "self")
+    weights = head_weights(SENTENCE, 12, presets)
+    summaries = [summarise_head(w, tokens=SENTENCE) for w in weights]
+    table = summary_table(presets, summaries)
+    assert list(table) == ["head", "preset", "caption", "entropy (bits)", "entropy / max", "mean |i−j|"]
+    assert table["head"] == [1, 2, 3]
+    assert table["preset"] == ["previous token", "uniform", "itself"]
+    assert table["caption"] == [s.caption for s in summaries]
+    assert table["caption"][1].startswith("uniform (")
+    for column, field in (("entropy (bits)", "entropy_bits"), ("entropy / max", "normalised_entropy")):
+        assert table[column] == [round(getattr(s, field), 3) for s in summaries]
+    assert table["entropy (bits)"][1] == pytest.approx(np.log2(len(SENTENCE)), abs=5e-4)  # uniform: log2 n
+    assert table["mean |i−j|"] == [round(s.mean_distance, 3) for s in summaries]
+    assert table["mean |i−j|"][2] < 0.1 < table["mean |i−j|"][0]  # itself: on the diagonal; previous: one step off
 
 
 # ---------------------------------------------------------------- stacks

@@ -15,7 +15,14 @@ from attention.positions import (
 )
 from attention.pretrained import load_minilm
 from lessons.positions.alibi import alibi_reading, alibi_windows
-from lessons.positions.learned import WORD_PIECES, minilm_head, minilm_pieces, position_similarity, ripple_peaks
+from lessons.positions.learned import (
+    POSITION_COSINE_LATEX,
+    WORD_PIECES,
+    minilm_head,
+    minilm_pieces,
+    position_similarity,
+    ripple_peaks,
+)
 from lessons.positions.masks import REACH_LATEX, padded_batch, reach_span, window_reach
 from lessons.positions.rope import rope_offset_check
 from lessons.positions.shuffle import SHUFFLE_LATEX, permutation, shuffle_check
@@ -150,9 +157,12 @@ def test_the_learned_table_and_the_real_head():
     at.slider(key="pos_head").set_value(5).run()
     assert not at.exception
     model = load_minilm()
-    np.testing.assert_allclose(
-        heatmap_z(chart_by_key(at, "pos_learned_similarity")), position_similarity(model.position_embeddings, 32)
-    )
+    similarity = heatmap_z(chart_by_key(at, "pos_learned_similarity"))
+    np.testing.assert_allclose(similarity, position_similarity(model.position_embeddings, 32))
+    assert POSITION_COSINE_LATEX in [e.value.strip("$\n") for e in at.latex]  # the formula beside it, as it reads:
+    e_pos = np.asarray(model.position_embeddings[:32], dtype=np.float64)
+    norms = np.linalg.norm(e_pos, axis=1)
+    np.testing.assert_allclose(similarity, e_pos @ e_pos.T / np.outer(norms, norms), rtol=0, atol=1e-9)
     ids = minilm_pieces(model, WORDS).ids
     for key, positions in (("pos_learned_with", True), ("pos_learned_without", False)):
         expected = minilm_head(model, ids, 4, positions=positions).weights

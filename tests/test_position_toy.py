@@ -13,9 +13,12 @@ from attention.positions import rope, sinusoidal_encoding
 from attention.pretrained import MODEL_NAME
 from lessons.positions import learned
 from lessons.positions.toy import (
+    METHOD_LABELS,
+    METHODS,
     TOY_METHODS,
     Toy,
     attend,
+    method_label,
     methods_weights,
     parse_words,
     toy_head,
@@ -102,6 +105,12 @@ def test_methods_weights_is_each_toy_method_in_order_and_uses_the_alibi_heads_gi
         np.testing.assert_allclose(panel, attend(toy.x, toy.head, method, alibi_heads=5).weights)
     assert not np.allclose(weights[3], methods_weights(toy.x, toy.head, alibi_heads=8)[3])  # head 1 of 5 ≠ of 8
     assert np.all(weights[0][0, 1:] > 0)  # no causal mask: the first word reads the words after it
+
+
+def test_each_method_is_named_by_its_own_label():
+    assert [method_label(m) for m in METHODS] == [METHOD_LABELS[m] for m in METHODS]  # English outside a run
+    assert len({method_label(m) for m in METHODS}) == len(METHODS)
+    assert method_label("rope") == "RoPE (rotates q and k)"
 
 
 IDEAS = [

@@ -33,7 +33,7 @@ SENTENCE = TokenSequence(
 CHANGED = {**DEFAULT, "seq": SENTENCE, "seed": 3, "causal": True, "presets": ("random", "similar", "previous", "first")}
 RANDOM = {**DEFAULT, "presets": ("random", "first", "random", "self")}  # two heads whose labels state no rule
 ALL_RANDOM = {**DEFAULT, "seq": SENTENCE, "seed": 1, "presets": ("random",) * 4}
-# Where each preset looks, as the page's list of presets says it (pages/heads.py, preset_bullets)
+# Where each preset looks, as the page's list of presets says it (lessons/head_library.py, preset_bullets)
 STATED = {
     "previous": lambda i, tokens: {i - 1},
     "first": lambda i, tokens: {0},

@@ -46,7 +46,9 @@ def test_the_pages_said_to_need_the_model_package_are_the_ones_that_read_it():
         source = (ROOT / "pages" / f"{page}.py").read_text(encoding="utf-8")
         assert re.search(r"except FileNotFoundError as err:.*\n\s+not_installed\(err, .*\)\n\s+stop\(\)", source)
     positions = (ROOT / "pages" / "positions.py").read_text(encoding="utf-8")
-    assert "real = () if model is None else minilm_checks" in positions  # the check on the toy head only
+    shuffle_section = (ROOT / "ui" / "positions_shuffle.py").read_text(encoding="utf-8")  # the page's section 1
+    assert "from ui.positions_shuffle import order_is_invisible" in positions
+    assert "real = () if model is None else minilm_checks" in shuffle_section  # the check on the toy head only
 
 
 def test_the_container_s_default_base_and_the_option_for_other_systems_are_the_scripts():

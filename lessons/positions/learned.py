@@ -43,6 +43,10 @@ def learned_not_installed() -> str:
 
 # ---------------------------------------------------------------- the table's similarities
 
+POSITION_COSINE_LATEX = (
+    r"\cos(p, q) = \frac{E_{pos}[p] \cdot E_{pos}[q]}{\lVert E_{pos}[p] \rVert\,\lVert E_{pos}[q] \rVert}"
+)
+
 
 def position_similarity(table, n: int) -> np.ndarray:
     """Cosine similarity of the first n rows of a position table. Shapes: table (N, d) -> (n, n)."""

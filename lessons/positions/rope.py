@@ -19,6 +19,7 @@ ROPE_INTRO = marked(
     "of every pair at position p, a query at position m and a key at position n score:"
 )
 
+OFFSETS = np.arange(-32, 33)  # the x axis of the page's curve of a score by offset (rope_score_by_offset)
 ROPE_ROUNDING = 1e-9  # relative: the angles p·θ keep fewer digits as p grows (measured 3e-13 at p = 10^4)
 
 

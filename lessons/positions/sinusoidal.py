@@ -10,6 +10,8 @@ from attention.positions import frequencies, sinusoidal_encoding
 from lessons.positions.toy import diff_text
 from locales import marked, num, tr
 
+TABLE_POSITIONS = 100  # rows of the table the page draws, and the positions its shift is checked on
+
 SINUSOIDAL_INTRO = marked(
     "No training: position p gets a fixed vector of sines and cosines, one frequency per pair of dimensions, "
     "from fast (θ₀ = 1 radian per position) to slow, and it is added to the embedding."

@@ -37,6 +37,11 @@ MAX_WORD_CHARS = 24
 HEAD_GAIN = 1.5  # W ~ N(0, gain² / d): scores with a spread of about gain², a pattern worth looking at
 
 
+def method_label(method: str) -> str:
+    """A way of adding position, as the page names it (METHOD_LABELS), in the session's language."""
+    return tr(METHOD_LABELS[method])
+
+
 # ---------------------------------------------------------------- the words, their vectors, one head
 
 

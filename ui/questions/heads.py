@@ -262,8 +262,8 @@ def fitted(prompt_with: Callable[..., tuple[str, dict]]) -> tuple[str, dict]:
     return prompt
 
 
-# Where each preset looks, as the page's list of presets states it (pages/heads.py, preset_bullets): a head set to
-# one of these, its label gives the answer to "which key will query i attend to most?"
+# Where each preset looks, as the page's list of presets states it (lessons/head_library.py, preset_bullets): a head
+# set to one of these, its label gives the answer to "which key will query i attend to most?"
 RULES = {
     # Translators: where a "previous token" head looks: its largest weight is on key j = i − 1
     "previous": marked("largest at j = i − 1"),
