@@ -13,6 +13,7 @@ request path). Wall time is BackMsg sent -> script_finished received.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import sys
@@ -61,6 +62,7 @@ async def measure(url: str, pid: int) -> list[tuple[str, str, float, float, floa
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help, and nothing else
     print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     proc, url = start_server()
     try:

@@ -36,3 +36,18 @@ def test_the_app_and_the_check_read_the_database_from_the_environment_alone(monk
     assert configured_url() is None  # the default SQLite file, as the check opens it
     monkeypatch.setenv("ATTENTION_DB_URL", "  sqlite:////tmp/x.db ")
     assert configured_url() == "sqlite:////tmp/x.db"
+
+
+def test_the_wrong_code_limit_counts_the_browsers_address_behind_a_trusted_front():
+    from ui.classroom_session import forwarded_client
+
+    # one machine's nginx appends the address it saw: the browser's, or the front's
+    assert forwarded_client("192.168.1.7", "") == "192.168.1.7"
+    assert forwarded_client("192.168.1.7, 10.0.0.1", "") == "10.0.0.1"  # no front named: the front's, shared
+    assert forwarded_client("192.168.1.7, 10.0.0.1", "10.0.0.1") == "192.168.1.7"
+    assert forwarded_client("192.168.1.7, 10.0.0.1", " 10.0.0.9 , 10.0.0.1") == "192.168.1.7"
+    # what the browser sent itself stays to the left of what the front saw: a forged entry is never chosen
+    assert forwarded_client("6.6.6.6, 192.168.1.7, 10.0.0.1", "10.0.0.1") == "192.168.1.7"
+    assert forwarded_client("10.0.0.1", "10.0.0.1") == "10.0.0.1"  # nothing left of the front: its own
+    assert forwarded_client(" , ", "10.0.0.1") == "unknown"
+    assert len(forwarded_client("x" * 500, "")) == 64

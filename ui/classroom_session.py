@@ -84,7 +84,7 @@ _failed: tuple[str | None, float, errors.StoreUnavailable] | None = None
 
 
 def store():
-    """The classroom store of this server: ATTENTION_DB_URL, or Streamlit's secrets, or the SQLite file;
+    """The classroom store of this server: ATTENTION_DB_URL (the environment's), or the SQLite file;
     errors.StoreUnavailable if its database cannot be opened."""
     global _last, _failed
     url, last, failed = configured_url(), _last, _failed
@@ -154,13 +154,28 @@ def browser_id() -> str:
     return tab_id().rpartition("/")[2]
 
 
+TRUSTED_PROXIES_ENV = "ATTENTION_TRUSTED_PROXIES"  # the fronts' addresses (deploy/front.py), comma-separated
+
+
 def client_id() -> str:
     """Who is typing a join code, for its rate limit: the address our proxy (deploy/nginx) saw, which it
-    appends last to X-Forwarded-For; the connection's own address when there is no proxy."""
+    appends last to X-Forwarded-For; the connection's own address when there is no proxy. Behind a front of
+    several machines (ATTENTION_TRUSTED_PROXIES: its addresses) the front's own entry is passed over, so the
+    address is the browser's as the front saw it, not the front's, which every student would share."""
     ip, forwarded = text_of(st.context.ip_address), text_of(st.context.headers.get("X-Forwarded-For"))
     if ip in ("127.0.0.1", "::1") and forwarded:
-        return forwarded.split(",")[-1].strip()[:64]
+        return forwarded_client(forwarded, os.environ.get(TRUSTED_PROXIES_ENV, ""))
     return ip or "unknown"
+
+
+def forwarded_client(forwarded: str, trusted: str) -> str:
+    """The last address of an X-Forwarded-For chain that is not one of the `trusted` proxies (comma-separated):
+    entries to its left were written by the browser's side, which may forge them."""
+    proxies = {p.strip() for p in trusted.split(",") if p.strip()}
+    hops = [h.strip() for h in forwarded.split(",") if h.strip()]
+    while len(hops) > 1 and hops[-1] in proxies:
+        hops.pop()
+    return (hops[-1] if hops else "unknown")[:64]
 
 
 def text_of(value) -> str:
