@@ -8,16 +8,16 @@ from attention import AttentionSteps, attention_steps
 from attention.dot_product import ATTENTION_LATEX
 from attention.stable_softmax import SOFTMAX_LATEX
 from figures.geometry import arrows_figure
-from figures.heatmaps import attention_heatmap, fmt, matrix_heatmap
+from figures.heatmaps import matrix_heatmap
 from figures.steps import hidden_rows, steps_heatmap
-from lessons.why_attention import FIXED_LATEX, fixed_versus_attention
-from locales import num, tr
+from locales import tr
 from ui.charts import SNIPPET_KEY, cell_font, chart, show_snippet, square_cells, square_chart
 from ui.classroom_open_question import asked_here
 from ui.declared.playground import STATE, STEPS, WEIGHTS_STEP
 from ui.export import matrices_to_csv, matrices_to_json
 from ui.page_state import section, stop
-from ui.sequence import display_labels
+from ui.playground_steps import step_by_step
+from ui.playground_why import why_attention
 from ui.sequence_editor import sequence_controls, sequence_editor, sequence_grid
 from ui.shared_state import is_presenting, require_app_entry
 from ui.snippets import attention_snippet
@@ -25,23 +25,6 @@ from ui.streamlit_internals.imports import pandas
 from ui.streamlit_internals.session import running_alone
 
 require_app_entry()
-
-
-def matrix_table(a: np.ndarray, row_labels, col_labels, digits: int = 3):
-    """A matrix as a table of display strings (so −∞ shows as −∞), a pandas DataFrame; repeated labels are
-    numbered for display (the·2), since a table's headers must differ."""
-    pd = pandas()  # the page's first run shows no table
-
-    return pd.DataFrame(
-        [[fmt(x, digits) for x in row] for row in a],
-        index=display_labels(row_labels),
-        columns=display_labels(col_labels),
-    )
-
-
-def show_step(title: str, a: np.ndarray, rows, cols, note: str = "") -> None:
-    st.markdown(f"**{title}** &nbsp; `{a.shape[0]} × {a.shape[1]}`" + (f" — {note}" if note else ""))
-    st.dataframe(matrix_table(a, rows, cols), width="content")
 
 
 def toggles(*, horizontal: bool = True) -> tuple[bool, bool]:
@@ -291,107 +274,6 @@ def normal_layout():
     return seq, causal, scale, steps
 
 
-def step_by_step(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
-    """The seven matrices, in an expander drawn only while open (a toggle's rerun then sends 8 fewer tables)."""
-    box = st.expander(
-        tr("Step by step: the seven matrices from Q to the output"),
-        icon=":material/table_rows:",
-        key="pg_steps",
-        on_change="rerun",
-    )
-    if not box.open:
-        return
-    with box:
-        seven_steps(seq, steps, causal, scale)
-
-
-def seven_steps(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
-    tok = seq.tokens
-    dk_cols = [f"d{j + 1}" for j in range(seq.d_k)]
-    dv_cols = [f"d{j + 1}" for j in range(seq.d_v)]
-    q_col, k_col, scores_col = st.columns(3)
-    with q_col:
-        show_step("1. Q", steps.q, tok, dk_cols)
-    with k_col:
-        show_step("2. Kᵀ", steps.k.T, dk_cols, tok, tr("keys as columns"))
-    with scores_col:
-        show_step("3. Q Kᵀ", steps.scores, tok, tok, tr("every query dotted with every key"))
-    scaled_col, masked_col = st.columns(2)
-    with scaled_col:
-        note = f"÷ √{seq.d_k} = × {num(steps.scale_factor, '.3f')}" if scale else tr("scaling off: same as Q Kᵀ")
-        show_step(tr("4. Scaled scores"), steps.scaled, tok, tok, note)
-    with masked_col:
-        note = tr("−∞ above the diagonal (future positions)") if causal else tr("causal mask off: nothing masked")
-        show_step(tr("5. Masked scores"), steps.masked, tok, tok, note)
-    weights_col, output_col = st.columns(2)
-    with weights_col:
-        with_sums = np.column_stack([steps.weights, steps.weights.sum(axis=1)])
-        show_step(
-            tr("6. Weights = softmax(row)"),
-            with_sums,
-            tok,
-            [*tok, tr("row sum")],
-            tr("the last column is each row's sum"),
-        )
-    with output_col:
-        show_step(
-            tr("7. Output = weights @ V"), steps.output, tok, dv_cols, tr("each row: a weighted average of the values")
-        )
-
-
-def why_attention(seq) -> None:
-    """A fixed mixing matrix against attention, in an expander drawn only while open."""
-    box = st.expander(
-        tr("Why attention at all? A fixed mixing matrix against attention"),
-        icon=":material/help:",
-        key="pg_why",
-        on_change="rerun",
-    )
-    if not box.open:
-        return
-    with box:
-        if asked_queries():
-            st.caption(tr("Hidden while the class answers the teacher's question: it shows the same weights."))
-            return
-        fixed_against_attention(seq)
-
-
-def fixed_against_attention(seq) -> None:
-    st.markdown(
-        tr(
-            "A layer could mix positions with a **fixed** matrix $W$ learned once: row *i* of $W$ says how much "
-            "position *i* takes from each position *j*, whatever token sits there. Attention instead **computes** its "
-            "mixing matrix from the vectors themselves. Below, both run on this sequence (A) and on the same tokens in "
-            "reverse order (B)."
-        )
-    )
-    st.latex(FIXED_LATEX)
-    contrast = fixed_versus_attention(seq, seed=0)
-    # Translators: "pos" is short for "position": the label of a row and a column of a small heatmap
-    positions = [tr("pos {position}", position=i) for i in range(seq.n)]
-    figures = (
-        (tr("fixed W: the same for A and for B"), contrast.fixed, positions, "pg_fixed"),
-        (tr("attention on A"), contrast.weights_a, contrast.a.tokens, "pg_attention_a"),
-        (tr("attention on B"), contrast.weights_b, contrast.b.tokens, "pg_attention_b"),
-    )
-    style = square_cells(seq.n, 1 / 3, font_size=10)
-    for col, (title, weights, labels, key) in zip(st.columns(3), figures):
-        col.markdown(f"**{title}**")
-        fig = attention_heatmap(weights, labels, labels, **style)
-        square_chart(col, fig, key=key)
-    moved = float(np.abs(contrast.weights_b_in_a_order - contrast.weights_a).max())
-    st.markdown(
-        tr(
-            "The fixed $W$ mixes **positions**: on B, position 0 takes exactly what it took on A, although another "
-            "token now sits there. Attention's weights were computed from the vectors, so they moved with the tokens: "
-            "put B's rows and columns back in A's order and they differ from A's by at most **{difference}** "
-            "(rounding). Each token still reads from the same tokens, wherever they stand. (This also shows that "
-            "attention alone does not know the order of the tokens.)",
-            difference=num(moved, ".1e"),
-        )
-    )
-
-
 def downloads(seq, steps: AttentionSteps, causal: bool, scale: bool) -> None:
     """Q, K, V, scores, weights and output as CSV or JSON, drawn (and computed) only while the box is open."""
     box = st.expander(
@@ -444,6 +326,6 @@ STATE.show_warnings()
 seq, causal, scale, steps = presenter_layout() if is_presenting() else normal_layout()
 if not is_presenting():
     step_by_step(seq, steps, causal, scale)
-why_attention(seq)
+why_attention(seq, hidden=bool(asked_queries()))
 downloads(seq, steps, causal, scale)
 show_snippet(attention_snippet(seq.tokens, seq.q, seq.k, seq.v, causal=causal, scale=scale))
