@@ -38,10 +38,13 @@ if command -v nginx >/dev/null 2>&1; then
 import sys
 from pathlib import Path
 sys.path.insert(0, "deploy")
+import front
 import serve
 run = Path(sys.argv[1])
 static = serve.compressed_static(run.parent / "attention-serve-cache")
 serve.render_config(run, "127.0.0.1:8501", [8502, 8503], static)
+(run / "front").mkdir()
+front.render(run / "front", "127.0.0.1:8080", ["10.0.0.2:8501", "10.0.0.3:8501"])
 try:
     cert, key, _ = serve.self_signed_pair(run / "tls", serve.certificate_names(None, "127.0.0.1"))
 except serve.CannotMakeCertificate as err:  # no openssl, no cryptography: said below as not run
@@ -53,6 +56,9 @@ PY
     then
         if nginx -t -q -p "$dir" -c "$dir/nginx.conf"; then say PASS "nginx -t on the configuration for 2 workers"
         else say FAIL "nginx -t on the configuration for 2 workers"; status=1; fi
+        if nginx -t -q -p "$dir/front" -c "$dir/front/front.conf"; then
+            say PASS "nginx -t on deploy/front.py's configuration for 2 machines"
+        else say FAIL "nginx -t on deploy/front.py's configuration for 2 machines"; status=1; fi
         if [ ! -f "$dir/https/nginx.conf" ]; then
             say "NOT RUN" "nginx -t on the HTTPS configuration: no openssl, nor Python's cryptography, to make a certificate"
         elif nginx -t -q -p "$dir/https" -c "$dir/https/nginx.conf"; then

@@ -24,6 +24,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from serve import sticky_upstreams  # noqa: E402  (deploy/ is no package: the two scripts sit side by side)
+
 # an IP address and port: nginx names the machine that answered by its address ($upstream_addr), never by a name
 HOST = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:]+\]):\d{1,5}$")
 
@@ -107,21 +110,7 @@ http {
 def upstreams(hosts: list[str]) -> str:
     """`front_any` (a new session's websocket: the machine with the fewest open connections), per machine i
     `front_h<i>` (that machine, the others as backups), the cookie's machine, and the machine that answered."""
-    server = "        server {host} max_fails=1 fail_timeout=5s{backup};"
-    lines = ["    upstream front_any {", "        least_conn;"]
-    lines += [server.format(host=h, backup="") for h in hosts] + ["    }"]
-    for i, host in enumerate(hosts):
-        lines.append(f"    upstream front_h{i} {{")
-        lines.append(server.format(host=host, backup=""))
-        lines += [server.format(host=h, backup=" backup") for h in hosts if h != host]
-        lines.append("    }")
-    lines.append("    map $cookie_attn_host $front_pool {")
-    lines += [f'        "{i}" front_h{i};' for i in range(len(hosts))]
-    lines += ["        default front_any;", "    }"]
-    lines.append("    map $upstream_addr $front_served {")
-    lines += [f'        "~(^|, ){re.escape(h)}$" {i};' for i, h in enumerate(hosts)]
-    lines += ['        default "";', "    }"]
-    return "\n".join(lines)
+    return sticky_upstreams(hosts, "front", "h", "attn_host")
 
 
 def render(run_dir: Path, listen: str, hosts: list[str]) -> Path:

@@ -415,21 +415,29 @@ def upstreams(ports: list[int]) -> str:
     browser's requests before it has a worker: the worker with the fewest open connections through it, i.e.
     with the fewest sessions opened as new and still open), and per worker i `attn_w<i>` (that worker, the
     others as backups: a browser's requests and resumed websocket, by its cookie)."""
-    server = "        server 127.0.0.1:{port} max_fails=1 fail_timeout=5s{backup};"
-    lines = ["    upstream attn_any {", "        least_conn;"]
-    lines += [server.format(port=p, backup="") for p in ports] + ["    }"]
-    for i, port in enumerate(ports):
-        lines.append(f"    upstream attn_w{i} {{")
-        lines.append(server.format(port=port, backup=""))
-        lines += [server.format(port=p, backup=" backup") for p in ports if p != port]
+    return sticky_upstreams([f"127.0.0.1:{p}" for p in ports], "attn", "w", "attn_worker")
+
+
+def sticky_upstreams(servers: list[str], prefix: str, one: str, cookie: str) -> str:
+    """nginx's upstream groups for `servers` ("IP:PORT" each), kept by a cookie: `<prefix>_any` (the fewest open
+    connections), per server i `<prefix>_<one><i>` (that server, the others as backups), the map from the cookie
+    `cookie` to the browser's group (`$<prefix>_pool`), and the map from the server that answered to its number
+    (`$<prefix>_served`, what the cookie is set to). deploy/front.py uses it for machines, as this does for workers."""
+    server = "        server {address} max_fails=1 fail_timeout=5s{backup};"
+    lines = [f"    upstream {prefix}_any {{", "        least_conn;"]
+    lines += [server.format(address=a, backup="") for a in servers] + ["    }"]
+    for i, address in enumerate(servers):
+        lines.append(f"    upstream {prefix}_{one}{i} {{")
+        lines.append(server.format(address=address, backup=""))
+        lines += [server.format(address=a, backup=" backup") for a in servers if a != address]
         lines.append("    }")
-    lines.append("    # the browser's worker, from its cookie; no cookie (or a stale one): any worker")
-    lines.append("    map $cookie_attn_worker $attn_pool {")
-    lines += [f'        "{i}" attn_w{i};' for i in range(len(ports))]
-    lines += ["        default attn_any;", "    }"]
-    lines.append("    # the worker that answered (the last one tried), to put in the cookie")
-    lines.append("    map $upstream_addr $attn_served {")
-    lines += [f'        "~(^|, )127\\.0\\.0\\.1:{p}$" {i};' for i, p in enumerate(ports)]
+    lines.append("    # the browser's server, from its cookie; no cookie (or a stale one): any server")
+    lines.append(f"    map $cookie_{cookie} ${prefix}_pool {{")
+    lines += [f'        "{i}" {prefix}_{one}{i};' for i in range(len(servers))]
+    lines += [f"        default {prefix}_any;", "    }"]
+    lines.append("    # the server that answered (the last one tried), to put in the cookie")
+    lines.append(f"    map $upstream_addr ${prefix}_served {{")
+    lines += [f'        "~(^|, ){re.escape(a)}$" {i};' for i, a in enumerate(servers)]
     lines += ['        default "";', "    }"]
     return "\n".join(lines)
 

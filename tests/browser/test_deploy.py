@@ -390,5 +390,6 @@ def test_check_sh_passes_in_the_project_environment():
     assert f"INFO     Python: {sys.prefix}/bin/python" in lines
     assert any(line.startswith("PASS     nginx -t on the configuration for 2 workers") for line in lines), out.stdout
     assert any(line.startswith("PASS     nginx -t on the HTTPS configuration") for line in lines), out.stdout
+    assert any(line.startswith("PASS     nginx -t on deploy/front.py's configuration") for line in lines), out.stdout
     assert any(line.startswith("PASS     deploy/kubernetes/*.yaml against the Kubernetes schema") for line in lines)
     assert not [line for line in lines if line.startswith("FAIL")]
