@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from figures.base import colorscale as named_colorscale
 from figures.base import figure, hline
-from figures.heads import _grid_domains, head_colour
+from figures.heads import _grid_domains, head_colour, heads_grid
 from figures.heatmaps import WEIGHT_COLORSCALE, safe_labels
 from lessons.induction import ids_to_letters
 from locales import num, tr
@@ -22,6 +22,7 @@ FIRST_COLOUR = "#ff7f0e"
 REPEATED_COLOUR = "#1f77b4"
 CHANCE_COLOUR = "#7f7f7f"
 CHECKPOINT_COLOUR = "#2ca02c"
+GRID_ROW_HEIGHT = 400  # near-square cells for 19 tokens in half the page, labels readable in presenter mode
 
 
 def running_mean(x: np.ndarray, window: int = 25) -> np.ndarray:
@@ -61,6 +62,25 @@ def head_titles(previous: np.ndarray, induction: np.ndarray | None = None) -> li
         )
         for h, name in enumerate(names)
     ]
+
+
+def every_head_figure(
+    attentions: np.ndarray, ids, previous: np.ndarray, induction: np.ndarray | None = None
+) -> go.Figure:
+    """Every head's weights on one sequence, two heads a row, layer by layer, each titled with its scores (see
+    `head_titles`) and its axes with the letters and their positions (`letter_labels`).
+
+    Shapes: attentions (layers, heads, n, n), rows sum to 1; ids (n,) letter ids; previous, induction
+    (layers, heads).
+    """
+    attentions = np.asarray(attentions)
+    return heads_grid(
+        attentions.reshape(-1, *attentions.shape[-2:]),
+        letter_labels(ids),
+        head_titles(previous, induction),
+        columns=2,
+        height_per_row=GRID_ROW_HEIGHT,
+    )
 
 
 def loss_halves_figure(

@@ -27,7 +27,7 @@ import numpy as np
 
 from attention.adam import AdamState, adam_step
 from attention.checks import check_positive_int
-from attention.decoder import DecoderConfig, DecoderParams, forward_trace
+from attention.decoder import DecoderConfig, DecoderParams, decoder_forward, forward_trace
 from attention.decoder_backward import next_token_loss
 from locales import num, sentence_space, tr, tr_n
 
@@ -506,6 +506,22 @@ def sequence_scores(attentions, ids) -> tuple[np.ndarray, np.ndarray | None]:
     if not earlier_occurrences(ids):
         return previous, None
     return previous, induction_scores(attentions, ids)
+
+
+def heads_on_continuation(
+    params: DecoderParams, completed: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """What every head does on a prompt and the model's continuation of it: the tokens it read (all but the last
+    new one, which is never fed back), every head's weights on them, and both scores of every head (the induction
+    score None when no token repeats, as in `sequence_scores`).
+
+    Shapes: completed (n + 1,) -> inputs (n,), attentions (layers, heads, n, n), previous and induction
+    (layers, heads).
+    """
+    inputs = np.asarray(completed)[:-1]
+    attentions = decoder_forward(inputs, params).attentions
+    previous, induction = sequence_scores(attentions, inputs)
+    return inputs, attentions, previous, induction
 
 
 def head_role(previous: float, induction: float) -> str:

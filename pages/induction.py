@@ -10,46 +10,38 @@ import pandas as pd
 import streamlit as st
 
 from attention.adam import ADAM_LATEX, BETA1, BETA2, largest_step
-from attention.decoder import DECODER_LATEX, decoder_forward, generate
+from attention.decoder import DECODER_LATEX
 from attention.decoder_backward import CROSS_ENTROPY_LATEX
-from figures.heads import heads_grid
 from figures.induction import (
     accuracy_by_position_figure,
+    every_head_figure,
     filmstrip_figure,
     head_names,
-    head_titles,
     letter_labels,
-    loss_halves_figure,
     scores_figure,
 )
 from lessons.induction import (
-    END_STEPS,
-    FALL_WINDOW,
     INDUCTION_LATEX,
     PREVIOUS_TOKEN_LATEX,
     ROLE_THRESHOLD,
     SCORE_SEQUENCES,
     InductionConfig,
     chance_loss,
-    check_input_fits,
     checkpoint_index,
-    final_losses,
     first_half_floor,
     first_half_verdict,
-    formation_index,
     formation_rise,
     head_role,
     ids_to_letters,
-    letters_to_ids,
-    loss_fall,
     nearest_checkpoint,
-    sequence_scores,
     strip_indices,
 )
 from locales import num, sentence_space, tr
 from ui.charts import chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
-from ui.declared.induction import MAX_TEXT, STATE
+from ui.declared.induction import STATE
+from ui.induction_losses import losses_section
+from ui.induction_own import own_sequence_section
 from ui.induction_training import (
     keep_model_truthful,
     measured,
@@ -60,10 +52,7 @@ from ui.induction_training import (
     training_requested,
 )
 from ui.number_box import number_box
-from ui.safe_text import escape_markdown
 from ui.snippets import induction_snippet
-
-GRID_ROW_HEIGHT = 400  # near-square cells for 19 tokens in half the page, labels readable in presenter mode
 
 
 def show_scores(previous: np.ndarray, induction: np.ndarray, *, key: str) -> None:
@@ -201,79 +190,13 @@ else:
         )
     )
 evaluation = measured(run_key, run)
-chance = chance_loss(run.config.vocab_size)
+vocab, probe_half = run.config.vocab_size, evaluation.half
+chance = chance_loss(vocab)
+
+checkpoint_note = keep_step_on_a_checkpoint(run)  # before the loss chart marks it and the slider shows it
 
 st.header(tr("2 · The loss on each half"))
-vocab, probe_half = run.config.vocab_size, evaluation.half
-losses_intro = tr(
-    "Each training step's batch is scored on its two halves separately, in **nats** (the loss measured with the "
-    "natural logarithm). A uniform guess over V = {vocab} letters costs log {vocab} = {chance} nats. The first half "
-    "can do a little better, but not much: its letters are distinct, so a model that knew that would spread its "
-    "guess over the letters not yet seen, and the best it can reach is the mean of log({vocab} − i) over the half's "
-    "positions, {floor} nats for {half} letters, if it also knew where the half ends. This one cannot: it was "
-    "trained on halves of {shortest} to {longest} letters, so the repeat may start at any step (section 4 shows "
-    "what it makes of that).",
-    vocab=vocab,
-    chance=num(chance, ".2f"),
-    floor=num(first_half_floor(vocab, probe_half), ".2f"),
-    half=probe_half,
-    shortest=run.config.half_min,
-    longest=run.config.half_max,
-)
-# how far it falls says nearly how often the top guess is right: hidden while the class answers that
-if hide_losses := answer_hidden("induction", "accuracy"):
-    losses_fall = tr("The repeated half sits near the first until the two heads click together, then falls.")
-elif (fall := loss_fall(run.loss_repeated, chance)) is not None:
-    losses_fall = tr(
-        "The repeated half sits near the first until the two heads click together, then falls: in this run from 90% "
-        "of chance to 10% of it in {fall_steps} steps (steps {fall_start} to {fall_end}, each a mean over {window} "
-        "steps).",
-        fall_steps=fall[1] - fall[0],
-        fall_start=fall[0],
-        fall_end=fall[1],
-        window=FALL_WINDOW,
-    )
-else:
-    losses_fall = tr(
-        "The repeated half sits near the first until the two heads click together, then falls: in this run it never "
-        "reaches 10% of chance: try more steps."
-    )
-st.markdown(f"{losses_intro} {losses_fall}")
-checkpoint_note = keep_step_on_a_checkpoint(run)
-if hide_losses:
-    hidden_answer_card(st, tr("The loss curves of the two halves, and the last losses"))
-else:
-    chart(st, loss_halves_figure(run.loss_first, run.loss_repeated, chance, step=STATE["at"]), key="induction_loss")
-formed = formation_index(run.induction)
-end_first, end_repeated = final_losses(run)
-end_values = dict(
-    steps=END_STEPS, first=num(end_first, ".2f"), chance=num(chance, ".2f"), repeated=num(end_repeated, ".2f")
-)
-if hide_losses:
-    losses_now = ""
-elif end_first > chance:
-    losses_now = tr(
-        "Over the last {steps} steps: first half {first} nats (above chance, {chance}; section 4 says why), "
-        "repeated half {repeated}.",
-        **end_values,
-    )
-else:
-    losses_now = tr(
-        "Over the last {steps} steps: first half {first} nats (below chance, {chance}; section 4 says why), "
-        "repeated half {repeated}.",
-        **end_values,
-    )
-threshold = num(ROLE_THRESHOLD, "g")
-formed_said = (
-    tr(
-        "An induction score above {threshold} first appears at the checkpoint of step {step}.",
-        threshold=threshold,
-        step=int(run.checkpoint_steps[formed]),
-    )
-    if formed is not None
-    else tr("No head reached an induction score of {threshold} in this run: try more steps.", threshold=threshold)
-)
-st.caption(f"{losses_now} {formed_said}" if losses_now else formed_said)
+losses_section(run, chance, probe_half)  # chance and the floor, how fast it falls, the curves, the last losses
 
 st.header(tr("3 · The heads' patterns during training"))
 st.markdown(
@@ -321,13 +244,7 @@ if checkpoint_note:
 k = checkpoint_index(run.checkpoint_steps, at)
 chart(
     st,
-    heads_grid(
-        run.attentions[k].reshape(-1, *run.attentions.shape[-2:]),
-        probe_labels,
-        head_titles(run.previous_token[k], run.induction[k]),
-        columns=2,
-        height_per_row=GRID_ROW_HEIGHT,
-    ),
+    every_head_figure(run.attentions[k], run.probe[:-1], run.previous_token[k], run.induction[k]),
     key="induction_grid",
     share=0.5,
 )
@@ -357,7 +274,9 @@ if (grew := formation_rise(run)) is not None:
         induction_after=num(grew.induction_after, ".2f"),
     )
 else:
-    rise = tr("In this run no head's induction score passed {threshold}: try more steps.", threshold=threshold)
+    rise = tr(
+        "In this run no head's induction score passed {threshold}: try more steps.", threshold=num(ROLE_THRESHOLD, "g")
+    )
 st.caption(tr("Both scores of every head at every checkpoint.") + sentence_space() + rise)
 
 st.header(tr("4 · The trained model, measured"))
@@ -404,63 +323,9 @@ else:
 show_scores(evaluation.previous_token, evaluation.induction, key="induction_final_scores")
 
 st.header(tr("5 · Your own sequence"))
-st.markdown(
-    tr(
-        "Type letters (spaces are ignored) that repeat something; the model continues greedily, one letter at a "
-        "time. Its induction head should look, at each step, at the letter after the earlier copy."
-    )
-)
-text_col, new_col = st.columns([4, 1])
-text = text_col.text_input(
-    tr("Your letters"),
-    **STATE.widget("text"),
-    max_chars=MAX_TEXT,
-    help=tr("Letters a to z. Repeat a stretch of them (e.g. 'q w e r t y q w') and see whether the model goes on."),
-)
-n_new = number_box(new_col, tr("New letters"), **STATE.widget("n_new"), help=tr("How many letters the model adds."))
-STATE.notes(names=("n_new",))
-try:
-    prompt = letters_to_ids(text)
-    check_input_fits(prompt.size, int(n_new), run.params.config)
-except ValueError as err:
-    st.error(escape_markdown(tr("Cannot complete this: {error}.", error=err)))
-else:
-    completed = generate(run.params, prompt, int(n_new))
-    letters = ids_to_letters(completed)
-    shown = " ".join(letters[: prompt.size])  # letters a to z only: nothing to escape
-    new = " ".join(f"**{x}**" for x in letters[prompt.size :])
-    if answer_hidden("induction", "attend"):
-        hidden_answer_card(st, tr("The model's continuation and its heads' weights on your letters"))
-    else:
-        st.markdown(f"#### {shown} → {new}")
-        inputs = completed[:-1]
-        attn = decoder_forward(inputs, run.params).attentions  # (layers, heads, n, n)
-        prev, ind = sequence_scores(attn, inputs)
-        own_titles = head_titles(prev, ind)
-        chart(
-            st,
-            heads_grid(
-                attn.reshape(-1, *attn.shape[-2:]),
-                letter_labels(inputs),
-                own_titles,
-                columns=2,
-                height_per_row=GRID_ROW_HEIGHT,
-            ),
-            key="induction_own_grid",
-        )
-        st.caption(
-            tr("Every head on your letters and the model's continuation (the last new letter is never fed back).")
-            + sentence_space()
-            + (
-                tr("No letter repeats, so there is no induction to score, and nothing for the induction head to find.")
-                if ind is None
-                else tr(
-                    "The induction score counts each repeated letter's weight on the letter after its earlier copy."
-                )
-            )
-        )
+text, n_new = own_sequence_section(run)  # the letters, the model's continuation, its heads on them
 
-show_snippet(induction_snippet(model=run_key[0], seed=int(seed), steps=int(steps), text=text, n_new=int(n_new)))
+show_snippet(induction_snippet(model=run_key[0], seed=int(seed), steps=int(steps), text=text, n_new=n_new))
 with st.expander(tr("How it was trained: Adam")):
     st.latex(ADAM_LATEX)
     st.caption(

@@ -1,18 +1,9 @@
 """A real pretrained model: all-MiniLM-L6-v2's 6 × 12 attention heads on your sentence, and its sentence embeddings."""
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
-from attention.pretrained import (
-    COSINE_LATEX,
-    EMBEDDING_LATEX,
-    EXAMPLE_SENTENCES,
-    MAX_TOKENS,
-    MODEL_NAME,
-    MiniLMRun,
-    cosine_similarity,
-)
+from attention.pretrained import EXAMPLE_SENTENCES, MAX_TOKENS, MODEL_NAME, MiniLMRun
 from figures.pretrained import (
     HIGHLIGHT_COLOURS,
     LINE_THRESHOLD,
@@ -24,15 +15,16 @@ from figures.pretrained import (
     strip_special,
     token_lines_figure,
 )
-from lessons.reading import SIMILARITY_PAIRS, future_share, shown_positions, similarity_range
+from lessons.reading import future_share, shown_positions
 from locales import language, marked, num, tr
 from ui.charts import Download, chart, show_snippet
 from ui.classroom_open_question import answer_hidden, hidden_answer_card
 from ui.declared.pretrained import STATE
 from ui.export import CSV_MAX_WEIGHTS, attentions_csv, attentions_npz
 from ui.minilm import MAX_TEXT_CHARS, encode, get_model, n_heads, n_layers, not_installed, read_text
-from ui.minilm_inputs import example_menu, pair_menu, tokens_strip
+from ui.minilm_inputs import example_menu, tokens_strip
 from ui.page_state import stop
+from ui.pretrained_similarity import similarity_section
 from ui.questions import pretrained as pretrained_questions
 from ui.shared_state import is_presenting, require_app_entry
 from ui.snippets import pretrained_snippet
@@ -63,30 +55,6 @@ def overview(text: str, hide: bool, lang: str) -> dict:
     fig = overview_figure(weights, [tokens[i] for i in kept], summaries=summaries).to_plotly_json()
     fig["layout"].pop("template", None)  # Streamlit's theme styles it; re-validating plotly's costs ~10 ms a rerun
     return fig
-
-
-@st.cache_data(show_spinner=False)
-def prepared_pairs() -> pd.DataFrame:
-    """Every prepared pair with the cosine similarity of its two embeddings."""
-    rows = [
-        (name, a, b, round(cosine_similarity(encode(a).embedding, encode(b).embedding), 3))
-        for name, (a, b) in SIMILARITY_PAIRS.items()
-    ]
-    return pd.DataFrame(rows, columns=["pair", "sentence A", "sentence B", "cosine similarity"])
-
-
-def shown_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
-    """The prepared pairs as the page shows them: their names and column headers in the session's language (the
-    sentences stay English: the model reads them)."""
-    return pairs.assign(pair=[tr(name) for name in pairs["pair"]]).rename(
-        columns={
-            # Translators: a column header: the name of a prepared pair of sentences
-            "pair": tr("pair"),
-            "sentence A": tr("sentence A"),
-            "sentence B": tr("sentence B"),
-            "cosine similarity": tr("cosine similarity"),
-        }
-    )
 
 
 def exact_downloads(run: MiniLMRun) -> list[Download]:
@@ -369,59 +337,5 @@ if run is not None:
     )
 
 st.header(tr("4 · Does it really work? Sentence similarity"))
-pairs = prepared_pairs()
-similarities = dict(zip(pairs["pair"], pairs["cosine similarity"]))
-paraphrase, unrelated = similarity_range(similarities, "Paraphrase"), similarity_range(similarities, "Unrelated")
-# the prepared pairs' own similarities, which may hold the pair asked about
-hide_similarities = answer_hidden("pretrained", "similarity")
-if hide_similarities:
-    similarity_text = tr(
-        "The model's real job is to turn a sentence into one vector, the **embedding** e: the average of the last "
-        "block's token vectors, scaled to length 1. Sentences that mean similar things should point in similar "
-        "directions, so their cosine similarity should be clearly higher than for unrelated sentences (1 would be "
-        "the same direction, 0 unrelated directions)."
-    )
-else:
-    similarity_text = tr(
-        "The model's real job is to turn a sentence into one vector, the **embedding** e: the average of the last "
-        "block's token vectors, scaled to length 1. Sentences that mean similar things should point in similar "
-        "directions, so their cosine similarity should be clearly higher than for unrelated sentences: for the "
-        "prepared pairs below, {paraphrase_low} to {paraphrase_high} for the paraphrases against {unrelated_low} to "
-        "{unrelated_high} for the unrelated ones (1 would be the same direction, 0 unrelated directions).",
-        paraphrase_low=num(paraphrase[0], ".2f"),
-        paraphrase_high=num(paraphrase[1], ".2f"),
-        unrelated_low=num(unrelated[0], ".2f"),
-        unrelated_high=num(unrelated[1], ".2f"),
-    )
-st.markdown(similarity_text)
-st.latex(EMBEDDING_LATEX)
-st.latex(COSINE_LATEX)
-pair_menu(
-    STATE,
-    ("a", "b"),
-    SIMILARITY_PAIRS,
-    key="pt_pair",
-    help=tr("Copies a prepared pair of sentences into the two boxes below."),
-)
-sentence_a_col, sentence_b_col = st.columns(2)
-text_a = sentence_a_col.text_input(
-    tr("Sentence A"),
-    **STATE.widget("a"),
-    help=tr("Any text up to {max_tokens} tokens; press Enter to apply.", max_tokens=MAX_TOKENS),
-)
-text_b = sentence_b_col.text_input(
-    tr("Sentence B"),
-    **STATE.widget("b"),
-    help=tr("Any text up to {max_tokens} tokens; press Enter to apply.", max_tokens=MAX_TOKENS),
-)
-run_a, run_b = read_text(text_a), read_text(text_b)
-if hide_similarities:
-    hidden_answer_card(st, tr("The cosine similarity of A and B, and those of the prepared pairs"))
-else:
-    if run_a is not None and run_b is not None:
-        st.metric(
-            tr("cosine similarity cos(e_A, e_B)"), num(cosine_similarity(run_a.embedding, run_b.embedding), ".3f")
-        )
-    st.markdown(tr("The prepared pairs, all scored by the same model:"))
-    st.dataframe(shown_pairs(pairs), hide_index=True, width="stretch", key="pt_pairs_table")
-pretrained_questions.keep_shown("pt", {text: run, text_a: run_a, text_b: run_b})
+typed = similarity_section()  # the embedding, two sentences of yours, the prepared pairs scored
+pretrained_questions.keep_shown("pt", {text: run, **typed})

@@ -16,7 +16,9 @@ from figures.generation import (
     work_figure,
 )
 from figures.induction import (
+    GRID_ROW_HEIGHT,
     accuracy_by_position_figure,
+    every_head_figure,
     filmstrip_figure,
     head_names,
     head_titles,
@@ -42,6 +44,20 @@ def test_head_titles_name_each_head_with_its_scores_layer_by_layer():
         "L2 H2: prev 0.30, ind 0.40",
     ]
     assert head_titles(previous[:1]) == ["L1 H1: prev 0.90", "L1 H2: prev 0.10"]  # no induction score to give
+
+
+def test_every_head_figure_draws_each_head_layer_by_layer_two_a_row_with_its_scores():
+    a = RNG.random((2, 2, 4, 4))
+    previous, induction = np.array([[0.9, 0.1], [0.2, 0.3]]), np.array([[0.0, 0.05], [0.876, 0.4]])
+    fig = validated(every_head_figure(a, np.array([16, 22, 16, 4]), previous, induction))
+    assert len(fig.data) == 4
+    np.testing.assert_array_equal(fig.data[2].z, a[1, 0])  # L2 H1, the third head, layer by layer
+    assert list(fig.layout.xaxis.ticktext) == ["q0", "w1", "q2", "e3"]
+    titles = [t.text for t in fig.layout.annotations]
+    assert "L2 H1: prev 0.20, ind 0.88" in titles and "L1 H2: prev 0.10, ind 0.05" in titles
+    assert fig.layout.height >= 2 * GRID_ROW_HEIGHT  # two rows: one layer a row
+    alone = validated(every_head_figure(a, np.arange(4), previous))  # no induction score to give
+    assert "L1 H1: prev 0.90" in [t.text for t in alone.layout.annotations]
 
 
 def test_running_mean_by_hand():

@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from attention.decoder import DecoderParams, generate
+from attention.decoder import DecoderParams, decoder_forward, generate
 from lessons.induction import (
     MODEL_FILE,
     Evaluation,
@@ -21,6 +21,7 @@ from lessons.induction import (
     first_half_verdict,
     formation_rise,
     half_weights,
+    heads_on_continuation,
     ids_to_letters,
     induction_scores,
     letters_to_ids,
@@ -153,6 +154,21 @@ def test_a_student_sequence_is_completed():
     prompt = letters_to_ids("q w e r t y u q w")
     completed = ids_to_letters(generate(params, prompt, 5))
     assert "".join(completed) == "qwertyuqwertyu"
+
+
+def test_the_heads_on_a_continuation_read_all_but_the_last_new_letter():
+    params = load_induction_model()
+    completed = generate(params, letters_to_ids("zxcvbnmzx"), 7)  # 16 letters: the last one is never fed back
+    inputs, attentions, previous, induction = heads_on_continuation(params, completed)
+    np.testing.assert_array_equal(inputs, completed[:-1])
+    assert attentions.shape == (2, 2, 15, 15) and previous.shape == induction.shape == (2, 2)
+    np.testing.assert_allclose(attentions, decoder_forward(completed[:-1], params).attentions)
+    expected = sequence_scores(attentions, completed[:-1])
+    np.testing.assert_allclose(previous, expected[0])
+    np.testing.assert_allclose(induction, expected[1])
+    assert induction[-1].max() > 0.5 and previous[0].max() > 0.5  # layer 2 finds the copy, layer 1 the letter before
+    _, _, _, nothing = heads_on_continuation(params, generate(params, letters_to_ids("abc"), 1))
+    assert nothing is None  # no letter repeats in a b c: no induction to score
 
 
 # ---------------------------------------------------------------- training

@@ -7,6 +7,7 @@ import uuid
 from contextlib import redirect_stdout
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -154,6 +155,17 @@ def test_sentence_pair_shows_the_cosine_of_the_embeddings(model):
     at.selectbox(key="pt_pair").set_value("Unrelated: weather vs stadium").run()
     assert at.text_input(key="pt_a").value == "The weather is lovely today."
     assert float(at.metric[0].value) < 0.3
+
+
+def test_the_similarity_prose_quotes_each_kinds_range_unless_the_class_is_asked():
+    from ui.pretrained_similarity import similarity_intro
+
+    names = ["Paraphrase: a", "Unrelated: b", "Paraphrase: c", "Unrelated: d", "Same word 'bank'"]
+    pairs = pd.DataFrame({"pair": names, "cosine similarity": [0.81, 0.12, 0.93, 0.05, 0.5]})
+    said = similarity_intro(pairs, hidden=False)
+    assert "0.81 to 0.93 for the paraphrases against 0.05 to 0.12 for the unrelated ones" in said
+    hidden = similarity_intro(pairs, hidden=True)
+    assert "the **embedding** e" in hidden and "0.81" not in hidden and "paraphrases" not in hidden
 
 
 def shown_snippet(at) -> str:
