@@ -8,10 +8,12 @@ never pass by skipping them.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -193,3 +195,14 @@ def screenshot(page, name: str) -> Path:
     if viewport:
         page.set_viewport_size(viewport)
     return path
+
+
+def run_async(coro, timeout: float = 240):
+    """Run `coro` to its end on a thread of its own, within `timeout` s: Playwright's sync API keeps an event loop
+    running in the test's thread while a browser fixture is alive, and asyncio.run() refuses to start there."""
+
+    async def bounded():
+        return await asyncio.wait_for(coro, timeout=timeout)
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, bounded()).result()

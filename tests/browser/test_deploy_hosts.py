@@ -23,7 +23,7 @@ from harness.hosts import start_hosts
 from harness.load.sessions import TEACHER_COOKIE
 from harness.postgres import Postgres
 from harness.protocol import ProtocolSession
-from tests.browser.conftest import browser_required
+from tests.browser.conftest import browser_required, run_async
 
 STUDENT_COOKIE = re.compile(r"attention_class=(s\.[A-Z0-9]{6}\.[A-Za-z0-9_-]+);")
 FOLLOW_S = 2.0  # the target: the teacher's move reaches the other host's students within 2 s
@@ -59,7 +59,7 @@ def _warm(url: str) -> None:
                 await s.open(path)
             await s.close()
 
-    asyncio.run(visit())
+    run_async(visit())
 
 
 async def _drain(*sessions) -> None:
@@ -165,6 +165,6 @@ def test_a_class_on_two_hosts_follows_across_them_and_survives_losing_one(hosts)
             await x.close()
         return across
 
-    across = asyncio.run(scenario())
+    across = run_async(scenario(), timeout=600)
     print(f"\nthe move across hosts reached the students in {', '.join(f'{t:.2f}' for t in across)} s")
     store.engine.dispose()

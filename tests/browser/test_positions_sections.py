@@ -3,21 +3,10 @@ the ALiBi heads' switch reruns its heatmaps alone, and the link still gets the p
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs
 
 from harness.protocol import ProtocolSession
-
-
-def _run(coro):
-    """Run on a thread of its own: Playwright's sync API keeps an event loop running in this one."""
-
-    async def bounded():
-        return await asyncio.wait_for(coro, timeout=240)
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, bounded()).result()
+from tests.browser.conftest import run_async
 
 
 def test_the_alibi_switch_reruns_the_heads_alone_and_the_heads_slider_the_whole_page(app_url):
@@ -33,7 +22,7 @@ def test_the_alibi_switch_reruns_the_heads_alone_and_the_heads_slider_the_whole_
         finally:
             await s.close()
 
-    full, (switched, was, now), after_switch, whole, last = _run(scenario())
+    full, (switched, was, now), after_switch, whole, last = run_async(scenario())
     assert full.status == "FINISHED_SUCCESSFULLY" and not full.fragment and not full.exceptions
     assert switched.fragment and not switched.exceptions and (was, now) == (False, True)
     assert switched.messages < full.messages / 4  # the other sections were not sent again

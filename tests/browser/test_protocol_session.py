@@ -8,11 +8,11 @@ every other page, and report exceptions. Uses the browser tests' server, no brow
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs
 
 from harness.load.plan import PAGES
 from harness.protocol import ProtocolSession
+from tests.browser.conftest import run_async
 
 # The h1 of each page, as a reader sees it first.
 TITLES = {
@@ -31,16 +31,6 @@ TITLES = {
 }
 
 
-def _run(coro):
-    """Run on a thread of its own: Playwright's sync API keeps an event loop running in this one."""
-
-    async def bounded():
-        return await asyncio.wait_for(coro, timeout=240)
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, bounded()).result()
-
-
 def test_protocol_session_opens_toggles_and_sends_state_back(app_url):
     async def scenario():
         s = ProtocolSession(app_url)
@@ -55,7 +45,7 @@ def test_protocol_session_opens_toggles_and_sends_state_back(app_url):
         finally:
             await s.close()
 
-    opened, first, (toggled, was, now), after, (again, back), last = _run(scenario())
+    opened, first, (toggled, was, now), after, (again, back), last = run_async(scenario())
     assert opened.status == "FINISHED_SUCCESSFULLY" and not opened.exceptions
     assert opened.h1 == TITLES["playground"]
     assert first["causal"] == ["0"]
@@ -98,7 +88,7 @@ def test_it_answers_the_playgrounds_signal_with_the_message_a_browser_sends(app_
         finally:
             await s.close()
 
-    opened, back, by_client = _run(scenario())
+    opened, back, by_client = run_async(scenario())
     assert len(by_browser) == 1 and by_browser == by_client  # the same widget, the same event
     assert opened.status == "FINISHED_SUCCESSFULLY" and not opened.exceptions and opened.h1 == TITLES["playground"]
     assert len(opened.signals) == 1 and not opened.waiting  # answered once, within open()
@@ -121,7 +111,7 @@ def test_protocol_session_visits_every_page_without_an_exception(app_url):
         finally:
             await s.close()
 
-    runs, query, slid, _ = _run(scenario())
+    runs, query, slid, _ = run_async(scenario())
     for name, run in runs.items():
         assert run.status == "FINISHED_SUCCESSFULLY", name
         assert not run.exceptions, (name, run.exceptions)
@@ -157,7 +147,7 @@ def test_a_reconnecting_browsers_widget_values_win_over_the_link_on_its_first_ru
                 await s.close()
         return results
 
-    results = _run(scenario())
+    results = run_async(scenario())
     run, link, fresh = results[False]
     assert run.status == "FINISHED_SUCCESSFULLY" and link["causal"] == ["0"] and fresh["causal"] == ["0"]
     run, _, reconnected = results[True]
@@ -187,7 +177,7 @@ def test_a_value_the_app_set_is_sent_again_until_the_browser_reports_it(app_url)
         finally:
             await s.close()
 
-    first, unseen, seen = _run(scenario())
+    first, unseen, seen = run_async(scenario())
     assert first.status == unseen.status == "FINISHED_SUCCESSFULLY" and not first.exceptions
     assert unseen.status == "FINISHED_SUCCESSFULLY" and not unseen.exceptions
     assert unseen.text_boxes["Preset seed"][1] == "0" and unseen.text_boxes["d_k"][1] == "2"  # sent again
@@ -214,7 +204,7 @@ def test_a_widget_inside_a_section_reruns_that_section_alone_as_the_browser_asks
         finally:
             await s.close()
 
-    full, shuffled, after_shuffle, (padded, was, now), after_padding, whole, last = _run(scenario())
+    full, shuffled, after_shuffle, (padded, was, now), after_padding, whole, last = run_async(scenario())
     assert full.status == "FINISHED_SUCCESSFULLY" and not full.fragment and full.h1 == TITLES["positions"]
     assert shuffled.status == "FINISHED_SUCCESSFULLY" and not shuffled.exceptions and shuffled.fragment
     assert shuffled.messages < full.messages / 2  # the other sections were not sent again
@@ -244,7 +234,7 @@ def test_a_server_started_for_a_benchmark_reports_each_runs_time_on_its_output(m
             finally:
                 await s.close()
 
-        _run(scenario())
+        run_async(scenario())
         proc.terminate()
         said = proc.stdout.read().decode(errors="replace")
     finally:
@@ -301,7 +291,7 @@ def test_a_browserless_student_follows_the_teacher_and_answers_as_a_browser_does
             finally:
                 await s.close()
 
-        joined, timers, quiet, asked, moved, path_after, query_after, first, last = _run(scenario())
+        joined, timers, quiet, asked, moved, path_after, query_after, first, last = run_async(scenario())
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -345,7 +335,7 @@ def test_a_browserless_teacher_opens_the_ask_popover_and_asks(monkeypatch, tmp_p
             finally:
                 await s.close()
 
-        started, playground, closed, opened, opened_widgets, asked, after = _run(scenario())
+        started, playground, closed, opened, opened_widgets, asked, after = run_async(scenario())
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -382,7 +372,7 @@ def test_the_load_tests_join_storm_times_each_student_to_the_first_heatmap(monke
             ws, _ = await new_students(args, url, None, figures, "storm", f"room={room.code}")
             await asyncio.gather(*(s.close() for s in ws))
 
-        _run(storm())
+        run_async(storm())
     finally:
         proc.terminate()
         proc.wait(timeout=10)
