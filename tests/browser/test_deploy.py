@@ -27,8 +27,7 @@ from playwright.sync_api import expect
 from harness.browser import wait_idle
 from harness.protocol import ProtocolSession
 from harness.servers import ROOT, proxy_ports, serve_dirs
-from tests.browser.conftest import WAIT_MS, browser_required
-from tests.browser.test_protocol_session import _run
+from tests.browser.conftest import WAIT_MS, browser_required, run_async
 
 SERVE = ROOT / "deploy" / "serve.py"
 COLD_RUN_MS = 120_000  # a fresh worker's first run imports the app: on a busy shared machine, well over 30 s
@@ -185,7 +184,7 @@ def test_a_session_stays_on_its_worker_across_reruns(proxy):
         finally:
             await s.close()
 
-    opened, worker, runs, before, after, http_worker = _run(scenario())
+    opened, worker, runs, before, after, http_worker = run_async(scenario())
     assert opened.status == "FINISHED_SUCCESSFULLY" and worker in ("0", "1")
     assert all(r[0].status == "FINISHED_SUCCESSFULLY" and not r[0].exceptions for r in runs)
     w, other = int(worker), 1 - int(worker)
@@ -217,7 +216,7 @@ def test_a_new_session_goes_to_the_worker_with_the_fewest_live_sessions(proxy):
             await s.close()
         return split, emptied, [s.worker for s in later]
 
-    split, emptied, later = _run(scenario())
+    split, emptied, later = run_async(scenario())
     assert split == ["0", "0", "1", "1"]  # two and two
     assert later == [emptied, emptied]  # 0 live against 2, then 1 against 2: both go to the emptied worker
 

@@ -21,9 +21,8 @@ import pytest
 
 from harness.browser import wait_idle
 from harness.protocol import ProtocolSession
-from tests.browser.conftest import WAIT_MS
+from tests.browser.conftest import WAIT_MS, run_async
 from tests.browser.test_deploy import COLD_RUN_MS, Proxy, _get
-from tests.browser.test_protocol_session import _run
 
 # Every websocket the page opens, what it offered (Sec-WebSocket-Protocol) and the ids its messages carried (a
 # session's id comes in its first message, `new_session`): Streamlit's own client, watched from outside.
@@ -202,7 +201,7 @@ def test_after_a_worker_restart_reloaded_students_spread_over_both_workers(proxy
         return placed, moved, spread
 
     logged = len(_streams(proxy))
-    placed, moved, spread = _run(scenario())
+    placed, moved, spread = run_async(scenario())
     assert sorted(placed) == ["0", "0", "1", "1"]  # two and two, by live count
     assert len(moved) == 2 and all(r["status"] == "FINISHED_SUCCESSFULLY" for r in moved)
     # Every reload carried the survivor's cookie; the restarted worker, empty, took the first ones (at least two of
