@@ -281,7 +281,11 @@ def test_killing_its_worker_brings_the_same_view_back(proxy, proxy_page):
     # the app notices, reconnects through the proxy to the live worker and reruns itself there
     page.wait_for_function("() => (window.__attnRerunAfterReconnect && window.__attnReconnectReruns || 0) > 0")
     wait_idle(page)
-    assert proxy.runs(other) > runs_other  # the other worker drew the page...
+    # the other worker drew the page (its log line may follow the drawn page by a moment: waited for)...
+    deadline = time.time() + 30
+    while proxy.runs(other) <= runs_other and time.time() < deadline:
+        time.sleep(0.1)
+    assert proxy.runs(other) > runs_other
     assert _worker_cookie(ctx) == str(other)  # ...and the browser now belongs to it
     assert page.url == url  # the same view
     expect(box).to_be_checked()
