@@ -12,6 +12,7 @@ from plotly.utils import PlotlyJSONEncoder
 from attention.dot_product import attention_steps
 from figures.base import figure
 from figures.steps import steps_heatmap
+from locales import tr
 from ui.charts import cached_figure, cached_weights_figure, square_cells
 
 CALLS: list[float] = []  # the heights `line` was built with, cleared before each test
@@ -81,3 +82,26 @@ def test_the_cached_weights_figure_is_the_steps_heatmap_with_square_cells():
     narrow = cached_weights_figure(steps, labels, 0.1, font_size=14)  # no room for numbers in the cells
     expected = steps_heatmap(steps, labels, annotate=False, font_size=14, square=True).to_plotly_json()
     assert text(narrow["data"]) == text(expected["data"]) and not narrow["data"][0].get("texttemplate")
+
+
+
+def titled(n: int) -> dict:
+    """A figure whose title is in the session's language, as every page's builders write theirs (tr)."""
+    CALLS.append(n)
+    return figure([dict(type="scatter", x=[0, 1], y=[0, n])], dict(title=dict(text=tr("Eyes on the teacher"))))
+
+
+def test_the_session_language_is_part_of_the_key(monkeypatch):
+    """Students on the same view in three languages: each gets the figure in their own words, not the one another
+    session built first for the same inputs."""
+    import locales
+    import ui.charts
+
+    titles = {}
+    for lang in ("en", "es", "zh_Hans", "es", "en"):
+        monkeypatch.setattr(locales, "language", lambda lang=lang: lang)  # what tr() reads
+        monkeypatch.setattr(ui.charts, "language", lambda lang=lang: lang)  # what the cache's key reads
+        titles.setdefault(lang, set()).add(cached_figure(titled, 1)["layout"]["title"]["text"])
+        assert titles[lang] == {tr("Eyes on the teacher")}
+    assert len({next(iter(t)) for t in titles.values()}) == 3  # three languages, three titles
+    assert CALLS == [1, 1, 1]  # built once per language: the second Spanish and English came from the cache
