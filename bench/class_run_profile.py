@@ -1,7 +1,7 @@
 """What class mode adds to a following student's page run: the same page runs with and without class mode, in
 AppTest sessions of this process, timed and profiled (cProfile in the script thread). Prints figures; not a test.
 
-    python bench/class_run_profile.py [--rounds 5] [--top 25] [--pages causal,heads,...]
+    python bench/class_run_profile.py [--rounds 5] [--top 25] [--pages causal,heads,...] [--bar-only]
 
 Each round, for each page of the load test's tour (bench/load/classroom.TOUR), the teacher goes to the page; then
 - a student without class mode goes to it by its sidebar link (the load test's "alone" phase);
@@ -11,6 +11,10 @@ Each round, for each page of the load test's tour (bench/load/classroom.TOUR), t
 Both students visited every page once before the rounds (warm caches, as in the load test). Reported: the median
 script run (app.py's own clock, ui.server_process.RUN_TIMES_MS) of each, their difference, and the functions whose time
 differs most between the two profiles.
+
+--bar-only runs a copy of the app whose tour pages draw one line: what a run costs without the page's own work
+(Streamlit's run, app.py, and for the following student class mode's bar). No design that still runs a following
+student's script (e.g. one that replays a page's recorded output instead of running it) can cost less.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import argparse
 import cProfile
 import os
 import pstats
+import shutil
 import statistics
 import sys
 import tempfile
@@ -62,12 +67,19 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--pages", default=",".join(TOUR))
     parser.add_argument("--no-profile", action="store_true", help="time the runs only (cProfile slows them)")
+    parser.add_argument("--bar-only", action="store_true", help="the tour's pages draw one line (see above)")
     parser.add_argument("--dump", help="also write the two profiles to DUMP-alone.prof and DUMP-class.prof")
     args = parser.parse_args()
     pages = [p for p in args.pages.split(",") if p]
     scratch = tempfile.mkdtemp(prefix="class-profile-")
     os.environ["ATTENTION_DB_URL"] = f"sqlite:///{scratch}/class.db"
-    os.chdir(ROOT)
+    app_root = ROOT
+    if args.bar_only:
+        app_root = Path(scratch) / "app"
+        shutil.copytree(ROOT, app_root, ignore=shutil.ignore_patterns(".*", "__pycache__", "node_modules"))
+        for name in TOUR:
+            (app_root / PAGE_FILES[name]).write_text("import streamlit as st\n\nst.write('one line')\n")
+    os.chdir(app_root)
     from streamlit.testing.v1 import AppTest
 
     from ui import classroom_session, classroom_student
@@ -78,12 +90,12 @@ def main() -> None:
     profiled = Profiled()
 
     def app(query: dict | None = None) -> AppTest:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at = AppTest.from_file(str(app_root / "app.py"), default_timeout=120)
         if query:
             at.query_params.update(query)
         return at
 
-    teacher = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    teacher = AppTest.from_file(str(app_root / "app.py"), default_timeout=120)
     teacher.switch_page("pages/class.py").run()
     teacher.button(key="class_start").click().run()
     code = teacher.session_state["class_room"]
@@ -137,7 +149,8 @@ def main() -> None:
                 times[who] += ms[-1:]
                 per_page.setdefault(name, {"alone": [], "class": []})[who] += ms[-1:]
     print(
-        f"rooms: 1, pages {pages}, {args.rounds} rounds; script run (app.py's clock"
+        ("bar only (the pages draw one line); " if args.bar_only else "")
+        + f"rooms: 1, pages {pages}, {args.rounds} rounds; script run (app.py's clock"
         + (")" if args.no_profile else ", profiled)")
         + ", median:"
     )
