@@ -84,7 +84,6 @@ def test_the_cached_weights_figure_is_the_steps_heatmap_with_square_cells():
     assert text(narrow["data"]) == text(expected["data"]) and not narrow["data"][0].get("texttemplate")
 
 
-
 def titled(n: int) -> dict:
     """A figure whose title is in the session's language, as every page's builders write theirs (tr)."""
     CALLS.append(n)
