@@ -28,6 +28,7 @@ BASE_CSS = (
 [class*="st-key-square_"] { aspect-ratio: 1 / 1; width: 100%; }
 .katex-display { overflow-x: auto; overflow-y: hidden; max-width: 100%; padding: 0.2em 0; }
 @media (hover: none) {
+  [data-testid="stButton"] kbd { display: none; }  /* "PageDown" beside Next step: a phone has no such key */
   .js-plotly-plot .plotly .modebar-group { opacity: 0; transition: opacity .3s; }
   .js-plotly-plot .plotly:hover .modebar-group, .js-plotly-plot .plotly:focus-within .modebar-group { opacity: 1; }
 }

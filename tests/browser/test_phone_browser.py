@@ -169,3 +169,25 @@ def test_the_grid_toolbar_leaves_the_sentence_above_it_readable(phone, app_url):
     box = grid.bounding_box()
     phone.mouse.click(box["x"] + 80, box["y"] + 50)  # a cell: the grid has focus and shows its toolbar
     holds(phone, TOOLBAR_OVER_SENTENCE, "v === 0", "px of the sentence under the grid's toolbar")
+
+
+@pytest.mark.parametrize("name", ["phone", "desktop600"])
+def test_the_step_buttons_name_their_keys_only_where_there_is_a_keyboard(browser, app_url, name):
+    """A lesson's Previous and Next step say "PageUp" and "PageDown" (the keys a presentation clicker sends) on a
+    screen with a pointer that hovers, not on a phone's touch screen, which has no such keys."""
+    from playwright.sync_api import expect
+
+    page = new_window(browser, name)
+    try:
+        page.goto(f"{app_url}/class")
+        page.get_by_role("button", name="Open the lesson").click()
+        next_step = page.locator(".st-key-lesson_alone_next")
+        expect(next_step.get_by_role("button")).to_be_visible()
+        hint = next_step.locator("kbd")
+        expect(hint).to_have_text("PageDown")  # Streamlit draws it on every screen
+        if name == "phone":
+            expect(hint).to_be_hidden()
+        else:
+            expect(hint).to_be_visible()
+    finally:
+        page.context.close()
