@@ -149,6 +149,28 @@ RACE_JS = """([path, query]) => {
 }"""
 
 
+MAIN_SCROLL = """() => document.querySelector('[data-testid="stMain"]').scrollTop"""
+
+
+def test_a_page_the_script_moves_to_opens_at_its_top(page, app_url):
+    """A move made by the script, not by a sidebar link (here a lesson opened from low on /class; in class mode the
+    teacher's start of a lesson, a student taken along by the teacher's move), opens the new page at its top: on a
+    projector the step's bar and question must be in view, not the middle of the page."""
+    page.set_viewport_size({"width": 1280, "height": 500})
+    try:
+        open_page(page, app_url, "class")
+        opener = page.get_by_role("button", name="Open the lesson")
+        opener.scroll_into_view_if_needed()
+        page.wait_for_function(f"() => ({MAIN_SCROLL})() > 100")  # /class scrolled down to the button
+        opener.click()
+        expect(page.get_by_text("Step 1 of").first).to_be_visible()
+        assert not urlparse(page.url).path.endswith("/class"), page.url  # the step's page
+        page.wait_for_function(f"() => ({MAIN_SCROLL})() === 0")
+        expect(page.locator(".st-key-lesson_alone_next")).to_be_in_viewport()
+    finally:
+        page.set_viewport_size({"width": 1400, "height": 1000})
+
+
 def test_a_new_pages_state_written_before_its_path_adds_no_entry_of_the_old_page(page, app_url):
     # Streamlit's client sometimes handles a page's first write of its link before the move to that page
     # (both arrive together): the write then added an entry with the old page's path and the new page's

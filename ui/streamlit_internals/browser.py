@@ -44,6 +44,7 @@ RECONNECT_JS = """<script>
 # write adds an entry holding the new page's state under the old page's path, and Back would open the old
 # page with the new page's state. When the move follows such an entry, with the same state and no user
 # action between them, it takes that entry's place instead of adding one after it.
+# A page change also scrolls the page's main area to its top (Streamlit does so for a sidebar link only).
 # The sidebar's share link follows a change of the link within the page: a section of a page redrawn alone
 # (ui.page_state.section) writes the page's state into the link but cannot redraw the sidebar, so its query
 # is taken from the browser's own link; the part before it stays the server's. A page change redraws it.
@@ -77,7 +78,12 @@ HISTORY_JS = """
         && next.search !== "" && next.search === w.location.search;
       arrived = actions;
       stray = null;
-      return raced ? replace(state, title, url) : push(state, title, url);
+      const result = raced ? replace(state, title, url) : push(state, title, url);
+      // A new page opens at its top, as a sidebar link opens it; Streamlit keeps the old page's scroll when the
+      // move is the script's (a lesson started low on /class, the teacher's move reaching a student).
+      const main = w.document.querySelector('[data-testid="stMain"]');
+      if (main) main.scrollTop = 0;
+      return result;
     }
     if (actions === arrived) return w.history.replaceState(state, title, url);
     const result = push(state, title, url);
