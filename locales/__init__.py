@@ -49,7 +49,10 @@ def language() -> str:
     ctx = running.get_script_run_ctx(suppress_warning=True) if running is not None else None
     if ctx is None:
         return ENGLISH
-    found = ctx.session_state[LANGUAGE_KEY] if LANGUAGE_KEY in ctx.session_state else ENGLISH
+    try:  # one read of the session's state, not two: tr() asks for the language hundreds of times a run
+        found = ctx.session_state[LANGUAGE_KEY]
+    except KeyError:
+        return ENGLISH
     return found if found in LANGUAGES else ENGLISH
 
 
