@@ -116,6 +116,12 @@ def attention_heatmap(
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         height=height or max(260, 48 * n + 110),
     )
+    if annotate and weights.size and np.isnan(weights).all():
+        # Every cell hidden: plotly draws nothing of a heatmap without one number, not even its cells' text, and the
+        # chart was an empty box. Its ? go in as annotations (not a trace: the chart's numbers and files stay its own).
+        layout["annotations"] = [
+            dict(x=j, y=i, text=HIDDEN, showarrow=False, font=dict(size=font_size)) for i in range(n) for j in range(m)
+        ]
     if square:
         square_layout(layout, trace, height)
     return figure([trace], {k: v for k, v in layout.items() if v is not None})
