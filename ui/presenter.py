@@ -47,6 +47,8 @@ html { font-size: 21px; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.1rem; }
 [data-testid="stCaptionContainer"] { font-size: 0.95rem; }
 [class*="st-key-square_"] { width: min(100%, calc(100vh - 5rem)); }
+/* the page's frame once a key scrolled it (a clicker's Page Down): a grey box around everything on the projector */
+[data-testid="stMain"]:focus-visible::before { box-shadow: none; }
 </style>
 """
 

@@ -22,6 +22,21 @@ def test_presenter_mode_from_the_link_collapses_the_sidebar_and_enlarges_text(pa
     assert "present=1" in page.url
 
 
+MAIN_FRAME = """() => getComputedStyle(document.querySelector('[data-testid="stMain"]'), '::before').boxShadow"""
+
+
+def test_a_clickers_page_down_draws_no_frame_around_the_projected_page(page, app_url):
+    """Streamlit frames the page's scrolling area once a key has moved it (for a keyboard user on a laptop); on the
+    projector, after the clicker's Page Down, that frame was a grey box around everything. Outside presenter mode it
+    stays."""
+    for query, framed in (("present=1", False), ("", True)):
+        open_page(page, app_url, "class", query)
+        page.mouse.click(page.viewport_size["width"] - 20, 400)  # the page's background: the clicker's keys reach it
+        page.keyboard.press("PageDown")
+        page.wait_for_function("() => document.activeElement.matches('[data-testid=\"stMain\"]:focus-visible')")
+        page.wait_for_function(f"() => ({MAIN_FRAME})() {'!==' if framed else '==='} 'none'")
+
+
 def test_turning_presenter_mode_on_in_the_sidebar(page, app_url):
     open_page(page, app_url, "")
     normal = cell_font_size(page)
