@@ -47,6 +47,10 @@ html { font-size: 21px; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.1rem; }
 [data-testid="stCaptionContainer"] { font-size: 0.95rem; }
 [class*="st-key-square_"] { width: min(100%, calc(100vh - 5rem)); }
+/* the sidebar's page names whole, on two lines if need be: at this size Streamlit cut ten of them short */
+[data-testid="stSidebarNav"] .stMarkdownEllipsis, [data-testid="stSidebarNav"] .stMarkdownEllipsis p,
+[data-testid="stNavSectionHeader"] { white-space: normal; overflow: visible; text-overflow: clip; line-height: 1.25; }
+[data-testid="stSidebarNavLink"] { height: auto; min-height: 2rem; padding-top: .3rem; padding-bottom: .3rem; }
 /* the page's frame once a key scrolled it (a clicker's Page Down): a grey box around everything on the projector */
 [data-testid="stMain"]:focus-visible::before { box-shadow: none; }
 </style>

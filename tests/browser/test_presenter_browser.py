@@ -22,6 +22,20 @@ def test_presenter_mode_from_the_link_collapses_the_sidebar_and_enlarges_text(pa
     assert "present=1" in page.url
 
 
+CUT_NAMES = """() => Array.from(document.querySelectorAll(
+  '[data-testid="stSidebarNav"] .stMarkdownEllipsis, [data-testid="stNavSectionHeader"]'))
+  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"""
+
+
+def test_the_sidebar_shows_every_page_name_whole_in_presenter_mode(page, app_url):
+    """With presenter mode's larger text, the sidebar cut "Watch an induction head form" to "Watch an induct…" and
+    nine more names: a teacher looking for a page on the projector reads each whole."""
+    open_page(page, app_url, "causal", "present=1")
+    page.get_by_test_id("stExpandSidebarButton").click()
+    expect(page.locator('[data-testid="stSidebarNav"]').get_by_text("Watch an induction head form")).to_be_visible()
+    page.wait_for_function(f"() => ({CUT_NAMES})().length === 0")
+
+
 MAIN_FRAME = """() => getComputedStyle(document.querySelector('[data-testid="stMain"]'), '::before').boxShadow"""
 
 
