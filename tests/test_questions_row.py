@@ -113,3 +113,32 @@ def test_the_most_common_miss_names_the_key_the_students_and_why():
     )
     with pytest.raises(ValueError, match="outside"):
         row_question(seq, 3, causal=False, scale=False, source={})
+
+
+def test_the_figures_shared_between_sessions_give_no_answer_and_no_edit_to_another_screen(room):
+    """Figures are built once per inputs and shared by every session of the process (ui.charts.cached_figure): a
+    screen outside the room that drew the same view first leaves the full heatmap in that cache, and one that edits
+    its own vectors leaves its own. Neither reaches the class: the asked row stays hidden on the student's screen,
+    whose weights are the teacher's; the screen outside keeps its full heatmap, and the editor its own weights."""
+    from attention.sequence import TokenSequence
+
+    teacher, student, code = room
+    teacher.switch_page("pages/playground.py").run()
+    seq = teacher.session_state["seq"]
+    truth = attention_steps(seq.q, seq.k, seq.v, causal=False, scale=True).weights
+    alone = open_page("pages/playground.py")  # the same view, outside the room: drawn first, in full
+    np.testing.assert_allclose(heatmap_z(chart_by_key(alone, "pg_heatmap")), truth, atol=1e-12)
+    edited = TokenSequence(seq.tokens, seq.q[::-1].copy(), seq.k, seq.v)
+    editor = open_page("pages/playground.py", state={"seq": edited})
+    own = attention_steps(edited.q, edited.k, edited.v, causal=False, scale=True).weights
+    np.testing.assert_allclose(heatmap_z(chart_by_key(editor, "pg_heatmap")), own, atol=1e-12)
+    assert not np.allclose(own, truth)
+    ask(teacher, "row", query=2)
+    student.run()
+    z = heatmap_z(chart_by_key(student, "pg_heatmap"))
+    assert np.isnan(z[2]).all(), "the asked row, hidden"
+    np.testing.assert_allclose(np.delete(z, 2, axis=0), np.delete(truth, 2, axis=0), atol=1e-12)  # the teacher's
+    alone.run()
+    np.testing.assert_allclose(heatmap_z(chart_by_key(alone, "pg_heatmap")), truth, atol=1e-12)
+    editor.run()
+    np.testing.assert_allclose(heatmap_z(chart_by_key(editor, "pg_heatmap")), own, atol=1e-12)
