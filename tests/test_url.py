@@ -97,3 +97,17 @@ def test_a_link_outside_bounds_that_shrank_names_the_value_the_page_uses():
     values, warnings = declared_page("induction").state.decode_link(f"/induction?text={letters}&n_new=16")
     assert values["n_new"] == 1
     assert warnings == ["URL parameter 'n_new'=16 is outside 1..1; using 1."]
+
+
+def test_a_bad_choice_in_a_link_lists_what_the_page_offers_in_a_line():
+    """/pretrained?focus=abc listed all 257 values the parameter can ever take (-1 to 255) over ten lines; the note
+    now names those this text offers (-1 and its 16 tokens' positions), the middle left out."""
+    from ui.declared import declared_page
+
+    values, warnings = declared_page("pretrained").state.decode_link("/pretrained?focus=abc")
+    assert values["focus"] == -1
+    assert warnings == ["URL parameter 'focus' should be one of -1, 0, … 15; using -1."]
+    w = []
+    assert decode_choice({"c": "x"}, "c", ("a", "b", "c"), "a", w) == "a" and w == [
+        "URL parameter 'c' should be one of a, b, c; using a."
+    ]

@@ -92,15 +92,17 @@ def decode_int(params: Mapping[str, str], name: str, default: int, lo: int, hi: 
     return int(exact)
 
 
-def decode_choice(params: Mapping[str, str], name: str, choices, default, warnings: list[str]):
-    """Read one of `choices` (compared as strings); anything else warns and gives `default`."""
+def decode_choice(params: Mapping[str, str], name: str, choices, default, warnings: list[str], offered=None):
+    """Read one of `choices` (compared as strings); anything else warns and gives `default`. The warning lists
+    `offered` (the choices the page offers here; all of `choices` if None), its middle left out past eight."""
     raw = params.get(name)
     if raw is None:
         return default
     for c in choices:
         if str(raw) == str(c):
             return c
-    shown = ", ".join(str(c) for c in choices)
+    names = [str(c) for c in (choices if offered is None else offered)]
+    shown = ", ".join(names) if len(names) <= 8 else f"{names[0]}, {names[1]}, … {names[-1]}"
     warnings.append(
         tr(
             "URL parameter '{name}' should be one of {choices}; using {default}.",
@@ -315,7 +317,8 @@ class Choice(Param):
             if number in self.choices:
                 return number
             raw = "\x00"  # not one of them: warn below
-        return decode_choice({url: raw} if raw is not None else {}, url, self.choices, default, warnings)
+        offered = self.options(values)
+        return decode_choice({url: raw} if raw is not None else {}, url, self.choices, default, warnings, offered)
 
     def encode(self, value, name):
         return {self.url or name: f"{value:g}" if isinstance(value, float) else str(value)}
