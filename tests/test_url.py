@@ -88,17 +88,6 @@ def test_choices_validate_and_fall_back():
     assert decode_choice({"norm": "<b>"}, "norm", ("post", "pre"), "post", w) == "post"
 
 
-def test_a_link_outside_bounds_that_shrank_names_the_value_the_page_uses():
-    """/induction with 200 letters leaves room for 1 new letter: `n_new=16` is refused, and the note names the 1 the
-    page then computes with, not the default 5, which no longer fits either."""
-    from ui.declared import declared_page
-
-    letters = "abcdefghijklmnopqrstuvwxy" * 8  # 200 letters, the longest text the page takes
-    values, warnings = declared_page("induction").state.decode_link(f"/induction?text={letters}&n_new=16")
-    assert values["n_new"] == 1
-    assert warnings == ["URL parameter 'n_new'=16 is outside 1..1; using 1."]
-
-
 def test_a_bad_choice_in_a_link_lists_what_the_page_offers_in_a_line():
     """/pretrained?focus=abc listed all 257 values the parameter can ever take (-1 to 255) over ten lines; the note
     now names those this text offers (-1 and its 16 tokens' positions), the middle left out."""

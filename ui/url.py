@@ -269,9 +269,7 @@ class Int(Param):
 
     def decode(self, params, name, values, warnings):
         lo, hi = _resolve(self.lo, values), _resolve(self.hi, values)
-        # the default brought inside the bounds first: the warning names the value the page then uses
-        default = max(lo, min(self.default_value(values), hi))
-        return decode_int(params, self.url or name, default, lo, hi, warnings)
+        return decode_int(params, self.url or name, self.default_value(values), lo, hi, warnings)
 
     def widget_args(self, values):
         lo, hi = _resolve(self.lo, values), _resolve(self.hi, values)
