@@ -92,6 +92,11 @@ def decode_int(params: Mapping[str, str], name: str, default: int, lo: int, hi: 
     return int(exact)
 
 
+def listed(names: list[str]) -> str:
+    """`names` for a note, comma-separated, the middle left out past eight."""
+    return ", ".join(names) if len(names) <= 8 else f"{names[0]}, {names[1]}, … {names[-1]}"
+
+
 def decode_choice(params: Mapping[str, str], name: str, choices, default, warnings: list[str], offered=None):
     """Read one of `choices` (compared as strings); anything else warns and gives `default`. The warning lists
     `offered` (the choices the page offers here; all of `choices` if None), its middle left out past eight."""
@@ -102,7 +107,7 @@ def decode_choice(params: Mapping[str, str], name: str, choices, default, warnin
         if str(raw) == str(c):
             return c
     names = [str(c) for c in (choices if offered is None else offered)]
-    shown = ", ".join(names) if len(names) <= 8 else f"{names[0]}, {names[1]}, … {names[-1]}"
+    shown = listed(names)
     warnings.append(
         tr(
             "URL parameter '{name}' should be one of {choices}; using {default}.",
@@ -386,7 +391,7 @@ class ChoiceList(Param):
         if len(parts) <= self.max_items and all(p in names for p in parts):
             items = [self.choices[names.index(p)] for p in parts]
             return sorted(set(items)) if self.sort_unique else items + default[len(items) :]
-        shown = ", ".join(names) if len(names) <= 8 else f"{names[0]}, {names[1]}, … {names[-1]}"
+        shown = listed(names)
         warnings.append(
             tr(
                 "URL parameter '{name}' should be up to {max_items} of {choices}, separated by commas; "
